@@ -1,0 +1,193 @@
+//! Admin verbs: the tag edits people ask for, computed purely from the snapshot.
+
+use crate::plan::Action;
+use crate::snapshot::{ObjectRef, Snapshot};
+use crate::tags::{self, RepairResult, RepairType, Tag};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verb {
+    /// `None` removes the object's policy tags.
+    Allow(Option<RepairType>),
+    Suspend { until: Option<i64> },
+    Resume,
+    Request { repair: RepairType, id: String, now: i64 },
+    Clear,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AdminError {
+    #[error("{0} is not in the fleet: check the name (autorepair status lists the instances)")]
+    NoSuchObject(ObjectRef),
+    #[error("{object}: {message}")]
+    Refused { object: ObjectRef, message: String },
+}
+
+/// The tag changes for one verb on one object, as actions (adds before removes).
+pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Action>, AdminError> {
+    if matches!(object, ObjectRef::Node(_)) {
+        return Err(AdminError::Refused {
+            object: object.clone(),
+            message: "autorepair tags on nodes have no effect: use the instance, its group or the cluster".into(),
+        });
+    }
+    let current = snap
+        .tags_of(object)
+        .ok_or_else(|| AdminError::NoSuchObject(object.clone()))?;
+    let refuse = |message: String| AdminError::Refused {
+        object: object.clone(),
+        message,
+    };
+    let parsed: Vec<(&String, Tag)> = current
+        .iter()
+        .filter_map(|t| tags::parse(t).ok().map(|p| (t, p)))
+        .collect();
+    let is_instance = matches!(object, ObjectRef::Instance(_));
+    let (add, remove, reason): (Vec<String>, Vec<String>, String) = match verb {
+        Verb::Allow(level) => {
+            let add: Vec<String> = level.iter().map(|t| tags::render_policy(*t)).collect();
+            let remove = parsed
+                .iter()
+                .filter(|(text, t)| matches!(t, Tag::Policy(_)) && !add.contains(text))
+                .map(|(text, _)| (*text).clone())
+                .collect();
+            let reason = match level {
+                Some(t) => format!("admin: allow repairs up to {t}"),
+                None => "admin: allow no repair".into(),
+            };
+            (add, remove, reason)
+        }
+        Verb::Suspend { until } => {
+            let tag = tags::render_suspend(*until).map_err(|e| refuse(e.to_string()))?;
+            let reason = match until {
+                Some(t) => format!("admin: suspend until {t}"),
+                None => "admin: suspend".into(),
+            };
+            (vec![tag], vec![], reason)
+        }
+        Verb::Resume => {
+            let remove: Vec<String> = parsed
+                .iter()
+                .filter(|(_, t)| matches!(t, Tag::Suspend { .. }))
+                .map(|(text, _)| (*text).clone())
+                .collect();
+            if remove.is_empty() {
+                return Err(refuse("is not suspended: nothing to resume".into()));
+            }
+            (vec![], remove, "admin: resume".into())
+        }
+        Verb::Request { repair, id, now } => {
+            if !is_instance {
+                return Err(refuse("repairs are requested on instances, e.g. instance/NAME".into()));
+            }
+            if let Some((_, Tag::Pending(p))) = parsed.iter().find(|(_, t)| matches!(t, Tag::Pending(_))) {
+                return Err(refuse(format!(
+                    "already has repair {} ({}) pending: wait for it to end",
+                    p.id, p.repair
+                )));
+            }
+            let tag = tags::render_pending(*repair, id, *now, &[]).map_err(|e| refuse(e.to_string()))?;
+            (vec![tag], vec![], format!("admin: request one repair up to {repair}"))
+        }
+        Verb::Clear => {
+            if !is_instance {
+                return Err(refuse("failure results live on instances, e.g. instance/NAME".into()));
+            }
+            let remove: Vec<String> = parsed
+                .iter()
+                .filter(|(_, t)| matches!(t, Tag::Result(r) if r.result == RepairResult::Failure))
+                .map(|(text, _)| (*text).clone())
+                .collect();
+            if remove.is_empty() {
+                return Err(refuse("has no failure result to clear".into()));
+            }
+            (vec![], remove, "admin: failure investigated and cleared".into())
+        }
+    };
+    let add: Vec<String> = add.into_iter().filter(|t| !current.contains(t)).collect();
+    let mut actions = Vec::new();
+    if !add.is_empty() {
+        actions.push(Action::AddTags { object: object.clone(), tags: add, reason: reason.clone() });
+    }
+    if !remove.is_empty() {
+        actions.push(Action::RemoveTags { object: object.clone(), tags: remove, reason });
+    }
+    Ok(actions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{Cluster, Group, Instance};
+    use crate::tags::PREFIX;
+
+    const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+    fn fleet() -> Snapshot {
+        Snapshot {
+            cluster: Cluster { name: "c".into(), tags: vec![format!("{PREFIX}suspend"), "x".into()] },
+            groups: vec![Group { name: "g".into(), uuid: "u".into(), tags: vec![format!("{PREFIX}reinstall"), format!("{PREFIX}migrate")] }],
+            instances: vec![Instance {
+                name: "i".into(),
+                pnode: "n".into(),
+                disk_template: "drbd".into(),
+                tags: vec![format!("{PREFIX}result:failover:{ID}:5:failure:7"), format!("{PREFIX}result:failover:{ID}:6:success:")],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn tags_of(actions: &[Action]) -> (Vec<String>, Vec<String>) {
+        let (mut add, mut rm) = (vec![], vec![]);
+        for a in actions {
+            match a {
+                Action::AddTags { tags, .. } => add.extend(tags.iter().map(|t| t.trim_start_matches(PREFIX).to_owned())),
+                Action::RemoveTags { tags, .. } => rm.extend(tags.iter().map(|t| t.trim_start_matches(PREFIX).to_owned())),
+                Action::Repair(_) => panic!("admin verbs never repair"),
+            }
+        }
+        (add, rm)
+    }
+
+    #[test]
+    fn verbs_write_the_right_tags() {
+        let snap = fleet();
+        let g = ObjectRef::Group("g".into());
+        let i = ObjectRef::Instance("i".into());
+        let failure = format!("result:failover:{ID}:5:failure:7");
+        let cases: Vec<(ObjectRef, Verb, Vec<&str>, Vec<&str>)> = vec![
+            (g.clone(), Verb::Allow(Some(RepairType::Failover)), vec!["failover"], vec!["reinstall", "migrate"]),
+            (g.clone(), Verb::Allow(Some(RepairType::Migrate)), vec![], vec!["reinstall"]),
+            (g.clone(), Verb::Allow(None), vec![], vec!["reinstall", "migrate"]),
+            (g.clone(), Verb::Suspend { until: Some(99) }, vec!["suspend:99"], vec![]),
+            (ObjectRef::Cluster, Verb::Resume, vec![], vec!["suspend"]),
+            (i.clone(), Verb::Clear, vec![], vec![failure.as_str()]),
+        ];
+        for (object, verb, add, rm) in cases {
+            let (a, r) = tags_of(&edits(&snap, &object, &verb).unwrap());
+            assert_eq!((a, r), (add.iter().map(|s| s.to_string()).collect(), rm.iter().map(|s| s.to_string()).collect()), "{verb:?} on {object}");
+        }
+        let (a, _) = tags_of(&edits(&snap, &i, &Verb::Request { repair: RepairType::Failover, id: ID.into(), now: 10 }).unwrap());
+        assert_eq!(a, vec![format!("pending:failover:{ID}:10:")]);
+    }
+
+    #[test]
+    fn refusals_name_the_object_and_say_why() {
+        let snap = fleet();
+        let cases = [
+            (ObjectRef::Instance("nope".into()), Verb::Clear, "not in the fleet"),
+            (ObjectRef::Group("g".into()), Verb::Resume, "not suspended"),
+            (ObjectRef::Group("g".into()), Verb::Clear, "instances"),
+            (ObjectRef::Node("n".into()), Verb::Allow(None), "no effect"),
+            (ObjectRef::Cluster, Verb::Request { repair: RepairType::Migrate, id: ID.into(), now: 1 }, "instances"),
+        ];
+        for (object, verb, want) in cases {
+            let e = edits(&snap, &object, &verb).unwrap_err().to_string();
+            assert!(e.contains(want), "{verb:?} on {object}: {e}");
+        }
+        let mut snap = fleet();
+        snap.instances[0].tags.push(format!("{PREFIX}pending:migrate:{ID}:3:"));
+        let e = edits(&snap, &ObjectRef::Instance("i".into()), &Verb::Request { repair: RepairType::Migrate, id: ID.into(), now: 4 }).unwrap_err();
+        assert!(e.to_string().contains("already has repair"), "{e}");
+    }
+}

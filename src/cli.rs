@@ -1,0 +1,173 @@
+//! Command-line definitions (clap) only; the binary dispatches them.
+
+use crate::snapshot::ObjectRef;
+use crate::tags::RepairType;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "autorepair",
+    version,
+    about = "Repairs broken Ganeti instances automatically and safely, steered by tags",
+    long_about = "Repairs broken Ganeti instances automatically and safely, steered by tags.\n\n\
+Each pass reads the fleet, decides per instance whether a repair is needed and allowed, starts the \
+repair jobs and records every step in the instances' own tags (prefix ganeti:watcher:autorepair:). \
+It keeps no state of its own.",
+    after_help = "Exit codes: 0 ok; 1 the pass finished but some action failed (or tags are invalid); \
+2 usage or configuration error; 3 the fleet could not be read; 4 another run holds the lock."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Config file [default: /etc/autorepair/autorepair.toml, if it exists].
+    #[arg(long, global = true, value_name = "FILE", env = "AUTOREPAIR_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Fleet file (JSON, shaped like Ganeti's RAPI answers) to work on instead of a cluster.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub cluster: Option<PathBuf>,
+    /// Lock file [default: FLEET.lock next to the fleet file].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub lock_file: Option<PathBuf>,
+    /// Log one JSON object per line instead of text (logs go to stderr).
+    #[arg(long, global = true)]
+    pub log_json: bool,
+    /// Log level filter, e.g. info, debug, warn [env: RUST_LOG].
+    #[arg(long, global = true, default_value = "info", value_name = "FILTER")]
+    pub log: String,
+}
+
+#[derive(Debug, Args, Clone, Copy)]
+pub struct ClockArgs {
+    /// Pretend it is this Unix time (for replays and tests) [default: now].
+    #[arg(long, value_name = "EPOCH")]
+    pub now: Option<i64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Make one pass (or several with --loop/--passes): read, decide, act.
+    Run(RunArgs),
+    /// Show every instance's state, effective policy and where it came from.
+    Status {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        clock: ClockArgs,
+    },
+    /// Show the reasoning for one instance.
+    Explain {
+        instance: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        clock: ClockArgs,
+    },
+    /// The tag language as a tool.
+    #[command(subcommand)]
+    Tags(TagsCommand),
+    /// Allow repairs up to TYPE on an object (replaces its other policy tags); `none` removes them.
+    Allow {
+        #[arg(value_parser = parse_level)]
+        level: Level,
+        /// cluster, group/NAME or instance/NAME (a bare name is an instance).
+        object: ObjectRef,
+    },
+    /// Stop repairs from starting on an object, forever or for a while.
+    Suspend {
+        object: ObjectRef,
+        /// Until this Unix time.
+        #[arg(long, value_name = "EPOCH", conflicts_with = "for_")]
+        until: Option<i64>,
+        /// For this long, e.g. 2h, 3days.
+        #[arg(long = "for", id = "for_", value_name = "DURATION", value_parser = humantime::parse_duration)]
+        for_: Option<Duration>,
+        #[command(flatten)]
+        clock: ClockArgs,
+    },
+    /// Remove every suspend tag from an object.
+    Resume { object: ObjectRef },
+    /// Ask for one repair of an instance, up to TYPE, whatever the policy says (not while suspended).
+    Request {
+        #[arg(value_parser = RepairType::from_str_arg)]
+        repair: RepairType,
+        instance: String,
+        #[command(flatten)]
+        clock: ClockArgs,
+    },
+    /// Remove an instance's failure results after a person investigated, so repairs may start again.
+    Clear { instance: String },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Show what would be done; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub clock: ClockArgs,
+    /// Keep making passes, --interval apart.
+    #[arg(long = "loop")]
+    pub loop_: bool,
+    /// Time between passes with --loop.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    pub interval: Duration,
+    /// Make this many passes, back to back (with --loop: at most this many).
+    #[arg(long, value_name = "N")]
+    pub passes: Option<u32>,
+    /// Override limits.max_pending.
+    #[arg(long, value_name = "N")]
+    pub max_pending: Option<usize>,
+    /// Override limits.max_broken.
+    #[arg(long, value_name = "N")]
+    pub max_broken: Option<usize>,
+    /// Print the plan as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TagsCommand {
+    /// Parse tags given as arguments; exit 1 if any autorepair tag is invalid.
+    Parse {
+        /// One JSON object per tag and line.
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true)]
+        tags: Vec<String>,
+    },
+    /// Report every invalid or conflicting autorepair tag in the fleet; exit 1 if any.
+    Lint {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        clock: ClockArgs,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    None,
+    UpTo(RepairType),
+}
+
+fn parse_level(s: &str) -> Result<Level, String> {
+    if s == "none" {
+        Ok(Level::None)
+    } else {
+        s.parse().map(Level::UpTo)
+    }
+}
+
+impl RepairType {
+    fn from_str_arg(s: &str) -> Result<RepairType, String> {
+        s.parse()
+    }
+}

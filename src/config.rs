@@ -1,0 +1,143 @@
+//! Settings, with the defaults documented in `contrib/autorepair.toml` and the man page.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where `autorepair` looks for its config file when `--config` is not given.
+pub const DEFAULT_CONFIG_PATH: &str = "/etc/autorepair/autorepair.toml";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Fleet file for the file backend (`--cluster` overrides it).
+    pub fleet_file: Option<PathBuf>,
+    /// Lock file; default: next to the fleet file, or /run/lock/autorepair.lock.
+    pub lock_file: Option<PathBuf>,
+    pub limits: Limits,
+    pub rapi: Rapi,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            fleet_file: None,
+            lock_file: None,
+            limits: Limits::default(),
+            rapi: Rapi::default(),
+        }
+    }
+}
+
+/// What the planner needs: limits, retention and how nodes are chosen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// At most this many repairs under way at once, fleet-wide.
+    pub max_pending: usize,
+    /// If more targets than this need repair at once, start none: a rack or power failure
+    /// looks like this, and repairing into it makes things worse.
+    pub max_broken: usize,
+    /// Success and enoperm results older than this are removed. Failures never are.
+    #[serde(with = "humantime_serde")]
+    pub result_retention: Duration,
+    /// At most this many success/enoperm results are kept per target (newest first).
+    pub max_results: usize,
+    /// A repair that failed for lack of resources is retried this long after its job ended.
+    #[serde(with = "humantime_serde")]
+    pub retry_interval: Duration,
+    /// A repair still unfinished this long after it started is recorded as a failure.
+    #[serde(with = "humantime_serde")]
+    pub max_repair_age: Duration,
+    /// Ganeti iallocator that picks new nodes; empty string: autorepair picks the least
+    /// loaded usable node of the instance's group itself.
+    pub iallocator: String,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_pending: 1,
+            max_broken: 20,
+            result_retention: Duration::from_secs(7 * 86400),
+            max_results: 20,
+            retry_interval: Duration::from_secs(15 * 60),
+            max_repair_age: Duration::from_secs(86400),
+            iallocator: "hail".into(),
+        }
+    }
+}
+
+impl Limits {
+    pub fn iallocator(&self) -> Option<&str> {
+        Some(self.iallocator.as_str()).filter(|a| !a.is_empty())
+    }
+}
+
+/// Ganeti RAPI endpoint. The password is never stored here: only the file it is read from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Rapi {
+    pub url: Option<String>,
+    pub user: Option<String>,
+    pub password_file: Option<PathBuf>,
+    /// CA certificate to verify the server with (Ganeti's rapi.pem).
+    pub ca_file: Option<PathBuf>,
+    /// Skip TLS verification. Only for tests; say so by name.
+    pub insecure: bool,
+    #[serde(with = "humantime_serde", default = "default_timeout")]
+    pub timeout: Duration,
+}
+
+fn default_timeout() -> Duration {
+    Duration::from_secs(60)
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("config file {path}: {message}")]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl Config {
+    /// Parses a config file's text; `path` only names it in errors.
+    pub fn from_toml(text: &str, path: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_safe_defaults() {
+        let c = Config::from_toml("", "x").unwrap();
+        assert_eq!(c.limits.max_pending, 1);
+        assert_eq!(c.limits.iallocator(), Some("hail"));
+        assert!(!c.rapi.insecure);
+    }
+
+    #[test]
+    fn durations_and_limits_are_read() {
+        let c = Config::from_toml(
+            "[limits]\nmax_pending = 3\nresult_retention = \"2d\"\niallocator = \"\"\n",
+            "x",
+        )
+        .unwrap();
+        assert_eq!(c.limits.max_pending, 3);
+        assert_eq!(c.limits.result_retention, Duration::from_secs(2 * 86400));
+        assert_eq!(c.limits.iallocator(), None);
+    }
+
+    #[test]
+    fn a_typo_names_the_file_and_the_key() {
+        let e = Config::from_toml("[limits]\nmax_pendng = 3\n", "/etc/a.toml").unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("/etc/a.toml") && text.contains("max_pendng"), "{text}");
+    }
+}

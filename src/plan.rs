@@ -1,0 +1,1297 @@
+//! The pure planner: snapshot + clock + limits -> plan. No I/O here.
+
+use crate::config::Limits;
+use crate::health::{self, Health, Need, Storage};
+use crate::policy::{self, Effective, Policy};
+use crate::snapshot::{Instance, Job, JobStatus, Node, ObjectRef, Op, OpKind, Snapshot};
+use crate::tags::{
+    self, Outcome, Pending, RepairResult, RepairType, Tag, render_pending, render_result,
+};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+
+/// The state of a target as this pass leaves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    Healthy,
+    Suspended,
+    NeedsRepair,
+    Pending,
+    Failed,
+}
+
+impl State {
+    pub const ALL: [State; 5] = [
+        State::Healthy,
+        State::Suspended,
+        State::NeedsRepair,
+        State::Pending,
+        State::Failed,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Healthy => "healthy",
+            State::Suspended => "suspended",
+            State::NeedsRepair => "needs-repair",
+            State::Pending => "pending",
+            State::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One change to the world. Tag writes on one object are batched into one call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Action {
+    AddTags {
+        object: ObjectRef,
+        tags: Vec<String>,
+        reason: String,
+    },
+    RemoveTags {
+        object: ObjectRef,
+        tags: Vec<String>,
+        reason: String,
+    },
+    Repair(RepairStart),
+}
+
+/// Submitting (the rest of) a repair, in the crash-safe order the executor follows: write
+/// `write_first` (a pending tag with no jobs), submit `ops` chained one after the other with
+/// the repair id as reason, write the pending tag with the jobs, then remove `replaces`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RepairStart {
+    pub target: String,
+    pub repair: RepairType,
+    pub id: String,
+    pub since: i64,
+    pub write_first: Option<String>,
+    /// Jobs of earlier steps that already succeeded; they stay in the pending tag.
+    pub keep_jobs: Vec<u64>,
+    pub ops: Vec<Op>,
+    pub replaces: Vec<String>,
+    pub reason: String,
+}
+
+impl RepairStart {
+    pub fn pending_tag(&self, new_jobs: &[u64]) -> Result<String, tags::RenderError> {
+        let jobs: Vec<u64> = self.keep_jobs.iter().chain(new_jobs).copied().collect();
+        render_pending(self.repair, &self.id, self.since, &jobs)
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::AddTags {
+                object,
+                tags,
+                reason,
+            } => write!(f, "{object}: add {} ({reason})", tags.join(" ")),
+            Action::RemoveTags {
+                object,
+                tags,
+                reason,
+            } => write!(f, "{object}: remove {} ({reason})", tags.join(" ")),
+            Action::Repair(r) => {
+                let ops: Vec<String> = r.ops.iter().map(Op::to_string).collect();
+                write!(
+                    f,
+                    "instance/{}: {} repair {}: submit {} ({})",
+                    r.target,
+                    r.repair,
+                    r.id,
+                    ops.join(", then "),
+                    r.reason
+                )
+            }
+        }
+    }
+}
+
+/// A problem with the tags themselves.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Lint {
+    pub object: ObjectRef,
+    pub tag: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for Lint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.tag {
+            Some(t) => write!(f, "{}: {t}: {}", self.object, self.message),
+            None => write!(f, "{}: {}", self.object, self.message),
+        }
+    }
+}
+
+/// A repair recorded in a pending tag, as judged now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RepairView {
+    pub id: String,
+    pub repair: RepairType,
+    pub since: i64,
+    pub jobs: Vec<JobView>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct JobView {
+    pub id: u64,
+    pub op: Option<OpKind>,
+    pub status: Option<JobStatus>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HistoryEntry {
+    pub repair: RepairType,
+    pub id: String,
+    pub at: i64,
+    pub result: RepairResult,
+    pub jobs: Vec<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TargetPlan {
+    pub name: String,
+    pub state: State,
+    /// What is wrong, if anything.
+    pub problem: Option<String>,
+    pub needed_repair: Option<RepairType>,
+    /// Set when no automatic repair is possible: why, and what a person should do.
+    pub needs_person: Option<String>,
+    /// The most destructive repair the effective policy allows (None when suspended or unset).
+    pub allowed_repair: Option<RepairType>,
+    pub policy: Option<Policy>,
+    /// Where the effective policy came from, e.g. `group/default`; `none` when nothing is set.
+    pub policy_source: String,
+    pub pending: Vec<RepairView>,
+    pub history: Vec<HistoryEntry>,
+    /// The reasoning, in order.
+    pub notes: Vec<String>,
+    pub actions: Vec<Action>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FleetSummary {
+    /// Targets that need a repair (or a person) right now.
+    pub broken: usize,
+    /// Repairs under way before this pass started anything.
+    pub active_repairs: usize,
+    pub started: usize,
+    /// Why nothing was started fleet-wide, when the limit was exceeded.
+    pub halted: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub now: i64,
+    pub targets: Vec<TargetPlan>,
+    /// Tag changes on the cluster and groups (expired suspends).
+    pub scope_actions: Vec<Action>,
+    pub lint: Vec<Lint>,
+    pub fleet: FleetSummary,
+    pub counts: BTreeMap<State, usize>,
+}
+
+impl Plan {
+    pub fn actions(&self) -> impl Iterator<Item = &Action> {
+        self.scope_actions
+            .iter()
+            .chain(self.targets.iter().flat_map(|t| t.actions.iter()))
+    }
+
+    pub fn target(&self, name: &str) -> Option<&TargetPlan> {
+        self.targets.iter().find(|t| t.name == name)
+    }
+}
+
+/// Makes repair ids: UUIDs derived from the seed, target and clock, so the planner stays a
+/// pure function (the binary passes a random seed each pass).
+struct IdMaker {
+    seed: u64,
+    now: i64,
+}
+
+impl IdMaker {
+    const NAMESPACE: uuid::Uuid = uuid::uuid!("7a1c3e52-53a4-4d0e-9d0e-6a7574f2a9c1");
+    fn make(&self, target: &str, purpose: &str) -> String {
+        let name = format!("{}:{}:{target}:{purpose}", self.seed, self.now);
+        uuid::Uuid::new_v5(&Self::NAMESPACE, name.as_bytes()).to_string()
+    }
+}
+
+/// Lookups the per-target decisions need, built once per pass.
+struct Index<'a> {
+    nodes: HashMap<&'a str, &'a Node>,
+    group_by_uuid: HashMap<&'a str, &'a str>,
+    group_policy: HashMap<&'a str, Option<Policy>>,
+    cluster_policy: Option<Policy>,
+    jobs: HashMap<u64, &'a Job>,
+    repair_jobs: HashMap<&'a str, Vec<&'a Job>>,
+    pool: health::NodePool,
+    duplicate_names: HashSet<&'a str>,
+    /// The watcher's own jobs still running, by instance.
+    unfinished_by_instance: HashMap<&'a str, Vec<&'a Job>>,
+}
+
+impl<'a> Index<'a> {
+    fn build(snap: &'a Snapshot, now: i64, lint: &mut Vec<Lint>) -> Self {
+        let nodes: HashMap<&str, &Node> = snap.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+        let group_by_uuid = snap
+            .groups
+            .iter()
+            .map(|g| (g.uuid.as_str(), g.name.as_str()))
+            .collect();
+        let group_policy = snap
+            .groups
+            .iter()
+            .map(|g| {
+                let object = ObjectRef::Group(g.name.clone());
+                let parsed = scope_tags(&object, &g.tags, lint);
+                (g.uuid.as_str(), policy::object_policy(parsed, now).policy)
+            })
+            .collect();
+        let parsed = scope_tags(&ObjectRef::Cluster, &snap.cluster.tags, lint);
+        let cluster_policy = policy::object_policy(parsed, now).policy;
+        for n in &snap.nodes {
+            let object = ObjectRef::Node(n.name.clone());
+            for (text, parsed) in n.tags.iter().map(|t| (t, tags::parse(t))) {
+                match parsed {
+                    Ok(Tag::Foreign) => {}
+                    Ok(_) => lint.push(Lint {
+                        object: object.clone(),
+                        tag: Some(text.clone()),
+                        message: "autorepair tags on nodes have no effect: tag the instance, its node group or the cluster".into(),
+                    }),
+                    Err(e) => lint.push(invalid_lint(&object, e)),
+                }
+            }
+        }
+        let jobs: HashMap<u64, &Job> = snap.jobs.iter().map(|j| (j.id, j)).collect();
+        let mut repair_jobs: HashMap<&str, Vec<&Job>> = HashMap::new();
+        for j in &snap.jobs {
+            if let Some(id) = j.repair_id() {
+                repair_jobs.entry(id).or_default().push(j);
+            }
+        }
+        let mut unfinished_by_instance: HashMap<&str, Vec<&Job>> = HashMap::new();
+        for j in &snap.jobs {
+            let running = !j.status.is_some_and(JobStatus::is_finished) && j.status.is_some();
+            if let (true, Some(_), Some(inst)) = (running, j.repair_id(), j.instance.as_deref()) {
+                unfinished_by_instance.entry(inst).or_default().push(j);
+            }
+        }
+        let pool = health::NodePool::new(&snap.nodes, &snap.instances);
+        let mut seen = HashSet::new();
+        let duplicate_names = snap
+            .instances
+            .iter()
+            .filter(|i| !seen.insert(i.name.as_str()))
+            .map(|i| i.name.as_str())
+            .collect();
+        Index {
+            nodes,
+            group_by_uuid,
+            group_policy,
+            cluster_policy,
+            jobs,
+            repair_jobs,
+            pool,
+            duplicate_names,
+            unfinished_by_instance,
+        }
+    }
+}
+
+fn invalid_lint(object: &ObjectRef, e: tags::TagError) -> Lint {
+    Lint {
+        object: object.clone(),
+        tag: Some(e.tag),
+        message: format!("{}; the tag is ignored until fixed", e.message),
+    }
+}
+
+/// Parses a cluster's or group's tags for policy, linting what does not belong there.
+fn scope_tags<'t>(
+    object: &ObjectRef,
+    tags: &'t [String],
+    lint: &mut Vec<Lint>,
+) -> Vec<(&'t str, Tag<'t>)> {
+    let mut out = Vec::new();
+    for t in tags {
+        match tags::parse(t) {
+            Ok(Tag::Foreign) => {}
+            Ok(tag @ (Tag::Policy(_) | Tag::Suspend { .. })) => out.push((t.as_str(), tag)),
+            Ok(_) => lint.push(Lint {
+                object: object.clone(),
+                tag: Some(t.clone()),
+                message: "pending and result tags belong on instances; here they have no effect"
+                    .into(),
+            }),
+            Err(e) => lint.push(invalid_lint(object, e)),
+        }
+    }
+    lint_policy_mix(object, &out, lint);
+    out
+}
+
+fn lint_policy_mix(object: &ObjectRef, tags: &[(&str, Tag)], lint: &mut Vec<Lint>) {
+    let types: Vec<RepairType> = tags
+        .iter()
+        .filter_map(|(_, t)| match t {
+            Tag::Policy(r) => Some(*r),
+            _ => None,
+        })
+        .collect();
+    if types.len() > 1 {
+        let least = types.iter().min().expect("non-empty");
+        lint.push(Lint {
+            object: object.clone(),
+            tag: None,
+            message: format!(
+                "{} policy tags: only the least destructive ({least}) counts; remove the others",
+                types.len()
+            ),
+        });
+    }
+    let forever = tags
+        .iter()
+        .any(|(_, t)| matches!(t, Tag::Suspend { until: None }));
+    if forever && !types.is_empty() {
+        lint.push(Lint {
+            object: object.clone(),
+            tag: None,
+            message: "a permanent suspend overrides the policy tags here until it is removed"
+                .into(),
+        });
+    }
+}
+
+/// Plans one pass. `seed` only feeds the repair ids.
+pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
+    let mut lint = Vec::new();
+    let index = Index::build(snap, now, &mut lint);
+    let ids = IdMaker { seed, now };
+    let mut scope_actions = Vec::new();
+    expire_suspends(&ObjectRef::Cluster, &snap.cluster.tags, now, &mut scope_actions);
+    for g in &snap.groups {
+        expire_suspends(
+            &ObjectRef::Group(g.name.clone()),
+            &g.tags,
+            now,
+            &mut scope_actions,
+        );
+    }
+
+    let ctx = Ctx {
+        index: &index,
+        limits,
+        now,
+        ids: &ids,
+    };
+    let mut evals: Vec<TargetEval> = snap
+        .instances
+        .iter()
+        .map(|inst| ctx.target(inst, &mut lint))
+        .collect();
+
+    // Fleet-wide limits: count, then hand out the start slots in a fixed order.
+    let broken = evals.iter().filter(|e| e.health.is_broken()).count();
+    let active = evals.iter().filter(|e| e.active).count();
+    let halted = (broken > limits.max_broken).then(|| {
+        format!(
+            "{broken} targets need repair at once, more than max_broken = {}: this looks like a rack or power failure, so no repair starts until fewer are broken",
+            limits.max_broken
+        )
+    });
+    let mut order: Vec<usize> = (0..evals.len())
+        .filter(|&i| evals[i].candidate.is_some())
+        .collect();
+    order.sort_by(|&a, &b| {
+        let key = |e: &TargetEval| {
+            let c = e.candidate.as_ref().expect("filtered");
+            (!c.continuation, c.start.write_first.is_some(), c.start.since)
+        };
+        key(&evals[a])
+            .cmp(&key(&evals[b]))
+            .then_with(|| evals[a].plan.name.cmp(&evals[b].plan.name))
+    });
+    let mut slots = limits.max_pending.saturating_sub(active);
+    let mut started = 0;
+    for i in order {
+        let e = &mut evals[i];
+        let c = e.candidate.take().expect("filtered");
+        if let Some(why) = &halted {
+            e.plan.notes.push(format!("not started: {why}"));
+            continue;
+        }
+        if !c.continuation {
+            if slots == 0 {
+                e.plan.notes.push(format!(
+                    "waiting: {} repair(s) already under way, max_pending = {}",
+                    limits.max_pending - slots.min(limits.max_pending),
+                    limits.max_pending
+                ));
+                continue;
+            }
+            slots -= 1;
+            started += 1;
+        }
+        e.plan.state = State::Pending;
+        e.plan.notes.push(c.note);
+        e.plan.actions.insert(e.repair_slot, Action::Repair(c.start));
+    }
+
+    let mut counts: BTreeMap<State, usize> = State::ALL.iter().map(|s| (*s, 0)).collect();
+    let targets: Vec<TargetPlan> = evals
+        .into_iter()
+        .map(|e| {
+            *counts.entry(e.plan.state).or_default() += 1;
+            e.plan
+        })
+        .collect();
+    Plan {
+        now,
+        targets,
+        scope_actions,
+        lint,
+        fleet: FleetSummary {
+            broken,
+            active_repairs: active,
+            started,
+            halted,
+        },
+        counts,
+    }
+}
+
+fn expire_suspends(object: &ObjectRef, tags: &[String], now: i64, out: &mut Vec<Action>) {
+    let expired: Vec<String> = tags
+        .iter()
+        .filter(|t| matches!(tags::parse(t), Ok(Tag::Suspend { until: Some(u) }) if u <= now))
+        .cloned()
+        .collect();
+    if !expired.is_empty() {
+        out.push(Action::RemoveTags {
+            object: object.clone(),
+            tags: expired,
+            reason: "timed suspend is over".into(),
+        });
+    }
+}
+
+struct Ctx<'a> {
+    index: &'a Index<'a>,
+    limits: &'a Limits,
+    now: i64,
+    ids: &'a IdMaker,
+}
+
+/// A repair this target could submit, if the fleet-wide limits allow.
+struct Candidate {
+    start: RepairStart,
+    /// The next step of a repair already under way: needs no new slot.
+    continuation: bool,
+    note: String,
+}
+
+struct TargetEval {
+    plan: TargetPlan,
+    health: Health,
+    /// A repair is under way (counts against max_pending).
+    active: bool,
+    candidate: Option<Candidate>,
+    /// Where a granted repair goes among the actions: after the tag additions, before removals.
+    repair_slot: usize,
+}
+
+/// The pending tags of one repair id, merged.
+struct InFlight<'t> {
+    id: &'t str,
+    repair: RepairType,
+    since: i64,
+    tags: Vec<&'t str>,
+    recorded: Vec<u64>,
+}
+
+enum Verdict {
+    Running,
+    Succeeded(Vec<u64>),
+    Failed(String, Vec<u64>),
+    /// Chain positions from `from` on still have to be submitted.
+    Submit {
+        from: usize,
+        keep: Vec<u64>,
+        not_before: Option<i64>,
+        all_jobs: Vec<u64>,
+    },
+}
+
+impl Ctx<'_> {
+    fn target(&self, inst: &Instance, lint: &mut Vec<Lint>) -> TargetEval {
+        let object = ObjectRef::Instance(inst.name.clone());
+        let mut parsed: Vec<(&str, Tag)> = Vec::new();
+        for t in &inst.tags {
+            match tags::parse(t) {
+                Ok(Tag::Foreign) => {}
+                Ok(tag) => parsed.push((t.as_str(), tag)),
+                Err(e) => lint.push(invalid_lint(&object, e)),
+            }
+        }
+        let own = policy::object_policy(parsed.iter().copied(), self.now);
+        lint_policy_mix(&object, &parsed, lint);
+
+        let primary = self.index.nodes.get(inst.pnode.as_str()).copied();
+        let group_uuid = primary.map(|n| n.group_uuid.as_str());
+        let group_name = group_uuid.and_then(|u| self.index.group_by_uuid.get(u).copied());
+        let group_ref = group_name.map(|g| ObjectRef::Group(g.to_owned()));
+        let group_policy = group_uuid.and_then(|u| self.index.group_policy.get(u).copied().flatten());
+        let cluster_ref = ObjectRef::Cluster;
+        let chain = [
+            (&object, own.policy),
+            (group_ref.as_ref().unwrap_or(&cluster_ref), group_policy),
+            (&cluster_ref, self.index.cluster_policy),
+        ];
+        let effective: Option<Effective> = policy::effective(chain);
+
+        let health = health::assess(
+            inst,
+            primary.ok_or(inst.pnode.as_str()),
+            inst.snodes.first().map(|s| {
+                self.index
+                    .nodes
+                    .get(s.as_str())
+                    .copied()
+                    .ok_or(s.as_str())
+            }),
+        );
+        let storage = health::storage_of(&inst.disk_template);
+
+        let mut t = TargetWork {
+            ctx: self,
+            inst,
+            object,
+            storage,
+            health: &health,
+            effective: effective.as_ref(),
+            results: parsed
+                .iter()
+                .filter_map(|(text, tag)| match tag {
+                    Tag::Result(r) => Some((*text, *r)),
+                    _ => None,
+                })
+                .collect(),
+            adds: Vec::new(),
+            removes: Vec::new(),
+            notes: Vec::new(),
+            pending_views: Vec::new(),
+            state: None,
+            active: false,
+            hold: false,
+            candidate: None,
+        };
+        for text in &own.expired_suspends {
+            t.remove(text, "timed suspend is over");
+        }
+        let pendings: Vec<(&str, Pending)> = parsed
+            .iter()
+            .filter_map(|(text, tag)| match tag {
+                Tag::Pending(p) => Some((*text, *p)),
+                _ => None,
+            })
+            .collect();
+        let repairs = merge_pending(&pendings);
+        if repairs.len() > 1 {
+            let list: Vec<&str> = repairs.iter().map(|r| r.id).collect();
+            lint.push(Lint {
+                object: t.object.clone(),
+                tag: None,
+                message: format!(
+                    "{} repairs pending at once ({}): they are handled oldest first",
+                    repairs.len(),
+                    list.join(", ")
+                ),
+            });
+        }
+        t.run(repairs);
+        if self.index.duplicate_names.contains(inst.name.as_str()) {
+            lint.push(Lint {
+                object: t.object.clone(),
+                tag: None,
+                message: "more than one instance has this name: autorepair changes nothing on it until the fleet data is fixed".into(),
+            });
+            t.adds.clear();
+            t.removes.clear();
+            t.candidate = None;
+            t.notes.push("duplicate instance name: no changes".into());
+        }
+        t.prune_results();
+        t.finish()
+    }
+}
+
+fn merge_pending<'t>(pendings: &[(&'t str, Pending<'t>)]) -> Vec<InFlight<'t>> {
+    let mut out: Vec<InFlight> = Vec::new();
+    for (text, p) in pendings {
+        match out.iter_mut().find(|r| r.id == p.id) {
+            Some(r) => {
+                r.tags.push(text);
+                r.since = r.since.min(p.since);
+                // The tag that records jobs is the newer word on the repair's type.
+                if !p.jobs.is_empty() {
+                    r.repair = p.repair;
+                }
+                for j in p.jobs.iter() {
+                    if !r.recorded.contains(&j) {
+                        r.recorded.push(j);
+                    }
+                }
+            }
+            None => out.push(InFlight {
+                id: p.id,
+                repair: p.repair,
+                since: p.since,
+                tags: vec![text],
+                recorded: p.jobs.to_vec(),
+            }),
+        }
+    }
+    out.sort_by(|a, b| (a.since, a.id).cmp(&(b.since, b.id)));
+    out
+}
+
+struct TargetWork<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    inst: &'a Instance,
+    object: ObjectRef,
+    storage: Option<Storage>,
+    health: &'c Health,
+    effective: Option<&'c Effective>,
+    results: Vec<(&'a str, Outcome<'a>)>,
+    adds: Vec<(String, String)>,
+    removes: Vec<(String, String)>,
+    notes: Vec<String>,
+    pending_views: Vec<RepairView>,
+    state: Option<State>,
+    active: bool,
+    /// A request that cannot start now still keeps any other repair from starting.
+    hold: bool,
+    candidate: Option<Candidate>,
+}
+
+impl TargetWork<'_, '_> {
+    fn add(&mut self, tag: String, why: &str) {
+        if !self.adds.iter().any(|(t, _)| *t == tag) {
+            self.adds.push((tag, why.to_owned()));
+        }
+    }
+
+    fn remove(&mut self, tag: &str, why: &str) {
+        if !self.removes.iter().any(|(t, _)| t == tag) {
+            self.removes.push((tag.to_owned(), why.to_owned()));
+        }
+    }
+
+    fn has_failure(&self) -> bool {
+        self.results
+            .iter()
+            .any(|(_, r)| r.result == RepairResult::Failure)
+    }
+
+    fn suspended(&self) -> Option<Policy> {
+        self.effective
+            .map(|e| e.policy)
+            .filter(|p| p.is_suspended())
+    }
+
+    /// Ends a repair: writes its result (once, even if an earlier pass crashed after writing
+    /// it) and then drops its pending tags.
+    fn resolve(&mut self, r: &InFlight, repair: RepairType, result: RepairResult, jobs: &[u64], why: &str) {
+        let already = self.results.iter().any(|(_, o)| o.id == r.id);
+        if !already {
+            match render_result(repair, r.id, self.ctx.now, result, jobs) {
+                Ok(tag) => self.add(tag, why),
+                Err(e) => {
+                    self.notes.push(format!("cannot record the result of {}: {e}", r.id));
+                    return;
+                }
+            }
+        }
+        if result == RepairResult::Failure {
+            // Park the target for the rest of this pass too.
+            self.results.push((
+                "",
+                Outcome {
+                    repair,
+                    id: "",
+                    at: self.ctx.now,
+                    result,
+                    jobs: Default::default(),
+                },
+            ));
+        }
+        for tag in &r.tags {
+            self.remove(tag, why);
+        }
+        self.notes.push(format!("repair {} ({repair}): {result}: {why}", r.id));
+    }
+
+    fn run(&mut self, repairs: Vec<InFlight>) {
+        for r in &repairs {
+            if self.busy() {
+                self.notes.push(format!(
+                    "repair {} waits until the older one ends",
+                    r.id
+                ));
+                continue;
+            }
+            self.one_pending(r);
+        }
+        if self.busy() {
+            return;
+        }
+        self.fresh();
+    }
+
+    /// Jobs known for the repair: the ones its tags record and any the backend lists with its
+    /// id as reason (submitted by a pass that died before recording them).
+    fn jobs_of(&self, r: &InFlight) -> (Vec<u64>, Vec<u64>) {
+        let mut jobs = r.recorded.clone();
+        let mut missing = Vec::new();
+        for j in self.ctx.index.repair_jobs.get(r.id).into_iter().flatten() {
+            if j.op.is_some() && !jobs.contains(&j.id) {
+                jobs.push(j.id);
+            }
+        }
+        jobs.retain(|id| {
+            let known = self
+                .ctx
+                .index
+                .jobs
+                .get(id)
+                .is_some_and(|j| j.status.is_some());
+            if !known {
+                missing.push(*id);
+            }
+            known
+        });
+        (jobs, missing)
+    }
+
+    fn judge(&self, r: &InFlight, jobs: &[u64]) -> Verdict {
+        let idx = &self.ctx.index;
+        let get = |id: &u64| idx.jobs[id];
+        if jobs.iter().any(|id| !get(id).status.is_some_and(JobStatus::is_finished)) {
+            return Verdict::Running;
+        }
+        let chain = self.storage.and_then(|s| health::chain(s, r.repair));
+        let opaque = jobs.iter().any(|id| get(id).op.is_none());
+        let Some(chain) = chain.filter(|_| !opaque) else {
+            // Jobs we cannot place in a chain (e.g. written by harep): all must have succeeded.
+            return match jobs.iter().map(get).find(|j| j.status != Some(JobStatus::Success)) {
+                None => Verdict::Succeeded(jobs.to_vec()),
+                Some(j) => Verdict::Failed(job_failure(j), jobs.to_vec()),
+            };
+        };
+        // The newest job of each step decides it.
+        let latest = |kind: OpKind| {
+            jobs.iter()
+                .map(get)
+                .filter(|j| j.op.as_ref().map(Op::kind) == Some(kind))
+                .max_by_key(|j| j.id)
+        };
+        let mut keep = Vec::new();
+        for (pos, kind) in chain.iter().enumerate() {
+            match latest(*kind) {
+                None => {
+                    return Verdict::Submit {
+                        from: pos,
+                        keep,
+                        not_before: None,
+                        all_jobs: jobs.to_vec(),
+                    };
+                }
+                Some(j) if j.status == Some(JobStatus::Success) => keep.push(j.id),
+                Some(j) if j.failed_for_lack_of_resources() => {
+                    let retry = self.ctx.limits.retry_interval.as_secs() as i64;
+                    return Verdict::Submit {
+                        from: pos,
+                        keep,
+                        not_before: Some(j.end_ts.unwrap_or(i64::MIN / 2).saturating_add(retry)),
+                        all_jobs: jobs.to_vec(),
+                    };
+                }
+                Some(j) => return Verdict::Failed(job_failure(j), keep_with(keep, j.id)),
+            }
+        }
+        Verdict::Succeeded(keep)
+    }
+
+    fn view(&self, r: &InFlight, jobs: &[u64]) -> RepairView {
+        RepairView {
+            id: r.id.to_owned(),
+            repair: r.repair,
+            since: r.since,
+            jobs: jobs
+                .iter()
+                .map(|id| {
+                    let j = self.ctx.index.jobs.get(id);
+                    JobView {
+                        id: *id,
+                        op: j.and_then(|j| j.op.as_ref().map(Op::kind)),
+                        status: j.and_then(|j| j.status),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Makes the repair's tags say exactly `jobs` in one pending tag (merging duplicates left
+    /// by a crash, recording adopted jobs).
+    fn canonical_pending(&mut self, r: &InFlight, jobs: &[u64]) {
+        match render_pending(r.repair, r.id, r.since, jobs) {
+            Ok(tag) => {
+                if r.tags.len() != 1 || r.tags[0] != tag {
+                    self.add(tag.clone(), "record the repair's jobs");
+                    for old in &r.tags {
+                        if *old != tag {
+                            self.remove(old, "superseded by the tag that records the jobs");
+                        }
+                    }
+                }
+            }
+            Err(e) => self
+                .notes
+                .push(format!("cannot record the jobs of repair {}: {e}", r.id)),
+        }
+    }
+
+    fn one_pending(&mut self, r: &InFlight) {
+        let (jobs, missing) = self.jobs_of(r);
+        self.pending_views.push(self.view(r, &jobs));
+        if let Some(gone) = missing.first() {
+            self.resolve(
+                r,
+                r.repair,
+                RepairResult::Failure,
+                &jobs,
+                &format!("job {gone} no longer exists (purged from the job queue?)"),
+            );
+            return;
+        }
+        let age = self.ctx.now - r.since;
+        let too_old = age > self.ctx.limits.max_repair_age.as_secs() as i64;
+        if jobs.is_empty() {
+            // A request never expires: it is a permission waiting for its moment.
+            return self.not_started(r);
+        }
+        match self.judge(r, &jobs) {
+            Verdict::Running => {
+                self.active = true;
+                self.state = Some(State::Pending);
+                self.notes
+                    .push(format!("repair {} ({}) is running", r.id, r.repair));
+                self.canonical_pending(r, &jobs);
+            }
+            Verdict::Succeeded(kept) => {
+                self.resolve(r, r.repair, RepairResult::Success, &kept, "all its jobs succeeded")
+            }
+            Verdict::Failed(why, kept) => {
+                self.resolve(r, r.repair, RepairResult::Failure, &kept, &why)
+            }
+            Verdict::Submit {
+                from,
+                keep,
+                not_before,
+                all_jobs,
+            } => {
+                self.active = true;
+                self.state = Some(State::Pending);
+                if too_old {
+                    self.active = false;
+                    let why = format!(
+                        "still unfinished {}s after it started (max_repair_age)",
+                        age
+                    );
+                    return self.resolve(r, r.repair, RepairResult::Failure, &all_jobs, &why);
+                }
+                if let Some(t) = not_before.filter(|t| *t > self.ctx.now) {
+                    self.notes.push(format!(
+                        "repair {} lacked resources; retrying at {t}",
+                        r.id
+                    ));
+                    return self.canonical_pending(r, &all_jobs);
+                }
+                if let Some(why) = self.blocked() {
+                    self.notes.push(format!("repair {} cannot continue: {why}", r.id));
+                    return self.canonical_pending(r, &all_jobs);
+                }
+                let kinds = &self
+                    .storage
+                    .and_then(|s| health::chain(s, r.repair))
+                    .expect("judge only asks to submit along a chain")[from..];
+                self.propose(r.id, r.repair, r.since, keep, kinds, None, r.tags.clone(), true);
+            }
+        }
+    }
+
+    /// A pending tag with no job anywhere: an external once-off request, or a start that
+    /// crashed before submitting.
+    fn not_started(&mut self, r: &InFlight) {
+        if self.has_failure() {
+            self.state = Some(State::Failed);
+            self.notes.push(format!(
+                "request {} waits: a failure result parks this target until a person clears it",
+                r.id
+            ));
+            self.active_request_hold();
+            return;
+        }
+        if let Some(p) = self.suspended() {
+            self.notes
+                .push(format!("request {} waits: {p}", r.id));
+            self.state = Some(State::Suspended);
+            self.active_request_hold();
+            return;
+        }
+        match self.health.clone() {
+            Health::Healthy => self.resolve(
+                r,
+                r.repair,
+                RepairResult::Success,
+                &[],
+                "the target is healthy: nothing to repair",
+            ),
+            Health::Broken {
+                need: Need::Person(why),
+                ..
+            } => self.resolve(
+                r,
+                r.repair,
+                RepairResult::Failure,
+                &[],
+                &format!("no automatic repair: {why}"),
+            ),
+            Health::Broken {
+                need: Need::Repair(t),
+                ..
+            } if t <= r.repair => {
+                let kinds = self
+                    .storage
+                    .and_then(|s| health::chain(s, t))
+                    .expect("every needed repair has a chain");
+                self.propose(r.id, t, r.since, vec![], kinds, None, r.tags.clone(), false);
+            }
+            Health::Broken {
+                need: Need::Repair(t),
+                ..
+            } => {
+                let why = format!("it needs {t}, more than the {} it allows", r.repair);
+                self.resolve(r, t, RepairResult::Enoperm, &[], &why);
+            }
+        }
+    }
+
+    fn active_request_hold(&mut self) {
+        self.hold = true;
+    }
+
+    fn busy(&self) -> bool {
+        self.active || self.hold || self.candidate.is_some()
+    }
+
+    /// Why no job may be submitted for this target now, if anything forbids it.
+    fn blocked(&self) -> Option<String> {
+        if self.has_failure() {
+            return Some("a failure result parks this target until a person clears it".into());
+        }
+        self.suspended().map(|p| p.to_string())
+    }
+
+    /// Builds the operations for `kinds` against the instance as it is now and offers them as
+    /// a candidate; the fleet-wide limits decide later whether it starts.
+    #[allow(clippy::too_many_arguments)]
+    fn propose(
+        &mut self,
+        id: &str,
+        repair: RepairType,
+        since: i64,
+        keep: Vec<u64>,
+        kinds: &[OpKind],
+        write_first: Option<String>,
+        replaces: Vec<&str>,
+        continuation: bool,
+    ) {
+        let storage = self.storage.expect("a chain implies a known storage kind");
+        let ialloc = self.ctx.limits.iallocator();
+        let ops: Result<Vec<Op>, String> = kinds
+            .iter()
+            .map(|k| health::build_op(*k, self.inst, storage, ialloc, &self.ctx.index.pool))
+            .collect();
+        let ops = match ops {
+            Ok(ops) => ops,
+            Err(why) => {
+                self.notes
+                    .push(format!("{repair} repair cannot be submitted now: {why}"));
+                if continuation || write_first.is_none() {
+                    self.hold = true;
+                } else {
+                    self.state = Some(State::NeedsRepair);
+                }
+                return;
+            }
+        };
+        let what: Vec<String> = ops.iter().map(Op::to_string).collect();
+        let note = if continuation {
+            format!("repair {id} continues: {}", what.join(", then "))
+        } else {
+            format!("starting {repair} repair {id}: {}", what.join(", then "))
+        };
+        self.candidate = Some(Candidate {
+            start: RepairStart {
+                target: self.inst.name.clone(),
+                repair,
+                id: id.to_owned(),
+                since,
+                write_first,
+                keep_jobs: keep,
+                ops,
+                replaces: replaces.into_iter().map(str::to_owned).collect(),
+                reason: crate::snapshot::reason_for(id),
+            },
+            continuation,
+            note,
+        });
+    }
+
+    /// No pending repair is left: decide from health and policy alone.
+    fn fresh(&mut self) {
+        let own_jobs = self.ctx.index.unfinished_by_instance.get(self.inst.name.as_str());
+        if let Some(j) = own_jobs.and_then(|v| v.first()) {
+            self.state = Some(State::Pending);
+            self.active = true;
+            self.notes.push(format!(
+                "job {} of repair {} is still unfinished though no pending tag names it (its tag write may still be queued): nothing new starts",
+                j.id,
+                j.repair_id().unwrap_or("?")
+            ));
+            return;
+        }
+        if self.has_failure() {
+            self.state = Some(State::Failed);
+            self.notes.push(
+                "a failure result parks this target: investigate, then `autorepair clear` it"
+                    .into(),
+            );
+            return;
+        }
+        if let Some(p) = self.suspended() {
+            self.state = Some(State::Suspended);
+            if self.health.is_broken() {
+                self.notes.push(format!("no repair starts: {p}"));
+            }
+            return;
+        }
+        match self.health.clone() {
+            Health::Healthy => self.state = Some(State::Healthy),
+            Health::Broken {
+                need: Need::Person(_),
+                ..
+            } => self.state = Some(State::NeedsRepair),
+            Health::Broken {
+                need: Need::Repair(t),
+                ..
+            } => {
+                self.state = Some(State::NeedsRepair);
+                let allowed = self.effective.and_then(|e| e.policy.allowed());
+                if allowed.is_some_and(|a| t <= a) {
+                    let id = self.ctx.ids.make(&self.inst.name, "repair");
+                    let first = match render_pending(t, &id, self.ctx.now, &[]) {
+                        Ok(tag) => tag,
+                        Err(e) => {
+                            self.notes.push(format!("cannot write a pending tag: {e}"));
+                            return;
+                        }
+                    };
+                    let kinds = self
+                        .storage
+                        .and_then(|s| health::chain(s, t))
+                        .expect("every needed repair has a chain");
+                    self.propose(&id, t, self.ctx.now, vec![], kinds, Some(first), vec![], false);
+                } else {
+                    let allowed_text = allowed.map_or("no repair".to_owned(), |a| format!("repairs up to {a}"));
+                    self.notes.push(format!("not allowed: needs {t}, policy allows {allowed_text}"));
+                    let written = self.results.iter().any(|(_, r)| {
+                        r.result == RepairResult::Enoperm && r.repair == t
+                    });
+                    if written {
+                        self.notes.push("enoperm already recorded".into());
+                    } else {
+                        let id = self.ctx.ids.make(&self.inst.name, "enoperm");
+                        match render_result(t, &id, self.ctx.now, RepairResult::Enoperm, &[]) {
+                            Ok(tag) => self.add(tag, &format!("needs {t}, policy allows {allowed_text}")),
+                            Err(e) => self.notes.push(format!("cannot write enoperm: {e}")),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Drops success and enoperm results past the retention period or beyond the newest
+    /// `max_results`. Failures stay until a person clears them, and the enoperm that still
+    /// describes the target stays so it is not written again.
+    fn prune_results(&mut self) {
+        let limits = self.ctx.limits;
+        let oldest_kept = self.ctx.now - limits.result_retention.as_secs() as i64;
+        let current_enoperm = self.health.needed_repair().and_then(|t| {
+            self.results
+                .iter()
+                .filter(|(text, r)| !text.is_empty() && r.result == RepairResult::Enoperm && r.repair == t)
+                .max_by_key(|(_, r)| r.at)
+                .map(|(text, _)| *text)
+        });
+        let mut prunable: Vec<(&str, i64)> = self
+            .results
+            .iter()
+            .filter(|(text, r)| {
+                !text.is_empty() && r.result != RepairResult::Failure && Some(*text) != current_enoperm
+            })
+            .map(|(text, r)| (*text, r.at))
+            .collect();
+        prunable.sort_by_key(|(_, at)| std::cmp::Reverse(*at));
+        let drop: Vec<(&str, &str)> = prunable
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, (text, at))| {
+                if *at < oldest_kept {
+                    Some((*text, "older than result_retention"))
+                } else if rank >= limits.max_results {
+                    Some((*text, "more than max_results results"))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        for (text, why) in drop {
+            self.remove(text, why);
+        }
+    }
+
+    fn finish(self) -> TargetEval {
+        let effective = self.effective.cloned();
+        let mut notes = Vec::new();
+        match self.health {
+            Health::Healthy => notes.push("healthy".to_owned()),
+            Health::Broken { problem, need } => notes.push(match need {
+                Need::Repair(t) => format!("{problem}: needs {t}"),
+                Need::Person(why) => format!("{problem}: needs a person: {why}"),
+            }),
+        }
+        notes.push(match &effective {
+            Some(e) => format!("policy: {} (from {})", e.policy, e.source),
+            None => "policy: none set on the instance, its group or the cluster".into(),
+        });
+        notes.extend(self.notes);
+        let mut actions = Vec::new();
+        let summary = |list: &[(String, String)]| {
+            let mut whys: Vec<&str> = Vec::new();
+            for (_, w) in list {
+                if !whys.contains(&w.as_str()) {
+                    whys.push(w);
+                }
+            }
+            whys.join("; ")
+        };
+        if !self.adds.is_empty() {
+            actions.push(Action::AddTags {
+                object: self.object.clone(),
+                tags: self.adds.iter().map(|(t, _)| t.clone()).collect(),
+                reason: summary(&self.adds),
+            });
+        }
+        let repair_slot = actions.len();
+        if !self.removes.is_empty() {
+            actions.push(Action::RemoveTags {
+                object: self.object.clone(),
+                tags: self.removes.iter().map(|(t, _)| t.clone()).collect(),
+                reason: summary(&self.removes),
+            });
+        }
+        let history = self
+            .results
+            .iter()
+            .filter(|(text, _)| !text.is_empty())
+            .map(|(_, r)| HistoryEntry {
+                repair: r.repair,
+                id: r.id.to_owned(),
+                at: r.at,
+                result: r.result,
+                jobs: r.jobs.to_vec(),
+            })
+            .collect();
+        let state = self.state.unwrap_or(State::Healthy);
+        let plan = TargetPlan {
+            name: self.inst.name.clone(),
+            state,
+            problem: match self.health {
+                Health::Broken { problem, .. } => Some(problem.clone()),
+                Health::Healthy => None,
+            },
+            needed_repair: self.health.needed_repair(),
+            needs_person: match self.health {
+                Health::Broken {
+                    need: Need::Person(why),
+                    ..
+                } => Some(why.clone()),
+                _ => None,
+            },
+            allowed_repair: effective.as_ref().and_then(|e| e.policy.allowed()),
+            policy: effective.as_ref().map(|e| e.policy),
+            policy_source: effective
+                .as_ref()
+                .map_or("none".to_owned(), |e| e.source.to_string()),
+            pending: self.pending_views,
+            history,
+            notes,
+            actions,
+        };
+        TargetEval {
+            plan,
+            health: self.health.clone(),
+            active: self.active,
+            candidate: self.candidate,
+            repair_slot,
+        }
+    }
+}
+
+fn job_failure(j: &Job) -> String {
+    let what = j.op.as_ref().map_or("job".to_owned(), |o| o.kind().to_string());
+    match (j.status, j.error()) {
+        (_, Some((msg, _))) => format!("job {} ({what}) failed: {msg}", j.id),
+        (Some(JobStatus::Canceled), None) => format!("job {} ({what}) was canceled", j.id),
+        (status, None) => format!(
+            "job {} ({what}) ended {}",
+            j.id,
+            status.map_or("unknown".into(), |s| format!("{s:?}").to_lowercase())
+        ),
+    }
+}
+
+fn keep_with(mut keep: Vec<u64>, id: u64) -> Vec<u64> {
+    keep.push(id);
+    keep
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,421 @@
+//! What a backend reads: the fleet at one instant. The shape (and the key names) follow Ganeti's
+//! RAPI answers, so a real cluster can be saved into a fleet file and replayed offline.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub cluster: Cluster,
+    #[serde(default)]
+    pub groups: Vec<Group>,
+    #[serde(default)]
+    pub nodes: Vec<Node>,
+    #[serde(default)]
+    pub instances: Vec<Instance>,
+    /// Jobs the watcher may need to judge: the ones its tags name and its own recent ones.
+    #[serde(default)]
+    pub jobs: Vec<Job>,
+    /// Scripted job outcomes for the fleet-file job simulator; empty for real clusters.
+    #[serde(default, skip_serializing_if = "Simulation::is_empty")]
+    pub simulation: Simulation,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cluster {
+    pub name: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    pub name: String,
+    pub uuid: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    pub name: String,
+    #[serde(default)]
+    pub offline: bool,
+    #[serde(default)]
+    pub drained: bool,
+    #[serde(default = "yes")]
+    pub vm_capable: bool,
+    #[serde(rename = "group.uuid")]
+    pub group_uuid: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Instance {
+    pub name: String,
+    pub pnode: String,
+    #[serde(default)]
+    pub snodes: Vec<String>,
+    pub disk_template: String,
+    #[serde(default = "admin_up")]
+    pub admin_state: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+fn admin_up() -> String {
+    "up".into()
+}
+
+impl Instance {
+    pub fn admin_up(&self) -> bool {
+        self.admin_state == "up"
+    }
+}
+
+/// Ganeti's job states. A job the server does not know has no status at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobStatus {
+    Queued,
+    Waiting,
+    Canceling,
+    Running,
+    Canceled,
+    Success,
+    Error,
+}
+
+impl JobStatus {
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Canceled | JobStatus::Success | JobStatus::Error
+        )
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: u64,
+    /// `None` when the server does not know the job (Ganeti answers 200 with nulls).
+    pub status: Option<JobStatus>,
+    /// Per opcode results; an error is `["OpPrereqError", ["message", "error_code"]]`.
+    #[serde(default)]
+    pub opresult: serde_json::Value,
+    /// The reason trail entry that names the repair: `autorepair:<repair id>`.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The instance the job works on, when it is an instance operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    /// What the job does, when it is a repair operation (not a tag write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<Op>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends: Vec<u64>,
+    /// When the job ended, in Unix seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_ts: Option<i64>,
+    /// Fleet-file simulator only: passes until the job ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes_left: Option<u32>,
+}
+
+/// Prefix of the reason the watcher attaches to every job it submits.
+pub const REASON_PREFIX: &str = "autorepair:";
+
+pub fn reason_for(repair_id: &str) -> String {
+    format!("{REASON_PREFIX}{repair_id}")
+}
+
+/// Ganeti's error code for a job that could not find room; such a repair is retried later.
+pub const INSUFFICIENT_RESOURCES: &str = "insufficient_resources";
+
+impl Job {
+    pub fn repair_id(&self) -> Option<&str> {
+        self.reason.as_deref()?.strip_prefix(REASON_PREFIX)
+    }
+
+    /// The first error among the opcode results: its message and Ganeti error code.
+    pub fn error(&self) -> Option<(String, Option<String>)> {
+        let results = self.opresult.as_array()?;
+        results.iter().find_map(|r| {
+            let r = r.as_array()?;
+            let class = r.first()?.as_str()?;
+            if !class.starts_with("Op") || !class.ends_with("Error") {
+                return None;
+            }
+            let details = r.get(1);
+            let message = match details {
+                Some(serde_json::Value::Array(d)) => d
+                    .first()
+                    .and_then(|m| m.as_str())
+                    .unwrap_or(class)
+                    .to_owned(),
+                Some(serde_json::Value::String(s)) => s.clone(),
+                _ => class.to_owned(),
+            };
+            let code = details
+                .and_then(|d| d.as_array())
+                .and_then(|d| d.get(1))
+                .and_then(|c| c.as_str())
+                .map(str::to_owned);
+            Some((format!("{class}: {message}"), code))
+        })
+    }
+
+    pub fn failed_for_lack_of_resources(&self) -> bool {
+        self.status == Some(JobStatus::Error)
+            && matches!(self.error(), Some((_, Some(code))) if code == INSUFFICIENT_RESOURCES)
+    }
+}
+
+/// One repair operation, as submitted to the backend. Nodes are either named or chosen by
+/// Ganeti's iallocator.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Op {
+    Failover {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_node: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        iallocator: Option<String>,
+    },
+    Migrate {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target_node: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        iallocator: Option<String>,
+        /// Ganeti falls back to a failover when the instance is not running.
+        #[serde(default)]
+        allow_failover: bool,
+    },
+    /// `replace_new_secondary`: a new node takes over the mirror.
+    ReplaceDisks {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        remote_node: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        iallocator: Option<String>,
+    },
+    RecreateDisks {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        nodes: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        iallocator: Option<String>,
+    },
+    Reinstall,
+    /// Copies local disks to another node (instance shut down meanwhile).
+    Move { target_node: String },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpKind {
+    Failover,
+    Migrate,
+    ReplaceDisks,
+    RecreateDisks,
+    Reinstall,
+    Move,
+}
+
+impl Op {
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Op::Failover { .. } => OpKind::Failover,
+            Op::Migrate { .. } => OpKind::Migrate,
+            Op::ReplaceDisks { .. } => OpKind::ReplaceDisks,
+            Op::RecreateDisks { .. } => OpKind::RecreateDisks,
+            Op::Reinstall => OpKind::Reinstall,
+            Op::Move { .. } => OpKind::Move,
+        }
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OpKind::Failover => "failover",
+            OpKind::Migrate => "migrate",
+            OpKind::ReplaceDisks => "replace-disks",
+            OpKind::RecreateDisks => "recreate-disks",
+            OpKind::Reinstall => "reinstall",
+            OpKind::Move => "move",
+        })
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let place = |node: &Option<String>, alloc: &Option<String>| match (node, alloc) {
+            (Some(n), _) => format!(" to {n}"),
+            (None, Some(a)) => format!(" (iallocator {a})"),
+            (None, None) => String::new(),
+        };
+        match self {
+            Op::Failover {
+                target_node,
+                iallocator,
+            } => write!(f, "failover{}", place(target_node, iallocator)),
+            Op::Migrate {
+                target_node,
+                iallocator,
+                allow_failover,
+            } => write!(
+                f,
+                "live migrate{}{}",
+                place(target_node, iallocator),
+                if *allow_failover {
+                    " (failover if not running)"
+                } else {
+                    ""
+                }
+            ),
+            Op::ReplaceDisks {
+                remote_node,
+                iallocator,
+            } => write!(
+                f,
+                "replace-disks new secondary{}",
+                place(remote_node, iallocator)
+            ),
+            Op::RecreateDisks { nodes, iallocator } => {
+                if nodes.is_empty() {
+                    write!(f, "recreate-disks{}", place(&None, iallocator))
+                } else {
+                    write!(f, "recreate-disks on {}", nodes.join(","))
+                }
+            }
+            Op::Reinstall => f.write_str("reinstall"),
+            Op::Move { target_node } => write!(f, "move to {target_node}"),
+        }
+    }
+}
+
+/// Fleet-file simulator script: how the jobs for an instance end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Simulation {
+    /// Instance name to the outcome of its next jobs.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub instances: std::collections::BTreeMap<String, SimScript>,
+    /// Passes a job takes unless the instance's script says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_passes: Option<u32>,
+}
+
+impl Simulation {
+    pub fn is_empty(&self) -> bool {
+        self.instances.is_empty() && self.default_passes.is_none()
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimScript {
+    /// Outcomes of the instance's next jobs, consumed one per job; `success` once used up.
+    #[serde(default)]
+    pub outcomes: Vec<SimOutcome>,
+    /// Passes each of its jobs takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SimOutcome {
+    Success,
+    Fail,
+    InsufficientResources,
+    /// The job disappears from the queue, as if archived and purged.
+    Vanish,
+}
+
+/// An object that carries tags.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "name", rename_all = "lowercase")]
+pub enum ObjectRef {
+    Cluster,
+    Group(String),
+    Node(String),
+    Instance(String),
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ObjectRef::Cluster => f.write_str("cluster"),
+            ObjectRef::Group(n) => write!(f, "group/{n}"),
+            ObjectRef::Node(n) => write!(f, "node/{n}"),
+            ObjectRef::Instance(n) => write!(f, "instance/{n}"),
+        }
+    }
+}
+
+impl FromStr for ObjectRef {
+    type Err = String;
+    /// `cluster`, `group/NAME`, `node/NAME`, `instance/NAME`, or a bare instance name.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let nonempty = |n: &str| {
+            if n.is_empty() {
+                Err(format!("{s:?} names no object: write e.g. group/default"))
+            } else {
+                Ok(n.to_owned())
+            }
+        };
+        match s.split_once('/') {
+            _ if s == "cluster" => Ok(ObjectRef::Cluster),
+            Some(("group", n)) => Ok(ObjectRef::Group(nonempty(n)?)),
+            Some(("node", n)) => Ok(ObjectRef::Node(nonempty(n)?)),
+            Some(("instance", n)) => Ok(ObjectRef::Instance(nonempty(n)?)),
+            Some((kind, _)) => Err(format!(
+                "unknown object kind {kind:?} in {s:?}: use cluster, group/NAME, node/NAME or instance/NAME"
+            )),
+            None => Ok(ObjectRef::Instance(nonempty(s)?)),
+        }
+    }
+}
+
+impl Snapshot {
+    /// The tags of an object, or `None` when the snapshot has no such object.
+    pub fn tags_of(&self, object: &ObjectRef) -> Option<&Vec<String>> {
+        match object {
+            ObjectRef::Cluster => Some(&self.cluster.tags),
+            ObjectRef::Group(n) => self.groups.iter().find(|g| &g.name == n).map(|g| &g.tags),
+            ObjectRef::Node(n) => self.nodes.iter().find(|x| &x.name == n).map(|x| &x.tags),
+            ObjectRef::Instance(n) => self
+                .instances
+                .iter()
+                .find(|i| &i.name == n)
+                .map(|i| &i.tags),
+        }
+    }
+
+    pub fn tags_of_mut(&mut self, object: &ObjectRef) -> Option<&mut Vec<String>> {
+        match object {
+            ObjectRef::Cluster => Some(&mut self.cluster.tags),
+            ObjectRef::Group(n) => self
+                .groups
+                .iter_mut()
+                .find(|g| &g.name == n)
+                .map(|g| &mut g.tags),
+            ObjectRef::Node(n) => self
+                .nodes
+                .iter_mut()
+                .find(|x| &x.name == n)
+                .map(|x| &mut x.tags),
+            ObjectRef::Instance(n) => self
+                .instances
+                .iter_mut()
+                .find(|i| &i.name == n)
+                .map(|i| &mut i.tags),
+        }
+    }
+}

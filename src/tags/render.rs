@@ -1,0 +1,73 @@
+use super::parse::{is_ganeti_tag_text, is_uuid};
+use super::{MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType};
+use std::fmt::Write;
+
+pub fn render_policy(repair: RepairType) -> String {
+    format!("{PREFIX}{repair}")
+}
+
+pub fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
+    match until {
+        None => Ok(format!("{PREFIX}suspend")),
+        Some(t) => checked(format!("{PREFIX}suspend:{}", non_negative(t)?)),
+    }
+}
+
+pub fn render_pending(
+    repair: RepairType,
+    id: &str,
+    since: i64,
+    jobs: &[u64],
+) -> Result<String, RenderError> {
+    valid_id(id)?;
+    let mut tag = format!("{PREFIX}pending:{repair}:{id}:{}:", non_negative(since)?);
+    push_jobs(&mut tag, jobs);
+    checked(tag)
+}
+
+pub fn render_result(
+    repair: RepairType,
+    id: &str,
+    at: i64,
+    result: RepairResult,
+    jobs: &[u64],
+) -> Result<String, RenderError> {
+    valid_id(id)?;
+    let mut tag = format!("{PREFIX}result:{repair}:{id}:{}:{result}:", non_negative(at)?);
+    push_jobs(&mut tag, jobs);
+    checked(tag)
+}
+
+fn push_jobs(tag: &mut String, jobs: &[u64]) {
+    for (i, job) in jobs.iter().enumerate() {
+        if i > 0 {
+            tag.push('+');
+        }
+        write!(tag, "{job}").expect("writing to a String cannot fail");
+    }
+}
+
+fn valid_id(id: &str) -> Result<(), RenderError> {
+    if is_uuid(id) {
+        Ok(())
+    } else {
+        Err(RenderError::BadId { id: id.to_owned() })
+    }
+}
+
+fn non_negative(value: i64) -> Result<i64, RenderError> {
+    if value < 0 {
+        Err(RenderError::NegativeEpoch { value })
+    } else {
+        Ok(value)
+    }
+}
+
+fn checked(tag: String) -> Result<String, RenderError> {
+    debug_assert!(is_ganeti_tag_text(&tag), "rendered parts are validated");
+    if tag.len() > MAX_TAG_LEN {
+        let len = tag.len();
+        return Err(RenderError::TooLong { tag, len });
+    }
+    Ok(tag)
+}
