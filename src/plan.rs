@@ -437,8 +437,7 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         if !c.continuation {
             if slots == 0 {
                 e.plan.notes.push(format!(
-                    "waiting: {} repair(s) already under way, max_pending = {}",
-                    limits.max_pending - slots.min(limits.max_pending),
+                    "waiting for a free slot: max_pending = {} repair(s) at once, all taken",
                     limits.max_pending
                 ));
                 continue;
@@ -640,15 +639,20 @@ impl Ctx<'_> {
 }
 
 fn merge_pending<'t>(pendings: &[(&'t str, Pending<'t>)]) -> Vec<InFlight<'t>> {
-    let mut out: Vec<InFlight> = Vec::new();
+    let mut out: Vec<(InFlight, bool)> = Vec::new();
     for (text, p) in pendings {
-        match out.iter_mut().find(|r| r.id == p.id) {
-            Some(r) => {
+        let has_jobs = !p.jobs.is_empty();
+        match out.iter_mut().find(|(r, _)| r.id == p.id) {
+            Some((r, recorded_jobs)) => {
                 r.tags.push(text);
-                r.since = r.since.min(p.since);
-                // The tag that records jobs is the newer word on the repair's type.
-                if !p.jobs.is_empty() {
+                // A tag that records jobs was written when the work started: it has the last
+                // word on the repair's type and start time over a request's tag.
+                if has_jobs && !*recorded_jobs {
                     r.repair = p.repair;
+                    r.since = p.since;
+                    *recorded_jobs = true;
+                } else if has_jobs == *recorded_jobs {
+                    r.since = r.since.min(p.since);
                 }
                 for j in p.jobs.iter() {
                     if !r.recorded.contains(&j) {
@@ -656,15 +660,19 @@ fn merge_pending<'t>(pendings: &[(&'t str, Pending<'t>)]) -> Vec<InFlight<'t>> {
                     }
                 }
             }
-            None => out.push(InFlight {
-                id: p.id,
-                repair: p.repair,
-                since: p.since,
-                tags: vec![text],
-                recorded: p.jobs.to_vec(),
-            }),
+            None => out.push((
+                InFlight {
+                    id: p.id,
+                    repair: p.repair,
+                    since: p.since,
+                    tags: vec![text],
+                    recorded: p.jobs.to_vec(),
+                },
+                has_jobs,
+            )),
         }
     }
+    let mut out: Vec<InFlight> = out.into_iter().map(|(r, _)| r).collect();
     out.sort_by(|a, b| (a.since, a.id).cmp(&(b.since, b.id)));
     out
 }
@@ -861,7 +869,9 @@ impl TargetWork<'_, '_> {
         match render_pending(r.repair, r.id, r.since, jobs) {
             Ok(tag) => {
                 if r.tags.len() != 1 || r.tags[0] != tag {
-                    self.add(tag.clone(), "record the repair's jobs");
+                    if !r.tags.contains(&tag.as_str()) {
+                        self.add(tag.clone(), "record the repair's jobs");
+                    }
                     for old in &r.tags {
                         if *old != tag {
                             self.remove(old, "superseded by the tag that records the jobs");
@@ -916,10 +926,11 @@ impl TargetWork<'_, '_> {
             } => {
                 self.active = true;
                 self.state = Some(State::Pending);
-                if too_old {
+                // Only retries for lack of resources can go on forever; they get a deadline.
+                if too_old && not_before.is_some() {
                     self.active = false;
                     let why = format!(
-                        "still unfinished {}s after it started (max_repair_age)",
+                        "still lacking resources {}s after it started (max_repair_age)",
                         age
                     );
                     return self.resolve(r, r.repair, RepairResult::Failure, &all_jobs, &why);
@@ -989,7 +1000,8 @@ impl TargetWork<'_, '_> {
                     .storage
                     .and_then(|s| health::chain(s, t))
                     .expect("every needed repair has a chain");
-                self.propose(r.id, t, r.since, vec![], kinds, None, r.tags.clone(), false);
+                // The repair starts now; the request's own time only said when it was asked for.
+                self.propose(r.id, t, self.ctx.now, vec![], kinds, None, r.tags.clone(), false);
             }
             Health::Broken {
                 need: Need::Repair(t),

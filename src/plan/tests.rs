@@ -1,1 +1,438 @@
+//! State transitions of the planner, one scenario per row.
 
+use super::*;
+use crate::snapshot::{Cluster, Group};
+use crate::tags::PREFIX;
+use RepairType::*;
+
+const NOW: i64 = 1_000_000;
+const A: &str = "aaaaaaaa-0000-4000-8000-000000000001";
+const B: &str = "bbbbbbbb-0000-4000-8000-000000000002";
+
+fn t(s: &str) -> String {
+    format!("{PREFIX}{s}")
+}
+
+/// Group `g` holds n1..n4; `n1` is offline unless a test changes it.
+fn fleet(group_tags: &[&str], inst_template: &str, inst_tags: &[&str]) -> Snapshot {
+    let node = |name: &str, offline| Node {
+        name: name.into(),
+        offline,
+        drained: false,
+        vm_capable: true,
+        group_uuid: "u-g".into(),
+        tags: vec![],
+    };
+    Snapshot {
+        cluster: Cluster {
+            name: "c".into(),
+            tags: vec![],
+        },
+        groups: vec![Group {
+            name: "g".into(),
+            uuid: "u-g".into(),
+            tags: group_tags.iter().map(|s| t(s)).collect(),
+        }],
+        nodes: vec![
+            node("n1", true),
+            node("n2", false),
+            node("n3", false),
+            node("n4", false),
+        ],
+        instances: vec![Instance {
+            name: "i1".into(),
+            pnode: "n1".into(),
+            snodes: if inst_template == "drbd" {
+                vec!["n2".into()]
+            } else {
+                vec![]
+            },
+            disk_template: inst_template.into(),
+            admin_state: "up".into(),
+            status: "running".into(),
+            tags: inst_tags.iter().map(|s| t(s)).collect(),
+        }],
+        jobs: vec![],
+        simulation: Default::default(),
+    }
+}
+
+fn job(id: u64, repair: &str, op: Op, status: JobStatus, error_code: Option<&str>) -> Job {
+    Job {
+        id,
+        status: Some(status),
+        opresult: match error_code {
+            Some(code) => serde_json::json!([["OpPrereqError", ["boom", code]]]),
+            None => serde_json::json!([null]),
+        },
+        reason: Some(crate::snapshot::reason_for(repair)),
+        instance: Some("i1".into()),
+        op: Some(op),
+        depends: vec![],
+        end_ts: Some(NOW - 60),
+        passes_left: None,
+    }
+}
+
+fn failover() -> Op {
+    Op::Failover {
+        target_node: None,
+        iallocator: None,
+    }
+}
+
+fn replace() -> Op {
+    Op::ReplaceDisks {
+        remote_node: None,
+        iallocator: Some("hail".into()),
+    }
+}
+
+fn limits() -> Limits {
+    Limits {
+        max_pending: 5,
+        ..Limits::default()
+    }
+}
+
+struct Seen {
+    state: State,
+    added: Vec<String>,
+    removed: Vec<String>,
+    repair: Option<RepairStart>,
+}
+
+fn plan_one(snap: &Snapshot, limits: &Limits) -> Seen {
+    let p = plan(snap, NOW, limits, 7);
+    let target = p.target("i1").unwrap();
+    let mut seen = Seen {
+        state: target.state,
+        added: vec![],
+        removed: vec![],
+        repair: None,
+    };
+    for a in &target.actions {
+        match a {
+            Action::AddTags { tags, .. } => seen.added.extend(tags.iter().map(|s| s.trim_start_matches(PREFIX).to_owned())),
+            Action::RemoveTags { tags, .. } => seen.removed.extend(tags.iter().map(|s| s.trim_start_matches(PREFIX).to_owned())),
+            Action::Repair(r) => seen.repair = Some(r.clone()),
+        }
+    }
+    seen
+}
+
+fn kinds(r: &RepairStart) -> Vec<OpKind> {
+    r.ops.iter().map(Op::kind).collect()
+}
+
+#[test]
+fn healthy_stays_healthy_and_untouched() {
+    let mut snap = fleet(&["reinstall"], "diskless", &[]);
+    snap.nodes[0].offline = false;
+    let s = plan_one(&snap, &limits());
+    assert_eq!(s.state, State::Healthy);
+    assert!(s.added.is_empty() && s.removed.is_empty() && s.repair.is_none());
+}
+
+#[test]
+fn allowed_repair_starts_with_a_pending_tag_first() {
+    let s = plan_one(&fleet(&["failover"], "drbd", &[]), &limits());
+    assert_eq!(s.state, State::Pending);
+    let r = s.repair.expect("a repair starts");
+    assert_eq!(r.repair, Failover);
+    assert_eq!(kinds(&r), vec![OpKind::Failover, OpKind::ReplaceDisks]);
+    let first = r.write_first.as_deref().expect("pending tag written before the jobs");
+    assert_eq!(first, render_pending(Failover, &r.id, NOW, &[]).unwrap());
+    assert_eq!(r.reason, format!("autorepair:{}", r.id));
+}
+
+#[test]
+fn a_repair_above_the_policy_writes_enoperm_once() {
+    let s = plan_one(&fleet(&["migrate"], "drbd", &[]), &limits());
+    assert_eq!(s.state, State::NeedsRepair);
+    assert!(s.repair.is_none());
+    assert_eq!(s.added.len(), 1);
+    assert!(s.added[0].starts_with("result:failover:") && s.added[0].ends_with(":enoperm:"), "{:?}", s.added);
+    // Next pass: the enoperm is there, nothing is written again (harep rewrites it every pass).
+    let written = format!("result:failover:{A}:{}:enoperm:", NOW - 300);
+    let s = plan_one(&fleet(&["migrate"], "drbd", &[&written]), &limits());
+    assert!(s.added.is_empty() && s.removed.is_empty(), "{:?} {:?}", s.added, s.removed);
+    // Even after the retention period the enoperm that still describes the target stays.
+    let old = format!("result:failover:{A}:5:enoperm:");
+    let s = plan_one(&fleet(&["migrate"], "drbd", &[&old]), &limits());
+    assert!(s.added.is_empty() && s.removed.is_empty());
+}
+
+#[test]
+fn suspends_and_the_nearest_policy() {
+    let cases: &[(&[&str], &[&str], State)] = &[
+        (&["suspend"], &[], State::Suspended),
+        (&[&"suspend:2000000"], &[], State::Suspended),
+        // An expired suspend is ignored: the group's type applies.
+        (&["suspend:10", "failover"], &[], State::Pending),
+        // The instance's own allow beats the group's suspend.
+        (&["suspend"], &["failover"], State::Pending),
+        (&["failover"], &["suspend"], State::Suspended),
+        (&[], &[], State::NeedsRepair),
+    ];
+    for (group, inst, want) in cases {
+        let s = plan_one(&fleet(group, "diskless", inst), &limits());
+        assert_eq!(s.state, *want, "group {group:?} instance {inst:?}");
+        assert_eq!(s.repair.is_some(), *want == State::Pending);
+    }
+    let expired = plan(&fleet(&["suspend:10", "failover"], "diskless", &[]), NOW, &limits(), 1);
+    assert_eq!(
+        expired.scope_actions,
+        vec![Action::RemoveTags {
+            object: ObjectRef::Group("g".into()),
+            tags: vec![t("suspend:10")],
+            reason: "timed suspend is over".into()
+        }]
+    );
+}
+
+#[test]
+fn pending_repairs_are_judged_by_their_jobs() {
+    let pending = format!("pending:failover:{A}:{}:1+2", NOW - 100);
+    let err = JobStatus::Error;
+    let ok = JobStatus::Success;
+    let cases: Vec<(Vec<Job>, State, Option<&str>)> = vec![
+        (vec![job(1, A, failover(), ok, None), job(2, A, replace(), JobStatus::Running, None)], State::Pending, None),
+        (vec![job(1, A, failover(), ok, None), job(2, A, replace(), JobStatus::Queued, None)], State::Pending, None),
+        (vec![job(1, A, failover(), ok, None), job(2, A, replace(), ok, None)], State::Healthy, Some("success:1+2")),
+        (vec![job(1, A, failover(), err, Some("wrong_state")), job(2, A, replace(), err, None)], State::Failed, Some("failure:1")),
+        (vec![job(1, A, failover(), JobStatus::Canceled, None), job(2, A, replace(), err, None)], State::Failed, Some("failure:1")),
+        // Job 2 is gone from the queue: that repair fails, nothing else does.
+        (vec![job(1, A, failover(), ok, None)], State::Failed, Some("failure:1")),
+    ];
+    for (jobs, want_state, want_result) in cases {
+        let mut snap = fleet(&["failover"], "drbd", &[&pending]);
+        snap.nodes[0].offline = false; // the repair worked: the instance is healthy now
+        snap.jobs = jobs.clone();
+        let s = plan_one(&snap, &limits());
+        assert_eq!(s.state, want_state, "jobs {:?}", jobs.iter().map(|j| (j.id, j.status)).collect::<Vec<_>>());
+        assert!(s.repair.is_none(), "never a second submission");
+        match want_result {
+            Some(r) => {
+                assert_eq!(s.added.len(), 1, "{:?}", s.added);
+                assert!(s.added[0].starts_with(&format!("result:failover:{A}:{NOW}:")) && s.added[0].ends_with(r), "{:?}", s.added);
+                assert_eq!(s.removed, vec![pending.clone()]);
+            }
+            None => assert!(s.added.is_empty() && s.removed.is_empty()),
+        }
+    }
+}
+
+#[test]
+fn lack_of_resources_retries_later_instead_of_failing() {
+    let pending = format!("pending:failover:{A}:{}:1+2", NOW - 100);
+    let mut snap = fleet(&["failover"], "drbd", &[&pending]);
+    // The failover worked (instance now on n2 with the dead n1 as secondary), the new
+    // secondary could not be found.
+    snap.instances[0].pnode = "n2".into();
+    snap.instances[0].snodes = vec!["n1".into()];
+    let mut no_room = job(2, A, replace(), JobStatus::Error, Some(crate::snapshot::INSUFFICIENT_RESOURCES));
+    no_room.end_ts = Some(NOW - 60);
+    snap.jobs = vec![job(1, A, failover(), JobStatus::Success, None), no_room.clone()];
+    let s = plan_one(&snap, &limits());
+    assert_eq!(s.state, State::Pending);
+    assert!(s.repair.is_none() && s.added.is_empty(), "waits for retry_interval");
+
+    snap.jobs[1].end_ts = Some(NOW - 16 * 60);
+    let s = plan_one(&snap, &limits());
+    let r = s.repair.expect("retried");
+    assert_eq!((r.id.as_str(), kinds(&r)), (A, vec![OpKind::ReplaceDisks]));
+    assert_eq!(r.keep_jobs, vec![1], "the failover's job stays as proof that step is done");
+    assert_eq!(r.replaces, vec![t(&pending)]);
+    assert!(r.write_first.is_none());
+
+    // Past max_repair_age the repair gives up with a failure.
+    let old = format!("pending:failover:{A}:{}:1+2", NOW - 2 * 86400);
+    snap.instances[0].tags = vec![t(&old)];
+    let s = plan_one(&snap, &limits());
+    assert_eq!(s.state, State::Failed);
+    assert!(s.added[0].contains(":failure:"));
+}
+
+#[test]
+fn requests_with_no_jobs() {
+    let req = |ty: &str| format!("pending:{ty}:{A}:{}:", NOW - 50);
+    // Healthy target: resolved as success with no jobs.
+    let mut snap = fleet(&[], "diskless", &[&req("failover")]);
+    snap.nodes[0].offline = false;
+    let s = plan_one(&snap, &limits());
+    assert_eq!(s.state, State::Healthy);
+    assert_eq!(s.added, vec![format!("result:failover:{A}:{NOW}:success:")]);
+    assert_eq!(s.removed, vec![req("failover")]);
+
+    // A request allows its own type even where no policy is set...
+    let s = plan_one(&fleet(&[], "diskless", &[&req("failover")]), &limits());
+    assert_eq!(s.state, State::Pending);
+    let r = s.repair.unwrap();
+    assert_eq!((r.id.as_str(), r.repair, r.write_first.is_none()), (A, Failover, true));
+    assert_eq!(r.since, NOW, "the repair's clock starts when the work does");
+    assert_eq!(r.replaces, vec![t(&req("failover"))]);
+
+    // ...and less destructive repairs, recorded under the type actually done.
+    let s = plan_one(&fleet(&[], "diskless", &[&req("reinstall")]), &limits());
+    assert_eq!(s.repair.unwrap().repair, Failover);
+
+    // ...but not more: the request is answered with enoperm, under its own id.
+    let s = plan_one(&fleet(&[], "diskless", &[&req("migrate")]), &limits());
+    assert_eq!(s.state, State::NeedsRepair);
+    assert_eq!(s.added[0], format!("result:failover:{A}:{NOW}:enoperm:"));
+    assert!(s.repair.is_none());
+
+    // Never while suspended, never on a parked target.
+    let s = plan_one(&fleet(&["suspend"], "diskless", &[&req("failover")]), &limits());
+    assert_eq!((s.state, s.repair.is_none(), s.added.is_empty()), (State::Suspended, true, true));
+    let failed = format!("result:migrate:{B}:5:failure:9");
+    let s = plan_one(&fleet(&["failover"], "diskless", &[&req("failover"), &failed]), &limits());
+    assert_eq!((s.state, s.repair.is_none()), (State::Failed, true));
+}
+
+#[test]
+fn a_failure_parks_the_target_and_is_never_pruned() {
+    let failed = format!("result:failover:{B}:5:failure:9");
+    let s = plan_one(&fleet(&["reinstall"], "diskless", &[&failed]), &limits());
+    assert_eq!(s.state, State::Failed);
+    assert!(s.repair.is_none() && s.removed.is_empty() && s.added.is_empty());
+}
+
+#[test]
+fn crash_leftovers_are_adopted_not_resubmitted() {
+    // A pass wrote the pending tag, submitted job 1 and died before recording it.
+    let pending = format!("pending:failover:{A}:{}:", NOW - 100);
+    let mut snap = fleet(&["failover"], "drbd", &[&pending]);
+    snap.jobs = vec![job(1, A, failover(), JobStatus::Running, None)];
+    let s = plan_one(&snap, &limits());
+    assert_eq!(s.state, State::Pending);
+    assert!(s.repair.is_none(), "no second submission");
+    assert_eq!(s.added, vec![format!("pending:failover:{A}:{}:1", NOW - 100)]);
+    assert_eq!(s.removed, vec![pending.clone()]);
+
+    // It died after job 1 of 2 and job 1 finished: only the missing step is submitted.
+    snap.jobs[0].status = Some(JobStatus::Success);
+    snap.instances[0].pnode = "n2".into();
+    snap.instances[0].snodes = vec!["n1".into()];
+    let s = plan_one(&snap, &limits());
+    let r = s.repair.expect("the chain is completed");
+    assert_eq!((kinds(&r), r.keep_jobs.clone()), (vec![OpKind::ReplaceDisks], vec![1]));
+
+    // It died between writing the tag with the jobs and removing the old one.
+    let with_jobs = format!("pending:failover:{A}:{}:1", NOW - 100);
+    let mut snap = fleet(&["failover"], "drbd", &[&pending, &with_jobs]);
+    snap.jobs = vec![job(1, A, failover(), JobStatus::Running, None)];
+    let s = plan_one(&snap, &limits());
+    assert_eq!((s.added.clone(), s.removed.clone()), (vec![], vec![pending.clone()]));
+
+    // It died between writing a result and removing the pending tag: no second result.
+    let mut snap = fleet(&["failover"], "drbd", &[&with_jobs, &format!("result:failover:{A}:{NOW}:failure:1")]);
+    snap.jobs = vec![job(1, A, failover(), JobStatus::Error, Some("wrong_state"))];
+    let s = plan_one(&snap, &limits());
+    assert_eq!((s.added.clone(), s.removed.clone()), (vec![], vec![with_jobs.clone()]));
+}
+
+#[test]
+fn an_unrecorded_running_job_blocks_a_new_start() {
+    // The tag job recording the repair is still queued (Ganeti): the repair job runs already.
+    let mut snap = fleet(&["failover"], "diskless", &[]);
+    snap.jobs = vec![job(5, A, failover(), JobStatus::Running, None)];
+    let s = plan_one(&snap, &limits());
+    assert_eq!(s.state, State::Pending);
+    assert!(s.repair.is_none() && s.added.is_empty());
+}
+
+#[test]
+fn several_pending_repairs_are_handled_oldest_first() {
+    let old = format!("pending:failover:{A}:{}:1", NOW - 500);
+    let new = format!("pending:failover:{B}:{}:", NOW - 100);
+    let mut snap = fleet(&["failover"], "diskless", &[&new, &old]);
+    snap.jobs = vec![job(1, A, failover(), JobStatus::Running, None)];
+    let s = plan_one(&snap, &limits());
+    assert_eq!(s.state, State::Pending);
+    assert!(s.repair.is_none(), "the newer one waits while the older runs");
+    let p = plan(&snap, NOW, &limits(), 1);
+    assert!(p.lint.iter().any(|l| l.message.contains("2 repairs pending")));
+
+    // Once the older succeeded, the newer request is served in the same pass.
+    snap.jobs[0].status = Some(JobStatus::Success);
+    let s = plan_one(&snap, &limits());
+    assert!(s.added.iter().any(|a| a.starts_with(&format!("result:failover:{A}"))));
+    assert_eq!(s.repair.map(|r| r.id), Some(B.to_owned()));
+}
+
+#[test]
+fn fleet_limits() {
+    let mut snap = fleet(&["reinstall"], "diskless", &[]);
+    for k in 2..=4 {
+        let mut i = snap.instances[0].clone();
+        i.name = format!("i{k}");
+        snap.instances.push(i);
+    }
+    let one = Limits { max_pending: 1, ..Limits::default() };
+    let p = plan(&snap, NOW, &one, 1);
+    assert_eq!(p.fleet.started, 1);
+    assert_eq!(p.actions().filter(|a| matches!(a, Action::Repair(_))).count(), 1);
+    assert_eq!(p.counts[&State::Pending], 1);
+    assert_eq!(p.counts[&State::NeedsRepair], 3);
+
+    // A repair already under way takes the only slot.
+    snap.instances[1].tags = vec![t(&format!("pending:failover:{A}:{}:1", NOW - 10))];
+    snap.jobs = vec![job(1, A, failover(), JobStatus::Running, None)];
+    snap.jobs[0].instance = Some("i2".into());
+    let p = plan(&snap, NOW, &one, 1);
+    assert_eq!(p.fleet.started, 0);
+
+    // Too many broken at once: nothing starts, and the plan says why.
+    let few = Limits { max_pending: 10, max_broken: 3, ..Limits::default() };
+    let p = plan(&snap, NOW, &few, 1);
+    assert_eq!(p.fleet.started, 0);
+    assert!(p.fleet.halted.as_deref().unwrap().contains("rack or power failure"));
+    assert_eq!(p.actions().filter(|a| matches!(a, Action::Repair(_))).count(), 0);
+}
+
+#[test]
+fn results_are_pruned_but_failures_kept() {
+    let mut snap = fleet(&["reinstall"], "diskless", &[]);
+    snap.nodes[0].offline = false;
+    let old_ok = format!("result:migrate:{A}:10:success:3");
+    let new_ok = format!("result:migrate:{B}:{}:success:4", NOW - 10);
+    let old_fail = format!("result:failover:{A}:10:failure:5");
+    snap.instances[0].tags = vec![t(&old_ok), t(&new_ok), t(&old_fail), "owner:bob".into()];
+    let s = plan_one(&snap, &limits());
+    assert_eq!(s.removed, vec![old_ok]);
+    // Beyond max_results the oldest go even when recent.
+    let few = Limits { max_results: 0, ..limits() };
+    let s = plan_one(&snap, &few);
+    assert_eq!(s.removed.len(), 2);
+    assert!(!s.removed.iter().any(|r| r.contains("failure")));
+}
+
+#[test]
+fn foreign_and_invalid_tags_are_never_touched() {
+    let mut snap = fleet(&["failover"], "diskless", &[]);
+    snap.instances[0].tags = vec!["owner:bob".into(), t("teleport"), t("pending:failover:nope:1:")];
+    let p = plan(&snap, NOW, &limits(), 1);
+    let touched: Vec<&String> = p
+        .actions()
+        .flat_map(|a| match a {
+            Action::RemoveTags { tags, .. } => tags.iter().collect(),
+            _ => vec![],
+        })
+        .collect();
+    assert!(touched.is_empty(), "{touched:?}");
+    assert_eq!(p.lint.iter().filter(|l| l.object == ObjectRef::Instance("i1".into())).count(), 2);
+    assert_eq!(p.target("i1").unwrap().state, State::Pending, "bad tags do not stop the repair");
+}
+
+#[test]
+fn an_inconsistent_fleet_is_reported_not_acted_on() {
+    let mut snap = fleet(&["reinstall"], "diskless", &[]);
+    snap.instances[0].pnode = "ghost".into();
+    let dup = snap.instances[0].clone();
+    snap.instances.push(dup);
+    let p = plan(&snap, NOW, &limits(), 1);
+    assert_eq!(p.actions().count(), 0);
+    assert!(p.targets.iter().all(|t| t.needs_person.is_some()));
+}

@@ -1,0 +1,150 @@
+//! Kill the executor after each single backend call in turn; the next passes must end with
+//! exactly one job per repair step and a consistent tag set.
+
+use autorepair::backend::file::{FleetFile, parse_fleet};
+use autorepair::backend::{Backend, BackendError};
+use autorepair::config::Limits;
+use autorepair::exec;
+use autorepair::plan::{State, plan};
+use autorepair::snapshot::{ObjectRef, Op, Snapshot};
+use autorepair::tags::{self, Tag};
+use std::collections::HashMap;
+
+/// Passes calls through until `budget` write calls were made, then "dies".
+struct Dying<'a> {
+    inner: &'a mut FleetFile,
+    budget: usize,
+    calls: usize,
+}
+
+impl Dying<'_> {
+    fn spend(&mut self) -> Result<(), BackendError> {
+        if self.calls == self.budget {
+            return Err(BackendError::Crashed { calls: self.calls });
+        }
+        self.calls += 1;
+        Ok(())
+    }
+}
+
+impl Backend for Dying<'_> {
+    fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
+        self.inner.snapshot()
+    }
+    fn add_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        self.spend()?;
+        self.inner.add_tags(o, t, r)
+    }
+    fn remove_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        self.spend()?;
+        self.inner.remove_tags(o, t, r)
+    }
+    fn submit(&mut self, i: &str, op: &Op, r: &str, a: Option<u64>) -> Result<u64, BackendError> {
+        self.spend()?;
+        self.inner.submit(i, op, r, a)
+    }
+}
+
+fn demo() -> Snapshot {
+    let mut s = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
+    // Jobs take two passes so that crashes land while repairs are under way too.
+    s.simulation.default_passes = Some(2);
+    s
+}
+
+fn limits() -> Limits {
+    Limits { max_pending: 4, max_broken: 100, ..Limits::default() }
+}
+
+const T0: i64 = 1_800_000_000;
+
+/// One pass; returns how many write calls it made (or would have made before dying).
+fn pass(fleet: &mut FleetFile, now: i64, budget: usize) -> (usize, bool) {
+    let snap = fleet.snapshot().unwrap();
+    let p = plan(&snap, now, &limits(), now as u64);
+    let mut dying = Dying { inner: fleet, budget, calls: 0 };
+    let report = exec::execute(&p, &mut dying);
+    let calls = dying.calls;
+    // The cluster keeps working whether or not the watcher died.
+    fleet.advance_jobs(now);
+    (calls, report.crashed)
+}
+
+fn check_consistent(fleet: &Snapshot, context: &str) {
+    // At most one job per (repair id, operation): nothing was submitted twice.
+    let mut per_step: HashMap<(String, String), Vec<u64>> = HashMap::new();
+    for j in &fleet.jobs {
+        if let (Some(id), Some(op)) = (j.repair_id(), &j.op) {
+            per_step.entry((id.to_owned(), op.kind().to_string())).or_default().push(j.id);
+        }
+    }
+    // A step may be retried only after a failed attempt; in this fleet nothing lacks resources.
+    for ((id, op), jobs) in &per_step {
+        assert_eq!(jobs.len(), 1, "{context}: repair {id} step {op} submitted {} times: {jobs:?}", jobs.len());
+    }
+    for inst in &fleet.instances {
+        let mut pending_ids = Vec::new();
+        for t in &inst.tags {
+            match tags::parse(t) {
+                Ok(Tag::Pending(p)) => {
+                    if !pending_ids.contains(&p.id) {
+                        pending_ids.push(p.id);
+                    }
+                    for j in p.jobs.iter() {
+                        assert!(fleet.jobs.iter().any(|x| x.id == j), "{context}: {} names job {j} that does not exist", inst.name);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    // The demo carries two deliberately bad tags; the watcher must never write one.
+                    assert_eq!(inst.name, "legacy-a4.ams.example", "{context}: {e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_kill_after_any_backend_call_never_duplicates_a_job() {
+    // How many write calls do the first passes make when nothing dies?
+    let mut clean = FleetFile::in_memory(demo());
+    let mut calls_per_pass = Vec::new();
+    for k in 0..3 {
+        calls_per_pass.push(pass(&mut clean, T0 + k * 300, usize::MAX).0);
+    }
+    let total: usize = calls_per_pass.iter().sum();
+    assert!(total > 20, "the demo should keep the executor busy: {calls_per_pass:?}");
+
+    // Kill after each call of the first three passes in turn, then let it run normally.
+    let mut kills = 0;
+    for die_at in 0..total {
+        let mut fleet = FleetFile::in_memory(demo());
+        let mut left = die_at;
+        let mut k = 0;
+        loop {
+            let (calls, crashed) = pass(&mut fleet, T0 + k * 300, left);
+            k += 1;
+            if crashed {
+                kills += 1;
+                break;
+            }
+            left -= calls;
+        }
+        check_consistent(fleet.fleet(), &format!("right after the kill at call {die_at}"));
+        for _ in 0..40 {
+            pass(&mut fleet, T0 + k * 300, usize::MAX);
+            k += 1;
+            check_consistent(fleet.fleet(), &format!("kill at call {die_at}, pass {k}"));
+        }
+        let end = plan(fleet.fleet(), T0 + k * 300, &limits(), 0);
+        let mut reference = FleetFile::in_memory(demo());
+        for j in 0..k {
+            pass(&mut reference, T0 + j * 300, usize::MAX);
+        }
+        let want = plan(reference.fleet(), T0 + k * 300, &limits(), 0);
+        let states = |p: &autorepair::plan::Plan| p.targets.iter().map(|t| (t.name.clone(), t.state)).collect::<Vec<_>>();
+        assert_eq!(states(&end), states(&want), "kill at call {die_at}: the end state differs from a run without kill");
+        assert_eq!(end.counts[&State::Pending], 0, "kill at call {die_at}: repairs left hanging");
+    }
+    assert_eq!(kills, total, "every call was a kill point");
+}
