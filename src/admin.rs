@@ -8,9 +8,15 @@ use crate::tags::{self, RepairResult, RepairType, Tag};
 pub enum Verb {
     /// `None` removes the object's policy tags.
     Allow(Option<RepairType>),
-    Suspend { until: Option<i64> },
+    Suspend {
+        until: Option<i64>,
+    },
     Resume,
-    Request { repair: RepairType, id: String, now: i64 },
+    Request {
+        repair: RepairType,
+        id: String,
+        now: i64,
+    },
     Clear,
 }
 
@@ -77,20 +83,31 @@ pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Act
         }
         Verb::Request { repair, id, now } => {
             if !is_instance {
-                return Err(refuse("repairs are requested on instances, e.g. instance/NAME".into()));
+                return Err(refuse(
+                    "repairs are requested on instances, e.g. instance/NAME".into(),
+                ));
             }
-            if let Some((_, Tag::Pending(p))) = parsed.iter().find(|(_, t)| matches!(t, Tag::Pending(_))) {
+            if let Some((_, Tag::Pending(p))) =
+                parsed.iter().find(|(_, t)| matches!(t, Tag::Pending(_)))
+            {
                 return Err(refuse(format!(
                     "already has repair {} ({}) pending: wait for it to end",
                     p.id, p.repair
                 )));
             }
-            let tag = tags::render_pending(*repair, id, *now, &[]).map_err(|e| refuse(e.to_string()))?;
-            (vec![tag], vec![], format!("admin: request one repair up to {repair}"))
+            let tag =
+                tags::render_pending(*repair, id, *now, &[]).map_err(|e| refuse(e.to_string()))?;
+            (
+                vec![tag],
+                vec![],
+                format!("admin: request one repair up to {repair}"),
+            )
         }
         Verb::Clear => {
             if !is_instance {
-                return Err(refuse("failure results live on instances, e.g. instance/NAME".into()));
+                return Err(refuse(
+                    "failure results live on instances, e.g. instance/NAME".into(),
+                ));
             }
             let remove: Vec<String> = parsed
                 .iter()
@@ -100,16 +117,28 @@ pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Act
             if remove.is_empty() {
                 return Err(refuse("has no failure result to clear".into()));
             }
-            (vec![], remove, "admin: failure investigated and cleared".into())
+            (
+                vec![],
+                remove,
+                "admin: failure investigated and cleared".into(),
+            )
         }
     };
     let add: Vec<String> = add.into_iter().filter(|t| !current.contains(t)).collect();
     let mut actions = Vec::new();
     if !add.is_empty() {
-        actions.push(Action::AddTags { object: object.clone(), tags: add, reason: reason.clone() });
+        actions.push(Action::AddTags {
+            object: object.clone(),
+            tags: add,
+            reason: reason.clone(),
+        });
     }
     if !remove.is_empty() {
-        actions.push(Action::RemoveTags { object: object.clone(), tags: remove, reason });
+        actions.push(Action::RemoveTags {
+            object: object.clone(),
+            tags: remove,
+            reason,
+        });
     }
     Ok(actions)
 }
@@ -124,13 +153,23 @@ mod tests {
 
     fn fleet() -> Snapshot {
         Snapshot {
-            cluster: Cluster { name: "c".into(), tags: vec![format!("{PREFIX}suspend"), "x".into()] },
-            groups: vec![Group { name: "g".into(), uuid: "u".into(), tags: vec![format!("{PREFIX}reinstall"), format!("{PREFIX}migrate")] }],
+            cluster: Cluster {
+                name: "c".into(),
+                tags: vec![format!("{PREFIX}suspend"), "x".into()],
+            },
+            groups: vec![Group {
+                name: "g".into(),
+                uuid: "u".into(),
+                tags: vec![format!("{PREFIX}reinstall"), format!("{PREFIX}migrate")],
+            }],
             instances: vec![Instance {
                 name: "i".into(),
                 pnode: "n".into(),
                 disk_template: "drbd".into(),
-                tags: vec![format!("{PREFIX}result:failover:{ID}:5:failure:7"), format!("{PREFIX}result:failover:{ID}:6:success:")],
+                tags: vec![
+                    format!("{PREFIX}result:failover:{ID}:5:failure:7"),
+                    format!("{PREFIX}result:failover:{ID}:6:success:"),
+                ],
                 ..Default::default()
             }],
             ..Default::default()
@@ -141,8 +180,12 @@ mod tests {
         let (mut add, mut rm) = (vec![], vec![]);
         for a in actions {
             match a {
-                Action::AddTags { tags, .. } => add.extend(tags.iter().map(|t| t.trim_start_matches(PREFIX).to_owned())),
-                Action::RemoveTags { tags, .. } => rm.extend(tags.iter().map(|t| t.trim_start_matches(PREFIX).to_owned())),
+                Action::AddTags { tags, .. } => {
+                    add.extend(tags.iter().map(|t| t.trim_start_matches(PREFIX).to_owned()))
+                }
+                Action::RemoveTags { tags, .. } => {
+                    rm.extend(tags.iter().map(|t| t.trim_start_matches(PREFIX).to_owned()))
+                }
                 Action::Repair(_) => panic!("admin verbs never repair"),
             }
         }
@@ -156,18 +199,56 @@ mod tests {
         let i = ObjectRef::Instance("i".into());
         let failure = format!("result:failover:{ID}:5:failure:7");
         let cases: Vec<(ObjectRef, Verb, Vec<&str>, Vec<&str>)> = vec![
-            (g.clone(), Verb::Allow(Some(RepairType::Failover)), vec!["failover"], vec!["reinstall", "migrate"]),
-            (g.clone(), Verb::Allow(Some(RepairType::Migrate)), vec![], vec!["reinstall"]),
-            (g.clone(), Verb::Allow(None), vec![], vec!["reinstall", "migrate"]),
-            (g.clone(), Verb::Suspend { until: Some(99) }, vec!["suspend:99"], vec![]),
+            (
+                g.clone(),
+                Verb::Allow(Some(RepairType::Failover)),
+                vec!["failover"],
+                vec!["reinstall", "migrate"],
+            ),
+            (
+                g.clone(),
+                Verb::Allow(Some(RepairType::Migrate)),
+                vec![],
+                vec!["reinstall"],
+            ),
+            (
+                g.clone(),
+                Verb::Allow(None),
+                vec![],
+                vec!["reinstall", "migrate"],
+            ),
+            (
+                g.clone(),
+                Verb::Suspend { until: Some(99) },
+                vec!["suspend:99"],
+                vec![],
+            ),
             (ObjectRef::Cluster, Verb::Resume, vec![], vec!["suspend"]),
             (i.clone(), Verb::Clear, vec![], vec![failure.as_str()]),
         ];
         for (object, verb, add, rm) in cases {
             let (a, r) = tags_of(&edits(&snap, &object, &verb).unwrap());
-            assert_eq!((a, r), (add.iter().map(|s| s.to_string()).collect(), rm.iter().map(|s| s.to_string()).collect()), "{verb:?} on {object}");
+            assert_eq!(
+                (a, r),
+                (
+                    add.iter().map(|s| s.to_string()).collect(),
+                    rm.iter().map(|s| s.to_string()).collect()
+                ),
+                "{verb:?} on {object}"
+            );
         }
-        let (a, _) = tags_of(&edits(&snap, &i, &Verb::Request { repair: RepairType::Failover, id: ID.into(), now: 10 }).unwrap());
+        let (a, _) = tags_of(
+            &edits(
+                &snap,
+                &i,
+                &Verb::Request {
+                    repair: RepairType::Failover,
+                    id: ID.into(),
+                    now: 10,
+                },
+            )
+            .unwrap(),
+        );
         assert_eq!(a, vec![format!("pending:failover:{ID}:10:")]);
     }
 
@@ -175,19 +256,42 @@ mod tests {
     fn refusals_name_the_object_and_say_why() {
         let snap = fleet();
         let cases = [
-            (ObjectRef::Instance("nope".into()), Verb::Clear, "not in the fleet"),
+            (
+                ObjectRef::Instance("nope".into()),
+                Verb::Clear,
+                "not in the fleet",
+            ),
             (ObjectRef::Group("g".into()), Verb::Resume, "not suspended"),
             (ObjectRef::Group("g".into()), Verb::Clear, "instances"),
             (ObjectRef::Node("n".into()), Verb::Allow(None), "no effect"),
-            (ObjectRef::Cluster, Verb::Request { repair: RepairType::Migrate, id: ID.into(), now: 1 }, "instances"),
+            (
+                ObjectRef::Cluster,
+                Verb::Request {
+                    repair: RepairType::Migrate,
+                    id: ID.into(),
+                    now: 1,
+                },
+                "instances",
+            ),
         ];
         for (object, verb, want) in cases {
             let e = edits(&snap, &object, &verb).unwrap_err().to_string();
             assert!(e.contains(want), "{verb:?} on {object}: {e}");
         }
         let mut snap = fleet();
-        snap.instances[0].tags.push(format!("{PREFIX}pending:migrate:{ID}:3:"));
-        let e = edits(&snap, &ObjectRef::Instance("i".into()), &Verb::Request { repair: RepairType::Migrate, id: ID.into(), now: 4 }).unwrap_err();
+        snap.instances[0]
+            .tags
+            .push(format!("{PREFIX}pending:migrate:{ID}:3:"));
+        let e = edits(
+            &snap,
+            &ObjectRef::Instance("i".into()),
+            &Verb::Request {
+                repair: RepairType::Migrate,
+                id: ID.into(),
+                now: 4,
+            },
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("already has repair"), "{e}");
     }
 }

@@ -52,7 +52,9 @@ pub fn main(cli: Cli) -> ExitCode {
 fn init_logs(global: &GlobalArgs) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&global.log));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     if global.log_json {
         builder.json().init();
     } else {
@@ -72,16 +74,26 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                 Command::Status { json, clock } => {
                     let plan = read_plan(&fleet_path, &config, clock.now)?;
                     if json {
-                        println!("{}", serde_json::to_string_pretty(&report::status_json(&plan))?);
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&report::status_json(&plan))?
+                        );
                     } else {
                         print!("{}", report::status_table(&plan));
                     }
                     Ok(Exit::Ok)
                 }
-                Command::Explain { instance, json, clock } => {
+                Command::Explain {
+                    instance,
+                    json,
+                    clock,
+                } => {
                     let plan = read_plan(&fleet_path, &config, clock.now)?;
                     let Some(t) = plan.target(&instance) else {
-                        bail!("instance {instance:?} is not in {}: `autorepair status` lists the instances", fleet_path.display());
+                        bail!(
+                            "instance {instance:?} is not in {}: `autorepair status` lists the instances",
+                            fleet_path.display()
+                        );
                     };
                     if json {
                         println!("{}", serde_json::to_string_pretty(t)?);
@@ -102,7 +114,11 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                     if !json {
                         eprintln!("{} tag problem(s)", plan.lint.len());
                     }
-                    Ok(if plan.lint.is_empty() { Exit::Ok } else { Exit::Partial })
+                    Ok(if plan.lint.is_empty() {
+                        Exit::Ok
+                    } else {
+                        Exit::Partial
+                    })
                 }
                 Command::Allow { level, object } => {
                     let level = match level {
@@ -111,22 +127,53 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                     };
                     admin_verb(global, &config, &fleet_path, &object, &Verb::Allow(level))
                 }
-                Command::Suspend { object, until, for_, clock } => {
+                Command::Suspend {
+                    object,
+                    until,
+                    for_,
+                    clock,
+                } => {
                     let until = match (until, for_) {
                         (Some(t), _) => Some(t),
                         (None, Some(d)) => Some(now(clock.now) + d.as_secs() as i64),
                         (None, None) => None,
                     };
-                    admin_verb(global, &config, &fleet_path, &object, &Verb::Suspend { until })
+                    admin_verb(
+                        global,
+                        &config,
+                        &fleet_path,
+                        &object,
+                        &Verb::Suspend { until },
+                    )
                 }
-                Command::Resume { object } => admin_verb(global, &config, &fleet_path, &object, &Verb::Resume),
-                Command::Request { repair, instance, clock } => {
-                    let verb = Verb::Request { repair, id: uuid::Uuid::new_v4().to_string(), now: now(clock.now) };
-                    admin_verb(global, &config, &fleet_path, &instance.parse().map_err(anyhow::Error::msg)?, &verb)
+                Command::Resume { object } => {
+                    admin_verb(global, &config, &fleet_path, &object, &Verb::Resume)
                 }
-                Command::Clear { instance } => {
-                    admin_verb(global, &config, &fleet_path, &instance.parse().map_err(anyhow::Error::msg)?, &Verb::Clear)
+                Command::Request {
+                    repair,
+                    instance,
+                    clock,
+                } => {
+                    let verb = Verb::Request {
+                        repair,
+                        id: uuid::Uuid::new_v4().to_string(),
+                        now: now(clock.now),
+                    };
+                    admin_verb(
+                        global,
+                        &config,
+                        &fleet_path,
+                        &instance.parse().map_err(anyhow::Error::msg)?,
+                        &verb,
+                    )
                 }
+                Command::Clear { instance } => admin_verb(
+                    global,
+                    &config,
+                    &fleet_path,
+                    &instance.parse().map_err(anyhow::Error::msg)?,
+                    &Verb::Clear,
+                ),
                 Command::Tags(TagsCommand::Parse { .. }) => unreachable!("handled above"),
             }
         }
@@ -139,7 +186,10 @@ fn tags_parse(tags: &[String], json: bool) -> Exit {
         let parsed = TagJson::of(t);
         invalid |= matches!(parsed.body, autorepair::tags::TagJsonBody::Invalid { .. });
         if json {
-            println!("{}", serde_json::to_string(&parsed).expect("tag JSON always serialises"));
+            println!(
+                "{}",
+                serde_json::to_string(&parsed).expect("tag JSON always serialises")
+            );
         } else {
             match autorepair::tags::parse(t) {
                 Ok(Tag::Foreign) => println!("{t}: foreign (not an autorepair tag)"),
@@ -148,10 +198,24 @@ fn tags_parse(tags: &[String], json: bool) -> Exit {
                 Ok(Tag::Suspend { until: Some(u) }) => println!("{t}: suspended until {u}"),
                 Ok(Tag::Pending(p)) => println!(
                     "{t}: {} repair {} pending since {}, jobs {:?}{}",
-                    p.repair, p.id, p.since, p.jobs.to_vec(),
-                    if p.jobs.is_empty() { " (a request, or not yet submitted)" } else { "" }
+                    p.repair,
+                    p.id,
+                    p.since,
+                    p.jobs.to_vec(),
+                    if p.jobs.is_empty() {
+                        " (a request, or not yet submitted)"
+                    } else {
+                        ""
+                    }
                 ),
-                Ok(Tag::Result(r)) => println!("{t}: {} repair {} ended {} at {}, jobs {:?}", r.repair, r.id, r.result, r.at, r.jobs.to_vec()),
+                Ok(Tag::Result(r)) => println!(
+                    "{t}: {} repair {} ended {} at {}, jobs {:?}",
+                    r.repair,
+                    r.id,
+                    r.result,
+                    r.at,
+                    r.jobs.to_vec()
+                ),
                 Err(e) => println!("{t}: INVALID ({}): {}", e.code.as_str(), e.message),
             }
         }
@@ -167,7 +231,9 @@ fn load_config(global: &GlobalArgs) -> Result<Config> {
     match std::fs::read_to_string(&path) {
         Ok(text) => Config::from_toml(&text, &path.display().to_string()).exit_with(Exit::Usage),
         Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-        Err(e) => Err(e).with_context(|| format!("cannot read config file {}", path.display())).exit_with(Exit::Usage),
+        Err(e) => Err(e)
+            .with_context(|| format!("cannot read config file {}", path.display()))
+            .exit_with(Exit::Usage),
     }
 }
 
@@ -181,11 +247,15 @@ fn fleet_path(global: &GlobalArgs, config: &Config) -> Result<PathBuf> {
 }
 
 fn lock_path(global: &GlobalArgs, config: &Config, fleet: &Path) -> PathBuf {
-    global.lock_file.clone().or_else(|| config.lock_file.clone()).unwrap_or_else(|| {
-        let mut name = fleet.as_os_str().to_owned();
-        name.push(".lock");
-        PathBuf::from(name)
-    })
+    global
+        .lock_file
+        .clone()
+        .or_else(|| config.lock_file.clone())
+        .unwrap_or_else(|| {
+            let mut name = fleet.as_os_str().to_owned();
+            name.push(".lock");
+            PathBuf::from(name)
+        })
 }
 
 fn now(given: Option<i64>) -> i64 {
@@ -276,7 +346,13 @@ fn run(global: &GlobalArgs, config: &Config, fleet: &Path, args: &RunArgs) -> Re
     }
 }
 
-fn admin_verb(global: &GlobalArgs, config: &Config, fleet: &Path, object: &autorepair::snapshot::ObjectRef, verb: &Verb) -> Result<Exit> {
+fn admin_verb(
+    global: &GlobalArgs,
+    config: &Config,
+    fleet: &Path,
+    object: &autorepair::snapshot::ObjectRef,
+    verb: &Verb,
+) -> Result<Exit> {
     let _lock = lock::acquire(&lock_path(global, config, fleet)).exit_with(Exit::Busy)?;
     let mut backend = open(fleet)?;
     let snap = backend.snapshot().exit_with(Exit::Unreadable)?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 /// Where `autorepair` looks for its config file when `--config` is not given.
 pub const DEFAULT_CONFIG_PATH: &str = "/etc/autorepair/autorepair.toml";
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Fleet file for the file backend (`--cluster` overrides it).
@@ -16,17 +16,6 @@ pub struct Config {
     pub lock_file: Option<PathBuf>,
     pub limits: Limits,
     pub rapi: Rapi,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            fleet_file: None,
-            lock_file: None,
-            limits: Limits::default(),
-            rapi: Rapi::default(),
-        }
-    }
 }
 
 /// What the planner needs: limits, retention and how nodes are chosen.
@@ -138,6 +127,9 @@ mod tests {
     fn a_typo_names_the_file_and_the_key() {
         let e = Config::from_toml("[limits]\nmax_pendng = 3\n", "/etc/a.toml").unwrap_err();
         let text = e.to_string();
-        assert!(text.contains("/etc/a.toml") && text.contains("max_pendng"), "{text}");
+        assert!(
+            text.contains("/etc/a.toml") && text.contains("max_pendng"),
+            "{text}"
+        );
     }
 }

@@ -39,15 +39,27 @@ pub fn execute(plan: &Plan, backend: &mut dyn Backend) -> Report {
     report
 }
 
-fn apply(action: &Action, backend: &mut dyn Backend, report: &mut Report) -> Result<(), BackendError> {
+fn apply(
+    action: &Action,
+    backend: &mut dyn Backend,
+    report: &mut Report,
+) -> Result<(), BackendError> {
     match action {
-        Action::AddTags { object, tags, reason } => {
+        Action::AddTags {
+            object,
+            tags,
+            reason,
+        } => {
             backend.add_tags(object, tags, reason)?;
             for tag in tags {
                 tracing::info!(object = %object, tag = %tag, reason = %reason, "tag added");
             }
         }
-        Action::RemoveTags { object, tags, reason } => {
+        Action::RemoveTags {
+            object,
+            tags,
+            reason,
+        } => {
             backend.remove_tags(object, tags, reason)?;
             for tag in tags {
                 tracing::info!(object = %object, tag = %tag, reason = %reason, "tag removed");
@@ -61,7 +73,11 @@ fn apply(action: &Action, backend: &mut dyn Backend, report: &mut Report) -> Res
 /// Pending tag first, then the jobs (carrying the repair id, so a later pass finds them even
 /// if this one dies before recording them), then the tag that records the jobs, and only then
 /// the tags it replaces.
-fn repair(r: &RepairStart, backend: &mut dyn Backend, report: &mut Report) -> Result<(), BackendError> {
+fn repair(
+    r: &RepairStart,
+    backend: &mut dyn Backend,
+    report: &mut Report,
+) -> Result<(), BackendError> {
     let object = ObjectRef::Instance(r.target.clone());
     if let Some(first) = &r.write_first {
         backend.add_tags(&object, std::slice::from_ref(first), &r.reason)?;
@@ -76,9 +92,12 @@ fn repair(r: &RepairStart, backend: &mut dyn Backend, report: &mut Report) -> Re
         new_jobs.push(job);
         after = Some(job);
     }
-    let tag = r
-        .pending_tag(&new_jobs)
-        .map_err(|e| BackendError::Api(format!("cannot record jobs {new_jobs:?} of repair {}: {e}", r.id)))?;
+    let tag = r.pending_tag(&new_jobs).map_err(|e| {
+        BackendError::Api(format!(
+            "cannot record jobs {new_jobs:?} of repair {}: {e}",
+            r.id
+        ))
+    })?;
     backend.add_tags(&object, std::slice::from_ref(&tag), &r.reason)?;
     tracing::info!(object = %object, tag = %tag, reason = "jobs recorded", "tag added");
     let old: Vec<String> = r

@@ -9,7 +9,10 @@ pub enum LockError {
     #[error("another autorepair run holds the lock {path}; this one exits without acting")]
     Busy { path: PathBuf },
     #[error("cannot open the lock file {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 #[derive(Debug)]
@@ -23,10 +26,18 @@ pub fn acquire(path: &Path) -> Result<LockGuard, LockError> {
         .truncate(false)
         .write(true)
         .open(path)
-        .map_err(|source| LockError::Io { path: path.to_owned(), source })?;
+        .map_err(|source| LockError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
     match file.try_lock() {
         Ok(()) => Ok(LockGuard { _file: file }),
-        Err(TryLockError::WouldBlock) => Err(LockError::Busy { path: path.to_owned() }),
-        Err(TryLockError::Error(source)) => Err(LockError::Io { path: path.to_owned(), source }),
+        Err(TryLockError::WouldBlock) => Err(LockError::Busy {
+            path: path.to_owned(),
+        }),
+        Err(TryLockError::Error(source)) => Err(LockError::Io {
+            path: path.to_owned(),
+            source,
+        }),
     }
 }

@@ -157,6 +157,8 @@ pub struct HistoryEntry {
     pub at: i64,
     pub result: RepairResult,
     pub jobs: Vec<u64>,
+    /// For failures: what the failing job said, while the backend still lists it.
+    pub why: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -382,7 +384,12 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     let index = Index::build(snap, now, &mut lint);
     let ids = IdMaker { seed, now };
     let mut scope_actions = Vec::new();
-    expire_suspends(&ObjectRef::Cluster, &snap.cluster.tags, now, &mut scope_actions);
+    expire_suspends(
+        &ObjectRef::Cluster,
+        &snap.cluster.tags,
+        now,
+        &mut scope_actions,
+    );
     for g in &snap.groups {
         expire_suspends(
             &ObjectRef::Group(g.name.clone()),
@@ -419,7 +426,11 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     order.sort_by(|&a, &b| {
         let key = |e: &TargetEval| {
             let c = e.candidate.as_ref().expect("filtered");
-            (!c.continuation, c.start.write_first.is_some(), c.start.since)
+            (
+                !c.continuation,
+                c.start.write_first.is_some(),
+                c.start.since,
+            )
         };
         key(&evals[a])
             .cmp(&key(&evals[b]))
@@ -447,7 +458,9 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         }
         e.plan.state = State::Pending;
         e.plan.notes.push(c.note);
-        e.plan.actions.insert(e.repair_slot, Action::Repair(c.start));
+        e.plan
+            .actions
+            .insert(e.repair_slot, Action::Repair(c.start));
     }
 
     let mut counts: BTreeMap<State, usize> = State::ALL.iter().map(|s| (*s, 0)).collect();
@@ -553,7 +566,8 @@ impl Ctx<'_> {
         let group_uuid = primary.map(|n| n.group_uuid.as_str());
         let group_name = group_uuid.and_then(|u| self.index.group_by_uuid.get(u).copied());
         let group_ref = group_name.map(|g| ObjectRef::Group(g.to_owned()));
-        let group_policy = group_uuid.and_then(|u| self.index.group_policy.get(u).copied().flatten());
+        let group_policy =
+            group_uuid.and_then(|u| self.index.group_policy.get(u).copied().flatten());
         let cluster_ref = ObjectRef::Cluster;
         let chain = [
             (&object, own.policy),
@@ -565,13 +579,9 @@ impl Ctx<'_> {
         let health = health::assess(
             inst,
             primary.ok_or(inst.pnode.as_str()),
-            inst.snodes.first().map(|s| {
-                self.index
-                    .nodes
-                    .get(s.as_str())
-                    .copied()
-                    .ok_or(s.as_str())
-            }),
+            inst.snodes
+                .first()
+                .map(|s| self.index.nodes.get(s.as_str()).copied().ok_or(s.as_str())),
         );
         let storage = health::storage_of(&inst.disk_template);
 
@@ -723,13 +733,21 @@ impl TargetWork<'_, '_> {
 
     /// Ends a repair: writes its result (once, even if an earlier pass crashed after writing
     /// it) and then drops its pending tags.
-    fn resolve(&mut self, r: &InFlight, repair: RepairType, result: RepairResult, jobs: &[u64], why: &str) {
+    fn resolve(
+        &mut self,
+        r: &InFlight,
+        repair: RepairType,
+        result: RepairResult,
+        jobs: &[u64],
+        why: &str,
+    ) {
         let already = self.results.iter().any(|(_, o)| o.id == r.id);
         if !already {
             match render_result(repair, r.id, self.ctx.now, result, jobs) {
                 Ok(tag) => self.add(tag, why),
                 Err(e) => {
-                    self.notes.push(format!("cannot record the result of {}: {e}", r.id));
+                    self.notes
+                        .push(format!("cannot record the result of {}: {e}", r.id));
                     return;
                 }
             }
@@ -750,16 +768,15 @@ impl TargetWork<'_, '_> {
         for tag in &r.tags {
             self.remove(tag, why);
         }
-        self.notes.push(format!("repair {} ({repair}): {result}: {why}", r.id));
+        self.notes
+            .push(format!("repair {} ({repair}): {result}: {why}", r.id));
     }
 
     fn run(&mut self, repairs: Vec<InFlight>) {
         for r in &repairs {
             if self.busy() {
-                self.notes.push(format!(
-                    "repair {} waits until the older one ends",
-                    r.id
-                ));
+                self.notes
+                    .push(format!("repair {} waits until the older one ends", r.id));
                 continue;
             }
             self.one_pending(r);
@@ -798,14 +815,21 @@ impl TargetWork<'_, '_> {
     fn judge(&self, r: &InFlight, jobs: &[u64]) -> Verdict {
         let idx = &self.ctx.index;
         let get = |id: &u64| idx.jobs[id];
-        if jobs.iter().any(|id| !get(id).status.is_some_and(JobStatus::is_finished)) {
+        if jobs
+            .iter()
+            .any(|id| !get(id).status.is_some_and(JobStatus::is_finished))
+        {
             return Verdict::Running;
         }
         let chain = self.storage.and_then(|s| health::chain(s, r.repair));
         let opaque = jobs.iter().any(|id| get(id).op.is_none());
         let Some(chain) = chain.filter(|_| !opaque) else {
             // Jobs we cannot place in a chain (e.g. written by harep): all must have succeeded.
-            return match jobs.iter().map(get).find(|j| j.status != Some(JobStatus::Success)) {
+            return match jobs
+                .iter()
+                .map(get)
+                .find(|j| j.status != Some(JobStatus::Success))
+            {
                 None => Verdict::Succeeded(jobs.to_vec()),
                 Some(j) => Verdict::Failed(job_failure(j), jobs.to_vec()),
             };
@@ -912,9 +936,13 @@ impl TargetWork<'_, '_> {
                     .push(format!("repair {} ({}) is running", r.id, r.repair));
                 self.canonical_pending(r, &jobs);
             }
-            Verdict::Succeeded(kept) => {
-                self.resolve(r, r.repair, RepairResult::Success, &kept, "all its jobs succeeded")
-            }
+            Verdict::Succeeded(kept) => self.resolve(
+                r,
+                r.repair,
+                RepairResult::Success,
+                &kept,
+                "all its jobs succeeded",
+            ),
             Verdict::Failed(why, kept) => {
                 self.resolve(r, r.repair, RepairResult::Failure, &kept, &why)
             }
@@ -936,21 +964,29 @@ impl TargetWork<'_, '_> {
                     return self.resolve(r, r.repair, RepairResult::Failure, &all_jobs, &why);
                 }
                 if let Some(t) = not_before.filter(|t| *t > self.ctx.now) {
-                    self.notes.push(format!(
-                        "repair {} lacked resources; retrying at {t}",
-                        r.id
-                    ));
+                    self.notes
+                        .push(format!("repair {} lacked resources; retrying at {t}", r.id));
                     return self.canonical_pending(r, &all_jobs);
                 }
                 if let Some(why) = self.blocked() {
-                    self.notes.push(format!("repair {} cannot continue: {why}", r.id));
+                    self.notes
+                        .push(format!("repair {} cannot continue: {why}", r.id));
                     return self.canonical_pending(r, &all_jobs);
                 }
                 let kinds = &self
                     .storage
                     .and_then(|s| health::chain(s, r.repair))
                     .expect("judge only asks to submit along a chain")[from..];
-                self.propose(r.id, r.repair, r.since, keep, kinds, None, r.tags.clone(), true);
+                self.propose(
+                    r.id,
+                    r.repair,
+                    r.since,
+                    keep,
+                    kinds,
+                    None,
+                    r.tags.clone(),
+                    true,
+                );
             }
         }
     }
@@ -968,8 +1004,7 @@ impl TargetWork<'_, '_> {
             return;
         }
         if let Some(p) = self.suspended() {
-            self.notes
-                .push(format!("request {} waits: {p}", r.id));
+            self.notes.push(format!("request {} waits: {p}", r.id));
             self.state = Some(State::Suspended);
             self.active_request_hold();
             return;
@@ -1001,7 +1036,16 @@ impl TargetWork<'_, '_> {
                     .and_then(|s| health::chain(s, t))
                     .expect("every needed repair has a chain");
                 // The repair starts now; the request's own time only said when it was asked for.
-                self.propose(r.id, t, self.ctx.now, vec![], kinds, None, r.tags.clone(), false);
+                self.propose(
+                    r.id,
+                    t,
+                    self.ctx.now,
+                    vec![],
+                    kinds,
+                    None,
+                    r.tags.clone(),
+                    false,
+                );
             }
             Health::Broken {
                 need: Need::Repair(t),
@@ -1087,7 +1131,11 @@ impl TargetWork<'_, '_> {
 
     /// No pending repair is left: decide from health and policy alone.
     fn fresh(&mut self) {
-        let own_jobs = self.ctx.index.unfinished_by_instance.get(self.inst.name.as_str());
+        let own_jobs = self
+            .ctx
+            .index
+            .unfinished_by_instance
+            .get(self.inst.name.as_str());
         if let Some(j) = own_jobs.and_then(|v| v.first()) {
             self.state = Some(State::Pending);
             self.active = true;
@@ -1138,19 +1186,34 @@ impl TargetWork<'_, '_> {
                         .storage
                         .and_then(|s| health::chain(s, t))
                         .expect("every needed repair has a chain");
-                    self.propose(&id, t, self.ctx.now, vec![], kinds, Some(first), vec![], false);
+                    self.propose(
+                        &id,
+                        t,
+                        self.ctx.now,
+                        vec![],
+                        kinds,
+                        Some(first),
+                        vec![],
+                        false,
+                    );
                 } else {
-                    let allowed_text = allowed.map_or("no repair".to_owned(), |a| format!("repairs up to {a}"));
-                    self.notes.push(format!("not allowed: needs {t}, policy allows {allowed_text}"));
-                    let written = self.results.iter().any(|(_, r)| {
-                        r.result == RepairResult::Enoperm && r.repair == t
-                    });
+                    let allowed_text =
+                        allowed.map_or("no repair".to_owned(), |a| format!("repairs up to {a}"));
+                    self.notes.push(format!(
+                        "not allowed: needs {t}, policy allows {allowed_text}"
+                    ));
+                    let written = self
+                        .results
+                        .iter()
+                        .any(|(_, r)| r.result == RepairResult::Enoperm && r.repair == t);
                     if written {
                         self.notes.push("enoperm already recorded".into());
                     } else {
                         let id = self.ctx.ids.make(&self.inst.name, "enoperm");
                         match render_result(t, &id, self.ctx.now, RepairResult::Enoperm, &[]) {
-                            Ok(tag) => self.add(tag, &format!("needs {t}, policy allows {allowed_text}")),
+                            Ok(tag) => {
+                                self.add(tag, &format!("needs {t}, policy allows {allowed_text}"))
+                            }
                             Err(e) => self.notes.push(format!("cannot write enoperm: {e}")),
                         }
                     }
@@ -1168,7 +1231,9 @@ impl TargetWork<'_, '_> {
         let current_enoperm = self.health.needed_repair().and_then(|t| {
             self.results
                 .iter()
-                .filter(|(text, r)| !text.is_empty() && r.result == RepairResult::Enoperm && r.repair == t)
+                .filter(|(text, r)| {
+                    !text.is_empty() && r.result == RepairResult::Enoperm && r.repair == t
+                })
                 .max_by_key(|(_, r)| r.at)
                 .map(|(text, _)| *text)
         });
@@ -1176,7 +1241,9 @@ impl TargetWork<'_, '_> {
             .results
             .iter()
             .filter(|(text, r)| {
-                !text.is_empty() && r.result != RepairResult::Failure && Some(*text) != current_enoperm
+                !text.is_empty()
+                    && r.result != RepairResult::Failure
+                    && Some(*text) != current_enoperm
             })
             .map(|(text, r)| (*text, r.at))
             .collect();
@@ -1249,6 +1316,15 @@ impl TargetWork<'_, '_> {
                 at: r.at,
                 result: r.result,
                 jobs: r.jobs.to_vec(),
+                why: (r.result == RepairResult::Failure)
+                    .then(|| {
+                        r.jobs
+                            .iter()
+                            .filter_map(|id| self.ctx.index.jobs.get(&id))
+                            .find(|j| j.status != Some(JobStatus::Success))
+                            .map(|j| job_failure(j))
+                    })
+                    .flatten(),
             })
             .collect();
         let state = self.state.unwrap_or(State::Healthy);
@@ -1288,7 +1364,9 @@ impl TargetWork<'_, '_> {
 }
 
 fn job_failure(j: &Job) -> String {
-    let what = j.op.as_ref().map_or("job".to_owned(), |o| o.kind().to_string());
+    let what =
+        j.op.as_ref()
+            .map_or("job".to_owned(), |o| o.kind().to_string());
     match (j.status, j.error()) {
         (_, Some((msg, _))) => format!("job {} ({what}) failed: {msg}", j.id),
         (Some(JobStatus::Canceled), None) => format!("job {} ({what}) was canceled", j.id),

@@ -10,9 +10,13 @@ use serde::Serialize;
 #[serde(tag = "policy", rename_all = "kebab-case")]
 pub enum Policy {
     /// Repairs up to this type are allowed.
-    Allow { up_to: RepairType },
+    Allow {
+        up_to: RepairType,
+    },
     /// No repair starts until this time (Unix seconds).
-    SuspendedUntil { until: i64 },
+    SuspendedUntil {
+        until: i64,
+    },
     SuspendedForever,
 }
 
@@ -187,7 +191,11 @@ mod tests {
                 Some((Policy::Allow { up_to: Failover }, &inst)),
             ),
             (
-                [None, Some(Policy::SuspendedUntil { until: 9 }), allow(Reinstall)],
+                [
+                    None,
+                    Some(Policy::SuspendedUntil { until: 9 }),
+                    allow(Reinstall),
+                ],
                 Some((Policy::SuspendedUntil { until: 9 }, &group)),
             ),
             (

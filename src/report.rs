@@ -30,7 +30,14 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 
 /// A table, one instance a line, with the per-state counts at the end.
 pub fn status_table(plan: &Plan) -> String {
-    let header = ["INSTANCE", "STATE", "NEEDS", "ALLOWED", "POLICY FROM", "NEXT"];
+    let header = [
+        "INSTANCE",
+        "STATE",
+        "NEEDS",
+        "ALLOWED",
+        "POLICY FROM",
+        "NEXT",
+    ];
     let rows: Vec<[String; 6]> = plan
         .targets
         .iter()
@@ -40,7 +47,11 @@ pub fn status_table(plan: &Plan) -> String {
                 _ => None,
             }) {
                 a
-            } else if let Some(crate::plan::Action::AddTags { reason, .. } | crate::plan::Action::RemoveTags { reason, .. }) = t.actions.first() {
+            } else if let Some(
+                crate::plan::Action::AddTags { reason, .. }
+                | crate::plan::Action::RemoveTags { reason, .. },
+            ) = t.actions.first()
+            {
                 reason.clone()
             } else if let Some(p) = &t.needs_person {
                 format!("needs a person: {p}")
@@ -88,7 +99,11 @@ pub fn status_table(plan: &Plan) -> String {
         let _ = writeln!(out, "HALTED: {h}");
     }
     if !plan.lint.is_empty() {
-        let _ = writeln!(out, "{} tag problem(s): see `autorepair tags lint`", plan.lint.len());
+        let _ = writeln!(
+            out,
+            "{} tag problem(s): see `autorepair tags lint`",
+            plan.lint.len()
+        );
     }
     out
 }
@@ -124,14 +139,29 @@ pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
                     "{}{}={}",
                     j.id,
                     j.op.map_or(String::new(), |o| format!("({o})")),
-                    j.status.map_or("unknown".into(), |s| format!("{s:?}").to_lowercase())
+                    j.status
+                        .map_or("unknown".into(), |s| format!("{s:?}").to_lowercase())
                 )
             })
             .collect();
-        let _ = writeln!(out, "  pending: {} {} since {} jobs [{}]", p.repair, p.id, p.since, jobs.join(", "));
+        let _ = writeln!(
+            out,
+            "  pending: {} {} since {} jobs [{}]",
+            p.repair,
+            p.id,
+            p.since,
+            jobs.join(", ")
+        );
     }
     for h in &t.history {
-        let _ = writeln!(out, "  history: {} {} at {}: {}", h.repair, h.id, h.at, h.result);
+        let _ = writeln!(
+            out,
+            "  history: {} {} at {}: {}",
+            h.repair, h.id, h.at, h.result
+        );
+        if let Some(why) = &h.why {
+            let _ = writeln!(out, "    {why}");
+        }
     }
     if let Some(h) = &plan.fleet.halted {
         let _ = writeln!(out, "  fleet: {h}");
@@ -142,7 +172,11 @@ pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
     for a in &t.actions {
         let _ = writeln!(out, "  next pass: {a}");
     }
-    for l in plan.lint.iter().filter(|l| l.object.to_string() == format!("instance/{}", t.name)) {
+    for l in plan
+        .lint
+        .iter()
+        .filter(|l| l.object.to_string() == format!("instance/{}", t.name))
+    {
         let _ = writeln!(out, "  tag problem: {l}");
     }
     out

@@ -214,7 +214,9 @@ pub enum Op {
     },
     Reinstall,
     /// Copies local disks to another node (instance shut down meanwhile).
-    Move { target_node: String },
+    Move {
+        target_node: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -53,7 +53,11 @@ fn demo() -> Snapshot {
 }
 
 fn limits() -> Limits {
-    Limits { max_pending: 4, max_broken: 100, ..Limits::default() }
+    Limits {
+        max_pending: 4,
+        max_broken: 100,
+        ..Limits::default()
+    }
 }
 
 const T0: i64 = 1_800_000_000;
@@ -62,7 +66,11 @@ const T0: i64 = 1_800_000_000;
 fn pass(fleet: &mut FleetFile, now: i64, budget: usize) -> (usize, bool) {
     let snap = fleet.snapshot().unwrap();
     let p = plan(&snap, now, &limits(), now as u64);
-    let mut dying = Dying { inner: fleet, budget, calls: 0 };
+    let mut dying = Dying {
+        inner: fleet,
+        budget,
+        calls: 0,
+    };
     let report = exec::execute(&p, &mut dying);
     let calls = dying.calls;
     // The cluster keeps working whether or not the watcher died.
@@ -75,12 +83,20 @@ fn check_consistent(fleet: &Snapshot, context: &str) {
     let mut per_step: HashMap<(String, String), Vec<u64>> = HashMap::new();
     for j in &fleet.jobs {
         if let (Some(id), Some(op)) = (j.repair_id(), &j.op) {
-            per_step.entry((id.to_owned(), op.kind().to_string())).or_default().push(j.id);
+            per_step
+                .entry((id.to_owned(), op.kind().to_string()))
+                .or_default()
+                .push(j.id);
         }
     }
     // A step may be retried only after a failed attempt; in this fleet nothing lacks resources.
     for ((id, op), jobs) in &per_step {
-        assert_eq!(jobs.len(), 1, "{context}: repair {id} step {op} submitted {} times: {jobs:?}", jobs.len());
+        assert_eq!(
+            jobs.len(),
+            1,
+            "{context}: repair {id} step {op} submitted {} times: {jobs:?}",
+            jobs.len()
+        );
     }
     for inst in &fleet.instances {
         let mut pending_ids = Vec::new();
@@ -91,7 +107,11 @@ fn check_consistent(fleet: &Snapshot, context: &str) {
                         pending_ids.push(p.id);
                     }
                     for j in p.jobs.iter() {
-                        assert!(fleet.jobs.iter().any(|x| x.id == j), "{context}: {} names job {j} that does not exist", inst.name);
+                        assert!(
+                            fleet.jobs.iter().any(|x| x.id == j),
+                            "{context}: {} names job {j} that does not exist",
+                            inst.name
+                        );
                     }
                 }
                 Ok(_) => {}
@@ -113,7 +133,10 @@ fn a_kill_after_any_backend_call_never_duplicates_a_job() {
         calls_per_pass.push(pass(&mut clean, T0 + k * 300, usize::MAX).0);
     }
     let total: usize = calls_per_pass.iter().sum();
-    assert!(total > 20, "the demo should keep the executor busy: {calls_per_pass:?}");
+    assert!(
+        total > 20,
+        "the demo should keep the executor busy: {calls_per_pass:?}"
+    );
 
     // Kill after each call of the first three passes in turn, then let it run normally.
     let mut kills = 0;
@@ -130,7 +153,10 @@ fn a_kill_after_any_backend_call_never_duplicates_a_job() {
             }
             left -= calls;
         }
-        check_consistent(fleet.fleet(), &format!("right after the kill at call {die_at}"));
+        check_consistent(
+            fleet.fleet(),
+            &format!("right after the kill at call {die_at}"),
+        );
         for _ in 0..40 {
             pass(&mut fleet, T0 + k * 300, usize::MAX);
             k += 1;
@@ -142,9 +168,22 @@ fn a_kill_after_any_backend_call_never_duplicates_a_job() {
             pass(&mut reference, T0 + j * 300, usize::MAX);
         }
         let want = plan(reference.fleet(), T0 + k * 300, &limits(), 0);
-        let states = |p: &autorepair::plan::Plan| p.targets.iter().map(|t| (t.name.clone(), t.state)).collect::<Vec<_>>();
-        assert_eq!(states(&end), states(&want), "kill at call {die_at}: the end state differs from a run without kill");
-        assert_eq!(end.counts[&State::Pending], 0, "kill at call {die_at}: repairs left hanging");
+        let states = |p: &autorepair::plan::Plan| {
+            p.targets
+                .iter()
+                .map(|t| (t.name.clone(), t.state))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            states(&end),
+            states(&want),
+            "kill at call {die_at}: the end state differs from a run without kill"
+        );
+        assert_eq!(
+            end.counts[&State::Pending],
+            0,
+            "kill at call {die_at}: repairs left hanging"
+        );
     }
     assert_eq!(kills, total, "every call was a kill point");
 }

@@ -3,9 +3,7 @@
 
 use super::{Backend, BackendError};
 use crate::health::{self, NodePicker, NodePool, NodeState, Storage};
-use crate::snapshot::{
-    Instance, Job, JobStatus, ObjectRef, Op, SimOutcome, Snapshot,
-};
+use crate::snapshot::{Instance, Job, JobStatus, ObjectRef, Op, SimOutcome, Snapshot};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -57,8 +55,12 @@ impl FleetFile {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)
-            .map_err(|e| fail(format!("cannot create a temporary file in {}: {e}", dir.display())))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+            fail(format!(
+                "cannot create a temporary file in {}: {e}",
+                dir.display()
+            ))
+        })?;
         let mut out = std::io::BufWriter::new(tmp.as_file_mut());
         serde_json::to_writer_pretty(&mut out, &self.fleet)
             .map_err(|e| fail(format!("cannot serialise: {e}")))?;
@@ -101,14 +103,28 @@ impl FleetFile {
         let deps: Vec<Option<JobStatus>> = self.fleet.jobs[pos]
             .depends
             .iter()
-            .map(|d| self.fleet.jobs.iter().find(|j| j.id == *d).and_then(|j| j.status))
+            .map(|d| {
+                self.fleet
+                    .jobs
+                    .iter()
+                    .find(|j| j.id == *d)
+                    .and_then(|j| j.status)
+            })
             .collect();
         if deps.iter().any(|s| !s.is_some_and(JobStatus::is_finished)) {
             self.fleet.jobs[pos].status = Some(JobStatus::Waiting);
             return;
         }
         if deps.iter().any(|s| *s != Some(JobStatus::Success)) {
-            return self.end(pos, now, Err(("OpPrereqError", "a job this one depends on did not succeed", "wrong_state")));
+            return self.end(
+                pos,
+                now,
+                Err((
+                    "OpPrereqError",
+                    "a job this one depends on did not succeed",
+                    "wrong_state",
+                )),
+            );
         }
         let job = &mut self.fleet.jobs[pos];
         let instance = job.instance.clone().unwrap_or_default();
@@ -212,7 +228,11 @@ fn apply_effect(fleet: &mut Snapshot, instance: &str, op: &Op) -> Result<(), Sim
             Some(n) => vec![n.clone()],
             None => pool.pick(&inst.pnode, &exclude, count),
         };
-        if nodes.len() < count || nodes.iter().any(|n| state_of(fleet, n) != Some(NodeState::Usable)) {
+        if nodes.len() < count
+            || nodes
+                .iter()
+                .any(|n| state_of(fleet, n) != Some(NodeState::Usable))
+        {
             return Err(NO_ROOM);
         }
         Ok(nodes)
@@ -222,7 +242,11 @@ fn apply_effect(fleet: &mut Snapshot, instance: &str, op: &Op) -> Result<(), Sim
         Op::Failover { target_node, .. } | Op::Migrate { target_node, .. } => {
             let live = matches!(op, Op::Migrate { .. });
             if live && state_of(fleet, &inst.pnode) == Some(NodeState::Offline) {
-                return Err(("OpPrereqError", "cannot migrate from an offline node", "wrong_state"));
+                return Err((
+                    "OpPrereqError",
+                    "cannot migrate from an offline node",
+                    "wrong_state",
+                ));
             }
             if storage == Some(Storage::Mirrored) {
                 let Some(secondary) = inst.snodes.first() else {
@@ -244,7 +268,11 @@ fn apply_effect(fleet: &mut Snapshot, instance: &str, op: &Op) -> Result<(), Sim
             updated.snodes = choose(remote_node, 1)?;
         }
         Op::RecreateDisks { nodes, .. } => {
-            let count = if storage == Some(Storage::Mirrored) { 2 } else { 1 };
+            let count = if storage == Some(Storage::Mirrored) {
+                2
+            } else {
+                1
+            };
             let chosen = if nodes.is_empty() {
                 choose(&None, count)?
             } else {
@@ -259,7 +287,11 @@ fn apply_effect(fleet: &mut Snapshot, instance: &str, op: &Op) -> Result<(), Sim
         Op::Reinstall => {
             // Ganeti shuts the instance down first, which fails on an offline primary.
             if state_of(fleet, &inst.pnode) == Some(NodeState::Offline) {
-                return Err(("OpExecError", "could not shut down the instance: node is offline", "wrong_state"));
+                return Err((
+                    "OpExecError",
+                    "could not shut down the instance: node is offline",
+                    "wrong_state",
+                ));
             }
         }
         Op::Move { target_node } => {
@@ -275,11 +307,18 @@ impl Backend for FleetFile {
         Ok(self.fleet.clone())
     }
 
-    fn add_tags(&mut self, object: &ObjectRef, tags: &[String], _reason: &str) -> Result<(), BackendError> {
+    fn add_tags(
+        &mut self,
+        object: &ObjectRef,
+        tags: &[String],
+        _reason: &str,
+    ) -> Result<(), BackendError> {
         let list = self
             .fleet
             .tags_of_mut(object)
-            .ok_or_else(|| BackendError::NoSuchObject { object: object.clone() })?;
+            .ok_or_else(|| BackendError::NoSuchObject {
+                object: object.clone(),
+            })?;
         for t in tags {
             if !list.contains(t) {
                 list.push(t.clone());
@@ -288,16 +327,29 @@ impl Backend for FleetFile {
         Ok(())
     }
 
-    fn remove_tags(&mut self, object: &ObjectRef, tags: &[String], _reason: &str) -> Result<(), BackendError> {
+    fn remove_tags(
+        &mut self,
+        object: &ObjectRef,
+        tags: &[String],
+        _reason: &str,
+    ) -> Result<(), BackendError> {
         let list = self
             .fleet
             .tags_of_mut(object)
-            .ok_or_else(|| BackendError::NoSuchObject { object: object.clone() })?;
+            .ok_or_else(|| BackendError::NoSuchObject {
+                object: object.clone(),
+            })?;
         list.retain(|t| !tags.contains(t));
         Ok(())
     }
 
-    fn submit(&mut self, instance: &str, op: &Op, reason: &str, after: Option<u64>) -> Result<u64, BackendError> {
+    fn submit(
+        &mut self,
+        instance: &str,
+        op: &Op,
+        reason: &str,
+        after: Option<u64>,
+    ) -> Result<u64, BackendError> {
         if !self.fleet.instances.iter().any(|i| i.name == instance) {
             return Err(BackendError::NoSuchObject {
                 object: ObjectRef::Instance(instance.to_owned()),

@@ -21,8 +21,12 @@ pub enum BackendError {
 /// crash-safety argument: a pass may die between any two calls.
 pub trait Backend {
     fn snapshot(&mut self) -> Result<Snapshot, BackendError>;
-    fn add_tags(&mut self, object: &ObjectRef, tags: &[String], reason: &str)
-    -> Result<(), BackendError>;
+    fn add_tags(
+        &mut self,
+        object: &ObjectRef,
+        tags: &[String],
+        reason: &str,
+    ) -> Result<(), BackendError>;
     fn remove_tags(
         &mut self,
         object: &ObjectRef,

@@ -16,7 +16,11 @@ fn inst(template: &str) -> Instance {
     Instance {
         name: "i1".into(),
         pnode: "p".into(),
-        snodes: if template == "drbd" { vec!["s".into()] } else { vec![] },
+        snodes: if template == "drbd" {
+            vec!["s".into()]
+        } else {
+            vec![]
+        },
         disk_template: template.into(),
         admin_state: "up".into(),
         ..Default::default()
@@ -29,23 +33,46 @@ fn decide(template: &str, p: &str, s: Option<&str>) -> String {
     let sn = s.map(|s| node("s", s));
     match assess(&inst(template), Ok(&pn), sn.as_ref().map(Ok)) {
         Health::Healthy => "healthy".into(),
-        Health::Broken { need: Need::Repair(t), .. } => t.to_string(),
-        Health::Broken { need: Need::Person(_), .. } => "person".into(),
+        Health::Broken {
+            need: Need::Repair(t),
+            ..
+        } => t.to_string(),
+        Health::Broken {
+            need: Need::Person(_),
+            ..
+        } => "person".into(),
     }
 }
 
 #[test]
 fn decision_table_every_template_and_row() {
-    let shared = ["diskless", "sharedfile", "rbd", "ext", "gluster", "blockdev"];
+    let shared = [
+        "diskless",
+        "sharedfile",
+        "rbd",
+        "ext",
+        "gluster",
+        "blockdev",
+    ];
     let mut cases: Vec<(&str, &str, Option<&str>, String)> = vec![
         // drbd: primary, secondary
         ("drbd", "usable", Some("usable"), "healthy".into()),
         ("drbd", "offline", Some("usable"), Failover.to_string()),
         ("drbd", "drained", Some("usable"), Migrate.to_string()),
-        ("drbd", "not-vm-capable", Some("usable"), Migrate.to_string()),
+        (
+            "drbd",
+            "not-vm-capable",
+            Some("usable"),
+            Migrate.to_string(),
+        ),
         ("drbd", "usable", Some("offline"), FixStorage.to_string()),
         ("drbd", "usable", Some("drained"), FixStorage.to_string()),
-        ("drbd", "usable", Some("not-vm-capable"), FixStorage.to_string()),
+        (
+            "drbd",
+            "usable",
+            Some("not-vm-capable"),
+            FixStorage.to_string(),
+        ),
         ("drbd", "offline", Some("offline"), Reinstall.to_string()),
         // Both drained: first give the mirror a usable secondary, then a later pass migrates.
         ("drbd", "drained", Some("drained"), FixStorage.to_string()),
@@ -67,7 +94,11 @@ fn decision_table_every_template_and_row() {
     }
     cases.push(("floppy", "offline", None, "person".into()));
     for (template, p, s, want) in cases {
-        assert_eq!(decide(template, p, s), want, "{template} primary {p} secondary {s:?}");
+        assert_eq!(
+            decide(template, p, s),
+            want,
+            "{template} primary {p} secondary {s:?}"
+        );
     }
 }
 
@@ -75,15 +106,29 @@ fn decision_table_every_template_and_row() {
 fn a_node_missing_from_the_snapshot_needs_a_person() {
     let s = node("s", "usable");
     let h = assess(&inst("drbd"), Err("ghost"), Some(Ok(&s)));
-    assert!(matches!(h, Health::Broken { need: Need::Person(_), ref problem } if problem.contains("ghost")));
+    assert!(
+        matches!(h, Health::Broken { need: Need::Person(_), ref problem } if problem.contains("ghost"))
+    );
     let p = node("p", "usable");
     let h = assess(&inst("drbd"), Ok(&p), Some(Err("ghost2")));
-    assert!(matches!(h, Health::Broken { need: Need::Person(_), ref problem } if problem.contains("secondary")));
+    assert!(
+        matches!(h, Health::Broken { need: Need::Person(_), ref problem } if problem.contains("secondary"))
+    );
 }
 
 #[test]
 fn every_repair_the_table_can_ask_for_has_a_chain() {
-    for template in ["drbd", "diskless", "sharedfile", "rbd", "ext", "gluster", "blockdev", "plain", "file"] {
+    for template in [
+        "drbd",
+        "diskless",
+        "sharedfile",
+        "rbd",
+        "ext",
+        "gluster",
+        "blockdev",
+        "plain",
+        "file",
+    ] {
         let storage = storage_of(template).unwrap();
         for p in ["usable", "offline", "drained"] {
             for s in ["usable", "offline", "drained"] {
@@ -91,20 +136,34 @@ fn every_repair_the_table_can_ask_for_has_a_chain() {
                 let pn = node("p", p);
                 let second = (storage == Storage::Mirrored).then_some(Ok(&sn));
                 if let Some(t) = assess(&inst(template), Ok(&pn), second).needed_repair() {
-                    assert!(chain(storage, t).is_some(), "{template} needs {t} but has no chain");
+                    assert!(
+                        chain(storage, t).is_some(),
+                        "{template} needs {t} but has no chain"
+                    );
                 }
             }
         }
     }
-    assert_eq!(chain(Storage::Mirrored, Failover), Some(&[OpKind::Failover, OpKind::ReplaceDisks][..]));
-    assert_eq!(chain(Storage::Local, Reinstall), Some(&[OpKind::RecreateDisks, OpKind::Reinstall][..]));
+    assert_eq!(
+        chain(Storage::Mirrored, Failover),
+        Some(&[OpKind::Failover, OpKind::ReplaceDisks][..])
+    );
+    assert_eq!(
+        chain(Storage::Local, Reinstall),
+        Some(&[OpKind::RecreateDisks, OpKind::Reinstall][..])
+    );
     assert_eq!(chain(Storage::Shared, Reinstall), None);
 }
 
 struct Picker(Vec<&'static str>);
 impl NodePicker for Picker {
     fn pick(&self, _group_of: &str, exclude: &[&str], count: usize) -> Vec<String> {
-        self.0.iter().filter(|n| !exclude.contains(n)).take(count).map(|n| n.to_string()).collect()
+        self.0
+            .iter()
+            .filter(|n| !exclude.contains(n))
+            .take(count)
+            .map(|n| n.to_string())
+            .collect()
     }
 }
 
@@ -116,15 +175,80 @@ fn operations_use_the_iallocator_or_picked_nodes() {
     let file = inst("file");
     let mut down = inst("diskless");
     down.admin_state = "down".into();
-    let cases: Vec<(OpKind, &Instance, Option<&str>, Result<Op, ()>)> = vec![
-        (OpKind::Failover, &drbd, Some("hail"), Ok(Op::Failover { target_node: None, iallocator: None })),
-        (OpKind::Failover, &shared, Some("hail"), Ok(Op::Failover { target_node: None, iallocator: Some("hail".into()) })),
-        (OpKind::Failover, &shared, None, Ok(Op::Failover { target_node: Some("s".into()), iallocator: None })),
-        (OpKind::Migrate, &down, None, Ok(Op::Migrate { target_node: Some("s".into()), iallocator: None, allow_failover: true })),
-        (OpKind::ReplaceDisks, &drbd, None, Ok(Op::ReplaceDisks { remote_node: Some("n3".into()), iallocator: None })),
-        (OpKind::RecreateDisks, &drbd, None, Ok(Op::RecreateDisks { nodes: vec!["n3".into(), "n4".into()], iallocator: None })),
-        (OpKind::RecreateDisks, &drbd, Some("hail"), Ok(Op::RecreateDisks { nodes: vec![], iallocator: Some("hail".into()) })),
-        (OpKind::Move, &file, Some("hail"), Ok(Op::Move { target_node: "s".into() })),
+    type Case<'a> = (OpKind, &'a Instance, Option<&'a str>, Result<Op, ()>);
+    let cases: Vec<Case> = vec![
+        (
+            OpKind::Failover,
+            &drbd,
+            Some("hail"),
+            Ok(Op::Failover {
+                target_node: None,
+                iallocator: None,
+            }),
+        ),
+        (
+            OpKind::Failover,
+            &shared,
+            Some("hail"),
+            Ok(Op::Failover {
+                target_node: None,
+                iallocator: Some("hail".into()),
+            }),
+        ),
+        (
+            OpKind::Failover,
+            &shared,
+            None,
+            Ok(Op::Failover {
+                target_node: Some("s".into()),
+                iallocator: None,
+            }),
+        ),
+        (
+            OpKind::Migrate,
+            &down,
+            None,
+            Ok(Op::Migrate {
+                target_node: Some("s".into()),
+                iallocator: None,
+                allow_failover: true,
+            }),
+        ),
+        (
+            OpKind::ReplaceDisks,
+            &drbd,
+            None,
+            Ok(Op::ReplaceDisks {
+                remote_node: Some("n3".into()),
+                iallocator: None,
+            }),
+        ),
+        (
+            OpKind::RecreateDisks,
+            &drbd,
+            None,
+            Ok(Op::RecreateDisks {
+                nodes: vec!["n3".into(), "n4".into()],
+                iallocator: None,
+            }),
+        ),
+        (
+            OpKind::RecreateDisks,
+            &drbd,
+            Some("hail"),
+            Ok(Op::RecreateDisks {
+                nodes: vec![],
+                iallocator: Some("hail".into()),
+            }),
+        ),
+        (
+            OpKind::Move,
+            &file,
+            Some("hail"),
+            Ok(Op::Move {
+                target_node: "s".into(),
+            }),
+        ),
         (OpKind::Reinstall, &drbd, None, Ok(Op::Reinstall)),
     ];
     for (kind, instance, ialloc, want) in cases {

@@ -113,8 +113,12 @@ fn plan_one(snap: &Snapshot, limits: &Limits) -> Seen {
     };
     for a in &target.actions {
         match a {
-            Action::AddTags { tags, .. } => seen.added.extend(tags.iter().map(|s| s.trim_start_matches(PREFIX).to_owned())),
-            Action::RemoveTags { tags, .. } => seen.removed.extend(tags.iter().map(|s| s.trim_start_matches(PREFIX).to_owned())),
+            Action::AddTags { tags, .. } => seen
+                .added
+                .extend(tags.iter().map(|s| s.trim_start_matches(PREFIX).to_owned())),
+            Action::RemoveTags { tags, .. } => seen
+                .removed
+                .extend(tags.iter().map(|s| s.trim_start_matches(PREFIX).to_owned())),
             Action::Repair(r) => seen.repair = Some(r.clone()),
         }
     }
@@ -141,7 +145,10 @@ fn allowed_repair_starts_with_a_pending_tag_first() {
     let r = s.repair.expect("a repair starts");
     assert_eq!(r.repair, Failover);
     assert_eq!(kinds(&r), vec![OpKind::Failover, OpKind::ReplaceDisks]);
-    let first = r.write_first.as_deref().expect("pending tag written before the jobs");
+    let first = r
+        .write_first
+        .as_deref()
+        .expect("pending tag written before the jobs");
     assert_eq!(first, render_pending(Failover, &r.id, NOW, &[]).unwrap());
     assert_eq!(r.reason, format!("autorepair:{}", r.id));
 }
@@ -152,11 +159,20 @@ fn a_repair_above_the_policy_writes_enoperm_once() {
     assert_eq!(s.state, State::NeedsRepair);
     assert!(s.repair.is_none());
     assert_eq!(s.added.len(), 1);
-    assert!(s.added[0].starts_with("result:failover:") && s.added[0].ends_with(":enoperm:"), "{:?}", s.added);
+    assert!(
+        s.added[0].starts_with("result:failover:") && s.added[0].ends_with(":enoperm:"),
+        "{:?}",
+        s.added
+    );
     // Next pass: the enoperm is there, nothing is written again (harep rewrites it every pass).
     let written = format!("result:failover:{A}:{}:enoperm:", NOW - 300);
     let s = plan_one(&fleet(&["migrate"], "drbd", &[&written]), &limits());
-    assert!(s.added.is_empty() && s.removed.is_empty(), "{:?} {:?}", s.added, s.removed);
+    assert!(
+        s.added.is_empty() && s.removed.is_empty(),
+        "{:?} {:?}",
+        s.added,
+        s.removed
+    );
     // Even after the retention period the enoperm that still describes the target stays.
     let old = format!("result:failover:{A}:5:enoperm:");
     let s = plan_one(&fleet(&["migrate"], "drbd", &[&old]), &limits());
@@ -167,7 +183,7 @@ fn a_repair_above_the_policy_writes_enoperm_once() {
 fn suspends_and_the_nearest_policy() {
     let cases: &[(&[&str], &[&str], State)] = &[
         (&["suspend"], &[], State::Suspended),
-        (&[&"suspend:2000000"], &[], State::Suspended),
+        (&["suspend:2000000"], &[], State::Suspended),
         // An expired suspend is ignored: the group's type applies.
         (&["suspend:10", "failover"], &[], State::Pending),
         // The instance's own allow beats the group's suspend.
@@ -180,7 +196,12 @@ fn suspends_and_the_nearest_policy() {
         assert_eq!(s.state, *want, "group {group:?} instance {inst:?}");
         assert_eq!(s.repair.is_some(), *want == State::Pending);
     }
-    let expired = plan(&fleet(&["suspend:10", "failover"], "diskless", &[]), NOW, &limits(), 1);
+    let expired = plan(
+        &fleet(&["suspend:10", "failover"], "diskless", &[]),
+        NOW,
+        &limits(),
+        1,
+    );
     assert_eq!(
         expired.scope_actions,
         vec![Action::RemoveTags {
@@ -197,25 +218,74 @@ fn pending_repairs_are_judged_by_their_jobs() {
     let err = JobStatus::Error;
     let ok = JobStatus::Success;
     let cases: Vec<(Vec<Job>, State, Option<&str>)> = vec![
-        (vec![job(1, A, failover(), ok, None), job(2, A, replace(), JobStatus::Running, None)], State::Pending, None),
-        (vec![job(1, A, failover(), ok, None), job(2, A, replace(), JobStatus::Queued, None)], State::Pending, None),
-        (vec![job(1, A, failover(), ok, None), job(2, A, replace(), ok, None)], State::Healthy, Some("success:1+2")),
-        (vec![job(1, A, failover(), err, Some("wrong_state")), job(2, A, replace(), err, None)], State::Failed, Some("failure:1")),
-        (vec![job(1, A, failover(), JobStatus::Canceled, None), job(2, A, replace(), err, None)], State::Failed, Some("failure:1")),
+        (
+            vec![
+                job(1, A, failover(), ok, None),
+                job(2, A, replace(), JobStatus::Running, None),
+            ],
+            State::Pending,
+            None,
+        ),
+        (
+            vec![
+                job(1, A, failover(), ok, None),
+                job(2, A, replace(), JobStatus::Queued, None),
+            ],
+            State::Pending,
+            None,
+        ),
+        (
+            vec![
+                job(1, A, failover(), ok, None),
+                job(2, A, replace(), ok, None),
+            ],
+            State::Healthy,
+            Some("success:1+2"),
+        ),
+        (
+            vec![
+                job(1, A, failover(), err, Some("wrong_state")),
+                job(2, A, replace(), err, None),
+            ],
+            State::Failed,
+            Some("failure:1"),
+        ),
+        (
+            vec![
+                job(1, A, failover(), JobStatus::Canceled, None),
+                job(2, A, replace(), err, None),
+            ],
+            State::Failed,
+            Some("failure:1"),
+        ),
         // Job 2 is gone from the queue: that repair fails, nothing else does.
-        (vec![job(1, A, failover(), ok, None)], State::Failed, Some("failure:1")),
+        (
+            vec![job(1, A, failover(), ok, None)],
+            State::Failed,
+            Some("failure:1"),
+        ),
     ];
     for (jobs, want_state, want_result) in cases {
         let mut snap = fleet(&["failover"], "drbd", &[&pending]);
         snap.nodes[0].offline = false; // the repair worked: the instance is healthy now
         snap.jobs = jobs.clone();
         let s = plan_one(&snap, &limits());
-        assert_eq!(s.state, want_state, "jobs {:?}", jobs.iter().map(|j| (j.id, j.status)).collect::<Vec<_>>());
+        assert_eq!(
+            s.state,
+            want_state,
+            "jobs {:?}",
+            jobs.iter().map(|j| (j.id, j.status)).collect::<Vec<_>>()
+        );
         assert!(s.repair.is_none(), "never a second submission");
         match want_result {
             Some(r) => {
                 assert_eq!(s.added.len(), 1, "{:?}", s.added);
-                assert!(s.added[0].starts_with(&format!("result:failover:{A}:{NOW}:")) && s.added[0].ends_with(r), "{:?}", s.added);
+                assert!(
+                    s.added[0].starts_with(&format!("result:failover:{A}:{NOW}:"))
+                        && s.added[0].ends_with(r),
+                    "{:?}",
+                    s.added
+                );
                 assert_eq!(s.removed, vec![pending.clone()]);
             }
             None => assert!(s.added.is_empty() && s.removed.is_empty()),
@@ -231,18 +301,34 @@ fn lack_of_resources_retries_later_instead_of_failing() {
     // secondary could not be found.
     snap.instances[0].pnode = "n2".into();
     snap.instances[0].snodes = vec!["n1".into()];
-    let mut no_room = job(2, A, replace(), JobStatus::Error, Some(crate::snapshot::INSUFFICIENT_RESOURCES));
+    let mut no_room = job(
+        2,
+        A,
+        replace(),
+        JobStatus::Error,
+        Some(crate::snapshot::INSUFFICIENT_RESOURCES),
+    );
     no_room.end_ts = Some(NOW - 60);
-    snap.jobs = vec![job(1, A, failover(), JobStatus::Success, None), no_room.clone()];
+    snap.jobs = vec![
+        job(1, A, failover(), JobStatus::Success, None),
+        no_room.clone(),
+    ];
     let s = plan_one(&snap, &limits());
     assert_eq!(s.state, State::Pending);
-    assert!(s.repair.is_none() && s.added.is_empty(), "waits for retry_interval");
+    assert!(
+        s.repair.is_none() && s.added.is_empty(),
+        "waits for retry_interval"
+    );
 
     snap.jobs[1].end_ts = Some(NOW - 16 * 60);
     let s = plan_one(&snap, &limits());
     let r = s.repair.expect("retried");
     assert_eq!((r.id.as_str(), kinds(&r)), (A, vec![OpKind::ReplaceDisks]));
-    assert_eq!(r.keep_jobs, vec![1], "the failover's job stays as proof that step is done");
+    assert_eq!(
+        r.keep_jobs,
+        vec![1],
+        "the failover's job stays as proof that step is done"
+    );
     assert_eq!(r.replaces, vec![t(&pending)]);
     assert!(r.write_first.is_none());
 
@@ -269,7 +355,10 @@ fn requests_with_no_jobs() {
     let s = plan_one(&fleet(&[], "diskless", &[&req("failover")]), &limits());
     assert_eq!(s.state, State::Pending);
     let r = s.repair.unwrap();
-    assert_eq!((r.id.as_str(), r.repair, r.write_first.is_none()), (A, Failover, true));
+    assert_eq!(
+        (r.id.as_str(), r.repair, r.write_first.is_none()),
+        (A, Failover, true)
+    );
     assert_eq!(r.since, NOW, "the repair's clock starts when the work does");
     assert_eq!(r.replaces, vec![t(&req("failover"))]);
 
@@ -284,10 +373,19 @@ fn requests_with_no_jobs() {
     assert!(s.repair.is_none());
 
     // Never while suspended, never on a parked target.
-    let s = plan_one(&fleet(&["suspend"], "diskless", &[&req("failover")]), &limits());
-    assert_eq!((s.state, s.repair.is_none(), s.added.is_empty()), (State::Suspended, true, true));
+    let s = plan_one(
+        &fleet(&["suspend"], "diskless", &[&req("failover")]),
+        &limits(),
+    );
+    assert_eq!(
+        (s.state, s.repair.is_none(), s.added.is_empty()),
+        (State::Suspended, true, true)
+    );
     let failed = format!("result:migrate:{B}:5:failure:9");
-    let s = plan_one(&fleet(&["failover"], "diskless", &[&req("failover"), &failed]), &limits());
+    let s = plan_one(
+        &fleet(&["failover"], "diskless", &[&req("failover"), &failed]),
+        &limits(),
+    );
     assert_eq!((s.state, s.repair.is_none()), (State::Failed, true));
 }
 
@@ -308,7 +406,10 @@ fn crash_leftovers_are_adopted_not_resubmitted() {
     let s = plan_one(&snap, &limits());
     assert_eq!(s.state, State::Pending);
     assert!(s.repair.is_none(), "no second submission");
-    assert_eq!(s.added, vec![format!("pending:failover:{A}:{}:1", NOW - 100)]);
+    assert_eq!(
+        s.added,
+        vec![format!("pending:failover:{A}:{}:1", NOW - 100)]
+    );
     assert_eq!(s.removed, vec![pending.clone()]);
 
     // It died after job 1 of 2 and job 1 finished: only the missing step is submitted.
@@ -317,20 +418,33 @@ fn crash_leftovers_are_adopted_not_resubmitted() {
     snap.instances[0].snodes = vec!["n1".into()];
     let s = plan_one(&snap, &limits());
     let r = s.repair.expect("the chain is completed");
-    assert_eq!((kinds(&r), r.keep_jobs.clone()), (vec![OpKind::ReplaceDisks], vec![1]));
+    assert_eq!(
+        (kinds(&r), r.keep_jobs.clone()),
+        (vec![OpKind::ReplaceDisks], vec![1])
+    );
 
     // It died between writing the tag with the jobs and removing the old one.
     let with_jobs = format!("pending:failover:{A}:{}:1", NOW - 100);
     let mut snap = fleet(&["failover"], "drbd", &[&pending, &with_jobs]);
     snap.jobs = vec![job(1, A, failover(), JobStatus::Running, None)];
     let s = plan_one(&snap, &limits());
-    assert_eq!((s.added.clone(), s.removed.clone()), (vec![], vec![pending.clone()]));
+    assert_eq!(
+        (s.added.clone(), s.removed.clone()),
+        (vec![], vec![pending.clone()])
+    );
 
     // It died between writing a result and removing the pending tag: no second result.
-    let mut snap = fleet(&["failover"], "drbd", &[&with_jobs, &format!("result:failover:{A}:{NOW}:failure:1")]);
+    let mut snap = fleet(
+        &["failover"],
+        "drbd",
+        &[&with_jobs, &format!("result:failover:{A}:{NOW}:failure:1")],
+    );
     snap.jobs = vec![job(1, A, failover(), JobStatus::Error, Some("wrong_state"))];
     let s = plan_one(&snap, &limits());
-    assert_eq!((s.added.clone(), s.removed.clone()), (vec![], vec![with_jobs.clone()]));
+    assert_eq!(
+        (s.added.clone(), s.removed.clone()),
+        (vec![], vec![with_jobs.clone()])
+    );
 }
 
 #[test]
@@ -351,14 +465,25 @@ fn several_pending_repairs_are_handled_oldest_first() {
     snap.jobs = vec![job(1, A, failover(), JobStatus::Running, None)];
     let s = plan_one(&snap, &limits());
     assert_eq!(s.state, State::Pending);
-    assert!(s.repair.is_none(), "the newer one waits while the older runs");
+    assert!(
+        s.repair.is_none(),
+        "the newer one waits while the older runs"
+    );
     let p = plan(&snap, NOW, &limits(), 1);
-    assert!(p.lint.iter().any(|l| l.message.contains("2 repairs pending")));
+    assert!(
+        p.lint
+            .iter()
+            .any(|l| l.message.contains("2 repairs pending"))
+    );
 
     // Once the older succeeded, the newer request is served in the same pass.
     snap.jobs[0].status = Some(JobStatus::Success);
     let s = plan_one(&snap, &limits());
-    assert!(s.added.iter().any(|a| a.starts_with(&format!("result:failover:{A}"))));
+    assert!(
+        s.added
+            .iter()
+            .any(|a| a.starts_with(&format!("result:failover:{A}")))
+    );
     assert_eq!(s.repair.map(|r| r.id), Some(B.to_owned()));
 }
 
@@ -370,10 +495,18 @@ fn fleet_limits() {
         i.name = format!("i{k}");
         snap.instances.push(i);
     }
-    let one = Limits { max_pending: 1, ..Limits::default() };
+    let one = Limits {
+        max_pending: 1,
+        ..Limits::default()
+    };
     let p = plan(&snap, NOW, &one, 1);
     assert_eq!(p.fleet.started, 1);
-    assert_eq!(p.actions().filter(|a| matches!(a, Action::Repair(_))).count(), 1);
+    assert_eq!(
+        p.actions()
+            .filter(|a| matches!(a, Action::Repair(_)))
+            .count(),
+        1
+    );
     assert_eq!(p.counts[&State::Pending], 1);
     assert_eq!(p.counts[&State::NeedsRepair], 3);
 
@@ -385,11 +518,26 @@ fn fleet_limits() {
     assert_eq!(p.fleet.started, 0);
 
     // Too many broken at once: nothing starts, and the plan says why.
-    let few = Limits { max_pending: 10, max_broken: 3, ..Limits::default() };
+    let few = Limits {
+        max_pending: 10,
+        max_broken: 3,
+        ..Limits::default()
+    };
     let p = plan(&snap, NOW, &few, 1);
     assert_eq!(p.fleet.started, 0);
-    assert!(p.fleet.halted.as_deref().unwrap().contains("rack or power failure"));
-    assert_eq!(p.actions().filter(|a| matches!(a, Action::Repair(_))).count(), 0);
+    assert!(
+        p.fleet
+            .halted
+            .as_deref()
+            .unwrap()
+            .contains("rack or power failure")
+    );
+    assert_eq!(
+        p.actions()
+            .filter(|a| matches!(a, Action::Repair(_)))
+            .count(),
+        0
+    );
 }
 
 #[test]
@@ -403,7 +551,10 @@ fn results_are_pruned_but_failures_kept() {
     let s = plan_one(&snap, &limits());
     assert_eq!(s.removed, vec![old_ok]);
     // Beyond max_results the oldest go even when recent.
-    let few = Limits { max_results: 0, ..limits() };
+    let few = Limits {
+        max_results: 0,
+        ..limits()
+    };
     let s = plan_one(&snap, &few);
     assert_eq!(s.removed.len(), 2);
     assert!(!s.removed.iter().any(|r| r.contains("failure")));
@@ -412,7 +563,11 @@ fn results_are_pruned_but_failures_kept() {
 #[test]
 fn foreign_and_invalid_tags_are_never_touched() {
     let mut snap = fleet(&["failover"], "diskless", &[]);
-    snap.instances[0].tags = vec!["owner:bob".into(), t("teleport"), t("pending:failover:nope:1:")];
+    snap.instances[0].tags = vec![
+        "owner:bob".into(),
+        t("teleport"),
+        t("pending:failover:nope:1:"),
+    ];
     let p = plan(&snap, NOW, &limits(), 1);
     let touched: Vec<&String> = p
         .actions()
@@ -422,8 +577,18 @@ fn foreign_and_invalid_tags_are_never_touched() {
         })
         .collect();
     assert!(touched.is_empty(), "{touched:?}");
-    assert_eq!(p.lint.iter().filter(|l| l.object == ObjectRef::Instance("i1".into())).count(), 2);
-    assert_eq!(p.target("i1").unwrap().state, State::Pending, "bad tags do not stop the repair");
+    assert_eq!(
+        p.lint
+            .iter()
+            .filter(|l| l.object == ObjectRef::Instance("i1".into()))
+            .count(),
+        2
+    );
+    assert_eq!(
+        p.target("i1").unwrap().state,
+        State::Pending,
+        "bad tags do not stop the repair"
+    );
 }
 
 #[test]

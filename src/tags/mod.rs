@@ -57,7 +57,9 @@ impl FromStr for RepairType {
             .into_iter()
             .find(|t| t.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown repair type {s:?}: use fix-storage, migrate, failover or reinstall")
+                format!(
+                    "unknown repair type {s:?}: use fix-storage, migrate, failover or reinstall"
+                )
             })
     }
 }
@@ -142,7 +144,9 @@ pub enum Tag<'a> {
     /// Repairs up to this type are allowed on the object.
     Policy(RepairType),
     /// No repair starts until `until` (Unix seconds), or ever when `None`.
-    Suspend { until: Option<i64> },
+    Suspend {
+        until: Option<i64>,
+    },
     Pending(Pending<'a>),
     Result(Outcome<'a>),
 }

@@ -48,7 +48,10 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
             ),
         ));
     }
-    if let Some(c) = text.chars().find(|c| !c.is_ascii() || !ALLOWED[*c as usize]) {
+    if let Some(c) = text
+        .chars()
+        .find(|c| !c.is_ascii() || !ALLOWED[*c as usize])
+    {
         return Err(fail(
             ErrorCode::BadChar,
             format!("character {c:?} is not allowed (Ganeti accepts [A-Za-z0-9_.+*/:@-])"),
@@ -83,9 +86,7 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                 };
                 return Err(fail(
                     ErrorCode::FieldCount,
-                    format!(
-                        "expected {shape} ({expected} fields), found {field_count} fields"
-                    ),
+                    format!("expected {shape} ({expected} fields), found {field_count} fields"),
                 ));
             }
             let mut next = || fields.next().expect("field count checked");
@@ -101,7 +102,8 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                     jobs,
                 }))
             } else {
-                let result = repair_result(next()).map_err(|m| fail(ErrorCode::UnknownResult, m))?;
+                let result =
+                    repair_result(next()).map_err(|m| fail(ErrorCode::UnknownResult, m))?;
                 let jobs = job_list(next()).map_err(|m| fail(ErrorCode::BadJob, m))?;
                 Ok(Tag::Result(Outcome {
                     repair,
@@ -172,9 +174,7 @@ fn job_list(text: &str) -> Result<JobList<'_>, String> {
         .parse(text)
         .map(|_| JobList::new_unchecked(text))
         .map_err(|_| {
-            format!(
-                "job list {text:?} is not job ids joined by '+' (e.g. 12+13, or empty)"
-            )
+            format!("job list {text:?} is not job ids joined by '+' (e.g. 12+13, or empty)")
         })
 }
 

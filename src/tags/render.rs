@@ -33,7 +33,10 @@ pub fn render_result(
     jobs: &[u64],
 ) -> Result<String, RenderError> {
     valid_id(id)?;
-    let mut tag = format!("{PREFIX}result:{repair}:{id}:{}:{result}:", non_negative(at)?);
+    let mut tag = format!(
+        "{PREFIX}result:{repair}:{id}:{}:{result}:",
+        non_negative(at)?
+    );
     push_jobs(&mut tag, jobs);
     checked(tag)
 }

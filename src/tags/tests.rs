@@ -38,13 +38,21 @@ fn every_vector_parses_as_expected_and_valid_ones_round_trip() {
                 assert_eq!(parse(&rendered).unwrap(), valid, "line {}", n + 1);
                 // `suspend:` is the one second spelling of a value; it renders as `suspend`.
                 if tag != format!("{PREFIX}suspend:") {
-                    assert_eq!(rendered, tag, "line {}: render(parse(tag)) must give the tag back", n + 1);
+                    assert_eq!(
+                        rendered,
+                        tag,
+                        "line {}: render(parse(tag)) must give the tag back",
+                        n + 1
+                    );
                 }
             }
         }
         checked += 1;
     }
-    assert!(checked >= 50, "only {checked} vectors: the file looks truncated");
+    assert!(
+        checked >= 50,
+        "only {checked} vectors: the file looks truncated"
+    );
 }
 
 #[test]
@@ -59,9 +67,19 @@ fn the_vectors_cover_every_kind_and_error_code() {
         });
     }
     for want in [
-        "policy", "suspend", "pending", "result", "foreign",
-        "invalid/too-long", "invalid/bad-char", "invalid/unknown-kind", "invalid/field-count",
-        "invalid/unknown-repair", "invalid/bad-id", "invalid/bad-epoch", "invalid/unknown-result",
+        "policy",
+        "suspend",
+        "pending",
+        "result",
+        "foreign",
+        "invalid/too-long",
+        "invalid/bad-char",
+        "invalid/unknown-kind",
+        "invalid/field-count",
+        "invalid/unknown-repair",
+        "invalid/bad-id",
+        "invalid/bad-epoch",
+        "invalid/unknown-result",
         "invalid/bad-job",
     ] {
         assert!(seen.contains(want), "no vector for {want}");
@@ -79,7 +97,13 @@ fn renderer_refuses_what_ganeti_would_refuse() {
         Err(RenderError::TooLong { len, .. }) if len > MAX_TAG_LEN
     ));
     assert!(matches!(
-        render_result(RepairType::Failover, "not a uuid", 1, RepairResult::Success, &[]),
+        render_result(
+            RepairType::Failover,
+            "not a uuid",
+            1,
+            RepairResult::Success,
+            &[]
+        ),
         Err(RenderError::BadId { .. })
     ));
     assert!(matches!(
@@ -102,8 +126,13 @@ fn the_longest_repair_record_still_fits_two_maximal_job_ids() {
     )
     .unwrap();
     assert!(worst.len() <= MAX_TAG_LEN, "{} chars", worst.len());
-    let pending =
-        render_pending(RepairType::FixStorage, ID, 9_999_999_999, &[99_999_999_999; 2]).unwrap();
+    let pending = render_pending(
+        RepairType::FixStorage,
+        ID,
+        9_999_999_999,
+        &[99_999_999_999; 2],
+    )
+    .unwrap();
     assert!(pending.len() <= MAX_TAG_LEN);
 }
 
@@ -128,7 +157,10 @@ fn tag_json_has_the_documented_keys() {
         )
     );
     let json = serde_json::to_value(TagJson::of("owner:bob")).unwrap();
-    assert_eq!(json, serde_json::json!({"tag":"owner:bob","kind":"foreign"}));
+    assert_eq!(
+        json,
+        serde_json::json!({"tag":"owner:bob","kind":"foreign"})
+    );
     let json = serde_json::to_value(TagJson::of(&format!("{PREFIX}suspend"))).unwrap();
     assert_eq!(json["until"], Value::Null);
 }

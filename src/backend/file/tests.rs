@@ -1,15 +1,41 @@
 use super::*;
-use crate::snapshot::{SimScript, Node, Cluster};
+use crate::snapshot::{Cluster, Node, SimScript};
 
 fn fleet() -> Snapshot {
-    let node = |n: &str, offline: bool| Node { name: n.into(), offline, drained: false, vm_capable: true, group_uuid: "g".into(), tags: vec![] };
+    let node = |n: &str, offline: bool| Node {
+        name: n.into(),
+        offline,
+        drained: false,
+        vm_capable: true,
+        group_uuid: "g".into(),
+        tags: vec![],
+    };
     Snapshot {
-        cluster: Cluster { name: "c".into(), tags: vec![] },
+        cluster: Cluster {
+            name: "c".into(),
+            tags: vec![],
+        },
         nodes: vec![node("n1", true), node("n2", false), node("n3", false)],
         instances: vec![
-            Instance { name: "d".into(), pnode: "n1".into(), snodes: vec!["n2".into()], disk_template: "drbd".into(), ..Default::default() },
-            Instance { name: "s".into(), pnode: "n1".into(), disk_template: "diskless".into(), ..Default::default() },
-            Instance { name: "p".into(), pnode: "n1".into(), disk_template: "plain".into(), ..Default::default() },
+            Instance {
+                name: "d".into(),
+                pnode: "n1".into(),
+                snodes: vec!["n2".into()],
+                disk_template: "drbd".into(),
+                ..Default::default()
+            },
+            Instance {
+                name: "s".into(),
+                pnode: "n1".into(),
+                disk_template: "diskless".into(),
+                ..Default::default()
+            },
+            Instance {
+                name: "p".into(),
+                pnode: "n1".into(),
+                disk_template: "plain".into(),
+                ..Default::default()
+            },
         ],
         ..Default::default()
     }
@@ -27,7 +53,11 @@ fn run(f: &mut FleetFile, inst: &str, ops: &[Op]) -> Vec<u64> {
 }
 
 fn status(f: &FleetFile, id: u64) -> Option<JobStatus> {
-    f.fleet().jobs.iter().find(|j| j.id == id).and_then(|j| j.status)
+    f.fleet()
+        .jobs
+        .iter()
+        .find(|j| j.id == id)
+        .and_then(|j| j.status)
 }
 
 fn inst<'a>(f: &'a FleetFile, name: &str) -> &'a Instance {
@@ -37,16 +67,49 @@ fn inst<'a>(f: &'a FleetFile, name: &str) -> &'a Instance {
 #[test]
 fn jobs_apply_their_effects_on_a_later_pass() {
     let mut f = FleetFile::in_memory(fleet());
-    let d = run(&mut f, "d", &[Op::Failover { target_node: None, iallocator: None }, Op::ReplaceDisks { remote_node: None, iallocator: Some("hail".into()) }]);
-    let s = run(&mut f, "s", &[Op::Failover { target_node: None, iallocator: Some("hail".into()) }]);
-    let p = run(&mut f, "p", &[Op::RecreateDisks { nodes: vec![], iallocator: Some("hail".into()) }, Op::Reinstall]);
+    let d = run(
+        &mut f,
+        "d",
+        &[
+            Op::Failover {
+                target_node: None,
+                iallocator: None,
+            },
+            Op::ReplaceDisks {
+                remote_node: None,
+                iallocator: Some("hail".into()),
+            },
+        ],
+    );
+    let s = run(
+        &mut f,
+        "s",
+        &[Op::Failover {
+            target_node: None,
+            iallocator: Some("hail".into()),
+        }],
+    );
+    let p = run(
+        &mut f,
+        "p",
+        &[
+            Op::RecreateDisks {
+                nodes: vec![],
+                iallocator: Some("hail".into()),
+            },
+            Op::Reinstall,
+        ],
+    );
     assert_eq!(status(&f, d[0]), Some(JobStatus::Queued));
     f.advance_jobs(100);
     for id in d.iter().chain(&s).chain(&p) {
         assert_eq!(status(&f, *id), Some(JobStatus::Success), "job {id}");
     }
     let d_now = inst(&f, "d");
-    assert_eq!((d_now.pnode.as_str(), d_now.snodes.as_slice()), ("n2", &["n3".to_string()][..]));
+    assert_eq!(
+        (d_now.pnode.as_str(), d_now.snodes.as_slice()),
+        ("n2", &["n3".to_string()][..])
+    );
     // d moved onto n2 first, so n3 is now the least loaded usable node.
     assert_eq!(inst(&f, "s").pnode, "n3");
     assert_ne!(inst(&f, "p").pnode, "n1");
@@ -56,7 +119,18 @@ fn jobs_apply_their_effects_on_a_later_pass() {
 fn impossible_operations_fail_like_ganeti() {
     let mut f = FleetFile::in_memory(fleet());
     // Reinstall first: the shutdown fails on the offline primary; the dependent job fails too.
-    let ids = run(&mut f, "p", &[Op::Reinstall, Op::Migrate { target_node: None, iallocator: None, allow_failover: false }]);
+    let ids = run(
+        &mut f,
+        "p",
+        &[
+            Op::Reinstall,
+            Op::Migrate {
+                target_node: None,
+                iallocator: None,
+                allow_failover: false,
+            },
+        ],
+    );
     f.advance_jobs(5);
     assert_eq!(status(&f, ids[0]), Some(JobStatus::Error));
     assert_eq!(status(&f, ids[1]), Some(JobStatus::Error));
@@ -69,17 +143,34 @@ fn impossible_operations_fail_like_ganeti() {
 #[test]
 fn scripted_outcomes_and_durations() {
     let mut snap = fleet();
-    snap.simulation.instances.insert("s".into(), SimScript {
-        outcomes: vec![SimOutcome::InsufficientResources, SimOutcome::Vanish, SimOutcome::Fail],
-        passes: Some(2),
-    });
+    snap.simulation.instances.insert(
+        "s".into(),
+        SimScript {
+            outcomes: vec![
+                SimOutcome::InsufficientResources,
+                SimOutcome::Vanish,
+                SimOutcome::Fail,
+            ],
+            passes: Some(2),
+        },
+    );
     let mut f = FleetFile::in_memory(snap);
-    let op = Op::Failover { target_node: None, iallocator: Some("hail".into()) };
+    let op = Op::Failover {
+        target_node: None,
+        iallocator: Some("hail".into()),
+    };
     let a = run(&mut f, "s", std::slice::from_ref(&op))[0];
     f.advance_jobs(1);
     assert_eq!(status(&f, a), Some(JobStatus::Running), "takes two passes");
     f.advance_jobs(2);
-    assert!(f.fleet().jobs.iter().find(|j| j.id == a).unwrap().failed_for_lack_of_resources());
+    assert!(
+        f.fleet()
+            .jobs
+            .iter()
+            .find(|j| j.id == a)
+            .unwrap()
+            .failed_for_lack_of_resources()
+    );
     let b = run(&mut f, "s", std::slice::from_ref(&op))[0];
     f.advance_jobs(3);
     f.advance_jobs(4);
@@ -94,7 +185,9 @@ fn scripted_outcomes_and_durations() {
 #[test]
 fn tags_on_unknown_objects_are_refused() {
     let mut f = FleetFile::in_memory(fleet());
-    let e = f.add_tags(&ObjectRef::Instance("nope".into()), &["x".into()], "r").unwrap_err();
+    let e = f
+        .add_tags(&ObjectRef::Instance("nope".into()), &["x".into()], "r")
+        .unwrap_err();
     assert!(e.to_string().contains("instance/nope"));
     let e = f.submit("nope", &Op::Reinstall, "r", None).unwrap_err();
     assert!(e.to_string().contains("nope"));
@@ -106,7 +199,8 @@ fn saving_is_atomic_and_round_trips() {
     let path = dir.path().join("fleet.json");
     std::fs::write(&path, serde_json::to_string(&fleet()).unwrap()).unwrap();
     let mut f = FleetFile::open(&path).unwrap();
-    f.add_tags(&ObjectRef::Cluster, &["a:b".into()], "r").unwrap();
+    f.add_tags(&ObjectRef::Cluster, &["a:b".into()], "r")
+        .unwrap();
     f.save().unwrap();
     let again = FleetFile::open(&path).unwrap();
     assert_eq!(again.fleet(), f.fleet());
