@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use autorepair::admin::{self, Verb};
 use autorepair::backend::{Backend, file::FleetFile};
-use autorepair::cli::{Cli, Command, GlobalArgs, Level, RunArgs, TagsCommand};
+use autorepair::cli::{Cli, Command, GlobalArgs, Level, RunArgs, SimulateArgs, TagsCommand};
 use autorepair::config::{Config, DEFAULT_CONFIG_PATH};
 use autorepair::plan::{self, Plan};
 use autorepair::tags::{Tag, TagJson};
@@ -174,6 +174,7 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                     &instance.parse().map_err(anyhow::Error::msg)?,
                     &Verb::Clear,
                 ),
+                Command::Simulate(args) => simulate(&config, &fleet_path, &args),
                 Command::Tags(TagsCommand::Parse { .. }) => unreachable!("handled above"),
             }
         }
@@ -378,4 +379,65 @@ fn admin_verb(
         println!("{object}: already so, nothing changed");
     }
     Ok(Exit::Ok)
+}
+
+fn simulate(config: &Config, fleet: &Path, args: &SimulateArgs) -> Result<Exit> {
+    use autorepair::simulate::{self, Faults, PASS_SECONDS, SimConfig};
+    let snap = open(fleet)?.snapshot().exit_with(Exit::Unreadable)?;
+    let mut cfg = SimConfig::new(now(args.clock.now));
+    cfg.limits = config.limits.clone();
+    let retries_end = config.limits.max_repair_age.as_secs() as i64 / PASS_SECONDS;
+    cfg.quiet_passes = args
+        .quiet_passes
+        .unwrap_or((retries_end as u32).saturating_add(20).max(80));
+    let faults = Faults::default();
+    if args.verbose && args.scenarios == 1 {
+        let sched = simulate::schedule(&snap, args.passes, args.seed, &faults);
+        let out =
+            tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
+                simulate::run(&snap, &sched, &cfg, plan::plan)
+            });
+        for (pass, lines) in out.log.iter().enumerate() {
+            for l in lines {
+                println!("pass {pass}: {l}");
+            }
+        }
+    }
+    // The executor logs every action; thousands of simulated passes would drown the summary.
+    let summary =
+        tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
+            simulate::explore(
+                &snap,
+                args.passes,
+                args.seed,
+                args.scenarios,
+                &cfg,
+                &faults,
+                plan::plan,
+            )
+        });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        let s = &summary.stats;
+        println!(
+            "{} scenario(s), {} passes: {} jobs submitted, {} repairs succeeded, {} failed, {} kills of the watcher, {} halted passes",
+            summary.scenarios,
+            s.passes,
+            s.jobs_submitted,
+            s.repairs_succeeded,
+            s.repairs_failed,
+            s.kills,
+            s.halted_passes
+        );
+        match summary.findings.first() {
+            None => println!("no safety or liveness rule was violated"),
+            Some(f) => print!("VIOLATION: {f}"),
+        }
+    }
+    Ok(if summary.findings.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Partial
+    })
 }

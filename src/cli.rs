@@ -104,6 +104,32 @@ pub enum Command {
     },
     /// Remove an instance's failure results after a person investigated, so repairs may start again.
     Clear { instance: String },
+    /// What-if under chaos: many passes over the fleet (in memory: the file is not changed) while
+    /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety
+    /// rules are checked after every pass. Exit 1 on a violation, with the seed and a minimal history.
+    Simulate(SimulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Passes with faults per scenario (a quiet phase follows, to check every repair finishes).
+    #[arg(long, default_value_t = 50)]
+    pub passes: u32,
+    /// Seed of the first scenario; scenario k uses seed+k.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 1)]
+    pub scenarios: usize,
+    /// Passes without faults at the end [default: enough for max_repair_age to run out].
+    #[arg(long)]
+    pub quiet_passes: Option<u32>,
+    #[arg(long)]
+    pub json: bool,
+    /// Print what happened in each pass (only with one scenario).
+    #[arg(long)]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub clock: ClockArgs,
 }
 
 #[derive(Debug, Args)]

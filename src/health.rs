@@ -170,6 +170,16 @@ pub fn assess(inst: &Instance, primary: NodeRef, secondary: Option<NodeRef>) -> 
     }
 }
 
+/// [`assess`] with the nodes looked up by name.
+pub fn assess_with<'a>(inst: &'a Instance, lookup: impl Fn(&str) -> Option<&'a Node>) -> Health {
+    let node = |name: &'a str| lookup(name).ok_or(name);
+    assess(
+        inst,
+        node(&inst.pnode),
+        inst.snodes.first().map(|s| node(s)),
+    )
+}
+
 fn describe(s: NodeState) -> &'static str {
     match s {
         NodeState::Usable => "usable",

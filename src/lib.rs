@@ -13,5 +13,6 @@ pub mod lock;
 pub mod plan;
 pub mod policy;
 pub mod report;
+pub mod simulate;
 pub mod snapshot;
 pub mod tags;

@@ -426,11 +426,7 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     order.sort_by(|&a, &b| {
         let key = |e: &TargetEval| {
             let c = e.candidate.as_ref().expect("filtered");
-            (
-                !c.continuation,
-                c.start.write_first.is_some(),
-                c.start.since,
-            )
+            (c.kind, c.start.since)
         };
         key(&evals[a])
             .cmp(&key(&evals[b]))
@@ -445,7 +441,7 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
             e.plan.notes.push(format!("not started: {why}"));
             continue;
         }
-        if !c.continuation {
+        if c.kind != StartKind::Continuation {
             if slots == 0 {
                 e.plan.notes.push(format!(
                     "waiting for a free slot: max_pending = {} repair(s) at once, all taken",
@@ -508,11 +504,24 @@ struct Ctx<'a> {
     ids: &'a IdMaker,
 }
 
+/// Why a repair wants to submit jobs; the order is the order slots are handed out in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum StartKind {
+    /// The rest of a chain a crash cut short: it kept its slot.
+    Continuation,
+    /// An external once-off request, or a start that died before submitting.
+    Request,
+    /// A new repair decided by policy.
+    Fresh,
+    /// Another try after a lack of resources: likely to fail again, so it goes last rather
+    /// than keep fresh repairs waiting.
+    Retry,
+}
+
 /// A repair this target could submit, if the fleet-wide limits allow.
 struct Candidate {
     start: RepairStart,
-    /// The next step of a repair already under way: needs no new slot.
-    continuation: bool,
+    kind: StartKind,
     note: String,
 }
 
@@ -529,8 +538,11 @@ struct TargetEval {
 /// The pending tags of one repair id, merged.
 struct InFlight<'t> {
     id: &'t str,
+    /// The repair being done, from the newest of its tags.
     repair: RepairType,
     since: i64,
+    /// The most its tags allow: a request's own type may be above the repair chosen.
+    granted: RepairType,
     tags: Vec<&'t str>,
     recorded: Vec<u64>,
 }
@@ -576,13 +588,7 @@ impl Ctx<'_> {
         ];
         let effective: Option<Effective> = policy::effective(chain);
 
-        let health = health::assess(
-            inst,
-            primary.ok_or(inst.pnode.as_str()),
-            inst.snodes
-                .first()
-                .map(|s| self.index.nodes.get(s.as_str()).copied().ok_or(s.as_str())),
-        );
+        let health = health::assess_with(inst, |n| self.index.nodes.get(n).copied());
         let storage = health::storage_of(&inst.disk_template);
 
         let mut t = TargetWork {
@@ -649,20 +655,19 @@ impl Ctx<'_> {
 }
 
 fn merge_pending<'t>(pendings: &[(&'t str, Pending<'t>)]) -> Vec<InFlight<'t>> {
-    let mut out: Vec<(InFlight, bool)> = Vec::new();
+    // Several tags with one id are what a crash leaves between writing a newer tag and removing
+    // the older. The newest describes the work: one that records jobs, else the latest written.
+    let mut out: Vec<(InFlight, (bool, i64))> = Vec::new();
     for (text, p) in pendings {
-        let has_jobs = !p.jobs.is_empty();
+        let rank = (!p.jobs.is_empty(), p.since);
         match out.iter_mut().find(|(r, _)| r.id == p.id) {
-            Some((r, recorded_jobs)) => {
+            Some((r, best)) => {
                 r.tags.push(text);
-                // A tag that records jobs was written when the work started: it has the last
-                // word on the repair's type and start time over a request's tag.
-                if has_jobs && !*recorded_jobs {
+                r.granted = r.granted.max(p.repair);
+                if rank > *best {
                     r.repair = p.repair;
                     r.since = p.since;
-                    *recorded_jobs = true;
-                } else if has_jobs == *recorded_jobs {
-                    r.since = r.since.min(p.since);
+                    *best = rank;
                 }
                 for j in p.jobs.iter() {
                     if !r.recorded.contains(&j) {
@@ -675,10 +680,11 @@ fn merge_pending<'t>(pendings: &[(&'t str, Pending<'t>)]) -> Vec<InFlight<'t>> {
                     id: p.id,
                     repair: p.repair,
                     since: p.since,
+                    granted: p.repair,
                     tags: vec![text],
                     recorded: p.jobs.to_vec(),
                 },
-                has_jobs,
+                rank,
             )),
         }
     }
@@ -788,28 +794,32 @@ impl TargetWork<'_, '_> {
     }
 
     /// Jobs known for the repair: the ones its tags record and any the backend lists with its
-    /// id as reason (submitted by a pass that died before recording them).
+    /// id as reason (submitted by a pass that died before recording them). Of several attempts
+    /// at one step only the newest counts, so the list never grows beyond the chain's length.
+    /// Returns the jobs and the recorded ones the backend no longer knows.
     fn jobs_of(&self, r: &InFlight) -> (Vec<u64>, Vec<u64>) {
+        let index = &self.ctx.index;
         let mut jobs = r.recorded.clone();
-        let mut missing = Vec::new();
-        for j in self.ctx.index.repair_jobs.get(r.id).into_iter().flatten() {
+        for j in index.repair_jobs.get(r.id).into_iter().flatten() {
             if j.op.is_some() && !jobs.contains(&j.id) {
                 jobs.push(j.id);
             }
         }
-        jobs.retain(|id| {
-            let known = self
-                .ctx
-                .index
-                .jobs
-                .get(id)
-                .is_some_and(|j| j.status.is_some());
-            if !known {
-                missing.push(*id);
-            }
-            known
-        });
-        (jobs, missing)
+        let (known, missing): (Vec<u64>, Vec<u64>) = jobs
+            .into_iter()
+            .partition(|id| index.jobs.get(id).is_some_and(|j| j.status.is_some()));
+        let kind = |id: &u64| index.jobs[id].op.as_ref().map(Op::kind);
+        let newest: Vec<u64> = known
+            .iter()
+            .copied()
+            .filter(|id| {
+                kind(id).is_none()
+                    || !known
+                        .iter()
+                        .any(|other| other > id && kind(other) == kind(id))
+            })
+            .collect();
+        (newest, missing)
     }
 
     fn judge(&self, r: &InFlight, jobs: &[u64]) -> Verdict {
@@ -821,19 +831,38 @@ impl TargetWork<'_, '_> {
         {
             return Verdict::Running;
         }
-        let chain = self.storage.and_then(|s| health::chain(s, r.repair));
-        let opaque = jobs.iter().any(|id| get(id).op.is_none());
-        let Some(chain) = chain.filter(|_| !opaque) else {
-            // Jobs we cannot place in a chain (e.g. written by harep): all must have succeeded.
-            return match jobs
-                .iter()
-                .map(get)
-                .find(|j| j.status != Some(JobStatus::Success))
-            {
-                None => Verdict::Succeeded(jobs.to_vec()),
-                Some(j) => Verdict::Failed(job_failure(j), jobs.to_vec()),
-            };
+        // Jobs judged as a whole: all must have succeeded.
+        let whole = || match jobs
+            .iter()
+            .map(get)
+            .find(|j| j.status != Some(JobStatus::Success))
+        {
+            None => Verdict::Succeeded(jobs.to_vec()),
+            Some(j) => Verdict::Failed(job_failure(j), jobs.to_vec()),
         };
+        let chain = self.storage.and_then(|s| health::chain(s, r.repair));
+        // Jobs we cannot place in a chain (e.g. written by harep, or a chain of another type).
+        let Some(chain) = chain else {
+            return whole();
+        };
+        // Steps run in order: jobs for a later step without the earlier ones are not a chain
+        // this planner submitted (another tool, an older version). Never fill in earlier steps
+        // after later ones ran.
+        let positions: Vec<Option<usize>> = jobs
+            .iter()
+            .map(|id| {
+                get(id)
+                    .op
+                    .as_ref()
+                    .and_then(|o| chain.iter().position(|k| *k == o.kind()))
+            })
+            .collect();
+        let highest = positions.iter().flatten().max().copied().unwrap_or(0);
+        let is_prefix = positions.iter().all(Option::is_some)
+            && (0..=highest).all(|p| positions.contains(&Some(p)));
+        if !is_prefix {
+            return whole();
+        }
         // The newest job of each step decides it.
         let latest = |kind: OpKind| {
             jobs.iter()
@@ -952,25 +981,28 @@ impl TargetWork<'_, '_> {
                 not_before,
                 all_jobs,
             } => {
-                self.active = true;
                 self.state = Some(State::Pending);
+                let retry = not_before.is_some();
+                // A chain cut short by a crash keeps its slot; a repair waiting to retry for
+                // lack of resources runs nothing, so it frees its slot for others meanwhile and
+                // competes for one again when its retry is due.
                 // Only retries for lack of resources can go on forever; they get a deadline.
-                if too_old && not_before.is_some() {
-                    self.active = false;
-                    let why = format!(
-                        "still lacking resources {}s after it started (max_repair_age)",
-                        age
-                    );
+                if too_old && retry {
+                    let why =
+                        format!("still lacking resources {age}s after it started (max_repair_age)");
                     return self.resolve(r, r.repair, RepairResult::Failure, &all_jobs, &why);
                 }
+                self.active = !retry;
+                self.hold = true;
                 if let Some(t) = not_before.filter(|t| *t > self.ctx.now) {
                     self.notes
                         .push(format!("repair {} lacked resources; retrying at {t}", r.id));
                     return self.canonical_pending(r, &all_jobs);
                 }
                 if let Some(why) = self.blocked() {
-                    self.notes
-                        .push(format!("repair {} cannot continue: {why}", r.id));
+                    // Paused, it runs nothing: it keeps no slot from other targets.
+                    self.active = false;
+                    self.notes.push(format!("repair {} is paused: {why}", r.id));
                     return self.canonical_pending(r, &all_jobs);
                 }
                 let kinds = &self
@@ -985,8 +1017,15 @@ impl TargetWork<'_, '_> {
                     kinds,
                     None,
                     r.tags.clone(),
-                    true,
+                    if retry {
+                        StartKind::Retry
+                    } else {
+                        StartKind::Continuation
+                    },
                 );
+                if retry && self.candidate.is_none() {
+                    self.canonical_pending(r, &all_jobs);
+                }
             }
         }
     }
@@ -1030,28 +1069,40 @@ impl TargetWork<'_, '_> {
             Health::Broken {
                 need: Need::Repair(t),
                 ..
-            } if t <= r.repair => {
+            } if t <= r.granted => {
                 let kinds = self
                     .storage
                     .and_then(|s| health::chain(s, t))
                     .expect("every needed repair has a chain");
-                // The repair starts now; the request's own time only said when it was asked for.
+                // The repair starts now, and its tag says so (type and time) before any job
+                // exists: a pass that dies after submitting must judge the jobs against the
+                // repair really chosen, not the request's upper bound.
+                let first = match render_pending(t, r.id, self.ctx.now, &[]) {
+                    Ok(tag) => tag,
+                    Err(e) => {
+                        self.notes.push(format!("cannot write a pending tag: {e}"));
+                        self.hold = true;
+                        return;
+                    }
+                };
+                let replaces: Vec<&str> = r.tags.iter().copied().filter(|t| **t != first).collect();
+                let first = (!r.tags.contains(&first.as_str())).then_some(first);
                 self.propose(
                     r.id,
                     t,
                     self.ctx.now,
                     vec![],
                     kinds,
-                    None,
-                    r.tags.clone(),
-                    false,
+                    first,
+                    replaces,
+                    StartKind::Request,
                 );
             }
             Health::Broken {
                 need: Need::Repair(t),
                 ..
             } => {
-                let why = format!("it needs {t}, more than the {} it allows", r.repair);
+                let why = format!("it needs {t}, more than the {} it allows", r.granted);
                 self.resolve(r, t, RepairResult::Enoperm, &[], &why);
             }
         }
@@ -1085,7 +1136,7 @@ impl TargetWork<'_, '_> {
         kinds: &[OpKind],
         write_first: Option<String>,
         replaces: Vec<&str>,
-        continuation: bool,
+        kind: StartKind,
     ) {
         let storage = self.storage.expect("a chain implies a known storage kind");
         let ialloc = self.ctx.limits.iallocator();
@@ -1098,7 +1149,7 @@ impl TargetWork<'_, '_> {
             Err(why) => {
                 self.notes
                     .push(format!("{repair} repair cannot be submitted now: {why}"));
-                if continuation || write_first.is_none() {
+                if write_first.is_none() {
                     self.hold = true;
                 } else {
                     self.state = Some(State::NeedsRepair);
@@ -1107,10 +1158,13 @@ impl TargetWork<'_, '_> {
             }
         };
         let what: Vec<String> = ops.iter().map(Op::to_string).collect();
-        let note = if continuation {
-            format!("repair {id} continues: {}", what.join(", then "))
-        } else {
-            format!("starting {repair} repair {id}: {}", what.join(", then "))
+        let note = match kind {
+            StartKind::Continuation | StartKind::Retry => {
+                format!("repair {id} continues: {}", what.join(", then "))
+            }
+            StartKind::Request | StartKind::Fresh => {
+                format!("starting {repair} repair {id}: {}", what.join(", then "))
+            }
         };
         self.candidate = Some(Candidate {
             start: RepairStart {
@@ -1124,7 +1178,7 @@ impl TargetWork<'_, '_> {
                 replaces: replaces.into_iter().map(str::to_owned).collect(),
                 reason: crate::snapshot::reason_for(id),
             },
-            continuation,
+            kind,
             note,
         });
     }
@@ -1194,7 +1248,7 @@ impl TargetWork<'_, '_> {
                         kinds,
                         Some(first),
                         vec![],
-                        false,
+                        StartKind::Fresh,
                     );
                 } else {
                     let allowed_text =

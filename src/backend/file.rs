@@ -111,6 +111,18 @@ impl FleetFile {
                     .and_then(|j| j.status)
             })
             .collect();
+        // Ganeti fails a job whose dependency no longer exists, rather than wait forever.
+        if deps.contains(&None) {
+            return self.end(
+                pos,
+                now,
+                Err((
+                    "OpExecError",
+                    "a job this one depends on does not exist",
+                    "wrong_state",
+                )),
+            );
+        }
         if deps.iter().any(|s| !s.is_some_and(JobStatus::is_finished)) {
             self.fleet.jobs[pos].status = Some(JobStatus::Waiting);
             return;

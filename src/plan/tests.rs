@@ -355,16 +355,33 @@ fn requests_with_no_jobs() {
     let s = plan_one(&fleet(&[], "diskless", &[&req("failover")]), &limits());
     assert_eq!(s.state, State::Pending);
     let r = s.repair.unwrap();
-    assert_eq!(
-        (r.id.as_str(), r.repair, r.write_first.is_none()),
-        (A, Failover, true)
-    );
+    assert_eq!((r.id.as_str(), r.repair), (A, Failover));
     assert_eq!(r.since, NOW, "the repair's clock starts when the work does");
+    // The tag describing the work chosen is written before any job is submitted.
+    assert_eq!(
+        r.write_first,
+        Some(t(&format!("pending:failover:{A}:{NOW}:")))
+    );
     assert_eq!(r.replaces, vec![t(&req("failover"))]);
 
     // ...and less destructive repairs, recorded under the type actually done.
     let s = plan_one(&fleet(&[], "diskless", &[&req("reinstall")]), &limits());
-    assert_eq!(s.repair.unwrap().repair, Failover);
+    let r = s.repair.unwrap();
+    assert_eq!(r.repair, Failover);
+    assert_eq!(
+        r.write_first,
+        Some(t(&format!("pending:failover:{A}:{NOW}:")))
+    );
+
+    // Killed after that tag and the job: the job is judged as the failover it is, the
+    // request's permission still stands, and nothing is submitted again.
+    let work = format!("pending:failover:{A}:{NOW}:");
+    let mut snap = fleet(&[], "diskless", &[&req("reinstall"), &work]);
+    snap.jobs = vec![job(1, A, failover(), JobStatus::Running, None)];
+    let s = plan_one(&snap, &limits());
+    assert!(s.repair.is_none());
+    assert_eq!(s.added, vec![format!("pending:failover:{A}:{NOW}:1")]);
+    assert_eq!(s.removed.len(), 2);
 
     // ...but not more: the request is answered with enoperm, under its own id.
     let s = plan_one(&fleet(&[], "diskless", &[&req("migrate")]), &limits());
@@ -387,6 +404,22 @@ fn requests_with_no_jobs() {
         &limits(),
     );
     assert_eq!((s.state, s.repair.is_none()), (State::Failed, true));
+}
+
+#[test]
+fn jobs_out_of_chain_order_are_never_filled_in() {
+    // A replace-disks ran for a failover repair whose failover never did (another tool wrote
+    // the tag): no failover is submitted after the fact; the jobs are judged as a whole.
+    let pending = format!("pending:failover:{A}:{}:2", NOW - 100);
+    let mut snap = fleet(&["failover"], "drbd", &[&pending]);
+    snap.nodes[0].offline = false;
+    snap.jobs = vec![job(2, A, replace(), JobStatus::Success, None)];
+    let s = plan_one(&snap, &limits());
+    assert!(s.repair.is_none());
+    assert_eq!(
+        s.added,
+        vec![format!("result:failover:{A}:{NOW}:success:2")]
+    );
 }
 
 #[test]

@@ -1,0 +1,92 @@
+use super::*;
+use crate::backend::file::parse_fleet;
+use crate::plan::plan;
+
+fn demo() -> Snapshot {
+    parse_fleet(include_str!("../../fixtures/demo.json")).unwrap()
+}
+
+const START: i64 = 1_800_000_000;
+
+#[test]
+fn the_real_planner_keeps_every_rule_over_many_seeded_scenarios() {
+    let fleet = demo();
+    let cfg = SimConfig {
+        quiet_passes: 60,
+        ..SimConfig::new(START)
+    };
+    let summary = explore(&fleet, 25, 1, 200, &cfg, &Faults::default(), plan);
+    if let Some(f) = summary.findings.first() {
+        panic!("{f}");
+    }
+    // The scenarios must really exercise the watcher.
+    let s = &summary.stats;
+    assert!(
+        s.jobs_submitted > 1000
+            && s.kills > 100
+            && s.repairs_succeeded > 500
+            && s.repairs_failed > 20,
+        "{s:?}"
+    );
+}
+
+/// A planner that forgot suspends: it plans as if no suspend tag existed.
+fn ignores_suspend(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
+    let mut blind = snap.clone();
+    let strip = |tags: &mut Vec<String>| {
+        tags.retain(|t| !matches!(tags::parse(t), Ok(Tag::Suspend { .. })))
+    };
+    strip(&mut blind.cluster.tags);
+    blind.groups.iter_mut().for_each(|g| strip(&mut g.tags));
+    blind.instances.iter_mut().for_each(|i| strip(&mut i.tags));
+    plan(&blind, now, limits, seed)
+}
+
+/// A planner that resubmits a running repair's jobs every pass.
+fn forgets_jobs(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
+    let mut blind = snap.clone();
+    blind.jobs.clear();
+    plan(&blind, now, limits, seed)
+}
+
+#[test]
+fn broken_planners_are_caught_with_a_minimal_history() {
+    let fleet = demo();
+    let cfg = SimConfig::new(START);
+    let cases: [(Planner, &str); 2] = [
+        (ignores_suspend, "repair on a suspended target"),
+        (forgets_jobs, "job submitted twice"),
+    ];
+    for (planner, rule) in cases {
+        let summary = explore(&fleet, 20, 7, 50, &cfg, &Faults::default(), planner);
+        let f = summary
+            .findings
+            .first()
+            .unwrap_or_else(|| panic!("{rule}: not caught"));
+        assert_eq!(f.violation.rule, rule, "{f}");
+        // Minimal: replaying just the history reproduces it, and it is short.
+        assert!(f.history.len() <= 5, "{f}");
+        let text = f.to_string();
+        assert!(text.contains(&format!("seed {}", f.seed)), "{text}");
+    }
+}
+
+#[test]
+fn a_rack_failure_halts_the_watcher_and_it_says_so() {
+    let fleet = demo();
+    let cfg = SimConfig {
+        limits: Limits {
+            max_broken: 5,
+            ..SimConfig::new(START).limits
+        },
+        quiet_passes: 3,
+        ..SimConfig::new(START)
+    };
+    let sched = Schedule {
+        passes: vec![vec![Event::RackDown("ams-b".into())]],
+    };
+    let out = run(&fleet, &sched, &cfg, plan);
+    assert!(out.violation.is_none(), "{:?}", out.violation);
+    assert_eq!(out.stats.jobs_submitted, 0);
+    assert_eq!(out.stats.halted_passes, 4);
+}
