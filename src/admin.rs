@@ -58,7 +58,7 @@ pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Act
                 .collect();
             let reason = match level {
                 Some(t) => format!("admin: allow repairs up to {t}"),
-                None => "admin: allow no repair".into(),
+                None => "admin: drop this object's policy: it inherits the next level's".into(),
             };
             (add, remove, reason)
         }

@@ -2,17 +2,18 @@
 
 use anyhow::{Context, Result, bail};
 use autorepair::admin::{self, Verb};
+use autorepair::backend::ganeti::{self, Endpoint};
 use autorepair::backend::{Backend, file::FleetFile};
 use autorepair::cli::{Cli, Command, GlobalArgs, Level, RunArgs, SimulateArgs, TagsCommand};
 use autorepair::config::{Config, DEFAULT_CONFIG_PATH};
 use autorepair::plan::{self, Plan};
 use autorepair::tags::{Tag, TagJson};
-use autorepair::{exec, lock, report};
-use std::path::{Path, PathBuf};
+use autorepair::{exec, lock, metrics, report};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Exit codes, documented in the man page and `--help`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
 enum Exit {
     Ok = 0,
@@ -50,8 +51,11 @@ pub fn main(cli: Cli) -> ExitCode {
 }
 
 fn init_logs(global: &GlobalArgs) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&global.log));
+    let filter = match &global.log {
+        Some(f) => tracing_subscriber::EnvFilter::new(f),
+        None => tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -68,7 +72,7 @@ fn dispatch(cli: Cli) -> Result<Exit> {
         Command::Tags(TagsCommand::Parse { json, tags }) => Ok(tags_parse(&tags, json)),
         command => {
             let config = load_config(global)?;
-            let fleet_path = fleet_path(global, &config)?;
+            let fleet_path = source(global, &config)?;
             match command {
                 Command::Run(args) => run(global, &config, &fleet_path, &args),
                 Command::Status { json, clock } => {
@@ -92,7 +96,7 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                     let Some(t) = plan.target(&instance) else {
                         bail!(
                             "instance {instance:?} is not in {}: `autorepair status` lists the instances",
-                            fleet_path.display()
+                            fleet_path.describe()
                         );
                     };
                     if json {
@@ -175,6 +179,27 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                     &Verb::Clear,
                 ),
                 Command::Simulate(args) => simulate(&config, &fleet_path, &args),
+                Command::Snapshot { output } => {
+                    let snap = open(&fleet_path)?
+                        .snapshot()
+                        .with_context(|| {
+                            format!("cannot read the fleet from {}", fleet_path.describe())
+                        })
+                        .exit_with(Exit::Unreadable)?;
+                    match output {
+                        Some(path) => {
+                            let mut file = FleetFile::create(&path, snap);
+                            file.flush().exit_with(Exit::Unreadable)?;
+                            eprintln!(
+                                "saved {} instances to {}",
+                                file.fleet().instances.len(),
+                                path.display()
+                            );
+                        }
+                        None => println!("{}", serde_json::to_string_pretty(&snap)?),
+                    }
+                    Ok(Exit::Ok)
+                }
                 Command::Tags(TagsCommand::Parse { .. }) => unreachable!("handled above"),
             }
         }
@@ -238,24 +263,87 @@ fn load_config(global: &GlobalArgs) -> Result<Config> {
     }
 }
 
-fn fleet_path(global: &GlobalArgs, config: &Config) -> Result<PathBuf> {
+/// Where the fleet comes from.
+enum Source {
+    File(PathBuf),
+    Rapi(Endpoint),
+}
+
+impl Source {
+    fn describe(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Rapi(e) => e.url.clone(),
+        }
+    }
+}
+
+fn source(global: &GlobalArgs, config: &Config) -> Result<Source> {
+    let rapi = &config.rapi;
+    if global.cluster.is_none()
+        && global.rapi.is_none()
+        && rapi.url.is_some()
+        && config.fleet_file.is_some()
+    {
+        return Err(anyhow::anyhow!(
+            "the config sets both fleet_file and rapi.url: keep one, or choose with --cluster or --rapi"
+        ))
+        .exit_with(Exit::Usage);
+    }
+    let chosen_rapi = if global.cluster.is_some() {
+        None
+    } else {
+        global.rapi.clone().or_else(|| rapi.url.clone())
+    };
+    if let Some(url) = chosen_rapi {
+        let user = global
+            .rapi_user
+            .clone()
+            .or_else(|| rapi.user.clone())
+            .context("no RAPI user: pass --rapi-user USER or set rapi.user in the config")
+            .exit_with(Exit::Usage)?;
+        let password_file = global
+            .rapi_password_file
+            .clone()
+            .or_else(|| rapi.password_file.clone());
+        let password = ganeti::read_password(password_file.as_deref()).exit_with(Exit::Usage)?;
+        let insecure = global.insecure || rapi.insecure;
+        let ca_file = global.rapi_ca.clone().or_else(|| rapi.ca_file.clone());
+        if ca_file.is_none() && !insecure {
+            tracing::warn!(
+                "no --rapi-ca given: the RAPI server is verified against the public web roots, which a self-signed Ganeti certificate never passes"
+            );
+        }
+        return Ok(Source::Rapi(Endpoint {
+            url,
+            user,
+            password,
+            ca_file,
+            insecure,
+            timeout: rapi.timeout,
+        }));
+    }
     global
         .cluster
         .clone()
         .or_else(|| config.fleet_file.clone())
-        .context("no fleet to work on: pass --cluster FILE (e.g. --cluster fixtures/demo.json) or set fleet_file in the config")
+        .map(Source::File)
+        .context("no fleet to work on: pass --cluster FILE (e.g. --cluster fixtures/demo.json), or --rapi URL for a real cluster, or set fleet_file or rapi.url in the config")
         .exit_with(Exit::Usage)
 }
 
-fn lock_path(global: &GlobalArgs, config: &Config, fleet: &Path) -> PathBuf {
+fn lock_path(global: &GlobalArgs, config: &Config, source: &Source) -> PathBuf {
     global
         .lock_file
         .clone()
         .or_else(|| config.lock_file.clone())
-        .unwrap_or_else(|| {
-            let mut name = fleet.as_os_str().to_owned();
-            name.push(".lock");
-            PathBuf::from(name)
+        .unwrap_or_else(|| match source {
+            Source::File(fleet) => {
+                let mut name = fleet.as_os_str().to_owned();
+                name.push(".lock");
+                PathBuf::from(name)
+            }
+            Source::Rapi(_) => PathBuf::from("/run/lock/autorepair.lock"),
         })
 }
 
@@ -267,17 +355,49 @@ fn now(given: Option<i64>) -> i64 {
     })
 }
 
-fn open(fleet: &Path) -> Result<FleetFile> {
-    FleetFile::open(fleet).exit_with(Exit::Unreadable)
+fn open(source: &Source) -> Result<Box<dyn Backend>> {
+    Ok(match source {
+        Source::File(path) => Box::new(FleetFile::open(path).exit_with(Exit::Unreadable)?),
+        Source::Rapi(endpoint) => Box::new(ganeti::Rapi::connect(endpoint).exit_with(Exit::Usage)?),
+    })
 }
 
-fn read_plan(fleet: &Path, config: &Config, at: Option<i64>) -> Result<Plan> {
-    let mut backend = open(fleet)?;
-    let snap = backend.snapshot().exit_with(Exit::Unreadable)?;
-    Ok(plan::plan(&snap, now(at), &config.limits, 0))
+/// The planner's limits, told which operations this backend cannot run.
+fn limits_for(
+    limits: &autorepair::config::Limits,
+    backend: &dyn Backend,
+) -> autorepair::config::Limits {
+    use autorepair::snapshot::OpKind::*;
+    let mut limits = limits.clone();
+    limits.unsupported_ops = [
+        Failover,
+        Migrate,
+        ReplaceDisks,
+        RecreateDisks,
+        Reinstall,
+        Move,
+    ]
+    .into_iter()
+    .filter(|k| !backend.supports(*k))
+    .collect();
+    limits
 }
 
-fn run(global: &GlobalArgs, config: &Config, fleet: &Path, args: &RunArgs) -> Result<Exit> {
+fn read_plan(source: &Source, config: &Config, at: Option<i64>) -> Result<Plan> {
+    let mut backend = open(source)?;
+    let snap = backend
+        .snapshot()
+        .with_context(|| format!("cannot read the fleet from {}", source.describe()))
+        .exit_with(Exit::Unreadable)?;
+    Ok(plan::plan(
+        &snap,
+        now(at),
+        &limits_for(&config.limits, backend.as_ref()),
+        0,
+    ))
+}
+
+fn run(global: &GlobalArgs, config: &Config, fleet: &Source, args: &RunArgs) -> Result<Exit> {
     let mut limits = config.limits.clone();
     if let Some(n) = args.max_pending {
         limits.max_pending = n;
@@ -288,51 +408,21 @@ fn run(global: &GlobalArgs, config: &Config, fleet: &Path, args: &RunArgs) -> Re
     let _lock = if args.dry_run {
         None
     } else {
-        Some(lock::acquire(&lock_path(global, config, fleet)).exit_with(Exit::Busy)?)
+        Some(acquire_lock(&lock_path(global, config, fleet))?)
     };
     let mut worst = Exit::Ok;
     let mut pass = 0u32;
     loop {
         pass += 1;
-        let mut backend = open(fleet)?;
-        let snap = backend.snapshot().exit_with(Exit::Unreadable)?;
-        let at = now(args.clock.now);
-        let seed = uuid::Uuid::new_v4().as_u64_pair().0;
-        let plan = plan::plan(&snap, at, &limits, seed);
-        if args.json {
-            println!("{}", serde_json::to_string(&report::status_json(&plan))?);
-        }
-        for l in &plan.lint {
-            tracing::warn!(object = %l.object, tag = l.tag.as_deref().unwrap_or(""), "{}", l.message);
-        }
-        if let Some(h) = &plan.fleet.halted {
-            tracing::warn!("{h}");
-        }
-        if args.dry_run {
-            if !args.json {
-                for a in plan.actions() {
-                    println!("would: {a}");
-                }
-                print!("{}", report::counts_line(&plan));
+        match one_pass(fleet, &limits, args, pass) {
+            Ok(Exit::Ok) => {}
+            Ok(code) => worst = worst.max(code),
+            // A daemon outlives a cluster that does not answer for a while.
+            Err(e) if args.loop_ => {
+                tracing::error!(pass, error = %format!("{e:#}"), "pass failed; trying again next interval");
+                worst = worst.max(Exit::Unreadable);
             }
-        } else {
-            let done = exec::execute(&plan, &mut backend);
-            backend
-                .finish_pass(at)
-                .with_context(|| format!("pass {pass}: could not save the fleet"))
-                .exit_with(Exit::Unreadable)?;
-            if !args.json {
-                println!(
-                    "pass {pass}: {} action(s), {} job(s) submitted, {} error(s); {}",
-                    done.actions_done,
-                    done.jobs_submitted.len(),
-                    done.errors.len(),
-                    report::counts_line(&plan).trim_end()
-                );
-            }
-            if !done.errors.is_empty() {
-                worst = Exit::Partial;
-            }
+            Err(e) => return Err(e),
         }
         let more = match args.passes {
             Some(n) => pass < n,
@@ -347,14 +437,75 @@ fn run(global: &GlobalArgs, config: &Config, fleet: &Path, args: &RunArgs) -> Re
     }
 }
 
+fn one_pass(
+    fleet: &Source,
+    limits: &autorepair::config::Limits,
+    args: &RunArgs,
+    pass: u32,
+) -> Result<Exit> {
+    let started = std::time::Instant::now();
+    let mut backend = open(fleet)?;
+    let snap = backend
+        .snapshot()
+        .with_context(|| format!("cannot read the fleet from {}", fleet.describe()))
+        .exit_with(Exit::Unreadable)?;
+    let at = now(args.clock.now);
+    let seed = uuid::Uuid::new_v4().as_u64_pair().0;
+    let plan = plan::plan(&snap, at, &limits_for(limits, backend.as_ref()), seed);
+    if args.json {
+        println!("{}", serde_json::to_string(&report::status_json(&plan))?);
+    }
+    for l in &plan.lint {
+        tracing::warn!(object = %l.object, tag = l.tag.as_deref().unwrap_or(""), "{}", l.message);
+    }
+    if let Some(h) = &plan.fleet.halted {
+        tracing::warn!("{h}");
+    }
+    if args.dry_run {
+        if !args.json {
+            for a in plan.actions() {
+                println!("would: {a}");
+            }
+            print!("{}", report::counts_line(&plan));
+        }
+        return Ok(Exit::Ok);
+    }
+    let done = exec::execute(&plan, backend.as_mut());
+    backend
+        .finish_pass(at)
+        .with_context(|| format!("pass {pass}: could not save the fleet"))
+        .exit_with(Exit::Unreadable)?;
+    if !args.json {
+        println!(
+            "pass {pass}: {} action(s), {} job(s) submitted, {} error(s); {}",
+            done.actions_done,
+            done.jobs_submitted.len(),
+            done.errors.len(),
+            report::counts_line(&plan).trim_end()
+        );
+    }
+    if let Some(path) = &args.metrics_file {
+        let previous = std::fs::read_to_string(path).unwrap_or_default();
+        let text = metrics::render(&previous, &plan, &done, started.elapsed(), at);
+        metrics::write_atomically(path, &text)
+            .with_context(|| format!("cannot write the metrics file {}", path.display()))
+            .exit_with(Exit::Unreadable)?;
+    }
+    Ok(if done.errors.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Partial
+    })
+}
+
 fn admin_verb(
     global: &GlobalArgs,
     config: &Config,
-    fleet: &Path,
+    fleet: &Source,
     object: &autorepair::snapshot::ObjectRef,
     verb: &Verb,
 ) -> Result<Exit> {
-    let _lock = lock::acquire(&lock_path(global, config, fleet)).exit_with(Exit::Busy)?;
+    let _lock = acquire_lock(&lock_path(global, config, fleet))?;
     let mut backend = open(fleet)?;
     let snap = backend.snapshot().exit_with(Exit::Unreadable)?;
     let actions = admin::edits(&snap, object, verb).exit_with(Exit::Usage)?;
@@ -367,9 +518,9 @@ fn admin_verb(
         counts: Default::default(),
     };
     let plan = plan_of(actions);
-    let done = exec::execute(&plan, &mut backend);
+    let done = exec::execute(&plan, backend.as_mut());
     if let Some((_, e)) = done.errors.first() {
-        bail!("{object}: {e}");
+        return Err(anyhow::anyhow!("{object}: {e}")).exit_with(Exit::Unreadable);
     }
     backend.flush().exit_with(Exit::Unreadable)?;
     for a in plan.actions() {
@@ -381,7 +532,7 @@ fn admin_verb(
     Ok(Exit::Ok)
 }
 
-fn simulate(config: &Config, fleet: &Path, args: &SimulateArgs) -> Result<Exit> {
+fn simulate(config: &Config, fleet: &Source, args: &SimulateArgs) -> Result<Exit> {
     use autorepair::simulate::{self, Faults, PASS_SECONDS, SimConfig};
     let snap = open(fleet)?.snapshot().exit_with(Exit::Unreadable)?;
     let mut cfg = SimConfig::new(now(args.clock.now));
@@ -440,4 +591,14 @@ fn simulate(config: &Config, fleet: &Path, args: &SimulateArgs) -> Result<Exit> 
     } else {
         Exit::Partial
     })
+}
+
+/// Another run holding the lock is the normal cron overlap (exit 4); a lock file that cannot be
+/// opened is a configuration error (exit 2), not to be mistaken for it.
+fn acquire_lock(path: &std::path::Path) -> Result<lock::LockGuard> {
+    match lock::acquire(path) {
+        Ok(guard) => Ok(guard),
+        Err(e @ lock::LockError::Busy { .. }) => Err(e).exit_with(Exit::Busy),
+        Err(e) => Err(e).exit_with(Exit::Usage),
+    }
 }

@@ -15,8 +15,9 @@ use std::time::Duration;
 Each pass reads the fleet, decides per instance whether a repair is needed and allowed, starts the \
 repair jobs and records every step in the instances' own tags (prefix ganeti:watcher:autorepair:). \
 It keeps no state of its own.",
-    after_help = "Exit codes: 0 ok; 1 the pass finished but some action failed (or tags are invalid); \
-2 usage or configuration error; 3 the fleet could not be read; 4 another run holds the lock."
+    after_help = "Exit codes: 0 ok; 1 the pass finished but some action failed (or tags parse/lint found \
+invalid tags, or simulate found a violation); 2 usage or configuration error; 3 the fleet could not \
+be read or saved (or the metrics file written); 4 another run holds the lock."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -31,17 +32,34 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "FILE", env = "AUTOREPAIR_CONFIG")]
     pub config: Option<PathBuf>,
     /// Fleet file (JSON, shaped like Ganeti's RAPI answers) to work on instead of a cluster.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", conflicts_with = "rapi")]
     pub cluster: Option<PathBuf>,
-    /// Lock file [default: FLEET.lock next to the fleet file].
+    /// Ganeti RAPI endpoint of a real cluster, e.g. https://cluster.example.org:5080.
+    #[arg(long, global = true, value_name = "URL")]
+    pub rapi: Option<String>,
+    /// RAPI user (needs write access to act).
+    #[arg(long, global = true, value_name = "USER")]
+    pub rapi_user: Option<String>,
+    /// File whose first line is the RAPI password [default: env AUTOREPAIR_RAPI_PASSWORD].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub rapi_password_file: Option<PathBuf>,
+    /// The cluster's RAPI certificate (Ganeti's rapi.pem) or a CA, to verify the server with.
+    /// The certificate is pinned, so Ganeti's own certificate works as it is.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub rapi_ca: Option<PathBuf>,
+    /// Do not verify the RAPI server's certificate (tests only: anyone on the path can then
+    /// read the password and forge answers).
+    #[arg(long, global = true)]
+    pub insecure: bool,
+    /// Lock file [default: FLEET.lock next to a fleet file; /run/lock/autorepair.lock for RAPI].
     #[arg(long, global = true, value_name = "FILE")]
     pub lock_file: Option<PathBuf>,
     /// Log one JSON object per line instead of text (logs go to stderr).
     #[arg(long, global = true)]
     pub log_json: bool,
-    /// Log level filter, e.g. info, debug, warn [env: RUST_LOG].
-    #[arg(long, global = true, default_value = "info", value_name = "FILTER")]
-    pub log: String,
+    /// Log level filter, e.g. info, debug, warn [default: env RUST_LOG, else info].
+    #[arg(long, global = true, value_name = "FILTER")]
+    pub log: Option<String>,
 }
 
 #[derive(Debug, Args, Clone, Copy)]
@@ -57,6 +75,7 @@ pub enum Command {
     Run(RunArgs),
     /// Show every instance's state, effective policy and where it came from.
     Status {
+        /// One JSON document: {"targets":[…],"counts":{…},"fleet":{…},"lint":[…]}.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -64,7 +83,9 @@ pub enum Command {
     },
     /// Show the reasoning for one instance.
     Explain {
+        /// The instance's full name.
         instance: String,
+        /// The instance's plan as JSON.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -73,15 +94,18 @@ pub enum Command {
     /// The tag language as a tool.
     #[command(subcommand)]
     Tags(TagsCommand),
-    /// Allow repairs up to TYPE on an object (replaces its other policy tags); `none` removes them.
+    /// Allow repairs up to TYPE on an object (replaces its other policy tags); `none` removes
+    /// them, so the object inherits the policy of the next level up.
     Allow {
-        #[arg(value_parser = parse_level)]
+        /// fix-storage, migrate, failover, reinstall, or none.
+        #[arg(value_parser = parse_level, value_name = "TYPE")]
         level: Level,
         /// cluster, group/NAME or instance/NAME (a bare name is an instance).
         object: ObjectRef,
     },
     /// Stop repairs from starting on an object, forever or for a while.
     Suspend {
+        /// cluster, group/NAME or instance/NAME (a bare name is an instance).
         object: ObjectRef,
         /// Until this Unix time.
         #[arg(long, value_name = "EPOCH", conflicts_with = "for_")]
@@ -93,36 +117,53 @@ pub enum Command {
         clock: ClockArgs,
     },
     /// Remove every suspend tag from an object.
-    Resume { object: ObjectRef },
+    Resume {
+        /// cluster, group/NAME or instance/NAME (a bare name is an instance).
+        object: ObjectRef,
+    },
     /// Ask for one repair of an instance, up to TYPE, whatever the policy says (not while suspended).
     Request {
-        #[arg(value_parser = RepairType::from_str_arg)]
+        /// The most destructive repair allowed: fix-storage, migrate, failover or reinstall.
+        #[arg(value_parser = RepairType::from_str_arg, value_name = "TYPE")]
         repair: RepairType,
+        /// The instance's full name.
         instance: String,
         #[command(flatten)]
         clock: ClockArgs,
     },
     /// Remove an instance's failure results after a person investigated, so repairs may start again.
-    Clear { instance: String },
+    Clear {
+        /// The instance's full name.
+        instance: String,
+    },
     /// What-if under chaos: many passes over the fleet (in memory: the file is not changed) while
     /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety
     /// rules are checked after every pass. Exit 1 on a violation, with the seed and a minimal history.
     Simulate(SimulateArgs),
+    /// Save the fleet (e.g. a real cluster read over RAPI) as a fleet file, to replay it offline
+    /// with --cluster and --dry-run.
+    Snapshot {
+        /// Write here (atomically) instead of to standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// Passes with faults per scenario (a quiet phase follows, to check every repair finishes).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_name = "N")]
     pub passes: u32,
     /// Seed of the first scenario; scenario k uses seed+k.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
-    #[arg(long, default_value_t = 1)]
+    /// How many seeded scenarios to run.
+    #[arg(long, default_value_t = 1, value_name = "N")]
     pub scenarios: usize,
     /// Passes without faults at the end [default: enough for max_repair_age to run out].
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     pub quiet_passes: Option<u32>,
+    /// The summary and any finding as JSON.
     #[arg(long)]
     pub json: bool,
     /// Print what happened in each pass (only with one scenario).
@@ -143,7 +184,7 @@ pub struct RunArgs {
     #[arg(long = "loop")]
     pub loop_: bool,
     /// Time between passes with --loop.
-    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration, value_name = "DURATION")]
     pub interval: Duration,
     /// Make this many passes, back to back (with --loop: at most this many).
     #[arg(long, value_name = "N")]
@@ -157,6 +198,9 @@ pub struct RunArgs {
     /// Print the plan as JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Write Prometheus metrics (textfile collector format) here after each pass.
+    #[arg(long, value_name = "FILE")]
+    pub metrics_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -166,11 +210,13 @@ pub enum TagsCommand {
         /// One JSON object per tag and line.
         #[arg(long)]
         json: bool,
-        #[arg(required = true)]
+        /// Tags, autorepair's or any other (those are reported as foreign).
+        #[arg(required = true, value_name = "TAG")]
         tags: Vec<String>,
     },
     /// Report every invalid or conflicting autorepair tag in the fleet; exit 1 if any.
     Lint {
+        /// One JSON object per problem and line.
         #[arg(long)]
         json: bool,
         #[command(flatten)]

@@ -41,6 +41,10 @@ pub struct Limits {
     /// Ganeti iallocator that picks new nodes; empty string: autorepair picks the least
     /// loaded usable node of the instance's group itself.
     pub iallocator: String,
+    /// Operations the backend cannot run (set by the program, not the config file): repairs
+    /// that need them are left to a person.
+    #[serde(skip)]
+    pub unsupported_ops: Vec<crate::snapshot::OpKind>,
 }
 
 impl Default for Limits {
@@ -53,6 +57,7 @@ impl Default for Limits {
             retry_interval: Duration::from_secs(15 * 60),
             max_repair_age: Duration::from_secs(86400),
             iallocator: "hail".into(),
+            unsupported_ops: vec![],
         }
     }
 }
@@ -64,7 +69,7 @@ impl Limits {
 }
 
 /// Ganeti RAPI endpoint. The password is never stored here: only the file it is read from.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Rapi {
     pub url: Option<String>,
@@ -74,12 +79,25 @@ pub struct Rapi {
     pub ca_file: Option<PathBuf>,
     /// Skip TLS verification. Only for tests; say so by name.
     pub insecure: bool,
-    #[serde(with = "humantime_serde", default = "default_timeout")]
+    #[serde(with = "humantime_serde")]
     pub timeout: Duration,
 }
 
 fn default_timeout() -> Duration {
     Duration::from_secs(60)
+}
+
+impl Default for Rapi {
+    fn default() -> Self {
+        Rapi {
+            url: None,
+            user: None,
+            password_file: None,
+            ca_file: None,
+            insecure: false,
+            timeout: default_timeout(),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +139,13 @@ mod tests {
         assert_eq!(c.limits.max_pending, 3);
         assert_eq!(c.limits.result_retention, Duration::from_secs(2 * 86400));
         assert_eq!(c.limits.iallocator(), None);
+    }
+
+    #[test]
+    fn the_documented_example_states_the_real_defaults() {
+        let example =
+            Config::from_toml(include_str!("../contrib/autorepair.toml"), "example").unwrap();
+        assert_eq!(example, Config::default());
     }
 
     #[test]

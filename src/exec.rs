@@ -86,6 +86,10 @@ fn repair(
     let mut new_jobs = Vec::new();
     let mut after = None;
     for op in &r.ops {
+        if after.is_some() && !backend.can_follow(op) {
+            tracing::info!(object = %object, repair = %r.id, op = %op, "cannot be chained here: a later pass submits it");
+            break;
+        }
         let job = backend.submit(&r.target, op, &r.reason, after)?;
         tracing::info!(object = %object, repair = %r.id, job, op = %op, "job submitted");
         report.jobs_submitted.push(job);

@@ -10,6 +10,7 @@ pub mod config;
 pub mod exec;
 pub mod health;
 pub mod lock;
+pub mod metrics;
 pub mod plan;
 pub mod policy;
 pub mod report;

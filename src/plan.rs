@@ -1142,7 +1142,14 @@ impl TargetWork<'_, '_> {
         let ialloc = self.ctx.limits.iallocator();
         let ops: Result<Vec<Op>, String> = kinds
             .iter()
-            .map(|k| health::build_op(*k, self.inst, storage, ialloc, &self.ctx.index.pool))
+            .map(|k| {
+                if self.ctx.limits.unsupported_ops.contains(k) {
+                    return Err(format!(
+                        "the backend cannot {k} instances: a person has to (e.g. gnt-instance {k} on the master)"
+                    ));
+                }
+                health::build_op(*k, self.inst, storage, ialloc, &self.ctx.index.pool)
+            })
             .collect();
         let ops = match ops {
             Ok(ops) => ops,

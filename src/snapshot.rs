@@ -141,8 +141,12 @@ pub fn reason_for(repair_id: &str) -> String {
 pub const INSUFFICIENT_RESOURCES: &str = "insufficient_resources";
 
 impl Job {
+    /// The repair this job belongs to: its reason is `autorepair:<UUID>`.
     pub fn repair_id(&self) -> Option<&str> {
-        self.reason.as_deref()?.strip_prefix(REASON_PREFIX)
+        self.reason
+            .as_deref()?
+            .strip_prefix(REASON_PREFIX)
+            .filter(|id| crate::tags::is_repair_id(id))
     }
 
     /// The first error among the opcode results: its message and Ganeti error code.

@@ -33,6 +33,14 @@ impl FleetFile {
         FleetFile { path: None, fleet }
     }
 
+    /// A fleet file that `save` writes to `path` (e.g. a snapshot of a real cluster).
+    pub fn create(path: &Path, fleet: Snapshot) -> Self {
+        FleetFile {
+            path: Some(path.to_owned()),
+            fleet,
+        }
+    }
+
     pub fn fleet(&self) -> &Snapshot {
         &self.fleet
     }

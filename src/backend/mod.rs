@@ -1,8 +1,9 @@
 //! Backends: the only code (with the executor) that talks to the world.
 
 pub mod file;
+pub mod ganeti;
 
-use crate::snapshot::{ObjectRef, Op, Snapshot};
+use crate::snapshot::{ObjectRef, Op, OpKind, Snapshot};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -42,6 +43,16 @@ pub trait Backend {
         reason: &str,
         after: Option<u64>,
     ) -> Result<u64, BackendError>;
+    /// Whether `op` can be chained after a job submitted earlier in the same pass (run only once
+    /// that job succeeded). When not, the executor stops the chain there and a later pass
+    /// submits the rest.
+    fn can_follow(&self, _op: &Op) -> bool {
+        true
+    }
+    /// Whether the backend can run this kind of operation at all.
+    fn supports(&self, _kind: OpKind) -> bool {
+        true
+    }
     /// Called once after a real (not dry) pass acted.
     fn finish_pass(&mut self, _now: i64) -> Result<(), BackendError> {
         self.flush()

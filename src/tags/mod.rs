@@ -4,7 +4,7 @@
 mod parse;
 mod render;
 
-pub use parse::parse;
+pub use parse::{is_repair_id, parse};
 pub use render::{render_pending, render_policy, render_result, render_suspend};
 
 use serde::{Deserialize, Serialize};

@@ -203,3 +203,8 @@ fn uuid(text: &str) -> Result<&str, String> {
 pub(super) fn is_uuid(text: &str) -> bool {
     uuid(text).is_ok()
 }
+
+/// Whether `text` is a valid repair id (a UUID).
+pub fn is_repair_id(text: &str) -> bool {
+    is_uuid(text)
+}

@@ -1,0 +1,172 @@
+//! Prometheus textfile-collector output. Counters live in the file itself: each pass reads the
+//! previous totals back and adds its own, since a cron-run watcher has no memory of its own.
+
+use crate::exec::Report;
+use crate::plan::{Action, Plan, State};
+use crate::tags::{self, RepairResult, Tag};
+use std::fmt::Write;
+use std::path::Path;
+use std::time::Duration;
+
+const STARTED: &str = "autorepair_repairs_started_total";
+const ENDED: &str = "autorepair_repairs_ended_total";
+
+/// The value of a sample line `name{labels} value` in a previous file, 0 if absent.
+fn previous(text: &str, sample: &str) -> f64 {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(sample)?.strip_prefix(' '))
+        .find_map(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+pub fn render(prev: &str, plan: &Plan, done: &Report, took: Duration, now: i64) -> String {
+    let started = plan
+        .actions()
+        .filter(|a| matches!(a, Action::Repair(r) if r.write_first.is_some()))
+        .count();
+    let mut ended = [0usize; 3];
+    for a in plan.actions() {
+        if let Action::AddTags { tags, .. } = a {
+            for t in tags {
+                if let Ok(Tag::Result(r)) = tags::parse(t) {
+                    ended[r.result as usize] += 1;
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# HELP autorepair_targets Targets per state after the last pass."
+    );
+    let _ = writeln!(out, "# TYPE autorepair_targets gauge");
+    for s in State::ALL {
+        let n = plan.counts.get(&s).copied().unwrap_or(0);
+        let _ = writeln!(out, "autorepair_targets{{state=\"{s}\"}} {n}");
+    }
+    let _ = writeln!(out, "# HELP {STARTED} Repairs started.");
+    let _ = writeln!(out, "# TYPE {STARTED} counter");
+    let _ = writeln!(
+        out,
+        "{STARTED} {}",
+        previous(prev, STARTED) + started as f64
+    );
+    let _ = writeln!(out, "# HELP {ENDED} Repairs ended, by result.");
+    let _ = writeln!(out, "# TYPE {ENDED} counter");
+    for result in [
+        RepairResult::Success,
+        RepairResult::Failure,
+        RepairResult::Enoperm,
+    ] {
+        let sample = format!("{ENDED}{{result=\"{result}\"}}");
+        let total = previous(prev, &sample) + ended[result as usize] as f64;
+        let _ = writeln!(out, "{sample} {total}");
+    }
+    let _ = writeln!(
+        out,
+        "# HELP autorepair_action_errors Actions that failed in the last pass."
+    );
+    let _ = writeln!(out, "# TYPE autorepair_action_errors gauge");
+    let _ = writeln!(out, "autorepair_action_errors {}", done.errors.len());
+    let _ = writeln!(
+        out,
+        "# HELP autorepair_halted 1 when the last pass started nothing because too many targets were broken."
+    );
+    let _ = writeln!(out, "# TYPE autorepair_halted gauge");
+    let _ = writeln!(
+        out,
+        "autorepair_halted {}",
+        u8::from(plan.fleet.halted.is_some())
+    );
+    let _ = writeln!(
+        out,
+        "# HELP autorepair_pass_duration_seconds How long the last pass took."
+    );
+    let _ = writeln!(out, "# TYPE autorepair_pass_duration_seconds gauge");
+    let _ = writeln!(
+        out,
+        "autorepair_pass_duration_seconds {:.3}",
+        took.as_secs_f64()
+    );
+    let last_ok = "autorepair_last_successful_pass_timestamp_seconds";
+    let _ = writeln!(
+        out,
+        "# HELP {last_ok} When the last pass without failed actions ended."
+    );
+    let _ = writeln!(out, "# TYPE {last_ok} gauge");
+    let when = if done.errors.is_empty() {
+        now as f64
+    } else {
+        previous(prev, last_ok)
+    };
+    let _ = writeln!(out, "{last_ok} {when}");
+    out
+}
+
+/// The textfile collector may read at any moment: write a temporary file and rename it.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::file::parse_fleet;
+    use crate::config::Limits;
+
+    #[test]
+    fn counters_accumulate_across_passes_and_gauges_do_not() {
+        let snap = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
+        let limits = Limits {
+            max_pending: 3,
+            ..Limits::default()
+        };
+        let plan = crate::plan::plan(&snap, 1_800_000_000, &limits, 1);
+        let done = Report::default();
+        let first = render("", &plan, &done, Duration::from_millis(1500), 1_800_000_000);
+        assert!(
+            first.contains("autorepair_repairs_started_total 3\n"),
+            "{first}"
+        );
+        // log-b1 and files-b4 get their enoperm.
+        assert!(
+            first.contains("autorepair_repairs_ended_total{result=\"enoperm\"} 2\n"),
+            "{first}"
+        );
+        assert!(first.contains("autorepair_pass_duration_seconds 1.500\n"));
+        assert!(
+            first.contains("autorepair_targets{state=\"suspended\"} 13\n"),
+            "{first}"
+        );
+        let second = render(
+            &first,
+            &plan,
+            &done,
+            Duration::from_millis(10),
+            1_800_000_300,
+        );
+        assert!(
+            second.contains("autorepair_repairs_started_total 6\n"),
+            "{second}"
+        );
+        assert!(second.contains("autorepair_targets{state=\"suspended\"} 13\n"));
+        assert!(second.contains("autorepair_last_successful_pass_timestamp_seconds 1800000300\n"));
+        let failed = Report {
+            errors: vec![("x".into(), "boom".into())],
+            ..Report::default()
+        };
+        let third = render(&second, &plan, &failed, Duration::ZERO, 1_800_000_600);
+        assert!(
+            third.contains("autorepair_last_successful_pass_timestamp_seconds 1800000300\n"),
+            "{third}"
+        );
+        assert!(third.contains("autorepair_action_errors 1\n"));
+    }
+}

@@ -1,0 +1,660 @@
+//! Repairs on a real two-node Ganeti 3.0 cluster (contrib/testbed). Run with the testbed up and
+//! its env file sourced: `contrib/testbed/up && . /var/tmp/autorepair-testbed/env && cargo test
+//! --test ganeti`. Without AUTOREPAIR_TESTBED_RAPI the tests are skipped, unless
+//! AUTOREPAIR_TESTBED_REQUIRED=1 (CI) makes that an error.
+//!
+//! Every assertion reads the cluster itself: where the instance runs, its tags as Ganeti stores
+//! them, the status of the jobs Ganeti ran.
+
+use assert_cmd::Command;
+use autorepair::backend::Backend;
+use autorepair::backend::ganeti::{Endpoint, Rapi};
+use autorepair::tags::{self, PREFIX, RepairResult, Tag};
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One cluster: scenarios run one at a time.
+static CLUSTER: Mutex<()> = Mutex::new(());
+
+struct Testbed {
+    url: String,
+    user: String,
+    password_file: PathBuf,
+    ca: PathBuf,
+    node1: String,
+    node2: String,
+    http: Client,
+    password: String,
+    dir: tempfile::TempDir,
+}
+
+fn testbed() -> Option<Testbed> {
+    let Ok(url) = std::env::var("AUTOREPAIR_TESTBED_RAPI") else {
+        assert!(
+            std::env::var("AUTOREPAIR_TESTBED_REQUIRED").is_err(),
+            "AUTOREPAIR_TESTBED_REQUIRED is set but no testbed env: run contrib/testbed/up and source its env file"
+        );
+        eprintln!("skipped: no Ganeti testbed (contrib/testbed/up, then source its env file)");
+        return None;
+    };
+    let var =
+        |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("{k} missing from the testbed env"));
+    let ca = PathBuf::from(var("AUTOREPAIR_TESTBED_CA"));
+    let password_file = PathBuf::from(var("AUTOREPAIR_TESTBED_PASSWORD_FILE"));
+    let pem = std::fs::read(&ca).unwrap();
+    let http = Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap();
+    let password = std::fs::read_to_string(&password_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    Some(Testbed {
+        url,
+        user: var("AUTOREPAIR_TESTBED_USER"),
+        password_file,
+        ca,
+        node1: var("AUTOREPAIR_TESTBED_NODE1"),
+        node2: var("AUTOREPAIR_TESTBED_NODE2"),
+        http,
+        password,
+        dir: tempfile::tempdir().unwrap(),
+    })
+}
+
+fn script(name: &str, args: &[&str]) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/contrib/testbed/");
+    let out = std::process::Command::new(format!("{path}{name}"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "contrib/testbed/{name} {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const FQDN: &str = ".example.test";
+
+impl Testbed {
+    fn get(&self, path: &str) -> Value {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .basic_auth(&self.user, Some(&self.password))
+            .send()
+            .unwrap();
+        assert!(r.status().is_success(), "GET {path}: {}", r.status());
+        r.json().unwrap()
+    }
+
+    fn job(&self, method: reqwest::Method, path: &str, body: Value) -> u64 {
+        let r = self
+            .http
+            .request(method, format!("{}{path}", self.url))
+            .basic_auth(&self.user, Some(&self.password))
+            .json(&body)
+            .send()
+            .unwrap();
+        assert!(r.status().is_success(), "{path}: {}", r.status());
+        let v: Value = r.json().unwrap();
+        let id = v.as_u64().or_else(|| v.as_str()?.parse().ok()).unwrap();
+        assert_eq!(self.wait(id), "success", "job {id} for {path}");
+        id
+    }
+
+    fn wait(&self, id: u64) -> String {
+        let start = Instant::now();
+        loop {
+            let j = self.get(&format!("/2/jobs/{id}"));
+            let status = j["status"].as_str().unwrap_or("unknown").to_owned();
+            if ["success", "error", "canceled"].contains(&status.as_str()) {
+                return status;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "job {id} still {status}"
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
+    /// Waits until no job in the queue is unfinished.
+    fn settle(&self) {
+        let start = Instant::now();
+        loop {
+            let jobs = self.get("/2/jobs?bulk=1");
+            let busy = jobs.as_array().unwrap().iter().any(|j| {
+                !["success", "error", "canceled"].contains(&j["status"].as_str().unwrap_or(""))
+            });
+            if !busy {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(180),
+                "jobs still running"
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
+    fn role(&self, node: &str, role: &str) {
+        self.job(
+            reqwest::Method::PUT,
+            &format!("/2/nodes/{node}/role"),
+            json!(role),
+        );
+    }
+
+    fn add_tags(&self, path: &str, tags: &[String]) {
+        let q: Vec<String> = tags.iter().map(|t| format!("tag={t}")).collect();
+        self.job(
+            reqwest::Method::PUT,
+            &format!("{path}?{}", q.join("&")),
+            Value::Null,
+        );
+    }
+
+    fn pnode(&self, inst: &str) -> String {
+        self.get(&format!("/2/instances/{inst}{FQDN}"))["pnode"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    fn tags(&self, inst: &str) -> Vec<String> {
+        let v = self.get(&format!("/2/instances/{inst}{FQDN}/tags"));
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// The instance's autorepair results, as Ganeti stores them.
+    fn results(&self, inst: &str) -> Vec<(String, RepairResult, Vec<u64>)> {
+        self.tags(inst)
+            .iter()
+            .filter_map(|t| match tags::parse(t) {
+                Ok(Tag::Result(r)) => Some((r.repair.to_string(), r.result, r.jobs.to_vec())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn pending(&self, inst: &str) -> usize {
+        self.tags(inst)
+            .iter()
+            .filter(|t| matches!(tags::parse(t), Ok(Tag::Pending(_))))
+            .count()
+    }
+
+    /// Jobs Ganeti ran with the given OP_ID on the instance.
+    fn jobs_of(&self, inst: &str, op_id: &str) -> Vec<(u64, String)> {
+        let name = format!("{inst}{FQDN}");
+        let jobs = self.get("/2/jobs?bulk=1");
+        jobs.as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| {
+                j["ops"].as_array().is_some_and(|ops| {
+                    ops.iter()
+                        .any(|o| o["OP_ID"] == op_id && o["instance_name"] == name.as_str())
+                })
+            })
+            .map(|j| {
+                (
+                    j["id"].as_u64().unwrap(),
+                    j["status"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    fn config(&self, iallocator: &str) -> PathBuf {
+        let path = self.dir.path().join("autorepair.toml");
+        std::fs::write(
+            &path,
+            format!("[limits]\nmax_pending = 5\niallocator = \"{iallocator}\"\n"),
+        )
+        .unwrap();
+        path
+    }
+
+    fn std_command(&self, iallocator: &str) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("autorepair"));
+        c.env_remove("AUTOREPAIR_RAPI_PASSWORD")
+            .arg("--rapi")
+            .arg(&self.url)
+            .arg("--rapi-user")
+            .arg(&self.user)
+            .arg("--rapi-password-file")
+            .arg(&self.password_file)
+            .arg("--rapi-ca")
+            .arg(&self.ca)
+            .arg("--lock-file")
+            .arg(self.dir.path().join("lock"))
+            .arg("--config")
+            .arg(self.config(iallocator));
+        c
+    }
+
+    fn autorepair(&self, iallocator: &str) -> Command {
+        Command::from_std(self.std_command(iallocator))
+    }
+
+    /// One real pass, then wait for the cluster to finish what it started.
+    fn pass(&self, iallocator: &str) {
+        self.autorepair(iallocator).args(["run"]).assert().success();
+        self.settle();
+    }
+
+    fn passes(&self, n: usize, iallocator: &str) {
+        for _ in 0..n {
+            self.pass(iallocator);
+        }
+    }
+
+    fn endpoint(&self) -> Endpoint {
+        Endpoint {
+            url: self.url.clone(),
+            user: self.user.clone(),
+            password: self.password.clone(),
+            ca_file: Some(self.ca.clone()),
+            insecure: false,
+            timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A clean cluster with the given instances (`(name, node 1 or 2, template)`).
+fn fresh(tb: &Testbed, instances: &[(&str, u8, &str)]) {
+    script("reset", &[]);
+    for (name, node, template) in instances {
+        let node = if *node == 1 { &tb.node1 } else { &tb.node2 };
+        script("instance", &[name, node.trim_end_matches(FQDN), template]);
+    }
+}
+
+fn t(s: &str) -> String {
+    format!("{PREFIX}{s}")
+}
+
+#[test]
+fn offline_primary_fails_over_diskless_and_sharedfile_instances() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(&tb, &[("inst1", 2, "diskless"), ("inst2", 2, "sharedfile")]);
+    tb.add_tags("/2/tags", &[t("failover")]);
+    tb.role(&tb.node2, "offline");
+    tb.passes(2, "hail");
+    for inst in ["inst1", "inst2"] {
+        assert_eq!(
+            tb.pnode(inst),
+            tb.node1,
+            "{inst} moved off the offline node"
+        );
+        let results = tb.results(inst);
+        assert_eq!(results.len(), 1, "{inst}: {results:?}");
+        let (repair, result, jobs) = &results[0];
+        assert_eq!(
+            (repair.as_str(), *result),
+            ("failover", RepairResult::Success)
+        );
+        assert_eq!(tb.wait(jobs[0]), "success");
+        assert_eq!(tb.pending(inst), 0);
+        assert_eq!(
+            tb.jobs_of(inst, "OP_INSTANCE_FAILOVER").len(),
+            1,
+            "one failover, not two"
+        );
+    }
+}
+
+#[test]
+fn drained_primary_is_live_migrated() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(&tb, &[("inst3", 2, "diskless")]);
+    tb.add_tags("/2/groups/default/tags", &[t("migrate")]);
+    tb.role(&tb.node2, "drained");
+    tb.passes(2, "hail");
+    assert_eq!(tb.pnode("inst3"), tb.node1);
+    let migrations = tb.jobs_of("inst3", "OP_INSTANCE_MIGRATE");
+    assert_eq!(migrations.len(), 1);
+    assert_eq!(migrations[0].1, "success");
+    assert_eq!(
+        tb.jobs_of("inst3", "OP_INSTANCE_FAILOVER").len(),
+        0,
+        "no failover where a migration does"
+    );
+    assert_eq!(tb.results("inst3")[0].0, "migrate");
+}
+
+#[test]
+fn file_instance_on_an_offline_node_is_recreated_then_reinstalled() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(&tb, &[("inst4", 2, "file")]);
+    tb.add_tags("/2/tags", &[t("reinstall")]);
+    tb.role(&tb.node2, "offline");
+    // hail cannot place file disks here ("FailN1"): autorepair picks the node itself.
+    tb.passes(3, "");
+    assert_eq!(tb.pnode("inst4"), tb.node1);
+    let recreate = tb.jobs_of("inst4", "OP_INSTANCE_RECREATE_DISKS");
+    let reinstall = tb.jobs_of("inst4", "OP_INSTANCE_REINSTALL");
+    assert_eq!(
+        (recreate.len(), reinstall.len()),
+        (1, 1),
+        "{recreate:?} {reinstall:?}"
+    );
+    assert!(
+        recreate[0].0 < reinstall[0].0,
+        "recreate-disks runs before the reinstall"
+    );
+    assert_eq!(
+        (recreate[0].1.as_str(), reinstall[0].1.as_str()),
+        ("success", "success")
+    );
+    let results = tb.results("inst4");
+    assert_eq!(results.len(), 1);
+    assert_eq!(
+        (results[0].0.as_str(), results[0].1),
+        ("reinstall", RepairResult::Success)
+    );
+    assert_eq!(
+        results[0].2,
+        vec![recreate[0].0, reinstall[0].0],
+        "the result names both jobs"
+    );
+}
+
+#[test]
+fn a_policy_too_low_writes_enoperm_once_and_changes_nothing() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(&tb, &[("inst5", 2, "diskless")]);
+    tb.add_tags("/2/tags", &[t("migrate")]);
+    tb.role(&tb.node2, "offline");
+    tb.passes(3, "hail");
+    assert_eq!(tb.pnode("inst5"), tb.node2, "not moved");
+    let results = tb.results("inst5");
+    assert_eq!(
+        results.len(),
+        1,
+        "one enoperm over three passes: {results:?}"
+    );
+    assert_eq!(
+        (results[0].0.as_str(), results[0].1),
+        ("failover", RepairResult::Enoperm)
+    );
+    assert!(tb.jobs_of("inst5", "OP_INSTANCE_FAILOVER").is_empty());
+}
+
+#[test]
+fn suspends_hold_and_an_instance_allow_overrides_them() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(
+        &tb,
+        &[
+            ("inst6", 2, "diskless"),
+            ("inst7", 2, "diskless"),
+            ("inst8", 2, "diskless"),
+        ],
+    );
+    tb.add_tags("/2/tags", &[t("failover"), t("suspend")]);
+    tb.add_tags("/2/groups/default/tags", &[t("suspend:4102444800")]);
+    tb.add_tags("/2/instances/inst6.example.test/tags", &[t("failover")]);
+    tb.role(&tb.node2, "offline");
+    tb.passes(2, "hail");
+    assert_eq!(
+        tb.pnode("inst6"),
+        tb.node1,
+        "its own allow beats the suspends"
+    );
+    for inst in ["inst7", "inst8"] {
+        assert_eq!(tb.pnode(inst), tb.node2, "{inst} stays while suspended");
+        assert!(tb.results(inst).is_empty() && tb.jobs_of(inst, "OP_INSTANCE_FAILOVER").is_empty());
+    }
+    // Lifting the group suspend leaves the cluster's in force: the nearest policy is now the
+    // cluster's suspend, and still nothing moves.
+    let cmd = |args: &[&str]| tb.autorepair("hail").args(args).assert().success();
+    cmd(&["resume", "group/default"]);
+    tb.passes(1, "hail");
+    assert_eq!(tb.pnode("inst7"), tb.node2);
+    cmd(&["resume", "cluster"]);
+    tb.passes(2, "hail");
+    assert_eq!(tb.pnode("inst7"), tb.node1);
+    assert_eq!(tb.pnode("inst8"), tb.node1);
+}
+
+#[test]
+fn a_once_off_request_repairs_without_any_policy() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(
+        &tb,
+        &[("inst9", 2, "sharedfile"), ("inst10", 2, "sharedfile")],
+    );
+    tb.role(&tb.node2, "offline");
+    let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    // As an external tool would drop it: a pending tag with no jobs.
+    tb.add_tags(
+        "/2/instances/inst9.example.test/tags",
+        &[t(&format!("pending:failover:{id}:1700000000:"))],
+    );
+    tb.passes(2, "hail");
+    assert_eq!(tb.pnode("inst9"), tb.node1);
+    assert_eq!(
+        tb.pnode("inst10"),
+        tb.node2,
+        "no policy, no request: untouched"
+    );
+    let tags = tb.tags("inst9");
+    assert!(
+        tags.iter()
+            .any(|t| t.contains(&format!("result:failover:{id}:")) && t.contains(":success:")),
+        "{tags:?}"
+    );
+    assert_eq!(tb.pending("inst9"), 0);
+}
+
+#[test]
+fn a_failing_job_records_a_failure_and_parks_the_instance() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(&tb, &[("inst11", 2, "diskless")]);
+    tb.add_tags("/2/tags", &[t("failover")]);
+    tb.role(&tb.node2, "offline");
+    // An iallocator that does not exist makes Ganeti's job fail.
+    tb.passes(2, "no-such-allocator");
+    let results = tb.results("inst11");
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0].1, RepairResult::Failure);
+    assert_eq!(tb.wait(results[0].2[0]), "error");
+    assert_eq!(tb.pnode("inst11"), tb.node2);
+    // Parked: even with a working allocator, nothing starts until a person clears it.
+    tb.passes(1, "hail");
+    assert_eq!(tb.pnode("inst11"), tb.node2);
+    tb.autorepair("hail")
+        .args(["clear", "inst11.example.test"])
+        .assert()
+        .success();
+    tb.passes(2, "hail");
+    assert_eq!(tb.pnode("inst11"), tb.node1);
+}
+
+/// Dies after a number of write calls, like a kill -9 between two requests.
+struct Dying {
+    inner: Rapi,
+    left: usize,
+}
+
+impl Backend for Dying {
+    fn snapshot(
+        &mut self,
+    ) -> Result<autorepair::snapshot::Snapshot, autorepair::backend::BackendError> {
+        self.inner.snapshot()
+    }
+    fn add_tags(
+        &mut self,
+        o: &autorepair::snapshot::ObjectRef,
+        t: &[String],
+        r: &str,
+    ) -> Result<(), autorepair::backend::BackendError> {
+        self.spend()?;
+        self.inner.add_tags(o, t, r)
+    }
+    fn remove_tags(
+        &mut self,
+        o: &autorepair::snapshot::ObjectRef,
+        t: &[String],
+        r: &str,
+    ) -> Result<(), autorepair::backend::BackendError> {
+        self.spend()?;
+        self.inner.remove_tags(o, t, r)
+    }
+    fn submit(
+        &mut self,
+        i: &str,
+        op: &autorepair::snapshot::Op,
+        r: &str,
+        a: Option<u64>,
+    ) -> Result<u64, autorepair::backend::BackendError> {
+        self.spend()?;
+        self.inner.submit(i, op, r, a)
+    }
+    fn can_follow(&self, op: &autorepair::snapshot::Op) -> bool {
+        self.inner.can_follow(op)
+    }
+}
+
+impl Dying {
+    fn spend(&mut self) -> Result<(), autorepair::backend::BackendError> {
+        if self.left == 0 {
+            return Err(autorepair::backend::BackendError::Crashed { calls: 0 });
+        }
+        self.left -= 1;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_kill_mid_pass_never_duplicates_a_job() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    // Kill after the pending tag (1 call), after the job (2), after recording it (3).
+    for calls in 1..=3 {
+        fresh(&tb, &[("inst12", 2, "diskless")]);
+        tb.add_tags("/2/tags", &[t("failover")]);
+        tb.role(&tb.node2, "offline");
+        let limits = autorepair::config::Limits {
+            max_pending: 5,
+            ..Default::default()
+        };
+        let mut dying = Dying {
+            inner: Rapi::connect(&tb.endpoint()).unwrap(),
+            left: calls,
+        };
+        let snap = dying.snapshot().unwrap();
+        let plan = autorepair::plan::plan(&snap, 1_800_000_000, &limits, 1);
+        let report = autorepair::exec::execute(&plan, &mut dying);
+        assert!(report.crashed, "killed after {calls} calls");
+        tb.settle();
+        tb.passes(2, "hail");
+        let failovers = tb.jobs_of("inst12", "OP_INSTANCE_FAILOVER");
+        assert_eq!(
+            failovers.len(),
+            1,
+            "killed after {calls} calls: {failovers:?}"
+        );
+        assert_eq!(tb.pnode("inst12"), tb.node1);
+        let results = tb.results("inst12");
+        assert_eq!(results.len(), 1, "killed after {calls} calls: {results:?}");
+        assert_eq!(
+            results[0].2,
+            vec![failovers[0].0],
+            "the result names the one job"
+        );
+        assert_eq!(tb.pending("inst12"), 0);
+    }
+}
+
+#[test]
+fn two_concurrent_runs_never_act_twice() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(&tb, &[("inst13", 2, "diskless")]);
+    tb.add_tags("/2/tags", &[t("failover")]);
+    tb.role(&tb.node2, "offline");
+    let spawn = || {
+        tb.std_command("hail")
+            .arg("run")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let codes: Vec<i32> = [a, b]
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap().status.code().unwrap())
+        .collect();
+    assert!(codes.contains(&0), "{codes:?}");
+    assert!(
+        codes.iter().all(|c| *c == 0 || *c == 4),
+        "the other one exits cleanly with 4: {codes:?}"
+    );
+    tb.settle();
+    tb.passes(1, "hail");
+    assert_eq!(tb.jobs_of("inst13", "OP_INSTANCE_FAILOVER").len(), 1);
+    assert_eq!(tb.pnode("inst13"), tb.node1);
+}
+
+#[test]
+fn a_real_cluster_can_be_saved_and_replayed_offline() {
+    let Some(tb) = testbed() else { return };
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(&tb, &[("inst14", 2, "diskless"), ("inst15", 1, "file")]);
+    tb.add_tags("/2/tags", &[t("failover")]);
+    tb.role(&tb.node2, "offline");
+    let file = tb.dir.path().join("fleet.json");
+    tb.autorepair("hail")
+        .args(["snapshot", "--output"])
+        .arg(&file)
+        .assert()
+        .success();
+    let saved =
+        autorepair::backend::file::parse_fleet(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let inst = saved
+        .instances
+        .iter()
+        .find(|i| i.name == "inst14.example.test")
+        .unwrap();
+    assert_eq!(
+        (inst.pnode.as_str(), inst.disk_template.as_str()),
+        (tb.node2.as_str(), "diskless")
+    );
+    assert!(saved.nodes.iter().any(|n| n.name == tb.node2 && n.offline));
+    let out = Command::cargo_bin("autorepair")
+        .unwrap()
+        .args(["run", "--dry-run", "--cluster"])
+        .arg(&file)
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("instance/inst14.example.test: failover repair"),
+        "{text}"
+    );
+    // The dry run changed nothing on the cluster.
+    assert_eq!(tb.pnode("inst14"), tb.node2);
+}

@@ -1,0 +1,918 @@
+//! The man page, `man/autorepair.8`. Its synopsis, command and option sections are generated
+//! from the clap definitions (with clap_mangen), so they cannot drift from `--help`; the tag
+//! language, states, repairs, exit codes, files and examples are written by hand below, and the
+//! config keys' defaults come from the code.
+//!
+//! The test builds the page in memory and fails when it differs from the committed file.
+//! Regenerate it with `AUTOREPAIR_REGEN_MAN=1 cargo test --test man` (see `man/README.md`).
+//! The other tests check what a text cannot check by itself: every config key is described,
+//! every option the hand-written text names exists, and every example parses.
+
+use autorepair::cli::Cli;
+use autorepair::config::Config;
+use clap::{Arg, ArgAction, Command, CommandFactory};
+use clap_mangen::Man;
+use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+const PAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/man/autorepair.8");
+const REGEN_VAR: &str = "AUTOREPAIR_REGEN_MAN";
+/// What the roff crate writes before every piece clap_mangen renders: it defines `\*(Aq`.
+const PREAMBLE: &str = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
+
+/// Commands and long options the hand-written text already names but the clap definitions may
+/// not have yet (the RAPI backend lands separately). Each is excused only while clap does not
+/// know it: once it exists, examples using it must parse like any other. Entries that clap
+/// knows are dead and may be deleted.
+const NOT_YET_IN_CLI: &[&str] = &[
+    "snapshot",
+    "generate",
+    "--rapi",
+    "--rapi-user",
+    "--rapi-password-file",
+    "--rapi-ca",
+    "--insecure",
+    "--metrics-file",
+    "--output",
+];
+
+// ---------------------------------------------------------------------------------------------
+// The hand-written parts, in roff. Write a plain "-" and "'": `escape` turns them into "\-" and
+// "\*(Aq" (the string the clap_mangen preamble defines) so options copy and paste correctly.
+// Never start a line with "'" (a control line in roff).
+
+const DESCRIPTION: &str = r#".PP
+The fleet is the cluster's instances, nodes and node groups, all their tags, and the jobs earlier
+passes submitted. Everything autorepair knows between passes is in the tags: it can be killed at
+any moment, and the next pass carries on where it stopped, with no repair started twice.
+.PP
+Administrators steer it with tags on the cluster, the node groups and the instances (see
+\fBTAG LANGUAGE\fR); the admin commands (\fBallow\fR, \fBsuspend\fR, \fBresume\fR, \fBrequest\fR,
+\fBclear\fR) write those tags for them, and other tools may write a request tag themselves.
+The tags are the ones Ganeti's own \fBharep\fR(1) reads; do not run both on one cluster.
+.PP
+The fleet comes from one of two backends:
+.TP
+.B Ganeti RAPI
+\fB--rapi\fR \fIURL\fR (or \fBurl\fR in the \fB[rapi]\fR section of the config file) works on a
+live cluster through Ganeti's remote API, with the user and password of a RAPI user that has
+write access. Ganeti's certificate is given with \fB--rapi-ca\fR and pinned.
+.TP
+.B fleet file
+\fB--cluster\fR \fIFILE\fR (or \fBfleet_file\fR) works on a JSON file shaped like Ganeti's RAPI
+answers, for demonstrations, tests and what-if questions. The file also simulates the cluster:
+a job submitted in one pass finishes in a later one and takes effect, and the file's
+\fBsimulation\fR section scripts failures. \fBautorepair snapshot\fR saves a live cluster to such
+a file; \fBautorepair generate\fR makes synthetic ones of any size.
+.PP
+Run \fBautorepair run\fR every few minutes from \fBcron\fR(8) or a systemd timer, next to
+\fBganeti-watcher\fR(8), on one host only; or keep one \fBautorepair run --loop\fR running.
+\fBautorepair run --dry-run\fR, \fBstatus\fR and \fBexplain\fR show what it would do and why,
+and change nothing.
+"#;
+
+const GLOBAL_OPTIONS_INTRO: &str = r#"These options may be given before or after the command. Command-line options override the config
+file.
+"#;
+
+const COMMANDS_INTRO: &str = r#"An \fIOBJECT\fR is \fBcluster\fR, \fBgroup/\fR\fINAME\fR or \fBinstance/\fR\fINAME\fR; a bare
+name is an instance. Autorepair tags on nodes have no effect, and the commands refuse them.
+A \fITYPE\fR is a repair type: \fBfix-storage\fR, \fBmigrate\fR, \fBfailover\fR or
+\fBreinstall\fR. An \fIEPOCH\fR is a Unix time in seconds; a \fIDURATION\fR is written like
+\fB90s\fR, \fB15min\fR, \fB2h\fR or \fB3days\fR.
+.PP
+\fBrun\fR (without \fB--dry-run\fR) and the admin commands take the lock (see \fBFILES\fR);
+\fBstatus\fR, \fBexplain\fR, \fBtags\fR, \fBsimulate\fR and \fBsnapshot\fR only read, and
+run at any time. An admin command changes only autorepair tags of the object it names, prints
+each change, and says so when there was nothing to change.
+"#;
+
+const TAG_LANGUAGE: &str = r#".SH "TAG LANGUAGE"
+Autorepair reads and writes the Ganeti tags that start with the prefix
+.BR ganeti:watcher:autorepair: .
+Tags without it are never touched. In the forms below the prefix is left out. The repair types,
+from least to most destructive, are
+.BR fix-storage ,
+.BR migrate ,
+.B failover
+and
+.BR reinstall .
+.TP
+.I TYPE
+On the cluster, a node group or an instance: repairs up to \fITYPE\fR are allowed there.
+.TP
+.BR suspend " or " suspend:
+No repair starts there.
+.TP
+.BI suspend: EPOCH
+No repair starts there until \fIEPOCH\fR. Once it is over, autorepair removes the tag.
+.TP
+.BI pending: TYPE : ID : EPOCH : JOBS
+On an instance: repair \fIID\fR (a UUID) of type \fITYPE\fR, started at \fIEPOCH\fR, is under
+way with the Ganeti jobs \fIJOBS\fR (job ids joined by \fB+\fR). Autorepair writes it before it
+submits the first job, and gives every job the reason \fBautorepair:\fR\fIID\fR, so a pass that
+was killed in between finds and adopts the jobs instead of submitting them again.
+With an empty job list, written by \fBautorepair request\fR or by another tool, it is a once-off
+request: one repair of this instance, up to \fITYPE\fR, whatever the policy says (but not while
+the instance is suspended or failed).
+.TP
+.BI result: TYPE : ID : EPOCH : OUTCOME : JOBS
+On an instance: repair \fIID\fR ended at \fIEPOCH\fR. \fIOUTCOME\fR is \fBsuccess\fR,
+\fBfailure\fR, or \fBenoperm\fR: the instance needs a \fITYPE\fR repair that its policy does not
+allow (written once, not every pass). Success and enoperm results are removed after
+\fBresult_retention\fR or beyond \fBmax_results\fR; a failure result stays until a person runs
+\fBautorepair clear\fR.
+.PP
+A Ganeti tag is at most 128 characters of letters, digits and \fB_ . + * / : @ -\fR.
+Invalid autorepair tags are logged on every pass, listed by \fBautorepair tags lint\fR, and
+otherwise ignored; \fBautorepair tags parse\fR explains single tags. The complete grammar, with
+its test vectors, is \fBtag-grammar/autorepair.abnf\fR in the source.
+.SS "Effective policy"
+On one object, a permanent suspend wins; else the latest timed suspend that is not over yet;
+else the \fIleast\fR destructive repair type among its policy tags.
+.PP
+Across objects the \fInearest\fR object that carries any policy or suspend tag wins: the
+instance itself, then the node group of its primary node, then the cluster. So an instance
+tagged \fBfailover\fR is repaired even while the cluster is suspended, by design; \fBautorepair
+status\fR shows every instance's effective policy and the object it came from. With no such tag
+on any of the three, no repair is allowed.
+"#;
+
+const STATES: &str = r#".SH STATES
+Each pass leaves every instance in one of these states. \fBautorepair status\fR lists them with
+a count per state; \fBautorepair explain\fR gives the reasons for one instance.
+.TP
+.B healthy
+Nothing to repair, and no repair under way.
+.TP
+.B suspended
+Its effective policy is a suspend: no repair starts, requested or not, broken or not.
+.TP
+.B needs-repair
+Broken, with no repair under way: its policy does not allow the repair it needs (an
+\fBenoperm\fR result records that), no automatic repair is safe (it needs a person; see
+\fBREPAIRS\fR), or a fleet-wide limit holds the repair back (\fBmax_pending\fR,
+\fBmax_broken\fR).
+.TP
+.B pending
+A repair is under way: a pending tag names it, or it starts in this pass. Later passes follow
+its jobs, submit its next steps, and end it with a result tag.
+.TP
+.B failed
+A \fBfailure\fR result parks the instance: nothing starts on it, requests included, until a
+person has investigated and run \fBautorepair clear\fR.
+"#;
+
+const REPAIRS: &str = r#".SH REPAIRS
+An instance is broken when one of its nodes is offline or drained; a node that is not
+vm_capable counts as drained. What repairs it depends on its disk template and on which node
+failed. The repair type in bold is what the effective policy must allow.
+.SS drbd
+.TP
+primary offline
+\fBfailover\fR: fail over to the secondary, then replace the disks of the dead node.
+.TP
+primary drained
+\fBmigrate\fR: live migration to the secondary.
+.TP
+secondary offline or drained
+\fBfix-storage\fR: replace-disks onto a new secondary. An instance whose nodes are both
+drained first gets a new secondary, then a migration.
+.TP
+both nodes offline
+\fBreinstall\fR: recreate the disks on new nodes, then reinstall (the data is lost).
+.TP
+primary offline, secondary drained
+Left to a person: Ganeti will not fail over onto a drained node, and a reinstall would throw away
+the only intact copy. Undrain the secondary and the failover can run.
+.SS "diskless, sharedfile, rbd, ext, gluster, blockdev"
+.TP
+primary offline
+\fBfailover\fR to a node the iallocator chooses.
+.TP
+primary drained
+\fBmigrate\fR: live migration to a node the iallocator chooses.
+.SS "plain, file"
+.TP
+primary offline
+\fBreinstall\fR: recreate the disks on a new node, then reinstall (the data is lost).
+.TP
+primary drained
+\fBfailover\fR: move the instance to another node (it is down while its disks are copied).
+.PP
+New nodes are chosen by the iallocator that the \fBiallocator\fR key names or, when it is empty,
+by autorepair itself: the least loaded usable node of the instance's node group. An unknown disk template,
+an instance whose node is missing from the cluster, or an operation the backend cannot run,
+leaves the instance to a person. A job that failed for lack of resources is retried after
+\fBretry_interval\fR, until the repair is \fBmax_repair_age\fR old; then it is a failure.
+"#;
+
+const SAFETY: &str = r#".SH SAFETY
+These rules hold whatever the input, and the simulator (\fBautorepair simulate\fR) checks them
+after every pass.
+.IP 1. 4
+Never a repair more destructive than the effective policy allows. A request allows its own
+type, on its own instance.
+.IP 2. 4
+Nothing starts on a suspended or failed instance, nor while more than \fBmax_broken\fR
+instances are broken at once (a rack or power failure, not so many broken instances), nor beyond
+\fBmax_pending\fR repairs under way.
+.IP 3. 4
+Never a second repair for an instance that has one pending, and never the same job twice, even
+when autorepair is killed between submitting a job and recording it.
+.IP 4. 4
+Tags without the prefix are never touched, and autorepair never removes a failure result by
+itself.
+.IP 5. 4
+A bad tag, a failed job or a vanished job of one instance never stops the pass for the others.
+.IP 6. 4
+\fB--dry-run\fR, \fBstatus\fR and \fBexplain\fR show everything it would do, and every change
+is logged with the object, the tag and the reason.
+.IP 7. 4
+Two runs never act at once: see the lock in \fBFILES\fR.
+"#;
+
+const CONFIGURATION_INTRO: &str = r#".SH CONFIGURATION
+The config file (TOML) is \fB/etc/autorepair/autorepair.toml\fR, or the file \fB--config\fR
+names. Every key is optional; the defaults are shown. Unknown keys are errors (exit status 2).
+\fBcontrib/autorepair.toml\fR in the source is an example with comments.
+"#;
+
+/// Every config key, dotted (`limits.max_pending`), in the order the page lists them. The test
+/// fails when the code has a key this list lacks, or the other way round; the default shown is
+/// the one an empty config file gives.
+const CONFIG_KEYS: &[(&str, &str)] = &[
+    ("fleet_file", r"Fleet file to work on, as \fB--cluster\fR."),
+    (
+        "lock_file",
+        r"Lock file, as \fB--lock-file\fR. If not set: the fleet file's name with \fB.lock\fR added, or \fB/run/lock/autorepair.lock\fR for a RAPI cluster.",
+    ),
+    (
+        "limits.max_pending",
+        r"At most this many repairs under way at once, fleet-wide (\fBrun --max-pending\fR).",
+    ),
+    (
+        "limits.max_broken",
+        r"If more instances than this need a repair at once, start none: that is a rack or power failure, not so many broken instances (\fBrun --max-broken\fR). Set it a little above what one node carries.",
+    ),
+    (
+        "limits.result_retention",
+        r"Success and enoperm results older than this are removed. Failure results never are.",
+    ),
+    (
+        "limits.max_results",
+        r"At most this many success and enoperm results are kept per instance, the newest.",
+    ),
+    (
+        "limits.retry_interval",
+        r"A repair whose job failed for lack of resources is retried this long after.",
+    ),
+    (
+        "limits.max_repair_age",
+        r"A repair still unfinished this long after it started is recorded as a failure.",
+    ),
+    (
+        "limits.iallocator",
+        r#"The Ganeti iallocator that chooses new nodes. \fB""\fR: autorepair chooses the least loaded usable node of the instance's node group itself."#,
+    ),
+    (
+        "rapi.url",
+        r"The RAPI endpoint, e.g. \fBhttps://cluster.example.com:5080\fR, as \fB--rapi\fR.",
+    ),
+    ("rapi.user", r"The RAPI user, as \fB--rapi-user\fR."),
+    (
+        "rapi.password_file",
+        r"The file holding that user's password, as \fB--rapi-password-file\fR.",
+    ),
+    (
+        "rapi.ca_file",
+        r"Ganeti's RAPI certificate (\fB/var/lib/ganeti/rapi.pem\fR on the master), as \fB--rapi-ca\fR. It is pinned: Ganeti's own self-signed certificate works, though it has no subjectAltName.",
+    ),
+    (
+        "rapi.insecure",
+        r"Do not verify the server's certificate, as \fB--insecure\fR. For tests only.",
+    ),
+    ("rapi.timeout", r"Timeout of one RAPI request."),
+];
+
+const EXIT_STATUS: &str = r#".SH "EXIT STATUS"
+.TP
+.B 0
+Success.
+.TP
+.B 1
+The pass finished, but some action failed (the others were carried out); or \fBtags parse\fR or
+\fBtags lint\fR found invalid tags; or \fBsimulate\fR found a violated rule.
+.TP
+.B 2
+Usage or configuration error: a bad option or argument, an unreadable or invalid config file, no
+fleet to work on, no RAPI user or password, an unusable certificate file, an unknown instance or
+object, or an admin command that does not apply (e.g. \fBresume\fR on an object that is not
+suspended).
+.TP
+.B 3
+The fleet could not be read or saved (the cluster did not answer or refused, the fleet file is
+unreadable), or the metrics file could not be written.
+.TP
+.B 4
+Another run holds the lock; this one exits without acting. Harmless for a periodic run: the next
+one carries on.
+.PP
+\fBrun --loop\fR outlives a cluster that does not answer for a while: a pass that fails is
+logged and the next one tries again. With \fB--passes\fR it ends with the worst status of its
+passes.
+"#;
+
+const ENVIRONMENT: &str = r#".SH ENVIRONMENT
+.TP
+.B AUTOREPAIR_CONFIG
+The config file, as \fB--config\fR (which overrides it). A file named this way must exist.
+.TP
+.B AUTOREPAIR_RAPI_PASSWORD
+The RAPI password, when neither \fB--rapi-password-file\fR nor \fBpassword_file\fR names a
+file.
+.TP
+.B RUST_LOG
+The log filter, e.g. \fBdebug\fR or \fBwarn,autorepair=debug\fR. When set, it replaces
+\fB--log\fR. Logs go to standard error; the plan and results go to standard output.
+"#;
+
+const FILES: &str = r#".SH FILES
+.TP
+.B /etc/autorepair/autorepair.toml
+The config file, read when it exists and \fB--config\fR is not given (see \fBCONFIGURATION\fR).
+.TP
+\fIFLEET\fB.lock\fR, \fB/run/lock/autorepair.lock\fR
+The lock file, unless \fB--lock-file\fR or \fBlock_file\fR name another: next to the fleet file
+\fIFLEET\fR, or in \fB/run/lock\fR for a RAPI cluster. \fBrun\fR (for all its passes) and the
+admin commands hold an exclusive lock on it; the kernel releases it when the process ends, so
+a killed run leaves no stale lock. The file itself stays.
+.TP
+.B /etc/autorepair/rapi.password
+A customary place for the RAPI password (\fB--rapi-password-file\fR, \fBpassword_file\fR): its
+first line is the password. Make it readable by root only.
+.TP
+.B /var/lib/ganeti/rapi.pem
+Ganeti's RAPI certificate on the master node: copy it to the host autorepair runs on and name
+it with \fB--rapi-ca\fR. The RAPI users, lines \fINAME PASSWORD\fR \fBwrite\fR, are in
+\fB/var/lib/ganeti/rapi/users\fR on the master.
+.TP
+.B /var/lib/prometheus/node-exporter/autorepair.prom
+A customary place for \fBrun --metrics-file\fR: the Prometheus node exporter's textfile
+collector reads that directory.
+"#;
+
+const EXAMPLES: &str = r#".SH EXAMPLES
+Every five minutes from cron, in \fB/etc/cron.d/autorepair\fR (\fBcontrib/cron.d/autorepair\fR
+and \fBcontrib/systemd/\fR in the source are complete versions):
+.PP
+.RS 4
+.EX
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+*/5 * * * * root autorepair run --config /etc/autorepair/autorepair.toml
+.EE
+.RE
+.PP
+The connection in the config file:
+.PP
+.RS 4
+.EX
+[rapi]
+url = "https://cluster.example.com:5080"
+user = "autorepair"
+password_file = "/etc/autorepair/rapi.password"
+ca_file = "/etc/autorepair/rapi.pem"
+.EE
+.RE
+.PP
+or on the command line:
+.PP
+.RS 4
+.EX
+autorepair status --rapi https://cluster.example.com:5080 --rapi-user autorepair \e
+    --rapi-password-file /etc/autorepair/rapi.password --rapi-ca /etc/autorepair/rapi.pem
+.EE
+.RE
+.PP
+Look before acting: what one pass would do, every instance's state and policy, the reasoning for
+one instance, the bad tags.
+.PP
+.RS 4
+.EX
+autorepair run --dry-run
+autorepair status
+autorepair explain db1.example.com
+autorepair tags lint
+.EE
+.RE
+.PP
+Allow migrations everywhere, failovers in node group \fBrack-a\fR, anything on one instance;
+then drop that instance's own policy so it follows its group again:
+.PP
+.RS 4
+.EX
+autorepair allow migrate cluster
+autorepair allow failover group/rack-a
+autorepair allow reinstall instance/scratch1.example.com
+autorepair allow none instance/scratch1.example.com
+.EE
+.RE
+.PP
+Suspend a node group for the two hours of a maintenance, an instance until a given time, the
+whole cluster until further notice; and resume:
+.PP
+.RS 4
+.EX
+autorepair suspend --for 2h group/rack-b
+autorepair suspend --until 1767225600 db1.example.com
+autorepair suspend cluster
+autorepair resume cluster
+.EE
+.RE
+.PP
+Ask for one repair of an instance, up to failover, whatever the policy says; clear a failure after
+investigating it:
+.PP
+.RS 4
+.EX
+autorepair request failover web2.example.com
+autorepair clear db1.example.com
+.EE
+.RE
+.PP
+What a tag means, as JSON:
+.PP
+.RS 4
+.EX
+autorepair tags parse --json ganeti:watcher:autorepair:suspend:1767225600
+.EE
+.RE
+.PP
+What-if on a copy of the live cluster: save it, see what the next passes would do, then let
+100 chaos scenarios loose on it (neither touches the cluster):
+.PP
+.RS 4
+.EX
+autorepair snapshot --output /tmp/fleet.json
+autorepair run --cluster /tmp/fleet.json --passes 20
+autorepair simulate --cluster /tmp/fleet.json --scenarios 100
+.EE
+.RE
+.PP
+A synthetic fleet, for benchmarks and demonstrations:
+.PP
+.RS 4
+.EX
+autorepair generate --output /tmp/big.json
+.EE
+.RE
+.PP
+Metrics for Prometheus, and a long-running watcher instead of cron:
+.PP
+.RS 4
+.EX
+autorepair run --metrics-file /var/lib/prometheus/node-exporter/autorepair.prom
+autorepair run --loop --interval 5m --log-json
+.EE
+.RE
+"#;
+
+const SEE_ALSO: &str = r#".SH "SEE ALSO"
+.BR ganeti (7),
+.BR ganeti-watcher (8),
+.BR gnt-instance (8),
+.BR gnt-node (8),
+.BR harep (1),
+.BR cron (8),
+.BR systemd.timer (5)
+"#;
+
+// ---------------------------------------------------------------------------------------------
+// Building the page.
+
+/// A command that takes no further subcommand, with the words that name it (`["tags", "parse"]`).
+struct Leaf {
+    words: Vec<String>,
+    cmd: Command,
+}
+
+fn leaves(cmd: &Command, words: &[String], out: &mut Vec<Leaf>) {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let mut words = words.to_vec();
+        words.push(sub.get_name().to_owned());
+        if sub.has_subcommands() {
+            leaves(sub, &words, out);
+        } else {
+            // Built alone, from the unbuilt tree: the global options stay in their own section
+            // and are not repeated under every command.
+            let mut cmd = sub
+                .clone()
+                .disable_help_flag(true)
+                .bin_name(format!("autorepair {}", words.join(" ")));
+            cmd.build();
+            out.push(Leaf { words, cmd });
+        }
+    }
+}
+
+fn all_leaves() -> Vec<Leaf> {
+    let mut out = Vec::new();
+    leaves(&Cli::command(), &[], &mut out);
+    out
+}
+
+/// Renders with clap_mangen and drops the roff preamble it writes before every piece.
+fn piece(render: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> String {
+    let mut buf = Vec::new();
+    render(&mut buf).expect("rendering to memory cannot fail");
+    let text = String::from_utf8(buf).expect("clap_mangen writes UTF-8");
+    text.strip_prefix(PREAMBLE).unwrap_or(&text).to_owned()
+}
+
+fn roff_text(line: impl Into<Vec<Inline>>) -> String {
+    let mut r = Roff::new();
+    r.text(line);
+    r.to_roff()
+}
+
+fn takes_value(arg: &Arg) -> bool {
+    arg.get_num_args().is_some_and(|n| n.takes_values())
+}
+
+fn value_name(arg: &Arg) -> String {
+    arg.get_value_names()
+        .and_then(|v| v.first())
+        .map_or_else(|| arg.get_id().as_str().to_uppercase(), |v| v.to_string())
+}
+
+/// One synopsis, `autorepair [global options] run [--dry-run] [--now EPOCH] …`, in a .SY block
+/// (lines that wrap are indented past the program name).
+fn synopsis(leaf: &Leaf) -> String {
+    let mut line = vec![roman("["), italic("global options"), roman("]")];
+    for w in &leaf.words {
+        line.push(roman(" "));
+        line.push(bold(w.as_str()));
+    }
+    let args: Vec<&Arg> = leaf
+        .cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .collect();
+    for arg in args.iter().filter(|a| !a.is_positional()) {
+        let Some(long) = arg.get_long() else { continue };
+        let (open, close) = if arg.is_required_set() {
+            ("", "")
+        } else {
+            ("[", "]")
+        };
+        line.push(roman(format!(" {open}")));
+        line.push(bold(format!("--{long}")));
+        if takes_value(arg) {
+            line.push(roman(" "));
+            line.push(italic(value_name(arg)));
+        }
+        line.push(roman(close));
+    }
+    for arg in args.iter().filter(|a| a.is_positional()) {
+        let many = matches!(arg.get_action(), ArgAction::Append);
+        let (open, close) = if arg.is_required_set() {
+            ("", "")
+        } else {
+            ("[", "]")
+        };
+        line.push(roman(format!(" {open}")));
+        line.push(italic(value_name(arg)));
+        line.push(roman(format!("{}{close}", if many { "..." } else { "" })));
+    }
+    format!(".SY autorepair\n{}.YS\n", roff_text(line))
+}
+
+/// The hand-written roff, with "-" and "'" escaped in text and in macro arguments.
+fn escape(roff: &str) -> String {
+    let mut out = String::with_capacity(roff.len() + roff.len() / 8);
+    let mut prev = '\n';
+    for c in roff.chars() {
+        match c {
+            '-' if prev != '\\' => out.push_str(r"\-"),
+            '\'' if prev != '\n' => out.push_str(r"\*(Aq"),
+            '\'' => {
+                panic!("a hand-written line starts with \"'\": roff reads it as a control line")
+            }
+            c => out.push(c),
+        }
+        prev = c;
+    }
+    out
+}
+
+fn config_defaults() -> Value {
+    let config = Config::from_toml("", "an empty config file").expect("an empty config is valid");
+    serde_json::to_value(config).expect("the config serialises")
+}
+
+/// Dotted paths of every leaf key of the config, in the order serde_json lists them.
+fn config_paths(value: &Value, prefix: &str, out: &mut Vec<String>) {
+    if let Value::Object(map) = value {
+        for (k, v) in map {
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            if v.is_object() {
+                config_paths(v, &path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+}
+
+fn lookup<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(value, |v, k| v.get(k))
+}
+
+fn toml_value(v: &Value) -> String {
+    match v {
+        Value::Null => "not set".to_owned(),
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+fn configuration() -> String {
+    let defaults = config_defaults();
+    let mut out = escape(CONFIGURATION_INTRO);
+    let mut table = "";
+    for (path, text) in CONFIG_KEYS {
+        let (section, key) = path.rsplit_once('.').unwrap_or(("", path));
+        if section != table {
+            table = section;
+            out.push_str(&format!(".SS \"[{section}]\"\n"));
+        }
+        let default = lookup(&defaults, path).map_or("?".to_owned(), toml_value);
+        out.push_str(".TP\n");
+        out.push_str(&roff_text([bold(key), roman(" = "), italic(default)]));
+        out.push_str(&escape(&format!("{text}\n")));
+    }
+    out
+}
+
+/// The whole page.
+fn page() -> String {
+    let cli = Cli::command();
+    let version = cli.get_version().unwrap_or_default().to_owned();
+    let man = Man::new(cli.clone()).section("8");
+    let leaves = all_leaves();
+    let mut out = String::new();
+
+    out.push_str(
+        ".\\\" Generated by tests/man.rs from the clap definitions and the text in it: do not edit.\n\
+         .\\\" Regenerate: AUTOREPAIR_REGEN_MAN=1 cargo test --test man (see man/README.md).\n",
+    );
+    // The roff preamble once (it defines the \*(Aq the pieces use), and our own .TH:
+    // clap_mangen's writes an empty date as no argument at all.
+    out.push_str(PREAMBLE);
+    out.push_str(&format!(".TH AUTOREPAIR 8 \"\" \"autorepair {version}\"\n"));
+    out.push_str(&piece(|w| man.render_name_section(w)));
+
+    out.push_str(".SH SYNOPSIS\n");
+    for leaf in &leaves {
+        out.push_str(&synopsis(leaf));
+    }
+
+    out.push_str(&piece(|w| man.render_description_section(w)));
+    out.push_str(&escape(DESCRIPTION));
+
+    let globals = piece(|w| man.render_options_section(w));
+    out.push_str(".SH \"GLOBAL OPTIONS\"\n");
+    out.push_str(&escape(GLOBAL_OPTIONS_INTRO));
+    out.push_str(globals.strip_prefix(".SH OPTIONS\n").unwrap_or(&globals));
+
+    out.push_str(".SH COMMANDS\n");
+    out.push_str(&escape(COMMANDS_INTRO));
+    for leaf in &leaves {
+        let sub = Man::new(leaf.cmd.clone());
+        out.push_str(&format!(".SS \"autorepair {}\"\n", leaf.words.join(" ")));
+        out.push_str(&synopsis(leaf));
+        let about = piece(|w| sub.render_description_section(w));
+        out.push_str(".PP\n");
+        out.push_str(about.strip_prefix(".SH DESCRIPTION\n").unwrap_or(&about));
+        let options = piece(|w| sub.render_options_section(w));
+        out.push_str(options.strip_prefix(".SH OPTIONS\n").unwrap_or(&options));
+    }
+
+    for section in [TAG_LANGUAGE, STATES, REPAIRS, SAFETY] {
+        out.push_str(&escape(section));
+    }
+    out.push_str(&configuration());
+    for section in [EXIT_STATUS, ENVIRONMENT, FILES, EXAMPLES, SEE_ALSO] {
+        out.push_str(&escape(section));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests.
+
+#[test]
+fn man_page_is_up_to_date() {
+    let fresh = page();
+    if std::env::var_os(REGEN_VAR).is_some_and(|v| v == "1") {
+        std::fs::write(PAGE, &fresh).expect("cannot write man/autorepair.8");
+        return;
+    }
+    let committed = std::fs::read_to_string(PAGE).unwrap_or_default();
+    if committed != fresh {
+        let line = committed
+            .lines()
+            .zip(fresh.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(committed.lines().count().min(fresh.lines().count()));
+        panic!(
+            "man/autorepair.8 is out of date (first difference at line {}): regenerate it with\n\
+             \n    {REGEN_VAR}=1 cargo test --test man\n\nand review the diff.",
+            line + 1
+        );
+    }
+}
+
+#[test]
+fn every_config_key_is_described() {
+    let mut in_code = Vec::new();
+    config_paths(&config_defaults(), "", &mut in_code);
+    let in_code: BTreeSet<&str> = in_code.iter().map(String::as_str).collect();
+    let described: BTreeSet<&str> = CONFIG_KEYS.iter().map(|(k, _)| *k).collect();
+    let missing: Vec<_> = in_code.difference(&described).collect();
+    let stale: Vec<_> = described.difference(&in_code).collect();
+    assert!(
+        missing.is_empty() && stale.is_empty(),
+        "CONFIG_KEYS in tests/man.rs does not match the config: add {missing:?}, remove {stale:?}"
+    );
+}
+
+/// Every long option and subcommand anywhere in the clap tree.
+fn known_words() -> BTreeSet<String> {
+    fn walk(cmd: &Command, out: &mut BTreeSet<String>) {
+        for arg in cmd.get_arguments() {
+            if let Some(long) = arg.get_long() {
+                out.insert(format!("--{long}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            out.insert(sub.get_name().to_owned());
+            walk(sub, out);
+        }
+    }
+    let mut out = BTreeSet::new();
+    let mut cmd = Cli::command();
+    cmd.build();
+    walk(&cmd, &mut out);
+    out
+}
+
+fn excused(word: &str, known: &BTreeSet<String>) -> bool {
+    NOT_YET_IN_CLI.contains(&word) && !known.contains(word)
+}
+
+fn hand_written() -> Vec<&'static str> {
+    let mut all = vec![
+        DESCRIPTION,
+        GLOBAL_OPTIONS_INTRO,
+        COMMANDS_INTRO,
+        TAG_LANGUAGE,
+        STATES,
+        REPAIRS,
+        SAFETY,
+        CONFIGURATION_INTRO,
+        EXIT_STATUS,
+        ENVIRONMENT,
+        FILES,
+        EXAMPLES,
+        SEE_ALSO,
+    ];
+    all.extend(CONFIG_KEYS.iter().map(|(_, text)| *text));
+    all
+}
+
+#[test]
+fn every_option_the_text_names_exists() {
+    let known = known_words();
+    let mut unknown = BTreeSet::new();
+    for text in hand_written() {
+        for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+            let name = word.trim_end_matches('-');
+            if name.len() > 2
+                && name.starts_with("--")
+                && !known.contains(name)
+                && !excused(name, &known)
+            {
+                unknown.insert(name.to_owned());
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "the hand-written text in tests/man.rs names options clap does not know: {unknown:?}"
+    );
+}
+
+/// The autorepair command lines in a text: from the word `autorepair` (or a path ending in
+/// `/autorepair`) up to the first shell operator or comment.
+fn command_lines(text: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    // Continuation lines, in roff (`\e`) or in a shell.
+    let text = text.replace("\\e\n", " ").replace("\\\n", " ");
+    for line in text.lines() {
+        let line = line.trim_start();
+        if line.starts_with('#') || line.starts_with('.') {
+            continue;
+        }
+        let line = line.strip_prefix("ExecStart=").unwrap_or(line);
+        let words: Vec<&str> = line.split_whitespace().collect();
+        // The program word followed by a command (not `[ -x /usr/local/bin/autorepair ]`).
+        let Some(start) = (0..words.len().saturating_sub(1)).find(|&i| {
+            (words[i] == "autorepair" || words[i].ends_with("/autorepair"))
+                && words[i + 1].starts_with(|c: char| c.is_ascii_lowercase() || c == '-')
+        }) else {
+            continue;
+        };
+        let args: Vec<String> = words[start + 1..]
+            .iter()
+            .take_while(|w| {
+                !matches!(**w, "|" | "||" | "&&" | ";" | "2>&1" | "#") && !w.starts_with('>')
+            })
+            .map(|w| (*w).to_owned())
+            .collect();
+        out.push(args);
+    }
+    out
+}
+
+/// Parses each command line with clap; returns the errors, and the leaf commands covered.
+fn check_lines(
+    lines: &[Vec<String>],
+    known: &BTreeSet<String>,
+    covered: &mut BTreeSet<String>,
+) -> Vec<String> {
+    let mut errors = Vec::new();
+    for args in lines {
+        let argv = std::iter::once("autorepair".to_owned()).chain(args.iter().cloned());
+        match Cli::command().try_get_matches_from(argv) {
+            Ok(m) => {
+                let mut words = Vec::new();
+                let mut m = &m;
+                while let Some((name, sub)) = m.subcommand() {
+                    words.push(name.to_owned());
+                    m = sub;
+                }
+                covered.insert(words.join(" "));
+            }
+            Err(_) if args.iter().any(|a| excused(a, known)) => {}
+            Err(e) => errors.push(format!("autorepair {}: {}", args.join(" "), e.kind())),
+        }
+    }
+    errors
+}
+
+#[test]
+fn every_example_parses_and_every_command_has_one() {
+    let known = known_words();
+    let mut covered = BTreeSet::new();
+    let mut errors = check_lines(&command_lines(EXAMPLES), &known, &mut covered);
+    let leaves: BTreeSet<String> = all_leaves().iter().map(|l| l.words.join(" ")).collect();
+    let without: Vec<_> = leaves.difference(&covered).collect();
+    if !without.is_empty() {
+        errors.push(format!(
+            "commands without an example in EXAMPLES: {without:?}"
+        ));
+    }
+    assert!(
+        errors.is_empty(),
+        "tests/man.rs EXAMPLES:\n{}",
+        errors.join("\n")
+    );
+}
+
+#[test]
+fn the_cron_and_systemd_command_lines_parse() {
+    let known = known_words();
+    let mut covered = BTreeSet::new();
+    let mut errors = Vec::new();
+    for file in [
+        "contrib/cron.d/autorepair",
+        "contrib/systemd/autorepair.service",
+    ] {
+        let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let lines = command_lines(&text);
+        assert!(!lines.is_empty(), "{file} runs no autorepair command");
+        errors.extend(
+            check_lines(&lines, &known, &mut covered)
+                .into_iter()
+                .map(|e| format!("{file}: {e}")),
+        );
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
