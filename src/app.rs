@@ -70,6 +70,35 @@ fn dispatch(cli: Cli) -> Result<Exit> {
     let global = &cli.global;
     match cli.command {
         Command::Tags(TagsCommand::Parse { json, tags }) => Ok(tags_parse(&tags, json)),
+        Command::Generate {
+            instances,
+            seed,
+            broken,
+            contradictions,
+            output,
+        } => {
+            if !(0.0..=1.0).contains(&broken) {
+                return Err(anyhow::anyhow!(
+                    "--broken {broken}: give a share between 0 and 1"
+                ))
+                .exit_with(Exit::Usage);
+            }
+            let mut spec = autorepair::generate::Spec::new(instances, seed);
+            spec.broken_node_share = broken;
+            spec.contradictions = contradictions;
+            let fleet = autorepair::generate::generate(&spec);
+            match output {
+                Some(path) => FleetFile::create(&path, fleet)
+                    .flush()
+                    .exit_with(Exit::Unreadable)?,
+                None => {
+                    let stdout = std::io::stdout().lock();
+                    serde_json::to_writer(std::io::BufWriter::new(stdout), &fleet)?;
+                    println!();
+                }
+            }
+            Ok(Exit::Ok)
+        }
         command => {
             let config = load_config(global)?;
             let fleet_path = source(global, &config)?;
@@ -200,7 +229,9 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                     }
                     Ok(Exit::Ok)
                 }
-                Command::Tags(TagsCommand::Parse { .. }) => unreachable!("handled above"),
+                Command::Tags(TagsCommand::Parse { .. }) | Command::Generate { .. } => {
+                    unreachable!("handled above")
+                }
             }
         }
     }

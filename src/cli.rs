@@ -140,6 +140,23 @@ pub enum Command {
     /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety
     /// rules are checked after every pass. Exit 1 on a violation, with the seed and a minimal history.
     Simulate(SimulateArgs),
+    /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs.
+    Generate {
+        #[arg(long, value_name = "N")]
+        instances: usize,
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        seed: u64,
+        /// Share of nodes offline or drained, 0 to 1.
+        #[arg(long, default_value_t = 0.02, value_name = "SHARE")]
+        broken: f64,
+        /// Add contradictions (instances on missing nodes, duplicate names, a thousand tags on
+        /// one object…) that the watcher must survive.
+        #[arg(long)]
+        contradictions: bool,
+        /// Write here (atomically) instead of to standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Save the fleet (e.g. a real cluster read over RAPI) as a fleet file, to replay it offline
     /// with --cluster and --dry-run.
     Snapshot {

@@ -8,6 +8,7 @@ pub mod backend;
 pub mod cli;
 pub mod config;
 pub mod exec;
+pub mod generate;
 pub mod health;
 pub mod lock;
 pub mod metrics;

@@ -638,6 +638,7 @@ impl Ctx<'_> {
             });
         }
         t.run(repairs);
+        t.prune_results();
         if self.index.duplicate_names.contains(inst.name.as_str()) {
             lint.push(Lint {
                 object: t.object.clone(),
@@ -649,7 +650,6 @@ impl Ctx<'_> {
             t.candidate = None;
             t.notes.push("duplicate instance name: no changes".into());
         }
-        t.prune_results();
         t.finish()
     }
 }
@@ -749,11 +749,27 @@ impl TargetWork<'_, '_> {
     ) {
         let already = self.results.iter().any(|(_, o)| o.id == r.id);
         if !already {
-            match render_result(repair, r.id, self.ctx.now, result, jobs) {
+            // The result tag is longer than the pending one: when all the jobs do not fit,
+            // keep the newest, which decided the outcome.
+            let rendered = (0..jobs.len().max(1))
+                .map(|drop| {
+                    render_result(
+                        repair,
+                        r.id,
+                        self.ctx.now,
+                        result,
+                        &jobs[drop.min(jobs.len())..],
+                    )
+                })
+                .find(|t| !matches!(t, Err(tags::RenderError::TooLong { .. })))
+                .unwrap_or_else(|| render_result(repair, r.id, self.ctx.now, result, &[]));
+            match rendered {
                 Ok(tag) => self.add(tag, why),
                 Err(e) => {
                     self.notes
                         .push(format!("cannot record the result of {}: {e}", r.id));
+                    // Its pending tag stays, so nothing else may start beside it.
+                    self.hold = true;
                     return;
                 }
             }
@@ -778,7 +794,13 @@ impl TargetWork<'_, '_> {
             .push(format!("repair {} ({repair}): {result}: {why}", r.id));
     }
 
-    fn run(&mut self, repairs: Vec<InFlight>) {
+    fn run(&mut self, mut repairs: Vec<InFlight>) {
+        // Repairs with jobs first (oldest first), then requests: a request, however old, never
+        // starts while a repair with jobs has not been judged.
+        repairs.sort_by_cached_key(|r| {
+            let (jobs, missing) = self.jobs_of(r);
+            (jobs.is_empty() && missing.is_empty(), r.since, r.id)
+        });
         for r in &repairs {
             if self.busy() {
                 self.notes
@@ -800,8 +822,9 @@ impl TargetWork<'_, '_> {
     fn jobs_of(&self, r: &InFlight) -> (Vec<u64>, Vec<u64>) {
         let index = &self.ctx.index;
         let mut jobs = r.recorded.clone();
+        let here = |j: &Job| j.instance.as_deref().is_none_or(|i| i == self.inst.name);
         for j in index.repair_jobs.get(r.id).into_iter().flatten() {
-            if j.op.is_some() && !jobs.contains(&j.id) {
+            if j.op.is_some() && here(j) && !jobs.contains(&j.id) {
                 jobs.push(j.id);
             }
         }
@@ -999,6 +1022,10 @@ impl TargetWork<'_, '_> {
                         .push(format!("repair {} lacked resources; retrying at {t}", r.id));
                     return self.canonical_pending(r, &all_jobs);
                 }
+                if let Some(why) = self.other_running(r.id) {
+                    self.notes.push(format!("repair {} waits: {why}", r.id));
+                    return self.canonical_pending(r, &all_jobs);
+                }
                 if let Some(why) = self.blocked() {
                     // Paused, it runs nothing: it keeps no slot from other targets.
                     self.active = false;
@@ -1033,6 +1060,13 @@ impl TargetWork<'_, '_> {
     /// A pending tag with no job anywhere: an external once-off request, or a start that
     /// crashed before submitting.
     fn not_started(&mut self, r: &InFlight) {
+        if let Some(why) = self.other_running(r.id) {
+            self.state = Some(State::Pending);
+            self.active = true;
+            self.hold = true;
+            self.notes.push(format!("request {} waits: {why}", r.id));
+            return;
+        }
         if self.has_failure() {
             self.state = Some(State::Failed);
             self.notes.push(format!(
@@ -1114,6 +1148,23 @@ impl TargetWork<'_, '_> {
 
     fn busy(&self) -> bool {
         self.active || self.hold || self.candidate.is_some()
+    }
+
+    /// An unfinished job of the watcher's on this target that belongs to another repair than
+    /// `id` (its tags may not be written yet): nothing else may start beside it.
+    fn other_running(&self, id: &str) -> Option<String> {
+        let jobs = self
+            .ctx
+            .index
+            .unfinished_by_instance
+            .get(self.inst.name.as_str())?;
+        jobs.iter().find(|j| j.repair_id() != Some(id)).map(|j| {
+            format!(
+                "job {} of repair {} is still running",
+                j.id,
+                j.repair_id().unwrap_or("?")
+            )
+        })
     }
 
     /// Why no job may be submitted for this target now, if anything forbids it.

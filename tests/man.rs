@@ -21,22 +21,6 @@ const REGEN_VAR: &str = "AUTOREPAIR_REGEN_MAN";
 /// What the roff crate writes before every piece clap_mangen renders: it defines `\*(Aq`.
 const PREAMBLE: &str = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
 
-/// Commands and long options the hand-written text already names but the clap definitions may
-/// not have yet (the RAPI backend lands separately). Each is excused only while clap does not
-/// know it: once it exists, examples using it must parse like any other. Entries that clap
-/// knows are dead and may be deleted.
-const NOT_YET_IN_CLI: &[&str] = &[
-    "snapshot",
-    "generate",
-    "--rapi",
-    "--rapi-user",
-    "--rapi-password-file",
-    "--rapi-ca",
-    "--insecure",
-    "--metrics-file",
-    "--output",
-];
-
 // ---------------------------------------------------------------------------------------------
 // The hand-written parts, in roff. Write a plain "-" and "'": `escape` turns them into "\-" and
 // "\*(Aq" (the string the clap_mangen preamble defines) so options copy and paste correctly.
@@ -464,7 +448,7 @@ A synthetic fleet, for benchmarks and demonstrations:
 .PP
 .RS 4
 .EX
-autorepair generate --output /tmp/big.json
+autorepair generate --instances 100000 --seed 7 --output /tmp/big.json
 .EE
 .RE
 .PP
@@ -772,10 +756,6 @@ fn known_words() -> BTreeSet<String> {
     out
 }
 
-fn excused(word: &str, known: &BTreeSet<String>) -> bool {
-    NOT_YET_IN_CLI.contains(&word) && !known.contains(word)
-}
-
 fn hand_written() -> Vec<&'static str> {
     let mut all = vec![
         DESCRIPTION,
@@ -803,11 +783,7 @@ fn every_option_the_text_names_exists() {
     for text in hand_written() {
         for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
             let name = word.trim_end_matches('-');
-            if name.len() > 2
-                && name.starts_with("--")
-                && !known.contains(name)
-                && !excused(name, &known)
-            {
+            if name.len() > 2 && name.starts_with("--") && !known.contains(name) {
                 unknown.insert(name.to_owned());
             }
         }
@@ -851,11 +827,7 @@ fn command_lines(text: &str) -> Vec<Vec<String>> {
 }
 
 /// Parses each command line with clap; returns the errors, and the leaf commands covered.
-fn check_lines(
-    lines: &[Vec<String>],
-    known: &BTreeSet<String>,
-    covered: &mut BTreeSet<String>,
-) -> Vec<String> {
+fn check_lines(lines: &[Vec<String>], covered: &mut BTreeSet<String>) -> Vec<String> {
     let mut errors = Vec::new();
     for args in lines {
         let argv = std::iter::once("autorepair".to_owned()).chain(args.iter().cloned());
@@ -869,7 +841,6 @@ fn check_lines(
                 }
                 covered.insert(words.join(" "));
             }
-            Err(_) if args.iter().any(|a| excused(a, known)) => {}
             Err(e) => errors.push(format!("autorepair {}: {}", args.join(" "), e.kind())),
         }
     }
@@ -878,9 +849,8 @@ fn check_lines(
 
 #[test]
 fn every_example_parses_and_every_command_has_one() {
-    let known = known_words();
     let mut covered = BTreeSet::new();
-    let mut errors = check_lines(&command_lines(EXAMPLES), &known, &mut covered);
+    let mut errors = check_lines(&command_lines(EXAMPLES), &mut covered);
     let leaves: BTreeSet<String> = all_leaves().iter().map(|l| l.words.join(" ")).collect();
     let without: Vec<_> = leaves.difference(&covered).collect();
     if !without.is_empty() {
@@ -897,7 +867,6 @@ fn every_example_parses_and_every_command_has_one() {
 
 #[test]
 fn the_cron_and_systemd_command_lines_parse() {
-    let known = known_words();
     let mut covered = BTreeSet::new();
     let mut errors = Vec::new();
     for file in [
@@ -909,7 +878,7 @@ fn the_cron_and_systemd_command_lines_parse() {
         let lines = command_lines(&text);
         assert!(!lines.is_empty(), "{file} runs no autorepair command");
         errors.extend(
-            check_lines(&lines, &known, &mut covered)
+            check_lines(&lines, &mut covered)
                 .into_iter()
                 .map(|e| format!("{file}: {e}")),
         );

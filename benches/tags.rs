@@ -1,0 +1,73 @@
+//! Tag parsing throughput over the tags of a generated fleet.
+//!
+//! `cargo bench --bench tags`; the `thrpt` line is tags per second (criterion's `elem/s`).
+
+use autorepair::generate::{Spec, generate};
+use autorepair::snapshot::Snapshot;
+use autorepair::tags::{Tag, parse};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::time::Duration;
+
+/// Every tag of every object, in fleet order: cluster, groups, nodes, instances.
+fn all_tags(s: &Snapshot) -> Vec<String> {
+    s.cluster
+        .tags
+        .iter()
+        .chain(s.groups.iter().flat_map(|g| &g.tags))
+        .chain(s.nodes.iter().flat_map(|n| &n.tags))
+        .chain(s.instances.iter().flat_map(|i| &i.tags))
+        .cloned()
+        .collect()
+}
+
+/// Parses every tag; returns a checksum so nothing is optimised away.
+fn parse_all(tags: &[String]) -> usize {
+    let mut sum = 0;
+    for t in tags {
+        sum += match parse(black_box(t)) {
+            Ok(Tag::Foreign) => 1,
+            Ok(Tag::Policy(_)) => 2,
+            Ok(Tag::Suspend { .. }) => 3,
+            Ok(Tag::Pending(p)) => 4 + p.id.len(),
+            Ok(Tag::Result(r)) => 5 + r.id.len(),
+            Err(e) => 6 + e.message.len(),
+        };
+    }
+    sum
+}
+
+fn bench(c: &mut Criterion) {
+    let fleet = all_tags(&generate(&Spec::new(10_000, 42)));
+    let own: Vec<String> = fleet
+        .iter()
+        .filter(|t| t.starts_with(autorepair::tags::PREFIX))
+        .cloned()
+        .collect();
+    let messy = all_tags(&generate(&Spec {
+        contradictions: true,
+        ..Spec::new(10_000, 42)
+    }));
+    eprintln!(
+        "tags: fleet mix {} tags ({} autorepair), messy mix {} tags",
+        fleet.len(),
+        own.len(),
+        messy.len()
+    );
+    let mut g = c.benchmark_group("tags");
+    g.warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(30);
+    for (name, tags) in [
+        ("parse/fleet-10k", &fleet),
+        ("parse/autorepair-only-10k", &own),
+        ("parse/with-contradictions-10k", &messy),
+    ] {
+        g.throughput(Throughput::Elements(tags.len() as u64));
+        g.bench_function(name, |b| b.iter(|| parse_all(tags)));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
