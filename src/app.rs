@@ -398,19 +398,11 @@ fn limits_for(
     limits: &autorepair::config::Limits,
     backend: &dyn Backend,
 ) -> autorepair::config::Limits {
-    use autorepair::snapshot::OpKind::*;
     let mut limits = limits.clone();
-    limits.unsupported_ops = [
-        Failover,
-        Migrate,
-        ReplaceDisks,
-        RecreateDisks,
-        Reinstall,
-        Move,
-    ]
-    .into_iter()
-    .filter(|k| !backend.supports(*k))
-    .collect();
+    limits.unsupported_ops = autorepair::snapshot::OpKind::ALL
+        .into_iter()
+        .filter(|k| !backend.supports(*k))
+        .collect();
     limits
 }
 

@@ -6,7 +6,7 @@
 
 use crate::admin::{self, Verb};
 use crate::backend::file::FleetFile;
-use crate::backend::{Backend, BackendError};
+use crate::backend::{Backend, BackendError, Dying};
 use crate::config::Limits;
 use crate::exec;
 use crate::health::{self, Health, Need};
@@ -266,23 +266,10 @@ struct CallLog {
     resubmitted: Vec<String>,
 }
 
+/// Logs what the watcher does to the fleet, and dies where the schedule says.
 struct Recording<'a> {
-    inner: &'a mut FleetFile,
+    inner: Dying<&'a mut FleetFile>,
     log: CallLog,
-    calls_left: Option<usize>,
-}
-
-impl Recording<'_> {
-    fn spend(&mut self) -> Result<(), BackendError> {
-        match &mut self.calls_left {
-            Some(0) => Err(BackendError::Crashed { calls: 0 }),
-            Some(n) => {
-                *n -= 1;
-                Ok(())
-            }
-            None => Ok(()),
-        }
-    }
 }
 
 impl Backend for Recording<'_> {
@@ -290,7 +277,6 @@ impl Backend for Recording<'_> {
         self.inner.snapshot()
     }
     fn add_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.spend()?;
         self.inner.add_tags(o, t, r)?;
         self.log
             .added
@@ -298,7 +284,6 @@ impl Backend for Recording<'_> {
         Ok(())
     }
     fn remove_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.spend()?;
         self.inner.remove_tags(o, t, r)?;
         self.log
             .removed
@@ -306,10 +291,11 @@ impl Backend for Recording<'_> {
         Ok(())
     }
     fn submit(&mut self, i: &str, op: &Op, r: &str, a: Option<u64>) -> Result<u64, BackendError> {
-        self.spend()?;
-        for j in &self.inner.fleet().jobs {
-            let same_step =
-                j.reason.as_deref() == Some(r) && j.op.as_ref().map(Op::kind) == Some(op.kind());
+        let id = self.inner.submit(i, op, r, a)?;
+        for j in &self.inner.inner.fleet().jobs {
+            let same_step = j.id != id
+                && j.reason.as_deref() == Some(r)
+                && j.op.as_ref().map(Op::kind) == Some(op.kind());
             if same_step
                 && j.status != Some(JobStatus::Error)
                 && j.status != Some(JobStatus::Canceled)
@@ -322,7 +308,6 @@ impl Backend for Recording<'_> {
                 ));
             }
         }
-        let id = self.inner.submit(i, op, r, a)?;
         self.log
             .submitted
             .push((i.to_owned(), op.clone(), r.to_owned(), id));
@@ -610,9 +595,8 @@ pub fn run(fleet: &Snapshot, schedule: &Schedule, cfg: &SimConfig, planner: Plan
             stats.halted_passes += 1;
         }
         let mut rec = Recording {
-            inner: &mut backend,
+            inner: Dying::new(&mut backend, kill_after),
             log: CallLog::default(),
-            calls_left: kill_after,
         };
         let report = exec::execute(&plan, &mut rec);
         let calls = rec.log;

@@ -234,6 +234,17 @@ pub enum OpKind {
     Move,
 }
 
+impl OpKind {
+    pub const ALL: [OpKind; 6] = [
+        OpKind::Failover,
+        OpKind::Migrate,
+        OpKind::ReplaceDisks,
+        OpKind::RecreateDisks,
+        OpKind::Reinstall,
+        OpKind::Move,
+    ];
+}
+
 impl Op {
     pub fn kind(&self) -> OpKind {
         match self {

@@ -2,48 +2,13 @@
 //! exactly one job per repair step and a consistent tag set.
 
 use autorepair::backend::file::{FleetFile, parse_fleet};
-use autorepair::backend::{Backend, BackendError};
+use autorepair::backend::{Backend, Dying};
 use autorepair::config::Limits;
 use autorepair::exec;
 use autorepair::plan::{State, plan};
-use autorepair::snapshot::{ObjectRef, Op, Snapshot};
+use autorepair::snapshot::Snapshot;
 use autorepair::tags::{self, Tag};
 use std::collections::HashMap;
-
-/// Passes calls through until `budget` write calls were made, then "dies".
-struct Dying<'a> {
-    inner: &'a mut FleetFile,
-    budget: usize,
-    calls: usize,
-}
-
-impl Dying<'_> {
-    fn spend(&mut self) -> Result<(), BackendError> {
-        if self.calls == self.budget {
-            return Err(BackendError::Crashed { calls: self.calls });
-        }
-        self.calls += 1;
-        Ok(())
-    }
-}
-
-impl Backend for Dying<'_> {
-    fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
-        self.inner.snapshot()
-    }
-    fn add_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.spend()?;
-        self.inner.add_tags(o, t, r)
-    }
-    fn remove_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.spend()?;
-        self.inner.remove_tags(o, t, r)
-    }
-    fn submit(&mut self, i: &str, op: &Op, r: &str, a: Option<u64>) -> Result<u64, BackendError> {
-        self.spend()?;
-        self.inner.submit(i, op, r, a)
-    }
-}
 
 fn demo() -> Snapshot {
     let mut s = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
@@ -66,11 +31,7 @@ const T0: i64 = 1_800_000_000;
 fn pass(fleet: &mut FleetFile, now: i64, budget: usize) -> (usize, bool) {
     let snap = fleet.snapshot().unwrap();
     let p = plan(&snap, now, &limits(), now as u64);
-    let mut dying = Dying {
-        inner: fleet,
-        budget,
-        calls: 0,
-    };
+    let mut dying = Dying::new(&mut *fleet, Some(budget));
     let report = exec::execute(&p, &mut dying);
     let calls = dying.calls;
     // The cluster keeps working whether or not the watcher died.

@@ -7,8 +7,8 @@
 //! them, the status of the jobs Ganeti ran.
 
 use assert_cmd::Command;
-use autorepair::backend::Backend;
 use autorepair::backend::ganeti::{Endpoint, Rapi};
+use autorepair::backend::{Backend, Dying};
 use autorepair::tags::{self, PREFIX, RepairResult, Tag};
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
@@ -492,61 +492,6 @@ fn a_failing_job_records_a_failure_and_parks_the_instance() {
     assert_eq!(tb.pnode("inst11"), tb.node1);
 }
 
-/// Dies after a number of write calls, like a kill -9 between two requests.
-struct Dying {
-    inner: Rapi,
-    left: usize,
-}
-
-impl Backend for Dying {
-    fn snapshot(
-        &mut self,
-    ) -> Result<autorepair::snapshot::Snapshot, autorepair::backend::BackendError> {
-        self.inner.snapshot()
-    }
-    fn add_tags(
-        &mut self,
-        o: &autorepair::snapshot::ObjectRef,
-        t: &[String],
-        r: &str,
-    ) -> Result<(), autorepair::backend::BackendError> {
-        self.spend()?;
-        self.inner.add_tags(o, t, r)
-    }
-    fn remove_tags(
-        &mut self,
-        o: &autorepair::snapshot::ObjectRef,
-        t: &[String],
-        r: &str,
-    ) -> Result<(), autorepair::backend::BackendError> {
-        self.spend()?;
-        self.inner.remove_tags(o, t, r)
-    }
-    fn submit(
-        &mut self,
-        i: &str,
-        op: &autorepair::snapshot::Op,
-        r: &str,
-        a: Option<u64>,
-    ) -> Result<u64, autorepair::backend::BackendError> {
-        self.spend()?;
-        self.inner.submit(i, op, r, a)
-    }
-    fn can_follow(&self, op: &autorepair::snapshot::Op) -> bool {
-        self.inner.can_follow(op)
-    }
-}
-
-impl Dying {
-    fn spend(&mut self) -> Result<(), autorepair::backend::BackendError> {
-        if self.left == 0 {
-            return Err(autorepair::backend::BackendError::Crashed { calls: 0 });
-        }
-        self.left -= 1;
-        Ok(())
-    }
-}
-
 #[test]
 fn a_kill_mid_pass_never_duplicates_a_job() {
     let Some(tb) = testbed() else { return };
@@ -560,10 +505,7 @@ fn a_kill_mid_pass_never_duplicates_a_job() {
             max_pending: 5,
             ..Default::default()
         };
-        let mut dying = Dying {
-            inner: Rapi::connect(&tb.endpoint()).unwrap(),
-            left: calls,
-        };
+        let mut dying = Dying::new(Rapi::connect(&tb.endpoint()).unwrap(), Some(calls));
         let snap = dying.snapshot().unwrap();
         let plan = autorepair::plan::plan(&snap, 1_800_000_000, &limits, 1);
         let report = autorepair::exec::execute(&plan, &mut dying);

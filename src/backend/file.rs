@@ -84,6 +84,14 @@ impl FleetFile {
         Ok(())
     }
 
+    fn tags_mut(&mut self, object: &ObjectRef) -> Result<&mut Vec<String>, BackendError> {
+        self.fleet
+            .tags_of_mut(object)
+            .ok_or_else(|| BackendError::NoSuchObject {
+                object: object.clone(),
+            })
+    }
+
     fn next_job_id(&self) -> u64 {
         self.fleet.jobs.iter().map(|j| j.id).max().unwrap_or(0) + 1
     }
@@ -333,12 +341,7 @@ impl Backend for FleetFile {
         tags: &[String],
         _reason: &str,
     ) -> Result<(), BackendError> {
-        let list = self
-            .fleet
-            .tags_of_mut(object)
-            .ok_or_else(|| BackendError::NoSuchObject {
-                object: object.clone(),
-            })?;
+        let list = self.tags_mut(object)?;
         for t in tags {
             if !list.contains(t) {
                 list.push(t.clone());
@@ -353,12 +356,7 @@ impl Backend for FleetFile {
         tags: &[String],
         _reason: &str,
     ) -> Result<(), BackendError> {
-        let list = self
-            .fleet
-            .tags_of_mut(object)
-            .ok_or_else(|| BackendError::NoSuchObject {
-                object: object.clone(),
-            })?;
+        let list = self.tags_mut(object)?;
         list.retain(|t| !tags.contains(t));
         Ok(())
     }

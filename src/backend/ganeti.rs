@@ -654,7 +654,8 @@ mod tls {
     #[derive(Debug)]
     struct Pinned {
         pinned: Vec<CertificateDer<'static>>,
-        fallback: Arc<dyn ServerCertVerifier>,
+        /// Normal validation against the file's certificates, when any can be a root.
+        fallback: Option<Arc<dyn ServerCertVerifier>>,
         provider: Arc<CryptoProvider>,
     }
 
@@ -674,8 +675,12 @@ mod tls {
             {
                 return Ok(ServerCertVerified::assertion());
             }
-            self.fallback
-                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+            match &self.fallback {
+                Some(f) => f.verify_server_cert(end_entity, intermediates, server_name, ocsp, now),
+                None => Err(Error::InvalidCertificate(
+                    rustls::CertificateError::UnknownIssuer,
+                )),
+            }
         }
 
         fn verify_tls12_signature(
@@ -732,15 +737,17 @@ mod tls {
         let mut roots = rustls::RootCertStore::empty();
         // Ganeti's v1 certificate cannot be a WebPKI root; it is still pinned.
         let _ = roots.add_parsable_certificates(certs.iter().cloned());
-        let fallback: Arc<dyn ServerCertVerifier> = if roots.is_empty() {
-            Arc::new(NeverValid)
+        let fallback: Option<Arc<dyn ServerCertVerifier>> = if roots.is_empty() {
+            None
         } else {
-            rustls::client::WebPkiServerVerifier::builder_with_provider(
-                Arc::new(roots),
-                provider.clone(),
+            Some(
+                rustls::client::WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(roots),
+                    provider.clone(),
+                )
+                .build()
+                .map_err(|e| api(format!("{shown}: cannot build a verifier: {e}")))?,
             )
-            .build()
-            .map_err(|e| api(format!("{shown}: cannot build a verifier: {e}")))?
         };
         let verifier = Pinned {
             pinned: certs,
@@ -753,47 +760,6 @@ mod tls {
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(verifier))
             .with_no_client_auth())
-    }
-
-    #[derive(Debug)]
-    struct NeverValid;
-
-    impl ServerCertVerifier for NeverValid {
-        fn verify_server_cert(
-            &self,
-            _: &CertificateDer<'_>,
-            _: &[CertificateDer<'_>],
-            _: &ServerName<'_>,
-            _: &[u8],
-            _: UnixTime,
-        ) -> Result<ServerCertVerified, Error> {
-            Err(Error::InvalidCertificate(
-                rustls::CertificateError::UnknownIssuer,
-            ))
-        }
-        fn verify_tls12_signature(
-            &self,
-            _: &[u8],
-            _: &CertificateDer<'_>,
-            _: &DigitallySignedStruct,
-        ) -> Result<HandshakeSignatureValid, Error> {
-            Err(Error::InvalidCertificate(
-                rustls::CertificateError::UnknownIssuer,
-            ))
-        }
-        fn verify_tls13_signature(
-            &self,
-            _: &[u8],
-            _: &CertificateDer<'_>,
-            _: &DigitallySignedStruct,
-        ) -> Result<HandshakeSignatureValid, Error> {
-            Err(Error::InvalidCertificate(
-                rustls::CertificateError::UnknownIssuer,
-            ))
-        }
-        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-            vec![]
-        }
     }
 }
 

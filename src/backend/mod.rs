@@ -62,3 +62,82 @@ pub trait Backend {
         Ok(())
     }
 }
+
+/// Passes calls through until `budget` writes were made, then fails every write as if the
+/// process had been killed right there. The crash tests and the chaos simulator use it.
+pub struct Dying<B> {
+    pub inner: B,
+    budget: Option<usize>,
+    /// Writes made so far.
+    pub calls: usize,
+}
+
+impl<B> Dying<B> {
+    /// `None` never dies.
+    pub fn new(inner: B, budget: Option<usize>) -> Self {
+        Dying {
+            inner,
+            budget,
+            calls: 0,
+        }
+    }
+
+    fn spend(&mut self) -> Result<(), BackendError> {
+        if self.budget == Some(self.calls) {
+            return Err(BackendError::Crashed { calls: self.calls });
+        }
+        self.calls += 1;
+        Ok(())
+    }
+}
+
+impl<B: Backend> Backend for Dying<B> {
+    fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
+        self.inner.snapshot()
+    }
+    fn add_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        self.spend()?;
+        self.inner.add_tags(o, t, r)
+    }
+    fn remove_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        self.spend()?;
+        self.inner.remove_tags(o, t, r)
+    }
+    fn submit(&mut self, i: &str, op: &Op, r: &str, a: Option<u64>) -> Result<u64, BackendError> {
+        self.spend()?;
+        self.inner.submit(i, op, r, a)
+    }
+    fn can_follow(&self, op: &Op) -> bool {
+        self.inner.can_follow(op)
+    }
+    fn supports(&self, kind: OpKind) -> bool {
+        self.inner.supports(kind)
+    }
+}
+
+impl<B: Backend + ?Sized> Backend for &mut B {
+    fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
+        (**self).snapshot()
+    }
+    fn add_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        (**self).add_tags(o, t, r)
+    }
+    fn remove_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        (**self).remove_tags(o, t, r)
+    }
+    fn submit(&mut self, i: &str, op: &Op, r: &str, a: Option<u64>) -> Result<u64, BackendError> {
+        (**self).submit(i, op, r, a)
+    }
+    fn can_follow(&self, op: &Op) -> bool {
+        (**self).can_follow(op)
+    }
+    fn supports(&self, kind: OpKind) -> bool {
+        (**self).supports(kind)
+    }
+    fn finish_pass(&mut self, now: i64) -> Result<(), BackendError> {
+        (**self).finish_pass(now)
+    }
+    fn flush(&mut self) -> Result<(), BackendError> {
+        (**self).flush()
+    }
+}
