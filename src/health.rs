@@ -5,6 +5,7 @@
 //! intact copy of the data sits on a node Ganeti will not fail over to is left to a person
 //! instead of being reinstalled.
 
+use crate::plan::FxMap;
 use crate::snapshot::{Instance, Node, Op, OpKind};
 use crate::tags::RepairType;
 use serde::Serialize;
@@ -218,35 +219,36 @@ pub fn chain(storage: Storage, repair: RepairType) -> Option<&'static [OpKind]> 
 /// Usable nodes per group, least loaded first: where new nodes for a repair come from when no
 /// iallocator chooses them (and how the fleet-file simulator plays the iallocator).
 #[derive(Debug, Default)]
-pub struct NodePool {
-    group_of: std::collections::HashMap<String, String>,
-    usable_by_group: std::collections::HashMap<String, Vec<String>>,
+pub struct NodePool<'a> {
+    group_of: FxMap<&'a str, &'a str>,
+    usable_by_group: FxMap<&'a str, Vec<&'a str>>,
 }
 
-impl NodePool {
-    pub fn new(nodes: &[Node], instances: &[Instance]) -> Self {
-        let mut load: std::collections::HashMap<&str, usize> = Default::default();
+impl<'a> NodePool<'a> {
+    pub fn new(nodes: &'a [Node], instances: &'a [Instance]) -> Self {
+        let mut load: FxMap<&str, usize> = Default::default();
         for i in instances {
             *load.entry(i.pnode.as_str()).or_default() += 1;
         }
         let mut pool = NodePool::default();
+        pool.group_of.reserve(nodes.len());
         for n in nodes {
-            pool.group_of.insert(n.name.clone(), n.group_uuid.clone());
+            pool.group_of.insert(&n.name, &n.group_uuid);
             if node_state(n) == NodeState::Usable {
                 pool.usable_by_group
-                    .entry(n.group_uuid.clone())
+                    .entry(&n.group_uuid)
                     .or_default()
-                    .push(n.name.clone());
+                    .push(&n.name);
             }
         }
         for list in pool.usable_by_group.values_mut() {
-            list.sort_by_cached_key(|n| (load.get(n.as_str()).copied().unwrap_or(0), n.clone()));
+            list.sort_by_key(|n| (load.get(n).copied().unwrap_or(0), *n));
         }
         pool
     }
 }
 
-impl NodePicker for NodePool {
+impl NodePicker for NodePool<'_> {
     fn pick(&self, group_of: &str, exclude: &[&str], count: usize) -> Vec<String> {
         let Some(group) = self.group_of.get(group_of) else {
             return vec![];
@@ -255,9 +257,9 @@ impl NodePicker for NodePool {
             .get(group)
             .into_iter()
             .flatten()
-            .filter(|n| !exclude.contains(&n.as_str()))
+            .filter(|n| !exclude.contains(n))
             .take(count)
-            .cloned()
+            .map(|n| (*n).to_owned())
             .collect()
     }
 }

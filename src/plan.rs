@@ -2,14 +2,170 @@
 
 use crate::config::Limits;
 use crate::health::{self, Health, Need, Storage};
-use crate::policy::{self, Effective, Policy};
+use crate::policy::{self, Policy};
 use crate::snapshot::{Instance, Job, JobStatus, Node, ObjectRef, Op, OpKind, Snapshot};
 use crate::tags::{
     self, Outcome, Pending, RepairResult, RepairType, Tag, render_pending, render_result,
 };
 use serde::Serialize;
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+/// Explanation text in a [`TargetPlan`]: a `str` that is static or shared when many targets say
+/// the same thing ("healthy", a group's policy), so a pass does not allocate it per target.
+/// Reads, compares, prints and serialises exactly like a `String` with the same text.
+#[derive(Clone)]
+pub enum Text {
+    Static(&'static str),
+    Shared(Arc<str>),
+    Owned(String),
+}
+
+impl Text {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Text::Static(s) => s,
+            Text::Shared(s) => s,
+            Text::Owned(s) => s,
+        }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Default for Text {
+    fn default() -> Self {
+        Text::Static("")
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Self {
+        Text::Owned(s)
+    }
+}
+
+impl From<&'static str> for Text {
+    fn from(s: &'static str) -> Self {
+        Text::Static(s)
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for Text {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// The Fx hash (as in rustc): one rotate, xor and multiply per 8 bytes. The planner's maps are
+/// keyed by node, group and instance names from the snapshot, not by attacker-chosen input
+/// where SipHash's flooding resistance would matter, and this is several times cheaper.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut buf = [0u8; 8];
+            buf[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(buf));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// A `HashMap` with [`FxHasher`].
+pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+type FxSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
 
 /// The state of a target as this pass leaves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -174,11 +330,11 @@ pub struct TargetPlan {
     pub allowed_repair: Option<RepairType>,
     pub policy: Option<Policy>,
     /// Where the effective policy came from, e.g. `group/default`; `none` when nothing is set.
-    pub policy_source: String,
+    pub policy_source: Text,
     pub pending: Vec<RepairView>,
     pub history: Vec<HistoryEntry>,
     /// The reasoning, in order.
-    pub notes: Vec<String>,
+    pub notes: Vec<Text>,
     pub actions: Vec<Action>,
 }
 
@@ -231,39 +387,71 @@ impl IdMaker {
     }
 }
 
+/// Where an effective policy came from, with its explanation rendered once per pass (a
+/// group's or the cluster's is shared by all their targets).
+struct PolicySource {
+    policy: Policy,
+    /// `group/NAME` or `cluster`, as `TargetPlan::policy_source` shows it.
+    source: Text,
+    /// The note `finish` starts every target's reasoning with.
+    note: Text,
+}
+
+impl PolicySource {
+    fn new(policy: Policy, object: &ObjectRef) -> Self {
+        PolicySource {
+            policy,
+            source: Text::Shared(object.to_string().into()),
+            note: Text::Shared(policy_note(policy, object).into()),
+        }
+    }
+}
+
+fn policy_note(policy: Policy, source: &ObjectRef) -> String {
+    format!("policy: {policy} (from {source})")
+}
+
+/// A node group as its instances see it.
+struct GroupInfo {
+    policy: Option<PolicySource>,
+}
+
 /// Lookups the per-target decisions need, built once per pass.
 struct Index<'a> {
-    nodes: HashMap<&'a str, &'a Node>,
-    group_by_uuid: HashMap<&'a str, &'a str>,
-    group_policy: HashMap<&'a str, Option<Policy>>,
-    cluster_policy: Option<Policy>,
-    jobs: HashMap<u64, &'a Job>,
-    repair_jobs: HashMap<&'a str, Vec<&'a Job>>,
-    pool: health::NodePool,
-    duplicate_names: HashSet<&'a str>,
+    snap: &'a Snapshot,
+    nodes: FxMap<&'a str, &'a Node>,
+    /// By group uuid.
+    groups: FxMap<&'a str, GroupInfo>,
+    cluster_policy: Option<PolicySource>,
+    jobs: FxMap<u64, &'a Job>,
+    repair_jobs: FxMap<&'a str, Vec<&'a Job>>,
+    /// Built on first use: only repairs that pick nodes themselves need it.
+    pool: OnceCell<health::NodePool<'a>>,
+    duplicate_names: FxSet<&'a str>,
     /// The watcher's own jobs still running, by instance.
-    unfinished_by_instance: HashMap<&'a str, Vec<&'a Job>>,
+    unfinished_by_instance: FxMap<&'a str, Vec<&'a Job>>,
 }
 
 impl<'a> Index<'a> {
     fn build(snap: &'a Snapshot, now: i64, lint: &mut Vec<Lint>) -> Self {
-        let nodes: HashMap<&str, &Node> = snap.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
-        let group_by_uuid = snap
-            .groups
-            .iter()
-            .map(|g| (g.uuid.as_str(), g.name.as_str()))
-            .collect();
-        let group_policy = snap
+        let nodes: FxMap<&str, &Node> = snap.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+        let groups = snap
             .groups
             .iter()
             .map(|g| {
                 let object = ObjectRef::Group(g.name.clone());
                 let parsed = scope_tags(&object, &g.tags, lint);
-                (g.uuid.as_str(), policy::object_policy(parsed, now).policy)
+                let policy = policy::object_policy(parsed, now).policy;
+                let info = GroupInfo {
+                    policy: policy.map(|p| PolicySource::new(p, &object)),
+                };
+                (g.uuid.as_str(), info)
             })
             .collect();
         let parsed = scope_tags(&ObjectRef::Cluster, &snap.cluster.tags, lint);
-        let cluster_policy = policy::object_policy(parsed, now).policy;
+        let cluster_policy = policy::object_policy(parsed, now)
+            .policy
+            .map(|p| PolicySource::new(p, &ObjectRef::Cluster));
         for n in &snap.nodes {
             let object = ObjectRef::Node(n.name.clone());
             for (text, parsed) in n.tags.iter().map(|t| (t, tags::parse(t))) {
@@ -278,22 +466,21 @@ impl<'a> Index<'a> {
                 }
             }
         }
-        let jobs: HashMap<u64, &Job> = snap.jobs.iter().map(|j| (j.id, j)).collect();
-        let mut repair_jobs: HashMap<&str, Vec<&Job>> = HashMap::new();
+        let jobs: FxMap<u64, &Job> = snap.jobs.iter().map(|j| (j.id, j)).collect();
+        let mut repair_jobs: FxMap<&str, Vec<&Job>> = FxMap::default();
         for j in &snap.jobs {
             if let Some(id) = j.repair_id() {
                 repair_jobs.entry(id).or_default().push(j);
             }
         }
-        let mut unfinished_by_instance: HashMap<&str, Vec<&Job>> = HashMap::new();
+        let mut unfinished_by_instance: FxMap<&str, Vec<&Job>> = FxMap::default();
         for j in &snap.jobs {
             let running = !j.status.is_some_and(JobStatus::is_finished) && j.status.is_some();
             if let (true, Some(_), Some(inst)) = (running, j.repair_id(), j.instance.as_deref()) {
                 unfinished_by_instance.entry(inst).or_default().push(j);
             }
         }
-        let pool = health::NodePool::new(&snap.nodes, &snap.instances);
-        let mut seen = HashSet::new();
+        let mut seen = FxSet::with_capacity_and_hasher(snap.instances.len(), Default::default());
         let duplicate_names = snap
             .instances
             .iter()
@@ -301,16 +488,21 @@ impl<'a> Index<'a> {
             .map(|i| i.name.as_str())
             .collect();
         Index {
+            snap,
             nodes,
-            group_by_uuid,
-            group_policy,
+            groups,
             cluster_policy,
             jobs,
             repair_jobs,
-            pool,
+            pool: OnceCell::new(),
             duplicate_names,
             unfinished_by_instance,
         }
+    }
+
+    fn pool(&self) -> &health::NodePool<'a> {
+        self.pool
+            .get_or_init(|| health::NodePool::new(&self.snap.nodes, &self.snap.instances))
     }
 }
 
@@ -412,7 +604,7 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         .collect();
 
     // Fleet-wide limits: count, then hand out the start slots in a fixed order.
-    let broken = evals.iter().filter(|e| e.health.is_broken()).count();
+    let broken = evals.iter().filter(|e| e.broken).count();
     let active = evals.iter().filter(|e| e.active).count();
     let halted = (broken > limits.max_broken).then(|| {
         format!(
@@ -436,24 +628,27 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     let mut started = 0;
     for i in order {
         let e = &mut evals[i];
-        let c = e.candidate.take().expect("filtered");
+        let c = *e.candidate.take().expect("filtered");
         if let Some(why) = &halted {
-            e.plan.notes.push(format!("not started: {why}"));
+            e.plan.notes.push(format!("not started: {why}").into());
             continue;
         }
         if c.kind != StartKind::Continuation {
             if slots == 0 {
-                e.plan.notes.push(format!(
-                    "waiting for a free slot: max_pending = {} repair(s) at once, all taken",
-                    limits.max_pending
-                ));
+                e.plan.notes.push(
+                    format!(
+                        "waiting for a free slot: max_pending = {} repair(s) at once, all taken",
+                        limits.max_pending
+                    )
+                    .into(),
+                );
                 continue;
             }
             slots -= 1;
             started += 1;
         }
         e.plan.state = State::Pending;
-        e.plan.notes.push(c.note);
+        e.plan.notes.push(c.note.into());
         e.plan
             .actions
             .insert(e.repair_slot, Action::Repair(c.start));
@@ -527,10 +722,12 @@ struct Candidate {
 
 struct TargetEval {
     plan: TargetPlan,
-    health: Health,
+    /// The target needs a repair or a person (counts against max_broken).
+    broken: bool,
     /// A repair is under way (counts against max_pending).
     active: bool,
-    candidate: Option<Candidate>,
+    /// Boxed: few targets have one, and `RepairStart` would double the size of every eval.
+    candidate: Option<Box<Candidate>>,
     /// Where a granted repair goes among the actions: after the tag additions, before removals.
     repair_slot: usize,
 }
@@ -560,44 +757,49 @@ enum Verdict {
     },
 }
 
-impl Ctx<'_> {
-    fn target(&self, inst: &Instance, lint: &mut Vec<Lint>) -> TargetEval {
-        let object = ObjectRef::Instance(inst.name.clone());
+impl<'a> Ctx<'a> {
+    fn target(&self, inst: &'a Instance, lint: &mut Vec<Lint>) -> TargetEval {
+        // The instance as a tag owner, built only when a lint or an action names it.
+        let object = || ObjectRef::Instance(inst.name.clone());
         let mut parsed: Vec<(&str, Tag)> = Vec::new();
         for t in &inst.tags {
             match tags::parse(t) {
                 Ok(Tag::Foreign) => {}
                 Ok(tag) => parsed.push((t.as_str(), tag)),
-                Err(e) => lint.push(invalid_lint(&object, e)),
+                Err(e) => lint.push(invalid_lint(&object(), e)),
             }
         }
         let own = policy::object_policy(parsed.iter().copied(), self.now);
-        lint_policy_mix(&object, &parsed, lint);
+        // A mix takes two tags at least.
+        if parsed.len() > 1 {
+            lint_policy_mix(&object(), &parsed, lint);
+        }
 
+        // The primary is looked up once, for the group's policy and for health.
         let primary = self.index.nodes.get(inst.pnode.as_str()).copied();
-        let group_uuid = primary.map(|n| n.group_uuid.as_str());
-        let group_name = group_uuid.and_then(|u| self.index.group_by_uuid.get(u).copied());
-        let group_ref = group_name.map(|g| ObjectRef::Group(g.to_owned()));
-        let group_policy =
-            group_uuid.and_then(|u| self.index.group_policy.get(u).copied().flatten());
-        let cluster_ref = ObjectRef::Cluster;
-        let chain = [
-            (&object, own.policy),
-            (group_ref.as_ref().unwrap_or(&cluster_ref), group_policy),
-            (&cluster_ref, self.index.cluster_policy),
-        ];
-        let effective: Option<Effective> = policy::effective(chain);
+        let group = primary.and_then(|n| self.index.groups.get(n.group_uuid.as_str()));
+        // Nearest wins, as in `policy::effective`: the instance, its group, the cluster.
+        let effective = match own.policy {
+            Some(p) => Some(Eff::Own(p)),
+            None => group
+                .and_then(|g| g.policy.as_ref())
+                .or(self.index.cluster_policy.as_ref())
+                .map(Eff::Shared),
+        };
 
-        let health = health::assess_with(inst, |n| self.index.nodes.get(n).copied());
+        let secondary = inst
+            .snodes
+            .first()
+            .map(|s| self.index.nodes.get(s.as_str()).copied().ok_or(s.as_str()));
+        let health = health::assess(inst, primary.ok_or(inst.pnode.as_str()), secondary);
         let storage = health::storage_of(&inst.disk_template);
 
         let mut t = TargetWork {
             ctx: self,
             inst,
-            object,
             storage,
             health: &health,
-            effective: effective.as_ref(),
+            effective,
             results: parsed
                 .iter()
                 .filter_map(|(text, tag)| match tag {
@@ -628,7 +830,7 @@ impl Ctx<'_> {
         if repairs.len() > 1 {
             let list: Vec<&str> = repairs.iter().map(|r| r.id).collect();
             lint.push(Lint {
-                object: t.object.clone(),
+                object: t.object(),
                 tag: None,
                 message: format!(
                     "{} repairs pending at once ({}): they are handled oldest first",
@@ -641,7 +843,7 @@ impl Ctx<'_> {
         t.prune_results();
         if self.index.duplicate_names.contains(inst.name.as_str()) {
             lint.push(Lint {
-                object: t.object.clone(),
+                object: t.object(),
                 tag: None,
                 message: "more than one instance has this name: autorepair changes nothing on it until the fleet data is fixed".into(),
             });
@@ -693,13 +895,28 @@ fn merge_pending<'t>(pendings: &[(&'t str, Pending<'t>)]) -> Vec<InFlight<'t>> {
     out
 }
 
+/// The effective policy of a target: its own, or one shared with its group or the cluster.
+#[derive(Clone, Copy)]
+enum Eff<'c> {
+    Own(Policy),
+    Shared(&'c PolicySource),
+}
+
+impl Eff<'_> {
+    fn policy(self) -> Policy {
+        match self {
+            Eff::Own(p) => p,
+            Eff::Shared(s) => s.policy,
+        }
+    }
+}
+
 struct TargetWork<'c, 'a> {
     ctx: &'c Ctx<'a>,
     inst: &'a Instance,
-    object: ObjectRef,
     storage: Option<Storage>,
     health: &'c Health,
-    effective: Option<&'c Effective>,
+    effective: Option<Eff<'a>>,
     results: Vec<(&'a str, Outcome<'a>)>,
     adds: Vec<(String, String)>,
     removes: Vec<(String, String)>,
@@ -713,6 +930,10 @@ struct TargetWork<'c, 'a> {
 }
 
 impl TargetWork<'_, '_> {
+    fn object(&self) -> ObjectRef {
+        ObjectRef::Instance(self.inst.name.clone())
+    }
+
     fn add(&mut self, tag: String, why: &str) {
         if !self.adds.iter().any(|(t, _)| *t == tag) {
             self.adds.push((tag, why.to_owned()));
@@ -732,9 +953,7 @@ impl TargetWork<'_, '_> {
     }
 
     fn suspended(&self) -> Option<Policy> {
-        self.effective
-            .map(|e| e.policy)
-            .filter(|p| p.is_suspended())
+        self.effective.map(Eff::policy).filter(|p| p.is_suspended())
     }
 
     /// Ends a repair: writes its result (once, even if an earlier pass crashed after writing
@@ -1199,7 +1418,7 @@ impl TargetWork<'_, '_> {
                         "the backend cannot {k} instances: a person has to (e.g. gnt-instance {k} on the master)"
                     ));
                 }
-                health::build_op(*k, self.inst, storage, ialloc, &self.ctx.index.pool)
+                health::build_op(*k, self.inst, storage, ialloc, self.ctx.index.pool())
             })
             .collect();
         let ops = match ops {
@@ -1284,7 +1503,7 @@ impl TargetWork<'_, '_> {
                 ..
             } => {
                 self.state = Some(State::NeedsRepair);
-                let allowed = self.effective.and_then(|e| e.policy.allowed());
+                let allowed = self.effective.and_then(|e| e.policy().allowed());
                 if allowed.is_some_and(|a| t <= a) {
                     let id = self.ctx.ids.make(&self.inst.name, "repair");
                     let first = match render_pending(t, &id, self.ctx.now, &[]) {
@@ -1379,20 +1598,30 @@ impl TargetWork<'_, '_> {
     }
 
     fn finish(self) -> TargetEval {
-        let effective = self.effective.cloned();
-        let mut notes = Vec::new();
+        let effective = self.effective;
+        let mut notes = Vec::with_capacity(2 + self.notes.len() + 1);
         match self.health {
-            Health::Healthy => notes.push("healthy".to_owned()),
-            Health::Broken { problem, need } => notes.push(match need {
+            Health::Healthy => notes.push(Text::Static("healthy")),
+            Health::Broken { problem, need } => notes.push(Text::Owned(match need {
                 Need::Repair(t) => format!("{problem}: needs {t}"),
                 Need::Person(why) => format!("{problem}: needs a person: {why}"),
-            }),
+            })),
         }
-        notes.push(match &effective {
-            Some(e) => format!("policy: {} (from {})", e.policy, e.source),
-            None => "policy: none set on the instance, its group or the cluster".into(),
-        });
-        notes.extend(self.notes);
+        // A group's or the cluster's note was rendered once per pass: only an instance's own
+        // policy is formatted here.
+        let (policy_source, policy_text) = match effective {
+            Some(Eff::Shared(s)) => (s.source.clone(), s.note.clone()),
+            Some(Eff::Own(p)) => (
+                Text::Owned(format!("instance/{}", self.inst.name)),
+                Text::Owned(policy_note(p, &self.object())),
+            ),
+            None => (
+                Text::Static("none"),
+                Text::Static("policy: none set on the instance, its group or the cluster"),
+            ),
+        };
+        notes.push(policy_text);
+        notes.extend(self.notes.into_iter().map(Text::Owned));
         let mut actions = Vec::new();
         let summary = |list: &[(String, String)]| {
             let mut whys: Vec<&str> = Vec::new();
@@ -1405,7 +1634,7 @@ impl TargetWork<'_, '_> {
         };
         if !self.adds.is_empty() {
             actions.push(Action::AddTags {
-                object: self.object.clone(),
+                object: ObjectRef::Instance(self.inst.name.clone()),
                 tags: self.adds.iter().map(|(t, _)| t.clone()).collect(),
                 reason: summary(&self.adds),
             });
@@ -1413,7 +1642,7 @@ impl TargetWork<'_, '_> {
         let repair_slot = actions.len();
         if !self.removes.is_empty() {
             actions.push(Action::RemoveTags {
-                object: self.object.clone(),
+                object: ObjectRef::Instance(self.inst.name.clone()),
                 tags: self.removes.iter().map(|(t, _)| t.clone()).collect(),
                 reason: summary(&self.removes),
             });
@@ -1455,11 +1684,9 @@ impl TargetWork<'_, '_> {
                 } => Some(why.clone()),
                 _ => None,
             },
-            allowed_repair: effective.as_ref().and_then(|e| e.policy.allowed()),
-            policy: effective.as_ref().map(|e| e.policy),
-            policy_source: effective
-                .as_ref()
-                .map_or("none".to_owned(), |e| e.source.to_string()),
+            allowed_repair: effective.and_then(|e| e.policy().allowed()),
+            policy: effective.map(Eff::policy),
+            policy_source,
             pending: self.pending_views,
             history,
             notes,
@@ -1467,9 +1694,9 @@ impl TargetWork<'_, '_> {
         };
         TargetEval {
             plan,
-            health: self.health.clone(),
+            broken: self.health.is_broken(),
             active: self.active,
-            candidate: self.candidate,
+            candidate: self.candidate.map(Box::new),
             repair_slot,
         }
     }

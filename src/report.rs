@@ -58,14 +58,14 @@ pub fn status_table(plan: &Plan) -> String {
             } else if t.state == State::Healthy {
                 String::new()
             } else {
-                t.notes.last().cloned().unwrap_or_default()
+                t.notes.last().map(|n| n.to_string()).unwrap_or_default()
             };
             [
                 t.name.clone(),
                 t.state.to_string(),
                 opt(t.needed_repair),
                 opt(t.allowed_repair),
-                t.policy_source.clone(),
+                t.policy_source.to_string(),
                 next,
             ]
         })

@@ -4,9 +4,8 @@ use super::{
 };
 use nom::{
     IResult, Parser,
-    bytes::complete::take_while_m_n,
     character::complete::{char, digit1},
-    combinator::{all_consuming, map_res, opt, recognize, verify},
+    combinator::{all_consuming, map_res, opt, verify},
     multi::many0_count,
 };
 
@@ -26,6 +25,61 @@ static ALLOWED: [bool; 256] = allowed_bytes();
 
 pub(super) fn is_ganeti_tag_text(s: &str) -> bool {
     s.bytes().all(|b| ALLOWED[b as usize])
+}
+
+/// At most this many colon positions are kept while scanning; enough for the longest kind
+/// (`result`, 6 fields), and one more so a count above it is still reported exactly.
+const MAX_FIELDS: usize = 8;
+
+/// The text after the prefix split on `:`, found in the same pass that checks the charset:
+/// fields are slices of the text, located by the recorded colon positions.
+struct Fields<'a> {
+    rest: &'a str,
+    /// Byte offsets of the first colons (up to `MAX_FIELDS - 1`).
+    colons: [u8; MAX_FIELDS - 1],
+    /// How many fields `rest.split(':')` yields.
+    count: usize,
+}
+
+impl<'a> Fields<'a> {
+    /// Field `i` (0-based); `i` must be below `count` and `MAX_FIELDS`.
+    fn get(&self, i: usize) -> &'a str {
+        let start = if i == 0 {
+            0
+        } else {
+            self.colons[i - 1] as usize + 1
+        };
+        let end = if i + 1 < self.count {
+            self.colons[i] as usize
+        } else {
+            self.rest.len()
+        };
+        &self.rest[start..end]
+    }
+}
+
+/// One pass over the bytes after the prefix: the first byte outside the charset (as a byte
+/// offset into `rest`), else the fields.
+fn scan(rest: &str) -> Result<Fields<'_>, usize> {
+    let mut colons = [0u8; MAX_FIELDS - 1];
+    let mut count = 1;
+    for (i, &b) in rest.as_bytes().iter().enumerate() {
+        if !ALLOWED[b as usize] {
+            return Err(i);
+        }
+        if b == b':' {
+            if count < MAX_FIELDS {
+                // The whole tag is at most MAX_TAG_LEN (128) bytes, so offsets fit in a u8.
+                colons[count - 1] = i as u8;
+            }
+            count += 1;
+        }
+    }
+    Ok(Fields {
+        rest,
+        colons,
+        count,
+    })
 }
 
 /// Parses one tag. Foreign tags are `Ok(Tag::Foreign)`; only tags carrying the autorepair prefix
@@ -48,25 +102,33 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
             ),
         ));
     }
-    if let Some(c) = text
-        .chars()
-        .find(|c| !c.is_ascii() || !ALLOWED[*c as usize])
-    {
-        return Err(fail(
-            ErrorCode::BadChar,
-            format!("character {c:?} is not allowed (Ganeti accepts [A-Za-z0-9_.+*/:@-])"),
-        ));
-    }
+    // The prefix itself is all tag-chars, so only the rest needs checking. Every byte before
+    // a bad one is ASCII, so the bad byte starts a character.
+    let fields = match scan(rest) {
+        Ok(fields) => fields,
+        Err(at) => {
+            let c = rest[at..]
+                .chars()
+                .next()
+                .expect("a bad byte starts a character");
+            return Err(fail(
+                ErrorCode::BadChar,
+                format!("character {c:?} is not allowed (Ganeti accepts [A-Za-z0-9_.+*/:@-])"),
+            ));
+        }
+    };
 
-    let mut fields = rest.split(':');
-    let first = fields.next().unwrap_or_default();
-    let field_count = rest.split(':').count();
+    let first = fields.get(0);
+    let field_count = fields.count;
     match first {
-        "suspend" => match (fields.next(), field_count) {
-            (None, _) | (Some(""), 2) => Ok(Tag::Suspend { until: None }),
-            (Some(epoch_text), 2) => epoch(epoch_text)
-                .map(|until| Tag::Suspend { until: Some(until) })
-                .map_err(|m| fail(ErrorCode::BadEpoch, m)),
+        "suspend" => match field_count {
+            1 => Ok(Tag::Suspend { until: None }),
+            2 => match fields.get(1) {
+                "" => Ok(Tag::Suspend { until: None }),
+                epoch_text => epoch(epoch_text)
+                    .map(|until| Tag::Suspend { until: Some(until) })
+                    .map_err(|m| fail(ErrorCode::BadEpoch, m)),
+            },
             _ => Err(fail(
                 ErrorCode::FieldCount,
                 format!(
@@ -89,12 +151,12 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                     format!("expected {shape} ({expected} fields), found {field_count} fields"),
                 ));
             }
-            let mut next = || fields.next().expect("field count checked");
-            let repair = repair_type(next()).map_err(|m| fail(ErrorCode::UnknownRepair, m))?;
-            let id = uuid(next()).map_err(|m| fail(ErrorCode::BadId, m))?;
-            let when = epoch(next()).map_err(|m| fail(ErrorCode::BadEpoch, m))?;
+            let repair =
+                repair_type(fields.get(1)).map_err(|m| fail(ErrorCode::UnknownRepair, m))?;
+            let id = uuid(fields.get(2)).map_err(|m| fail(ErrorCode::BadId, m))?;
+            let when = epoch(fields.get(3)).map_err(|m| fail(ErrorCode::BadEpoch, m))?;
             if is_pending {
-                let jobs = job_list(next()).map_err(|m| fail(ErrorCode::BadJob, m))?;
+                let jobs = job_list(fields.get(4)).map_err(|m| fail(ErrorCode::BadJob, m))?;
                 Ok(Tag::Pending(Pending {
                     repair,
                     id,
@@ -103,8 +165,8 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                 }))
             } else {
                 let result =
-                    repair_result(next()).map_err(|m| fail(ErrorCode::UnknownResult, m))?;
-                let jobs = job_list(next()).map_err(|m| fail(ErrorCode::BadJob, m))?;
+                    repair_result(fields.get(4)).map_err(|m| fail(ErrorCode::UnknownResult, m))?;
+                let jobs = job_list(fields.get(5)).map_err(|m| fail(ErrorCode::BadJob, m))?;
                 Ok(Tag::Result(Outcome {
                     repair,
                     id,
@@ -178,25 +240,25 @@ fn job_list(text: &str) -> Result<JobList<'_>, String> {
         })
 }
 
-fn hex(n: usize) -> impl FnMut(&str) -> IResult<&str, &str> {
-    move |i| take_while_m_n(n, n, |c: char| c.is_ascii_hexdigit()).parse(i)
+/// `8-4-4-4-12` hexadecimal digits, checked byte by byte (a UUID is fixed-width, so no
+/// combinator is needed to find where its parts end).
+fn is_uuid_text(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 fn uuid(text: &str) -> Result<&str, String> {
-    all_consuming(recognize((
-        hex(8),
-        char('-'),
-        hex(4),
-        char('-'),
-        hex(4),
-        char('-'),
-        hex(4),
-        char('-'),
-        hex(12),
-    )))
-    .parse(text)
-    .map(|(_, id)| id)
-    .map_err(|_| format!("repair id {text:?} is not a UUID (8-4-4-4-12 hexadecimal digits)"))
+    if is_uuid_text(text) {
+        Ok(text)
+    } else {
+        Err(format!(
+            "repair id {text:?} is not a UUID (8-4-4-4-12 hexadecimal digits)"
+        ))
+    }
 }
 
 /// Used by the renderer, which must refuse ids the parser would refuse.
