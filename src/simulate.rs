@@ -651,7 +651,18 @@ fn liveness(fleet: &Snapshot, cfg: &SimConfig, planner: Planner, pass: usize) ->
         return None;
     }
     let plan = planner(fleet, now, &cfg.limits, 0);
+    let mut seen = HashSet::new();
+    let duplicated: HashSet<&str> = fleet
+        .instances
+        .iter()
+        .filter(|i| !seen.insert(i.name.as_str()))
+        .map(|i| i.name.as_str())
+        .collect();
     for t in &plan.targets {
+        // An ambiguous name is left alone on purpose until a person fixes the fleet data.
+        if duplicated.contains(t.name.as_str()) {
+            continue;
+        }
         let inst = fleet.instances.iter().find(|i| i.name == t.name)?;
         let health = health::assess_with(inst, |n| fleet.nodes.iter().find(|x| x.name == n));
         let Health::Broken {

@@ -90,3 +90,30 @@ fn a_rack_failure_halts_the_watcher_and_it_says_so() {
     assert_eq!(out.stats.jobs_submitted, 0);
     assert_eq!(out.stats.halted_passes, 4);
 }
+
+#[test]
+fn generated_fleets_with_contradictions_keep_every_rule() {
+    // Instances on missing nodes, duplicate names, unknown templates, a thousand tags on one
+    // object: the watcher must stay safe, and the oracle must not ask it to repair what it
+    // rightly leaves to a person (an ambiguous name, for one).
+    let mut spec = crate::generate::Spec::new(150, 12);
+    spec.broken_node_share = 0.05;
+    spec.contradictions = true;
+    let fleet = crate::generate::generate(&spec);
+    let cfg = SimConfig {
+        limits: Limits {
+            max_pending: 5,
+            max_broken: 1000,
+            max_repair_age: std::time::Duration::from_secs(3 * 3600),
+            ..Limits::default()
+        },
+        quiet_passes: 60,
+        start: crate::generate::BASE_EPOCH,
+    };
+    let summary = explore(&fleet, 25, 1, 60, &cfg, &Faults::default(), plan);
+    if let Some(f) = summary.findings.first() {
+        panic!("{f}");
+    }
+    let s = &summary.stats;
+    assert!(s.jobs_submitted > 1000 && s.kills > 50, "{s:?}");
+}
