@@ -9,16 +9,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
 
-/// Every tag of every object, in fleet order: cluster, groups, nodes, instances.
 fn all_tags(s: &Snapshot) -> Vec<String> {
-    s.cluster
-        .tags
-        .iter()
-        .chain(s.groups.iter().flat_map(|g| &g.tags))
-        .chain(s.nodes.iter().flat_map(|n| &n.tags))
-        .chain(s.instances.iter().flat_map(|i| &i.tags))
-        .cloned()
-        .collect()
+    s.all_tags().cloned().collect()
 }
 
 /// Parses every tag; returns a checksum so nothing is optimised away.

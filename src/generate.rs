@@ -652,15 +652,6 @@ mod tests {
     use super::*;
     use crate::tags::{Tag, parse};
 
-    fn all_tags(s: &Snapshot) -> impl Iterator<Item = &String> {
-        s.cluster
-            .tags
-            .iter()
-            .chain(s.groups.iter().flat_map(|g| &g.tags))
-            .chain(s.nodes.iter().flat_map(|n| &n.tags))
-            .chain(s.instances.iter().flat_map(|i| &i.tags))
-    }
-
     #[test]
     fn same_seed_same_fleet() {
         for spec in [Spec::new(3000, 7), {
@@ -752,7 +743,7 @@ mod tests {
         let s = generate(&Spec::new(50_000, 9));
         let (mut policy, mut suspend, mut pending, mut requests, mut result, mut foreign) =
             (0, 0, 0, 0, 0, 0);
-        for t in all_tags(&s) {
+        for t in s.all_tags() {
             match parse(t) {
                 Ok(Tag::Foreign) => foreign += 1,
                 Ok(Tag::Policy(_)) => policy += 1,
@@ -783,7 +774,8 @@ mod tests {
         });
         assert!(quiet.jobs.is_empty());
         assert!(
-            all_tags(&quiet)
+            quiet
+                .all_tags()
                 .all(|t| !matches!(parse(t), Ok(Tag::Pending(_) | Tag::Result(_)) | Err(_)))
         );
     }
@@ -809,7 +801,7 @@ mod tests {
         });
         assert!(s.instances.iter().any(|i| i.tags.len() > 1000));
         assert!(
-            all_tags(&s).any(|t| parse(t).is_err()),
+            s.all_tags().any(|t| parse(t).is_err()),
             "contradictions include invalid tags"
         );
         let plan = crate::plan::plan(&s, BASE_EPOCH, &crate::config::Limits::default(), 1);

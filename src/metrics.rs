@@ -62,45 +62,43 @@ pub fn render(prev: &str, plan: &Plan, done: &Report, took: Duration, now: i64) 
         let total = previous(prev, &sample) + ended[result as usize] as f64;
         let _ = writeln!(out, "{sample} {total}");
     }
-    let _ = writeln!(
-        out,
-        "# HELP autorepair_action_errors Actions that failed in the last pass."
+    gauge(
+        &mut out,
+        "autorepair_action_errors",
+        "Actions that failed in the last pass.",
+        done.errors.len(),
     );
-    let _ = writeln!(out, "# TYPE autorepair_action_errors gauge");
-    let _ = writeln!(out, "autorepair_action_errors {}", done.errors.len());
-    let _ = writeln!(
-        out,
-        "# HELP autorepair_halted 1 when the last pass started nothing because too many targets were broken."
+    gauge(
+        &mut out,
+        "autorepair_halted",
+        "1 when the last pass started nothing because too many targets were broken.",
+        u8::from(plan.fleet.halted.is_some()),
     );
-    let _ = writeln!(out, "# TYPE autorepair_halted gauge");
-    let _ = writeln!(
-        out,
-        "autorepair_halted {}",
-        u8::from(plan.fleet.halted.is_some())
-    );
-    let _ = writeln!(
-        out,
-        "# HELP autorepair_pass_duration_seconds How long the last pass took."
-    );
-    let _ = writeln!(out, "# TYPE autorepair_pass_duration_seconds gauge");
-    let _ = writeln!(
-        out,
-        "autorepair_pass_duration_seconds {:.3}",
-        took.as_secs_f64()
+    gauge(
+        &mut out,
+        "autorepair_pass_duration_seconds",
+        "How long the last pass took.",
+        format!("{:.3}", took.as_secs_f64()),
     );
     let last_ok = "autorepair_last_successful_pass_timestamp_seconds";
-    let _ = writeln!(
-        out,
-        "# HELP {last_ok} When the last pass without failed actions ended."
-    );
-    let _ = writeln!(out, "# TYPE {last_ok} gauge");
     let when = if done.errors.is_empty() {
         now as f64
     } else {
         previous(prev, last_ok)
     };
-    let _ = writeln!(out, "{last_ok} {when}");
+    gauge(
+        &mut out,
+        last_ok,
+        "When the last pass without failed actions ended.",
+        when,
+    );
     out
+}
+
+fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} gauge");
+    let _ = writeln!(out, "{name} {value}");
 }
 
 /// The textfile collector may read at any moment: write a temporary file and rename it.

@@ -401,6 +401,16 @@ impl FromStr for ObjectRef {
 }
 
 impl Snapshot {
+    /// Every tag of every object, in fleet order: cluster, groups, nodes, instances.
+    pub fn all_tags(&self) -> impl Iterator<Item = &String> {
+        self.cluster
+            .tags
+            .iter()
+            .chain(self.groups.iter().flat_map(|g| &g.tags))
+            .chain(self.nodes.iter().flat_map(|n| &n.tags))
+            .chain(self.instances.iter().flat_map(|i| &i.tags))
+    }
+
     /// The tags of an object, or `None` when the snapshot has no such object.
     pub fn tags_of(&self, object: &ObjectRef) -> Option<&Vec<String>> {
         match object {
