@@ -423,10 +423,10 @@ fn read_plan(source: &Source, config: &Config, at: Option<i64>) -> Result<Plan> 
 fn run(global: &GlobalArgs, config: &Config, fleet: &Source, args: &RunArgs) -> Result<Exit> {
     let mut limits = config.limits.clone();
     if let Some(n) = args.max_pending {
-        limits.max_pending = n;
+        limits.max_pending = Some(n);
     }
     if let Some(n) = args.max_broken {
-        limits.max_broken = n;
+        limits.max_broken = Some(n);
     }
     let _lock = if args.dry_run {
         None

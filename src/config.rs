@@ -22,11 +22,26 @@ pub struct Config {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
-    /// At most this many repairs under way at once, fleet-wide.
-    pub max_pending: usize,
-    /// If more targets than this need repair at once, start none: a rack or power failure
-    /// looks like this, and repairing into it makes things worse.
-    pub max_broken: usize,
+    /// More down (offline or drained) nodes than this in one node group at once is a mass
+    /// failure there (a rack, a switch, a power feed): nothing is written or started for the
+    /// group's instances until fewer are down.
+    pub max_down_nodes_per_group: usize,
+    /// The same, counted over the whole cluster: beyond it, the pass writes and starts nothing.
+    pub max_down_nodes: usize,
+    /// Repairs run for at most this many failure domains (down nodes) at once; all the
+    /// repairs of one domain start together, and Ganeti's locks order what conflicts.
+    /// 0 starts nothing new.
+    pub max_domains_under_repair: usize,
+    /// Optional cap on repairs under way at once, fleet-wide, whatever their domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_pending: Option<usize>,
+    /// Optional brake in targets: if more than this need repair at once, start nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_broken: Option<usize>,
+    /// At most this many writes per pass: each tag change and each submitted operation is a
+    /// Ganeti job, and a flood of them stalls the master. What does not fit waits for the
+    /// next pass, bookkeeping of repairs under way first.
+    pub max_writes_per_pass: usize,
     /// Success and enoperm results older than this are removed. Failures never are.
     #[serde(with = "humantime_serde")]
     pub result_retention: Duration,
@@ -50,8 +65,12 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_pending: 1,
-            max_broken: 20,
+            max_down_nodes_per_group: 2,
+            max_down_nodes: 4,
+            max_domains_under_repair: 1,
+            max_pending: None,
+            max_broken: None,
+            max_writes_per_pass: 300,
             result_retention: Duration::from_secs(7 * 86400),
             max_results: 20,
             retry_interval: Duration::from_secs(15 * 60),
@@ -124,7 +143,8 @@ mod tests {
     #[test]
     fn empty_file_gives_safe_defaults() {
         let c = Config::from_toml("", "x").unwrap();
-        assert_eq!(c.limits.max_pending, 1);
+        assert_eq!(c.limits.max_pending, None);
+        assert_eq!(c.limits.max_domains_under_repair, 1);
         assert_eq!(c.limits.iallocator(), Some("hail"));
         assert!(!c.rapi.insecure);
     }
@@ -132,11 +152,12 @@ mod tests {
     #[test]
     fn durations_and_limits_are_read() {
         let c = Config::from_toml(
-            "[limits]\nmax_pending = 3\nresult_retention = \"2d\"\niallocator = \"\"\n",
+            "[limits]\nmax_pending = 3\nmax_down_nodes_per_group = 0\nresult_retention = \"2d\"\niallocator = \"\"\n",
             "x",
         )
         .unwrap();
-        assert_eq!(c.limits.max_pending, 3);
+        assert_eq!(c.limits.max_pending, Some(3));
+        assert_eq!(c.limits.max_down_nodes_per_group, 0);
         assert_eq!(c.limits.result_retention, Duration::from_secs(2 * 86400));
         assert_eq!(c.limits.iallocator(), None);
     }

@@ -37,7 +37,7 @@ pub fn render(prev: &str, plan: &Plan, done: &Report, took: Duration, now: i64) 
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# HELP autorepair_targets Targets per state after the last pass."
+        "# HELP autorepair_targets Targets per state, as the last pass read them."
     );
     let _ = writeln!(out, "# TYPE autorepair_targets gauge");
     for s in State::ALL {
@@ -68,11 +68,48 @@ pub fn render(prev: &str, plan: &Plan, done: &Report, took: Duration, now: i64) 
         "Actions that failed in the last pass.",
         done.errors.len(),
     );
+    let fleet = &plan.fleet;
     gauge(
         &mut out,
         "autorepair_halted",
-        "1 when the last pass started nothing because too many targets were broken.",
-        u8::from(plan.fleet.halted.is_some()),
+        "1 when a mass-failure limit held the whole fleet in the last pass.",
+        u8::from(fleet.halted.is_some()),
+    );
+    let _ = writeln!(
+        out,
+        "# HELP autorepair_mass_failure Scopes a mass-failure limit held in the last pass (nothing written or started there)."
+    );
+    let _ = writeln!(out, "# TYPE autorepair_mass_failure gauge");
+    for h in fleet.halted.iter().chain(&fleet.halted_groups) {
+        let _ = writeln!(
+            out,
+            "autorepair_mass_failure{{scope=\"{}\",limit=\"{}\"}} 1",
+            h.scope, h.limit
+        );
+    }
+    gauge(
+        &mut out,
+        "autorepair_down_nodes",
+        "Nodes offline or drained (failure domains) in the last pass.",
+        fleet.down_nodes.len(),
+    );
+    gauge(
+        &mut out,
+        "autorepair_domains_under_repair",
+        "Failure domains with repairs under way after the last pass.",
+        fleet.domains_under_repair.len(),
+    );
+    gauge(
+        &mut out,
+        "autorepair_deferred_targets",
+        "Targets whose changes waited for the next pass: the write budget was spent.",
+        fleet.deferred,
+    );
+    gauge(
+        &mut out,
+        "autorepair_writes",
+        "Writes (tag changes and operations) the last pass planned.",
+        fleet.writes,
     );
     gauge(
         &mut out,
@@ -122,11 +159,8 @@ mod tests {
     #[test]
     fn counters_accumulate_across_passes_and_gauges_do_not() {
         let snap = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
-        let limits = Limits {
-            max_pending: 3,
-            ..Limits::default()
-        };
-        let plan = crate::plan::plan(&snap, 1_800_000_000, &limits, 1);
+        // One failure domain at a time: node-b4's three repairs start together.
+        let plan = crate::plan::plan(&snap, 1_800_000_000, &Limits::default(), 1);
         let done = Report::default();
         let first = render("", &plan, &done, Duration::from_millis(1500), 1_800_000_000);
         assert!(
@@ -139,6 +173,11 @@ mod tests {
             "{first}"
         );
         assert!(first.contains("autorepair_pass_duration_seconds 1.500\n"));
+        assert!(first.contains("autorepair_down_nodes 4\n"), "{first}");
+        assert!(
+            first.contains("autorepair_domains_under_repair 1\n"),
+            "{first}"
+        );
         assert!(
             first.contains("autorepair_targets{state=\"suspended\"} 13\n"),
             "{first}"

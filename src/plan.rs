@@ -1,7 +1,7 @@
 //! The pure planner: snapshot + clock + limits -> plan. No I/O here.
 
 use crate::config::Limits;
-use crate::health::{self, Health, Need, Storage};
+use crate::health::{self, Health, Need, NodeState, Storage};
 use crate::policy::{self, Policy};
 use crate::snapshot::{Instance, Job, JobStatus, Node, ObjectRef, Op, OpKind, Snapshot};
 use crate::tags::{
@@ -167,7 +167,8 @@ impl Hasher for FxHasher {
 pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 type FxSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
 
-/// The state of a target as this pass leaves it.
+/// The state of a target now, as its tags and its nodes say before this pass acts: a pending
+/// tag makes it pending, whatever the pass then does. What the pass does is [`Next`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
@@ -336,6 +337,153 @@ pub struct TargetPlan {
     /// The reasoning, in order.
     pub notes: Vec<Text>,
     pub actions: Vec<Action>,
+    /// Where the target runs: its primary node, its secondary (mirrored storage) and the run
+    /// status the backend reported (empty when unknown).
+    pub primary: Text,
+    pub secondary: Option<Text>,
+    pub run_status: Text,
+    /// The failure domain its repair belongs to: the down node that breaks it, or (for a
+    /// repair still running on a healthy-looking target) its primary.
+    pub domain: Option<Text>,
+    /// What this pass does for the target.
+    pub next: Next,
+    /// Why this pass does not (fully) repair it, when something holds it back.
+    pub blocked: Option<Blocked>,
+}
+
+/// What a pass does for one target.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "do", rename_all = "kebab-case")]
+pub enum Next {
+    Nothing,
+    /// Start a repair: a new one, or a once-off request served.
+    Start {
+        repair: RepairType,
+        id: String,
+    },
+    /// Submit the rest of a repair under way (after a crash, or a retry).
+    Continue {
+        repair: RepairType,
+        id: String,
+    },
+    /// Only tag changes: record jobs or a result, write enoperm, drop old results.
+    UpdateTags,
+    /// Held back: [`TargetPlan::blocked`] says why.
+    Wait,
+}
+
+/// Why a target is held back, as data: `explain`, `status --json` and the simulator's oracle
+/// read this instead of the explanation text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum Blocked {
+    /// No policy on the target or any of its scopes: it is never touched.
+    NoPolicy,
+    /// The policy allows less than the target needs.
+    NotAllowed {
+        needs: RepairType,
+        allowed: Option<RepairType>,
+    },
+    Suspended,
+    /// A failure result parks it until a person clears it.
+    Parked,
+    /// No automatic repair is safe or possible.
+    NeedsPerson,
+    /// A step failed for lack of resources: retried at `retry_at`, and given up
+    /// `max_repair_age` after `since` (when the repair started).
+    LacksResources {
+        since: i64,
+        retry_at: i64,
+    },
+    /// The operations cannot be built now (no usable node, an operation the backend lacks).
+    /// `since` is the start of the repair under way, if one is.
+    CannotSubmit {
+        since: Option<i64>,
+    },
+    /// Another repair of this target still runs, or is not yet judged.
+    OtherRepair,
+    /// A mass failure in its node group or the cluster: nothing is written or started.
+    MassFailure {
+        scope: String,
+        limit: &'static str,
+    },
+    /// All failure-domain slots (or the optional per-target cap) are taken.
+    NoSlot {
+        limit: &'static str,
+    },
+    /// This pass's write budget is spent; the next pass carries on.
+    WriteBudget,
+    /// Its name is not unique in the fleet data.
+    DuplicateName,
+    /// Its tag could not be written (too long).
+    Unrecordable,
+}
+
+impl fmt::Display for Blocked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Blocked::NoPolicy => f.write_str("no policy: never touched"),
+            Blocked::NotAllowed { needs, allowed } => match allowed {
+                Some(a) => write!(f, "needs {needs}, the policy allows up to {a}"),
+                None => write!(f, "needs {needs}, the policy allows no repair"),
+            },
+            Blocked::Suspended => f.write_str("suspended"),
+            Blocked::Parked => f.write_str("parked by a failure until cleared"),
+            Blocked::NeedsPerson => f.write_str("needs a person"),
+            Blocked::LacksResources { retry_at, .. } => {
+                write!(f, "lacked resources, retrying at {}", rfc3339(*retry_at))
+            }
+            Blocked::CannotSubmit { .. } => f.write_str("cannot be submitted now"),
+            Blocked::OtherRepair => f.write_str("another repair of it is still running"),
+            Blocked::MassFailure { scope, limit } => {
+                write!(f, "mass failure in {scope} ({limit})")
+            }
+            Blocked::NoSlot { limit } => write!(f, "no free slot ({limit})"),
+            Blocked::WriteBudget => f.write_str("write budget of this pass spent"),
+            Blocked::DuplicateName => f.write_str("duplicate name"),
+            Blocked::Unrecordable => f.write_str("its tag cannot be written"),
+        }
+    }
+}
+
+/// A time for people: RFC 3339 in UTC (the `Z` says so).
+pub fn rfc3339(epoch: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(epoch.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// A fleet-wide or group-wide limit that tripped: nothing is written or started under it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Halt {
+    /// `cluster` or `group/NAME`.
+    pub scope: String,
+    /// The config key of the limit that tripped.
+    pub limit: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for Halt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A node that is offline or drained: one failure domain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DownNode {
+    pub name: String,
+    pub group: String,
+    pub state: health::NodeState,
+}
+
+impl DownNode {
+    pub fn state_text(&self) -> &'static str {
+        match self.state {
+            NodeState::Offline => "offline",
+            NodeState::Drained => "drained",
+            NodeState::Usable => "usable",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -345,8 +493,18 @@ pub struct FleetSummary {
     /// Repairs under way before this pass started anything.
     pub active_repairs: usize,
     pub started: usize,
-    /// Why nothing was started fleet-wide, when the limit was exceeded.
-    pub halted: Option<String>,
+    /// The failure domains: nodes offline or drained.
+    pub down_nodes: Vec<DownNode>,
+    /// Failure domains with repairs under way after this pass's starts.
+    pub domains_under_repair: Vec<String>,
+    /// Why nothing is written or started fleet-wide, when a limit tripped.
+    pub halted: Option<Halt>,
+    /// Node groups where nothing is written or started (mass failure there).
+    pub halted_groups: Vec<Halt>,
+    /// Writes (tag changes and operations) this pass makes.
+    pub writes: usize,
+    /// Targets whose changes wait for the next pass: the write budget was spent.
+    pub deferred: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -412,7 +570,8 @@ fn policy_note(policy: Policy, source: &ObjectRef) -> String {
 }
 
 /// A node group as its instances see it.
-struct GroupInfo {
+struct GroupInfo<'a> {
+    name: &'a str,
     policy: Option<PolicySource>,
 }
 
@@ -420,8 +579,10 @@ struct GroupInfo {
 struct Index<'a> {
     snap: &'a Snapshot,
     nodes: FxMap<&'a str, &'a Node>,
+    /// Node names as plan text, shared by every target on the node.
+    node_names: FxMap<&'a str, Text>,
     /// By group uuid.
-    groups: FxMap<&'a str, GroupInfo>,
+    groups: FxMap<&'a str, GroupInfo<'a>>,
     cluster_policy: Option<PolicySource>,
     jobs: FxMap<u64, &'a Job>,
     repair_jobs: FxMap<&'a str, Vec<&'a Job>>,
@@ -443,6 +604,7 @@ impl<'a> Index<'a> {
                 let parsed = scope_tags(&object, &g.tags, lint);
                 let policy = policy::object_policy(parsed, now).policy;
                 let info = GroupInfo {
+                    name: g.name.as_str(),
                     policy: policy.map(|p| PolicySource::new(p, &object)),
                 };
                 (g.uuid.as_str(), info)
@@ -487,9 +649,15 @@ impl<'a> Index<'a> {
             .filter(|i| !seen.insert(i.name.as_str()))
             .map(|i| i.name.as_str())
             .collect();
+        let node_names = snap
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), Text::Shared(n.name.as_str().into())))
+            .collect();
         Index {
             snap,
             nodes,
+            node_names,
             groups,
             cluster_policy,
             jobs,
@@ -498,6 +666,13 @@ impl<'a> Index<'a> {
             duplicate_names,
             unfinished_by_instance,
         }
+    }
+
+    fn node_text(&self, name: &str) -> Text {
+        self.node_names
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Text::Owned(name.to_owned()))
     }
 
     fn pool(&self) -> &health::NodePool<'a> {
@@ -575,20 +750,19 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     let mut lint = Vec::new();
     let index = Index::build(snap, now, &mut lint);
     let ids = IdMaker { seed, now };
-    let mut scope_actions = Vec::new();
-    expire_suspends(
-        &ObjectRef::Cluster,
-        &snap.cluster.tags,
-        now,
-        &mut scope_actions,
-    );
+    // Expired suspends on scopes, with the group they belong to (None: the cluster).
+    let mut scope_writes: Vec<(Option<&str>, Action)> = Vec::new();
+    let mut expired = Vec::new();
+    expire_suspends(&ObjectRef::Cluster, &snap.cluster.tags, now, &mut expired);
+    scope_writes.extend(expired.drain(..).map(|a| (None, a)));
     for g in &snap.groups {
         expire_suspends(
             &ObjectRef::Group(g.name.clone()),
             &g.tags,
             now,
-            &mut scope_actions,
+            &mut expired,
         );
+        scope_writes.extend(expired.drain(..).map(|a| (Some(g.uuid.as_str()), a)));
     }
 
     let ctx = Ctx {
@@ -602,16 +776,19 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         .iter()
         .map(|inst| ctx.target(inst, &mut lint))
         .collect();
-
-    // Fleet-wide limits: count, then hand out the start slots in a fixed order.
     let broken = evals.iter().filter(|e| e.broken).count();
     let active = evals.iter().filter(|e| e.active).count();
-    let halted = (broken > limits.max_broken).then(|| {
-        format!(
-            "{broken} targets need repair at once, more than max_broken = {}: this looks like a rack or power failure, so no repair starts until fewer are broken",
-            limits.max_broken
-        )
-    });
+    let limiter = Limiter::new(&index, limits, broken);
+
+    // Mass failures first: a held target writes only the bookkeeping of repairs under way.
+    for e in &mut evals {
+        if let Some(halt) = limiter.halt_for(e.group) {
+            hold(e, halt);
+        }
+    }
+    scope_writes.retain(|(group, _)| limiter.halt_for(*group).is_none());
+
+    // Then the failure-domain slots, handed out in a fixed order.
     let mut order: Vec<usize> = (0..evals.len())
         .filter(|&i| evals[i].candidate.is_some())
         .collect();
@@ -624,56 +801,309 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
             .cmp(&key(&evals[b]))
             .then_with(|| evals[a].plan.name.cmp(&evals[b].plan.name))
     });
-    let mut slots = limits.max_pending.saturating_sub(active);
-    let mut started = 0;
+    let mut busy: FxSet<&str> = evals
+        .iter()
+        .filter(|e| e.active)
+        .filter_map(|e| e.domain)
+        .collect();
+    let mut under_way = active;
+    let mut granted: Vec<Option<Box<Candidate>>> = (0..evals.len()).map(|_| None).collect();
     for i in order {
         let e = &mut evals[i];
-        let c = *e.candidate.take().expect("filtered");
-        if let Some(why) = &halted {
-            e.plan.notes.push(format!("not started: {why}").into());
-            continue;
-        }
+        let c = e.candidate.take().expect("filtered");
         if c.kind != StartKind::Continuation {
-            if slots == 0 {
-                e.plan.notes.push(
-                    format!(
-                        "waiting for a free slot: max_pending = {} repair(s) at once, all taken",
-                        limits.max_pending
-                    )
-                    .into(),
-                );
+            let domain = e.domain.expect("a candidate has a failure domain");
+            if !busy.contains(domain) && busy.len() >= limits.max_domains_under_repair {
+                let mut list: Vec<&str> = busy.iter().copied().collect();
+                list.sort_unstable();
+                e.plan.notes.push(Text::Owned(format!(
+                    "waits for a free failure-domain slot: repairs run for {} domain(s) at once ({}), max_domains_under_repair = {}",
+                    busy.len(),
+                    list.join(", "),
+                    limits.max_domains_under_repair
+                )));
+                e.plan.blocked = Some(Blocked::NoSlot {
+                    limit: "max_domains_under_repair",
+                });
                 continue;
             }
-            slots -= 1;
-            started += 1;
+            if let Some(cap) = limits.max_pending.filter(|cap| under_way >= *cap) {
+                e.plan.notes.push(Text::Owned(format!(
+                    "waits for a free slot: max_pending = {cap} repair(s) at once, all taken"
+                )));
+                e.plan.blocked = Some(Blocked::NoSlot {
+                    limit: "max_pending",
+                });
+                continue;
+            }
+            busy.insert(domain);
+            under_way += 1;
         }
-        e.plan.state = State::Pending;
-        e.plan.notes.push(c.note.into());
-        e.plan
-            .actions
-            .insert(e.repair_slot, Action::Repair(c.start));
+        granted[i] = Some(c);
     }
 
+    // Last, the write budget: bookkeeping of repairs under way first, then starts, then the
+    // rest. A target's changes go together or wait together for the next pass.
+    let mut costs: Vec<(u8, usize, usize)> = evals
+        .iter()
+        .zip(&granted)
+        .enumerate()
+        .map(|(i, (e, c))| {
+            let repair = c.as_ref().map_or(0, |c| repair_cost(&c.start));
+            let cost =
+                usize::from(!e.adds.is_empty()) + usize::from(!e.removes.is_empty()) + repair;
+            let records = e.adds.iter().chain(&e.removes).any(|w| w.record);
+            let rank = match c.as_ref().map(|c| c.kind) {
+                _ if records => 0,
+                Some(StartKind::Continuation) => 0,
+                Some(_) => 1,
+                None => 2,
+            };
+            (rank, i, cost)
+        })
+        .filter(|(_, _, cost)| *cost > 0)
+        .collect();
+    costs.sort_unstable();
+    let mut spent = 0;
+    let mut deferred = 0;
+    let mut admitted = vec![false; evals.len()];
+    let mut full = false;
+    for (rank, i, cost) in costs.iter().copied() {
+        if rank < 2 || !full {
+            full |= spent > 0 && spent + cost > limits.max_writes_per_pass;
+        }
+        if full {
+            deferred += 1;
+            let e = &mut evals[i];
+            e.plan.notes.push(Text::Owned(format!(
+                "deferred to the next pass: this pass's write budget (max_writes_per_pass = {}) is spent",
+                limits.max_writes_per_pass
+            )));
+            e.plan.blocked = Some(Blocked::WriteBudget);
+            granted[i] = None;
+            continue;
+        }
+        spent += cost;
+        admitted[i] = true;
+    }
+    let scope_room = limits.max_writes_per_pass.saturating_sub(spent);
+    if full || scope_writes.len() > scope_room {
+        let keep = if full { 0 } else { scope_room };
+        deferred += scope_writes.len() - keep;
+        scope_writes.truncate(keep);
+    }
+    spent += scope_writes.len();
+
+    let mut started = 0;
+    let mut domains: FxSet<&str> = FxSet::default();
     let mut counts: BTreeMap<State, usize> = State::ALL.iter().map(|s| (*s, 0)).collect();
     let targets: Vec<TargetPlan> = evals
         .into_iter()
-        .map(|e| {
-            *counts.entry(e.plan.state).or_default() += 1;
-            e.plan
+        .zip(granted)
+        .zip(admitted)
+        .map(|((e, c), admitted)| {
+            let mut plan = e.plan;
+            *counts.entry(plan.state).or_default() += 1;
+            if e.active || c.is_some() {
+                domains.extend(e.domain);
+                plan.domain = e.domain.map(|d| index.node_text(d));
+            } else if let Some(d) = e.domain.filter(|_| e.broken) {
+                plan.domain = Some(index.node_text(d));
+            }
+            let object = || ObjectRef::Instance(plan.name.clone());
+            if admitted && !e.adds.is_empty() {
+                plan.actions.push(Action::AddTags {
+                    object: object(),
+                    tags: e.adds.iter().map(|w| w.tag.clone()).collect(),
+                    reason: reasons(&e.adds),
+                });
+            }
+            if let Some(c) = c {
+                plan.next = match c.kind {
+                    StartKind::Continuation | StartKind::Retry => Next::Continue {
+                        repair: c.start.repair,
+                        id: c.start.id.clone(),
+                    },
+                    StartKind::Request | StartKind::Fresh => Next::Start {
+                        repair: c.start.repair,
+                        id: c.start.id.clone(),
+                    },
+                };
+                if c.kind != StartKind::Continuation {
+                    started += 1;
+                }
+                plan.notes.push(Text::Owned(c.note));
+                plan.actions.push(Action::Repair(c.start));
+            }
+            if admitted && !e.removes.is_empty() {
+                plan.actions.push(Action::RemoveTags {
+                    object: object(),
+                    tags: e.removes.iter().map(|w| w.tag.clone()).collect(),
+                    reason: reasons(&e.removes),
+                });
+            }
+            if plan.next == Next::Nothing {
+                if !plan.actions.is_empty() {
+                    plan.next = Next::UpdateTags;
+                } else if plan.blocked.is_some() && (e.broken || plan.state == State::Pending) {
+                    plan.next = Next::Wait;
+                }
+            }
+            plan
         })
         .collect();
+    let mut domains_under_repair: Vec<String> = domains.into_iter().map(str::to_owned).collect();
+    domains_under_repair.sort_unstable();
     Plan {
         now,
         targets,
-        scope_actions,
+        scope_actions: scope_writes.into_iter().map(|(_, a)| a).collect(),
         lint,
         fleet: FleetSummary {
             broken,
             active_repairs: active,
             started,
-            halted,
+            down_nodes: limiter.down_nodes,
+            domains_under_repair,
+            halted: limiter.cluster,
+            halted_groups: {
+                let mut halts: Vec<Halt> = limiter.groups.into_values().collect();
+                halts.sort_by(|a, b| a.scope.cmp(&b.scope));
+                halts
+            },
+            writes: spent,
+            deferred,
         },
         counts,
+    }
+}
+
+/// The writes a repair start makes: its first pending tag, one job per operation, the tag
+/// that records the jobs, and the removal of the tags it replaces.
+fn repair_cost(r: &RepairStart) -> usize {
+    usize::from(r.write_first.is_some()) + r.ops.len() + 1 + usize::from(!r.replaces.is_empty())
+}
+
+/// The distinct reasons of a batch of tag writes, in order.
+fn reasons(list: &[Write]) -> String {
+    let mut whys: Vec<&str> = Vec::new();
+    for w in list {
+        if !whys.contains(&w.why.as_str()) {
+            whys.push(&w.why);
+        }
+    }
+    whys.join("; ")
+}
+
+/// A target under a mass failure: it writes only the bookkeeping of repairs under way, and
+/// starts nothing.
+fn hold(e: &mut TargetEval, halt: &Halt) {
+    let before = e.adds.len() + e.removes.len();
+    e.adds.retain(|w| w.record);
+    e.removes.retain(|w| w.record);
+    let held = e.candidate.take().is_some() || e.adds.len() + e.removes.len() < before;
+    if held || e.broken {
+        e.plan
+            .notes
+            .push(Text::Owned(format!("held: {}", halt.message)));
+        e.plan.blocked = Some(Blocked::MassFailure {
+            scope: halt.scope.clone(),
+            limit: halt.limit,
+        });
+    }
+}
+
+/// The mass-failure limits of one pass, counted in failure domains (down nodes).
+struct Limiter<'a> {
+    down_nodes: Vec<DownNode>,
+    cluster: Option<Halt>,
+    /// By group uuid.
+    groups: FxMap<&'a str, Halt>,
+}
+
+impl<'a> Limiter<'a> {
+    fn new(index: &Index<'a>, limits: &Limits, broken: usize) -> Self {
+        let mut by_group: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut down_nodes = Vec::new();
+        for n in &index.snap.nodes {
+            let state = health::node_state(n);
+            if state == NodeState::Usable {
+                continue;
+            }
+            by_group
+                .entry(n.group_uuid.as_str())
+                .or_default()
+                .push(n.name.as_str());
+            down_nodes.push(DownNode {
+                name: n.name.clone(),
+                group: index
+                    .groups
+                    .get(n.group_uuid.as_str())
+                    .map_or(n.group_uuid.clone(), |g| g.name.to_owned()),
+                state,
+            });
+        }
+        let names = |list: &[&str]| {
+            let mut shown: Vec<&str> = list.iter().take(10).copied().collect();
+            shown.sort_unstable();
+            let more = list.len().saturating_sub(shown.len());
+            if more > 0 {
+                format!("{} and {more} more", shown.join(", "))
+            } else {
+                shown.join(", ")
+            }
+        };
+        let all: Vec<&str> = down_nodes.iter().map(|n| n.name.as_str()).collect();
+        let mut cluster = (all.len() > limits.max_down_nodes).then(|| Halt {
+            scope: "cluster".into(),
+            limit: "max_down_nodes",
+            message: format!(
+                "mass failure: {} nodes are down in the cluster ({}), more than max_down_nodes = {}: nothing is written or started until fewer are down",
+                all.len(),
+                names(&all),
+                limits.max_down_nodes
+            ),
+        });
+        if let Some(max) = limits.max_broken.filter(|max| broken > *max) {
+            cluster.get_or_insert(Halt {
+                scope: "cluster".into(),
+                limit: "max_broken",
+                message: format!(
+                    "{broken} instances need repair at once, more than max_broken = {max}: nothing is written or started until fewer are broken"
+                ),
+            });
+        }
+        let groups = by_group
+            .into_iter()
+            .filter(|(_, down)| down.len() > limits.max_down_nodes_per_group)
+            .map(|(uuid, down)| {
+                let name = index.groups.get(uuid).map_or(uuid, |g| g.name);
+                let halt = Halt {
+                    scope: format!("group/{name}"),
+                    limit: "max_down_nodes_per_group",
+                    message: format!(
+                        "mass failure in group {name}: {} nodes are down ({}), more than max_down_nodes_per_group = {}: nothing is written or started for its instances until fewer are down",
+                        down.len(),
+                        names(&down),
+                        limits.max_down_nodes_per_group
+                    ),
+                };
+                (uuid, halt)
+            })
+            .collect();
+        Limiter {
+            down_nodes,
+            cluster,
+            groups,
+        }
+    }
+
+    /// The halt that holds a target (or a scope) of this group, if any; `None` for the
+    /// cluster itself.
+    fn halt_for(&self, group: Option<&str>) -> Option<&Halt> {
+        self.cluster
+            .as_ref()
+            .or_else(|| group.and_then(|g| self.groups.get(g)))
     }
 }
 
@@ -720,16 +1150,29 @@ struct Candidate {
     note: String,
 }
 
-struct TargetEval {
+struct TargetEval<'a> {
     plan: TargetPlan,
     /// The target needs a repair or a person (counts against max_broken).
     broken: bool,
-    /// A repair is under way (counts against max_pending).
+    /// A repair is under way (holds its failure domain's slot).
     active: bool,
     /// Boxed: few targets have one, and `RepairStart` would double the size of every eval.
     candidate: Option<Box<Candidate>>,
-    /// Where a granted repair goes among the actions: after the tag additions, before removals.
-    repair_slot: usize,
+    adds: Vec<Write>,
+    removes: Vec<Write>,
+    /// The node group of its primary (by uuid): a mass failure there holds it.
+    group: Option<&'a str>,
+    /// Its failure domain, by node name.
+    domain: Option<&'a str>,
+}
+
+/// One tag to add or remove, and why.
+struct Write {
+    tag: String,
+    why: String,
+    /// Bookkeeping of a repair under way (its jobs, its result): allowed even while a
+    /// mass failure holds everything else, and first in line for the write budget.
+    record: bool,
 }
 
 /// The pending tags of one repair id, merged.
@@ -758,7 +1201,7 @@ enum Verdict {
 }
 
 impl<'a> Ctx<'a> {
-    fn target(&self, inst: &'a Instance, lint: &mut Vec<Lint>) -> TargetEval {
+    fn target(&self, inst: &'a Instance, lint: &mut Vec<Lint>) -> TargetEval<'a> {
         // The instance as a tag owner, built only when a lint or an action names it.
         let object = || ObjectRef::Instance(inst.name.clone());
         let mut parsed: Vec<(&str, Tag)> = Vec::new();
@@ -793,10 +1236,26 @@ impl<'a> Ctx<'a> {
             .map(|s| self.index.nodes.get(s.as_str()).copied().ok_or(s.as_str()));
         let health = health::assess(inst, primary.ok_or(inst.pnode.as_str()), secondary);
         let storage = health::storage_of(&inst.disk_template);
+        // The node that breaks it is its failure domain: the primary first, as its loss
+        // stops the instance.
+        let down = |n: Option<&Node>| n.is_some_and(|n| health::node_state(n) != NodeState::Usable);
+        let down_secondary = inst
+            .snodes
+            .iter()
+            .find(|s| down(self.index.nodes.get(s.as_str()).copied()));
+        let domain = if down(primary) {
+            Some(inst.pnode.as_str())
+        } else {
+            down_secondary.map(String::as_str)
+        };
 
         let mut t = TargetWork {
             ctx: self,
             inst,
+            group: primary.map(|n| n.group_uuid.as_str()),
+            domain,
+            had_pending: false,
+            blocked: None,
             storage,
             health: &health,
             effective,
@@ -811,13 +1270,12 @@ impl<'a> Ctx<'a> {
             removes: Vec::new(),
             notes: Vec::new(),
             pending_views: Vec::new(),
-            state: None,
             active: false,
             hold: false,
             candidate: None,
         };
         for text in &own.expired_suspends {
-            t.remove(text, "timed suspend is over");
+            t.remove(text, "timed suspend is over", false);
         }
         let pendings: Vec<(&str, Pending)> = parsed
             .iter()
@@ -827,6 +1285,7 @@ impl<'a> Ctx<'a> {
             })
             .collect();
         let repairs = merge_pending(&pendings);
+        t.had_pending = !repairs.is_empty();
         if repairs.len() > 1 {
             let list: Vec<&str> = repairs.iter().map(|r| r.id).collect();
             lint.push(Lint {
@@ -850,6 +1309,7 @@ impl<'a> Ctx<'a> {
             t.adds.clear();
             t.removes.clear();
             t.candidate = None;
+            t.blocked = Some(Blocked::DuplicateName);
             t.notes.push("duplicate instance name: no changes".into());
         }
         t.finish()
@@ -914,36 +1374,53 @@ impl Eff<'_> {
 struct TargetWork<'c, 'a> {
     ctx: &'c Ctx<'a>,
     inst: &'a Instance,
+    group: Option<&'a str>,
+    domain: Option<&'a str>,
+    /// It carried a pending tag when the pass read it: it is pending now.
+    had_pending: bool,
+    blocked: Option<Blocked>,
     storage: Option<Storage>,
     health: &'c Health,
     effective: Option<Eff<'a>>,
     results: Vec<(&'a str, Outcome<'a>)>,
-    adds: Vec<(String, String)>,
-    removes: Vec<(String, String)>,
+    adds: Vec<Write>,
+    removes: Vec<Write>,
     notes: Vec<String>,
     pending_views: Vec<RepairView>,
-    state: Option<State>,
     active: bool,
     /// A request that cannot start now still keeps any other repair from starting.
     hold: bool,
     candidate: Option<Candidate>,
 }
 
-impl TargetWork<'_, '_> {
+impl<'a> TargetWork<'_, 'a> {
     fn object(&self) -> ObjectRef {
         ObjectRef::Instance(self.inst.name.clone())
     }
 
-    fn add(&mut self, tag: String, why: &str) {
-        if !self.adds.iter().any(|(t, _)| *t == tag) {
-            self.adds.push((tag, why.to_owned()));
+    fn add(&mut self, tag: String, why: &str, record: bool) {
+        if !self.adds.iter().any(|w| w.tag == tag) {
+            self.adds.push(Write {
+                tag,
+                why: why.to_owned(),
+                record,
+            });
         }
     }
 
-    fn remove(&mut self, tag: &str, why: &str) {
-        if !self.removes.iter().any(|(t, _)| t == tag) {
-            self.removes.push((tag.to_owned(), why.to_owned()));
+    fn remove(&mut self, tag: &str, why: &str, record: bool) {
+        if !self.removes.iter().any(|w| w.tag == tag) {
+            self.removes.push(Write {
+                tag: tag.to_owned(),
+                why: why.to_owned(),
+                record,
+            });
         }
+    }
+
+    /// The first reason found is the one a person acts on.
+    fn block(&mut self, why: Blocked) {
+        self.blocked.get_or_insert(why);
     }
 
     fn has_failure(&self) -> bool {
@@ -966,6 +1443,9 @@ impl TargetWork<'_, '_> {
         jobs: &[u64],
         why: &str,
     ) {
+        // A repair that never submitted a job is a request: ending it is a change like any
+        // other, not bookkeeping of work under way.
+        let record = !(r.recorded.is_empty() && jobs.is_empty());
         let already = self.results.iter().any(|(_, o)| o.id == r.id);
         if !already {
             // The result tag is longer than the pending one: when all the jobs do not fit,
@@ -983,8 +1463,9 @@ impl TargetWork<'_, '_> {
                 .find(|t| !matches!(t, Err(tags::RenderError::TooLong { .. })))
                 .unwrap_or_else(|| render_result(repair, r.id, self.ctx.now, result, &[]));
             match rendered {
-                Ok(tag) => self.add(tag, why),
+                Ok(tag) => self.add(tag, why, record),
                 Err(e) => {
+                    self.block(Blocked::Unrecordable);
                     self.notes
                         .push(format!("cannot record the result of {}: {e}", r.id));
                     // Its pending tag stays, so nothing else may start beside it.
@@ -1007,7 +1488,7 @@ impl TargetWork<'_, '_> {
             ));
         }
         for tag in &r.tags {
-            self.remove(tag, why);
+            self.remove(tag, why, record);
         }
         self.notes
             .push(format!("repair {} ({repair}): {result}: {why}", r.id));
@@ -1165,11 +1646,11 @@ impl TargetWork<'_, '_> {
             Ok(tag) => {
                 if r.tags.len() != 1 || r.tags[0] != tag {
                     if !r.tags.contains(&tag.as_str()) {
-                        self.add(tag.clone(), "record the repair's jobs");
+                        self.add(tag.clone(), "record the repair's jobs", true);
                     }
                     for old in &r.tags {
                         if *old != tag {
-                            self.remove(old, "superseded by the tag that records the jobs");
+                            self.remove(old, "superseded by the tag that records the jobs", true);
                         }
                     }
                 }
@@ -1202,7 +1683,6 @@ impl TargetWork<'_, '_> {
         match self.judge(r, &jobs) {
             Verdict::Running => {
                 self.active = true;
-                self.state = Some(State::Pending);
                 self.notes
                     .push(format!("repair {} ({}) is running", r.id, r.repair));
                 self.canonical_pending(r, &jobs);
@@ -1223,7 +1703,6 @@ impl TargetWork<'_, '_> {
                 not_before,
                 all_jobs,
             } => {
-                self.state = Some(State::Pending);
                 let retry = not_before.is_some();
                 // A chain cut short by a crash keeps its slot; a repair waiting to retry for
                 // lack of resources runs nothing, so it frees its slot for others meanwhile and
@@ -1237,16 +1716,22 @@ impl TargetWork<'_, '_> {
                 self.active = !retry;
                 self.hold = true;
                 if let Some(t) = not_before.filter(|t| *t > self.ctx.now) {
+                    self.block(Blocked::LacksResources {
+                        since: r.since,
+                        retry_at: t,
+                    });
                     self.notes
                         .push(format!("repair {} lacked resources; retrying at {t}", r.id));
                     return self.canonical_pending(r, &all_jobs);
                 }
                 if let Some(why) = self.other_running(r.id) {
+                    self.block(Blocked::OtherRepair);
                     self.notes.push(format!("repair {} waits: {why}", r.id));
                     return self.canonical_pending(r, &all_jobs);
                 }
-                if let Some(why) = self.blocked() {
+                if let Some((blocked, why)) = self.blocked() {
                     // Paused, it runs nothing: it keeps no slot from other targets.
+                    self.block(blocked);
                     self.active = false;
                     self.notes.push(format!("repair {} is paused: {why}", r.id));
                     return self.canonical_pending(r, &all_jobs);
@@ -1280,14 +1765,14 @@ impl TargetWork<'_, '_> {
     /// crashed before submitting.
     fn not_started(&mut self, r: &InFlight) {
         if let Some(why) = self.other_running(r.id) {
-            self.state = Some(State::Pending);
+            self.block(Blocked::OtherRepair);
             self.active = true;
             self.hold = true;
             self.notes.push(format!("request {} waits: {why}", r.id));
             return;
         }
         if self.has_failure() {
-            self.state = Some(State::Failed);
+            self.block(Blocked::Parked);
             self.notes.push(format!(
                 "request {} waits: a failure result parks this target until a person clears it",
                 r.id
@@ -1296,8 +1781,8 @@ impl TargetWork<'_, '_> {
             return;
         }
         if let Some(p) = self.suspended() {
+            self.block(Blocked::Suspended);
             self.notes.push(format!("request {} waits: {p}", r.id));
-            self.state = Some(State::Suspended);
             self.active_request_hold();
             return;
         }
@@ -1334,6 +1819,7 @@ impl TargetWork<'_, '_> {
                     Ok(tag) => tag,
                     Err(e) => {
                         self.notes.push(format!("cannot write a pending tag: {e}"));
+                        self.block(Blocked::Unrecordable);
                         self.hold = true;
                         return;
                     }
@@ -1355,6 +1841,10 @@ impl TargetWork<'_, '_> {
                 need: Need::Repair(t),
                 ..
             } => {
+                self.block(Blocked::NotAllowed {
+                    needs: t,
+                    allowed: Some(r.granted),
+                });
                 let why = format!("it needs {t}, more than the {} it allows", r.granted);
                 self.resolve(r, t, RepairResult::Enoperm, &[], &why);
             }
@@ -1387,11 +1877,15 @@ impl TargetWork<'_, '_> {
     }
 
     /// Why no job may be submitted for this target now, if anything forbids it.
-    fn blocked(&self) -> Option<String> {
+    fn blocked(&self) -> Option<(Blocked, String)> {
         if self.has_failure() {
-            return Some("a failure result parks this target until a person clears it".into());
+            return Some((
+                Blocked::Parked,
+                "a failure result parks this target until a person clears it".into(),
+            ));
         }
-        self.suspended().map(|p| p.to_string())
+        self.suspended()
+            .map(|p| (Blocked::Suspended, p.to_string()))
     }
 
     /// Builds the operations for `kinds` against the instance as it is now and offers them as
@@ -1426,10 +1920,13 @@ impl TargetWork<'_, '_> {
             Err(why) => {
                 self.notes
                     .push(format!("{repair} repair cannot be submitted now: {why}"));
+                let under_way = matches!(kind, StartKind::Continuation | StartKind::Retry);
+                self.block(Blocked::CannotSubmit {
+                    since: under_way.then_some(since),
+                });
+                // A repair under way (no first tag to write) keeps others from starting.
                 if write_first.is_none() {
                     self.hold = true;
-                } else {
-                    self.state = Some(State::NeedsRepair);
                 }
                 return;
             }
@@ -1468,7 +1965,7 @@ impl TargetWork<'_, '_> {
             .unfinished_by_instance
             .get(self.inst.name.as_str());
         if let Some(j) = own_jobs.and_then(|v| v.first()) {
-            self.state = Some(State::Pending);
+            self.block(Blocked::OtherRepair);
             self.active = true;
             self.notes.push(format!(
                 "job {} of repair {} is still unfinished though no pending tag names it (its tag write may still be queued): nothing new starts",
@@ -1478,7 +1975,7 @@ impl TargetWork<'_, '_> {
             return;
         }
         if self.has_failure() {
-            self.state = Some(State::Failed);
+            self.block(Blocked::Parked);
             self.notes.push(
                 "a failure result parks this target: investigate, then `autorepair clear` it"
                     .into(),
@@ -1486,29 +1983,29 @@ impl TargetWork<'_, '_> {
             return;
         }
         if let Some(p) = self.suspended() {
-            self.state = Some(State::Suspended);
             if self.health.is_broken() {
+                self.block(Blocked::Suspended);
                 self.notes.push(format!("no repair starts: {p}"));
             }
             return;
         }
         match self.health.clone() {
-            Health::Healthy => self.state = Some(State::Healthy),
+            Health::Healthy => {}
             Health::Broken {
                 need: Need::Person(_),
                 ..
-            } => self.state = Some(State::NeedsRepair),
+            } => self.block(Blocked::NeedsPerson),
             Health::Broken {
                 need: Need::Repair(t),
                 ..
             } => {
-                self.state = Some(State::NeedsRepair);
                 let allowed = self.effective.and_then(|e| e.policy().allowed());
                 if allowed.is_some_and(|a| t <= a) {
                     let id = self.ctx.ids.make(&self.inst.name, "repair");
                     let first = match render_pending(t, &id, self.ctx.now, &[]) {
                         Ok(tag) => tag,
                         Err(e) => {
+                            self.block(Blocked::Unrecordable);
                             self.notes.push(format!("cannot write a pending tag: {e}"));
                             return;
                         }
@@ -1527,7 +2024,15 @@ impl TargetWork<'_, '_> {
                         vec![],
                         StartKind::Fresh,
                     );
+                } else if self.effective.is_none() {
+                    // The spec's enoperm is for targets whose policy is too weak; a target
+                    // nobody put under autorepair is not its business at all.
+                    self.block(Blocked::NoPolicy);
+                    self.notes.push(format!(
+                        "needs {t}, but no policy is set on it, its group or the cluster: autorepair writes nothing on it"
+                    ));
                 } else {
+                    self.block(Blocked::NotAllowed { needs: t, allowed });
                     let allowed_text =
                         allowed.map_or("no repair".to_owned(), |a| format!("repairs up to {a}"));
                     self.notes.push(format!(
@@ -1542,9 +2047,11 @@ impl TargetWork<'_, '_> {
                     } else {
                         let id = self.ctx.ids.make(&self.inst.name, "enoperm");
                         match render_result(t, &id, self.ctx.now, RepairResult::Enoperm, &[]) {
-                            Ok(tag) => {
-                                self.add(tag, &format!("needs {t}, policy allows {allowed_text}"))
-                            }
+                            Ok(tag) => self.add(
+                                tag,
+                                &format!("needs {t}, policy allows {allowed_text}"),
+                                false,
+                            ),
                             Err(e) => self.notes.push(format!("cannot write enoperm: {e}")),
                         }
                     }
@@ -1593,12 +2100,13 @@ impl TargetWork<'_, '_> {
             })
             .collect();
         for (text, why) in drop {
-            self.remove(text, why);
+            self.remove(text, why, false);
         }
     }
 
-    fn finish(self) -> TargetEval {
+    fn finish(self) -> TargetEval<'a> {
         let effective = self.effective;
+        let suspended = self.suspended().is_some();
         let mut notes = Vec::with_capacity(2 + self.notes.len() + 1);
         match self.health {
             Health::Healthy => notes.push(Text::Static("healthy")),
@@ -1622,31 +2130,6 @@ impl TargetWork<'_, '_> {
         };
         notes.push(policy_text);
         notes.extend(self.notes.into_iter().map(Text::Owned));
-        let mut actions = Vec::new();
-        let summary = |list: &[(String, String)]| {
-            let mut whys: Vec<&str> = Vec::new();
-            for (_, w) in list {
-                if !whys.contains(&w.as_str()) {
-                    whys.push(w);
-                }
-            }
-            whys.join("; ")
-        };
-        if !self.adds.is_empty() {
-            actions.push(Action::AddTags {
-                object: ObjectRef::Instance(self.inst.name.clone()),
-                tags: self.adds.iter().map(|(t, _)| t.clone()).collect(),
-                reason: summary(&self.adds),
-            });
-        }
-        let repair_slot = actions.len();
-        if !self.removes.is_empty() {
-            actions.push(Action::RemoveTags {
-                object: ObjectRef::Instance(self.inst.name.clone()),
-                tags: self.removes.iter().map(|(t, _)| t.clone()).collect(),
-                reason: summary(&self.removes),
-            });
-        }
         let history = self
             .results
             .iter()
@@ -1668,7 +2151,23 @@ impl TargetWork<'_, '_> {
                     .flatten(),
             })
             .collect();
-        let state = self.state.unwrap_or(State::Healthy);
+        // The state now, from the tags and nodes as read: what this pass does is `next`.
+        let failed = self
+            .results
+            .iter()
+            .any(|(text, r)| !text.is_empty() && r.result == RepairResult::Failure);
+        let state = if self.had_pending {
+            State::Pending
+        } else if failed {
+            State::Failed
+        } else if suspended {
+            State::Suspended
+        } else if self.health.is_broken() {
+            State::NeedsRepair
+        } else {
+            State::Healthy
+        };
+        let index = &self.ctx.index;
         let plan = TargetPlan {
             name: self.inst.name.clone(),
             state,
@@ -1690,15 +2189,46 @@ impl TargetWork<'_, '_> {
             pending: self.pending_views,
             history,
             notes,
-            actions,
+            actions: Vec::new(),
+            primary: index.node_text(&self.inst.pnode),
+            secondary: self.inst.snodes.first().map(|s| index.node_text(s)),
+            run_status: run_status_text(&self.inst.status),
+            domain: None,
+            next: Next::Nothing,
+            blocked: self.blocked,
         };
+        let domain = self
+            .domain
+            .or((self.active || self.candidate.is_some()).then_some(self.inst.pnode.as_str()));
         TargetEval {
             plan,
             broken: self.health.is_broken(),
             active: self.active,
             candidate: self.candidate.map(Box::new),
-            repair_slot,
+            adds: self.adds,
+            removes: self.removes,
+            group: self.group,
+            domain,
         }
+    }
+}
+
+/// Ganeti's few run states are shared texts, so 100k targets do not allocate them.
+fn run_status_text(status: &str) -> Text {
+    const KNOWN: [&str; 8] = [
+        "running",
+        "ADMIN_down",
+        "ADMIN_offline",
+        "ERROR_down",
+        "ERROR_up",
+        "ERROR_nodedown",
+        "ERROR_nodeoffline",
+        "ERROR_wrongnode",
+    ];
+    match KNOWN.iter().find(|k| **k == status) {
+        Some(k) => Text::Static(k),
+        None if status.is_empty() => Text::Static(""),
+        None => Text::Owned(status.to_owned()),
     }
 }
 

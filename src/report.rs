@@ -1,6 +1,6 @@
 //! Human and machine output of plans: status tables, explanations, lint.
 
-use crate::plan::{Plan, State, TargetPlan};
+use crate::plan::{Action, Next, Plan, State, TargetPlan, rfc3339};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -28,58 +28,73 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
 
-/// A table, one instance a line, with the per-state counts at the end.
+/// What the pass does for a target, in words.
+pub fn next_text(t: &TargetPlan) -> String {
+    match (&t.next, &t.blocked) {
+        (Next::Start { repair, .. }, _) => format!("start {repair} repair"),
+        (Next::Continue { repair, .. }, _) => format!("continue {repair} repair"),
+        (Next::UpdateTags, _) => t
+            .actions
+            .iter()
+            .find_map(|a| match a {
+                Action::AddTags { reason, .. } | Action::RemoveTags { reason, .. } => {
+                    Some(reason.clone())
+                }
+                Action::Repair(_) => None,
+            })
+            .unwrap_or_default(),
+        (Next::Wait, Some(b)) => format!("wait: {b}"),
+        _ => match &t.needs_person {
+            Some(p) => format!("needs a person: {p}"),
+            None => String::new(),
+        },
+    }
+}
+
+/// A table, one instance a line, with the per-state counts and the limits at the end.
 pub fn status_table(plan: &Plan) -> String {
-    let header = [
+    const HEADER: [&str; 9] = [
         "INSTANCE",
         "STATE",
+        "PRIMARY",
+        "SECONDARY",
+        "RUN",
         "NEEDS",
         "ALLOWED",
         "POLICY FROM",
         "NEXT",
     ];
-    let rows: Vec<[String; 6]> = plan
+    let rows: Vec<[String; 9]> = plan
         .targets
         .iter()
         .map(|t| {
-            let next = if let Some(a) = t.actions.iter().find_map(|a| match a {
-                crate::plan::Action::Repair(r) => Some(format!("start {} repair", r.repair)),
-                _ => None,
-            }) {
-                a
-            } else if let Some(
-                crate::plan::Action::AddTags { reason, .. }
-                | crate::plan::Action::RemoveTags { reason, .. },
-            ) = t.actions.first()
-            {
-                reason.clone()
-            } else if let Some(p) = &t.needs_person {
-                format!("needs a person: {p}")
-            } else if t.state == State::Healthy {
-                String::new()
-            } else {
-                t.notes.last().map(|n| n.to_string()).unwrap_or_default()
-            };
             [
                 t.name.clone(),
                 t.state.to_string(),
+                t.primary.to_string(),
+                opt(t.secondary.as_ref()),
+                if t.run_status.is_empty() {
+                    "-".into()
+                } else {
+                    t.run_status.to_string()
+                },
                 opt(t.needed_repair),
                 opt(t.allowed_repair),
                 t.policy_source.to_string(),
-                next,
+                next_text(t),
             ]
         })
         .collect();
-    let mut widths = header.map(str::len);
+    let mut widths = HEADER.map(str::len);
     for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r.iter()).take(5) {
+        for (w, c) in widths.iter_mut().zip(r.iter()) {
             *w = (*w).max(c.len());
         }
     }
     let mut out = String::new();
     let line = |out: &mut String, cells: &[&str]| {
         for (i, c) in cells.iter().enumerate() {
-            if i < 5 {
+            if i + 1 < cells.len() {
                 let _ = write!(out, "{c:<w$}  ", w = widths[i]);
             } else {
                 out.push_str(c);
@@ -89,15 +104,13 @@ pub fn status_table(plan: &Plan) -> String {
         out.truncate(trimmed);
         out.push('\n');
     };
-    line(&mut out, &header);
+    line(&mut out, &HEADER);
     for r in &rows {
         line(&mut out, &r.each_ref().map(String::as_str));
     }
     out.push('\n');
     out.push_str(&counts_line(plan));
-    if let Some(h) = &plan.fleet.halted {
-        let _ = writeln!(out, "HALTED: {h}");
-    }
+    out.push_str(&limits_lines(plan));
     if !plan.lint.is_empty() {
         let _ = writeln!(
             out,
@@ -108,18 +121,63 @@ pub fn status_table(plan: &Plan) -> String {
     out
 }
 
+/// The failure domains and what the limiter decided, for people.
+pub fn limits_lines(plan: &Plan) -> String {
+    let f = &plan.fleet;
+    let mut out = String::new();
+    if !f.down_nodes.is_empty() {
+        let down: Vec<String> = f
+            .down_nodes
+            .iter()
+            .map(|n| format!("{} ({}, {})", n.name, n.group, n.state_text()))
+            .collect();
+        let _ = writeln!(out, "down nodes: {}", down.join(", "));
+    }
+    if !f.domains_under_repair.is_empty() {
+        let _ = writeln!(out, "under repair: {}", f.domains_under_repair.join(", "));
+    }
+    for h in f.halted.iter().chain(&f.halted_groups) {
+        let _ = writeln!(out, "HALTED ({}): {h}", h.limit);
+    }
+    if f.deferred > 0 {
+        let _ = writeln!(
+            out,
+            "deferred: {} target(s) wait for the next pass (write budget spent after {} writes)",
+            f.deferred, f.writes
+        );
+    }
+    out
+}
+
 pub fn counts_line(plan: &Plan) -> String {
     let parts: Vec<String> = State::ALL
         .iter()
         .map(|s| format!("{s}: {}", plan.counts.get(s).copied().unwrap_or(0)))
         .collect();
-    format!("{} instances; {}\n", plan.targets.len(), parts.join(", "))
+    format!(
+        "{} instances; {} (states now; times in UTC)\n",
+        plan.targets.len(),
+        parts.join(", ")
+    )
 }
 
 /// The reasoning chain for one target.
 pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "instance {}: {}", t.name, t.state);
+    let _ = writeln!(out, "instance {}: {} now", t.name, t.state);
+    let _ = writeln!(
+        out,
+        "  on {}{}{}",
+        t.primary,
+        t.secondary
+            .as_ref()
+            .map_or(String::new(), |s| format!(", secondary {s}")),
+        if t.run_status.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", t.run_status)
+        }
+    );
     for n in &t.notes {
         let _ = writeln!(out, "  - {n}");
     }
@@ -149,7 +207,7 @@ pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
             "  pending: {} {} since {} jobs [{}]",
             p.repair,
             p.id,
-            p.since,
+            rfc3339(p.since),
             jobs.join(", ")
         );
     }
@@ -157,14 +215,20 @@ pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
         let _ = writeln!(
             out,
             "  history: {} {} at {}: {}",
-            h.repair, h.id, h.at, h.result
+            h.repair,
+            h.id,
+            rfc3339(h.at),
+            h.result
         );
         if let Some(why) = &h.why {
             let _ = writeln!(out, "    {why}");
         }
     }
-    if let Some(h) = &plan.fleet.halted {
-        let _ = writeln!(out, "  fleet: {h}");
+    for h in plan.fleet.halted.iter().chain(&plan.fleet.halted_groups) {
+        let _ = writeln!(out, "  limit: {h}");
+    }
+    if let Some(b) = &t.blocked {
+        let _ = writeln!(out, "  held back: {b}");
     }
     if t.actions.is_empty() {
         let _ = writeln!(out, "  next pass: nothing to do");

@@ -10,7 +10,7 @@ use crate::backend::{Backend, BackendError, Dying};
 use crate::config::Limits;
 use crate::exec;
 use crate::health::{self, Health, Need};
-use crate::plan::{Plan, State};
+use crate::plan::{Blocked, Plan, State};
 use crate::snapshot::{JobStatus, ObjectRef, Op, OpKind, SimOutcome, SimScript, Snapshot};
 use crate::tags::{self, PREFIX, RepairResult, RepairType, Tag};
 use rand::{Rng, SeedableRng};
@@ -114,8 +114,11 @@ impl SimConfig {
     pub fn new(start: i64) -> SimConfig {
         SimConfig {
             limits: Limits {
-                max_pending: 3,
-                max_broken: 30,
+                // The demo fleet starts with four nodes down: room for the faults the
+                // scenarios add, so that they exercise repairs and not only halts.
+                max_down_nodes_per_group: 3,
+                max_down_nodes: 8,
+                max_domains_under_repair: 2,
                 retry_interval: std::time::Duration::from_secs(15 * 60),
                 max_repair_age: std::time::Duration::from_secs(2 * 3600),
                 iallocator: String::new(),
@@ -375,6 +378,41 @@ fn has_failure(tags: &[String]) -> bool {
         .any(|t| matches!(tags::parse(t), Ok(Tag::Result(r)) if r.result == RepairResult::Failure))
 }
 
+fn node_down(n: &crate::snapshot::Node) -> bool {
+    n.offline || n.drained || !n.vm_capable
+}
+
+/// The oracle's own mass-failure verdict for an instance (or, with `None`, for the cluster's
+/// own tags): too many down nodes in its primary's group or in the cluster, or too many
+/// broken instances when that optional brake is set.
+fn mass_failure(fleet: &Snapshot, limits: &Limits, instance: Option<&str>) -> bool {
+    let down: Vec<&crate::snapshot::Node> = fleet.nodes.iter().filter(|n| node_down(n)).collect();
+    if down.len() > limits.max_down_nodes
+        || limits
+            .max_broken
+            .is_some_and(|max| broken_count(fleet) > max)
+    {
+        return true;
+    }
+    let group = instance
+        .and_then(|i| fleet.instances.iter().find(|x| x.name == i))
+        .and_then(|i| fleet.nodes.iter().find(|n| n.name == i.pnode))
+        .map(|n| n.group_uuid.as_str());
+    group.is_some_and(|g| {
+        down.iter().filter(|n| n.group_uuid == g).count() > limits.max_down_nodes_per_group
+    })
+}
+
+/// The failure domain of an instance as the oracle sees it: its primary if down, else a down
+/// secondary, else its primary.
+fn oracle_domain<'f>(fleet: &'f Snapshot, inst: &'f crate::snapshot::Instance) -> &'f str {
+    let down = |name: &str| fleet.nodes.iter().any(|n| n.name == name && node_down(n));
+    std::iter::once(&inst.pnode)
+        .chain(&inst.snodes)
+        .find(|n| down(n))
+        .unwrap_or(&inst.pnode)
+}
+
 fn broken_count(fleet: &Snapshot) -> usize {
     fleet
         .instances
@@ -421,9 +459,8 @@ fn check_pass(
     if let Some(r) = log.resubmitted.first() {
         return Err(("job submitted twice", r.clone()));
     }
-    let halted = broken_count(before) > limits.max_broken;
     for (instance, op, reason, job) in &log.submitted {
-        if halted {
+        if mass_failure(before, limits, Some(instance)) {
             return Err((
                 "started while the fleet-wide limit was exceeded",
                 format!("job {job} ({}) on {instance}", op.kind()),
@@ -483,11 +520,67 @@ fn check_pass(
         ));
     }
     let total: usize = running.values().map(HashSet::len).sum();
-    if total > limits.max_pending {
+    if let Some(cap) = limits.max_pending.filter(|cap| total > *cap) {
         return Err((
             "more repairs under way than max_pending",
-            format!("{total} > {}", limits.max_pending),
+            format!("{total} > {cap}"),
         ));
+    }
+    // Failure domains: new repairs (ids with no job before this pass) may open domains only
+    // while fewer than the limit had repairs running.
+    let instance = |name: &str| before.instances.iter().find(|i| i.name == name);
+    let running_before: HashSet<&str> = before
+        .jobs
+        .iter()
+        .filter(|j| j.repair_id().is_some() && j.status.is_some_and(|s| !s.is_finished()))
+        .filter_map(|j| instance(j.instance.as_deref()?))
+        .map(|i| oracle_domain(before, i))
+        .collect();
+    let had_jobs = |id: &str| {
+        before.jobs.iter().any(|j| j.repair_id() == Some(id))
+            || before.instances.iter().any(|i| {
+                i.tags.iter().any(
+                    |t| matches!(tags::parse(t), Ok(Tag::Pending(p)) if p.id == id && !p.jobs.is_empty()),
+                )
+            })
+    };
+    let opened: HashSet<&str> = log
+        .submitted
+        .iter()
+        .filter(|(_, _, reason, _)| {
+            !had_jobs(
+                reason
+                    .strip_prefix(crate::snapshot::REASON_PREFIX)
+                    .unwrap_or(reason),
+            )
+        })
+        .filter_map(|(name, ..)| instance(name))
+        .map(|i| oracle_domain(before, i))
+        .filter(|d| !running_before.contains(d))
+        .collect();
+    if !opened.is_empty() && running_before.len() + opened.len() > limits.max_domains_under_repair {
+        return Err((
+            "more failure domains under repair than max_domains_under_repair",
+            format!("{running_before:?} were running, {opened:?} opened"),
+        ));
+    }
+    // A mass failure writes nothing but the bookkeeping of repairs under way.
+    for (object, tag) in log.added.iter().chain(&log.removed) {
+        let held = match object {
+            ObjectRef::Instance(name) => mass_failure(before, limits, Some(name)),
+            _ => mass_failure(before, limits, None),
+        };
+        let bookkeeping = match tags::parse(tag) {
+            Ok(Tag::Pending(p)) => !p.jobs.is_empty() || had_jobs(p.id),
+            Ok(Tag::Result(r)) => r.result != RepairResult::Enoperm && had_jobs(r.id),
+            _ => false,
+        };
+        if held && !bookkeeping {
+            return Err((
+                "tag written during a mass failure",
+                format!("{object}: {tag}"),
+            ));
+        }
     }
     if foreign_tags(before) != foreign_tags(after) {
         return Err((
@@ -647,7 +740,7 @@ pub fn run(fleet: &Snapshot, schedule: &Schedule, cfg: &SimConfig, planner: Plan
 /// nothing is the rule.
 fn liveness(fleet: &Snapshot, cfg: &SimConfig, planner: Planner, pass: usize) -> Option<Violation> {
     let now = cfg.start + pass as i64 * PASS_SECONDS;
-    if broken_count(fleet) > cfg.limits.max_broken {
+    if mass_failure(fleet, &cfg.limits, None) {
         return None;
     }
     let plan = planner(fleet, now, &cfg.limits, 0);
@@ -672,14 +765,24 @@ fn liveness(fleet: &Snapshot, cfg: &SimConfig, planner: Planner, pass: usize) ->
         else {
             continue;
         };
+        if mass_failure(fleet, &cfg.limits, Some(&t.name)) {
+            continue;
+        }
         let policy = oracle_policy(fleet, &t.name, now);
         let allowed = policy.flatten().is_some_and(|a| needed <= a);
-        // The quiet phase leaves dead nodes dead: a repair with nowhere to go is not repairable.
-        let lacks_room = t
-            .notes
-            .iter()
-            .any(|n| n.contains("cannot be submitted now") || n.contains("lacked resources"));
-        if allowed && !has_failure(&inst.tags) && !lacks_room {
+        // The quiet phase leaves dead nodes dead: a repair with nowhere to go is not
+        // repairable, and one waiting for resources is judged only once it could have aged
+        // out (max_repair_age after it started).
+        let max_age = cfg.limits.max_repair_age.as_secs() as i64;
+        let waiting = match t.blocked {
+            Some(Blocked::CannotSubmit { since: None }) => true,
+            Some(
+                Blocked::LacksResources { since, .. }
+                | Blocked::CannotSubmit { since: Some(since) },
+            ) => now - since <= max_age,
+            _ => false,
+        };
+        if allowed && !has_failure(&inst.tags) && !waiting {
             return Some(Violation {
                 rule: "liveness: an allowed repair never happened",
                 pass,

@@ -19,8 +19,7 @@ fn demo() -> Snapshot {
 
 fn limits() -> Limits {
     Limits {
-        max_pending: 4,
-        max_broken: 100,
+        max_domains_under_repair: 4,
         ..Limits::default()
     }
 }

@@ -502,7 +502,7 @@ fn a_kill_mid_pass_never_duplicates_a_job() {
         tb.add_tags("/2/tags", &[t("failover")]);
         tb.role(&tb.node2, "offline");
         let limits = autorepair::config::Limits {
-            max_pending: 5,
+            max_pending: Some(5),
             ..Default::default()
         };
         let mut dying = Dying::new(Rapi::connect(&tb.endpoint()).unwrap(), Some(calls));

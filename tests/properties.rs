@@ -5,7 +5,7 @@
 //! the shrunk case from the output into a plain `#[test]` below.
 
 use autorepair::config::Limits;
-use autorepair::plan::{Action, Plan, plan};
+use autorepair::plan::{Action, Next, Plan, plan};
 use autorepair::policy::Policy;
 use autorepair::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, ObjectRef, Op, Snapshot,
@@ -18,7 +18,7 @@ use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// `PROPTEST_CASES` overrides the number of cases, for longer runs than CI's.
 fn config(cases: u32) -> Config {
@@ -594,15 +594,30 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
 }
 
 fn limits() -> impl Strategy<Value = Limits> {
-    (0usize..=3, 0usize..=50, any::<bool>(), 0usize..=25).prop_map(
-        |(max_pending, max_broken, iallocator, max_results)| Limits {
-            max_pending,
-            max_broken,
-            max_results,
-            iallocator: if iallocator { "hail" } else { "" }.into(),
-            ..Limits::default()
-        },
+    (
+        (option::of(0usize..=3), option::of(0usize..=50), 0usize..=3),
+        (0usize..=3, 0usize..=6, 1usize..=400),
+        any::<bool>(),
+        0usize..=25,
     )
+        .prop_map(
+            |(
+                (max_pending, max_broken, max_domains_under_repair),
+                (max_down_nodes_per_group, max_down_nodes, max_writes_per_pass),
+                iallocator,
+                max_results,
+            )| Limits {
+                max_pending,
+                max_broken,
+                max_domains_under_repair,
+                max_down_nodes_per_group,
+                max_down_nodes,
+                max_writes_per_pass,
+                max_results,
+                iallocator: if iallocator { "hail" } else { "" }.into(),
+                ..Limits::default()
+            },
+        )
 }
 
 /// The instant: mostly [`NOW`], sometimes a little off so suspends and retries land on both
@@ -743,19 +758,97 @@ fn check_plan(snap: &Snapshot, limits: &Limits, p: &Plan) -> Result<(), TestCase
         // (c) one repair per target.
         prop_assert!(own_repairs <= 1, "{}: {} repairs", inst.name, own_repairs);
     }
-    // (c) the fleet-wide limit, as the planner counts it and as seen from outside.
-    prop_assert!(p.fleet.started <= limits.max_pending);
+    // (c) the fleet-wide limits, as the planner counts them and as seen from outside.
+    if let Some(cap) = limits.max_pending {
+        prop_assert!(p.fleet.started <= cap);
+        prop_assert!(
+            new_starts <= cap,
+            "{} new starts, max_pending {}",
+            new_starts,
+            cap
+        );
+    }
+    let new_domains: HashSet<&str> = p
+        .actions()
+        .filter_map(|a| match a {
+            Action::Repair(r) if r.write_first.is_some() => Some(r.target.as_str()),
+            _ => None,
+        })
+        .filter_map(|name| snap.instances.iter().find(|i| i.name == name))
+        .map(|i| {
+            let down = |n: &str| {
+                snap.nodes
+                    .iter()
+                    .any(|x| x.name == n && (x.offline || x.drained || !x.vm_capable))
+            };
+            std::iter::once(&i.pnode)
+                .chain(&i.snodes)
+                .find(|n| down(n))
+                .unwrap_or(&i.pnode)
+                .as_str()
+        })
+        .collect();
     prop_assert!(
-        new_starts <= limits.max_pending,
-        "{} new starts, max_pending {}",
-        new_starts,
-        limits.max_pending
+        new_domains.len() <= limits.max_domains_under_repair,
+        "new repairs in {:?}, max_domains_under_repair {}",
+        new_domains,
+        limits.max_domains_under_repair
     );
-    // (d) a halt stops everything.
+    // (d) a mass failure, counted from outside: no repair starts and only the bookkeeping of
+    // repairs under way is written.
+    let down = snap
+        .nodes
+        .iter()
+        .filter(|n| n.offline || n.drained || !n.vm_capable)
+        .count();
+    if down > limits.max_down_nodes {
+        prop_assert!(p.fleet.halted.is_some(), "{} nodes down, no halt", down);
+    }
     if p.fleet.halted.is_some() {
         prop_assert_eq!(repairs, 0, "repairs despite a halt");
+        for a in p.actions() {
+            if let Action::AddTags { tags, .. } = a {
+                for t in tags {
+                    let bookkeeping = match tags::parse(t) {
+                        Ok(Tag::Pending(pt)) => !pt.jobs.is_empty(),
+                        Ok(Tag::Result(r)) => r.result != RepairResult::Enoperm,
+                        _ => false,
+                    };
+                    prop_assert!(bookkeeping, "{} written during a mass failure", t);
+                }
+            }
+        }
     }
+    prop_assert!(
+        p.fleet.writes <= limits.max_writes_per_pass.max(max_single_target_cost(p)),
+        "{} writes, budget {}",
+        p.fleet.writes,
+        limits.max_writes_per_pass
+    );
     Ok(())
+}
+
+/// One target's writes always go through whole, even past the budget, so no target starves.
+fn max_single_target_cost(p: &Plan) -> usize {
+    p.targets
+        .iter()
+        .map(|t| {
+            t.actions
+                .iter()
+                .map(|a| match a {
+                    Action::Repair(r) => {
+                        usize::from(r.write_first.is_some())
+                            + r.ops.len()
+                            + 1
+                            + usize::from(!r.replaces.is_empty())
+                    }
+                    _ => 1,
+                })
+                .sum::<usize>()
+        })
+        .max()
+        .unwrap_or(0)
+        + p.scope_actions.len()
 }
 
 /// (g) A target whose name appears twice gets no actions: the planner cannot tell which
@@ -961,6 +1054,40 @@ proptest! {
     ) {
         let p = plan(&snap, now, &limits, seed);
         check_one_repair_at_a_time(&snap, &p)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(128))]
+
+    /// Liveness: a planner that does nothing fails this. One dead (or drained) node carrying
+    /// any number of instances whose policy allows their repair: with the default limits every
+    /// one of them starts in the first pass.
+    #[test]
+    fn every_allowed_repair_of_one_dead_node_starts_at_once(
+        count in 1usize..80,
+        offline in any::<bool>(),
+        template in prop_oneof![Just("diskless"), Just("sharedfile"), Just("rbd"), Just("ext")],
+        policy in prop_oneof![Just("migrate"), Just("failover"), Just("reinstall")],
+        on_group in any::<bool>(),
+    ) {
+        let instances = (0..count)
+            .map(|k| instance(&format!("i{k}"), "n0", template, vec![]))
+            .collect();
+        let mut snap = fleet(instances, vec![]);
+        snap.nodes[0].offline = offline;
+        let tag = format!("{PREFIX}{policy}");
+        if on_group {
+            snap.groups[0].tags.push(tag);
+        } else {
+            snap.cluster.tags.push(tag);
+        }
+        let needed = if offline { RepairType::Failover } else { RepairType::Migrate };
+        let allowed = policy.parse::<RepairType>().unwrap() >= needed;
+        let p = plan(&snap, NOW, &Limits::default(), 1);
+        let started = p.targets.iter().filter(|t| matches!(t.next, Next::Start { .. })).count();
+        prop_assert_eq!(started, if allowed { count } else { 0 });
+        prop_assert_eq!(p.fleet.deferred, 0);
     }
 }
 

@@ -90,7 +90,7 @@ fn replace() -> Op {
 
 fn limits() -> Limits {
     Limits {
-        max_pending: 5,
+        max_domains_under_repair: 5,
         ..Limits::default()
     }
 }
@@ -141,7 +141,11 @@ fn healthy_stays_healthy_and_untouched() {
 #[test]
 fn allowed_repair_starts_with_a_pending_tag_first() {
     let s = plan_one(&fleet(&["failover"], "drbd", &[]), &limits());
-    assert_eq!(s.state, State::Pending);
+    assert_eq!(
+        s.state,
+        State::NeedsRepair,
+        "no pending tag yet: the pass writes it"
+    );
     let r = s.repair.expect("a repair starts");
     assert_eq!(r.repair, Failover);
     assert_eq!(kinds(&r), vec![OpKind::Failover, OpKind::ReplaceDisks]);
@@ -181,20 +185,25 @@ fn a_repair_above_the_policy_writes_enoperm_once() {
 
 #[test]
 fn suspends_and_the_nearest_policy() {
-    let cases: &[(&[&str], &[&str], State)] = &[
-        (&["suspend"], &[], State::Suspended),
-        (&["suspend:2000000"], &[], State::Suspended),
+    // (group tags, instance tags, state now, a repair starts)
+    let cases: &[(&[&str], &[&str], State, bool)] = &[
+        (&["suspend"], &[], State::Suspended, false),
+        (&["suspend:2000000"], &[], State::Suspended, false),
         // An expired suspend is ignored: the group's type applies.
-        (&["suspend:10", "failover"], &[], State::Pending),
+        (&["suspend:10", "failover"], &[], State::NeedsRepair, true),
         // The instance's own allow beats the group's suspend.
-        (&["suspend"], &["failover"], State::Pending),
-        (&["failover"], &["suspend"], State::Suspended),
-        (&[], &[], State::NeedsRepair),
+        (&["suspend"], &["failover"], State::NeedsRepair, true),
+        (&["failover"], &["suspend"], State::Suspended, false),
+        (&[], &[], State::NeedsRepair, false),
     ];
-    for (group, inst, want) in cases {
+    for (group, inst, want, starts) in cases {
         let s = plan_one(&fleet(group, "diskless", inst), &limits());
         assert_eq!(s.state, *want, "group {group:?} instance {inst:?}");
-        assert_eq!(s.repair.is_some(), *want == State::Pending);
+        assert_eq!(
+            s.repair.is_some(),
+            *starts,
+            "group {group:?} instance {inst:?}"
+        );
     }
     let expired = plan(
         &fleet(&["suspend:10", "failover"], "diskless", &[]),
@@ -217,13 +226,12 @@ fn pending_repairs_are_judged_by_their_jobs() {
     let pending = format!("pending:failover:{A}:{}:1+2", NOW - 100);
     let err = JobStatus::Error;
     let ok = JobStatus::Success;
-    let cases: Vec<(Vec<Job>, State, Option<&str>)> = vec![
+    let cases: Vec<(Vec<Job>, Option<&str>)> = vec![
         (
             vec![
                 job(1, A, failover(), ok, None),
                 job(2, A, replace(), JobStatus::Running, None),
             ],
-            State::Pending,
             None,
         ),
         (
@@ -231,7 +239,6 @@ fn pending_repairs_are_judged_by_their_jobs() {
                 job(1, A, failover(), ok, None),
                 job(2, A, replace(), JobStatus::Queued, None),
             ],
-            State::Pending,
             None,
         ),
         (
@@ -239,7 +246,6 @@ fn pending_repairs_are_judged_by_their_jobs() {
                 job(1, A, failover(), ok, None),
                 job(2, A, replace(), ok, None),
             ],
-            State::Healthy,
             Some("success:1+2"),
         ),
         (
@@ -247,7 +253,6 @@ fn pending_repairs_are_judged_by_their_jobs() {
                 job(1, A, failover(), err, Some("wrong_state")),
                 job(2, A, replace(), err, None),
             ],
-            State::Failed,
             Some("failure:1"),
         ),
         (
@@ -255,24 +260,19 @@ fn pending_repairs_are_judged_by_their_jobs() {
                 job(1, A, failover(), JobStatus::Canceled, None),
                 job(2, A, replace(), err, None),
             ],
-            State::Failed,
             Some("failure:1"),
         ),
         // Job 2 is gone from the queue: that repair fails, nothing else does.
-        (
-            vec![job(1, A, failover(), ok, None)],
-            State::Failed,
-            Some("failure:1"),
-        ),
+        (vec![job(1, A, failover(), ok, None)], Some("failure:1")),
     ];
-    for (jobs, want_state, want_result) in cases {
+    for (jobs, want_result) in cases {
         let mut snap = fleet(&["failover"], "drbd", &[&pending]);
         snap.nodes[0].offline = false; // the repair worked: the instance is healthy now
         snap.jobs = jobs.clone();
         let s = plan_one(&snap, &limits());
         assert_eq!(
             s.state,
-            want_state,
+            State::Pending,
             "jobs {:?}",
             jobs.iter().map(|j| (j.id, j.status)).collect::<Vec<_>>()
         );
@@ -336,7 +336,11 @@ fn lack_of_resources_retries_later_instead_of_failing() {
     let old = format!("pending:failover:{A}:{}:1+2", NOW - 2 * 86400);
     snap.instances[0].tags = vec![t(&old)];
     let s = plan_one(&snap, &limits());
-    assert_eq!(s.state, State::Failed);
+    assert_eq!(
+        s.state,
+        State::Pending,
+        "its pending tag is there until the pass ends it"
+    );
     assert!(s.added[0].contains(":failure:"));
 }
 
@@ -347,7 +351,7 @@ fn requests_with_no_jobs() {
     let mut snap = fleet(&[], "diskless", &[&req("failover")]);
     snap.nodes[0].offline = false;
     let s = plan_one(&snap, &limits());
-    assert_eq!(s.state, State::Healthy);
+    assert_eq!(s.state, State::Pending);
     assert_eq!(s.added, vec![format!("result:failover:{A}:{NOW}:success:")]);
     assert_eq!(s.removed, vec![req("failover")]);
 
@@ -385,7 +389,7 @@ fn requests_with_no_jobs() {
 
     // ...but not more: the request is answered with enoperm, under its own id.
     let s = plan_one(&fleet(&[], "diskless", &[&req("migrate")]), &limits());
-    assert_eq!(s.state, State::NeedsRepair);
+    assert_eq!(s.state, State::Pending);
     assert_eq!(s.added[0], format!("result:failover:{A}:{NOW}:enoperm:"));
     assert!(s.repair.is_none());
 
@@ -396,14 +400,14 @@ fn requests_with_no_jobs() {
     );
     assert_eq!(
         (s.state, s.repair.is_none(), s.added.is_empty()),
-        (State::Suspended, true, true)
+        (State::Pending, true, true)
     );
     let failed = format!("result:migrate:{B}:5:failure:9");
     let s = plan_one(
         &fleet(&["failover"], "diskless", &[&req("failover"), &failed]),
         &limits(),
     );
-    assert_eq!((s.state, s.repair.is_none()), (State::Failed, true));
+    assert_eq!((s.state, s.repair.is_none()), (State::Pending, true));
 }
 
 #[test]
@@ -486,8 +490,15 @@ fn an_unrecorded_running_job_blocks_a_new_start() {
     let mut snap = fleet(&["failover"], "diskless", &[]);
     snap.jobs = vec![job(5, A, failover(), JobStatus::Running, None)];
     let s = plan_one(&snap, &limits());
-    assert_eq!(s.state, State::Pending);
+    // No pending tag yet, so not pending; the pass waits for the tag.
+    assert_eq!(s.state, State::NeedsRepair);
     assert!(s.repair.is_none() && s.added.is_empty());
+    let p = plan(&snap, NOW, &limits(), 1);
+    let target = p.target("i1").unwrap();
+    assert_eq!(
+        (&target.next, &target.blocked),
+        (&Next::Wait, &Some(Blocked::OtherRepair))
+    );
 }
 
 #[test]
@@ -520,57 +531,330 @@ fn several_pending_repairs_are_handled_oldest_first() {
     assert_eq!(s.repair.map(|r| r.id), Some(B.to_owned()));
 }
 
-#[test]
-fn fleet_limits() {
-    let mut snap = fleet(&["reinstall"], "diskless", &[]);
-    for k in 2..=4 {
-        let mut i = snap.instances[0].clone();
-        i.name = format!("i{k}");
-        snap.instances.push(i);
+/// `dead` instances (diskless, named `a-N`) on the offline n1 and `other` (named `b-N`) on n2,
+/// with the group allowing failover.
+fn dead_node_fleet(dead: usize, other: usize) -> Snapshot {
+    let mut snap = fleet(&["failover"], "diskless", &[]);
+    let template = snap.instances.pop().unwrap();
+    for (prefix, node, n) in [("a", "n1", dead), ("b", "n2", other)] {
+        for k in 0..n {
+            let mut i = template.clone();
+            i.name = format!("{prefix}-{k:02}");
+            i.pnode = node.into();
+            snap.instances.push(i);
+        }
     }
-    let one = Limits {
-        max_pending: 1,
-        ..Limits::default()
-    };
-    let p = plan(&snap, NOW, &one, 1);
-    assert_eq!(p.fleet.started, 1);
-    assert_eq!(
-        p.actions()
-            .filter(|a| matches!(a, Action::Repair(_)))
-            .count(),
-        1
-    );
-    assert_eq!(p.counts[&State::Pending], 1);
-    assert_eq!(p.counts[&State::NeedsRepair], 3);
+    snap
+}
 
-    // A repair already under way takes the only slot.
-    snap.instances[1].tags = vec![t(&format!("pending:failover:{A}:{}:1", NOW - 10))];
-    snap.jobs = vec![job(1, A, failover(), JobStatus::Running, None)];
-    snap.jobs[0].instance = Some("i2".into());
-    let p = plan(&snap, NOW, &one, 1);
-    assert_eq!(p.fleet.started, 0);
-
-    // Too many broken at once: nothing starts, and the plan says why.
-    let few = Limits {
-        max_pending: 10,
-        max_broken: 3,
-        ..Limits::default()
-    };
-    let p = plan(&snap, NOW, &few, 1);
-    assert_eq!(p.fleet.started, 0);
+#[test]
+fn one_dead_node_is_repaired_at_once_with_the_default_limits() {
+    let snap = dead_node_fleet(40, 0);
+    let p = plan(&snap, NOW, &Limits::default(), 1);
+    assert_eq!(p.fleet.started, 40);
     assert!(
-        p.fleet
-            .halted
-            .as_deref()
-            .unwrap()
-            .contains("rack or power failure")
+        p.targets.iter().all(|t| matches!(
+            t.next,
+            Next::Start {
+                repair: Failover,
+                ..
+            }
+        )),
+        "{:?}",
+        p.targets.iter().map(|t| &t.next).collect::<Vec<_>>()
     );
-    assert_eq!(
-        p.actions()
+    assert_eq!(p.fleet.domains_under_repair, vec!["n1".to_owned()]);
+    assert!(p.fleet.halted.is_none() && p.fleet.halted_groups.is_empty());
+    // Each start: the pending tag, the failover job, the tag that records it.
+    assert_eq!(p.fleet.writes, 40 * 3);
+    // The state is the state now: nothing is pending before the pass writes its tags.
+    assert_eq!(p.counts[&State::NeedsRepair], 40);
+    assert_eq!(p.counts[&State::Pending], 0);
+}
+
+#[test]
+fn the_limiter_counts_failure_domains_and_says_which_limit_held() {
+    struct Case {
+        what: &'static str,
+        limits: Limits,
+        /// Nodes besides n1 that are down (offline).
+        also_down: &'static [&'static str],
+        started: usize,
+        halted: Option<(&'static str, &'static str)>,
+        blocked: Option<Blocked>,
+    }
+    let d = Limits::default;
+    let cases = [
+        Case {
+            what: "one dead node: all of its instances",
+            limits: d(),
+            also_down: &[],
+            started: 40,
+            halted: None,
+            blocked: None,
+        },
+        Case {
+            what: "the optional per-target cap",
+            limits: Limits {
+                max_pending: Some(5),
+                ..d()
+            },
+            also_down: &[],
+            started: 5,
+            halted: None,
+            blocked: Some(Blocked::NoSlot {
+                limit: "max_pending",
+            }),
+        },
+        Case {
+            what: "two dead nodes in a group: one domain at a time",
+            limits: d(),
+            also_down: &["n2"],
+            started: 40,
+            halted: None,
+            blocked: Some(Blocked::NoSlot {
+                limit: "max_domains_under_repair",
+            }),
+        },
+        Case {
+            what: "two domains allowed at once",
+            limits: Limits {
+                max_domains_under_repair: 2,
+                ..d()
+            },
+            also_down: &["n2"],
+            started: 50,
+            halted: None,
+            blocked: None,
+        },
+        Case {
+            what: "three down in one group: mass failure there",
+            limits: d(),
+            also_down: &["n2", "n3"],
+            started: 0,
+            halted: Some(("group/g", "max_down_nodes_per_group")),
+            blocked: Some(Blocked::MassFailure {
+                scope: "group/g".into(),
+                limit: "max_down_nodes_per_group",
+            }),
+        },
+        Case {
+            what: "cluster-wide limit",
+            limits: Limits {
+                max_down_nodes: 1,
+                ..d()
+            },
+            also_down: &["n2"],
+            started: 0,
+            halted: Some(("cluster", "max_down_nodes")),
+            blocked: Some(Blocked::MassFailure {
+                scope: "cluster".into(),
+                limit: "max_down_nodes",
+            }),
+        },
+        Case {
+            what: "the optional brake in broken instances",
+            limits: Limits {
+                max_broken: Some(39),
+                ..d()
+            },
+            also_down: &[],
+            started: 0,
+            halted: Some(("cluster", "max_broken")),
+            blocked: Some(Blocked::MassFailure {
+                scope: "cluster".into(),
+                limit: "max_broken",
+            }),
+        },
+        Case {
+            what: "the write budget: 3 writes a start",
+            limits: Limits {
+                max_writes_per_pass: 30,
+                ..d()
+            },
+            also_down: &[],
+            started: 10,
+            halted: None,
+            blocked: Some(Blocked::WriteBudget),
+        },
+    ];
+    for c in cases {
+        let mut snap = dead_node_fleet(40, 10);
+        for n in snap.nodes.iter_mut() {
+            if c.also_down.contains(&n.name.as_str()) {
+                n.offline = true;
+            }
+        }
+        let p = plan(&snap, NOW, &c.limits, 1);
+        let starts = p
+            .actions()
             .filter(|a| matches!(a, Action::Repair(_)))
-            .count(),
-        0
+            .count();
+        assert_eq!(
+            (p.fleet.started, starts),
+            (c.started, c.started),
+            "{}",
+            c.what
+        );
+        let halts: Vec<(&str, &str)> = p
+            .fleet
+            .halted
+            .iter()
+            .chain(&p.fleet.halted_groups)
+            .map(|h| (h.scope.as_str(), h.limit))
+            .collect();
+        assert_eq!(
+            halts,
+            c.halted.into_iter().collect::<Vec<_>>(),
+            "{}",
+            c.what
+        );
+        if c.halted.is_some() {
+            assert_eq!(
+                p.actions().count(),
+                0,
+                "{}: a mass failure writes nothing",
+                c.what
+            );
+            assert_eq!(p.fleet.writes, 0, "{}", c.what);
+        }
+        let waiting: Vec<&TargetPlan> = p
+            .targets
+            .iter()
+            .filter(|t| t.actions.is_empty() && t.needed_repair.is_some())
+            .collect();
+        match &c.blocked {
+            Some(b) => assert!(
+                !waiting.is_empty()
+                    && waiting
+                        .iter()
+                        .all(|t| t.blocked.as_ref() == Some(b) && t.next == Next::Wait),
+                "{}: {:?}",
+                c.what,
+                waiting.iter().map(|t| &t.blocked).collect::<Vec<_>>()
+            ),
+            None => assert!(waiting.is_empty(), "{}", c.what),
+        }
+        assert!(p.fleet.writes <= c.limits.max_writes_per_pass, "{}", c.what);
+    }
+}
+
+#[test]
+fn a_mass_failure_writes_only_the_bookkeeping_of_repairs_under_way() {
+    let mut snap = dead_node_fleet(3, 0);
+    for n in &mut snap.nodes[1..3] {
+        n.offline = true;
+    }
+    // a-00: a repair whose job succeeded is still recorded. a-01: too weak a policy would get
+    // an enoperm. a-02: an old success result would be pruned. The group's expired suspend
+    // would be removed.
+    snap.instances[0].tags = vec![t(&format!("pending:failover:{A}:{}:1", NOW - 600))];
+    snap.jobs = vec![job(1, A, failover(), JobStatus::Success, None)];
+    snap.jobs[0].instance = Some("a-00".into());
+    snap.instances[1].tags = vec![t("migrate")];
+    snap.instances[2].tags = vec![t(&format!("result:migrate:{B}:10:success:3"))];
+    snap.groups[0].tags.push(t("suspend:10"));
+    let p = plan(&snap, NOW, &Limits::default(), 1);
+    assert_eq!(p.fleet.halted_groups.len(), 1);
+    let written: Vec<String> = p.actions().map(|a| a.to_string()).collect();
+    assert_eq!(written.len(), 2, "{written:#?}");
+    assert!(
+        written[0].contains(&format!("result:failover:{A}")) && written[0].contains(":success:1")
     );
+    assert!(written[1].contains("remove") && written[1].contains(&format!("pending:failover:{A}")));
+    let a01 = p.target("a-01").unwrap();
+    assert!(
+        a01.notes
+            .iter()
+            .any(|n| n.starts_with("held: mass failure in group g"))
+    );
+}
+
+#[test]
+fn enoperm_only_where_a_policy_exists() {
+    // (group tags, instance tags, writes enoperm, blocked)
+    let cases: &[(&[&str], &[&str], bool, Blocked)] = &[
+        (&[], &[], false, Blocked::NoPolicy),
+        (
+            &["migrate"],
+            &[],
+            true,
+            Blocked::NotAllowed {
+                needs: Failover,
+                allowed: Some(Migrate),
+            },
+        ),
+        (
+            &[],
+            &["fix-storage"],
+            true,
+            Blocked::NotAllowed {
+                needs: Failover,
+                allowed: Some(FixStorage),
+            },
+        ),
+    ];
+    for (group, inst, enoperm, blocked) in cases {
+        let snap = fleet(group, "diskless", inst);
+        let p = plan(&snap, NOW, &limits(), 1);
+        let target = p.target("i1").unwrap();
+        let wrote = p.actions().any(|a| a.to_string().contains(":enoperm:"));
+        assert_eq!(wrote, *enoperm, "{group:?} {inst:?}");
+        assert_eq!(target.blocked.as_ref(), Some(blocked), "{group:?} {inst:?}");
+        assert_eq!(target.state, State::NeedsRepair);
+        if !enoperm {
+            assert_eq!(p.actions().count(), 0);
+        }
+    }
+}
+
+#[test]
+fn the_state_is_the_state_now_and_next_is_what_the_pass_does() {
+    // (instance tags, jobs' status, state now, next)
+    let running = JobStatus::Running;
+    let cases: Vec<(Vec<String>, Option<JobStatus>, State, &str)> = vec![
+        (vec![], None, State::NeedsRepair, "start"),
+        (
+            vec![format!("pending:failover:{A}:{}:", NOW - 5)],
+            None,
+            State::Pending,
+            "start",
+        ),
+        (
+            vec![format!("pending:failover:{A}:{}:1", NOW - 5)],
+            Some(running),
+            State::Pending,
+            "nothing",
+        ),
+        (
+            vec![format!("pending:failover:{A}:{}:1", NOW - 5)],
+            Some(JobStatus::Success),
+            State::Pending,
+            "update-tags",
+        ),
+        (
+            vec![format!("result:failover:{A}:{}:failure:1", NOW - 5)],
+            None,
+            State::Failed,
+            "wait",
+        ),
+    ];
+    for (tags, status, state, next) in cases {
+        let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+        let mut snap = fleet(&["failover"], "diskless", &tags);
+        // A finished repair has moved the instance off the dead node.
+        snap.nodes[0].offline = status != Some(JobStatus::Success);
+        if let Some(s) = status {
+            snap.jobs = vec![job(1, A, failover(), s, None)];
+        }
+        let p = plan(&snap, NOW, &limits(), 1);
+        let target = p.target("i1").unwrap();
+        assert_eq!(target.state, state, "{tags:?}");
+        let json = serde_json::to_value(&target.next).unwrap();
+        assert_eq!(json["do"], next, "{tags:?}: {:?}", target.next);
+        assert_eq!(target.primary.as_str(), "n1");
+        assert_eq!(target.run_status.as_str(), "running");
+    }
 }
 
 #[test]
@@ -617,9 +901,8 @@ fn foreign_and_invalid_tags_are_never_touched() {
             .count(),
         2
     );
-    assert_eq!(
-        p.target("i1").unwrap().state,
-        State::Pending,
+    assert!(
+        matches!(p.target("i1").unwrap().next, Next::Start { .. }),
         "bad tags do not stop the repair"
     );
 }
