@@ -33,10 +33,8 @@ pub struct Limits {
     /// 0 starts nothing new.
     pub max_domains_under_repair: usize,
     /// Optional cap on repairs under way at once, fleet-wide, whatever their domain.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_pending: Option<usize>,
     /// Optional brake in targets: if more than this need repair at once, start nothing.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_broken: Option<usize>,
     /// At most this many writes per pass: each tag change and each submitted operation is a
     /// Ganeti job, and a flood of them stalls the master. What does not fit waits for the

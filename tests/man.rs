@@ -124,8 +124,11 @@ on any of the three, no repair is allowed.
 "#;
 
 const STATES: &str = r#".SH STATES
-Each pass leaves every instance in one of these states. \fBautorepair status\fR lists them with
-a count per state; \fBautorepair explain\fR gives the reasons for one instance.
+Every instance is in one of these states, as its tags and nodes say when the pass reads them.
+\fBautorepair status\fR lists them with a count per state, and in its \fBNEXT\fR column (the
+\fBnext\fR and \fBblocked\fR fields of \fB--json\fR) what the pass does about each: start or
+continue a repair, change tags, or wait, and why. \fBautorepair explain\fR gives the reasons for
+one instance. Times are shown in RFC 3339, UTC; JSON keeps epochs.
 .TP
 .B healthy
 Nothing to repair, and no repair under way.
@@ -134,14 +137,14 @@ Nothing to repair, and no repair under way.
 Its effective policy is a suspend: no repair starts, requested or not, broken or not.
 .TP
 .B needs-repair
-Broken, with no repair under way: its policy does not allow the repair it needs (an
-\fBenoperm\fR result records that), no automatic repair is safe (it needs a person; see
-\fBREPAIRS\fR), or a fleet-wide limit holds the repair back (\fBmax_pending\fR,
-\fBmax_broken\fR).
+Broken, with no repair under way: a repair starts in this pass, or its policy does not allow
+the repair it needs (an \fBenoperm\fR result records that; with no policy at all nothing is
+written), no automatic repair is safe (it needs a person; see \fBREPAIRS\fR), or a limit holds
+the repair back (see \fBSAFETY\fR).
 .TP
 .B pending
-A repair is under way: a pending tag names it, or it starts in this pass. Later passes follow
-its jobs, submit its next steps, and end it with a result tag.
+A pending tag names a repair under way (or a once-off request). Passes follow its jobs, submit
+its next steps, and end it with a result tag.
 .TP
 .B failed
 A \fBfailure\fR result parks the instance: nothing starts on it, requests included, until a
@@ -199,9 +202,13 @@ after every pass.
 Never a repair more destructive than the effective policy allows. A request allows its own
 type, on its own instance.
 .IP 2. 4
-Nothing starts on a suspended or failed instance, nor while more than \fBmax_broken\fR
-instances are broken at once (a rack or power failure, not so many broken instances), nor beyond
-\fBmax_pending\fR repairs under way.
+Nothing starts on a suspended or failed instance. Limits count failure domains, the down
+(offline or drained) nodes: one dead node is an ordinary failure, and all its instances are
+repaired at once. More than \fBmax_down_nodes_per_group\fR down nodes in a node group, or more
+than \fBmax_down_nodes\fR in the cluster, is a mass failure: there, a pass writes no tag and
+starts no job, except the bookkeeping of repairs already under way, and \fBstatus\fR says which
+limit tripped. Repairs run for at most \fBmax_domains_under_repair\fR domains at once, and a
+pass makes at most \fBmax_writes_per_pass\fR writes (each a Ganeti job).
 .IP 3. 4
 Never a second repair for an instance that has one pending, and never the same job twice, even
 when autorepair is killed between submitting a job and recording it.
@@ -233,12 +240,28 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         r"Lock file, as \fB--lock-file\fR. If not set: the fleet file's name with \fB.lock\fR added, or \fB/run/lock/autorepair.lock\fR for a RAPI cluster.",
     ),
     (
+        "limits.max_down_nodes_per_group",
+        r"More down (offline or drained) nodes than this in one node group at once is a mass failure there: nothing is written or started for its instances, but the bookkeeping of repairs under way.",
+    ),
+    (
+        "limits.max_down_nodes",
+        r"The same over the whole cluster: beyond it a pass writes and starts nothing.",
+    ),
+    (
+        "limits.max_domains_under_repair",
+        r"Repairs run for at most this many failure domains (down nodes) at once; all the repairs of one domain start together. 0 starts nothing new.",
+    ),
+    (
         "limits.max_pending",
-        r"At most this many repairs under way at once, fleet-wide (\fBrun --max-pending\fR).",
+        r"Optional: at most this many repairs under way at once, whatever their domain (\fBrun --max-pending\fR).",
     ),
     (
         "limits.max_broken",
-        r"If more instances than this need a repair at once, start none: that is a rack or power failure, not so many broken instances (\fBrun --max-broken\fR). Set it a little above what one node carries.",
+        r"Optional: if more instances than this need a repair at once, start none and write nothing (\fBrun --max-broken\fR).",
+    ),
+    (
+        "limits.max_writes_per_pass",
+        r"At most this many writes per pass, tag changes and submitted operations (each one a Ganeti job); the rest waits for the next pass, the bookkeeping of repairs under way first.",
     ),
     (
         "limits.result_retention",
