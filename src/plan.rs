@@ -868,10 +868,9 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     let mut deferred = 0;
     let mut admitted = vec![false; evals.len()];
     let mut full = false;
-    for (rank, i, cost) in costs.iter().copied() {
-        if rank < 2 || !full {
-            full |= spent > 0 && spent + cost > limits.max_writes_per_pass;
-        }
+    for (_, i, cost) in costs.iter().copied() {
+        // The first target always fits, so no target is too big to ever go through.
+        full |= spent > 0 && spent + cost > limits.max_writes_per_pass;
         if full {
             deferred += 1;
             let e = &mut evals[i];
@@ -945,7 +944,9 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
             if plan.next == Next::Nothing {
                 if !plan.actions.is_empty() {
                     plan.next = Next::UpdateTags;
-                } else if plan.blocked.is_some() && (e.broken || plan.state == State::Pending) {
+                } else if plan.blocked.is_some()
+                    && (e.broken || matches!(plan.state, State::Pending | State::Failed))
+                {
                     plan.next = Next::Wait;
                 }
             }

@@ -38,7 +38,7 @@ pub fn next_text(t: &TargetPlan) -> String {
             .iter()
             .find_map(|a| match a {
                 Action::AddTags { reason, .. } | Action::RemoveTags { reason, .. } => {
-                    Some(reason.clone())
+                    Some(format!("tags: {reason}"))
                 }
                 Action::Repair(_) => None,
             })
