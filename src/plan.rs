@@ -771,19 +771,20 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         now,
         ids: &ids,
     };
-    let mut evals: Vec<TargetEval> = snap
+    // The plans stay where they are built: they are large, and moving 100k of them costs.
+    let (mut plans, mut evals): (Vec<TargetPlan>, Vec<TargetEval>) = snap
         .instances
         .iter()
         .map(|inst| ctx.target(inst, &mut lint))
-        .collect();
+        .unzip();
     let broken = evals.iter().filter(|e| e.broken).count();
     let active = evals.iter().filter(|e| e.active).count();
     let limiter = Limiter::new(&index, limits, broken);
 
     // Mass failures first: a held target writes only the bookkeeping of repairs under way.
-    for e in &mut evals {
+    for (e, plan) in evals.iter_mut().zip(&mut plans) {
         if let Some(halt) = limiter.halt_for(e.group) {
-            hold(e, halt);
+            hold(e, plan, halt);
         }
     }
     scope_writes.retain(|(group, _)| limiter.halt_for(*group).is_none());
@@ -799,7 +800,7 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         };
         key(&evals[a])
             .cmp(&key(&evals[b]))
-            .then_with(|| evals[a].plan.name.cmp(&evals[b].plan.name))
+            .then_with(|| plans[a].name.cmp(&plans[b].name))
     });
     let mut busy: FxSet<&str> = evals
         .iter()
@@ -809,29 +810,29 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     let mut under_way = active;
     let mut granted: Vec<Option<Box<Candidate>>> = (0..evals.len()).map(|_| None).collect();
     for i in order {
-        let e = &mut evals[i];
+        let (e, plan) = (&mut evals[i], &mut plans[i]);
         let c = e.candidate.take().expect("filtered");
         if c.kind != StartKind::Continuation {
             let domain = e.domain.expect("a candidate has a failure domain");
             if !busy.contains(domain) && busy.len() >= limits.max_domains_under_repair {
                 let mut list: Vec<&str> = busy.iter().copied().collect();
                 list.sort_unstable();
-                e.plan.notes.push(Text::Owned(format!(
+                plan.notes.push(Text::Owned(format!(
                     "waits for a free failure-domain slot: repairs run for {} domain(s) at once ({}), max_domains_under_repair = {}",
                     busy.len(),
                     list.join(", "),
                     limits.max_domains_under_repair
                 )));
-                e.plan.blocked = Some(Blocked::NoSlot {
+                plan.blocked = Some(Blocked::NoSlot {
                     limit: "max_domains_under_repair",
                 });
                 continue;
             }
             if let Some(cap) = limits.max_pending.filter(|cap| under_way >= *cap) {
-                e.plan.notes.push(Text::Owned(format!(
+                plan.notes.push(Text::Owned(format!(
                     "waits for a free slot: max_pending = {cap} repair(s) at once, all taken"
                 )));
-                e.plan.blocked = Some(Blocked::NoSlot {
+                plan.blocked = Some(Blocked::NoSlot {
                     limit: "max_pending",
                 });
                 continue;
@@ -873,12 +874,12 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         full |= spent > 0 && spent + cost > limits.max_writes_per_pass;
         if full {
             deferred += 1;
-            let e = &mut evals[i];
-            e.plan.notes.push(Text::Owned(format!(
+            let plan = &mut plans[i];
+            plan.notes.push(Text::Owned(format!(
                 "deferred to the next pass: this pass's write budget (max_writes_per_pass = {}) is spent",
                 limits.max_writes_per_pass
             )));
-            e.plan.blocked = Some(Blocked::WriteBudget);
+            plan.blocked = Some(Blocked::WriteBudget);
             granted[i] = None;
             continue;
         }
@@ -896,12 +897,8 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     let mut started = 0;
     let mut domains: FxSet<&str> = FxSet::default();
     let mut counts: BTreeMap<State, usize> = State::ALL.iter().map(|s| (*s, 0)).collect();
-    let targets: Vec<TargetPlan> = evals
-        .into_iter()
-        .zip(granted)
-        .zip(admitted)
-        .map(|((e, c), admitted)| {
-            let mut plan = e.plan;
+    for (((e, c), admitted), plan) in evals.into_iter().zip(granted).zip(admitted).zip(&mut plans) {
+        {
             *counts.entry(plan.state).or_default() += 1;
             if e.active || c.is_some() {
                 domains.extend(e.domain);
@@ -950,14 +947,13 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
                     plan.next = Next::Wait;
                 }
             }
-            plan
-        })
-        .collect();
+        }
+    }
     let mut domains_under_repair: Vec<String> = domains.into_iter().map(str::to_owned).collect();
     domains_under_repair.sort_unstable();
     Plan {
         now,
-        targets,
+        targets: plans,
         scope_actions: scope_writes.into_iter().map(|(_, a)| a).collect(),
         lint,
         fleet: FleetSummary {
@@ -998,16 +994,15 @@ fn reasons(list: &[Write]) -> String {
 
 /// A target under a mass failure: it writes only the bookkeeping of repairs under way, and
 /// starts nothing.
-fn hold(e: &mut TargetEval, halt: &Halt) {
+fn hold(e: &mut TargetEval, plan: &mut TargetPlan, halt: &Halt) {
     let before = e.adds.len() + e.removes.len();
     e.adds.retain(|w| w.record);
     e.removes.retain(|w| w.record);
     let held = e.candidate.take().is_some() || e.adds.len() + e.removes.len() < before;
     if held || e.broken {
-        e.plan
-            .notes
+        plan.notes
             .push(Text::Owned(format!("held: {}", halt.message)));
-        e.plan.blocked = Some(Blocked::MassFailure {
+        plan.blocked = Some(Blocked::MassFailure {
             scope: halt.scope.clone(),
             limit: halt.limit,
         });
@@ -1152,7 +1147,6 @@ struct Candidate {
 }
 
 struct TargetEval<'a> {
-    plan: TargetPlan,
     /// The target needs a repair or a person (counts against max_broken).
     broken: bool,
     /// A repair is under way (holds its failure domain's slot).
@@ -1202,7 +1196,7 @@ enum Verdict {
 }
 
 impl<'a> Ctx<'a> {
-    fn target(&self, inst: &'a Instance, lint: &mut Vec<Lint>) -> TargetEval<'a> {
+    fn target(&self, inst: &'a Instance, lint: &mut Vec<Lint>) -> (TargetPlan, TargetEval<'a>) {
         // The instance as a tag owner, built only when a lint or an action names it.
         let object = || ObjectRef::Instance(inst.name.clone());
         let mut parsed: Vec<(&str, Tag)> = Vec::new();
@@ -2105,7 +2099,7 @@ impl<'a> TargetWork<'_, 'a> {
         }
     }
 
-    fn finish(self) -> TargetEval<'a> {
+    fn finish(self) -> (TargetPlan, TargetEval<'a>) {
         let effective = self.effective;
         let suspended = self.suspended().is_some();
         let mut notes = Vec::with_capacity(2 + self.notes.len() + 1);
@@ -2201,8 +2195,7 @@ impl<'a> TargetWork<'_, 'a> {
         let domain = self
             .domain
             .or((self.active || self.candidate.is_some()).then_some(self.inst.pnode.as_str()));
-        TargetEval {
-            plan,
+        let eval = TargetEval {
             broken: self.health.is_broken(),
             active: self.active,
             candidate: self.candidate.map(Box::new),
@@ -2210,7 +2203,8 @@ impl<'a> TargetWork<'_, 'a> {
             removes: self.removes,
             group: self.group,
             domain,
-        }
+        };
+        (plan, eval)
     }
 }
 
