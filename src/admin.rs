@@ -298,7 +298,12 @@ mod tests {
     fn a_suspend_must_end_in_the_future() {
         use std::time::Duration;
         let now = 1000;
-        let cases: [(Option<i64>, Option<Duration>, Result<Option<i64>, &str>); 8] = [
+        type Case = (
+            Option<i64>,
+            Option<Duration>,
+            Result<Option<i64>, &'static str>,
+        );
+        let cases: [Case; 8] = [
             (None, None, Ok(None)),
             (Some(1001), None, Ok(Some(1001))),
             (None, Some(Duration::from_secs(7200)), Ok(Some(8200))),
