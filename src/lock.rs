@@ -115,7 +115,7 @@ mod tests {
                 "https://cluster.example.org",
                 "autorepair-cluster.example.org:443.lock",
             ),
-            ("https://[::1]:5080", "autorepair-__1_:5080.lock"),
+            ("https://[::1]:5080", "autorepair-___1_:5080.lock"),
             ("https://192.0.2.7:5080", "autorepair-192.0.2.7:5080.lock"),
         ];
         for (url, want) in cases {
