@@ -26,6 +26,48 @@ pub enum AdminError {
     NoSuchObject(ObjectRef),
     #[error("{object}: {message}")]
     Refused { object: ObjectRef, message: String },
+    #[error(
+        "suspend {asked} ends at {until} ({}), which is not after now ({now}): it would suspend nothing; \
+give an end in the future (e.g. --for 2h), or neither --for nor --until to suspend until `autorepair resume`",
+        rfc3339(*until)
+    )]
+    SuspendEndsInThePast { asked: String, until: i64, now: i64 },
+}
+
+fn rfc3339(epoch: i64) -> String {
+    u64::try_from(epoch)
+        .ok()
+        .and_then(|s| std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(s)))
+        .map_or_else(
+            || "before 1970".to_owned(),
+            |t| humantime::format_rfc3339_seconds(t).to_string(),
+        )
+}
+
+/// When a suspend asked for with `--until` or `--for` ends (`None`: until resumed). An end at or
+/// before `now` is refused: the tag would be ignored at once, while the admin believes the
+/// object is suspended.
+pub fn suspend_end(
+    until: Option<i64>,
+    for_: Option<std::time::Duration>,
+    now: i64,
+) -> Result<Option<i64>, AdminError> {
+    let (end, asked) = match (until, for_) {
+        (Some(t), _) => (t, format!("--until {t}")),
+        (None, Some(d)) => (
+            now.saturating_add(i64::try_from(d.as_secs()).unwrap_or(i64::MAX)),
+            format!("--for {}", humantime::format_duration(d)),
+        ),
+        (None, None) => return Ok(None),
+    };
+    if end <= now {
+        return Err(AdminError::SuspendEndsInThePast {
+            asked,
+            until: end,
+            now,
+        });
+    }
+    Ok(Some(end))
 }
 
 /// The tag changes for one verb on one object, as actions (adds before removes).
@@ -250,6 +292,44 @@ mod tests {
             .unwrap(),
         );
         assert_eq!(a, vec![format!("pending:failover:{ID}:10:")]);
+    }
+
+    #[test]
+    fn a_suspend_must_end_in_the_future() {
+        use std::time::Duration;
+        let now = 1000;
+        type Case = (
+            Option<i64>,
+            Option<Duration>,
+            Result<Option<i64>, &'static str>,
+        );
+        let cases: [Case; 8] = [
+            (None, None, Ok(None)),
+            (Some(1001), None, Ok(Some(1001))),
+            (None, Some(Duration::from_secs(7200)), Ok(Some(8200))),
+            (Some(1000), None, Err("--until 1000 ends at 1000")),
+            (
+                Some(5),
+                None,
+                Err("--until 5 ends at 5 (1970-01-01T00:00:05Z)"),
+            ),
+            (None, Some(Duration::ZERO), Err("--for 0s ends at 1000")),
+            // Less than a second is nothing at the tags' resolution.
+            (None, Some(Duration::from_millis(500)), Err("--for 500ms")),
+            (Some(-1), None, Err("(before 1970)")),
+        ];
+        for (until, for_, want) in cases {
+            let got = suspend_end(until, for_, now).map_err(|e| e.to_string());
+            match (&got, want) {
+                (Ok(g), Ok(w)) => assert_eq!(*g, w, "{until:?} {for_:?}"),
+                (Err(e), Err(w)) => {
+                    assert!(e.contains(w), "{until:?} {for_:?}: {e}");
+                    assert!(e.contains("not after now (1000)"), "{e}");
+                    assert!(e.contains("--for 2h"), "says what to do: {e}");
+                }
+                _ => panic!("{until:?} {for_:?}: got {got:?}, want {want:?}"),
+            }
+        }
     }
 
     #[test]

@@ -3,14 +3,16 @@
 use anyhow::{Context, Result, bail};
 use autorepair::admin::{self, Verb};
 use autorepair::backend::ganeti::{self, Endpoint};
-use autorepair::backend::{Backend, file::FleetFile};
+use autorepair::backend::{Backend, BackendError, file, file::FleetFile};
 use autorepair::cli::{Cli, Command, GlobalArgs, Level, RunArgs, SimulateArgs, TagsCommand};
 use autorepair::config::{Config, DEFAULT_CONFIG_PATH};
 use autorepair::plan::{self, Plan};
 use autorepair::tags::{Tag, TagJson};
 use autorepair::{exec, lock, metrics, report};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 /// Exit codes, documented in the man page and `--help`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,14 +45,26 @@ pub fn main(cli: Cli) -> ExitCode {
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            let code = e.downcast_ref::<Failed>().map_or(Exit::Usage, |f| f.1);
             eprintln!("autorepair: error: {e:#}");
-            ExitCode::from(code as u8)
+            ExitCode::from(exit_of(&e) as u8)
         }
     }
 }
 
+fn exit_of(e: &anyhow::Error) -> Exit {
+    e.downcast_ref::<Failed>().map_or(Exit::Usage, |f| f.1)
+}
+
 fn init_logs(global: &GlobalArgs) {
+    use tracing_subscriber::util::SubscriberInitExt;
+    log_subscriber(global, std::io::stderr).init();
+}
+
+/// The one log format, for stderr and for lines held back until a save (see [`held_logs`]).
+fn log_subscriber<W>(global: &GlobalArgs, writer: W) -> Box<dyn tracing::Subscriber + Send + Sync>
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
     let filter = match &global.log {
         Some(f) => tracing_subscriber::EnvFilter::new(f),
         None => tracing_subscriber::EnvFilter::try_from_default_env()
@@ -58,12 +72,71 @@ fn init_logs(global: &GlobalArgs) {
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(writer)
+        .with_ansi(colour(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ));
     if global.log_json {
-        builder.json().init();
+        Box::new(builder.json().finish())
     } else {
-        builder.init();
+        Box::new(builder.finish())
     }
+}
+
+/// Colour is for a person at a terminal: from cron or systemd, stderr goes to syslog, where
+/// escape codes are noise. A non-empty NO_COLOR turns it off (https://no-color.org).
+fn colour(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+/// Log lines held in memory, then written to stderr at once.
+#[derive(Clone, Default)]
+struct Held(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Held {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Carries out `plan`, then `save`s (which says whether it kept the writes). A fleet file's
+/// writes stay in memory until the save, so the executor's "tag added" and "job submitted"
+/// lines are held back until the save succeeded and dropped otherwise: the log never claims a
+/// write that was lost. Over RAPI every write is made by the call that logs it, so its lines go
+/// out at once.
+fn execute_and_save(
+    global: &GlobalArgs,
+    fleet: &Source,
+    plan: &Plan,
+    backend: &mut dyn Backend,
+    save: impl FnOnce(&mut dyn Backend, &exec::Report) -> Result<bool, BackendError>,
+) -> (exec::Report, Result<(), BackendError>) {
+    let Source::File(_) = fleet else {
+        let done = exec::execute(plan, backend);
+        let saved = save(backend, &done).map(drop);
+        return (done, saved);
+    };
+    let held = Held::default();
+    let writer = held.clone();
+    let done =
+        tracing::subscriber::with_default(log_subscriber(global, move || writer.clone()), || {
+            exec::execute(plan, &mut *backend)
+        });
+    let saved = save(backend, &done);
+    if let Ok(true) = saved {
+        let lines = std::mem::take(&mut *held.0.lock().unwrap_or_else(|p| p.into_inner()));
+        // Nowhere to report a failed write to stderr.
+        let _ = std::io::stderr().lock().write_all(&lines);
+    }
+    (done, saved.map(drop))
 }
 
 fn dispatch(cli: Cli) -> Result<Exit> {
@@ -166,11 +239,8 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                     for_,
                     clock,
                 } => {
-                    let until = match (until, for_) {
-                        (Some(t), _) => Some(t),
-                        (None, Some(d)) => Some(now(clock.now) + d.as_secs() as i64),
-                        (None, None) => None,
-                    };
+                    let until =
+                        admin::suspend_end(until, for_, now(clock.now)).exit_with(Exit::Usage)?;
                     admin_verb(
                         global,
                         &config,
@@ -363,19 +433,26 @@ fn source(global: &GlobalArgs, config: &Config) -> Result<Source> {
         .exit_with(Exit::Usage)
 }
 
-fn lock_path(global: &GlobalArgs, config: &Config, source: &Source) -> PathBuf {
-    global
+/// The lock of this fleet (see `lock`): two clusters never share one unless the config or
+/// --lock-file says so.
+fn lock_path(global: &GlobalArgs, config: &Config, source: &Source) -> Result<PathBuf> {
+    let named = global
         .lock_file
         .clone()
-        .or_else(|| config.lock_file.clone())
-        .unwrap_or_else(|| match source {
-            Source::File(fleet) => {
-                let mut name = fleet.as_os_str().to_owned();
-                name.push(".lock");
-                PathBuf::from(name)
-            }
-            Source::Rapi(_) => PathBuf::from("/run/lock/autorepair.lock"),
-        })
+        .or_else(|| config.lock_file.clone());
+    match source {
+        // Checked even with a named lock: a typo in the fleet path must leave no lock file behind.
+        Source::File(fleet) => {
+            let beside = lock::beside(fleet)
+                .map_err(|e| file::unreadable(fleet, &e))
+                .exit_with(Exit::Unreadable)?;
+            Ok(named.unwrap_or(beside))
+        }
+        Source::Rapi(endpoint) => match named {
+            Some(path) => Ok(path),
+            None => lock::for_url(&endpoint.url).exit_with(Exit::Usage),
+        },
+    }
 }
 
 fn now(given: Option<i64>) -> i64 {
@@ -428,22 +505,35 @@ fn run(global: &GlobalArgs, config: &Config, fleet: &Source, args: &RunArgs) -> 
     if let Some(n) = args.max_broken {
         limits.max_broken = Some(n);
     }
-    let _lock = if args.dry_run {
+    let lock = if args.dry_run {
         None
     } else {
-        Some(acquire_lock(&lock_path(global, config, fleet))?)
+        Some(lock_path(global, config, fleet)?)
     };
     let mut worst = Exit::Ok;
     let mut pass = 0u32;
     loop {
         pass += 1;
-        match one_pass(fleet, &limits, args, pass) {
+        // The lock is held while a pass acts and never while the loop sleeps, so an admin can
+        // always suspend (or stop) the watcher between two passes.
+        let outcome = lock
+            .as_deref()
+            .map(acquire_lock)
+            .transpose()
+            .and_then(|_held| one_pass(global, fleet, &limits, args, pass));
+        match outcome {
             Ok(Exit::Ok) => {}
             Ok(code) => worst = worst.max(code),
-            // A daemon outlives a cluster that does not answer for a while.
+            // A daemon outlives a cluster that does not answer for a while, and a pass that
+            // an admin command (or another run) kept out.
             Err(e) if args.loop_ => {
-                tracing::error!(pass, error = %format!("{e:#}"), "pass failed; trying again next interval");
-                worst = worst.max(Exit::Unreadable);
+                let code = exit_of(&e);
+                if code == Exit::Busy {
+                    tracing::warn!(pass, "{e:#}; trying again next interval");
+                } else {
+                    tracing::error!(pass, error = %format!("{e:#}"), "pass failed; trying again next interval");
+                }
+                worst = worst.max(code);
             }
             Err(e) => return Err(e),
         }
@@ -461,6 +551,7 @@ fn run(global: &GlobalArgs, config: &Config, fleet: &Source, args: &RunArgs) -> 
 }
 
 fn one_pass(
+    global: &GlobalArgs,
     fleet: &Source,
     limits: &autorepair::config::Limits,
     args: &RunArgs,
@@ -493,10 +584,16 @@ fn one_pass(
         }
         return Ok(Exit::Ok);
     }
-    let done = exec::execute(&plan, backend.as_mut());
-    backend
-        .finish_pass(at)
-        .with_context(|| format!("pass {pass}: could not save the fleet"))
+    let (done, saved) = execute_and_save(global, fleet, &plan, backend.as_mut(), |b, _| {
+        b.finish_pass(at).map(|()| true)
+    });
+    saved
+        .with_context(|| {
+            format!(
+                "pass {pass}: could not save the fleet, so none of its {} action(s) took effect",
+                done.actions_done
+            )
+        })
         .exit_with(Exit::Unreadable)?;
     if !args.json {
         println!(
@@ -528,7 +625,7 @@ fn admin_verb(
     object: &autorepair::snapshot::ObjectRef,
     verb: &Verb,
 ) -> Result<Exit> {
-    let _lock = acquire_lock(&lock_path(global, config, fleet))?;
+    let _lock = acquire_lock(&lock_path(global, config, fleet)?)?;
     let mut backend = open(fleet)?;
     let snap = backend.snapshot().exit_with(Exit::Unreadable)?;
     let actions = admin::edits(&snap, object, verb).exit_with(Exit::Usage)?;
@@ -541,11 +638,18 @@ fn admin_verb(
         counts: Default::default(),
     };
     let plan = plan_of(actions);
-    let done = exec::execute(&plan, backend.as_mut());
+    // An edit that failed halfway is not saved: the admin runs the command again, whole.
+    let (done, saved) = execute_and_save(global, fleet, &plan, backend.as_mut(), |b, done| {
+        if done.errors.is_empty() {
+            b.flush().map(|()| true)
+        } else {
+            Ok(false)
+        }
+    });
     if let Some((_, e)) = done.errors.first() {
         return Err(anyhow::anyhow!("{object}: {e}")).exit_with(Exit::Unreadable);
     }
-    backend.flush().exit_with(Exit::Unreadable)?;
+    saved.exit_with(Exit::Unreadable)?;
     for a in plan.actions() {
         println!("{a}");
     }
@@ -623,5 +727,30 @@ fn acquire_lock(path: &std::path::Path) -> Result<lock::LockGuard> {
         Ok(guard) => Ok(guard),
         Err(e @ lock::LockError::Busy { .. }) => Err(e).exit_with(Exit::Busy),
         Err(e) => Err(e).exit_with(Exit::Usage),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_and_without_no_color() {
+        let cases = [
+            (true, None, true),
+            (true, Some(""), true),
+            (true, Some("1"), false),
+            (true, Some("0"), false),
+            (false, None, false),
+            (false, Some(""), false),
+            (false, Some("1"), false),
+        ];
+        for (terminal, no_color, want) in cases {
+            assert_eq!(
+                colour(terminal, no_color.map(std::ffi::OsStr::new)),
+                want,
+                "terminal {terminal}, NO_COLOR={no_color:?}"
+            );
+        }
     }
 }

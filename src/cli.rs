@@ -51,7 +51,8 @@ pub struct GlobalArgs {
     /// read the password and forge answers).
     #[arg(long, global = true)]
     pub insecure: bool,
-    /// Lock file [default: FLEET.lock next to a fleet file; /run/lock/autorepair.lock for RAPI].
+    /// Lock file [default: one per fleet: FLEET.lock next to a fleet file;
+    /// /run/lock/autorepair-HOST:PORT.lock for RAPI].
     #[arg(long, global = true, value_name = "FILE")]
     pub lock_file: Option<PathBuf>,
     /// Log one JSON object per line instead of text (logs go to stderr).
@@ -107,10 +108,10 @@ pub enum Command {
     Suspend {
         /// cluster, group/NAME or instance/NAME (a bare name is an instance).
         object: ObjectRef,
-        /// Until this Unix time.
+        /// Until this Unix time (in the future).
         #[arg(long, value_name = "EPOCH", conflicts_with = "for_")]
         until: Option<i64>,
-        /// For this long, e.g. 2h, 3days.
+        /// For this long, e.g. 2h, 3days (at least a second).
         #[arg(long = "for", id = "for_", value_name = "DURATION", value_parser = humantime::parse_duration)]
         for_: Option<Duration>,
         #[command(flatten)]
@@ -197,7 +198,7 @@ pub struct RunArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub clock: ClockArgs,
-    /// Keep making passes, --interval apart.
+    /// Keep making passes, --interval apart (the lock is let go in between).
     #[arg(long = "loop")]
     pub loop_: bool,
     /// Time between passes with --loop.

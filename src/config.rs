@@ -12,7 +12,7 @@ pub const DEFAULT_CONFIG_PATH: &str = "/etc/autorepair/autorepair.toml";
 pub struct Config {
     /// Fleet file for the file backend (`--cluster` overrides it).
     pub fleet_file: Option<PathBuf>,
-    /// Lock file; default: next to the fleet file, or /run/lock/autorepair.lock.
+    /// Lock file; default: one per fleet (`lock::beside`, `lock::for_url`).
     pub lock_file: Option<PathBuf>,
     pub limits: Limits,
     pub rapi: Rapi,

@@ -1,18 +1,31 @@
 //! One pass at a time per fleet: an exclusive lock on a file, held until dropped. The kernel
 //! drops it when the process dies, so a killed run never leaves a stale lock.
+//!
+//! The lock belongs to the fleet, not to the host: two clusters watched from one host never
+//! block each other, and every run on the same fleet finds the same lock file.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 
+/// Where the locks of RAPI clusters live (cleared at boot, like the locks themselves).
+pub const RUN_LOCK_DIR: &str = "/run/lock";
+
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    #[error("another autorepair run holds the lock {path}; this one exits without acting")]
+    #[error(
+        "another autorepair run or admin command holds the lock {path}: this one did not act; try again when it ends"
+    )]
     Busy { path: PathBuf },
-    #[error("cannot open the lock file {path}: {source}")]
+    // The OS error is the source, printed once by whoever prints the chain.
+    #[error("cannot open the lock file {path}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "RAPI URL {url:?} has no host: give it as https://HOST:PORT (or name a lock file with --lock-file)"
+    )]
+    NoHost { url: String },
 }
 
 #[derive(Debug)]
@@ -39,5 +52,113 @@ pub fn acquire(path: &Path) -> Result<LockGuard, LockError> {
             path: path.to_owned(),
             source,
         }),
+    }
+}
+
+/// The lock of a fleet file: `FLEET.lock` beside the file it resolves to, so every path that
+/// names the same file (relative, absolute, through a symlink) finds the same lock. Fails when
+/// the fleet file does not exist, before any lock file is created.
+pub fn beside(fleet_file: &Path) -> std::io::Result<PathBuf> {
+    let mut name = std::fs::canonicalize(fleet_file)?.into_os_string();
+    name.push(".lock");
+    Ok(PathBuf::from(name))
+}
+
+/// The lock of a cluster reached over RAPI: one per host and port, in [`RUN_LOCK_DIR`], e.g.
+/// `/run/lock/autorepair-cluster.example.org:5080.lock`. The port is the one the client really
+/// connects to (443 when the URL has none).
+pub fn for_url(url: &str) -> Result<PathBuf, LockError> {
+    let no_host = || LockError::NoHost {
+        url: url.to_owned(),
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|_| no_host())?;
+    let host = parsed.host_str().ok_or_else(no_host)?.to_ascii_lowercase();
+    let port = parsed.port_or_known_default().ok_or_else(no_host)?;
+    // An IPv6 host comes with brackets and colons: keep the name one plain path component.
+    let host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-._".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Ok(Path::new(RUN_LOCK_DIR).join(format!("autorepair-{host}:{port}.lock")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rapi_cluster_is_locked_by_host_and_port() {
+        let cases = [
+            (
+                "https://cluster.example.org:5080",
+                "autorepair-cluster.example.org:5080.lock",
+            ),
+            (
+                "https://Cluster.Example.org:5080/",
+                "autorepair-cluster.example.org:5080.lock",
+            ),
+            (
+                "https://cluster.example.org:5081",
+                "autorepair-cluster.example.org:5081.lock",
+            ),
+            (
+                "https://other.example.org:5080",
+                "autorepair-other.example.org:5080.lock",
+            ),
+            (
+                "https://cluster.example.org",
+                "autorepair-cluster.example.org:443.lock",
+            ),
+            ("https://[::1]:5080", "autorepair-___1_:5080.lock"),
+            ("https://192.0.2.7:5080", "autorepair-192.0.2.7:5080.lock"),
+        ];
+        for (url, want) in cases {
+            assert_eq!(
+                for_url(url).unwrap(),
+                Path::new(RUN_LOCK_DIR).join(want),
+                "{url}"
+            );
+        }
+        for bad in ["cluster.example.org:5080", "", "https://"] {
+            let e = for_url(bad).unwrap_err().to_string();
+            assert!(e.contains("https://HOST:PORT"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_path_to_a_fleet_file_finds_the_same_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let fleet = dir.path().join("a.json");
+        std::fs::write(&fleet, "{}").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&fleet, &link).unwrap();
+        let dotted = dir.path().join(".").join("a.json");
+        let want = beside(&fleet).unwrap();
+        assert!(want.ends_with("a.json.lock"), "{}", want.display());
+        for p in [&link, &dotted] {
+            assert_eq!(beside(p).unwrap(), want, "{}", p.display());
+        }
+        let missing = dir.path().join("missing.json");
+        assert_eq!(
+            beside(&missing).unwrap_err().kind(),
+            std::io::ErrorKind::NotFound
+        );
+        assert!(!dir.path().join("missing.json.lock").exists());
+    }
+
+    #[test]
+    fn a_lock_excludes_a_second_holder_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let held = acquire(&path).unwrap();
+        assert!(matches!(acquire(&path), Err(LockError::Busy { .. })));
+        drop(held);
+        acquire(&path).unwrap();
     }
 }

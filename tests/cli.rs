@@ -1,16 +1,106 @@
 //! The binary as a user runs it.
 
-use assert_cmd::Command;
 use autorepair::backend::file::parse_fleet;
 use autorepair::snapshot::Snapshot;
 use autorepair::tags::PREFIX;
+use clap::CommandFactory;
+use clap::parser::ValueSource;
 use serde_json::Value;
+use std::ffi::{OsStr, OsString};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("autorepair").unwrap();
-    c.env_remove("AUTOREPAIR_CONFIG").env_remove("RUST_LOG");
-    c
+/// The clock of every test: after every timestamp in the demo fleet but the far-future suspend.
+const NOW: &str = "1795000000";
+
+/// The binary as a test runs it: no config, log filter or colour wish from the environment,
+/// and never reading the wall clock (see [`assert_clock_given`]).
+struct Bin {
+    cmd: assert_cmd::Command,
+    args: Vec<OsString>,
+}
+
+fn bin() -> Bin {
+    let mut cmd = assert_cmd::Command::new(bin_path());
+    cmd.env_remove("AUTOREPAIR_CONFIG")
+        .env_remove("RUST_LOG")
+        .env_remove("NO_COLOR");
+    Bin { cmd, args: vec![] }
+}
+
+fn bin_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("autorepair")
+}
+
+impl Bin {
+    fn arg(&mut self, a: impl AsRef<OsStr>) -> &mut Self {
+        self.args.push(a.as_ref().to_owned());
+        self.cmd.arg(a);
+        self
+    }
+
+    fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&mut self, args: I) -> &mut Self {
+        for a in args {
+            self.arg(a);
+        }
+        self
+    }
+
+    fn env(&mut self, key: &str, value: &str) -> &mut Self {
+        self.cmd.env(key, value);
+        self
+    }
+
+    fn assert(&mut self) -> assert_cmd::assert::Assert {
+        assert_clock_given(&self.args);
+        self.cmd.assert()
+    }
+}
+
+/// A command that reads the clock (its clap definition has --now) must be given --now, so
+/// that no test depends on the day it runs. Command lines clap refuses are not checked.
+fn assert_clock_given(args: &[OsString]) {
+    let cli = autorepair::cli::Cli::command();
+    let Ok(matches) = cli
+        .clone()
+        .try_get_matches_from(std::iter::once(OsString::from("autorepair")).chain(args.to_vec()))
+    else {
+        return;
+    };
+    let (mut command, mut m) = (&cli, &matches);
+    while let Some((name, sub)) = m.subcommand() {
+        command = command.find_subcommand(name).unwrap();
+        m = sub;
+    }
+    if command.get_arguments().any(|a| a.get_id() == "now") {
+        assert_eq!(
+            m.value_source("now"),
+            Some(ValueSource::CommandLine),
+            "`autorepair {}` reads the clock: pass --now",
+            args.iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+}
+
+#[test]
+#[should_panic(expected = "reads the clock: pass --now")]
+fn the_clock_check_catches_a_command_without_now() {
+    assert_clock_given(&["tags".into(), "lint".into(), "--cluster".into(), "x".into()]);
+}
+
+#[test]
+fn the_clock_check_lets_clockless_commands_and_given_clocks_pass() {
+    for args in [
+        &["resume", "cluster", "--cluster", "x"][..],
+        &["status", "--now", "5", "--cluster", "x"],
+        &["tags", "parse", "x"],
+    ] {
+        assert_clock_given(&args.iter().map(OsString::from).collect::<Vec<_>>());
+    }
 }
 
 fn demo_copy(dir: &Path) -> PathBuf {
@@ -76,7 +166,14 @@ fn tags_parse_json_has_the_documented_keys_and_exit_codes() {
 #[test]
 fn status_json_lists_every_target_with_its_state_and_policy_source() {
     let out = bin()
-        .args(["status", "--json", "--cluster", "fixtures/demo.json"])
+        .args([
+            "status",
+            "--json",
+            "--now",
+            NOW,
+            "--cluster",
+            "fixtures/demo.json",
+        ])
         .assert()
         .success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
@@ -113,7 +210,7 @@ fn status_json_lists_every_target_with_its_state_and_policy_source() {
     assert_eq!(total as usize, targets.len());
     // The human table ends with the counts.
     let out = bin()
-        .args(["status", "--cluster", "fixtures/demo.json"])
+        .args(["status", "--now", NOW, "--cluster", "fixtures/demo.json"])
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
@@ -129,7 +226,7 @@ fn dry_run_changes_nothing_and_explain_gives_the_reasons() {
     let path = demo_copy(dir.path());
     let before = std::fs::read(&path).unwrap();
     let out = bin()
-        .args(["run", "--dry-run", "--cluster"])
+        .args(["run", "--dry-run", "--now", NOW, "--cluster"])
         .arg(&path)
         .assert()
         .success();
@@ -137,7 +234,7 @@ fn dry_run_changes_nothing_and_explain_gives_the_reasons() {
     assert!(text.contains("would: instance/"), "{text}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let out = bin()
-        .args(["explain", "log-b1.ams.example", "--cluster"])
+        .args(["explain", "log-b1.ams.example", "--now", NOW, "--cluster"])
         .arg(&path)
         .assert()
         .success();
@@ -148,7 +245,7 @@ fn dry_run_changes_nothing_and_explain_gives_the_reasons() {
     );
     assert!(text.contains("from instance/log-b1.ams.example"), "{text}");
     bin()
-        .args(["explain", "nope", "--cluster"])
+        .args(["explain", "nope", "--now", NOW, "--cluster"])
         .arg(&path)
         .assert()
         .code(2);
@@ -160,13 +257,13 @@ fn repeated_runs_repair_every_repairable_instance_and_touch_nothing_else() {
     let path = demo_copy(dir.path());
     let before = load(&path);
     bin()
-        .args(["run", "--passes", "30", "--cluster"])
+        .args(["run", "--passes", "30", "--now", NOW, "--cluster"])
         .arg(&path)
         .assert()
         .success();
     let after = load(&path);
     let out = bin()
-        .args(["status", "--json", "--cluster"])
+        .args(["status", "--json", "--now", NOW, "--cluster"])
         .arg(&path)
         .assert()
         .success();
@@ -254,7 +351,7 @@ fn repeated_runs_repair_every_repairable_instance_and_touch_nothing_else() {
     }
     // A further pass changes nothing: the fleet has converged.
     bin()
-        .args(["run", "--cluster"])
+        .args(["run", "--now", NOW, "--cluster"])
         .arg(&path)
         .assert()
         .success();
@@ -320,7 +417,14 @@ fn admin_verbs_write_the_tags() {
         .assert()
         .code(2);
     bin()
-        .args(["request", "migrate", "web-b2.ams.example", "--cluster"])
+        .args([
+            "request",
+            "migrate",
+            "web-b2.ams.example",
+            "--now",
+            NOW,
+            "--cluster",
+        ])
         .arg(&path)
         .assert()
         .success();
@@ -353,17 +457,24 @@ fn errors_name_the_culprit() {
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{ not json").unwrap();
     let out = bin()
-        .args(["status", "--cluster"])
+        .args(["status", "--now", NOW, "--cluster"])
         .arg(&bad)
         .assert()
         .code(3);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("bad.json"));
-    let out = bin().args(["status"]).assert().code(2);
+    let out = bin().args(["status", "--now", NOW]).assert().code(2);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("--cluster"));
     let conf = dir.path().join("a.toml");
     std::fs::write(&conf, "[limits]\nmax_pendng = 2\n").unwrap();
     let out = bin()
-        .args(["status", "--cluster", "fixtures/demo.json", "--config"])
+        .args([
+            "status",
+            "--now",
+            NOW,
+            "--cluster",
+            "fixtures/demo.json",
+            "--config",
+        ])
         .arg(&conf)
         .assert()
         .code(2);
@@ -376,7 +487,11 @@ fn a_second_run_exits_cleanly_while_the_first_holds_the_lock() {
     let path = demo_copy(dir.path());
     let before = std::fs::read(&path).unwrap();
     let lock = autorepair::lock::acquire(&dir.path().join("demo.json.lock")).unwrap();
-    let out = bin().args(["run", "--cluster"]).arg(&path).assert().code(4);
+    let out = bin()
+        .args(["run", "--now", NOW, "--cluster"])
+        .arg(&path)
+        .assert()
+        .code(4);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("lock"));
     assert_eq!(
         std::fs::read(&path).unwrap(),
@@ -385,8 +500,380 @@ fn a_second_run_exits_cleanly_while_the_first_holds_the_lock() {
     );
     drop(lock);
     bin()
-        .args(["run", "--cluster"])
+        .args(["run", "--now", NOW, "--cluster"])
         .arg(&path)
         .assert()
         .success();
+}
+
+/// Runs `args` under `sh` with the file size limited to one block: any save of the fleet file
+/// then fails (EFBIG, for root too, unlike a permission), while reading it works.
+fn bin_that_cannot_save(args: &[&OsStr]) -> Bin {
+    let mut b = bin();
+    b.cmd = assert_cmd::Command::new("sh");
+    b.cmd
+        .env_remove("AUTOREPAIR_CONFIG")
+        .env_remove("RUST_LOG")
+        .args(["-c", r#"trap '' XFSZ; ulimit -f 1; exec "$0" "$@""#])
+        .arg(bin_path());
+    b.args(args);
+    b
+}
+
+fn stderr_of(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+}
+
+#[test]
+fn logs_carry_no_colour_codes_unless_a_terminal_asks_for_them() {
+    // Piped (cron's `| logger`, systemd's journal): never colour.
+    let args = [
+        "run",
+        "--dry-run",
+        "--now",
+        NOW,
+        "--cluster",
+        "fixtures/demo.json",
+    ];
+    for no_color in [None, Some(""), Some("1")] {
+        let mut b = bin();
+        if let Some(v) = no_color {
+            b.env("NO_COLOR", v);
+        }
+        let err = stderr_of(&b.args(args).assert().success());
+        assert!(err.contains("WARN"), "the pass logs something: {err}");
+        assert!(!err.contains('\x1b'), "NO_COLOR={no_color:?}: {err:?}");
+    }
+    // On a terminal (util-linux `script` gives the run one): colour, unless NO_COLOR is set
+    // to something.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("no `script` command: the terminal half of this test did not run");
+        return;
+    }
+    let line = format!("'{}' {} >/dev/null", bin_path().display(), args.join(" "));
+    for (no_color, coloured) in [(None, true), (Some(""), true), (Some("1"), false)] {
+        let mut c = std::process::Command::new("script");
+        c.args(["-qec", &line, "/dev/null"])
+            .stdin(std::process::Stdio::null())
+            .env_remove("AUTOREPAIR_CONFIG")
+            .env_remove("RUST_LOG")
+            .env_remove("NO_COLOR");
+        if let Some(v) = no_color {
+            c.env("NO_COLOR", v);
+        }
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("WARN"), "{text}");
+        assert_eq!(
+            text.contains('\x1b'),
+            coloured,
+            "terminal, NO_COLOR={no_color:?}: {text:?}"
+        );
+    }
+}
+
+/// Reads the first line a background run prints, or gives up after a minute.
+fn first_line(child: &mut std::process::Child) -> String {
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the background run printed nothing within a minute")
+}
+
+#[test]
+fn a_looping_run_lets_an_admin_suspend_between_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let args = [
+        OsStr::new("run"),
+        OsStr::new("--loop"),
+        OsStr::new("--interval"),
+        OsStr::new("1h"),
+        OsStr::new("--now"),
+        OsStr::new(NOW),
+        OsStr::new("--cluster"),
+        path.as_os_str(),
+    ];
+    assert_clock_given(&args.map(OsStr::to_owned));
+    let mut looping = std::process::Command::new(bin_path())
+        .args(args)
+        .env_remove("AUTOREPAIR_CONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let line = first_line(&mut looping);
+    assert!(line.starts_with("pass 1:"), "{line}");
+    // The pass prints its line just before it lets the lock go.
+    let lock = dir.path().join("demo.json.lock");
+    let free = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        autorepair::lock::acquire(&lock).is_ok()
+    });
+    let suspended = bin()
+        .args(["suspend", "cluster", "--now", NOW, "--cluster"])
+        .arg(&path)
+        .assert()
+        .try_success();
+    let still_looping = looping.try_wait().unwrap().is_none();
+    looping.kill().unwrap();
+    looping.wait().unwrap();
+    assert!(free, "the loop holds the lock while it sleeps");
+    suspended.unwrap();
+    assert!(still_looping, "the loop went on");
+    assert!(
+        load(&path)
+            .cluster
+            .tags
+            .contains(&format!("{PREFIX}suspend"))
+    );
+}
+
+#[test]
+fn the_lock_belongs_to_the_fleet_not_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let (fleet_a, fleet_b) = (demo_copy(&a), demo_copy(&b));
+    let link_a = dir.path().join("a-link.json");
+    std::os::unix::fs::symlink(&fleet_a, &link_a).unwrap();
+    let a_by_dots = a.join(".").join("demo.json");
+    let held = autorepair::lock::acquire(&a.join("demo.json.lock")).unwrap();
+    // (fleet, exit status while fleet a's lock is held)
+    let cases = [(&fleet_b, 0), (&fleet_a, 4), (&link_a, 4), (&a_by_dots, 4)];
+    for (fleet, code) in cases {
+        for verb in [
+            &["run", "--now", NOW][..],
+            &["suspend", "cluster", "--now", NOW],
+        ] {
+            bin()
+                .args(verb)
+                .arg("--cluster")
+                .arg(fleet)
+                .assert()
+                .code(code);
+        }
+    }
+    drop(held);
+    bin()
+        .args(["run", "--now", NOW, "--cluster"])
+        .arg(&link_a)
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_missing_fleet_file_is_named_and_leaves_no_lock_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo.json");
+    for args in [
+        &["run", "--now", NOW][..],
+        &["suspend", "cluster", "--now", NOW],
+        &["resume", "cluster"],
+        &["status", "--now", NOW],
+    ] {
+        let out = bin()
+            .args(args)
+            .arg("--cluster")
+            .arg(&missing)
+            .assert()
+            .code(3);
+        let err = stderr_of(&out);
+        assert!(
+            err.contains(&format!("{}: does not exist", missing.display())),
+            "{args:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{args:?} created a file"
+        );
+    }
+}
+
+#[test]
+fn a_suspend_that_ends_at_once_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let before = std::fs::read(&path).unwrap();
+    let past = (NOW.parse::<i64>().unwrap() - 60).to_string();
+    for (how, said) in [
+        (&["--for", "0s"][..], "--for 0s"),
+        (&["--for", "10ms"], "--for 10ms"),
+        (&["--until", NOW], "--until"),
+        (&["--until", &past], "--until"),
+    ] {
+        let out = bin()
+            .args(["suspend", "group/ams-a", "--now", NOW])
+            .args(how)
+            .arg("--cluster")
+            .arg(&path)
+            .assert()
+            .code(2);
+        let err = stderr_of(&out);
+        assert!(
+            err.contains(said) && err.contains("not after now"),
+            "{how:?}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    bin()
+        .args([
+            "suspend",
+            "group/ams-a",
+            "--for",
+            "1s",
+            "--now",
+            NOW,
+            "--cluster",
+        ])
+        .arg(&path)
+        .assert()
+        .success();
+}
+
+#[test]
+fn no_write_is_logged_before_the_fleet_file_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let before = std::fs::read(&path).unwrap();
+    let writes = ["tag added", "tag removed", "job submitted"];
+    let cases = [
+        &["run", "--now", NOW][..],
+        &["suspend", "cluster", "--now", NOW],
+    ];
+    for args in cases {
+        let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        all.extend([OsStr::new("--cluster"), path.as_os_str()]);
+        let failed = bin_that_cannot_save(&all).assert().code(3);
+        let err = stderr_of(&failed);
+        assert!(err.contains("File too large"), "{args:?}: {err}");
+        for w in writes {
+            assert!(
+                !err.contains(w),
+                "{args:?} logged {w:?} but saved nothing: {err}"
+            );
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{args:?}");
+        // The same command that can save logs its writes.
+        let saved = bin().args(&all).assert().success();
+        let err = stderr_of(&saved);
+        assert!(writes.iter().any(|w| err.contains(w)), "{args:?}: {err}");
+        std::fs::write(&path, &before).unwrap();
+    }
+    let failed = bin_that_cannot_save(&[
+        OsStr::new("run"),
+        OsStr::new("--now"),
+        OsStr::new(NOW),
+        OsStr::new("--cluster"),
+        path.as_os_str(),
+    ])
+    .assert()
+    .code(3);
+    assert!(
+        stderr_of(&failed).contains("could not save the fleet, so none of its"),
+        "{}",
+        stderr_of(&failed)
+    );
+}
+
+#[test]
+fn an_os_error_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let nowhere = dir.path().join("no-such-dir");
+    let in_nowhere = |name: &str| nowhere.join(name).into_os_string();
+    let fleet = path.as_os_str();
+    let cases: Vec<(Bin, &str)> = vec![
+        (
+            {
+                let mut b = bin();
+                b.args([OsStr::new("run"), OsStr::new("--now"), OsStr::new(NOW)])
+                    .args([OsStr::new("--cluster"), fleet, OsStr::new("--lock-file")])
+                    .arg(in_nowhere("x.lock"));
+                b
+            },
+            "No such file or directory (os error 2)",
+        ),
+        (
+            {
+                let mut b = bin();
+                b.args(["resume", "cluster", "--cluster"])
+                    .arg(fleet)
+                    .arg("--lock-file")
+                    .arg(in_nowhere("x.lock"));
+                b
+            },
+            "No such file or directory (os error 2)",
+        ),
+        (
+            {
+                let mut b = bin();
+                b.args(["run", "--now", NOW, "--cluster"])
+                    .arg(fleet)
+                    .arg("--metrics-file")
+                    .arg(in_nowhere("m.prom"));
+                b
+            },
+            "No such file or directory (os error 2)",
+        ),
+        (
+            {
+                let mut b = bin();
+                b.args(["status", "--now", NOW, "--cluster"])
+                    .arg(fleet)
+                    .arg("--config")
+                    .arg(in_nowhere("a.toml"));
+                b
+            },
+            "No such file or directory (os error 2)",
+        ),
+        (
+            {
+                let mut b = bin();
+                b.args([
+                    "status",
+                    "--now",
+                    NOW,
+                    "--rapi",
+                    "https://192.0.2.1:5080",
+                    "--rapi-user",
+                    "u",
+                    "--rapi-password-file",
+                ])
+                .arg(in_nowhere("pw"));
+                b
+            },
+            "No such file or directory (os error 2)",
+        ),
+        (
+            bin_that_cannot_save(&[
+                OsStr::new("run"),
+                OsStr::new("--now"),
+                OsStr::new(NOW),
+                OsStr::new("--cluster"),
+                fleet,
+            ]),
+            "File too large (os error 27)",
+        ),
+    ];
+    for (mut b, os_error) in cases {
+        let err = stderr_of(&b.assert().failure());
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("autorepair: error:"))
+            .unwrap_or_else(|| panic!("{:?}: no error line in {err}", b.args));
+        assert_eq!(line.matches(os_error).count(), 1, "{:?}: {line}", b.args);
+        assert_eq!(line.matches("(os error").count(), 1, "{:?}: {line}", b.args);
+    }
 }

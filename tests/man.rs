@@ -237,7 +237,7 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
     ("fleet_file", r"Fleet file to work on, as \fB--cluster\fR."),
     (
         "lock_file",
-        r"Lock file, as \fB--lock-file\fR. If not set: the fleet file's name with \fB.lock\fR added, or \fB/run/lock/autorepair.lock\fR for a RAPI cluster.",
+        r"Lock file, as \fB--lock-file\fR. If not set: one per fleet (see \fBFILES\fR).",
     ),
     (
         "limits.max_down_nodes_per_group",
@@ -323,11 +323,11 @@ The fleet could not be read or saved (the cluster did not answer or refused, the
 unreadable), or the metrics file could not be written.
 .TP
 .B 4
-Another run holds the lock; this one exits without acting. Harmless for a periodic run: the next
-one carries on.
+Another run or an admin command holds the lock; this one did not act. Harmless for a periodic
+run: the next one carries on.
 .PP
-\fBrun --loop\fR outlives a cluster that does not answer for a while: a pass that fails is
-logged and the next one tries again. With \fB--passes\fR it ends with the worst status of its
+\fBrun --loop\fR outlives a cluster that does not answer for a while: a pass that fails, or
+finds the lock held, is logged and the next one tries again. With \fB--passes\fR it ends with the worst status of its
 passes.
 "#;
 
@@ -343,6 +343,10 @@ file.
 .B RUST_LOG
 The log filter, e.g. \fBdebug\fR or \fBwarn,autorepair=debug\fR. When set, it replaces
 \fB--log\fR. Logs go to standard error; the plan and results go to standard output.
+.TP
+.B NO_COLOR
+Any non-empty value turns colour off in the logs. Without it, logs are coloured only when
+standard error is a terminal (never on their way to syslog or the journal).
 "#;
 
 const FILES: &str = r#".SH FILES
@@ -350,11 +354,14 @@ const FILES: &str = r#".SH FILES
 .B /etc/autorepair/autorepair.toml
 The config file, read when it exists and \fB--config\fR is not given (see \fBCONFIGURATION\fR).
 .TP
-\fIFLEET\fB.lock\fR, \fB/run/lock/autorepair.lock\fR
-The lock file, unless \fB--lock-file\fR or \fBlock_file\fR name another: next to the fleet file
-\fIFLEET\fR, or in \fB/run/lock\fR for a RAPI cluster. \fBrun\fR (for all its passes) and the
-admin commands hold an exclusive lock on it; the kernel releases it when the process ends, so
-a killed run leaves no stale lock. The file itself stays.
+\fIFLEET\fB.lock\fR, \fB/run/lock/autorepair-\fR\fIHOST\fB:\fR\fIPORT\fB.lock\fR
+The lock file, one per fleet, unless \fB--lock-file\fR or \fBlock_file\fR name another: next to
+the fleet file \fIFLEET\fR (symlinks resolved), or for a RAPI cluster in \fB/run/lock\fR, named
+after the host and port of its URL (443 if it has none). Clusters watched from one host never
+block each other; two runs on one cluster never act at once. \fBrun\fR holds it while a pass
+acts, never while \fB--loop\fR sleeps, so an admin command always gets through between two
+passes; the admin commands hold it while they edit. The kernel releases it when the process
+ends, so a killed run leaves no stale lock. The file itself stays.
 .TP
 .B /etc/autorepair/rapi.password
 A customary place for the RAPI password (\fB--rapi-password-file\fR, \fBpassword_file\fR): its

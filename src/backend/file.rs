@@ -15,10 +15,7 @@ pub struct FleetFile {
 
 impl FleetFile {
     pub fn open(path: &Path) -> Result<Self, BackendError> {
-        let text = std::fs::read_to_string(path).map_err(|e| BackendError::FleetFile {
-            path: path.display().to_string(),
-            message: format!("cannot read it: {e}"),
-        })?;
+        let text = std::fs::read_to_string(path).map_err(|e| unreadable(path, &e))?;
         let fleet = parse_fleet(&text).map_err(|message| BackendError::FleetFile {
             path: path.display().to_string(),
             message,
@@ -63,24 +60,34 @@ impl FleetFile {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
+        // The file is replaced, never rewritten in place: its directory must be writable.
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
             fail(format!(
-                "cannot create a temporary file in {}: {e}",
+                "cannot save it: no new file can be created in its directory {} (it must be writable): {e}",
                 dir.display()
             ))
         })?;
         let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-        serde_json::to_writer_pretty(&mut out, &self.fleet)
-            .map_err(|e| fail(format!("cannot serialise: {e}")))?;
+        serde_json::to_writer_pretty(&mut out, &self.fleet).map_err(|e| {
+            fail(if e.is_io() {
+                format!("cannot save it: {e}")
+            } else {
+                format!("cannot serialise: {e}")
+            })
+        })?;
         out.write_all(b"\n")
             .and_then(|_| out.flush())
-            .map_err(|e| fail(format!("cannot write: {e}")))?;
+            .map_err(|e| fail(format!("cannot save it: {e}")))?;
         drop(out);
         tmp.as_file()
             .sync_all()
-            .map_err(|e| fail(format!("cannot sync: {e}")))?;
-        tmp.persist(path)
-            .map_err(|e| fail(format!("cannot replace the file: {e}")))?;
+            .map_err(|e| fail(format!("cannot save it: sync failed: {e}")))?;
+        tmp.persist(path).map_err(|e| {
+            fail(format!(
+                "cannot save it: cannot replace the file: {}",
+                e.error
+            ))
+        })?;
         Ok(())
     }
 
@@ -212,6 +219,22 @@ impl FleetFile {
                 job.opresult = serde_json::json!([[class, [message, code]]]);
             }
         }
+    }
+}
+
+/// Why a fleet file cannot be read, with what to do about it. A missing file is the common
+/// mistake (a typo in --cluster), so it says so in words rather than as an OS error.
+pub fn unreadable(path: &Path, e: &std::io::Error) -> BackendError {
+    let message = if e.kind() == std::io::ErrorKind::NotFound {
+        "does not exist: check the path given with --cluster (or fleet_file in the config); \
+`autorepair generate --instances N --output FILE` makes a synthetic fleet"
+            .to_owned()
+    } else {
+        format!("cannot read it: {e}")
+    };
+    BackendError::FleetFile {
+        path: path.display().to_string(),
+        message,
     }
 }
 
