@@ -322,12 +322,14 @@ fn tags_parse(tags: &[String], json: bool) -> Exit {
                 Ok(Tag::Foreign) => println!("{t}: foreign (not an autorepair tag)"),
                 Ok(Tag::Policy(r)) => println!("{t}: allows repairs up to {r}"),
                 Ok(Tag::Suspend { until: None }) => println!("{t}: suspended, no end"),
-                Ok(Tag::Suspend { until: Some(u) }) => println!("{t}: suspended until {u}"),
+                Ok(Tag::Suspend { until: Some(u) }) => {
+                    println!("{t}: suspended until {}", plan::rfc3339(u))
+                }
                 Ok(Tag::Pending(p)) => println!(
                     "{t}: {} repair {} pending since {}, jobs {:?}{}",
                     p.repair,
                     p.id,
-                    p.since,
+                    plan::rfc3339(p.since),
                     p.jobs.to_vec(),
                     if p.jobs.is_empty() {
                         " (a request, or not yet submitted)"
@@ -340,7 +342,7 @@ fn tags_parse(tags: &[String], json: bool) -> Exit {
                     r.repair,
                     r.id,
                     r.result,
-                    r.at,
+                    plan::rfc3339(r.at),
                     r.jobs.to_vec()
                 ),
                 Err(e) => println!("{t}: INVALID ({}): {}", e.code.as_str(), e.message),
@@ -572,8 +574,16 @@ fn one_pass(
     for l in &plan.lint {
         tracing::warn!(object = %l.object, tag = l.tag.as_deref().unwrap_or(""), "{}", l.message);
     }
-    if let Some(h) = &plan.fleet.halted {
-        tracing::warn!("{h}");
+    for h in plan.fleet.halted.iter().chain(&plan.fleet.halted_groups) {
+        tracing::warn!(limit = h.limit, scope = %h.scope, "{h}");
+    }
+    if plan.fleet.deferred > 0 {
+        tracing::info!(
+            deferred = plan.fleet.deferred,
+            writes = plan.fleet.writes,
+            "the write budget is spent: {} target(s) wait for the next pass",
+            plan.fleet.deferred
+        );
     }
     if args.dry_run {
         if !args.json {
@@ -581,6 +591,7 @@ fn one_pass(
                 println!("would: {a}");
             }
             print!("{}", report::counts_line(&plan));
+            print!("{}", report::limits_lines(&plan));
         }
         return Ok(Exit::Ok);
     }

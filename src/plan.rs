@@ -578,9 +578,8 @@ struct GroupInfo<'a> {
 /// Lookups the per-target decisions need, built once per pass.
 struct Index<'a> {
     snap: &'a Snapshot,
-    nodes: FxMap<&'a str, &'a Node>,
-    /// Node names as plan text, shared by every target on the node.
-    node_names: FxMap<&'a str, Text>,
+    /// Each node with its name as plan text, shared by every target on it.
+    nodes: FxMap<&'a str, (&'a Node, Text)>,
     /// By group uuid.
     groups: FxMap<&'a str, GroupInfo<'a>>,
     cluster_policy: Option<PolicySource>,
@@ -595,7 +594,11 @@ struct Index<'a> {
 
 impl<'a> Index<'a> {
     fn build(snap: &'a Snapshot, now: i64, lint: &mut Vec<Lint>) -> Self {
-        let nodes: FxMap<&str, &Node> = snap.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+        let nodes = snap
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), (n, Text::Shared(n.name.as_str().into()))))
+            .collect();
         let groups = snap
             .groups
             .iter()
@@ -649,15 +652,9 @@ impl<'a> Index<'a> {
             .filter(|i| !seen.insert(i.name.as_str()))
             .map(|i| i.name.as_str())
             .collect();
-        let node_names = snap
-            .nodes
-            .iter()
-            .map(|n| (n.name.as_str(), Text::Shared(n.name.as_str().into())))
-            .collect();
         Index {
             snap,
             nodes,
-            node_names,
             groups,
             cluster_policy,
             jobs,
@@ -668,11 +665,14 @@ impl<'a> Index<'a> {
         }
     }
 
+    fn node(&self, name: &str) -> Option<&'a Node> {
+        self.nodes.get(name).map(|(n, _)| *n)
+    }
+
     fn node_text(&self, name: &str) -> Text {
-        self.node_names
+        self.nodes
             .get(name)
-            .cloned()
-            .unwrap_or_else(|| Text::Owned(name.to_owned()))
+            .map_or_else(|| Text::Owned(name.to_owned()), |(_, t)| t.clone())
     }
 
     fn pool(&self) -> &health::NodePool<'a> {
@@ -808,6 +808,8 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         .filter_map(|e| e.domain)
         .collect();
     let mut under_way = active;
+    // Once every domain slot is taken the busy set no longer changes: one note serves all.
+    let mut no_slot_note: Option<Text> = None;
     let mut granted: Vec<Option<Box<Candidate>>> = (0..evals.len()).map(|_| None).collect();
     for i in order {
         let (e, plan) = (&mut evals[i], &mut plans[i]);
@@ -815,14 +817,20 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         if c.kind != StartKind::Continuation {
             let domain = e.domain.expect("a candidate has a failure domain");
             if !busy.contains(domain) && busy.len() >= limits.max_domains_under_repair {
-                let mut list: Vec<&str> = busy.iter().copied().collect();
-                list.sort_unstable();
-                plan.notes.push(Text::Owned(format!(
-                    "waits for a free failure-domain slot: repairs run for {} domain(s) at once ({}), max_domains_under_repair = {}",
-                    busy.len(),
-                    list.join(", "),
-                    limits.max_domains_under_repair
-                )));
+                let note = no_slot_note.get_or_insert_with(|| {
+                    let mut list: Vec<&str> = busy.iter().copied().collect();
+                    list.sort_unstable();
+                    Text::Shared(
+                        format!(
+                            "waits for a free failure-domain slot: repairs run for {} domain(s) at once ({}), max_domains_under_repair = {}",
+                            busy.len(),
+                            list.join(", "),
+                            limits.max_domains_under_repair
+                        )
+                        .into(),
+                    )
+                });
+                plan.notes.push(note.clone());
                 plan.blocked = Some(Blocked::NoSlot {
                     limit: "max_domains_under_repair",
                 });
@@ -1214,7 +1222,8 @@ impl<'a> Ctx<'a> {
         }
 
         // The primary is looked up once, for the group's policy and for health.
-        let primary = self.index.nodes.get(inst.pnode.as_str()).copied();
+        let primary_entry = self.index.nodes.get(inst.pnode.as_str());
+        let primary = primary_entry.map(|(n, _)| *n);
         let group = primary.and_then(|n| self.index.groups.get(n.group_uuid.as_str()));
         // Nearest wins, as in `policy::effective`: the instance, its group, the cluster.
         let effective = match own.policy {
@@ -1225,28 +1234,31 @@ impl<'a> Ctx<'a> {
                 .map(Eff::Shared),
         };
 
-        let secondary = inst
+        let secondary_entry = inst
             .snodes
             .first()
-            .map(|s| self.index.nodes.get(s.as_str()).copied().ok_or(s.as_str()));
+            .map(|s| (s, self.index.nodes.get(s.as_str())));
+        let secondary = secondary_entry.map(|(s, e)| e.map(|(n, _)| *n).ok_or(s.as_str()));
         let health = health::assess(inst, primary.ok_or(inst.pnode.as_str()), secondary);
         let storage = health::storage_of(&inst.disk_template);
         // The node that breaks it is its failure domain: the primary first, as its loss
         // stops the instance.
         let down = |n: Option<&Node>| n.is_some_and(|n| health::node_state(n) != NodeState::Usable);
-        let down_secondary = inst
-            .snodes
-            .iter()
-            .find(|s| down(self.index.nodes.get(s.as_str()).copied()));
+        let down_secondary = inst.snodes.iter().find(|s| down(self.index.node(s)));
         let domain = if down(primary) {
             Some(inst.pnode.as_str())
         } else {
             down_secondary.map(String::as_str)
         };
 
+        let node_text = |name: &String, e: Option<&(&Node, Text)>| {
+            e.map_or_else(|| Text::Owned(name.clone()), |(_, t)| t.clone())
+        };
         let mut t = TargetWork {
             ctx: self,
             inst,
+            primary_text: node_text(&inst.pnode, primary_entry),
+            secondary_text: secondary_entry.map(|(s, e)| node_text(s, e)),
             group: primary.map(|n| n.group_uuid.as_str()),
             domain,
             had_pending: false,
@@ -1369,6 +1381,8 @@ impl Eff<'_> {
 struct TargetWork<'c, 'a> {
     ctx: &'c Ctx<'a>,
     inst: &'a Instance,
+    primary_text: Text,
+    secondary_text: Option<Text>,
     group: Option<&'a str>,
     domain: Option<&'a str>,
     /// It carried a pending tag when the pass read it: it is pending now.
@@ -2162,7 +2176,6 @@ impl<'a> TargetWork<'_, 'a> {
         } else {
             State::Healthy
         };
-        let index = &self.ctx.index;
         let plan = TargetPlan {
             name: self.inst.name.clone(),
             state,
@@ -2185,8 +2198,8 @@ impl<'a> TargetWork<'_, 'a> {
             history,
             notes,
             actions: Vec::new(),
-            primary: index.node_text(&self.inst.pnode),
-            secondary: self.inst.snodes.first().map(|s| index.node_text(s)),
+            primary: self.primary_text,
+            secondary: self.secondary_text,
             run_status: run_status_text(&self.inst.status),
             domain: None,
             next: Next::Nothing,
