@@ -404,7 +404,7 @@ pub enum Blocked {
     OtherRepair,
     /// A mass failure in its node group or the cluster: nothing is written or started.
     MassFailure {
-        scope: String,
+        scope: Text,
         limit: &'static str,
     },
     /// All failure-domain slots (or the optional per-target cap) are taken.
@@ -456,10 +456,24 @@ pub fn rfc3339(epoch: i64) -> String {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Halt {
     /// `cluster` or `group/NAME`.
-    pub scope: String,
+    pub scope: Text,
     /// The config key of the limit that tripped.
     pub limit: &'static str,
     pub message: String,
+    /// The note every target it holds gets, rendered once.
+    #[serde(skip)]
+    held_note: Text,
+}
+
+impl Halt {
+    fn new(scope: String, limit: &'static str, message: String) -> Self {
+        Halt {
+            scope: Text::Shared(scope.into()),
+            limit,
+            held_note: Text::Shared(format!("held: {message}").into()),
+            message,
+        }
+    }
 }
 
 impl fmt::Display for Halt {
@@ -1008,8 +1022,7 @@ fn hold(e: &mut TargetEval, plan: &mut TargetPlan, halt: &Halt) {
     e.removes.retain(|w| w.record);
     let held = e.candidate.take().is_some() || e.adds.len() + e.removes.len() < before;
     if held || e.broken {
-        plan.notes
-            .push(Text::Owned(format!("held: {}", halt.message)));
+        plan.notes.push(halt.held_note.clone());
         plan.blocked = Some(Blocked::MassFailure {
             scope: halt.scope.clone(),
             limit: halt.limit,
@@ -1058,23 +1071,27 @@ impl<'a> Limiter<'a> {
             }
         };
         let all: Vec<&str> = down_nodes.iter().map(|n| n.name.as_str()).collect();
-        let mut cluster = (all.len() > limits.max_down_nodes).then(|| Halt {
-            scope: "cluster".into(),
-            limit: "max_down_nodes",
-            message: format!(
-                "mass failure: {} nodes are down in the cluster ({}), more than max_down_nodes = {}: nothing is written or started until fewer are down",
-                all.len(),
-                names(&all),
-                limits.max_down_nodes
-            ),
+        let mut cluster = (all.len() > limits.max_down_nodes).then(|| {
+            Halt::new(
+                "cluster".into(),
+                "max_down_nodes",
+                format!(
+                    "mass failure: {} nodes are down in the cluster ({}), more than max_down_nodes = {}: nothing is written or started until fewer are down",
+                    all.len(),
+                    names(&all),
+                    limits.max_down_nodes
+                ),
+            )
         });
         if let Some(max) = limits.max_broken.filter(|max| broken > *max) {
-            cluster.get_or_insert(Halt {
-                scope: "cluster".into(),
-                limit: "max_broken",
-                message: format!(
-                    "{broken} instances need repair at once, more than max_broken = {max}: nothing is written or started until fewer are broken"
-                ),
+            cluster.get_or_insert_with(|| {
+                Halt::new(
+                    "cluster".into(),
+                    "max_broken",
+                    format!(
+                        "{broken} instances need repair at once, more than max_broken = {max}: nothing is written or started until fewer are broken"
+                    ),
+                )
             });
         }
         let groups = by_group
@@ -1082,16 +1099,16 @@ impl<'a> Limiter<'a> {
             .filter(|(_, down)| down.len() > limits.max_down_nodes_per_group)
             .map(|(uuid, down)| {
                 let name = index.groups.get(uuid).map_or(uuid, |g| g.name);
-                let halt = Halt {
-                    scope: format!("group/{name}"),
-                    limit: "max_down_nodes_per_group",
-                    message: format!(
+                let halt = Halt::new(
+                    format!("group/{name}"),
+                    "max_down_nodes_per_group",
+                    format!(
                         "mass failure in group {name}: {} nodes are down ({}), more than max_down_nodes_per_group = {}: nothing is written or started for its instances until fewer are down",
                         down.len(),
                         names(&down),
                         limits.max_down_nodes_per_group
                     ),
-                };
+                );
                 (uuid, halt)
             })
             .collect();
