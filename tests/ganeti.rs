@@ -283,6 +283,7 @@ impl Testbed {
             ca_file: Some(self.ca.clone()),
             insecure: false,
             timeout: Duration::from_secs(60),
+            run_status: false,
         }
     }
 }

@@ -163,6 +163,7 @@ fn the_password_comes_from_a_file_and_never_shows() {
         ca_file: None,
         insecure: false,
         timeout: Duration::from_secs(1),
+        run_status: false,
     };
     assert!(!format!("{e:?}").contains("s3cret"));
 }
@@ -176,6 +177,7 @@ fn plain_http_and_bad_certificate_files_are_refused_with_a_clear_error() {
         ca_file: ca,
         insecure: false,
         timeout: Duration::from_secs(1),
+        run_status: false,
     };
     let e = Rapi::connect(&endpoint("http://x:5080", None))
         .err()
@@ -313,6 +315,7 @@ fn rapi_at(url: &str, ca: Option<&str>) -> Rapi {
         ca_file: ca.map(testdata),
         insecure: false,
         timeout: Duration::from_millis(1500),
+        run_status: true,
     })
     .unwrap();
     r.retries = 0;
@@ -486,11 +489,14 @@ fn cluster_answers(query_status: u16) -> Answer {
             "/2/query/instance" if query_status != 200 => {
                 (query_status, r#"{"code":403,"message":"Forbidden"}"#.into())
             }
+            "/2/query/instance" if path.ends_with("fields=name,status") => ok(json!({
+                "fields": ["name", "status"],
+                "data": [[[0, "a"], [0, "running"]], [[0, "b"], [0, "ERROR_nodeoffline"]]]})),
             "/2/query/instance" => ok(json!({
                 "fields": QUERY_FIELDS,
                 "data": [
-                    [[0, "a"], [0, ["x"]], [0, "up"], [0, "diskless"], [0, "running"]],
-                    [[0, "b"], [0, [format!("ganeti:watcher:autorepair:pending:failover:{ID}:1700000000:7+8")]], [0, "up"], [0, "drbd"], [0, "ERROR_nodeoffline"]]]})),
+                    [[0, "a"], [0, ["x"]], [0, "up"], [0, "diskless"]],
+                    [[0, "b"], [0, [format!("ganeti:watcher:autorepair:pending:failover:{ID}:1700000000:7+8")]], [0, "up"], [0, "drbd"]]]})),
             "/2/instances" => ok(json!([
                 {"name": "a", "pnode": "n1", "snodes": [], "tags": ["x"], "admin_state": "up",
                  "disk_template": "diskless", "status": "running"},
@@ -560,18 +566,12 @@ fn reads_run_concurrently_but_never_more_than_the_bound() {
                 100 + 2 * i,
                 101 + 2 * i
             );
-            json!([
-                [0, format!("i{i}")],
-                [0, [tag]],
-                [0, "up"],
-                [0, "diskless"],
-                [0, "running"]
-            ])
+            json!([[0, format!("i{i}")], [0, [tag]], [0, "up"], [0, "diskless"]])
         })
         .collect();
     let base = cluster_answers(200);
     let answer: Answer = Arc::new(move |m, path| {
-        if path.starts_with("/2/query/instance") {
+        if path.ends_with(&QUERY_FIELDS.join(",")) {
             let v = json!({"fields": QUERY_FIELDS, "data": rows});
             return (200, v.to_string());
         }
