@@ -174,7 +174,14 @@ fn dispatch(cli: Cli) -> Result<Exit> {
         }
         command => {
             let config = load_config(global)?;
-            let fleet_path = source(global, &config)?;
+            let mut fleet_path = source(global, &config)?;
+            // Only what a person reads shows the run status; passes need not pay for it.
+            if let Source::Rapi(endpoint) = &mut fleet_path {
+                endpoint.run_status = matches!(
+                    command,
+                    Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
+                );
+            }
             match command {
                 Command::Run(args) => run(global, &config, &fleet_path, &args),
                 Command::Status { json, clock } => {
@@ -424,6 +431,7 @@ fn source(global: &GlobalArgs, config: &Config) -> Result<Source> {
             ca_file,
             insecure,
             timeout: rapi.timeout,
+            run_status: false,
         }));
     }
     global

@@ -40,8 +40,12 @@ The fleet comes from one of two backends:
 .TP
 .B Ganeti RAPI
 \fB--rapi\fR \fIURL\fR (or \fBurl\fR in the \fB[rapi]\fR section of the config file) works on a
-live cluster through Ganeti's remote API, with the user and password of a RAPI user that has
-write access. Ganeti's certificate is given with \fB--rapi-ca\fR and pinned.
+live cluster through Ganeti's remote API, with the user and password of a RAPI user.
+Reading (\fBstatus\fR, \fBsnapshot\fR, \fBexplain\fR, \fBrun --dry-run\fR) needs the \fBread\fR option,
+for the query resource \fB/2/query/instance\fR; a user with no option is refused it (403) and
+reads the slow \fB/2/instances?bulk=1\fR instead. Writing tags and submitting repairs (\fBrun\fR,
+\fBsuspend\fR, \fBresume\fR, \fBallow\fR, \fBrequest\fR, \fBclear\fR) needs the \fBwrite\fR option.
+Ganeti's certificate is given with \fB--rapi-ca\fR and pinned.
 .TP
 .B fleet file
 \fB--cluster\fR \fIFILE\fR (or \fBfleet_file\fR) works on a JSON file shaped like Ganeti's RAPI
@@ -369,7 +373,7 @@ first line is the password. Make it readable by root only.
 .TP
 .B /var/lib/ganeti/rapi.pem
 Ganeti's RAPI certificate on the master node: copy it to the host autorepair runs on and name
-it with \fB--rapi-ca\fR. The RAPI users, lines \fINAME PASSWORD\fR \fBwrite\fR, are in
+it with \fB--rapi-ca\fR. The RAPI users, lines \fINAME PASSWORD\fR [\fBread\fR|\fBwrite\fR], are in
 \fB/var/lib/ganeti/rapi/users\fR on the master.
 .TP
 .B /var/lib/prometheus/node-exporter/autorepair.prom

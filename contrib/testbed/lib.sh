@@ -19,7 +19,9 @@ VETH_HOST=gnt-v0
 VETH_NS=gnt-v1
 RAPI_PORT=5080
 RAPI_URL=https://127.0.0.1:$RAPI_PORT
-RAPI_USER=autorepair
+RAPI_USER=autorepair             # write access
+RAPI_RO_USER=autorepair-ro       # no access option: GET on everything but the query resource
+RAPI_READ_USER=autorepair-read   # Ganeti's `read` option: GET everywhere, queries included
 DAEMON_UTIL=/usr/lib/ganeti/daemon-util
 GNT_DATA=/var/lib/ganeti
 FILE_DIR=/srv/ganeti/file-storage
@@ -90,6 +92,43 @@ stop_ganeti_daemons() {
     sleep 0.1
   done
   /usr/lib/ganeti/daemon-util stop-all >/dev/null 2>&1 || true
+  stop_job_processes
+}
+
+# Ganeti runs each job in its own process (jqueue/exec.py), a child of luxid that outlives it and
+# goes on writing /var/lib/ganeti/queue/job-N until the job ends: after a loaded run, a teardown
+# that only stops the daemons finds queue files reappearing behind it. A job process is known by
+# the livelock file it holds open for its whole life, /run/ganeti/livelocks/job_*, which only
+# this cluster's job processes have. Call it once luxid is down, so no new job starts.
+job_process_pids() {
+  local d fd
+  for d in /proc/[0-9]*; do
+    for fd in "$d"/fd/*; do
+      case "$(readlink "$fd" 2>/dev/null)" in
+        /run/ganeti/livelocks/job_*) echo "${d#/proc/}"; break ;;
+      esac
+    done
+  done
+}
+stop_job_processes() {
+  # Job processes ignore SIGTERM (5 s each through kill_pid): all at once, then SIGKILL. The
+  # cluster goes away, so nothing is lost. A job started meanwhile is caught by the next round.
+  local p i round pids
+  for round in 1 2 3; do
+    pids=$(job_process_pids)
+    [ -n "$pids" ] || return 0
+    for p in $pids; do
+      log "stopping Ganeti job process $p: $(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-80)"
+      kill -TERM "$p" 2>/dev/null || true
+    done
+    for i in $(seq 1 30); do
+      local left=()
+      for p in $pids; do pid_alive "$p" && left+=("$p"); done
+      [ ${#left[@]} -eq 0 ] && break
+      [ "$i" = 10 ] && kill -KILL "${left[@]}" 2>/dev/null
+      sleep 0.1
+    done
+  done
 }
 
 rapi_curl() {

@@ -4,7 +4,14 @@
 //! groups, nodes (which carry instance placement cheaply: `pinst_list`/`sinst_list`),
 //! instances through the query resource with only cheap fields (Ganeti 3.0 computes `pnode`
 //! and `snodes` of instances in quadratic time), the job list, plus one request per job that a
-//! pending tag names or that failed and must be judged.
+//! pending tag names or that failed and must be judged. The reads run concurrently on one
+//! shared client (scoped threads, a bounded number at once).
+//!
+//! Which calls need what access (lines `NAME PASSWORD [read|write]` in Ganeti's
+//! `/var/lib/ganeti/rapi/users`): every read but one is open to any RAPI user; the query
+//! resource (`/2/query/instance`) needs the `read` or `write` option, and without it the
+//! snapshot falls back to `/2/instances?bulk=1` (slow on large clusters); every write (tags,
+//! repairs) needs `write`.
 
 use super::{Backend, BackendError};
 use crate::snapshot::{
@@ -14,8 +21,12 @@ use reqwest::blocking::{Client, RequestBuilder, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::path::Path;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+mod errors;
 
 /// How to reach and trust a RAPI endpoint. The password is only ever held in memory.
 pub struct Endpoint {
@@ -28,6 +39,10 @@ pub struct Endpoint {
     /// Skip certificate verification entirely.
     pub insecure: bool,
     pub timeout: Duration,
+    /// Read each instance's run status too (`status`, `explain`, `snapshot`). Passes do not:
+    /// the planner does not use it, and Ganeti 3.0 asks every node for it, which took 4-5 s
+    /// at 20,000 instances on the testbed (docs/ganeti-bench.md).
+    pub run_status: bool,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -43,10 +58,20 @@ impl std::fmt::Debug for Endpoint {
 }
 
 pub struct Rapi {
+    /// Offers only TLS 1.2 (see `tls_versions`).
     client: Client,
+    /// Built when the server refuses TLS 1.2: offers 1.3 as well.
+    client13: OnceLock<Client>,
+    use13: AtomicBool,
     base: String,
     user: String,
     password: String,
+    timeout: Duration,
+    ca_file: Option<PathBuf>,
+    insecure: bool,
+    run_status: bool,
+    /// The user may not use the query resource (no `read` option): read `bulk=1` instead.
+    query_forbidden: AtomicBool,
     /// Last tag job per object in this pass: later writes on the object depend on it, so
     /// Ganeti applies them in the order the executor made them without the pass waiting.
     last_tag_job: HashMap<ObjectRef, u64>,
@@ -57,6 +82,11 @@ fn api(message: impl Into<String>) -> BackendError {
     BackendError::Api(message.into())
 }
 
+/// At most this many RAPI requests at once. Ganeti's RAPI daemon forks a process per
+/// connection and the master usually has few cores, so a handful is enough to overlap the
+/// waits without crowding the master.
+const PARALLEL_READS: usize = 6;
+
 impl Rapi {
     pub fn connect(endpoint: &Endpoint) -> Result<Rapi, BackendError> {
         let url = endpoint.url.trim_end_matches('/').to_owned();
@@ -65,23 +95,18 @@ impl Rapi {
                 "RAPI URL {url:?} must start with https:// (Ganeti's RAPI speaks only HTTPS)"
             )));
         }
-        let mut builder = Client::builder()
-            .timeout(endpoint.timeout)
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("autorepair/", env!("CARGO_PKG_VERSION")));
-        if endpoint.insecure {
-            builder = builder.danger_accept_invalid_certs(true);
-        } else if let Some(ca) = &endpoint.ca_file {
-            builder = builder.use_preconfigured_tls(tls::pinned_config(ca)?);
-        }
-        let client = builder
-            .build()
-            .map_err(|e| api(format!("cannot set up the HTTPS client: {e}")))?;
         Ok(Rapi {
-            client,
+            client: build_client(endpoint, false)?,
+            client13: OnceLock::new(),
+            use13: AtomicBool::new(false),
             base: url,
             user: endpoint.user.clone(),
             password: endpoint.password.clone(),
+            timeout: endpoint.timeout,
+            ca_file: endpoint.ca_file.clone(),
+            insecure: endpoint.insecure,
+            run_status: endpoint.run_status,
+            query_forbidden: AtomicBool::new(false),
             last_tag_job: HashMap::new(),
             retries: 3,
         })
@@ -91,56 +116,135 @@ impl Rapi {
         format!("{}{path}", self.base)
     }
 
-    /// Sends a request. Reads are retried with backoff on connection errors, timeouts and 5xx;
-    /// writes only when the connection failed before anything was sent, since a write that
-    /// reached Ganeti may have created a job already.
+    fn context(&self) -> errors::Context<'_> {
+        errors::Context {
+            timeout: self.timeout,
+            ca_file: self.ca_file.as_deref(),
+            user: &self.user,
+        }
+    }
+
+    fn client(&self) -> &Client {
+        if !self.use13.load(Ordering::Relaxed) {
+            return &self.client;
+        }
+        self.client13.get_or_init(|| {
+            let endpoint = Endpoint {
+                url: self.base.clone(),
+                user: String::new(),
+                password: String::new(),
+                ca_file: self.ca_file.clone(),
+                insecure: self.insecure,
+                timeout: self.timeout,
+                run_status: self.run_status,
+            };
+            // The same settings built once already; only the protocol versions differ.
+            build_client(&endpoint, true).unwrap_or_else(|_| self.client.clone())
+        })
+    }
+
+    /// Sends a request. Reads are retried with backoff when the error is transient
+    /// (`BackendError::is_transient`); writes only when nothing was sent yet, since a write
+    /// that reached Ganeti may have created a job already.
     fn send(
         &self,
-        what: &str,
-        idempotent: bool,
-        make: impl Fn() -> RequestBuilder,
+        method: &reqwest::Method,
+        path: &str,
+        make: impl Fn(&Client, &str) -> RequestBuilder,
     ) -> Result<Response, BackendError> {
+        let idempotent = *method == reqwest::Method::GET;
+        let url = self.url(path);
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let result = make().basic_auth(&self.user, Some(&self.password)).send();
-            let retry_after = Duration::from_millis(500 * (1 << (attempt - 1)));
-            match result {
-                Ok(resp)
-                    if resp.status().is_server_error() && idempotent && attempt <= self.retries =>
-                {
-                    tracing::warn!(%what, status = %resp.status(), attempt, "RAPI server error; retrying");
+            let started = Instant::now();
+            let result = make(self.client(), &url)
+                .basic_auth(&self.user, Some(&self.password))
+                .send();
+            let (err, sent) = match result {
+                Ok(resp) if resp.status().is_success() => {
+                    tracing::debug!(%method, %url, elapsed = ?started.elapsed(), "RAPI answered");
+                    return Ok(resp);
                 }
-                Ok(resp) => return check_status(what, resp),
-                Err(e)
-                    if attempt <= self.retries
-                        && (e.is_connect() || (idempotent && e.is_timeout())) =>
-                {
-                    tracing::warn!(%what, error = %e, attempt, "RAPI unreachable; retrying");
+                Ok(resp) => {
+                    let status = resp.status();
+                    let body = resp.text().unwrap_or_default();
+                    (
+                        errors::http(method, &url, status, &body, &self.context()),
+                        true,
+                    )
                 }
                 Err(e) => {
-                    return Err(api(format!(
-                        "{what}: {}: {e}",
-                        if e.is_timeout() {
-                            "timed out"
-                        } else {
-                            "request failed"
-                        }
-                    )));
+                    if errors::refuses_protocol_version(&e)
+                        && !self.use13.swap(true, Ordering::Relaxed)
+                    {
+                        tracing::info!(%url, "the RAPI server refuses TLS 1.2: using TLS 1.3");
+                        attempt -= 1;
+                        continue;
+                    }
+                    (
+                        errors::transport(&e, &url, &self.context()),
+                        !e.is_connect(),
+                    )
                 }
+            };
+            if attempt > self.retries || !err.is_transient() || (sent && !idempotent) {
+                return Err(err);
             }
+            let retry_after = Duration::from_millis(500 * (1 << (attempt - 1)));
+            tracing::warn!(
+                "{err} (attempt {attempt} of {}; retrying in {retry_after:?})",
+                self.retries + 1
+            );
             std::thread::sleep(retry_after);
         }
     }
 
     fn get(&self, path: &str) -> Result<Value, BackendError> {
-        let what = format!("GET {path}");
-        let resp = self.send(&what, true, || self.client.get(self.url(path)))?;
+        let method = reqwest::Method::GET;
+        let resp = self.send(&method, path, |c, url| c.get(url))?;
+        self.json(&method, path, resp)
+    }
+
+    fn json(
+        &self,
+        method: &reqwest::Method,
+        path: &str,
+        resp: Response,
+    ) -> Result<Value, BackendError> {
         resp.json().map_err(|e| {
-            api(format!(
-                "{what}: the answer is not the JSON Ganeti sends: {e}"
-            ))
+            if e.is_decode() {
+                api(format!(
+                    "{method} {}: the answer is not the JSON Ganeti sends: {e}",
+                    self.url(path)
+                ))
+            } else {
+                errors::transport(&e, &self.url(path), &self.context())
+            }
         })
+    }
+
+    /// Reads every path, at most `PARALLEL_READS` at once; the answers in the order asked.
+    fn get_all(&self, paths: &[String]) -> Vec<Result<Value, BackendError>> {
+        let workers = paths.len().min(PARALLEL_READS);
+        if workers <= 1 {
+            return paths.iter().map(|p| self.get(p)).collect();
+        }
+        let mut answers: Vec<(usize, Result<Value, BackendError>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    s.spawn(move || {
+                        (w..paths.len())
+                            .step_by(workers)
+                            .map(|i| (i, self.get(&paths[i])))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(join).collect()
+        });
+        answers.sort_by_key(|(i, _)| *i);
+        answers.into_iter().map(|(_, a)| a).collect()
     }
 
     /// A write that starts a job; returns the job id.
@@ -151,23 +255,20 @@ impl Rapi {
         query: &[(&str, &str)],
         body: Option<&Value>,
     ) -> Result<u64, BackendError> {
-        let what = format!("{method} {path}");
-        let resp = self.send(&what, false, || {
-            let req = self
-                .client
-                .request(method.clone(), self.url(path))
-                .query(query);
+        let resp = self.send(&method, path, |c, url| {
+            let req = c.request(method.clone(), url).query(query);
             match body {
                 Some(b) => req.json(b),
                 None => req,
             }
         })?;
-        let v: Value = resp.json().map_err(|e| {
+        let v = self.json(&method, path, resp)?;
+        job_id(&v).ok_or_else(|| {
             api(format!(
-                "{what}: expected a job id, got something else: {e}"
+                "{method} {}: expected a job id, got {v}",
+                self.url(path)
             ))
-        })?;
-        job_id(&v).ok_or_else(|| api(format!("{what}: expected a job id, got {v}")))
+        })
     }
 
     fn object_path(object: &ObjectRef) -> String {
@@ -198,7 +299,13 @@ impl Rapi {
         let job = self
             .write(method, &path, &query, body.as_ref())
             .map_err(|e| match e {
-                BackendError::Api(m) if m.contains("not found") || m.contains("unknown_entity") => {
+                // Ganeti answers 500, not 404, for the tags of an unknown object; its error
+                // code is the only thing that tells.
+                BackendError::Http {
+                    status: 404 | 500,
+                    ref message,
+                    ..
+                } if message.contains("unknown_entity") || message.contains("not found") => {
                     BackendError::NoSuchObject {
                         object: object.clone(),
                     }
@@ -209,13 +316,44 @@ impl Rapi {
         Ok(())
     }
 
+    /// The instances with their tags and, if asked for, run status; placement comes from the
+    /// nodes' lists afterwards.
+    fn instances(&self) -> Result<Vec<Instance>, BackendError> {
+        if !self.query_forbidden.load(Ordering::Relaxed) {
+            let query = |fields: &[&str]| {
+                let q = self.get(&format!("/2/query/instance?fields={}", fields.join(",")))?;
+                query_rows(q, fields.len())
+            };
+            // The run status in a query of its own, so that its node calls overlap with the
+            // cheap fields instead of holding them up.
+            let (rows, status) = std::thread::scope(|s| {
+                let status = self
+                    .run_status
+                    .then(|| s.spawn(|| query(&["name", "status"])));
+                (query(&QUERY_FIELDS), status.map(join))
+            });
+            match rows.and_then(|rows| Ok((rows, status.transpose()?))) {
+                Ok((rows, status)) => return instances_from_query(rows, status),
+                Err(BackendError::Http { status: 403, .. }) => {
+                    self.query_forbidden.store(true, Ordering::Relaxed);
+                    tracing::warn!(
+                        "the RAPI user {:?} may not use {}/2/query/instance (403: it has neither the `read` nor the `write` option): reading /2/instances?bulk=1 instead, which Ganeti 3.0 answers slowly on large clusters (10 s at 5,000 instances). Give the user the `read` option in /var/lib/ganeti/rapi/users on the master",
+                        self.user,
+                        self.base
+                    );
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        instances_from_bulk(self.get("/2/instances?bulk=1")?)
+    }
+
     /// Every job the watcher may need to judge: the recent ones (with their reason trails) and
     /// each one a pending tag names, even if archived.
-    fn jobs(&self, instances: &[Instance]) -> Result<Vec<Job>, BackendError> {
-        let listed = self.get("/2/jobs?bulk=1")?;
+    fn jobs(&self, listed: Value, instances: &[Instance]) -> Result<Vec<Job>, BackendError> {
         let listed = listed
             .as_array()
-            .ok_or_else(|| api("GET /2/jobs?bulk=1: expected a list"))?;
+            .ok_or_else(|| api(format!("GET {}/2/jobs?bulk=1: expected a list", self.base)))?;
         let mut jobs: Vec<Job> = listed.iter().filter_map(job_from_rapi).collect();
         attribute_reinstalls(&mut jobs);
         // The job list has no results: fetch them for our failed jobs, and fetch every job a
@@ -234,9 +372,9 @@ impl Rapi {
         }
         wanted.sort_unstable();
         wanted.dedup();
-        for id in wanted {
-            let full = self.get(&format!("/2/jobs/{id}"))?;
-            let job = job_from_rapi(&full).unwrap_or(Job {
+        let paths: Vec<String> = wanted.iter().map(|id| format!("/2/jobs/{id}")).collect();
+        for (&id, full) in wanted.iter().zip(self.get_all(&paths)) {
+            let job = job_from_rapi(&full?).unwrap_or(Job {
                 id,
                 ..Job::default()
             });
@@ -255,6 +393,42 @@ impl Rapi {
     }
 }
 
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
+/// TLS 1.2 is preferred for Ganeti's RAPI, for speed. Its Python server sends TLS 1.3's
+/// session tickets after the handshake and leaves Nagle's algorithm on, so its answer waits
+/// until the client acknowledges them, which Linux delays by 40 ms: every TLS 1.3 request to
+/// the RAPI took at least 50 ms, and the same over TLS 1.2 about 18 ms (docs/ganeti-bench.md).
+/// rustls's TLS 1.2 has only forward-secret AEAD suites. A server that refuses 1.2 gets 1.3.
+fn tls_versions(tls13: bool) -> &'static [&'static rustls::SupportedProtocolVersion] {
+    static TLS12_ONLY: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS12];
+    if tls13 {
+        rustls::DEFAULT_VERSIONS
+    } else {
+        &TLS12_ONLY
+    }
+}
+
+fn build_client(endpoint: &Endpoint, tls13: bool) -> Result<Client, BackendError> {
+    let mut builder = Client::builder()
+        .timeout(endpoint.timeout)
+        .connect_timeout(endpoint.timeout.min(Duration::from_secs(10)))
+        .pool_max_idle_per_host(PARALLEL_READS)
+        .user_agent(concat!("autorepair/", env!("CARGO_PKG_VERSION")));
+    if !tls13 {
+        builder = builder.max_tls_version(reqwest::tls::Version::TLS_1_2);
+    }
+    if endpoint.insecure {
+        builder = builder.danger_accept_invalid_certs(true);
+    } else if let Some(ca) = &endpoint.ca_file {
+        builder = builder.use_preconfigured_tls(tls::pinned_config(ca, tls_versions(tls13))?);
+    }
+    builder
+        .build()
+        .map_err(|e| api(format!("cannot set up the HTTPS client: {e}")))
+}
 /// Ganeti's reason trail takes free text; the watcher's own form is `autorepair:<repair id>`.
 fn ganeti_reason(reason: &str) -> String {
     if reason.starts_with(crate::snapshot::REASON_PREFIX) {
@@ -262,28 +436,6 @@ fn ganeti_reason(reason: &str) -> String {
     } else {
         format!("autorepair: {reason}")
     }
-}
-
-fn check_status(what: &str, resp: Response) -> Result<Response, BackendError> {
-    let status = resp.status();
-    if status.is_success() {
-        return Ok(resp);
-    }
-    let body = resp.text().unwrap_or_default();
-    let detail = serde_json::from_str::<Value>(&body)
-        .ok()
-        .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_owned))
-        .unwrap_or(body);
-    Err(api(match status.as_u16() {
-        401 => format!(
-            "{what}: RAPI refused the credentials (401): check the RAPI user and its password file"
-        ),
-        403 => format!(
-            "{what}: the RAPI user may not do this (403): give it write access (\"USER PASSWORD write\" in /var/lib/ganeti/rapi/users)"
-        ),
-        // Ganeti answers 500, not 404, for the tags of an unknown object.
-        _ => format!("{what}: HTTP {status}: {detail}"),
-    }))
 }
 
 fn job_id(v: &Value) -> Option<u64> {
@@ -424,100 +576,180 @@ fn tag_list(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The instance fields read through the query resource: only cheap ones. Ganeti 3.0 computes
+/// `pnode` and `snodes` in quadratic time, so placement comes from the nodes' lists.
+const QUERY_FIELDS: [&str; 4] = ["name", "tags", "admin_state", "disk_template"];
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(|t| t.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The rows of a `GET /2/query/instance` answer, each value without its status (a field
+/// Ganeti could not compute is null with a non-zero status).
+fn query_rows(q: Value, fields: usize) -> Result<Vec<Vec<Value>>, BackendError> {
+    let what = "GET /2/query/instance";
+    let q: QueryResult =
+        serde_json::from_value(q).map_err(|e| api(format!("{what}: unexpected shape: {e}")))?;
+    if q.fields.len() != fields {
+        return Err(api(format!(
+            "{what}: the answer has other fields than asked for"
+        )));
+    }
+    q.data
+        .into_iter()
+        .map(|row| {
+            if row.len() != fields {
+                return Err(api(format!("{what}: a row without the fields asked for")));
+            }
+            Ok(row.into_iter().map(|(_, v)| v).collect())
+        })
+        .collect()
+}
+
+/// Instances from the rows of `QUERY_FIELDS`, with the run status from `name,status` rows.
+fn instances_from_query(
+    rows: Vec<Vec<Value>>,
+    status: Option<Vec<Vec<Value>>>,
+) -> Result<Vec<Instance>, BackendError> {
+    let mut status: HashMap<String, String> = status
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|r| match <[Value; 2]>::try_from(r) {
+            Ok([Value::String(name), Value::String(status)]) => Some((name, status)),
+            _ => None,
+        })
+        .collect();
+    Ok(rows
+        .into_iter()
+        .filter_map(|row| <[Value; 4]>::try_from(row).ok())
+        .map(|[name, tags, admin, template]| {
+            let name = name.as_str().unwrap_or_default().to_owned();
+            Instance {
+                pnode: String::new(),
+                snodes: vec![],
+                disk_template: template.as_str().unwrap_or_default().to_owned(),
+                admin_state: admin.as_str().unwrap_or("up").to_owned(),
+                status: status.remove(&name).unwrap_or_default(),
+                tags: strings(Some(&tags)),
+                name,
+            }
+        })
+        .collect())
+}
+
+/// Objects of `GET /2/instances?bulk=1`, the read for users without the `read` option.
+fn instances_from_bulk(v: Value) -> Result<Vec<Instance>, BackendError> {
+    let what = "GET /2/instances?bulk=1";
+    v.as_array()
+        .ok_or_else(|| api(format!("{what}: expected a list")))?
+        .iter()
+        .map(|i| {
+            let text = |k: &str| i.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+            Ok(Instance {
+                name: str_field(i, "name", what)?,
+                pnode: text("pnode").unwrap_or_default(),
+                snodes: strings(i.get("snodes")),
+                disk_template: text("disk_template").unwrap_or_default(),
+                admin_state: text("admin_state").unwrap_or_else(|| "up".into()),
+                status: text("status").unwrap_or_default(),
+                tags: tag_list(i),
+            })
+        })
+        .collect()
+}
+
+fn groups_from(v: Value) -> Result<Vec<Group>, BackendError> {
+    v.as_array()
+        .ok_or_else(|| api("GET /2/groups?bulk=1: expected a list"))?
+        .iter()
+        .map(|g| {
+            Ok(Group {
+                name: str_field(g, "name", "a group")?,
+                uuid: str_field(g, "uuid", "a group")?,
+                tags: tag_list(g),
+            })
+        })
+        .collect()
+}
+
+/// Nodes, and where each instance runs: `pinst_list`/`sinst_list` are cheap where the
+/// instances' own `pnode`/`snodes` are not.
+type Placement = HashMap<String, (String, Vec<String>)>;
+
+fn nodes_from(v: Value) -> Result<(Vec<Node>, Placement), BackendError> {
+    let list = v
+        .as_array()
+        .ok_or_else(|| api("GET /2/nodes?bulk=1: expected a list"))?;
+    let mut placement: Placement = HashMap::new();
+    let mut nodes = Vec::with_capacity(list.len());
+    for n in list {
+        let name = str_field(n, "name", "a node")?;
+        for i in strings(n.get("pinst_list")) {
+            placement.entry(i).or_default().0 = name.clone();
+        }
+        for i in strings(n.get("sinst_list")) {
+            placement.entry(i).or_default().1.push(name.clone());
+        }
+        let flag =
+            |key: &str, default: bool| n.get(key).and_then(|b| b.as_bool()).unwrap_or(default);
+        nodes.push(Node {
+            offline: flag("offline", false),
+            drained: flag("drained", false),
+            vm_capable: flag("vm_capable", true),
+            group_uuid: str_field(n, "group.uuid", &format!("node {name}"))?,
+            tags: tag_list(n),
+            name,
+        });
+    }
+    Ok((nodes, placement))
+}
+
 impl Backend for Rapi {
+    /// The independent reads run at once (the snapshot was never atomic: the planner copes
+    /// with reads from slightly different moments), then the reads of single jobs.
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
         self.last_tag_job.clear();
-        let info = self.get("/2/info")?;
+        let this = &*self;
+        let (info, groups, nodes, instances, listed) = std::thread::scope(|s| {
+            let info = s.spawn(|| this.get("/2/info"));
+            let groups = s.spawn(|| groups_from(this.get("/2/groups?bulk=1")?));
+            let nodes = s.spawn(|| nodes_from(this.get("/2/nodes?bulk=1")?));
+            let instances = s.spawn(|| this.instances());
+            let listed = this.get("/2/jobs?bulk=1");
+            (
+                join(info),
+                join(groups),
+                join(nodes),
+                join(instances),
+                listed,
+            )
+        });
+        let info = info?;
         let cluster = Cluster {
             name: str_field(&info, "name", "GET /2/info")?,
             tags: tag_list(&info),
         };
-        let groups_v = self.get("/2/groups?bulk=1")?;
-        let groups = groups_v
-            .as_array()
-            .ok_or_else(|| api("GET /2/groups?bulk=1: expected a list"))?
-            .iter()
-            .map(|g| {
-                Ok(Group {
-                    name: str_field(g, "name", "a group")?,
-                    uuid: str_field(g, "uuid", "a group")?,
-                    tags: tag_list(g),
-                })
-            })
-            .collect::<Result<Vec<_>, BackendError>>()?;
-        let nodes_v = self.get("/2/nodes?bulk=1")?;
-        let nodes_v = nodes_v
-            .as_array()
-            .ok_or_else(|| api("GET /2/nodes?bulk=1: expected a list"))?;
-        let mut pnode: HashMap<String, String> = HashMap::new();
-        let mut snodes: HashMap<String, Vec<String>> = HashMap::new();
-        let mut nodes = Vec::with_capacity(nodes_v.len());
-        for n in nodes_v {
-            let name = str_field(n, "name", "a node")?;
-            let list = |key: &str| -> Vec<String> {
-                n.get(key)
-                    .and_then(|l| l.as_array())
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            for i in list("pinst_list") {
-                pnode.insert(i, name.clone());
+        let (nodes, mut placement) = nodes?;
+        let mut instances = instances?;
+        for i in &mut instances {
+            // The bulk read has placement already; the query read gets it from the nodes.
+            if let Some((pnode, snodes)) = placement.remove(&i.name)
+                && i.pnode.is_empty()
+            {
+                i.pnode = pnode;
+                i.snodes = snodes;
             }
-            for i in list("sinst_list") {
-                snodes.entry(i).or_default().push(name.clone());
-            }
-            let flag =
-                |key: &str, default: bool| n.get(key).and_then(|b| b.as_bool()).unwrap_or(default);
-            nodes.push(Node {
-                offline: flag("offline", false),
-                drained: flag("drained", false),
-                vm_capable: flag("vm_capable", true),
-                group_uuid: str_field(n, "group.uuid", &format!("node {name}"))?,
-                tags: tag_list(n),
-                name,
-            });
         }
-        let fields = ["name", "tags", "admin_state", "disk_template"];
-        let q: Value = self.get(&format!("/2/query/instance?fields={}", fields.join(",")))?;
-        let q: QueryResult = serde_json::from_value(q)
-            .map_err(|e| api(format!("GET /2/query/instance: unexpected shape: {e}")))?;
-        if q.fields.len() != fields.len() {
-            return Err(api(
-                "GET /2/query/instance: the answer has other fields than asked for",
-            ));
-        }
-        let mut instances = Vec::with_capacity(q.data.len());
-        for row in q.data {
-            let [(_, name), (_, tags), (_, admin), (_, template)] =
-                <[(i64, Value); 4]>::try_from(row).map_err(|_| {
-                    api("GET /2/query/instance: a row without the four fields asked for")
-                })?;
-            let name = name.as_str().unwrap_or_default().to_owned();
-            instances.push(Instance {
-                pnode: pnode.get(&name).cloned().unwrap_or_default(),
-                snodes: snodes.remove(&name).unwrap_or_default(),
-                disk_template: template.as_str().unwrap_or_default().to_owned(),
-                admin_state: admin.as_str().unwrap_or("up").to_owned(),
-                status: String::new(),
-                tags: tags
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|x| x.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                name,
-            });
-        }
-        let jobs = self.jobs(&instances)?;
+        let jobs = self.jobs(listed?, &instances)?;
         Ok(Snapshot {
             cluster,
-            groups,
+            groups: groups?,
             nodes,
             instances,
             jobs,
@@ -718,7 +950,10 @@ mod tls {
         }
     }
 
-    pub fn pinned_config(ca_file: &Path) -> Result<rustls::ClientConfig, BackendError> {
+    pub fn pinned_config(
+        ca_file: &Path,
+        versions: &[&'static rustls::SupportedProtocolVersion],
+    ) -> Result<rustls::ClientConfig, BackendError> {
         let shown = ca_file.display();
         let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(ca_file)
             .map_err(|e| {
@@ -755,7 +990,7 @@ mod tls {
             provider: provider.clone(),
         };
         Ok(rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
+            .with_protocol_versions(versions)
             .map_err(|e| api(format!("TLS setup: {e}")))?
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(verifier))

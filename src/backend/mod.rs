@@ -16,6 +16,64 @@ pub enum BackendError {
     /// Only for tests that kill the executor between two calls.
     #[error("crashed on purpose after {calls} backend calls")]
     Crashed { calls: usize },
+    /// The TLS handshake failed: most often a server certificate that the configured CA file
+    /// does not vouch for. Never retried: the same certificate fails the same way.
+    #[error("TLS handshake with the Ganeti RAPI at {url} failed: {cause}. {hint}")]
+    Tls {
+        url: String,
+        cause: String,
+        hint: String,
+    },
+    /// Nothing listens on the port: the RAPI daemon is down, or host or port are wrong.
+    #[error(
+        "connection to the Ganeti RAPI at {url} refused ({cause}): nothing listens there. Check that ganeti-rapi runs on the master (/usr/lib/ganeti/daemon-util check ganeti-rapi) and that host and port (5080 by default) are right"
+    )]
+    Refused { url: String, cause: String },
+    #[error(
+        "the Ganeti RAPI at {url} did not answer within {after:?} ({cause}). The master may be overloaded, or a firewall drops the packets: check it, or raise rapi.timeout in the config"
+    )]
+    Timeout {
+        url: String,
+        after: std::time::Duration,
+        cause: String,
+    },
+    #[error(
+        "cannot resolve {host}, the host of the Ganeti RAPI URL {url} ({cause}): check the name given with --rapi (or rapi.url) and this host's DNS"
+    )]
+    Dns {
+        url: String,
+        host: String,
+        cause: String,
+    },
+    /// Any other failure to connect or to read the answer (reset, unreachable network, …).
+    #[error(
+        "cannot talk to the Ganeti RAPI at {url}: {cause}. Check the address and the network path to the master"
+    )]
+    Connect { url: String, cause: String },
+    /// The server answered with an HTTP error status.
+    #[error("{method} {url}: the Ganeti RAPI answered {status}: {message}{hint}")]
+    Http {
+        method: String,
+        url: String,
+        status: u16,
+        message: String,
+        /// What to do, with a leading separator, or empty.
+        hint: String,
+    },
+}
+
+impl BackendError {
+    /// Whether the same request may succeed if tried again shortly (the daemon restarting, a
+    /// slow master). A refused certificate, an unknown name or a refused user never is.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            BackendError::Refused { .. }
+            | BackendError::Timeout { .. }
+            | BackendError::Connect { .. } => true,
+            BackendError::Http { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
 }
 
 /// One fleet. Every method is one call to the world, so the executor's ordering is the

@@ -163,6 +163,7 @@ fn the_password_comes_from_a_file_and_never_shows() {
         ca_file: None,
         insecure: false,
         timeout: Duration::from_secs(1),
+        run_status: false,
     };
     assert!(!format!("{e:?}").contains("s3cret"));
 }
@@ -176,6 +177,7 @@ fn plain_http_and_bad_certificate_files_are_refused_with_a_clear_error() {
         ca_file: ca,
         insecure: false,
         timeout: Duration::from_secs(1),
+        run_status: false,
     };
     let e = Rapi::connect(&endpoint("http://x:5080", None))
         .err()
@@ -190,4 +192,398 @@ fn plain_http_and_bad_certificate_files_are_refused_with_a_clear_error() {
         .unwrap()
         .to_string();
     assert!(e.contains("ca.pem") && e.contains("no certificate"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The transport against servers on loopback: a small HTTPS server (rustls, certificates in
+// testdata/, made with openssl for 127.0.0.1 and localhost), a closed port, a listener that
+// never answers, and a name under .invalid.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+fn testdata(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/backend/ganeti/testdata")
+        .join(name)
+}
+
+type Answer = Arc<dyn Fn(&str, &str) -> (u16, String) + Send + Sync>;
+
+/// Counts what the server saw.
+#[derive(Default)]
+struct Seen {
+    connections: AtomicUsize,
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
+}
+
+/// An HTTPS server on 127.0.0.1 that answers each request (method, path with query) with
+/// `answer`'s status and body, after `delay`, speaking only `versions`, one connection per
+/// request like Ganeti's RAPI daemon.
+fn https_server(
+    versions: &'static [&'static rustls::SupportedProtocolVersion],
+    delay: Duration,
+    answer: Answer,
+) -> (String, Arc<Seen>) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    let certs = CertificateDer::pem_file_iter(testdata("server.crt"))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(testdata("server.key")).unwrap();
+    let config = Arc::new(
+        rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_protocol_versions(versions)
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap(),
+    );
+    let seen = Arc::new(Seen::default());
+    let s = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            s.connections.fetch_add(1, Ordering::SeqCst);
+            let (config, answer, s) = (config.clone(), answer.clone(), s.clone());
+            std::thread::spawn(move || {
+                let conn = rustls::ServerConnection::new(config).unwrap();
+                let mut tls = rustls::StreamOwned::new(conn, stream);
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match tls.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => return,
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                let mut words = head.split_whitespace();
+                let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().to_owned())
+                    })
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .unwrap_or(0);
+                let mut body = vec![0; length];
+                if tls.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let now = s.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                s.most_in_flight.fetch_max(now, Ordering::SeqCst);
+                std::thread::sleep(delay);
+                s.in_flight.fetch_sub(1, Ordering::SeqCst);
+                let (status, text) = answer(method, path);
+                let resp = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+                let _ = tls.write_all(resp.as_bytes());
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    (url, seen)
+}
+
+fn fixed(status: u16, body: &str) -> Answer {
+    let body = body.to_owned();
+    Arc::new(move |_, _| (status, body.clone()))
+}
+
+fn rapi_at(url: &str, ca: Option<&str>) -> Rapi {
+    let mut r = Rapi::connect(&Endpoint {
+        url: url.into(),
+        user: "reader".into(),
+        password: "p".into(),
+        ca_file: ca.map(testdata),
+        insecure: false,
+        timeout: Duration::from_millis(1500),
+        run_status: true,
+    })
+    .unwrap();
+    r.retries = 0;
+    r
+}
+
+const BOTH: &[&rustls::SupportedProtocolVersion] = rustls::DEFAULT_VERSIONS;
+static TLS13_ONLY: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
+
+#[test]
+fn the_pinned_certificate_is_accepted_and_a_tls13_only_server_is_spoken_to_as_well() {
+    for versions in [BOTH, &TLS13_ONLY[..]] {
+        let (url, _) = https_server(versions, Duration::ZERO, fixed(200, r#"{"name":"c"}"#));
+        let rapi = rapi_at(&url, Some("server.crt"));
+        assert_eq!(
+            rapi.get("/2/info").unwrap(),
+            json!({"name": "c"}),
+            "{versions:?}"
+        );
+    }
+}
+
+/// What a user sees for each way of not reaching the RAPI: the class, and words the message
+/// must hold (the URL always).
+#[test]
+fn each_transport_failure_has_its_own_message_with_the_cause() {
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("https://127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    // Accepted by the kernel, never answered: the TLS handshake waits forever.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("https://127.0.0.1:{}", silent.local_addr().unwrap().port());
+    let (tls_url, tls_seen) = https_server(BOTH, Duration::ZERO, fixed(200, "{}"));
+    /// (case, URL, CA file, error class, words in the message)
+    type Case<'a> = (&'a str, String, Option<&'a str>, &'a str, &'a [&'a str]);
+    let cases: Vec<Case> = vec![
+        (
+            "refused",
+            closed,
+            None,
+            "Refused",
+            &["refused", "ganeti-rapi", "os error"],
+        ),
+        (
+            "timeout",
+            silent_url,
+            None,
+            "Timeout",
+            &["did not answer within 1.5s", "rapi.timeout"],
+        ),
+        (
+            "dns",
+            "https://rapi.nonexistent.invalid:5080".into(),
+            None,
+            "Dns",
+            &["cannot resolve rapi.nonexistent.invalid", "--rapi"],
+        ),
+        (
+            "wrong CA",
+            tls_url.clone(),
+            Some("other.crt"),
+            "Tls",
+            &[
+                "TLS handshake",
+                "other.crt",
+                "renewed",
+                "--rapi-ca",
+                "not retried",
+            ],
+        ),
+        (
+            "no CA",
+            tls_url.clone(),
+            None,
+            "Tls",
+            &["No --rapi-ca was given", "rapi.pem"],
+        ),
+    ];
+    for (name, url, ca, class, words) in cases {
+        let mut rapi = rapi_at(&url, ca);
+        rapi.retries = 2;
+        let e = match name {
+            // Nothing retries these, so retries cost no time here.
+            "refused" | "timeout" => {
+                rapi.retries = 0;
+                rapi.get("/2/info").unwrap_err()
+            }
+            _ => rapi.get("/2/info").unwrap_err(),
+        };
+        let text = e.to_string();
+        assert!(
+            format!("{e:?}").starts_with(class),
+            "{name}: {class} expected, got {e:?}"
+        );
+        assert!(text.contains(&format!("{url}/2/info")), "{name}: {text}");
+        assert!(!text.contains("error sending request"), "{name}: {text}");
+        for w in words {
+            assert!(text.contains(w), "{name}: {w:?} missing from: {text}");
+        }
+        assert_eq!(
+            e.is_transient(),
+            matches!(name, "refused" | "timeout"),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        tls_seen.connections.load(Ordering::SeqCst),
+        2,
+        "a refused certificate is not retried"
+    );
+    drop(silent);
+}
+
+#[test]
+fn http_errors_say_which_access_the_call_needs() {
+    let forbidden = r#"{"code":403,"message":"Forbidden","explain":""}"#;
+    let cases = [
+        (reqwest::Method::GET, 403, forbidden, "the `read` option"),
+        (
+            reqwest::Method::PUT,
+            403,
+            forbidden,
+            "needs a RAPI user with write access",
+        ),
+        (
+            reqwest::Method::GET,
+            401,
+            r#"{"code":401,"message":"Unauthorized"}"#,
+            "password file",
+        ),
+        (reqwest::Method::GET, 502, "Bad Gateway", "ganeti-luxid"),
+    ];
+    for (method, status, body, hint) in cases {
+        let (url, seen) = https_server(BOTH, Duration::ZERO, fixed(status, body));
+        let mut rapi = rapi_at(&url, Some("server.crt"));
+        rapi.retries = 1;
+        let e = if method == reqwest::Method::GET {
+            rapi.get("/2/query/instance").unwrap_err()
+        } else {
+            rapi.write(method.clone(), "/2/instances/x/tags", &[("tag", "t")], None)
+                .unwrap_err()
+        };
+        let text = e.to_string();
+        assert!(
+            matches!(e, BackendError::Http { status: s, .. } if s == status),
+            "{e:?}"
+        );
+        assert!(text.contains(hint) && text.contains(&url), "{text}");
+        let tries = if status >= 500 { 2 } else { 1 };
+        assert_eq!(
+            seen.connections.load(Ordering::SeqCst),
+            tries,
+            "{method} {status}: only server errors on reads are retried"
+        );
+    }
+}
+
+fn cluster_answers(query_status: u16) -> Answer {
+    Arc::new(move |_, path| {
+        let p = path.split('?').next().unwrap_or("");
+        let ok = |v: Value| (200, v.to_string());
+        match p {
+            "/2/info" => ok(json!({"name": "c.example.test", "tags": []})),
+            "/2/groups" => ok(json!([{"name": "default", "uuid": "g1", "tags": []}])),
+            "/2/nodes" => ok(json!([
+                {"name": "n1", "offline": false, "drained": false, "group.uuid": "g1", "tags": [],
+                 "pinst_list": ["a"], "sinst_list": ["b"]},
+                {"name": "n2", "offline": true, "drained": false, "group.uuid": "g1", "tags": [],
+                 "pinst_list": ["b"], "sinst_list": []}])),
+            "/2/query/instance" if query_status != 200 => {
+                (query_status, r#"{"code":403,"message":"Forbidden"}"#.into())
+            }
+            "/2/query/instance" if path.ends_with("fields=name,status") => ok(json!({
+                "fields": ["name", "status"],
+                "data": [[[0, "a"], [0, "running"]], [[0, "b"], [0, "ERROR_nodeoffline"]]]})),
+            "/2/query/instance" => ok(json!({
+                "fields": QUERY_FIELDS,
+                "data": [
+                    [[0, "a"], [0, ["x"]], [0, "up"], [0, "diskless"]],
+                    [[0, "b"], [0, [format!("ganeti:watcher:autorepair:pending:failover:{ID}:1700000000:7+8")]], [0, "up"], [0, "drbd"]]]})),
+            "/2/instances" => ok(json!([
+                {"name": "a", "pnode": "n1", "snodes": [], "tags": ["x"], "admin_state": "up",
+                 "disk_template": "diskless", "status": "running"},
+                {"name": "b", "pnode": "n2", "snodes": ["n1"], "admin_state": "up",
+                 "tags": [format!("ganeti:watcher:autorepair:pending:failover:{ID}:1700000000:7+8")],
+                 "disk_template": "drbd", "status": "ERROR_nodeoffline"}])),
+            "/2/jobs" => ok(json!([])),
+            p if p.starts_with("/2/jobs/") => {
+                let id: u64 = p["/2/jobs/".len()..].parse().unwrap();
+                let mut j = failover_job();
+                j["id"] = json!(id);
+                ok(j)
+            }
+            _ => (404, r#"{"message":"no such resource"}"#.into()),
+        }
+    })
+}
+
+#[test]
+fn the_snapshot_has_run_status_and_placement_for_write_read_and_plain_users() {
+    // 200: a user with the `read` or `write` option; 403: a user with neither, who may not
+    // use the query resource and gets the same snapshot from /2/instances?bulk=1.
+    for query_status in [200, 403] {
+        let (url, _) = https_server(BOTH, Duration::ZERO, cluster_answers(query_status));
+        let mut rapi = rapi_at(&url, Some("server.crt"));
+        let snap = rapi.snapshot().unwrap();
+        let row = |i: &Instance| {
+            (
+                i.name.clone(),
+                i.pnode.clone(),
+                i.snodes.clone(),
+                i.status.clone(),
+                i.disk_template.clone(),
+            )
+        };
+        let rows: Vec<_> = snap.instances.iter().map(row).collect();
+        let s = |x: &str| x.to_owned();
+        assert_eq!(
+            rows,
+            vec![
+                (s("a"), s("n1"), vec![], s("running"), s("diskless")),
+                (
+                    s("b"),
+                    s("n2"),
+                    vec![s("n1")],
+                    s("ERROR_nodeoffline"),
+                    s("drbd")
+                ),
+            ],
+            "query answered {query_status}"
+        );
+        let mut ids: Vec<u64> = snap.jobs.iter().map(|j| j.id).collect();
+        ids.sort();
+        assert_eq!(ids, vec![7, 8], "the jobs the pending tag names are read");
+        assert_eq!(snap.nodes.iter().filter(|n| n.offline).count(), 1);
+    }
+}
+
+#[test]
+fn reads_run_concurrently_but_never_more_than_the_bound() {
+    // 20 pending jobs to read on top of the five snapshot reads: ten instances with a
+    // pending tag naming two jobs each (a Ganeti tag holds at most 128 characters).
+    let rows: Vec<Value> = (0..10)
+        .map(|i| {
+            let tag = format!(
+                "ganeti:watcher:autorepair:pending:failover:{ID}:1700000000:{}+{}",
+                100 + 2 * i,
+                101 + 2 * i
+            );
+            json!([[0, format!("i{i}")], [0, [tag]], [0, "up"], [0, "diskless"]])
+        })
+        .collect();
+    let base = cluster_answers(200);
+    let answer: Answer = Arc::new(move |m, path| {
+        if path.ends_with(&QUERY_FIELDS.join(",")) {
+            let v = json!({"fields": QUERY_FIELDS, "data": rows});
+            return (200, v.to_string());
+        }
+        base(m, path)
+    });
+    let (url, seen) = https_server(BOTH, Duration::from_millis(100), answer);
+    let mut rapi = rapi_at(&url, Some("server.crt"));
+    let snap = rapi.snapshot().unwrap();
+    assert_eq!(snap.jobs.len(), 20);
+    let most = seen.most_in_flight.load(Ordering::SeqCst);
+    assert!(
+        (4..=PARALLEL_READS).contains(&most),
+        "at most {most} requests were in flight at once"
+    );
 }

@@ -1,0 +1,163 @@
+//! Failed RAPI requests as typed errors that name the URL, the underlying cause and what to do.
+//! The class is decided on the error *types* in reqwest's source chain (rustls, io), never on
+//! message text: the text only goes into the message as the cause.
+
+use crate::backend::BackendError;
+use reqwest::{Method, StatusCode};
+use std::error::Error as StdError;
+use std::io::ErrorKind;
+use std::net::ToSocketAddrs;
+use std::path::Path;
+use std::time::Duration;
+
+/// What the error messages need to know about the endpoint.
+pub(super) struct Context<'a> {
+    pub timeout: Duration,
+    pub ca_file: Option<&'a Path>,
+    pub user: &'a str,
+}
+
+/// What a failed request's source chain holds.
+#[derive(Default, Debug)]
+struct Chain {
+    tls: Option<rustls::Error>,
+    /// The innermost I/O error's kind.
+    io: Option<ErrorKind>,
+    /// The innermost error's text: the cause without reqwest's and hyper's wrappers
+    /// ("error sending request for url", "client error (Connect)").
+    root: String,
+}
+
+fn chain(e: &(dyn StdError + 'static)) -> Chain {
+    let mut c = Chain::default();
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(t) = err.downcast_ref::<rustls::Error>() {
+            c.tls.get_or_insert_with(|| t.clone());
+        }
+        c.root = err.to_string();
+        cur = match err.downcast_ref::<std::io::Error>() {
+            Some(io) => {
+                c.io = Some(io.kind());
+                // io::Error::source() skips the error it wraps (an I/O error or the rustls
+                // error, in hyper-rustls and tokio-rustls), so descend into that one instead.
+                match io.get_ref() {
+                    Some(inner) => Some(inner as &(dyn StdError + 'static)),
+                    None => io.source(),
+                }
+            }
+            None => err.source(),
+        };
+    }
+    c
+}
+
+/// Whether the server refused the TLS versions offered (a server that speaks only TLS 1.3,
+/// when the client offered only 1.2).
+pub(super) fn refuses_protocol_version(e: &reqwest::Error) -> bool {
+    use rustls::AlertDescription as A;
+    matches!(
+        chain(e).tls,
+        Some(
+            rustls::Error::AlertReceived(A::ProtocolVersion | A::HandshakeFailure)
+                | rustls::Error::PeerIncompatible(_)
+        )
+    )
+}
+
+/// A request that got no HTTP answer.
+pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> BackendError {
+    let c = chain(e);
+    let url = url.to_owned();
+    if let Some(tls) = &c.tls {
+        return BackendError::Tls {
+            url,
+            cause: tls.to_string(),
+            hint: tls_hint(tls, ctx),
+        };
+    }
+    if e.is_timeout() || c.io == Some(ErrorKind::TimedOut) {
+        return BackendError::Timeout {
+            url,
+            after: ctx.timeout,
+            cause: c.root,
+        };
+    }
+    if c.io == Some(ErrorKind::ConnectionRefused) {
+        return BackendError::Refused { url, cause: c.root };
+    }
+    // The resolver's error carries no type of its own; asking the system resolver again
+    // tells a name that does not resolve from any other failure to connect.
+    if e.is_connect()
+        && let Some((host, cause)) = unresolvable(&url)
+    {
+        return BackendError::Dns { url, host, cause };
+    }
+    BackendError::Connect { url, cause: c.root }
+}
+
+fn unresolvable(url: &str) -> Option<(String, String)> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?.to_owned();
+    if host.starts_with('[') || host.parse::<std::net::IpAddr>().is_ok() {
+        return None;
+    }
+    let port = u.port_or_known_default()?;
+    match (host.as_str(), port).to_socket_addrs() {
+        Err(e) => Some((host, e.to_string())),
+        Ok(mut addrs) => addrs.next().is_none().then(|| (host, "no address".into())),
+    }
+}
+
+fn tls_hint(tls: &rustls::Error, ctx: &Context) -> String {
+    let not_retried = "(not retried: the same certificate fails the same way)";
+    match (tls, ctx.ca_file) {
+        (rustls::Error::InvalidCertificate(_), Some(ca)) => format!(
+            "The server's certificate is neither the one in {} nor signed by a CA in it: a wrong file, or the master's certificate was renewed. Copy the certificate part of the master's /var/lib/ganeti/rapi.pem again (openssl x509 -in /var/lib/ganeti/rapi.pem) and give it with --rapi-ca (or rapi.ca_file) {not_retried}",
+            ca.display()
+        ),
+        (rustls::Error::InvalidCertificate(_), None) => format!(
+            "No --rapi-ca was given, so the server was checked against the public web roots, which Ganeti's self-signed certificate never passes: copy the master's /var/lib/ganeti/rapi.pem and give it with --rapi-ca (or rapi.ca_file) {not_retried}"
+        ),
+        _ => format!(
+            "The server does not speak TLS as Ganeti's RAPI does: check that the URL names the RAPI port of the master (5080 by default) {not_retried}"
+        ),
+    }
+}
+
+/// A request that got an HTTP error status. `body` is the answer's text: Ganeti's errors are
+/// JSON objects with a `message`.
+pub(super) fn http(
+    method: &Method,
+    url: &str,
+    status: StatusCode,
+    body: &str,
+    ctx: &Context,
+) -> BackendError {
+    let message = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("message")?.as_str().map(str::to_owned))
+        .unwrap_or_else(|| body.trim().chars().take(300).collect());
+    let user = ctx.user;
+    let users = "/var/lib/ganeti/rapi/users on the master";
+    let hint = match status.as_u16() {
+        401 => format!(
+            ": the user name or password was refused: check the RAPI user {user:?} (a line `{user} PASSWORD …` in {users}) and the password file"
+        ),
+        403 if method == Method::GET => format!(
+            ": the RAPI user {user:?} may not read this resource: give it the `read` option (`{user} PASSWORD read`) in {users}"
+        ),
+        403 => format!(
+            ": this call changes the cluster and needs a RAPI user with write access (`{user} PASSWORD write` in {users}); status and run --dry-run need only read access"
+        ),
+        502..=504 => ": the RAPI daemon runs but got no answer from Ganeti's master daemons: check ganeti-luxid and ganeti-wconfd on the master".into(),
+        _ => String::new(),
+    };
+    BackendError::Http {
+        method: method.to_string(),
+        url: url.to_owned(),
+        status: status.as_u16(),
+        message,
+        hint,
+    }
+}
