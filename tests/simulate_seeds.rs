@@ -1,7 +1,9 @@
 //! The chaos simulator on seeds that change: `.ci/run` derives `AUTOREPAIR_SIM_SEED` from the
 //! commit, so every submission explores scenarios no earlier run saw, in addition to the fixed
-//! seeds of the library's tests. The seed is printed so a failure can be replayed with
-//! `autorepair simulate --cluster fixtures/demo.json --seed SEED --scenarios 1 --verbose`.
+//! seeds of the library's tests. The seed is printed (by `.ci/run`, and in a failure's message)
+//! so a failure can be replayed exactly: `AUTOREPAIR_SIM_SEED=SEED cargo test --test
+//! simulate_seeds`; the failure names the one scenario's seed, whose history `autorepair
+//! simulate --seed SCENARIO_SEED --scenarios 1 --verbose` prints with the same limits.
 
 use autorepair::backend::file::parse_fleet;
 use autorepair::plan::plan;
