@@ -2,8 +2,7 @@
 //! commit, so every submission explores scenarios no earlier run saw, in addition to the fixed
 //! seeds of the library's tests. The seed is printed (by `.ci/run`, and in a failure's message)
 //! so a failure can be replayed exactly: `AUTOREPAIR_SIM_SEED=SEED cargo test --test
-//! simulate_seeds`; the failure names the one scenario's seed, whose history `autorepair
-//! simulate --seed SCENARIO_SEED --scenarios 1 --verbose` prints with the same limits.
+//! simulate_seeds`. The failure also prints the failing scenario's minimal event history.
 
 use autorepair::backend::file::parse_fleet;
 use autorepair::plan::plan;
