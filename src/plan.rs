@@ -803,7 +803,102 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     }
     scope_writes.retain(|(group, _)| limiter.halt_for(*group).is_none());
 
-    // Then the failure-domain slots, handed out in a fixed order.
+    let mut granted = grant_slots(&mut evals, &mut plans, limits, active);
+
+    let Budget {
+        admitted,
+        spent,
+        deferred,
+    } = spend_budget(&evals, &mut granted, &mut plans, &mut scope_writes, limits);
+
+    let mut started = 0;
+    let mut domains: FxSet<&str> = FxSet::default();
+    let mut counts: BTreeMap<State, usize> = State::ALL.iter().map(|s| (*s, 0)).collect();
+    for (((e, c), admitted), plan) in evals.into_iter().zip(granted).zip(admitted).zip(&mut plans) {
+        *counts.entry(plan.state).or_default() += 1;
+        if e.active || c.is_some() {
+            domains.extend(e.domain);
+            plan.domain = e.domain.map(|d| index.node_text(d));
+        } else if let Some(d) = e.domain.filter(|_| e.broken) {
+            plan.domain = Some(index.node_text(d));
+        }
+        let object = || ObjectRef::Instance(plan.name.clone());
+        if admitted && !e.adds.is_empty() {
+            plan.actions.push(Action::AddTags {
+                object: object(),
+                tags: e.adds.iter().map(|w| w.tag.clone()).collect(),
+                reason: reasons(&e.adds),
+            });
+        }
+        if let Some(c) = c {
+            plan.next = match c.kind {
+                StartKind::Continuation | StartKind::Retry => Next::Continue {
+                    repair: c.start.repair,
+                    id: c.start.id.clone(),
+                },
+                StartKind::Request | StartKind::Fresh => Next::Start {
+                    repair: c.start.repair,
+                    id: c.start.id.clone(),
+                },
+            };
+            if c.kind != StartKind::Continuation {
+                started += 1;
+            }
+            plan.notes.push(Text::Owned(c.note));
+            plan.actions.push(Action::Repair(c.start));
+        }
+        if admitted && !e.removes.is_empty() {
+            plan.actions.push(Action::RemoveTags {
+                object: object(),
+                tags: e.removes.iter().map(|w| w.tag.clone()).collect(),
+                reason: reasons(&e.removes),
+            });
+        }
+        if plan.next == Next::Nothing {
+            if !plan.actions.is_empty() {
+                plan.next = Next::UpdateTags;
+            } else if plan.blocked.is_some()
+                && (e.broken || matches!(plan.state, State::Pending | State::Failed))
+            {
+                plan.next = Next::Wait;
+            }
+        }
+    }
+    let mut domains_under_repair: Vec<String> = domains.into_iter().map(str::to_owned).collect();
+    domains_under_repair.sort_unstable();
+    Plan {
+        now,
+        targets: plans,
+        scope_actions: scope_writes.into_iter().map(|(_, a)| a).collect(),
+        lint,
+        fleet: FleetSummary {
+            broken,
+            active_repairs: active,
+            started,
+            down_nodes: limiter.down_nodes,
+            domains_under_repair,
+            halted: limiter.cluster,
+            halted_groups: {
+                let mut halts: Vec<Halt> = limiter.groups.into_values().collect();
+                halts.sort_by(|a, b| a.scope.cmp(&b.scope));
+                halts
+            },
+            writes: spent,
+            deferred,
+        },
+        counts,
+    }
+}
+
+/// Hands out the failure-domain slots in a fixed order (continuations, requests, new repairs,
+/// retries; oldest first): a repair starts when its domain already has repairs under way or a
+/// domain slot is free, and the optional per-target cap allows. Returns what may start.
+fn grant_slots(
+    evals: &mut [TargetEval],
+    plans: &mut [TargetPlan],
+    limits: &Limits,
+    active: usize,
+) -> Vec<Option<Box<Candidate>>> {
     let mut order: Vec<usize> = (0..evals.len())
         .filter(|&i| evals[i].candidate.is_some())
         .collect();
@@ -865,11 +960,28 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         granted[i] = Some(c);
     }
 
-    // Last, the write budget: bookkeeping of repairs under way first, then starts, then the
-    // rest. A target's changes go together or wait together for the next pass.
+    granted
+}
+
+/// What the write budget lets through: per target, and in all.
+struct Budget {
+    admitted: Vec<bool>,
+    spent: usize,
+    deferred: usize,
+}
+
+/// The write budget: bookkeeping of repairs under way first, then starts, then the rest. A
+/// target's changes go together or wait together for the next pass; scope changes come last.
+fn spend_budget(
+    evals: &[TargetEval],
+    granted: &mut [Option<Box<Candidate>>],
+    plans: &mut [TargetPlan],
+    scope_writes: &mut Vec<(Option<&str>, Action)>,
+    limits: &Limits,
+) -> Budget {
     let mut costs: Vec<(u8, usize, usize)> = evals
         .iter()
-        .zip(&granted)
+        .zip(granted.iter())
         .enumerate()
         .map(|(i, (e, c))| {
             let repair = c.as_ref().map_or(0, |c| repair_cost(&c.start));
@@ -916,84 +1028,10 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
     }
     spent += scope_writes.len();
 
-    let mut started = 0;
-    let mut domains: FxSet<&str> = FxSet::default();
-    let mut counts: BTreeMap<State, usize> = State::ALL.iter().map(|s| (*s, 0)).collect();
-    for (((e, c), admitted), plan) in evals.into_iter().zip(granted).zip(admitted).zip(&mut plans) {
-        {
-            *counts.entry(plan.state).or_default() += 1;
-            if e.active || c.is_some() {
-                domains.extend(e.domain);
-                plan.domain = e.domain.map(|d| index.node_text(d));
-            } else if let Some(d) = e.domain.filter(|_| e.broken) {
-                plan.domain = Some(index.node_text(d));
-            }
-            let object = || ObjectRef::Instance(plan.name.clone());
-            if admitted && !e.adds.is_empty() {
-                plan.actions.push(Action::AddTags {
-                    object: object(),
-                    tags: e.adds.iter().map(|w| w.tag.clone()).collect(),
-                    reason: reasons(&e.adds),
-                });
-            }
-            if let Some(c) = c {
-                plan.next = match c.kind {
-                    StartKind::Continuation | StartKind::Retry => Next::Continue {
-                        repair: c.start.repair,
-                        id: c.start.id.clone(),
-                    },
-                    StartKind::Request | StartKind::Fresh => Next::Start {
-                        repair: c.start.repair,
-                        id: c.start.id.clone(),
-                    },
-                };
-                if c.kind != StartKind::Continuation {
-                    started += 1;
-                }
-                plan.notes.push(Text::Owned(c.note));
-                plan.actions.push(Action::Repair(c.start));
-            }
-            if admitted && !e.removes.is_empty() {
-                plan.actions.push(Action::RemoveTags {
-                    object: object(),
-                    tags: e.removes.iter().map(|w| w.tag.clone()).collect(),
-                    reason: reasons(&e.removes),
-                });
-            }
-            if plan.next == Next::Nothing {
-                if !plan.actions.is_empty() {
-                    plan.next = Next::UpdateTags;
-                } else if plan.blocked.is_some()
-                    && (e.broken || matches!(plan.state, State::Pending | State::Failed))
-                {
-                    plan.next = Next::Wait;
-                }
-            }
-        }
-    }
-    let mut domains_under_repair: Vec<String> = domains.into_iter().map(str::to_owned).collect();
-    domains_under_repair.sort_unstable();
-    Plan {
-        now,
-        targets: plans,
-        scope_actions: scope_writes.into_iter().map(|(_, a)| a).collect(),
-        lint,
-        fleet: FleetSummary {
-            broken,
-            active_repairs: active,
-            started,
-            down_nodes: limiter.down_nodes,
-            domains_under_repair,
-            halted: limiter.cluster,
-            halted_groups: {
-                let mut halts: Vec<Halt> = limiter.groups.into_values().collect();
-                halts.sort_by(|a, b| a.scope.cmp(&b.scope));
-                halts
-            },
-            writes: spent,
-            deferred,
-        },
-        counts,
+    Budget {
+        admitted,
+        spent,
+        deferred,
     }
 }
 
