@@ -514,20 +514,15 @@ impl<'a> Gen<'a> {
     /// other roles have some; this follows the spec.
     fn worker_template(&self) -> Option<&'a NodeTemplate> {
         let t = self.inputs.template;
-        let mut available: HashSet<&str> = HashSet::new();
-        let mut any = false;
-        for i in 0..self.ms.len() {
-            if self.unused(i) {
-                any = true;
-                available.insert(self.ms[i].role.as_str());
-            }
-        }
-        if !any {
-            return None;
-        }
+        // An early-exit scan per template: cheap while many machines are unused (generating a
+        // large cluster), and there are only a few templates.
+        let available = |role: &str| {
+            (0..self.ms.len())
+                .any(|i| self.unused(i) && (role.is_empty() || self.ms[i].role == role))
+        };
         let mut best: Option<(f64, &NodeTemplate)> = None;
         for tmpl in &t.workers {
-            if !tmpl.role.is_empty() && !available.contains(tmpl.role.as_str()) {
+            if !available(&tmpl.role) {
                 continue;
             }
             let count = if tmpl.role.is_empty() {

@@ -111,11 +111,24 @@ impl Stamp {
 
     /// Go's `time.RFC3339` layout: seconds, no fraction, `Z` for a zero offset.
     pub fn rfc3339(&self) -> String {
+        self.rfc3339_and_month().0
+    }
+
+    /// `YYYY-MM` in the stamp's own offset.
+    pub fn month(&self) -> String {
+        self.rfc3339_and_month().1
+    }
+
+    /// Both forms from one calendar conversion (rendering needs both for every node).
+    pub fn rfc3339_and_month(&self) -> (String, String) {
+        use std::fmt::Write;
         let dt = self.offset.to_datetime(self.at);
-        let mut out = format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-            dt.year(),
-            dt.month(),
+        let mut out = String::with_capacity(25);
+        let _ = write!(out, "{:04}-{:02}", dt.year(), dt.month());
+        let month = out.clone();
+        let _ = write!(
+            out,
+            "-{:02}T{:02}:{:02}:{:02}",
             dt.day(),
             dt.hour(),
             dt.minute(),
@@ -126,15 +139,9 @@ impl Stamp {
             out.push('Z');
         } else {
             let (sign, abs) = if secs < 0 { ('-', -secs) } else { ('+', secs) };
-            out.push_str(&format!("{sign}{:02}:{:02}", abs / 3600, abs / 60 % 60));
+            let _ = write!(out, "{sign}{:02}:{:02}", abs / 3600, abs / 60 % 60);
         }
-        out
-    }
-
-    /// `YYYY-MM` in the stamp's own offset.
-    pub fn month(&self) -> String {
-        let dt = self.offset.to_datetime(self.at);
-        format!("{:04}-{:02}", dt.year(), dt.month())
+        (out, month)
     }
 
     /// Whole days from `now` to this instant, truncated toward zero (negative when past).
