@@ -143,6 +143,17 @@ fn dispatch(cli: Cli) -> Result<Exit> {
     let global = &cli.global;
     match cli.command {
         Command::Tags(TagsCommand::Parse { json, tags }) => Ok(tags_parse(&tags, json)),
+        Command::Sabakan(cmd) => autorepair::sabakan::cli::run(cmd)
+            .map(|()| Exit::Ok)
+            .map_err(|e| {
+                use autorepair::sabakan::cli::Failure;
+                let code = match e.failure {
+                    Failure::Refused => Exit::Partial,
+                    Failure::Usage => Exit::Usage,
+                    Failure::Unreachable => Exit::Unreadable,
+                };
+                Failed(e.into(), code).into()
+            }),
         Command::Generate {
             instances,
             seed,
@@ -306,7 +317,9 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                     }
                     Ok(Exit::Ok)
                 }
-                Command::Tags(TagsCommand::Parse { .. }) | Command::Generate { .. } => {
+                Command::Tags(TagsCommand::Parse { .. })
+                | Command::Generate { .. }
+                | Command::Sabakan(_) => {
                     unreachable!("handled above")
                 }
             }

@@ -158,6 +158,10 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// A CKE cluster configuration (cluster.yml) from a template and the machines sabakan knows:
+    /// check the template, generate a configuration, or maintain one.
+    #[command(subcommand)]
+    Sabakan(crate::sabakan::cli::SabakanCommand),
     /// Save the fleet (e.g. a real cluster read over RAPI) as a fleet file, to replay it offline
     /// with --cluster and --dry-run.
     Snapshot {

@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod plan;
 pub mod policy;
 pub mod report;
+pub mod sabakan;
 pub mod simulate;
 pub mod snapshot;
 pub mod tags;

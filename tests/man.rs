@@ -228,6 +228,56 @@ is logged with the object, the tag and the reason.
 Two runs never act at once: see the lock in \fBFILES\fR.
 "#;
 
+const SABAKAN: &str = r#".SH "CLUSTER CONFIGURATION FROM SABAKAN"
+\fBautorepair sabakan\fR writes and maintains the cluster configuration (\fBcluster.yml\fR) of a
+CKE Kubernetes cluster from a template and the machines sabakan knows, as CKE's sabakan
+integration does (with template weights, \fBminimum-workers\fR, \fBmaximum-workers\fR and the
+replacement of unhealthy control planes). It only prints: give the result to \fBckecli cluster
+set\fR. The same inputs always give the same file.
+.PP
+The template is a cluster.yml whose node entries have no address: exactly one with
+\fBcontrol_plane: true\fR, and one or more worker templates. With two or more, each names its
+machine role with the label \fBcke.cybozu.com/role\fR and may give its share of the workers with
+\fBcke.cybozu.com/weight\fR (a number above 0, default 1). Everything but \fBnodes\fR is copied to
+the output as written.
+.PP
+The machines come from \fB--machines\fR (sabakan's answer to the \fBsearchMachines\fR GraphQL
+query, or its REST machine list) or live from \fB--sabakan\fR with CKE's query and its
+\fB$having\fR/\fB$notHaving\fR variables (\fB--variables\fR). The constraints file takes CKE's
+names: \fBcontrol-plane-count\fR (default 1), \fBminimum-workers\fR (1) and
+\fBmaximum-workers\fR (0, no maximum). \fB--nodes\fR gives the Kubernetes Nodes (\fBkubectl get
+nodes -o json\fR): a control plane with a taint it does not tolerate is replaced.
+.PP
+A new machine is scored (100 - machines already chosen in its rack) x 10, plus 1 to 3 for
+more than 250, 500 and 1000 days before its retire date, minus 1 to 3 for as many days past
+it; removal adds 1000 to a HEALTHY machine, and the lowest score goes. Equal scores go to the
+machine whose serial sorts first. \fBgenerate\fR chooses \fBcontrol-plane-count\fR control
+planes, then \fBminimum-workers\fR workers, from the HEALTHY machines. \fBupdate\fR applies the
+first of these that applies, then fills up to the constraints:
+.IP 1. 4
+remove nodes whose machine is gone;
+.IP 2. 4
+add control planes up to \fBcontrol-plane-count\fR (unused machines first, then workers beyond
+\fBminimum-workers\fR);
+.IP 3. 4
+demote control planes beyond it to workers;
+.IP 4. 4
+replace a control plane that is neither HEALTHY, UPDATING nor UNINITIALIZED, or is tainted;
+.IP 5. 4
+add workers while fewer than \fBminimum-workers\fR are HEALTHY (up to \fBmaximum-workers\fR);
+.IP 6. 4
+remove a worker RETIRED for more than 300 seconds;
+.IP 7. 4
+set the \fBcke.cybozu.com/state\fR taint of RETIRING, RETIRED and UNREACHABLE machines;
+.IP 8. 4
+re-render the nodes when the template or a machine's fields changed.
+.PP
+When none applies, \fBupdate\fR prints the current file unchanged. It never takes half or more
+of the current control planes (etcd members) out at once: such an update fails (exit status 1)
+for a person to decide; a lower \fBcontrol-plane-count\fR is reached in smaller steps.
+\fB--json\fR prints the action, why, the changes and every candidate's score.
+"#;
+
 const CONFIGURATION_INTRO: &str = r#".SH CONFIGURATION
 The config file (TOML) is \fB/etc/autorepair/autorepair.toml\fR, or the file \fB--config\fR
 names. Every key is optional; the defaults are shown. Unknown keys are errors (exit status 2).
@@ -314,7 +364,10 @@ Success.
 .TP
 .B 1
 The pass finished, but some action failed (the others were carried out); or \fBtags parse\fR or
-\fBtags lint\fR found invalid tags; or \fBsimulate\fR found a violated rule.
+\fBtags lint\fR found invalid tags; or \fBsimulate\fR found a violated rule; or
+\fBsabakan validate-template\fR found the template invalid, or \fBsabakan generate\fR or
+\fBupdate\fR cannot produce a configuration without a person (not enough healthy machines, or
+the etcd safety rule).
 .TP
 .B 2
 Usage or configuration error: a bad option or argument, an unreadable or invalid config file, no
@@ -324,7 +377,8 @@ suspended).
 .TP
 .B 3
 The fleet could not be read or saved (the cluster did not answer or refused, the fleet file is
-unreadable), or the metrics file could not be written.
+unreadable), or the metrics file could not be written; or sabakan (\fB--sabakan\fR) did not
+answer, or answered with an error.
 .TP
 .B 4
 Another run or an admin command holds the lock; this one did not act. Harmless for a periodic
@@ -492,6 +546,19 @@ Metrics for Prometheus, and a long-running watcher instead of cron:
 .EX
 autorepair run --metrics-file /var/lib/prometheus/node-exporter/autorepair.prom
 autorepair run --loop --interval 5m --log-json
+.EE
+.RE
+.PP
+A CKE cluster configuration from sabakan: check the template, generate the configuration, then
+keep it up to date (from cron, or by hand), with the reasons and scores as JSON:
+.PP
+.RS 4
+.EX
+autorepair sabakan validate-template template.yml
+autorepair sabakan generate --template template.yml --constraints constraints.json \e
+    --sabakan http://sabakan.example.com:10080 > cluster.yml
+autorepair sabakan update --template template.yml --constraints constraints.json \e
+    --machines machines.json --current cluster.yml --nodes nodes.json --json
 .EE
 .RE
 "#;
@@ -721,7 +788,7 @@ fn page() -> String {
         out.push_str(options.strip_prefix(".SH OPTIONS\n").unwrap_or(&options));
     }
 
-    for section in [TAG_LANGUAGE, STATES, REPAIRS, SAFETY] {
+    for section in [TAG_LANGUAGE, STATES, REPAIRS, SAFETY, SABAKAN] {
         out.push_str(&escape(section));
     }
     out.push_str(&configuration());
@@ -799,6 +866,7 @@ fn hand_written() -> Vec<&'static str> {
         STATES,
         REPAIRS,
         SAFETY,
+        SABAKAN,
         CONFIGURATION_INTRO,
         EXIT_STATUS,
         ENVIRONMENT,

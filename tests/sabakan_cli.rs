@@ -1,0 +1,319 @@
+//! `autorepair sabakan …` as a user runs it, on the example files in fixtures/sabakan/, and
+//! against a fake sabakan GraphQL server.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+const NOW: &str = "2026-06-01T00:00:00Z";
+
+fn bin() -> Command {
+    let mut c = Command::cargo_bin("autorepair").unwrap();
+    c.env_remove("AUTOREPAIR_CONFIG").env_remove("RUST_LOG");
+    c
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/sabakan")
+        .join(name)
+}
+
+fn stdout(c: &mut Command) -> String {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn generate_args(c: &mut Command) -> &mut Command {
+    c.args(["sabakan", "generate", "--template"])
+        .arg(fixture("template.yml"))
+        .arg("--constraints")
+        .arg(fixture("constraints.json"))
+        .args(["--now", NOW])
+}
+
+#[test]
+fn validate_template_exit_codes() {
+    bin()
+        .args(["sabakan", "validate-template"])
+        .arg(fixture("template.yml"))
+        .assert()
+        .success();
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yml");
+    let text = std::fs::read_to_string(fixture("template.yml"))
+        .unwrap()
+        .replace("weight: \"1.0\"", "weight: \"-1\"");
+    std::fs::write(&bad, text).unwrap();
+    let out = bin()
+        .args(["sabakan", "validate-template"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.yml"), "{err}");
+    assert!(
+        err.contains("nodes[2].labels[\"cke.cybozu.com/weight\"]"),
+        "{err}"
+    );
+    let missing = bin()
+        .args(["sabakan", "validate-template", "/nonexistent.yml"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+}
+
+/// Generate, then update with nothing changed: the same file, byte for byte. Then a machine
+/// fails, and update replaces it, saying why with every candidate's score.
+#[test]
+fn generate_then_update() {
+    let generated = stdout(
+        generate_args(&mut bin())
+            .arg("--machines")
+            .arg(fixture("machines.json")),
+    );
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&generated).unwrap();
+    let nodes = doc["nodes"].as_sequence().unwrap();
+    assert_eq!(nodes.len(), 3 + 6);
+    assert_eq!(doc["name"].as_str(), Some("tokyo0"));
+    assert_eq!(
+        doc["options"]["kubelet"]["cri_endpoint"].as_str(),
+        Some("unix:///run/containerd/containerd.sock")
+    );
+    // The 2:1 weights: 4 cs and 2 ss workers.
+    let role = |r: &str| {
+        nodes
+            .iter()
+            .filter(|n| {
+                n["control_plane"].as_bool() == Some(false)
+                    && n["labels"]["cke.cybozu.com/role"].as_str() == Some(r)
+            })
+            .count()
+    };
+    assert_eq!((role("cs"), role("ss")), (4, 2));
+
+    let dir = tempfile::tempdir().unwrap();
+    let current = dir.path().join("cluster.yml");
+    std::fs::write(&current, &generated).unwrap();
+    let update = |machines: &Path, json: bool| {
+        let mut c = bin();
+        c.args(["sabakan", "update", "--template"])
+            .arg(fixture("template.yml"))
+            .arg("--constraints")
+            .arg(fixture("constraints.json"))
+            .arg("--machines")
+            .arg(machines)
+            .arg("--current")
+            .arg(&current)
+            .args(["--now", NOW]);
+        if json {
+            c.arg("--json");
+        }
+        stdout(&mut c)
+    };
+    assert_eq!(update(&fixture("machines.json"), false), generated);
+    let none: Value = serde_json::from_str(&update(&fixture("machines.json"), true)).unwrap();
+    assert_eq!(none["action"], "none");
+    assert_eq!(none["changed"], false);
+
+    // The first control plane's machine fails.
+    let first_cp = nodes[0]["address"].as_str().unwrap().to_owned();
+    let mut machines: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("machines.json")).unwrap()).unwrap();
+    for m in machines["data"]["searchMachines"].as_array_mut().unwrap() {
+        if m["spec"]["ipv4"][0] == first_cp.as_str() {
+            m["status"]["state"] = "UNREACHABLE".into();
+        }
+    }
+    let changed = dir.path().join("machines.json");
+    std::fs::write(&changed, machines.to_string()).unwrap();
+    let out: Value = serde_json::from_str(&update(&changed, true)).unwrap();
+    assert_eq!(out["action"], "replace-control-plane");
+    assert_eq!(out["changed"], true);
+    assert!(out["why"].as_str().unwrap().contains(&first_cp), "{out}");
+    let choice = &out["choices"][0];
+    assert_eq!(choice["purpose"], "add a control plane (unused machines)");
+    let candidates = choice["candidates"].as_array().unwrap();
+    assert!(!candidates.is_empty());
+    assert!(
+        candidates
+            .iter()
+            .all(|c| c["score"].is_i64() && c["serial"].is_string())
+    );
+    assert_eq!(choice["chosen"], candidates[0]["address"]);
+    let new: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(out["cluster"].as_str().unwrap()).unwrap();
+    let demoted = new["nodes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|n| n["address"].as_str() == Some(&first_cp))
+        .unwrap();
+    assert_eq!(demoted["control_plane"].as_bool(), Some(false));
+}
+
+#[test]
+fn refusals_and_bad_inputs_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let tight = dir.path().join("c.json");
+    std::fs::write(
+        &tight,
+        r#"{"control-plane-count": 3, "minimum-workers": 100}"#,
+    )
+    .unwrap();
+    let out = bin()
+        .args(["sabakan", "generate", "--template"])
+        .arg(fixture("template.yml"))
+        .arg("--constraints")
+        .arg(&tight)
+        .arg("--machines")
+        .arg(fixture("machines.json"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the generator refuses: a person acts"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no healthy machine is available"));
+
+    std::fs::write(&tight, r#"{"control-plane-cnt": 3}"#).unwrap();
+    let out = bin()
+        .args(["sabakan", "generate", "--template"])
+        .arg(fixture("template.yml"))
+        .arg("--constraints")
+        .arg(&tight)
+        .arg("--machines")
+        .arg(fixture("machines.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("c.json") && err.contains("control-plane-cnt"),
+        "{err}"
+    );
+
+    // Neither --machines nor --sabakan.
+    let out = bin()
+        .args(["sabakan", "generate", "--template"])
+        .arg(fixture("template.yml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A fake sabakan: answers each request with `answers` in turn and sends back what it got.
+fn fake_sabakan(answers: Vec<(u16, String)>) -> (String, mpsc::Receiver<(String, Value)>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for (status, body) in answers {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            reader.read_line(&mut request_line).unwrap();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = line.split_once(':')
+                    && k.eq_ignore_ascii_case("content-length")
+                {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut buf = vec![0; length];
+            reader.read_exact(&mut buf).unwrap();
+            tx.send((request_line, serde_json::from_slice(&buf).unwrap()))
+                .unwrap();
+            write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn live_sabakan_with_ckes_query_and_variables() {
+    let machines = std::fs::read_to_string(fixture("machines.json")).unwrap();
+    let (url, got) = fake_sabakan(vec![(200, machines.clone()), (200, machines)]);
+    let from_file = stdout(
+        generate_args(&mut bin())
+            .arg("--machines")
+            .arg(fixture("machines.json")),
+    );
+
+    // Without variables: the query's own defaults apply (no "variables" sent).
+    let live = stdout(generate_args(&mut bin()).args(["--sabakan", &url]));
+    assert_eq!(live, from_file);
+    let (line, body) = got.recv().unwrap();
+    assert!(line.starts_with("POST /graphql "), "{line}");
+    assert!(body["query"].as_str().unwrap().contains("query ckeSearch("));
+    assert!(
+        body["query"]
+            .as_str()
+            .unwrap()
+            .contains("searchMachines(having: $having, notHaving: $notHaving)")
+    );
+    assert!(body.get("variables").is_none());
+
+    let dir = tempfile::tempdir().unwrap();
+    let vars = dir.path().join("vars.json");
+    std::fs::write(
+        &vars,
+        r#"{"having":{"roles":["cs","ss"]},"notHaving":{"states":["RETIRED"]}}"#,
+    )
+    .unwrap();
+    stdout(
+        generate_args(&mut bin())
+            .args(["--sabakan", &format!("{url}/graphql")])
+            .arg("--variables")
+            .arg(&vars),
+    );
+    let (_, body) = got.recv().unwrap();
+    assert_eq!(
+        body["variables"]["having"]["roles"],
+        serde_json::json!(["cs", "ss"])
+    );
+    assert_eq!(body["variables"]["having"]["states"], Value::Null);
+    assert_eq!(
+        body["variables"]["notHaving"]["states"],
+        serde_json::json!(["RETIRED"])
+    );
+}
+
+#[test]
+fn sabakan_errors_exit_3() {
+    let (url, _got) = fake_sabakan(vec![
+        (500, "{}".into()),
+        (200, r#"{"errors":[{"message":"bad query"}]}"#.into()),
+    ]);
+    for want in ["HTTP 500", "bad query"] {
+        let out = generate_args(&mut bin())
+            .args(["--sabakan", &url])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want) && err.contains(&url), "{err}");
+    }
+}
