@@ -206,4 +206,27 @@ mod tests {
         );
         assert!(third.contains("autorepair_action_errors 1\n"));
     }
+
+    #[test]
+    fn a_mass_failure_is_a_series_that_names_its_scope_and_limit() {
+        let snap = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
+        let strict = Limits {
+            max_down_nodes_per_group: 1,
+            ..Limits::default()
+        };
+        let plan = crate::plan::plan(&snap, 1_800_000_000, &strict, 1);
+        let text = render("", &plan, &Report::default(), Duration::ZERO, 1_800_000_000);
+        let series: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("autorepair_mass_failure{"))
+            .collect();
+        assert_eq!(
+            series,
+            vec![
+                "autorepair_mass_failure{scope=\"group/ams-b\",limit=\"max_down_nodes_per_group\"} 1"
+            ]
+        );
+        // Only a fleet-wide halt sets the fleet-wide gauge.
+        assert!(text.contains("autorepair_halted 0\n"), "{text}");
+    }
 }
