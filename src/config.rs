@@ -38,7 +38,9 @@ pub struct Limits {
     pub max_broken: Option<usize>,
     /// At most this many writes per pass: each tag change and each submitted operation is a
     /// Ganeti job, and a flood of them stalls the master. What does not fit waits for the
-    /// next pass, bookkeeping of repairs under way first.
+    /// next pass, bookkeeping of repairs under way first. The default lets one dead node that
+    /// is primary of 40 drbd instances and secondary of 40 more start all 80 repairs at once
+    /// (5 and 4 writes each).
     pub max_writes_per_pass: usize,
     /// Success and enoperm results older than this are removed. Failures never are.
     #[serde(with = "humantime_serde")]
@@ -68,7 +70,7 @@ impl Default for Limits {
             max_domains_under_repair: 1,
             max_pending: None,
             max_broken: None,
-            max_writes_per_pass: 300,
+            max_writes_per_pass: 500,
             result_retention: Duration::from_secs(7 * 86400),
             max_results: 20,
             retry_interval: Duration::from_secs(15 * 60),

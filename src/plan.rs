@@ -1035,10 +1035,12 @@ fn spend_budget(
     }
 }
 
-/// The writes a repair start makes: its first pending tag, one job per operation, the tag
-/// that records the jobs, and the removal of the tags it replaces.
+/// The writes a repair start makes (as the executor makes them): its first pending tag, one
+/// job per operation, the tag that records the jobs, and one removal of the tags it supersedes
+/// (the first tag and any it replaces).
 fn repair_cost(r: &RepairStart) -> usize {
-    usize::from(r.write_first.is_some()) + r.ops.len() + 1 + usize::from(!r.replaces.is_empty())
+    let superseded = r.write_first.is_some() || !r.replaces.is_empty();
+    usize::from(r.write_first.is_some()) + r.ops.len() + 1 + usize::from(superseded)
 }
 
 /// The distinct reasons of a batch of tag writes, in order.

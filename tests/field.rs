@@ -99,6 +99,8 @@ fn states_of(v: &Value, node: &str) -> Vec<String> {
         .collect()
 }
 
+/// node2 is the primary of 40 drbd instances and the secondary of node1's 40: all 80 repairs
+/// (40 failovers, 40 new secondaries) start in the first pass with the default limits.
 #[test]
 fn one_dead_node_with_40_instances_is_repaired_within_three_passes() {
     let dir = tempfile::tempdir().unwrap();
@@ -109,6 +111,11 @@ fn one_dead_node_with_40_instances_is_repaired_within_three_passes() {
         states_of(&after_one, ".node2"),
         vec!["pending"; 40],
         "every instance of the dead node is pending after the first pass"
+    );
+    assert_eq!(
+        states_of(&after_one, ".node1"),
+        vec!["pending"; 40],
+        "every instance whose secondary died is pending after the first pass"
     );
     let mut passes = 1;
     while passes < 3

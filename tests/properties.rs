@@ -840,7 +840,7 @@ fn max_single_target_cost(p: &Plan) -> usize {
                         usize::from(r.write_first.is_some())
                             + r.ops.len()
                             + 1
-                            + usize::from(!r.replaces.is_empty())
+                            + usize::from(r.write_first.is_some() || !r.replaces.is_empty())
                     }
                     _ => 1,
                 })

@@ -565,8 +565,9 @@ fn one_dead_node_is_repaired_at_once_with_the_default_limits() {
     );
     assert_eq!(p.fleet.domains_under_repair, vec!["n1".to_owned()]);
     assert!(p.fleet.halted.is_none() && p.fleet.halted_groups.is_empty());
-    // Each start: the pending tag, the failover job, the tag that records it.
-    assert_eq!(p.fleet.writes, 40 * 3);
+    // Each start: the pending tag, the failover job, the tag that records it, the removal of
+    // the first tag.
+    assert_eq!(p.fleet.writes, 40 * 4);
     // The state is the state now: nothing is pending before the pass writes its tags.
     assert_eq!(p.counts[&State::NeedsRepair], 40);
     assert_eq!(p.counts[&State::Pending], 0);
@@ -667,13 +668,13 @@ fn the_limiter_counts_failure_domains_and_says_which_limit_held() {
             }),
         },
         Case {
-            what: "the write budget: 3 writes a start",
+            what: "the write budget: 4 writes a start",
             limits: Limits {
                 max_writes_per_pass: 30,
                 ..d()
             },
             also_down: &[],
-            started: 10,
+            started: 7,
             halted: None,
             blocked: Some(Blocked::WriteBudget),
         },
