@@ -857,9 +857,13 @@ pub fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
         if plan.next == Next::Nothing {
             if !plan.actions.is_empty() {
                 plan.next = Next::UpdateTags;
-            } else if plan.blocked.is_some()
+            } else if plan
+                .blocked
+                .as_ref()
+                .is_some_and(|b| *b != Blocked::NoPolicy)
                 && (e.broken || matches!(plan.state, State::Pending | State::Failed))
             {
+                // A target nobody put under autorepair waits for nothing.
                 plan.next = Next::Wait;
             }
         }

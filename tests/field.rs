@@ -196,5 +196,5 @@ fn a_target_without_any_policy_gets_no_tag() {
         .find(|t| t["name"] == "inst00.node2")
         .unwrap();
     assert_eq!(t["blocked"]["reason"], "no-policy");
-    assert_eq!(t["next"]["do"], "wait");
+    assert_eq!(t["next"]["do"], "nothing");
 }
