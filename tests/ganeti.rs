@@ -225,7 +225,19 @@ impl Testbed {
         path
     }
 
+    /// A config file with exactly `text` (empty: every limit at its default).
+    fn config_text(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
     fn std_command(&self, iallocator: &str) -> std::process::Command {
+        self.std_command_with(&self.config(iallocator))
+    }
+
+    /// autorepair as the testbed's write user, with the given config file.
+    fn std_command_with(&self, config: &Path) -> std::process::Command {
         let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("autorepair"));
         c.env_remove("AUTOREPAIR_RAPI_PASSWORD")
             .arg("--rapi")
@@ -239,7 +251,7 @@ impl Testbed {
             .arg("--lock-file")
             .arg(self.dir.path().join("lock"))
             .arg("--config")
-            .arg(self.config(iallocator));
+            .arg(config);
         c
     }
 
@@ -273,6 +285,52 @@ impl Testbed {
         for _ in 0..n {
             self.pass(iallocator);
         }
+    }
+
+    /// One real pass with the given config file; the cluster is not waited for.
+    fn run_with(&self, config: &Path) {
+        Command::from_std(self.std_command_with(config))
+            .arg("run")
+            .assert()
+            .success();
+    }
+
+    /// Every job in the queue (archived jobs excepted), by id.
+    fn job_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .get("/2/jobs?bulk=1")
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["id"].as_u64().unwrap())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Every tag on the cluster, its groups, nodes and the given instances, as Ganeti stores them.
+    fn all_tags(&self, instances: &[&str]) -> Vec<(String, Vec<String>)> {
+        let mut paths = vec!["/2/tags".to_owned(), "/2/groups/default/tags".to_owned()];
+        for n in [&self.node1, &self.node2] {
+            paths.push(format!("/2/nodes/{n}/tags"));
+        }
+        for i in instances {
+            paths.push(format!("/2/instances/{i}{FQDN}/tags"));
+        }
+        paths
+            .into_iter()
+            .map(|p| {
+                let mut tags: Vec<String> = self
+                    .get(&p)
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_str().unwrap().to_owned())
+                    .collect();
+                tags.sort();
+                (p, tags)
+            })
+            .collect()
     }
 
     fn endpoint(&self) -> Endpoint {
@@ -732,4 +790,165 @@ fn a_wrong_certificate_a_closed_port_and_an_unknown_name_each_say_so() {
             assert!(!stderr.contains("retrying"), "{stderr}");
         }
     }
+}
+
+/// Issue 7: one dead node is one failure domain. With the default config (no limit overridden),
+/// the first pass submits a failover for every instance of the dead node at once, and a pass or
+/// two later every one of them runs on node1 with a success result.
+#[test]
+#[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
+fn one_dead_node_is_failed_over_in_one_pass_with_the_default_config() {
+    let tb = testbed();
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let names: Vec<String> = (30..40).map(|i| format!("inst{i}")).collect();
+    let fleet: Vec<(&str, u8, &str)> = names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| {
+            let template = if k % 2 == 0 { "diskless" } else { "sharedfile" };
+            (n.as_str(), 2, template)
+        })
+        .collect();
+    fresh(&tb, &fleet);
+    tb.add_tags("/2/tags", &[t("failover")]);
+    tb.role(&tb.node2, "offline");
+    let defaults = tb.config_text("defaults.toml", "");
+
+    tb.run_with(&defaults);
+    // Right after the first pass, before anything finished: one failover job per instance.
+    let jobs = tb.get("/2/jobs?bulk=1");
+    let mut first = Vec::new();
+    for n in &names {
+        let name = format!("{n}{FQDN}");
+        let ids: Vec<u64> = jobs
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| {
+                j["ops"].as_array().is_some_and(|ops| {
+                    ops.iter().any(|o| {
+                        o["OP_ID"] == "OP_INSTANCE_FAILOVER" && o["instance_name"] == name.as_str()
+                    })
+                })
+            })
+            .map(|j| j["id"].as_u64().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 1, "{n}: failover jobs after the first pass");
+        first.push(ids[0]);
+    }
+    tb.settle();
+    for n in &names {
+        assert_eq!(tb.pending(n), 1, "{n} is pending after the first pass");
+    }
+
+    for _ in 0..2 {
+        tb.run_with(&defaults);
+        tb.settle();
+    }
+    for (n, job) in names.iter().zip(&first) {
+        assert_eq!(tb.pnode(n), tb.node1, "{n} runs on node1");
+        assert_eq!(tb.wait(*job), "success", "{n}: job {job}");
+        let results = tb.results(n);
+        assert_eq!(results.len(), 1, "{n}: {results:?}");
+        assert_eq!(
+            (results[0].0.as_str(), results[0].1, results[0].2.clone()),
+            ("failover", RepairResult::Success, vec![*job]),
+            "{n}"
+        );
+        assert_eq!(tb.pending(n), 0, "{n}");
+        assert_eq!(
+            tb.jobs_of(n, "OP_INSTANCE_FAILOVER").len(),
+            1,
+            "{n}: one failover, not two"
+        );
+    }
+}
+
+/// Issue 7: a mass failure writes nothing. With `max_down_nodes_per_group = 0`, node2 going
+/// offline trips the limit: a real pass creates no Ganeti job at all and changes no tag, and
+/// `status` names the limit. Then, with the default config, the instances with a policy are
+/// failed over and the one with no policy at all gets no tag.
+#[test]
+#[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
+fn a_mass_failure_writes_nothing_and_no_policy_gets_no_tag() {
+    let tb = testbed();
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let names = ["inst40", "inst41", "inst42"];
+    fresh(
+        &tb,
+        &[
+            ("inst40", 2, "diskless"),
+            ("inst41", 2, "sharedfile"),
+            ("inst42", 2, "diskless"),
+        ],
+    );
+    for n in ["inst40", "inst41"] {
+        tb.add_tags(&format!("/2/instances/{n}{FQDN}/tags"), &[t("failover")]);
+    }
+    tb.role(&tb.node2, "offline");
+    tb.settle();
+    let mass = tb.config_text("mass.toml", "[limits]\nmax_down_nodes_per_group = 0\n");
+
+    let (jobs, tags) = (tb.job_ids(), tb.all_tags(&names));
+    tb.run_with(&mass);
+    tb.settle();
+    assert_eq!(tb.job_ids(), jobs, "a mass failure creates no Ganeti job");
+    assert_eq!(tb.all_tags(&names), tags, "a mass failure changes no tag");
+    for n in names {
+        assert_eq!(tb.pnode(n), tb.node2, "{n} not moved");
+    }
+
+    let out = Command::from_std(tb.std_command_with(&mass))
+        .env("NO_COLOR", "1")
+        .arg("status")
+        .assert()
+        .success();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.get_output().stdout),
+        String::from_utf8_lossy(&out.get_output().stderr)
+    );
+    assert!(text.contains("max_down_nodes_per_group"), "{text}");
+    let out = Command::from_std(tb.std_command_with(&mass))
+        .args(["status", "--json"])
+        .assert()
+        .success();
+    let status: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let limits: Vec<&str> = status["fleet"]["halted_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            status["fleet"]["halted"]
+                .as_object()
+                .map(|_| &status["fleet"]["halted"]),
+        )
+        .filter_map(|h| h["limit"].as_str())
+        .collect();
+    assert!(
+        limits.contains(&"max_down_nodes_per_group"),
+        "{}",
+        status["fleet"]
+    );
+    assert_eq!(tb.job_ids(), jobs, "status writes nothing either");
+
+    // The same fleet is no mass failure under the defaults.
+    let defaults = tb.config_text("defaults.toml", "");
+    for _ in 0..3 {
+        tb.run_with(&defaults);
+        tb.settle();
+    }
+    for n in ["inst40", "inst41"] {
+        assert_eq!(tb.pnode(n), tb.node1, "{n}");
+        let results = tb.results(n);
+        assert_eq!(results.len(), 1, "{n}: {results:?}");
+        assert_eq!(results[0].1, RepairResult::Success, "{n}");
+    }
+    assert_eq!(tb.pnode("inst42"), tb.node2, "no policy: not moved");
+    assert!(
+        tb.tags("inst42").is_empty(),
+        "no policy: no tag at all, not even enoperm: {:?}",
+        tb.tags("inst42")
+    );
+    assert!(tb.jobs_of("inst42", "OP_INSTANCE_FAILOVER").is_empty());
 }
