@@ -4,6 +4,8 @@
 //! Failing cases are not persisted to disk (`failure_persistence: None`): when one fails, copy
 //! the shrunk case from the output into a plain `#[test]` below.
 
+mod common;
+
 use autorepair::config::Limits;
 use autorepair::plan::{Action, Next, Plan, plan};
 use autorepair::policy::Policy;
@@ -17,28 +19,11 @@ use autorepair::tags::{
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
+use proptest::test_runner::Config;
 use std::collections::{HashMap, HashSet};
 
-/// `PROPTEST_CASES` overrides the number of cases, for longer runs than CI's.
 fn config(cases: u32) -> Config {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(cases);
-    // CI is reproducible: a fixed seed unless PROPTEST_RNG_SEED says otherwise (any number, or
-    // `random` to explore new cases locally).
-    let rng_seed = match std::env::var("PROPTEST_RNG_SEED").as_deref() {
-        Ok("random") => RngSeed::Random,
-        Ok(n) => n.parse().unwrap_or(RngSeed::Fixed(20261122)),
-        Err(_) => RngSeed::Fixed(20261122),
-    };
-    Config {
-        cases,
-        failure_persistence: None,
-        rng_seed,
-        ..Config::default()
-    }
+    common::proptest_config(cases, 20261122)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 //! The cluster generator (`autorepair::sabakan`): every rule of facts §8 and the spec's worked
 //! examples as tables, property tests, and a simulated year of a 500-machine data centre.
 
+mod common;
+
 use autorepair::sabakan::{
     Action, Constraints, Current, Error, Inputs, KubeNodes, Machine, Node, Outcome, Stamp, State,
     Taint, Template, generate, update,
 };
 use jiff::{SignedDuration, Timestamp};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
+use proptest::test_runner::Config;
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -1017,21 +1019,7 @@ fn machine_data_errors_name_the_machine() {
 // Properties
 
 fn config(cases: u32) -> Config {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(cases);
-    let rng_seed = match std::env::var("PROPTEST_RNG_SEED").as_deref() {
-        Ok("random") => RngSeed::Random,
-        Ok(n) => n.parse().unwrap_or(RngSeed::Fixed(20261123)),
-        Err(_) => RngSeed::Fixed(20261123),
-    };
-    Config {
-        cases,
-        failure_persistence: None,
-        rng_seed,
-        ..Config::default()
-    }
+    common::proptest_config(cases, 20261123)
 }
 
 fn state() -> impl Strategy<Value = State> {
