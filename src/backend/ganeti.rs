@@ -87,6 +87,9 @@ fn api(message: impl Into<String>) -> BackendError {
 /// waits without crowding the master.
 const PARALLEL_READS: usize = 6;
 
+/// How long a pass waits, at its end, for Ganeti to apply the tag writes it queued.
+const TAG_JOB_WAIT: Duration = Duration::from_secs(15 * 60);
+
 impl Rapi {
     pub fn connect(endpoint: &Endpoint) -> Result<Rapi, BackendError> {
         let url = endpoint.url.trim_end_matches('/').to_owned();
@@ -864,6 +867,55 @@ impl Backend for Rapi {
 
     fn supports(&self, kind: OpKind) -> bool {
         kind != OpKind::Move
+    }
+
+    /// Ganeti applies tag writes as queued jobs, behind the repairs that hold the instance's
+    /// lock. A pass that read the tags before the previous pass's writes were applied would
+    /// write them again (measured on the testbed with passes back to back: results written
+    /// several times, pending tags re-added after their result). So a pass ends when its tag
+    /// writes are applied; those of one object are chained, so the last one of each is waited
+    /// for. A read failure or the time limit ends the wait with a warning, not an error: the
+    /// writes were made.
+    fn finish_pass(&mut self, _now: i64) -> Result<(), BackendError> {
+        let mut waiting: Vec<u64> = self.last_tag_job.values().copied().collect();
+        waiting.sort_unstable();
+        let deadline = Instant::now() + TAG_JOB_WAIT;
+        let mut pause = Duration::from_millis(200);
+        while !waiting.is_empty() {
+            let paths: Vec<String> = waiting.iter().map(|id| format!("/2/jobs/{id}")).collect();
+            let mut unfinished = Vec::new();
+            for (&id, answer) in waiting.iter().zip(self.get_all(&paths)) {
+                match answer {
+                    Ok(v) => {
+                        let done = job_from_rapi(&v)
+                            .is_none_or(|j| j.status.is_none_or(JobStatus::is_finished));
+                        if !done {
+                            unfinished.push(id);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(job = id, "cannot follow a tag job: {e}");
+                    }
+                }
+            }
+            waiting = unfinished;
+            if waiting.is_empty() {
+                break;
+            }
+            if Instant::now() >= deadline {
+                tracing::warn!(
+                    jobs = ?waiting,
+                    "tag jobs still queued after {}: the next pass may read tags not yet written",
+                    humantime::format_duration(TAG_JOB_WAIT)
+                );
+                break;
+            }
+            tracing::debug!(jobs = waiting.len(), "waiting for tag jobs to be applied");
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
+        self.last_tag_job.clear();
+        Ok(())
     }
 }
 
