@@ -5,8 +5,8 @@
 //! includes dropping the plan, as a real pass does. The `thrpt` line is instances per second.
 
 use autorepair::config::Limits;
-use autorepair::generate::{BASE_EPOCH, Spec, generate};
-use autorepair::plan::plan;
+use autorepair::ganeti::generate::{BASE_EPOCH, Spec, generate};
+use autorepair::ganeti::plan;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
@@ -43,7 +43,7 @@ fn bench(c: &mut Criterion) {
         .sample_size(10)
         .throughput(Throughput::Elements(n as u64));
     g.bench_with_input(BenchmarkId::new("parse", n), &text, |b, text| {
-        b.iter(|| autorepair::backend::file::parse_fleet(black_box(text)).expect("valid"))
+        b.iter(|| autorepair::ganeti::file::parse_fleet(black_box(text)).expect("valid"))
     });
     g.finish();
 }

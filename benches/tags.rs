@@ -2,9 +2,9 @@
 //!
 //! `cargo bench --bench tags`; the `thrpt` line is tags per second (criterion's `elem/s`).
 
-use autorepair::generate::{Spec, generate};
-use autorepair::snapshot::Snapshot;
-use autorepair::tags::{Tag, parse};
+use autorepair::ganeti::generate::{Spec, generate};
+use autorepair::ganeti::snapshot::Snapshot;
+use autorepair::ganeti::tags::{Tag, parse};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
@@ -33,7 +33,7 @@ fn bench(c: &mut Criterion) {
     let fleet = all_tags(&generate(&Spec::new(10_000, 42)));
     let own: Vec<String> = fleet
         .iter()
-        .filter(|t| t.starts_with(autorepair::tags::PREFIX))
+        .filter(|t| t.starts_with(autorepair::ganeti::tags::PREFIX))
         .cloned()
         .collect();
     let messy = all_tags(&generate(&Spec {

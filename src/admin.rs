@@ -1,8 +1,8 @@
 //! Admin verbs: the tag edits people ask for, computed purely from the snapshot.
 
-use crate::plan::Action;
-use crate::snapshot::{ObjectRef, Snapshot};
-use crate::tags::{self, RepairResult, RepairType, Tag};
+use crate::ganeti::Action;
+use crate::ganeti::snapshot::{ObjectRef, Snapshot};
+use crate::ganeti::tags::{self, RepairResult, RepairType, Tag};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verb {
@@ -72,7 +72,7 @@ pub fn suspend_end(
 
 /// The tag changes for one verb on one object, as actions (adds before removes).
 pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Action>, AdminError> {
-    if matches!(object, ObjectRef::Node(_)) {
+    if object.is(crate::ganeti::kind::NODE) {
         return Err(AdminError::Refused {
             object: object.clone(),
             message: "autorepair tags on nodes have no effect: use the instance, its group or the cluster".into(),
@@ -89,7 +89,7 @@ pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Act
         .iter()
         .filter_map(|t| tags::parse(t).ok().map(|p| (t, p)))
         .collect();
-    let is_instance = matches!(object, ObjectRef::Instance(_));
+    let is_instance = object.is(crate::ganeti::kind::INSTANCE);
     let (add, remove, reason): (Vec<String>, Vec<String>, String) = match verb {
         Verb::Allow(level) => {
             let add: Vec<String> = level.iter().map(|t| tags::render_policy(*t)).collect();
@@ -169,16 +169,16 @@ pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Act
     let add: Vec<String> = add.into_iter().filter(|t| !current.contains(t)).collect();
     let mut actions = Vec::new();
     if !add.is_empty() {
-        actions.push(Action::AddTags {
+        actions.push(Action::AddMarks {
             object: object.clone(),
-            tags: add,
+            marks: add,
             reason: reason.clone(),
         });
     }
     if !remove.is_empty() {
-        actions.push(Action::RemoveTags {
+        actions.push(Action::RemoveMarks {
             object: object.clone(),
-            tags: remove,
+            marks: remove,
             reason,
         });
     }
@@ -188,8 +188,8 @@ pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Act
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::{Cluster, Group, Instance};
-    use crate::tags::PREFIX;
+    use crate::ganeti::snapshot::{Cluster, Group, Instance};
+    use crate::ganeti::tags::PREFIX;
 
     const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
 
@@ -222,10 +222,10 @@ mod tests {
         let (mut add, mut rm) = (vec![], vec![]);
         for a in actions {
             match a {
-                Action::AddTags { tags, .. } => {
+                Action::AddMarks { marks: tags, .. } => {
                     add.extend(tags.iter().map(|t| t.trim_start_matches(PREFIX).to_owned()))
                 }
-                Action::RemoveTags { tags, .. } => {
+                Action::RemoveMarks { marks: tags, .. } => {
                     rm.extend(tags.iter().map(|t| t.trim_start_matches(PREFIX).to_owned()))
                 }
                 Action::Repair(_) => panic!("admin verbs never repair"),
@@ -237,8 +237,8 @@ mod tests {
     #[test]
     fn verbs_write_the_right_tags() {
         let snap = fleet();
-        let g = ObjectRef::Group("g".into());
-        let i = ObjectRef::Instance("i".into());
+        let g = crate::ganeti::group("g");
+        let i = crate::ganeti::instance("i");
         let failure = format!("result:failover:{ID}:5:failure:7");
         let cases: Vec<(ObjectRef, Verb, Vec<&str>, Vec<&str>)> = vec![
             (
@@ -265,7 +265,12 @@ mod tests {
                 vec!["suspend:99"],
                 vec![],
             ),
-            (ObjectRef::Cluster, Verb::Resume, vec![], vec!["suspend"]),
+            (
+                crate::ganeti::cluster(),
+                Verb::Resume,
+                vec![],
+                vec!["suspend"],
+            ),
             (i.clone(), Verb::Clear, vec![], vec![failure.as_str()]),
         ];
         for (object, verb, add, rm) in cases {
@@ -337,15 +342,15 @@ mod tests {
         let snap = fleet();
         let cases = [
             (
-                ObjectRef::Instance("nope".into()),
+                crate::ganeti::instance("nope"),
                 Verb::Clear,
                 "not in the fleet",
             ),
-            (ObjectRef::Group("g".into()), Verb::Resume, "not suspended"),
-            (ObjectRef::Group("g".into()), Verb::Clear, "instances"),
-            (ObjectRef::Node("n".into()), Verb::Allow(None), "no effect"),
+            (crate::ganeti::group("g"), Verb::Resume, "not suspended"),
+            (crate::ganeti::group("g"), Verb::Clear, "instances"),
+            (crate::ganeti::node("n"), Verb::Allow(None), "no effect"),
             (
-                ObjectRef::Cluster,
+                crate::ganeti::cluster(),
                 Verb::Request {
                     repair: RepairType::Migrate,
                     id: ID.into(),
@@ -364,7 +369,7 @@ mod tests {
             .push(format!("{PREFIX}pending:migrate:{ID}:3:"));
         let e = edits(
             &snap,
-            &ObjectRef::Instance("i".into()),
+            &crate::ganeti::instance("i"),
             &Verb::Request {
                 repair: RepairType::Migrate,
                 id: ID.into(),

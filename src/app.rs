@@ -2,13 +2,16 @@
 
 use anyhow::{Context, Result, bail};
 use autorepair::admin::{self, Verb};
-use autorepair::backend::ganeti::{self, Endpoint};
-use autorepair::backend::{Backend, BackendError, file, file::FleetFile};
 use autorepair::cli::{Cli, Command, GlobalArgs, Level, RunArgs, SimulateArgs, TagsCommand};
 use autorepair::config::{Config, DEFAULT_CONFIG_PATH};
-use autorepair::plan::{self, Plan};
-use autorepair::tags::{Tag, TagJson};
-use autorepair::{exec, lock, metrics, report};
+use autorepair::engine::{self, Backend as _, BackendError, exec};
+use autorepair::ganeti::rapi::{self as ganeti, Endpoint};
+use autorepair::ganeti::tags::{Tag, TagJson};
+use autorepair::ganeti::{Ganeti, Plan, file, file::FleetFile};
+use autorepair::{lock, metrics, report};
+
+/// Every backend of the Ganeti family, behind one type.
+type Backend = dyn engine::Backend<Ganeti>;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -116,9 +119,9 @@ fn execute_and_save(
     global: &GlobalArgs,
     fleet: &Source,
     plan: &Plan,
-    backend: &mut dyn Backend,
-    save: impl FnOnce(&mut dyn Backend, &exec::Report) -> Result<bool, BackendError>,
-) -> (exec::Report, Result<(), BackendError>) {
+    backend: &mut Backend,
+    save: impl FnOnce(&mut Backend, &exec::Report<Ganeti>) -> Result<bool, BackendError>,
+) -> (exec::Report<Ganeti>, Result<(), BackendError>) {
     let Source::File(_) = fleet else {
         let done = exec::execute(plan, backend);
         let saved = save(backend, &done).map(drop);
@@ -167,10 +170,10 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                 ))
                 .exit_with(Exit::Usage);
             }
-            let mut spec = autorepair::generate::Spec::new(instances, seed);
+            let mut spec = autorepair::ganeti::generate::Spec::new(instances, seed);
             spec.broken_node_share = broken;
             spec.contradictions = contradictions;
-            let fleet = autorepair::generate::generate(&spec);
+            let fleet = autorepair::ganeti::generate::generate(&spec);
             match output {
                 Some(path) => FleetFile::create(&path, fleet)
                     .flush()
@@ -284,7 +287,7 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                         global,
                         &config,
                         &fleet_path,
-                        &instance.parse().map_err(anyhow::Error::msg)?,
+                        &autorepair::ganeti::parse_object(&instance).map_err(anyhow::Error::msg)?,
                         &verb,
                     )
                 }
@@ -292,7 +295,7 @@ fn dispatch(cli: Cli) -> Result<Exit> {
                     global,
                     &config,
                     &fleet_path,
-                    &instance.parse().map_err(anyhow::Error::msg)?,
+                    &autorepair::ganeti::parse_object(&instance).map_err(anyhow::Error::msg)?,
                     &Verb::Clear,
                 ),
                 Command::Simulate(args) => simulate(&config, &fleet_path, &args),
@@ -331,27 +334,30 @@ fn tags_parse(tags: &[String], json: bool) -> Exit {
     let mut invalid = false;
     for t in tags {
         let parsed = TagJson::of(t);
-        invalid |= matches!(parsed.body, autorepair::tags::TagJsonBody::Invalid { .. });
+        invalid |= matches!(
+            parsed.body,
+            autorepair::ganeti::tags::TagJsonBody::Invalid { .. }
+        );
         if json {
             println!(
                 "{}",
                 serde_json::to_string(&parsed).expect("tag JSON always serialises")
             );
         } else {
-            match autorepair::tags::parse(t) {
+            match autorepair::ganeti::tags::parse(t) {
                 Ok(Tag::Foreign) => println!("{t}: foreign (not an autorepair tag)"),
                 Ok(Tag::Policy(r)) => println!("{t}: allows repairs up to {r}"),
                 Ok(Tag::Suspend { until: None }) => println!("{t}: suspended, no end"),
                 Ok(Tag::Suspend { until: Some(u) }) => {
-                    println!("{t}: suspended until {}", plan::rfc3339(u))
+                    println!("{t}: suspended until {}", engine::rfc3339(u))
                 }
                 Ok(Tag::Pending(p)) => println!(
                     "{t}: {} repair {} pending since {}, jobs {:?}{}",
                     p.repair,
                     p.id,
-                    plan::rfc3339(p.since),
-                    p.jobs.to_vec(),
-                    if p.jobs.is_empty() {
+                    engine::rfc3339(p.since),
+                    p.ops.to_vec::<u64>(),
+                    if p.ops.is_empty() {
                         " (a request, or not yet submitted)"
                     } else {
                         ""
@@ -362,8 +368,8 @@ fn tags_parse(tags: &[String], json: bool) -> Exit {
                     r.repair,
                     r.id,
                     r.result,
-                    plan::rfc3339(r.at),
-                    r.jobs.to_vec()
+                    engine::rfc3339(r.at),
+                    r.ops.to_vec::<u64>()
                 ),
                 Err(e) => println!("{t}: INVALID ({}): {}", e.code.as_str(), e.message),
             }
@@ -486,7 +492,7 @@ fn now(given: Option<i64>) -> i64 {
     })
 }
 
-fn open(source: &Source) -> Result<Box<dyn Backend>> {
+fn open(source: &Source) -> Result<Box<Backend>> {
     Ok(match source {
         Source::File(path) => Box::new(FleetFile::open(path).exit_with(Exit::Unreadable)?),
         Source::Rapi(endpoint) => Box::new(ganeti::Rapi::connect(endpoint).exit_with(Exit::Usage)?),
@@ -496,10 +502,10 @@ fn open(source: &Source) -> Result<Box<dyn Backend>> {
 /// The planner's limits, told which operations this backend cannot run.
 fn limits_for(
     limits: &autorepair::config::Limits,
-    backend: &dyn Backend,
+    backend: &Backend,
 ) -> autorepair::config::Limits {
     let mut limits = limits.clone();
-    limits.unsupported_ops = autorepair::snapshot::OpKind::ALL
+    limits.unsupported_ops = autorepair::ganeti::snapshot::OpKind::ALL
         .into_iter()
         .filter(|k| !backend.supports(*k))
         .collect();
@@ -512,7 +518,7 @@ fn read_plan(source: &Source, config: &Config, at: Option<i64>) -> Result<Plan> 
         .snapshot()
         .with_context(|| format!("cannot read the fleet from {}", source.describe()))
         .exit_with(Exit::Unreadable)?;
-    Ok(plan::plan(
+    Ok(autorepair::ganeti::plan(
         &snap,
         now(at),
         &limits_for(&config.limits, backend.as_ref()),
@@ -588,7 +594,7 @@ fn one_pass(
         .exit_with(Exit::Unreadable)?;
     let at = now(args.clock.now);
     let seed = uuid::Uuid::new_v4().as_u64_pair().0;
-    let plan = plan::plan(&snap, at, &limits_for(limits, backend.as_ref()), seed);
+    let plan = autorepair::ganeti::plan(&snap, at, &limits_for(limits, backend.as_ref()), seed);
     if args.json {
         println!("{}", serde_json::to_string(&report::status_json(&plan))?);
     }
@@ -654,7 +660,7 @@ fn admin_verb(
     global: &GlobalArgs,
     config: &Config,
     fleet: &Source,
-    object: &autorepair::snapshot::ObjectRef,
+    object: &autorepair::ganeti::snapshot::ObjectRef,
     verb: &Verb,
 ) -> Result<Exit> {
     let _lock = acquire_lock(&lock_path(global, config, fleet)?)?;
@@ -705,7 +711,7 @@ fn simulate(config: &Config, fleet: &Source, args: &SimulateArgs) -> Result<Exit
         let sched = simulate::schedule(&snap, args.passes, args.seed, &faults);
         let out =
             tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
-                simulate::run(&snap, &sched, &cfg, plan::plan)
+                simulate::run(&snap, &sched, &cfg, autorepair::ganeti::plan)
             });
         for (pass, lines) in out.log.iter().enumerate() {
             for l in lines {
@@ -723,7 +729,7 @@ fn simulate(config: &Config, fleet: &Source, args: &SimulateArgs) -> Result<Exit
                 args.scenarios,
                 &cfg,
                 &faults,
-                plan::plan,
+                autorepair::ganeti::plan,
             )
         });
     if args.json {

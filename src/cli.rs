@@ -1,7 +1,7 @@
 //! Command-line definitions (clap) only; the binary dispatches them.
 
-use crate::snapshot::ObjectRef;
-use crate::tags::RepairType;
+use crate::ganeti::snapshot::ObjectRef;
+use crate::ganeti::tags::RepairType;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -102,11 +102,13 @@ pub enum Command {
         #[arg(value_parser = parse_level, value_name = "TYPE")]
         level: Level,
         /// cluster, group/NAME or instance/NAME (a bare name is an instance).
+        #[arg(value_parser = crate::ganeti::parse_object)]
         object: ObjectRef,
     },
     /// Stop repairs from starting on an object, forever or for a while.
     Suspend {
         /// cluster, group/NAME or instance/NAME (a bare name is an instance).
+        #[arg(value_parser = crate::ganeti::parse_object)]
         object: ObjectRef,
         /// Until this Unix time (in the future).
         #[arg(long, value_name = "EPOCH", conflicts_with = "for_")]
@@ -120,6 +122,7 @@ pub enum Command {
     /// Remove every suspend tag from an object.
     Resume {
         /// cluster, group/NAME or instance/NAME (a bare name is an instance).
+        #[arg(value_parser = crate::ganeti::parse_object)]
         object: ObjectRef,
     },
     /// Ask for one repair of an instance, up to TYPE, whatever the policy says (not while suspended).

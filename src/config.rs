@@ -59,22 +59,24 @@ pub struct Limits {
     /// Operations the backend cannot run (set by the program, not the config file): repairs
     /// that need them are left to a person.
     #[serde(skip)]
-    pub unsupported_ops: Vec<crate::snapshot::OpKind>,
+    pub unsupported_ops: Vec<crate::ganeti::snapshot::OpKind>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
+        // The engine's defaults, kept in one place.
+        let e = crate::engine::Limits::default();
         Limits {
-            max_down_nodes_per_group: 2,
-            max_down_nodes: 4,
-            max_domains_under_repair: 1,
-            max_pending: None,
-            max_broken: None,
-            max_writes_per_pass: 500,
-            result_retention: Duration::from_secs(7 * 86400),
-            max_results: 20,
-            retry_interval: Duration::from_secs(15 * 60),
-            max_repair_age: Duration::from_secs(86400),
+            max_down_nodes_per_group: e.max_down_nodes_per_group,
+            max_down_nodes: e.max_down_nodes,
+            max_domains_under_repair: e.max_domains_under_repair,
+            max_pending: e.max_pending,
+            max_broken: e.max_broken,
+            max_writes_per_pass: e.max_writes_per_pass,
+            result_retention: e.result_retention,
+            max_results: e.max_results,
+            retry_interval: e.retry_interval,
+            max_repair_age: e.max_repair_age,
             iallocator: "hail".into(),
             unsupported_ops: vec![],
         }
@@ -84,6 +86,30 @@ impl Default for Limits {
 impl Limits {
     pub fn iallocator(&self) -> Option<&str> {
         Some(self.iallocator.as_str()).filter(|a| !a.is_empty())
+    }
+
+    /// The limits the engine enforces, for every family.
+    pub fn engine(&self) -> crate::engine::Limits {
+        crate::engine::Limits {
+            max_down_nodes_per_group: self.max_down_nodes_per_group,
+            max_down_nodes: self.max_down_nodes,
+            max_domains_under_repair: self.max_domains_under_repair,
+            max_pending: self.max_pending,
+            max_broken: self.max_broken,
+            max_writes_per_pass: self.max_writes_per_pass,
+            result_retention: self.result_retention,
+            max_results: self.max_results,
+            retry_interval: self.retry_interval,
+            max_repair_age: self.max_repair_age,
+        }
+    }
+
+    /// What the Ganeti family's planning needs from this section.
+    pub fn ganeti(&self) -> crate::ganeti::Settings {
+        crate::ganeti::Settings {
+            iallocator: self.iallocator().map(str::to_owned),
+            unsupported: self.unsupported_ops.clone(),
+        }
     }
 }
 

@@ -1,21 +1,19 @@
-//! autorepair: a watcher that repairs broken instances and machines, steered by tags.
+//! autorepair: a watcher that repairs broken instances and machines, steered by marks on the
+//! targets themselves (docs/architecture.md).
 //!
-//! The pure core ([`tags`], [`policy`], [`health`], [`plan`]) decides from a [`snapshot`] and a
-//! clock; [`backend`] and [`exec`] are the only code that talks to the world.
+//! [`engine`] is the pure core every family shares: marks, policy, states, bookkeeping, the
+//! limiter, the planner and the crash-safe executor. Each family is one folder that plugs into
+//! it: [`ganeti`] today. The cluster-config generator lives in [`sabakan`]. The rest is the
+//! command line's face.
 
 pub mod admin;
-pub mod backend;
 pub mod cli;
 pub mod config;
-pub mod exec;
-pub mod generate;
-pub mod health;
+pub mod engine;
+pub mod ganeti;
 pub mod lock;
 pub mod metrics;
-pub mod plan;
-pub mod policy;
 pub mod report;
 pub mod sabakan;
+#[cfg(any(test, feature = "testkit"))]
 pub mod simulate;
-pub mod snapshot;
-pub mod tags;

@@ -1,9 +1,10 @@
 //! Prometheus textfile-collector output. Counters live in the file itself: each pass reads the
 //! previous totals back and adds its own, since a cron-run watcher has no memory of its own.
 
-use crate::exec::Report;
-use crate::plan::{Action, Plan, State};
-use crate::tags::{self, RepairResult, Tag};
+use crate::engine::State;
+use crate::engine::exec::Report;
+use crate::ganeti::tags::{self, RepairResult, Tag};
+use crate::ganeti::{Action, Plan};
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -19,14 +20,20 @@ fn previous(text: &str, sample: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-pub fn render(prev: &str, plan: &Plan, done: &Report, took: Duration, now: i64) -> String {
+pub fn render(
+    prev: &str,
+    plan: &Plan,
+    done: &Report<crate::ganeti::Ganeti>,
+    took: Duration,
+    now: i64,
+) -> String {
     let started = plan
         .actions()
         .filter(|a| matches!(a, Action::Repair(r) if r.write_first.is_some()))
         .count();
     let mut ended = [0usize; 3];
     for a in plan.actions() {
-        if let Action::AddTags { tags, .. } = a {
+        if let Action::AddMarks { marks: tags, .. } = a {
             for t in tags {
                 if let Ok(Tag::Result(r)) = tags::parse(t) {
                     ended[r.result as usize] += 1;
@@ -153,14 +160,14 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::file::parse_fleet;
     use crate::config::Limits;
+    use crate::ganeti::file::parse_fleet;
 
     #[test]
     fn counters_accumulate_across_passes_and_gauges_do_not() {
         let snap = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
         // One failure domain at a time: node-b4's three repairs start together.
-        let plan = crate::plan::plan(&snap, 1_800_000_000, &Limits::default(), 1);
+        let plan = crate::ganeti::plan(&snap, 1_800_000_000, &Limits::default(), 1);
         let done = Report::default();
         let first = render("", &plan, &done, Duration::from_millis(1500), 1_800_000_000);
         assert!(
@@ -214,7 +221,7 @@ mod tests {
             max_down_nodes_per_group: 1,
             ..Limits::default()
         };
-        let plan = crate::plan::plan(&snap, 1_800_000_000, &strict, 1);
+        let plan = crate::ganeti::plan(&snap, 1_800_000_000, &strict, 1);
         let text = render("", &plan, &Report::default(), Duration::ZERO, 1_800_000_000);
         let series: Vec<&str> = text
             .lines()

@@ -1,6 +1,8 @@
 //! Human and machine output of plans: status tables, explanations, lint.
 
-use crate::plan::{Action, Next, Plan, State, TargetPlan, rfc3339};
+use crate::engine::plan::{FleetSummary, Lint};
+use crate::engine::{State, rfc3339};
+use crate::ganeti::{Action, Next, Plan, TargetPlan};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -10,8 +12,8 @@ pub struct StatusJson<'a> {
     pub now: i64,
     pub targets: &'a [TargetPlan],
     pub counts: std::collections::BTreeMap<&'static str, usize>,
-    pub fleet: &'a crate::plan::FleetSummary,
-    pub lint: &'a [crate::plan::Lint],
+    pub fleet: &'a FleetSummary,
+    pub lint: &'a [Lint],
 }
 
 pub fn status_json(plan: &Plan) -> StatusJson<'_> {
@@ -33,11 +35,11 @@ pub fn next_text(t: &TargetPlan) -> String {
     match (&t.next, &t.blocked) {
         (Next::Start { repair, .. }, _) => format!("start {repair} repair"),
         (Next::Continue { repair, .. }, _) => format!("continue {repair} repair"),
-        (Next::UpdateTags, _) => t
+        (Next::UpdateMarks, _) => t
             .actions
             .iter()
             .find_map(|a| match a {
-                Action::AddTags { reason, .. } | Action::RemoveTags { reason, .. } => {
+                Action::AddMarks { reason, .. } | Action::RemoveMarks { reason, .. } => {
                     Some(format!("tags: {reason}"))
                 }
                 Action::Repair(_) => None,
@@ -71,12 +73,12 @@ pub fn status_table(plan: &Plan) -> String {
             [
                 t.name.clone(),
                 t.state.to_string(),
-                t.primary.to_string(),
-                opt(t.secondary.as_ref()),
-                if t.run_status.is_empty() {
+                t.facts.primary.to_string(),
+                opt(t.facts.secondary.as_ref()),
+                if t.facts.run_status.is_empty() {
                     "-".into()
                 } else {
-                    t.run_status.to_string()
+                    t.facts.run_status.to_string()
                 },
                 opt(t.needed_repair),
                 opt(t.allowed_repair),
@@ -129,7 +131,7 @@ pub fn limits_lines(plan: &Plan) -> String {
         let down: Vec<String> = f
             .down_nodes
             .iter()
-            .map(|n| format!("{} ({}, {})", n.name, n.group, n.state_text()))
+            .map(|n| format!("{} ({}, {})", n.name, n.group, n.state))
             .collect();
         let _ = writeln!(out, "down nodes: {}", down.join(", "));
     }
@@ -168,14 +170,15 @@ pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
     let _ = writeln!(
         out,
         "  on {}{}{}",
-        t.primary,
-        t.secondary
+        t.facts.primary,
+        t.facts
+            .secondary
             .as_ref()
             .map_or(String::new(), |s| format!(", secondary {s}")),
-        if t.run_status.is_empty() {
+        if t.facts.run_status.is_empty() {
             String::new()
         } else {
-            format!(", {}", t.run_status)
+            format!(", {}", t.facts.run_status)
         }
     );
     for n in &t.notes {

@@ -5,21 +5,22 @@
 //! faults stopped. A violation comes with its seed and a minimised event history.
 
 use crate::admin::{self, Verb};
-use crate::backend::file::FleetFile;
-use crate::backend::{Backend, BackendError, Dying};
 use crate::config::Limits;
-use crate::exec;
-use crate::health::{self, Health, Need};
-use crate::plan::{Blocked, Plan, State};
-use crate::snapshot::{JobStatus, ObjectRef, Op, OpKind, SimOutcome, SimScript, Snapshot};
-use crate::tags::{self, PREFIX, RepairResult, RepairType, Tag};
+use crate::engine::State;
+use crate::engine::backend::{Backend, BackendError, Dying};
+use crate::engine::exec;
+use crate::ganeti::file::FleetFile;
+use crate::ganeti::health::{self, Health, Need};
+use crate::ganeti::snapshot::{JobStatus, ObjectRef, Op, OpKind, SimOutcome, SimScript, Snapshot};
+use crate::ganeti::tags::{self, PREFIX, RepairResult, RepairType, Tag};
+use crate::ganeti::{Blocked, Ganeti, Plan};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
-/// The planner under test; the real one is [`crate::plan::plan`].
+/// The planner under test; the real one is [`crate::ganeti::plan`].
 pub type Planner = fn(&Snapshot, i64, &Limits, u64) -> Plan;
 
 /// Seconds between passes (cron every 5 minutes).
@@ -175,12 +176,12 @@ pub fn schedule(fleet: &Snapshot, passes: u32, seed: u64, faults: &Faults) -> Sc
         .collect();
     racks.sort();
     racks.dedup();
-    let mut scopes: Vec<ObjectRef> = vec![ObjectRef::Cluster];
+    let mut scopes: Vec<ObjectRef> = vec![crate::ganeti::cluster()];
     scopes.extend(
         fleet
             .groups
             .iter()
-            .map(|g| ObjectRef::Group(g.name.clone())),
+            .map(|g| crate::ganeti::group(g.name.clone())),
     );
     let mut out = Schedule::default();
     let mut flapping: Vec<String> = Vec::new();
@@ -243,10 +244,10 @@ pub fn schedule(fleet: &Snapshot, passes: u32, seed: u64, faults: &Faults) -> Sc
                 };
                 let object = match edit {
                     AdminEdit::Clear | AdminEdit::Request(_) => {
-                        ObjectRef::Instance(pick(&mut rng, &instances))
+                        crate::ganeti::instance(pick(&mut rng, &instances))
                     }
                     _ if rng.random_bool(0.5) => scopes[rng.random_range(0..scopes.len())].clone(),
-                    _ => ObjectRef::Instance(pick(&mut rng, &instances)),
+                    _ => crate::ganeti::instance(pick(&mut rng, &instances)),
                 };
                 events.push(Event::Admin(object, edit));
             }
@@ -275,25 +276,25 @@ struct Recording<'a> {
     log: CallLog,
 }
 
-impl Backend for Recording<'_> {
+impl Backend<Ganeti> for Recording<'_> {
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
         self.inner.snapshot()
     }
-    fn add_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.inner.add_tags(o, t, r)?;
+    fn add_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        self.inner.add_marks(o, t, r)?;
         self.log
             .added
             .extend(t.iter().map(|t| (o.clone(), t.clone())));
         Ok(())
     }
-    fn remove_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.inner.remove_tags(o, t, r)?;
+    fn remove_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        self.inner.remove_marks(o, t, r)?;
         self.log
             .removed
             .extend(t.iter().map(|t| (o.clone(), t.clone())));
         Ok(())
     }
-    fn submit(&mut self, i: &str, op: &Op, r: &str, a: Option<u64>) -> Result<u64, BackendError> {
+    fn submit(&mut self, i: &str, op: &Op, r: &str, a: Option<&u64>) -> Result<u64, BackendError> {
         let id = self.inner.submit(i, op, r, a)?;
         for j in &self.inner.inner.fleet().jobs {
             let same_step = j.id != id
@@ -378,7 +379,7 @@ fn has_failure(tags: &[String]) -> bool {
         .any(|t| matches!(tags::parse(t), Ok(Tag::Result(r)) if r.result == RepairResult::Failure))
 }
 
-fn node_down(n: &crate::snapshot::Node) -> bool {
+fn node_down(n: &crate::ganeti::snapshot::Node) -> bool {
     n.offline || n.drained || !n.vm_capable
 }
 
@@ -386,7 +387,8 @@ fn node_down(n: &crate::snapshot::Node) -> bool {
 /// own tags): too many down nodes in its primary's group or in the cluster, or too many
 /// broken instances when that optional brake is set.
 fn mass_failure(fleet: &Snapshot, limits: &Limits, instance: Option<&str>) -> bool {
-    let down: Vec<&crate::snapshot::Node> = fleet.nodes.iter().filter(|n| node_down(n)).collect();
+    let down: Vec<&crate::ganeti::snapshot::Node> =
+        fleet.nodes.iter().filter(|n| node_down(n)).collect();
     if down.len() > limits.max_down_nodes
         || limits
             .max_broken
@@ -405,7 +407,7 @@ fn mass_failure(fleet: &Snapshot, limits: &Limits, instance: Option<&str>) -> bo
 
 /// The failure domain of an instance as the oracle sees it: its primary if down, else a down
 /// secondary, else its primary.
-fn oracle_domain<'f>(fleet: &'f Snapshot, inst: &'f crate::snapshot::Instance) -> &'f str {
+fn oracle_domain<'f>(fleet: &'f Snapshot, inst: &'f crate::ganeti::snapshot::Instance) -> &'f str {
     let down = |name: &str| fleet.nodes.iter().any(|n| n.name == name && node_down(n));
     std::iter::once(&inst.pnode)
         .chain(&inst.snodes)
@@ -467,7 +469,7 @@ fn check_pass(
             ));
         }
         let id = reason
-            .strip_prefix(crate::snapshot::REASON_PREFIX)
+            .strip_prefix(crate::ganeti::snapshot::REASON_PREFIX)
             .unwrap_or(reason);
         let tags_before = instance_tags(before, instance);
         let granted_by_pending = tags_before
@@ -540,7 +542,7 @@ fn check_pass(
         before.jobs.iter().any(|j| j.repair_id() == Some(id))
             || before.instances.iter().any(|i| {
                 i.tags.iter().any(
-                    |t| matches!(tags::parse(t), Ok(Tag::Pending(p)) if p.id == id && !p.jobs.is_empty()),
+                    |t| matches!(tags::parse(t), Ok(Tag::Pending(p)) if p.id == id && !p.ops.is_empty()),
                 )
             })
     };
@@ -550,7 +552,7 @@ fn check_pass(
         .filter(|(_, _, reason, _)| {
             !had_jobs(
                 reason
-                    .strip_prefix(crate::snapshot::REASON_PREFIX)
+                    .strip_prefix(crate::ganeti::snapshot::REASON_PREFIX)
                     .unwrap_or(reason),
             )
         })
@@ -566,12 +568,13 @@ fn check_pass(
     }
     // A mass failure writes nothing but the bookkeeping of repairs under way.
     for (object, tag) in log.added.iter().chain(&log.removed) {
-        let held = match object {
-            ObjectRef::Instance(name) => mass_failure(before, limits, Some(name)),
-            _ => mass_failure(before, limits, None),
+        let held = if object.is(crate::ganeti::kind::INSTANCE) {
+            mass_failure(before, limits, Some(&object.name))
+        } else {
+            mass_failure(before, limits, None)
         };
         let bookkeeping = match tags::parse(tag) {
-            Ok(Tag::Pending(p)) => !p.jobs.is_empty() || had_jobs(p.id),
+            Ok(Tag::Pending(p)) => !p.ops.is_empty() || had_jobs(p.id),
             Ok(Tag::Result(r)) => r.result != RepairResult::Enoperm && had_jobs(r.id),
             _ => false,
         };
@@ -609,7 +612,7 @@ fn check_pass(
 
 fn apply_event(fleet: &mut FleetFile, event: &Event, now: i64) -> Option<usize> {
     let snap = fleet.fleet_mut();
-    let mut node = |name: &str, f: &dyn Fn(&mut crate::snapshot::Node)| {
+    let mut node = |name: &str, f: &dyn Fn(&mut crate::ganeti::snapshot::Node)| {
         if let Some(n) = snap.nodes.iter_mut().find(|n| n.name == name) {
             f(n)
         }

@@ -1,8 +1,8 @@
 //! The binary as a user runs it.
 
-use autorepair::backend::file::parse_fleet;
-use autorepair::snapshot::Snapshot;
-use autorepair::tags::PREFIX;
+use autorepair::ganeti::file::parse_fleet;
+use autorepair::ganeti::snapshot::Snapshot;
+use autorepair::ganeti::tags::PREFIX;
 use clap::CommandFactory;
 use clap::parser::ValueSource;
 use serde_json::Value;

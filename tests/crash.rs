@@ -1,13 +1,14 @@
 //! Kill the executor after each single backend call in turn; the next passes must end with
 //! exactly one job per repair step and a consistent tag set.
 
-use autorepair::backend::file::{FleetFile, parse_fleet};
-use autorepair::backend::{Backend, Dying};
 use autorepair::config::Limits;
-use autorepair::exec;
-use autorepair::plan::{State, plan};
-use autorepair::snapshot::Snapshot;
-use autorepair::tags::{self, Tag};
+use autorepair::engine::State;
+use autorepair::engine::backend::{Backend, Dying};
+use autorepair::engine::exec;
+use autorepair::ganeti::file::{FleetFile, parse_fleet};
+use autorepair::ganeti::plan;
+use autorepair::ganeti::snapshot::Snapshot;
+use autorepair::ganeti::tags::{self, Tag};
 use std::collections::HashMap;
 
 fn demo() -> Snapshot {
@@ -66,7 +67,7 @@ fn check_consistent(fleet: &Snapshot, context: &str) {
                     if !pending_ids.contains(&p.id) {
                         pending_ids.push(p.id);
                     }
-                    for j in p.jobs.iter() {
+                    for j in p.ops.iter::<u64>() {
                         assert!(
                             fleet.jobs.iter().any(|x| x.id == j),
                             "{context}: {} names job {j} that does not exist",
@@ -128,7 +129,7 @@ fn a_kill_after_any_backend_call_never_duplicates_a_job() {
             pass(&mut reference, T0 + j * 300, usize::MAX);
         }
         let want = plan(reference.fleet(), T0 + k * 300, &limits(), 0);
-        let states = |p: &autorepair::plan::Plan| {
+        let states = |p: &autorepair::ganeti::Plan| {
             p.targets
                 .iter()
                 .map(|t| (t.name.clone(), t.state))

@@ -2,7 +2,7 @@
 //! one dead node is repaired at once, a mass failure writes nothing.
 
 use assert_cmd::Command;
-use autorepair::snapshot::{Cluster, Group, Instance, Node, Snapshot};
+use autorepair::ganeti::snapshot::{Cluster, Group, Instance, Node, Snapshot};
 use serde_json::Value;
 use std::path::Path;
 

@@ -7,9 +7,9 @@
 //! them, the status of the jobs Ganeti ran.
 
 use assert_cmd::Command;
-use autorepair::backend::ganeti::{Endpoint, Rapi};
-use autorepair::backend::{Backend, Dying};
-use autorepair::tags::{self, PREFIX, RepairResult, Tag};
+use autorepair::engine::backend::{Backend, Dying};
+use autorepair::ganeti::rapi::{Endpoint, Rapi};
+use autorepair::ganeti::tags::{self, PREFIX, RepairResult, Tag};
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -180,7 +180,7 @@ impl Testbed {
         self.tags(inst)
             .iter()
             .filter_map(|t| match tags::parse(t) {
-                Ok(Tag::Result(r)) => Some((r.repair.to_string(), r.result, r.jobs.to_vec())),
+                Ok(Tag::Result(r)) => Some((r.repair.to_string(), r.result, r.ops.to_vec::<u64>())),
                 _ => None,
             })
             .collect()
@@ -587,8 +587,8 @@ fn a_kill_mid_pass_never_duplicates_a_job() {
         };
         let mut dying = Dying::new(Rapi::connect(&tb.endpoint()).unwrap(), Some(calls));
         let snap = dying.snapshot().unwrap();
-        let plan = autorepair::plan::plan(&snap, 1_800_000_000, &limits, 1);
-        let report = autorepair::exec::execute(&plan, &mut dying);
+        let plan = autorepair::ganeti::plan(&snap, 1_800_000_000, &limits, 1);
+        let report = autorepair::engine::exec::execute(&plan, &mut dying);
         assert!(report.crashed, "killed after {calls} calls");
         tb.settle();
         tb.passes(2, "hail");
@@ -657,7 +657,7 @@ fn a_real_cluster_can_be_saved_and_replayed_offline() {
         .assert()
         .success();
     let saved =
-        autorepair::backend::file::parse_fleet(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        autorepair::ganeti::file::parse_fleet(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let inst = saved
         .instances
         .iter()
@@ -714,9 +714,8 @@ fn read_only_users_see_status_and_nodes_and_cannot_write() {
             falls_back,
             "{user}: {stderr}"
         );
-        let saved =
-            autorepair::backend::file::parse_fleet(&std::fs::read_to_string(&file).unwrap())
-                .unwrap();
+        let saved = autorepair::ganeti::file::parse_fleet(&std::fs::read_to_string(&file).unwrap())
+            .unwrap();
         let row = |name: &str| {
             let i = saved
                 .instances

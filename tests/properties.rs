@@ -7,15 +7,15 @@
 mod common;
 
 use autorepair::config::Limits;
-use autorepair::plan::{Action, Next, Plan, plan};
-use autorepair::policy::Policy;
-use autorepair::snapshot::{
+use autorepair::engine::policy::Policy;
+use autorepair::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, ObjectRef, Op, Snapshot,
 };
-use autorepair::tags::{
+use autorepair::ganeti::tags::{
     self, MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType, Tag, TagJson, render_pending,
     render_policy, render_result, render_suspend,
 };
+use autorepair::ganeti::{Action, Next, Plan, plan};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
@@ -72,7 +72,7 @@ fn check_parse(text: &str) -> Result<(), TestCaseError> {
                 text.len()
             );
             prop_assert!(text.bytes().all(ganeti_char), "valid tag with a bad char");
-            let rendered = match tag.render() {
+            let rendered = match tags::render(&tag) {
                 Some(Ok(r)) => r,
                 other => return Err(TestCaseError::fail(format!("{tag:?} renders {other:?}"))),
             };
@@ -87,7 +87,7 @@ fn check_parse(text: &str) -> Result<(), TestCaseError> {
         }
         Err(e) => {
             prop_assert!(text.starts_with(PREFIX), "foreign tag rejected");
-            prop_assert_eq!(&e.tag, text);
+            prop_assert_eq!(&e.mark, text);
         }
     }
     Ok(())
@@ -106,7 +106,7 @@ fn check_rendered(
             prop_assert!(text.len() <= MAX_TAG_LEN);
             let tag = tags::parse(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(parts(&tag), "{:?} parsed as {:?}", text, tag);
-            prop_assert_eq!(tag.render(), Some(Ok(text.clone())));
+            prop_assert_eq!(tags::render(&tag), Some(Ok(text.clone())));
             check_parse(&text)?;
         }
         Err(RenderError::TooLong { len, .. }) => {
@@ -149,7 +149,7 @@ proptest! {
             + since.to_string().len() + 1 + jobs_len(&jobs);
         check_rendered(render_pending(t, &id, since, &jobs), len, |tag| match tag {
             Tag::Pending(p) => {
-                p.repair == t && p.id == id && p.since == since && p.jobs.to_vec() == jobs
+                p.repair == t && p.id == id && p.since == since && p.ops.to_vec::<u64>() == jobs
             }
             _ => false,
         })?;
@@ -168,7 +168,7 @@ proptest! {
         check_rendered(render_result(t, &id, at, result, &jobs), len, |tag| match tag {
             Tag::Result(r) => {
                 r.repair == t && r.id == id && r.at == at && r.result == result
-                    && r.jobs.to_vec() == jobs
+                    && r.ops.to_vec::<u64>() == jobs
             }
             _ => false,
         })?;
@@ -618,19 +618,25 @@ fn parsed<'t>(tags: &'t [String]) -> impl Iterator<Item = Tag<'t>> + 't {
 /// True when the removed tag is present on the object in the snapshot (any object of that
 /// name, as names may repeat).
 fn carries(snap: &Snapshot, object: &ObjectRef, tag: &str) -> bool {
+    use autorepair::ganeti::kind;
     let has = |tags: &[String]| tags.iter().any(|t| t == tag);
-    match object {
-        ObjectRef::Cluster => has(&snap.cluster.tags),
-        ObjectRef::Group(n) => snap.groups.iter().any(|g| &g.name == n && has(&g.tags)),
-        ObjectRef::Node(n) => snap.nodes.iter().any(|x| &x.name == n && has(&x.tags)),
-        ObjectRef::Instance(n) => snap.instances.iter().any(|i| &i.name == n && has(&i.tags)),
+    let n = &object.name;
+    match object.kind.as_ref() {
+        kind::CLUSTER => has(&snap.cluster.tags),
+        kind::GROUP => snap.groups.iter().any(|g| &g.name == n && has(&g.tags)),
+        kind::NODE => snap.nodes.iter().any(|x| &x.name == n && has(&x.tags)),
+        _ => snap.instances.iter().any(|i| &i.name == n && has(&i.tags)),
     }
 }
 
 /// (e), (f) for one tag-writing action.
 fn check_tag_action(snap: &Snapshot, action: &Action) -> Result<(), TestCaseError> {
     match action {
-        Action::AddTags { tags, object, .. } => {
+        Action::AddMarks {
+            marks: tags,
+            object,
+            ..
+        } => {
             prop_assert!(!tags.is_empty(), "empty add on {}", object);
             for t in tags {
                 prop_assert!(t.starts_with(PREFIX), "adds foreign tag {:?}", t);
@@ -642,7 +648,11 @@ fn check_tag_action(snap: &Snapshot, action: &Action) -> Result<(), TestCaseErro
                 }
             }
         }
-        Action::RemoveTags { tags, object, .. } => {
+        Action::RemoveMarks {
+            marks: tags,
+            object,
+            ..
+        } => {
             prop_assert!(!tags.is_empty(), "empty remove on {}", object);
             for t in tags {
                 prop_assert!(t.starts_with(PREFIX), "removes foreign tag {:?}", t);
@@ -689,8 +699,8 @@ fn check_plan(snap: &Snapshot, limits: &Limits, p: &Plan) -> Result<(), TestCase
         let mut own_repairs = 0;
         for a in &t.actions {
             check_tag_action(snap, a)?;
-            if let Action::AddTags { object, .. } | Action::RemoveTags { object, .. } = a {
-                prop_assert_eq!(object, &ObjectRef::Instance(inst.name.clone()));
+            if let Action::AddMarks { object, .. } | Action::RemoveMarks { object, .. } = a {
+                prop_assert_eq!(object, &autorepair::ganeti::instance(inst.name.clone()));
             }
             let Action::Repair(r) = a else { continue };
             own_repairs += 1;
@@ -720,7 +730,7 @@ fn check_plan(snap: &Snapshot, limits: &Limits, p: &Plan) -> Result<(), TestCase
             // (f) the first tag it writes is ours and valid.
             if let Some(first) = &r.write_first {
                 prop_assert!(
-                    matches!(tags::parse(first), Ok(Tag::Pending(p)) if p.id == r.id && p.jobs.is_empty()),
+                    matches!(tags::parse(first), Ok(Tag::Pending(p)) if p.id == r.id && p.ops.is_empty()),
                     "write_first {:?}",
                     first
                 );
@@ -731,7 +741,7 @@ fn check_plan(snap: &Snapshot, limits: &Limits, p: &Plan) -> Result<(), TestCase
             // A continuation has jobs: recorded in a pending tag of its id, or adopted by reason.
             let has_jobs = own
                 .iter()
-                .any(|tag| matches!(tag, Tag::Pending(p) if p.id == r.id && !p.jobs.is_empty()))
+                .any(|tag| matches!(tag, Tag::Pending(p) if p.id == r.id && !p.ops.is_empty()))
                 || snap
                     .jobs
                     .iter()
@@ -792,10 +802,10 @@ fn check_plan(snap: &Snapshot, limits: &Limits, p: &Plan) -> Result<(), TestCase
     if p.fleet.halted.is_some() {
         prop_assert_eq!(repairs, 0, "repairs despite a halt");
         for a in p.actions() {
-            if let Action::AddTags { tags, .. } = a {
+            if let Action::AddMarks { marks: tags, .. } = a {
                 for t in tags {
                     let bookkeeping = match tags::parse(t) {
-                        Ok(Tag::Pending(pt)) => !pt.jobs.is_empty(),
+                        Ok(Tag::Pending(pt)) => !pt.ops.is_empty(),
                         Ok(Tag::Result(r)) => r.result != RepairResult::Enoperm,
                         _ => false,
                     };
@@ -863,25 +873,25 @@ fn check_jobs_stay_with_their_instance(snap: &Snapshot, p: &Plan) -> Result<(), 
     for (t, inst) in p.targets.iter().zip(&snap.instances) {
         let own_jobs: Vec<u64> = parsed(&inst.tags)
             .flat_map(|tag| match tag {
-                Tag::Pending(p) => p.jobs.to_vec(),
-                Tag::Result(r) => r.jobs.to_vec(),
+                Tag::Pending(p) => p.ops.to_vec::<u64>(),
+                Tag::Result(r) => r.ops.to_vec::<u64>(),
                 _ => vec![],
             })
             .collect();
         for a in &t.actions {
             let (recorded, what): (Vec<u64>, String) = match a {
-                Action::AddTags { tags, .. } => (
+                Action::AddMarks { marks: tags, .. } => (
                     tags.iter()
                         .flat_map(|text| match tags::parse(text) {
-                            Ok(Tag::Pending(p)) => p.jobs.to_vec(),
-                            Ok(Tag::Result(r)) => r.jobs.to_vec(),
+                            Ok(Tag::Pending(p)) => p.ops.to_vec::<u64>(),
+                            Ok(Tag::Result(r)) => r.ops.to_vec::<u64>(),
                             _ => vec![],
                         })
                         .collect(),
                     format!("tags {tags:?}"),
                 ),
                 Action::Repair(r) => (r.keep_jobs.clone(), format!("repair {}", r.id)),
-                Action::RemoveTags { .. } => continue,
+                Action::RemoveMarks { .. } => continue,
             };
             for job in recorded.into_iter().filter(|j| !own_jobs.contains(j)) {
                 if let Some(other) = instance_of.get(&job).filter(|o| **o != t.name) {
@@ -928,7 +938,7 @@ fn check_one_repair_at_a_time(snap: &Snapshot, p: &Plan) -> Result<(), TestCaseE
             .actions
             .iter()
             .flat_map(|a| match a {
-                Action::RemoveTags { tags, .. } => tags.iter().collect(),
+                Action::RemoveMarks { marks: tags, .. } => tags.iter().collect(),
                 _ => vec![],
             })
             .collect();
@@ -966,7 +976,7 @@ fn check_one_repair_at_a_time(snap: &Snapshot, p: &Plan) -> Result<(), TestCaseE
                 let of_other_tag = pendings.iter().any(|(_, p)| {
                     p.id != r.id
                         && ((p.id == x && j.instance.as_deref().is_none_or(|i| i == inst.name))
-                            || p.jobs.iter().any(|id| id == j.id))
+                            || p.ops.iter::<u64>().any(|id| id == j.id))
                 });
                 prop_assert!(
                     !(on_this || of_other_tag),
@@ -1260,7 +1270,7 @@ fn a_failure_with_a_long_job_list_is_still_recorded() {
     snap.cluster.tags = vec![render_policy(RepairType::Migrate)];
     let p = plan(&snap, NOW, &Limits::default(), 1);
     let failure_recorded = p.actions().any(|a| {
-        matches!(a, Action::AddTags { tags, .. } if tags.iter().any(|t| {
+        matches!(a, Action::AddMarks { marks: tags, .. } if tags.iter().any(|t| {
             matches!(tags::parse(t), Ok(Tag::Result(r)) if r.result == RepairResult::Failure)
         }))
     });

@@ -4,8 +4,8 @@
 //! so a failure can be replayed exactly: `AUTOREPAIR_SIM_SEED=SEED cargo test --test
 //! simulate_seeds`. The failure also prints the failing scenario's minimal event history.
 
-use autorepair::backend::file::parse_fleet;
-use autorepair::plan::plan;
+use autorepair::ganeti::file::parse_fleet;
+use autorepair::ganeti::plan;
 use autorepair::simulate::{Faults, SimConfig, explore};
 
 #[test]

@@ -1,6 +1,6 @@
 use super::*;
-use crate::backend::file::parse_fleet;
-use crate::plan::plan;
+use crate::ganeti::file::parse_fleet;
+use crate::ganeti::plan;
 
 fn demo() -> Snapshot {
     parse_fleet(include_str!("../../fixtures/demo.json")).unwrap()
@@ -101,10 +101,10 @@ fn generated_fleets_with_contradictions_keep_every_rule() {
     // Instances on missing nodes, duplicate names, unknown templates, a thousand tags on one
     // object: the watcher must stay safe, and the oracle must not ask it to repair what it
     // rightly leaves to a person (an ambiguous name, for one).
-    let mut spec = crate::generate::Spec::new(150, 12);
+    let mut spec = crate::ganeti::generate::Spec::new(150, 12);
     spec.broken_node_share = 0.05;
     spec.contradictions = true;
-    let fleet = crate::generate::generate(&spec);
+    let fleet = crate::ganeti::generate::generate(&spec);
     let cfg = SimConfig {
         limits: Limits {
             max_domains_under_repair: 5,
@@ -114,7 +114,7 @@ fn generated_fleets_with_contradictions_keep_every_rule() {
             ..Limits::default()
         },
         quiet_passes: 60,
-        start: crate::generate::BASE_EPOCH,
+        start: crate::ganeti::generate::BASE_EPOCH,
     };
     let summary = explore(&fleet, 25, 1, 60, &cfg, &Faults::default(), plan);
     if let Some(f) = summary.findings.first() {

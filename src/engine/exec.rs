@@ -1,22 +1,34 @@
 //! The executor: carries out a plan through a backend, in the crash-safe order, one target at
 //! a time. A failure on one target is logged and never stops the others.
 
-use crate::backend::{Backend, BackendError};
-use crate::plan::{Action, Plan, RepairStart};
-use crate::snapshot::ObjectRef;
+use super::backend::{Backend, BackendError};
+use super::family::Family;
+use super::plan::{Action, Plan, RepairStart};
 use serde::Serialize;
 
-#[derive(Debug, Default, Serialize)]
-pub struct Report {
+#[derive(Debug, Serialize)]
+#[serde(bound = "")]
+pub struct Report<F: Family> {
     pub actions_done: usize,
-    pub jobs_submitted: Vec<u64>,
+    pub jobs_submitted: Vec<F::OpId>,
     /// The object and what went wrong, for every action that failed.
     pub errors: Vec<(String, String)>,
     /// Set when the backend reported a crash (tests): nothing after it ran.
     pub crashed: bool,
 }
 
-pub fn execute(plan: &Plan, backend: &mut dyn Backend) -> Report {
+impl<F: Family> Default for Report<F> {
+    fn default() -> Self {
+        Report {
+            actions_done: 0,
+            jobs_submitted: Vec::new(),
+            errors: Vec::new(),
+            crashed: false,
+        }
+    }
+}
+
+pub fn execute<F: Family>(plan: &Plan<F>, backend: &mut dyn Backend<F>) -> Report<F> {
     let mut report = Report::default();
     let groups = std::iter::once(("scopes".to_owned(), &plan.scope_actions))
         .chain(plan.targets.iter().map(|t| (t.name.clone(), &t.actions)));
@@ -39,30 +51,30 @@ pub fn execute(plan: &Plan, backend: &mut dyn Backend) -> Report {
     report
 }
 
-fn apply(
-    action: &Action,
-    backend: &mut dyn Backend,
-    report: &mut Report,
+fn apply<F: Family>(
+    action: &Action<F>,
+    backend: &mut dyn Backend<F>,
+    report: &mut Report<F>,
 ) -> Result<(), BackendError> {
     match action {
-        Action::AddTags {
+        Action::AddMarks {
             object,
-            tags,
+            marks,
             reason,
         } => {
-            backend.add_tags(object, tags, reason)?;
-            for tag in tags {
-                tracing::info!(object = %object, tag = %tag, reason = %reason, "tag added");
+            backend.add_marks(object, marks, reason)?;
+            for mark in marks {
+                tracing::info!(object = %object, tag = %mark, reason = %reason, "tag added");
             }
         }
-        Action::RemoveTags {
+        Action::RemoveMarks {
             object,
-            tags,
+            marks,
             reason,
         } => {
-            backend.remove_tags(object, tags, reason)?;
-            for tag in tags {
-                tracing::info!(object = %object, tag = %tag, reason = %reason, "tag removed");
+            backend.remove_marks(object, marks, reason)?;
+            for mark in marks {
+                tracing::info!(object = %object, tag = %mark, reason = %reason, "tag removed");
             }
         }
         Action::Repair(start) => repair(start, backend, report)?,
@@ -70,39 +82,38 @@ fn apply(
     Ok(())
 }
 
-/// Pending tag first, then the jobs (carrying the repair id, so a later pass finds them even
-/// if this one dies before recording them), then the tag that records the jobs, and only then
-/// the tags it replaces.
-fn repair(
-    r: &RepairStart,
-    backend: &mut dyn Backend,
-    report: &mut Report,
+/// Pending mark first, then the operations (carrying the repair id, so a later pass finds them
+/// even if this one dies before recording them), then the mark that records the operations,
+/// and only then the marks it replaces.
+fn repair<F: Family>(
+    r: &RepairStart<F>,
+    backend: &mut dyn Backend<F>,
+    report: &mut Report<F>,
 ) -> Result<(), BackendError> {
-    let object = ObjectRef::Instance(r.target.clone());
+    let object = r.object();
     if let Some(first) = &r.write_first {
-        backend.add_tags(&object, std::slice::from_ref(first), &r.reason)?;
+        backend.add_marks(&object, std::slice::from_ref(first), &r.reason)?;
         tracing::info!(object = %object, tag = %first, reason = "repair starting", "tag added");
     }
-    let mut new_jobs = Vec::new();
-    let mut after = None;
+    let mut new_ops: Vec<F::OpId> = Vec::new();
     for op in &r.ops {
+        let after = new_ops.last();
         if after.is_some() && !backend.can_follow(op) {
             tracing::info!(object = %object, repair = %r.id, op = %op, "cannot be chained here: a later pass submits it");
             break;
         }
-        let job = backend.submit(&r.target, op, &r.reason, after)?;
-        tracing::info!(object = %object, repair = %r.id, job, op = %op, "job submitted");
-        report.jobs_submitted.push(job);
-        new_jobs.push(job);
-        after = Some(job);
+        let id = backend.submit(&r.target, op, &r.reason, after)?;
+        tracing::info!(object = %object, repair = %r.id, job = %id, op = %op, "job submitted");
+        report.jobs_submitted.push(id.clone());
+        new_ops.push(id);
     }
-    let tag = r.pending_tag(&new_jobs).map_err(|e| {
+    let tag = r.pending_mark(&new_ops).map_err(|e| {
         BackendError::Api(format!(
-            "cannot record jobs {new_jobs:?} of repair {}: {e}",
+            "cannot record operations {new_ops:?} of repair {}: {e}",
             r.id
         ))
     })?;
-    backend.add_tags(&object, std::slice::from_ref(&tag), &r.reason)?;
+    backend.add_marks(&object, std::slice::from_ref(&tag), &r.reason)?;
     tracing::info!(object = %object, tag = %tag, reason = "jobs recorded", "tag added");
     let old: Vec<String> = r
         .write_first
@@ -112,7 +123,7 @@ fn repair(
         .cloned()
         .collect();
     if !old.is_empty() {
-        backend.remove_tags(&object, &old, &r.reason)?;
+        backend.remove_marks(&object, &old, &r.reason)?;
         for t in &old {
             tracing::info!(object = %object, tag = %t, reason = "superseded", "tag removed");
         }

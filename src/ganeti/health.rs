@@ -5,9 +5,9 @@
 //! intact copy of the data sits on a node Ganeti will not fail over to is left to a person
 //! instead of being reinstalled.
 
-use crate::plan::FxMap;
-use crate::snapshot::{Instance, Node, Op, OpKind};
-use crate::tags::RepairType;
+use super::snapshot::{Instance, Node, Op, OpKind};
+use super::tags::RepairType;
+use crate::engine::text::FxMap;
 use serde::Serialize;
 
 /// How a node can be used, as far as repairs go.
@@ -18,6 +18,16 @@ pub enum NodeState {
     /// Drained, or not vm_capable: still up, but Ganeti will not place instances there.
     Drained,
     Offline,
+}
+
+impl NodeState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeState::Usable => "usable",
+            NodeState::Drained => "drained",
+            NodeState::Offline => "offline",
+        }
+    }
 }
 
 pub fn node_state(node: &Node) -> NodeState {
@@ -51,35 +61,9 @@ pub fn storage_of(disk_template: &str) -> Option<Storage> {
     }
 }
 
-/// What a broken target needs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Need {
-    Repair(RepairType),
-    /// No automatic repair is safe or possible; the text says why and what to do.
-    Person(String),
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Health {
-    Healthy,
-    Broken { problem: String, need: Need },
-}
-
-impl Health {
-    pub fn is_broken(&self) -> bool {
-        matches!(self, Health::Broken { .. })
-    }
-
-    pub fn needed_repair(&self) -> Option<RepairType> {
-        match self {
-            Health::Broken {
-                need: Need::Repair(t),
-                ..
-            } => Some(*t),
-            _ => None,
-        }
-    }
-}
+/// An instance's health, in the engine's terms with Ganeti's ladder.
+pub type Health = crate::engine::Health<RepairType>;
+pub type Need = crate::engine::Need<RepairType>;
 
 /// A node as the instance refers to it: present in the snapshot or not.
 pub type NodeRef<'a> = Result<&'a Node, &'a str>;
@@ -182,11 +166,7 @@ pub fn assess_with<'a>(inst: &'a Instance, lookup: impl Fn(&str) -> Option<&'a N
 }
 
 fn describe(s: NodeState) -> &'static str {
-    match s {
-        NodeState::Usable => "usable",
-        NodeState::Drained => "drained",
-        NodeState::Offline => "offline",
-    }
+    s.as_str()
 }
 
 fn missing_node(name: &str, role: &str) -> Health {

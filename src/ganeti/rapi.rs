@@ -13,8 +13,9 @@
 //! snapshot falls back to `/2/instances?bulk=1` (slow on large clusters); every write (tags,
 //! repairs) needs `write`.
 
-use super::{Backend, BackendError};
-use crate::snapshot::{
+use super::Ganeti;
+use crate::engine::{Backend, BackendError};
+use crate::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, ObjectRef, Op, OpKind, Snapshot,
 };
 use reqwest::blocking::{Client, RequestBuilder, Response};
@@ -276,11 +277,12 @@ impl Rapi {
 
     fn object_path(object: &ObjectRef) -> String {
         let enc = |s: &str| s.replace('/', "%2F");
-        match object {
-            ObjectRef::Cluster => "/2/tags".into(),
-            ObjectRef::Group(n) => format!("/2/groups/{}/tags", enc(n)),
-            ObjectRef::Node(n) => format!("/2/nodes/{}/tags", enc(n)),
-            ObjectRef::Instance(n) => format!("/2/instances/{}/tags", enc(n)),
+        let n = &object.name;
+        match object.kind.as_ref() {
+            super::kind::GROUP => format!("/2/groups/{}/tags", enc(n)),
+            super::kind::NODE => format!("/2/nodes/{}/tags", enc(n)),
+            super::kind::INSTANCE => format!("/2/instances/{}/tags", enc(n)),
+            _ => "/2/tags".into(),
         }
     }
 
@@ -368,8 +370,8 @@ impl Rapi {
             .collect();
         for i in instances {
             for t in &i.tags {
-                if let Ok(crate::tags::Tag::Pending(p)) = crate::tags::parse(t) {
-                    wanted.extend(p.jobs.iter());
+                if let Ok(crate::ganeti::tags::Tag::Pending(p)) = crate::ganeti::tags::parse(t) {
+                    wanted.extend(p.ops.iter::<u64>());
                 }
             }
         }
@@ -434,7 +436,7 @@ fn build_client(endpoint: &Endpoint, tls13: bool) -> Result<Client, BackendError
 }
 /// Ganeti's reason trail takes free text; the watcher's own form is `autorepair:<repair id>`.
 fn ganeti_reason(reason: &str) -> String {
-    if reason.starts_with(crate::snapshot::REASON_PREFIX) {
+    if reason.starts_with(crate::ganeti::snapshot::REASON_PREFIX) {
         reason.to_owned()
     } else {
         format!("autorepair: {reason}")
@@ -506,7 +508,7 @@ fn job_from_rapi(v: &Value) -> Option<Job> {
         .filter_map(|o| o.get("reason")?.as_array())
         .flatten()
         .filter_map(|entry| entry.get(1)?.as_str())
-        .find(|text| text.starts_with(crate::snapshot::REASON_PREFIX))
+        .find(|text| text.starts_with(crate::ganeti::snapshot::REASON_PREFIX))
         .map(str::to_owned);
     let instance = ops
         .first()
@@ -713,7 +715,7 @@ fn nodes_from(v: Value) -> Result<(Vec<Node>, Placement), BackendError> {
     Ok((nodes, placement))
 }
 
-impl Backend for Rapi {
+impl Backend<Ganeti> for Rapi {
     /// The independent reads run at once (the snapshot was never atomic: the planner copes
     /// with reads from slightly different moments), then the reads of single jobs.
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
@@ -760,7 +762,7 @@ impl Backend for Rapi {
         })
     }
 
-    fn add_tags(
+    fn add_marks(
         &mut self,
         object: &ObjectRef,
         tags: &[String],
@@ -769,7 +771,7 @@ impl Backend for Rapi {
         self.tags(reqwest::Method::PUT, object, tags, reason)
     }
 
-    fn remove_tags(
+    fn remove_marks(
         &mut self,
         object: &ObjectRef,
         tags: &[String],
@@ -783,10 +785,12 @@ impl Backend for Rapi {
         instance: &str,
         op: &Op,
         reason: &str,
-        after: Option<u64>,
+        after: Option<&u64>,
     ) -> Result<u64, BackendError> {
-        let object = ObjectRef::Instance(instance.to_owned());
-        let depends = after.or_else(|| self.last_tag_job.get(&object).copied());
+        let object = super::instance(instance);
+        let depends = after
+            .copied()
+            .or_else(|| self.last_tag_job.get(&object).copied());
         let base = format!("/2/instances/{}", instance.replace('/', "%2F"));
         let place = |node: &Option<String>, key: &str, alloc: &Option<String>| {
             let mut m = serde_json::Map::new();

@@ -1,5 +1,5 @@
 use super::*;
-use crate::snapshot::{Cluster, Node, SimScript};
+use crate::ganeti::snapshot::{Cluster, Node, SimScript};
 
 fn fleet() -> Snapshot {
     let node = |n: &str, offline: bool| Node {
@@ -45,7 +45,7 @@ fn run(f: &mut FleetFile, inst: &str, ops: &[Op]) -> Vec<u64> {
     let mut after = None;
     let mut ids = vec![];
     for op in ops {
-        let id = f.submit(inst, op, "autorepair:x", after).unwrap();
+        let id = f.submit(inst, op, "autorepair:x", after.as_ref()).unwrap();
         after = Some(id);
         ids.push(id);
     }
@@ -186,7 +186,7 @@ fn scripted_outcomes_and_durations() {
 fn tags_on_unknown_objects_are_refused() {
     let mut f = FleetFile::in_memory(fleet());
     let e = f
-        .add_tags(&ObjectRef::Instance("nope".into()), &["x".into()], "r")
+        .add_marks(&crate::ganeti::instance("nope"), &["x".into()], "r")
         .unwrap_err();
     assert!(e.to_string().contains("instance/nope"));
     let e = f.submit("nope", &Op::Reinstall, "r", None).unwrap_err();
@@ -199,7 +199,7 @@ fn saving_is_atomic_and_round_trips() {
     let path = dir.path().join("fleet.json");
     std::fs::write(&path, serde_json::to_string(&fleet()).unwrap()).unwrap();
     let mut f = FleetFile::open(&path).unwrap();
-    f.add_tags(&ObjectRef::Cluster, &["a:b".into()], "r")
+    f.add_marks(&crate::ganeti::cluster(), &["a:b".into()], "r")
         .unwrap();
     f.save().unwrap();
     let again = FleetFile::open(&path).unwrap();

@@ -1,5 +1,6 @@
 use super::parse::{is_ganeti_tag_text, is_uuid};
-use super::{MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType};
+use super::{MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType, Tags};
+use crate::engine::marks::Codec;
 use std::fmt::Write;
 
 pub fn render_policy(repair: RepairType) -> String {
@@ -70,7 +71,13 @@ fn checked(tag: String) -> Result<String, RenderError> {
     debug_assert!(is_ganeti_tag_text(&tag), "rendered parts are validated");
     if tag.len() > MAX_TAG_LEN {
         let len = tag.len();
-        return Err(RenderError::TooLong { tag, len });
+        return Err(RenderError::TooLong {
+            noun: Tags::NOUN,
+            store: "Ganeti",
+            mark: tag,
+            len,
+            limit: MAX_TAG_LEN,
+        });
     }
     Ok(tag)
 }

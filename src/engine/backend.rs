@@ -1,9 +1,8 @@
-//! Backends: the only code (with the executor) that talks to the world.
+//! Backends: the only code (with the executor) that talks to the world. Each family brings its
+//! own; the executor drives any of them through [`Backend`].
 
-pub mod file;
-pub mod ganeti;
-
-use crate::snapshot::{ObjectRef, Op, OpKind, Snapshot};
+use super::family::Family;
+use super::object::ObjectRef;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -18,41 +17,49 @@ pub enum BackendError {
     Crashed { calls: usize },
     /// The TLS handshake failed: most often a server certificate that the configured CA file
     /// does not vouch for. Never retried: the same certificate fails the same way.
-    #[error("TLS handshake with the Ganeti RAPI at {url} failed: {cause}. {hint}")]
+    #[error("TLS handshake with {service} at {url} failed: {cause}. {hint}")]
     Tls {
+        service: &'static str,
         url: String,
         cause: String,
         hint: String,
     },
-    /// Nothing listens on the port: the RAPI daemon is down, or host or port are wrong.
-    #[error(
-        "connection to the Ganeti RAPI at {url} refused ({cause}): nothing listens there. Check that ganeti-rapi runs on the master (/usr/lib/ganeti/daemon-util check ganeti-rapi) and that host and port (5080 by default) are right"
-    )]
-    Refused { url: String, cause: String },
-    #[error(
-        "the Ganeti RAPI at {url} did not answer within {after:?} ({cause}). The master may be overloaded, or a firewall drops the packets: check it, or raise rapi.timeout in the config"
-    )]
+    /// Nothing listens on the port: the daemon is down, or host or port are wrong.
+    #[error("connection to {service} at {url} refused ({cause}): nothing listens there. {hint}")]
+    Refused {
+        service: &'static str,
+        url: String,
+        cause: String,
+        hint: &'static str,
+    },
+    #[error("{service} at {url} did not answer within {after:?} ({cause}). {hint}")]
     Timeout {
+        service: &'static str,
         url: String,
         after: std::time::Duration,
         cause: String,
+        hint: &'static str,
     },
-    #[error(
-        "cannot resolve {host}, the host of the Ganeti RAPI URL {url} ({cause}): check the name given with --rapi (or rapi.url) and this host's DNS"
-    )]
+    #[error("cannot resolve {host}, the host of {service} URL {url} ({cause}): {hint}")]
     Dns {
+        service: &'static str,
         url: String,
         host: String,
         cause: String,
+        hint: &'static str,
     },
     /// Any other failure to connect or to read the answer (reset, unreachable network, …).
-    #[error(
-        "cannot talk to the Ganeti RAPI at {url}: {cause}. Check the address and the network path to the master"
-    )]
-    Connect { url: String, cause: String },
+    #[error("cannot talk to {service} at {url}: {cause}. {hint}")]
+    Connect {
+        service: &'static str,
+        url: String,
+        cause: String,
+        hint: &'static str,
+    },
     /// The server answered with an HTTP error status.
-    #[error("{method} {url}: the Ganeti RAPI answered {status}: {message}{hint}")]
+    #[error("{method} {url}: {service} answered {status}: {message}{hint}")]
     Http {
+        service: &'static str,
         method: String,
         url: String,
         status: u16,
@@ -78,37 +85,37 @@ impl BackendError {
 
 /// One fleet. Every method is one call to the world, so the executor's ordering is the
 /// crash-safety argument: a pass may die between any two calls.
-pub trait Backend {
-    fn snapshot(&mut self) -> Result<Snapshot, BackendError>;
-    fn add_tags(
+pub trait Backend<F: Family> {
+    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError>;
+    fn add_marks(
         &mut self,
         object: &ObjectRef,
-        tags: &[String],
+        marks: &[String],
         reason: &str,
     ) -> Result<(), BackendError>;
-    fn remove_tags(
+    fn remove_marks(
         &mut self,
         object: &ObjectRef,
-        tags: &[String],
+        marks: &[String],
         reason: &str,
     ) -> Result<(), BackendError>;
-    /// Submits one repair operation on an instance, carrying `reason` (the repair id) and
-    /// running only after `after` succeeded. Returns the job id.
+    /// Submits one repair operation on a target, carrying `reason` (the repair id) and
+    /// running only after `after` succeeded. Returns the operation's id.
     fn submit(
         &mut self,
-        instance: &str,
-        op: &Op,
+        target: &str,
+        op: &F::Op,
         reason: &str,
-        after: Option<u64>,
-    ) -> Result<u64, BackendError>;
-    /// Whether `op` can be chained after a job submitted earlier in the same pass (run only once
-    /// that job succeeded). When not, the executor stops the chain there and a later pass
-    /// submits the rest.
-    fn can_follow(&self, _op: &Op) -> bool {
+        after: Option<&F::OpId>,
+    ) -> Result<F::OpId, BackendError>;
+    /// Whether `op` can be chained after an operation submitted earlier in the same pass (run
+    /// only once that one succeeded). When not, the executor stops the chain there and a later
+    /// pass submits the rest.
+    fn can_follow(&self, _op: &F::Op) -> bool {
         true
     }
     /// Whether the backend can run this kind of operation at all.
-    fn supports(&self, _kind: OpKind) -> bool {
+    fn supports(&self, _step: F::Step) -> bool {
         true
     }
     /// Called once after a real (not dry) pass acted.
@@ -149,48 +156,60 @@ impl<B> Dying<B> {
     }
 }
 
-impl<B: Backend> Backend for Dying<B> {
-    fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
+impl<F: Family, B: Backend<F>> Backend<F> for Dying<B> {
+    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
         self.inner.snapshot()
     }
-    fn add_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+    fn add_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
         self.spend()?;
-        self.inner.add_tags(o, t, r)
+        self.inner.add_marks(o, t, r)
     }
-    fn remove_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+    fn remove_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
         self.spend()?;
-        self.inner.remove_tags(o, t, r)
+        self.inner.remove_marks(o, t, r)
     }
-    fn submit(&mut self, i: &str, op: &Op, r: &str, a: Option<u64>) -> Result<u64, BackendError> {
+    fn submit(
+        &mut self,
+        t: &str,
+        op: &F::Op,
+        r: &str,
+        a: Option<&F::OpId>,
+    ) -> Result<F::OpId, BackendError> {
         self.spend()?;
-        self.inner.submit(i, op, r, a)
+        self.inner.submit(t, op, r, a)
     }
-    fn can_follow(&self, op: &Op) -> bool {
+    fn can_follow(&self, op: &F::Op) -> bool {
         self.inner.can_follow(op)
     }
-    fn supports(&self, kind: OpKind) -> bool {
-        self.inner.supports(kind)
+    fn supports(&self, step: F::Step) -> bool {
+        self.inner.supports(step)
     }
 }
 
-impl<B: Backend + ?Sized> Backend for &mut B {
-    fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
+impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
+    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
         (**self).snapshot()
     }
-    fn add_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        (**self).add_tags(o, t, r)
+    fn add_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        (**self).add_marks(o, t, r)
     }
-    fn remove_tags(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        (**self).remove_tags(o, t, r)
+    fn remove_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        (**self).remove_marks(o, t, r)
     }
-    fn submit(&mut self, i: &str, op: &Op, r: &str, a: Option<u64>) -> Result<u64, BackendError> {
-        (**self).submit(i, op, r, a)
+    fn submit(
+        &mut self,
+        t: &str,
+        op: &F::Op,
+        r: &str,
+        a: Option<&F::OpId>,
+    ) -> Result<F::OpId, BackendError> {
+        (**self).submit(t, op, r, a)
     }
-    fn can_follow(&self, op: &Op) -> bool {
+    fn can_follow(&self, op: &F::Op) -> bool {
         (**self).can_follow(op)
     }
-    fn supports(&self, kind: OpKind) -> bool {
-        (**self).supports(kind)
+    fn supports(&self, step: F::Step) -> bool {
+        (**self).supports(step)
     }
     fn finish_pass(&mut self, now: i64) -> Result<(), BackendError> {
         (**self).finish_pass(now)

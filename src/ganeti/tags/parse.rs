@@ -1,7 +1,8 @@
 use super::{
     ErrorCode, JobList, MAX_TAG_LEN, Outcome, PREFIX, Pending, RepairResult, RepairType, Tag,
-    TagError,
+    TagError, Tags,
 };
+use crate::engine::marks::Codec;
 use nom::{
     IResult, Parser,
     character::complete::{char, digit1},
@@ -90,7 +91,8 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
     };
     let fail = |code: ErrorCode, message: String| TagError {
         code,
-        tag: text.to_owned(),
+        noun: Tags::NOUN,
+        mark: text.to_owned(),
         message,
     };
     if text.len() > MAX_TAG_LEN {
@@ -161,7 +163,7 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                     repair,
                     id,
                     since: when,
-                    jobs,
+                    ops: jobs,
                 }))
             } else {
                 let result =
@@ -172,7 +174,7 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                     id,
                     at: when,
                     result,
-                    jobs,
+                    ops: jobs,
                 }))
             }
         }
@@ -200,14 +202,8 @@ fn repair_type(text: &str) -> Result<RepairType, String> {
 }
 
 fn repair_result(text: &str) -> Result<RepairResult, String> {
-    match text {
-        "success" => Ok(RepairResult::Success),
-        "failure" => Ok(RepairResult::Failure),
-        "enoperm" => Ok(RepairResult::Enoperm),
-        other => Err(format!(
-            "unknown result {other:?}: use success, failure or enoperm"
-        )),
-    }
+    RepairResult::from_name(text)
+        .ok_or_else(|| format!("unknown result {text:?}: use success, failure or enoperm"))
 }
 
 /// `0`, or digits without a leading zero: one spelling per number, so rendering round-trips.
@@ -234,25 +230,14 @@ fn job_id(i: &str) -> IResult<&str, u64> {
 fn job_list(text: &str) -> Result<JobList<'_>, String> {
     all_consuming(opt((job_id, many0_count((char('+'), job_id)))))
         .parse(text)
-        .map(|_| JobList::new_unchecked(text))
+        .map(|_| JobList::new_unchecked(text, '+'))
         .map_err(|_| {
             format!("job list {text:?} is not job ids joined by '+' (e.g. 12+13, or empty)")
         })
 }
 
-/// `8-4-4-4-12` hexadecimal digits, checked byte by byte (a UUID is fixed-width, so no
-/// combinator is needed to find where its parts end).
-fn is_uuid_text(text: &str) -> bool {
-    let b = text.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
-
 fn uuid(text: &str) -> Result<&str, String> {
-    if is_uuid_text(text) {
+    if crate::engine::marks::is_uuid(text) {
         Ok(text)
     } else {
         Err(format!(

@@ -1,8 +1,10 @@
 //! State transitions of the planner, one scenario per row.
 
+use super::snapshot::{Cluster, Group, Snapshot};
+use super::tags::{PREFIX, render_pending};
 use super::*;
-use crate::snapshot::{Cluster, Group};
-use crate::tags::PREFIX;
+use crate::config::Limits;
+use crate::engine::State;
 use RepairType::*;
 
 const NOW: i64 = 1_000_000;
@@ -65,7 +67,7 @@ fn job(id: u64, repair: &str, op: Op, status: JobStatus, error_code: Option<&str
             Some(code) => serde_json::json!([["OpPrereqError", ["boom", code]]]),
             None => serde_json::json!([null]),
         },
-        reason: Some(crate::snapshot::reason_for(repair)),
+        reason: Some(crate::ganeti::snapshot::reason_for(repair)),
         instance: Some("i1".into()),
         op: Some(op),
         depends: vec![],
@@ -113,10 +115,10 @@ fn plan_one(snap: &Snapshot, limits: &Limits) -> Seen {
     };
     for a in &target.actions {
         match a {
-            Action::AddTags { tags, .. } => seen
+            Action::AddMarks { marks: tags, .. } => seen
                 .added
                 .extend(tags.iter().map(|s| s.trim_start_matches(PREFIX).to_owned())),
-            Action::RemoveTags { tags, .. } => seen
+            Action::RemoveMarks { marks: tags, .. } => seen
                 .removed
                 .extend(tags.iter().map(|s| s.trim_start_matches(PREFIX).to_owned())),
             Action::Repair(r) => seen.repair = Some(r.clone()),
@@ -213,9 +215,9 @@ fn suspends_and_the_nearest_policy() {
     );
     assert_eq!(
         expired.scope_actions,
-        vec![Action::RemoveTags {
-            object: ObjectRef::Group("g".into()),
-            tags: vec![t("suspend:10")],
+        vec![Action::RemoveMarks {
+            object: super::group("g"),
+            marks: vec![t("suspend:10")],
             reason: "timed suspend is over".into()
         }]
     );
@@ -306,7 +308,7 @@ fn lack_of_resources_retries_later_instead_of_failing() {
         A,
         replace(),
         JobStatus::Error,
-        Some(crate::snapshot::INSUFFICIENT_RESOURCES),
+        Some(crate::ganeti::snapshot::INSUFFICIENT_RESOURCES),
     );
     no_room.end_ts = Some(NOW - 60);
     snap.jobs = vec![
@@ -853,8 +855,8 @@ fn the_state_is_the_state_now_and_next_is_what_the_pass_does() {
         assert_eq!(target.state, state, "{tags:?}");
         let json = serde_json::to_value(&target.next).unwrap();
         assert_eq!(json["do"], next, "{tags:?}: {:?}", target.next);
-        assert_eq!(target.primary.as_str(), "n1");
-        assert_eq!(target.run_status.as_str(), "running");
+        assert_eq!(target.facts.primary.as_str(), "n1");
+        assert_eq!(target.facts.run_status.as_str(), "running");
     }
 }
 
@@ -890,7 +892,7 @@ fn foreign_and_invalid_tags_are_never_touched() {
     let touched: Vec<&String> = p
         .actions()
         .flat_map(|a| match a {
-            Action::RemoveTags { tags, .. } => tags.iter().collect(),
+            Action::RemoveMarks { marks: tags, .. } => tags.iter().collect(),
             _ => vec![],
         })
         .collect();
@@ -898,7 +900,7 @@ fn foreign_and_invalid_tags_are_never_touched() {
     assert_eq!(
         p.lint
             .iter()
-            .filter(|l| l.object == ObjectRef::Instance("i1".into()))
+            .filter(|l| l.object == super::instance("i1"))
             .count(),
         2
     );

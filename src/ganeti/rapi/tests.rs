@@ -206,7 +206,7 @@ use std::sync::atomic::AtomicUsize;
 
 fn testdata(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src/backend/ganeti/testdata")
+        .join("src/ganeti/rapi/testdata")
         .join(name)
 }
 

@@ -15,8 +15,10 @@
 //! made by the renderer in [`crate::tags`]; the only hand-made ones are the deliberately
 //! invalid tags of `contradictions`.
 
-use crate::snapshot::{Cluster, Group, Instance, Job, JobStatus, Node, Op, OpKind, Snapshot};
-use crate::tags::{
+use crate::ganeti::snapshot::{
+    Cluster, Group, Instance, Job, JobStatus, Node, Op, OpKind, Snapshot,
+};
+use crate::ganeti::tags::{
     PREFIX, RepairResult, RepairType, render_pending, render_policy, render_result, render_suspend,
 };
 use rand::seq::index::sample;
@@ -407,7 +409,7 @@ impl Gen<'_> {
                     "OpExecError",
                     ["Could not start instance: hypervisor error", "unknown"]
                 ]]),
-                reason: Some(crate::snapshot::reason_for(&id)),
+                reason: Some(crate::ganeti::snapshot::reason_for(&id)),
                 instance: Some(instance.to_owned()),
                 op: Some(op),
                 depends: vec![],
@@ -421,10 +423,10 @@ impl Gen<'_> {
     /// A repair under way: its pending tag, and its jobs in the queue (the steps done so far
     /// succeeded, the last one running, done, failed or purged).
     fn pending_repair(&mut self, inst: &Instance) -> String {
-        let storage = crate::health::storage_of(&inst.disk_template);
+        let storage = crate::ganeti::health::storage_of(&inst.disk_template);
         let (repair, kinds) = loop {
             let repair = weighted(&mut self.rng, REPAIRS);
-            match storage.and_then(|s| crate::health::chain(s, repair)) {
+            match storage.and_then(|s| crate::ganeti::health::chain(s, repair)) {
                 Some(kinds) => break (repair, kinds),
                 None if storage.is_none() => break (repair, &[][..]),
                 None => continue,
@@ -466,7 +468,7 @@ impl Gen<'_> {
                         "OpPrereqError",
                         [
                             "Not enough memory on any node",
-                            crate::snapshot::INSUFFICIENT_RESOURCES
+                            crate::ganeti::snapshot::INSUFFICIENT_RESOURCES
                         ]
                     ]]),
                     Some(end_ts),
@@ -486,7 +488,7 @@ impl Gen<'_> {
                 id: job,
                 status,
                 opresult,
-                reason: Some(crate::snapshot::reason_for(&id)),
+                reason: Some(crate::ganeti::snapshot::reason_for(&id)),
                 instance: Some(inst.name.clone()),
                 op: Some(op_of(*kind)),
                 depends: after.into_iter().collect(),
@@ -650,7 +652,7 @@ fn op_of(kind: OpKind) -> Op {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tags::{Tag, parse};
+    use crate::ganeti::tags::{Tag, parse};
 
     #[test]
     fn same_seed_same_fleet() {
@@ -748,7 +750,7 @@ mod tests {
                 Ok(Tag::Foreign) => foreign += 1,
                 Ok(Tag::Policy(_)) => policy += 1,
                 Ok(Tag::Suspend { .. }) => suspend += 1,
-                Ok(Tag::Pending(p)) if p.jobs.is_empty() => requests += 1,
+                Ok(Tag::Pending(p)) if p.ops.is_empty() => requests += 1,
                 Ok(Tag::Pending(_)) => pending += 1,
                 Ok(Tag::Result(_)) => result += 1,
                 Err(e) => panic!("generated an invalid tag: {e}"),
@@ -788,7 +790,7 @@ mod tests {
                 ..Spec::new(2000, 4)
             });
             let text = serde_json::to_string_pretty(&s).unwrap();
-            let back = crate::backend::file::parse_fleet(&text).unwrap();
+            let back = crate::ganeti::file::parse_fleet(&text).unwrap();
             assert_eq!(back, s);
         }
     }
@@ -804,7 +806,7 @@ mod tests {
             s.all_tags().any(|t| parse(t).is_err()),
             "contradictions include invalid tags"
         );
-        let plan = crate::plan::plan(&s, BASE_EPOCH, &crate::config::Limits::default(), 1);
+        let plan = crate::ganeti::plan(&s, BASE_EPOCH, &crate::config::Limits::default(), 1);
         assert_eq!(plan.targets.len(), 5000);
         assert!(!plan.lint.is_empty());
     }

@@ -1,9 +1,10 @@
 //! The embedded default backend: a JSON fleet file shaped like Ganeti's RAPI answers, plus a
 //! job simulator so repairs really happen (on a later pass) without any server.
 
-use super::{Backend, BackendError};
-use crate::health::{self, NodePicker, NodePool, NodeState, Storage};
-use crate::snapshot::{Instance, Job, JobStatus, ObjectRef, Op, SimOutcome, Snapshot};
+use super::Ganeti;
+use crate::engine::{Backend, BackendError};
+use crate::ganeti::health::{self, NodePicker, NodePool, NodeState, Storage};
+use crate::ganeti::snapshot::{Instance, Job, JobStatus, ObjectRef, Op, SimOutcome, Snapshot};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -195,7 +196,7 @@ impl FleetFile {
             SimOutcome::InsufficientResources => Err((
                 "OpPrereqError",
                 "simulated: not enough free memory on any node",
-                crate::snapshot::INSUFFICIENT_RESOURCES,
+                crate::ganeti::snapshot::INSUFFICIENT_RESOURCES,
             )),
             SimOutcome::Vanish => {
                 self.fleet.jobs.remove(pos);
@@ -254,7 +255,7 @@ type SimError = (&'static str, &'static str, &'static str);
 const NO_ROOM: SimError = (
     "OpPrereqError",
     "simulated: no usable node with enough resources",
-    crate::snapshot::INSUFFICIENT_RESOURCES,
+    crate::ganeti::snapshot::INSUFFICIENT_RESOURCES,
 );
 
 /// What a successful job does to the fleet, checked the way Ganeti would refuse it.
@@ -353,12 +354,12 @@ fn apply_effect(fleet: &mut Snapshot, instance: &str, op: &Op) -> Result<(), Sim
     Ok(())
 }
 
-impl Backend for FleetFile {
+impl Backend<Ganeti> for FleetFile {
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
         Ok(self.fleet.clone())
     }
 
-    fn add_tags(
+    fn add_marks(
         &mut self,
         object: &ObjectRef,
         tags: &[String],
@@ -373,7 +374,7 @@ impl Backend for FleetFile {
         Ok(())
     }
 
-    fn remove_tags(
+    fn remove_marks(
         &mut self,
         object: &ObjectRef,
         tags: &[String],
@@ -389,11 +390,11 @@ impl Backend for FleetFile {
         instance: &str,
         op: &Op,
         reason: &str,
-        after: Option<u64>,
+        after: Option<&u64>,
     ) -> Result<u64, BackendError> {
         if !self.fleet.instances.iter().any(|i| i.name == instance) {
             return Err(BackendError::NoSuchObject {
-                object: ObjectRef::Instance(instance.to_owned()),
+                object: super::instance(instance),
             });
         }
         let id = self.next_job_id();
@@ -404,7 +405,7 @@ impl Backend for FleetFile {
             reason: Some(reason.to_owned()),
             instance: Some(instance.to_owned()),
             op: Some(op.clone()),
-            depends: after.into_iter().collect(),
+            depends: after.into_iter().copied().collect(),
             end_ts: None,
             passes_left: None,
         });

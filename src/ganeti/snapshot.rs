@@ -1,9 +1,9 @@
 //! What a backend reads: the fleet at one instant. The shape (and the key names) follow Ganeti's
 //! RAPI answers, so a real cluster can be saved into a fleet file and replayed offline.
 
+use super::kind;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::str::FromStr;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
@@ -130,12 +130,7 @@ pub struct Job {
     pub passes_left: Option<u32>,
 }
 
-/// Prefix of the reason the watcher attaches to every job it submits.
-pub const REASON_PREFIX: &str = "autorepair:";
-
-pub fn reason_for(repair_id: &str) -> String {
-    format!("{REASON_PREFIX}{repair_id}")
-}
+pub use crate::engine::plan::{REASON_PREFIX, reason_for};
 
 /// Ganeti's error code for a job that could not find room; such a repair is retried later.
 pub const INSUFFICIENT_RESOURCES: &str = "insufficient_resources";
@@ -143,10 +138,7 @@ pub const INSUFFICIENT_RESOURCES: &str = "insufficient_resources";
 impl Job {
     /// The repair this job belongs to: its reason is `autorepair:<UUID>`.
     pub fn repair_id(&self) -> Option<&str> {
-        self.reason
-            .as_deref()?
-            .strip_prefix(REASON_PREFIX)
-            .filter(|id| crate::tags::is_repair_id(id))
+        crate::engine::plan::repair_of_reason(self.reason.as_deref()?)
     }
 
     /// The first error among the opcode results: its message and Ganeti error code.
@@ -355,50 +347,7 @@ pub enum SimOutcome {
     Vanish,
 }
 
-/// An object that carries tags.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "name", rename_all = "lowercase")]
-pub enum ObjectRef {
-    Cluster,
-    Group(String),
-    Node(String),
-    Instance(String),
-}
-
-impl fmt::Display for ObjectRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ObjectRef::Cluster => f.write_str("cluster"),
-            ObjectRef::Group(n) => write!(f, "group/{n}"),
-            ObjectRef::Node(n) => write!(f, "node/{n}"),
-            ObjectRef::Instance(n) => write!(f, "instance/{n}"),
-        }
-    }
-}
-
-impl FromStr for ObjectRef {
-    type Err = String;
-    /// `cluster`, `group/NAME`, `node/NAME`, `instance/NAME`, or a bare instance name.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let nonempty = |n: &str| {
-            if n.is_empty() {
-                Err(format!("{s:?} names no object: write e.g. group/default"))
-            } else {
-                Ok(n.to_owned())
-            }
-        };
-        match s.split_once('/') {
-            _ if s == "cluster" => Ok(ObjectRef::Cluster),
-            Some(("group", n)) => Ok(ObjectRef::Group(nonempty(n)?)),
-            Some(("node", n)) => Ok(ObjectRef::Node(nonempty(n)?)),
-            Some(("instance", n)) => Ok(ObjectRef::Instance(nonempty(n)?)),
-            Some((kind, _)) => Err(format!(
-                "unknown object kind {kind:?} in {s:?}: use cluster, group/NAME, node/NAME or instance/NAME"
-            )),
-            None => Ok(ObjectRef::Instance(nonempty(s)?)),
-        }
-    }
-}
+pub use crate::engine::ObjectRef;
 
 impl Snapshot {
     /// Every tag of every object, in fleet order: cluster, groups, nodes, instances.
@@ -413,36 +362,40 @@ impl Snapshot {
 
     /// The tags of an object, or `None` when the snapshot has no such object.
     pub fn tags_of(&self, object: &ObjectRef) -> Option<&Vec<String>> {
-        match object {
-            ObjectRef::Cluster => Some(&self.cluster.tags),
-            ObjectRef::Group(n) => self.groups.iter().find(|g| &g.name == n).map(|g| &g.tags),
-            ObjectRef::Node(n) => self.nodes.iter().find(|x| &x.name == n).map(|x| &x.tags),
-            ObjectRef::Instance(n) => self
+        let n = &object.name;
+        match object.kind.as_ref() {
+            kind::CLUSTER => Some(&self.cluster.tags),
+            kind::GROUP => self.groups.iter().find(|g| &g.name == n).map(|g| &g.tags),
+            kind::NODE => self.nodes.iter().find(|x| &x.name == n).map(|x| &x.tags),
+            kind::INSTANCE => self
                 .instances
                 .iter()
                 .find(|i| &i.name == n)
                 .map(|i| &i.tags),
+            _ => None,
         }
     }
 
     pub fn tags_of_mut(&mut self, object: &ObjectRef) -> Option<&mut Vec<String>> {
-        match object {
-            ObjectRef::Cluster => Some(&mut self.cluster.tags),
-            ObjectRef::Group(n) => self
+        let n = &object.name;
+        match object.kind.as_ref() {
+            kind::CLUSTER => Some(&mut self.cluster.tags),
+            kind::GROUP => self
                 .groups
                 .iter_mut()
                 .find(|g| &g.name == n)
                 .map(|g| &mut g.tags),
-            ObjectRef::Node(n) => self
+            kind::NODE => self
                 .nodes
                 .iter_mut()
                 .find(|x| &x.name == n)
                 .map(|x| &mut x.tags),
-            ObjectRef::Instance(n) => self
+            kind::INSTANCE => self
                 .instances
                 .iter_mut()
                 .find(|i| &i.name == n)
                 .map(|i| &mut i.tags),
+            _ => None,
         }
     }
 }

@@ -2,13 +2,16 @@
 //! The class is decided on the error *types* in reqwest's source chain (rustls, io), never on
 //! message text: the text only goes into the message as the cause.
 
-use crate::backend::BackendError;
+use crate::engine::backend::BackendError;
 use reqwest::{Method, StatusCode};
 use std::error::Error as StdError;
 use std::io::ErrorKind;
 use std::net::ToSocketAddrs;
 use std::path::Path;
 use std::time::Duration;
+
+/// How errors name the server.
+const SERVICE: &str = "the Ganeti RAPI";
 
 /// What the error messages need to know about the endpoint.
 pub(super) struct Context<'a> {
@@ -71,6 +74,7 @@ pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> Backend
     let url = url.to_owned();
     if let Some(tls) = &c.tls {
         return BackendError::Tls {
+            service: SERVICE,
             url,
             cause: tls.to_string(),
             hint: tls_hint(tls, ctx),
@@ -78,22 +82,40 @@ pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> Backend
     }
     if e.is_timeout() || c.io == Some(ErrorKind::TimedOut) {
         return BackendError::Timeout {
+            service: SERVICE,
             url,
             after: ctx.timeout,
             cause: c.root,
+            hint: "The master may be overloaded, or a firewall drops the packets: check it, or raise rapi.timeout in the config",
         };
     }
     if c.io == Some(ErrorKind::ConnectionRefused) {
-        return BackendError::Refused { url, cause: c.root };
+        return BackendError::Refused {
+            service: SERVICE,
+            url,
+            cause: c.root,
+            hint: "Check that ganeti-rapi runs on the master (/usr/lib/ganeti/daemon-util check ganeti-rapi) and that host and port (5080 by default) are right",
+        };
     }
     // The resolver's error carries no type of its own; asking the system resolver again
     // tells a name that does not resolve from any other failure to connect.
     if e.is_connect()
         && let Some((host, cause)) = unresolvable(&url)
     {
-        return BackendError::Dns { url, host, cause };
+        return BackendError::Dns {
+            service: SERVICE,
+            url,
+            host,
+            cause,
+            hint: "check the name given with --rapi (or rapi.url) and this host's DNS",
+        };
     }
-    BackendError::Connect { url, cause: c.root }
+    BackendError::Connect {
+        service: SERVICE,
+        url,
+        cause: c.root,
+        hint: "Check the address and the network path to the master",
+    }
 }
 
 fn unresolvable(url: &str) -> Option<(String, String)> {
@@ -154,6 +176,7 @@ pub(super) fn http(
         _ => String::new(),
     };
     BackendError::Http {
+        service: SERVICE,
         method: method.to_string(),
         url: url.to_owned(),
         status: status.as_u16(),

@@ -1,0 +1,276 @@
+//! The mark language, as one model every storage encodes: policy `<level>`, `suspend`,
+//! `suspend:<epoch>`, `pending:<level>:<id>:<epoch>:<ops>` and
+//! `result:<level>:<id>:<epoch>:<result>:<ops>` (DESIGN §4). A family's [`Codec`] maps its
+//! storage (tags, annotations, labels) to this model and back, losslessly.
+//!
+//! A mark is handed around as the text its codec renders. Set-shaped storages store that text
+//! as it is; map-shaped ones (one key per repair) split it into key and value, and treat the
+//! removal of a mark as "delete the key if it still holds this mark", so writing a repair's
+//! newer mark and then removing its older one leaves the newer in place.
+
+use serde::Serialize;
+use std::fmt;
+use std::hash::Hash;
+
+/// A family's repair levels, ordered from least to most destructive: `a < b` means `a` risks
+/// less. A policy allowing a level allows every level below it.
+pub trait Level:
+    Copy + Ord + Hash + fmt::Debug + fmt::Display + Serialize + Send + Sync + 'static
+{
+    /// The whole ladder, least destructive first.
+    const LADDER: &'static [Self];
+
+    /// The level's name in marks and on the command line.
+    fn as_str(self) -> &'static str;
+
+    fn from_name(name: &str) -> Option<Self> {
+        Self::LADDER.iter().copied().find(|l| l.as_str() == name)
+    }
+
+    /// The ladder's names, for messages: `a, b or c`.
+    fn names() -> String {
+        let names: Vec<&str> = Self::LADDER.iter().map(|l| l.as_str()).collect();
+        match names.split_last() {
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+}
+
+/// How a repair ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RepairResult {
+    /// The repair was needed but the policy did not allow it.
+    Enoperm,
+    Success,
+    Failure,
+}
+
+impl RepairResult {
+    pub const ALL: [RepairResult; 3] = [
+        RepairResult::Enoperm,
+        RepairResult::Success,
+        RepairResult::Failure,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RepairResult::Enoperm => "enoperm",
+            RepairResult::Success => "success",
+            RepairResult::Failure => "failure",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+}
+
+impl fmt::Display for RepairResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The operation ids a repair mark records, kept as the validated text they were parsed from
+/// (ids joined by `sep`), so that parsing never allocates. The ids are opaque to the engine:
+/// the family's [`Family::OpId`](super::Family::OpId) reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpList<'a> {
+    text: &'a str,
+    sep: char,
+}
+
+impl Default for OpList<'_> {
+    fn default() -> Self {
+        OpList { text: "", sep: '+' }
+    }
+}
+
+impl<'a> OpList<'a> {
+    /// Only codecs build these, from text they validated: every id parses.
+    pub fn new_unchecked(text: &'a str, sep: char) -> Self {
+        OpList { text, sep }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    pub fn texts(&self) -> impl Iterator<Item = &'a str> + 'a {
+        self.text.split(self.sep).filter(|s| !s.is_empty())
+    }
+
+    pub fn iter<I: std::str::FromStr>(&self) -> impl Iterator<Item = I> + 'a {
+        self.texts().map(|s| {
+            s.parse()
+                .ok()
+                .expect("operation ids validated by the codec")
+        })
+    }
+
+    pub fn to_vec<I: std::str::FromStr>(&self) -> Vec<I> {
+        self.iter().collect()
+    }
+}
+
+/// A repair under way, or requested when it records no operation yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pending<'a, L> {
+    pub repair: L,
+    pub id: &'a str,
+    pub since: i64,
+    pub ops: OpList<'a>,
+}
+
+/// A repair that ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome<'a, L> {
+    pub repair: L,
+    pub id: &'a str,
+    pub at: i64,
+    pub result: RepairResult,
+    pub ops: OpList<'a>,
+}
+
+/// One parsed mark, borrowed from its text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark<'a, L> {
+    /// Not one of ours: never an error, never touched.
+    Foreign,
+    /// Repairs up to this level are allowed on the object.
+    Policy(L),
+    /// No repair starts until `until` (Unix seconds), or ever when `None`.
+    Suspend {
+        until: Option<i64>,
+    },
+    Pending(Pending<'a, L>),
+    Result(Outcome<'a, L>),
+}
+
+/// Why a mark is invalid. The code is stable (test vectors and tools use it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    TooLong,
+    BadChar,
+    UnknownKind,
+    FieldCount,
+    UnknownRepair,
+    BadId,
+    BadEpoch,
+    UnknownResult,
+    BadJob,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::TooLong => "too-long",
+            ErrorCode::BadChar => "bad-char",
+            ErrorCode::UnknownKind => "unknown-kind",
+            ErrorCode::FieldCount => "field-count",
+            ErrorCode::UnknownRepair => "unknown-repair",
+            ErrorCode::BadId => "bad-id",
+            ErrorCode::BadEpoch => "bad-epoch",
+            ErrorCode::UnknownResult => "unknown-result",
+            ErrorCode::BadJob => "bad-job",
+        }
+    }
+}
+
+/// A malformed mark. The message says what is wrong and how it should look; callers add
+/// which object carries it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid autorepair {noun} {mark:?}: {message}")]
+pub struct MarkError {
+    pub code: ErrorCode,
+    /// What the storage calls a mark (`tag`, `annotation`, `label`).
+    pub noun: &'static str,
+    pub mark: String,
+    pub message: String,
+}
+
+/// A mark the codec refused to render because its storage would refuse it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    #[error("{noun} {mark:?} would be {len} characters, over {store}'s limit of {limit}")]
+    TooLong {
+        noun: &'static str,
+        store: &'static str,
+        mark: String,
+        len: usize,
+        limit: usize,
+    },
+    #[error("repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits)")]
+    BadId { id: String },
+    #[error("timestamp {value} is negative: autorepair timestamps are Unix seconds")]
+    NegativeEpoch { value: i64 },
+}
+
+/// One storage's encoding of the mark model. Associated functions only: a codec is chosen by
+/// type, so parsing a hundred thousand targets' marks is a direct call.
+pub trait Codec {
+    type Level: Level;
+    type OpId: fmt::Display;
+
+    /// What this storage calls one mark, for messages.
+    const NOUN: &'static str;
+
+    /// Parses one stored mark. Marks that are not ours are `Ok(Mark::Foreign)`.
+    fn parse(text: &str) -> Result<Mark<'_, Self::Level>, MarkError>;
+    fn render_policy(level: Self::Level) -> String;
+    fn render_suspend(until: Option<i64>) -> Result<String, RenderError>;
+    fn render_pending(
+        level: Self::Level,
+        id: &str,
+        since: i64,
+        ops: &[Self::OpId],
+    ) -> Result<String, RenderError>;
+    fn render_result(
+        level: Self::Level,
+        id: &str,
+        at: i64,
+        result: RepairResult,
+        ops: &[Self::OpId],
+    ) -> Result<String, RenderError>;
+
+    /// Whether `id` is a repair id this codec can store.
+    fn is_repair_id(id: &str) -> bool;
+
+    /// The text of a parsed mark; `None` for foreign marks, which have no text of ours.
+    fn render(mark: &Mark<'_, Self::Level>) -> Option<Result<String, RenderError>>
+    where
+        Self::OpId: std::str::FromStr,
+    {
+        match *mark {
+            Mark::Foreign => None,
+            Mark::Policy(l) => Some(Ok(Self::render_policy(l))),
+            Mark::Suspend { until } => Some(Self::render_suspend(until)),
+            Mark::Pending(p) => Some(Self::render_pending(
+                p.repair,
+                p.id,
+                p.since,
+                &p.ops.to_vec(),
+            )),
+            Mark::Result(r) => Some(Self::render_result(
+                r.repair,
+                r.id,
+                r.at,
+                r.result,
+                &r.ops.to_vec(),
+            )),
+        }
+    }
+}
+
+/// `8-4-4-4-12` hexadecimal digits, checked byte by byte: the repair ids the engine makes.
+pub fn is_uuid(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}

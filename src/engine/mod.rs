@@ -1,0 +1,26 @@
+//! The engine every family plugs into (docs/architecture.md): the mark model and policy, target
+//! states, pending/result bookkeeping with repair ids, judging operations, the limiter counted in
+//! failure domains, the planner, and the crash-safe executor. It names no family and does no
+//! I/O of its own: a family brings its snapshot, health table, ladder, chains, codec and backend
+//! through [`Family`] and [`Backend`].
+
+pub mod backend;
+pub mod exec;
+pub mod family;
+pub mod limits;
+pub mod marks;
+pub mod object;
+pub mod plan;
+pub mod policy;
+pub mod text;
+#[cfg(test)]
+pub(crate) mod toy;
+
+pub use backend::{Backend, BackendError, Dying};
+pub use family::{Family, Health, Need, Words};
+pub use limits::Limits;
+pub use marks::{Level, Mark, RepairResult};
+pub use object::ObjectRef;
+pub use plan::{Action, Blocked, Next, Plan, State, TargetPlan, plan};
+pub use policy::Policy;
+pub use text::{Text, rfc3339};

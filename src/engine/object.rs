@@ -1,0 +1,118 @@
+//! Objects that carry marks: a kind the family names (`cluster`, `group`, a target kind…) and
+//! a name. A scope that is one of a kind (a cluster) has an empty name.
+
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectRef {
+    pub kind: Cow<'static, str>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+}
+
+impl ObjectRef {
+    pub fn new(kind: &'static str, name: impl Into<String>) -> Self {
+        ObjectRef {
+            kind: Cow::Borrowed(kind),
+            name: name.into(),
+        }
+    }
+
+    /// The one object of its kind (it has no name).
+    pub fn singleton(kind: &'static str) -> Self {
+        ObjectRef::new(kind, String::new())
+    }
+
+    pub fn is(&self, kind: &str) -> bool {
+        self.kind == kind
+    }
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.name.is_empty() {
+            f.write_str(&self.kind)
+        } else {
+            write!(f, "{}/{}", self.kind, self.name)
+        }
+    }
+}
+
+/// Reads `KIND/NAME`, a singleton's `KIND`, or a bare name as a `default_kind` object; `kinds`
+/// are the kinds a family's marks live on, `singletons` those without a name.
+pub fn parse_object_ref(
+    text: &str,
+    kinds: &[&'static str],
+    singletons: &[&'static str],
+    default_kind: &'static str,
+) -> Result<ObjectRef, String> {
+    if let Some(kind) = singletons.iter().find(|k| **k == text) {
+        return Ok(ObjectRef::singleton(kind));
+    }
+    let nonempty = |n: &str| {
+        if n.is_empty() {
+            Err(format!(
+                "{text:?} names no object: write e.g. {}/NAME",
+                kinds.first().copied().unwrap_or(default_kind)
+            ))
+        } else {
+            Ok(n.to_owned())
+        }
+    };
+    match text.split_once('/') {
+        Some((kind, name)) => match kinds.iter().find(|k| **k == kind) {
+            Some(k) => Ok(ObjectRef::new(k, nonempty(name)?)),
+            None => {
+                let mut shapes: Vec<String> = singletons.iter().map(|s| s.to_string()).collect();
+                shapes.extend(kinds.iter().map(|k| format!("{k}/NAME")));
+                let last = shapes.pop().unwrap_or_default();
+                let list = if shapes.is_empty() {
+                    last
+                } else {
+                    format!("{} or {last}", shapes.join(", "))
+                };
+                Err(format!(
+                    "unknown object kind {kind:?} in {text:?}: use {list}"
+                ))
+            }
+        },
+        None => Ok(ObjectRef::new(default_kind, nonempty(text)?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_and_writes_every_shape() {
+        let kinds = ["shelf", "box"];
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            ("room", Ok("room")),
+            ("shelf/a", Ok("shelf/a")),
+            ("box/b", Ok("box/b")),
+            ("b", Ok("box/b")),
+            ("shelf/", Err("names no object")),
+            ("crate/x", Err("unknown object kind \"crate\"")),
+            ("", Err("names no object")),
+        ];
+        for (text, want) in cases {
+            let got = parse_object_ref(text, &kinds, &["room"], "box");
+            match (got, want) {
+                (Ok(o), Ok(w)) => assert_eq!(o.to_string(), *w, "{text:?}"),
+                (Err(e), Err(w)) => assert!(e.contains(w), "{text:?}: {e}"),
+                (got, want) => panic!("{text:?}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn serialises_without_an_empty_name() {
+        let json = serde_json::to_string(&ObjectRef::singleton("room")).unwrap();
+        assert_eq!(json, r#"{"kind":"room"}"#);
+        let json = serde_json::to_string(&ObjectRef::new("box", "b")).unwrap();
+        assert_eq!(json, r#"{"kind":"box","name":"b"}"#);
+    }
+}

@@ -1,0 +1,277 @@
+//! What may start this pass: mass-failure holds counted in failure domains, failure-domain
+//! slots, and the write budget.
+
+use super::index::Index;
+use super::target::{Candidate, StartKind, TargetEval};
+use super::{Action, Blocked, DownNode, Halt, RepairStart, TargetPlan};
+use crate::engine::family::Family;
+use crate::engine::limits::Limits;
+use crate::engine::text::{FxMap, FxSet, Text};
+use std::collections::BTreeMap;
+
+/// The mass-failure limits of one pass, counted in failure domains.
+pub(super) struct Limiter<'a> {
+    pub down: Vec<DownNode>,
+    pub fleet: Option<Halt>,
+    /// By limiter scope key.
+    pub scopes: FxMap<&'a str, Halt>,
+}
+
+impl<'a> Limiter<'a> {
+    pub fn new<F: Family>(index: &Index<'a, F>, limits: &Limits, broken: usize) -> Self {
+        let words = F::WORDS;
+        let mut by_scope: BTreeMap<&str, (&str, Vec<&str>)> = BTreeMap::new();
+        let mut down = Vec::new();
+        for d in F::down_domains(&index.family) {
+            by_scope
+                .entry(d.scope_key)
+                .or_insert_with(|| (d.scope_name, Vec::new()))
+                .1
+                .push(d.name);
+            down.push(DownNode {
+                name: d.name.to_owned(),
+                group: d.scope_name.to_owned(),
+                state: d.state,
+            });
+        }
+        let names = |list: &[&str]| {
+            let mut shown: Vec<&str> = list.iter().take(10).copied().collect();
+            shown.sort_unstable();
+            let more = list.len().saturating_sub(shown.len());
+            if more > 0 {
+                format!("{} and {more} more", shown.join(", "))
+            } else {
+                shown.join(", ")
+            }
+        };
+        let all: Vec<&str> = down.iter().map(|n| n.name.as_str()).collect();
+        let mut fleet = (all.len() > limits.max_down_nodes).then(|| {
+            Halt::new(
+                words.fleet.into(),
+                "max_down_nodes",
+                format!(
+                    "mass failure: {} {} are down in the {} ({}), more than max_down_nodes = {}: nothing is written or started until fewer are down",
+                    all.len(),
+                    words.domains,
+                    words.fleet,
+                    names(&all),
+                    limits.max_down_nodes
+                ),
+            )
+        });
+        if let Some(max) = limits.max_broken.filter(|max| broken > *max) {
+            fleet.get_or_insert_with(|| {
+                Halt::new(
+                    words.fleet.into(),
+                    "max_broken",
+                    format!(
+                        "{broken} {} need repair at once, more than max_broken = {max}: nothing is written or started until fewer are broken",
+                        words.targets
+                    ),
+                )
+            });
+        }
+        let scopes = by_scope
+            .into_iter()
+            .filter(|(_, (_, down))| down.len() > limits.max_down_nodes_per_group)
+            .map(|(key, (name, down))| {
+                let kind = words.domain_scope;
+                let halt = Halt::new(
+                    format!("{kind}/{name}"),
+                    "max_down_nodes_per_group",
+                    format!(
+                        "mass failure in {kind} {name}: {} {} are down ({}), more than max_down_nodes_per_group = {}: nothing is written or started for its {} until fewer are down",
+                        down.len(),
+                        words.domains,
+                        names(&down),
+                        limits.max_down_nodes_per_group,
+                        words.targets
+                    ),
+                );
+                (key, halt)
+            })
+            .collect();
+        Limiter {
+            down,
+            fleet,
+            scopes,
+        }
+    }
+
+    /// The halt that holds a target (or a scope) under this limiter scope, if any; `None`
+    /// for the fleet itself.
+    pub fn halt_for(&self, key: Option<&str>) -> Option<&Halt> {
+        self.fleet
+            .as_ref()
+            .or_else(|| key.and_then(|k| self.scopes.get(k)))
+    }
+}
+
+/// A target under a mass failure: it writes only the bookkeeping of repairs under way, and
+/// starts nothing.
+pub(super) fn hold<F: Family>(e: &mut TargetEval<F>, plan: &mut TargetPlan<F>, halt: &Halt) {
+    let before = e.adds.len() + e.removes.len();
+    e.adds.retain(|w| w.record);
+    e.removes.retain(|w| w.record);
+    let held = e.candidate.take().is_some() || e.adds.len() + e.removes.len() < before;
+    if held || e.broken {
+        plan.notes.push(halt.held_note.clone());
+        plan.blocked = Some(Blocked::MassFailure {
+            scope: halt.scope.clone(),
+            limit: halt.limit,
+        });
+    }
+}
+
+/// Hands out the failure-domain slots in a fixed order (continuations, requests, new repairs,
+/// retries; oldest first): a repair starts when its domain already has repairs under way or a
+/// domain slot is free, and the optional per-target cap allows. Returns what may start.
+pub(super) fn grant_slots<F: Family>(
+    evals: &mut [TargetEval<F>],
+    plans: &mut [TargetPlan<F>],
+    limits: &Limits,
+    active: usize,
+) -> Vec<Option<Box<Candidate<F>>>> {
+    let mut order: Vec<usize> = (0..evals.len())
+        .filter(|&i| evals[i].candidate.is_some())
+        .collect();
+    order.sort_by(|&a, &b| {
+        let key = |e: &TargetEval<F>| {
+            let c = e.candidate.as_ref().expect("filtered");
+            (c.kind, c.start.since)
+        };
+        key(&evals[a])
+            .cmp(&key(&evals[b]))
+            .then_with(|| plans[a].name.cmp(&plans[b].name))
+    });
+    let mut busy: FxSet<&str> = evals
+        .iter()
+        .filter(|e| e.active)
+        .filter_map(|e| e.domain)
+        .collect();
+    let mut under_way = active;
+    // Once every domain slot is taken the busy set no longer changes: one note serves all.
+    let mut no_slot_note: Option<Text> = None;
+    let mut granted: Vec<Option<Box<Candidate<F>>>> = (0..evals.len()).map(|_| None).collect();
+    for i in order {
+        let (e, plan) = (&mut evals[i], &mut plans[i]);
+        let c = e.candidate.take().expect("filtered");
+        if c.kind != StartKind::Continuation {
+            let domain = e.domain.expect("a candidate has a failure domain");
+            if !busy.contains(domain) && busy.len() >= limits.max_domains_under_repair {
+                let note = no_slot_note.get_or_insert_with(|| {
+                    let mut list: Vec<&str> = busy.iter().copied().collect();
+                    list.sort_unstable();
+                    Text::Shared(
+                        format!(
+                            "waits for a free failure-domain slot: repairs run for {} domain(s) at once ({}), max_domains_under_repair = {}",
+                            busy.len(),
+                            list.join(", "),
+                            limits.max_domains_under_repair
+                        )
+                        .into(),
+                    )
+                });
+                plan.notes.push(note.clone());
+                plan.blocked = Some(Blocked::NoSlot {
+                    limit: "max_domains_under_repair",
+                });
+                continue;
+            }
+            if let Some(cap) = limits.max_pending.filter(|cap| under_way >= *cap) {
+                plan.notes.push(Text::Owned(format!(
+                    "waits for a free slot: max_pending = {cap} repair(s) at once, all taken"
+                )));
+                plan.blocked = Some(Blocked::NoSlot {
+                    limit: "max_pending",
+                });
+                continue;
+            }
+            busy.insert(domain);
+            under_way += 1;
+        }
+        granted[i] = Some(c);
+    }
+
+    granted
+}
+
+/// What the write budget lets through: per target, and in all.
+pub(super) struct Budget {
+    pub admitted: Vec<bool>,
+    pub spent: usize,
+    pub deferred: usize,
+}
+
+/// The write budget: bookkeeping of repairs under way first, then starts, then the rest. A
+/// target's changes go together or wait together for the next pass; scope changes come last.
+pub(super) fn spend_budget<F: Family>(
+    evals: &[TargetEval<F>],
+    granted: &mut [Option<Box<Candidate<F>>>],
+    plans: &mut [TargetPlan<F>],
+    scope_writes: &mut Vec<(Option<&str>, Action<F>)>,
+    limits: &Limits,
+) -> Budget {
+    let mut costs: Vec<(u8, usize, usize)> = evals
+        .iter()
+        .zip(granted.iter())
+        .enumerate()
+        .map(|(i, (e, c))| {
+            let repair = c.as_ref().map_or(0, |c| repair_cost(&c.start));
+            let cost =
+                usize::from(!e.adds.is_empty()) + usize::from(!e.removes.is_empty()) + repair;
+            let records = e.adds.iter().chain(&e.removes).any(|w| w.record);
+            let rank = match c.as_ref().map(|c| c.kind) {
+                _ if records => 0,
+                Some(StartKind::Continuation) => 0,
+                Some(_) => 1,
+                None => 2,
+            };
+            (rank, i, cost)
+        })
+        .filter(|(_, _, cost)| *cost > 0)
+        .collect();
+    costs.sort_unstable();
+    let mut spent = 0;
+    let mut deferred = 0;
+    let mut admitted = vec![false; evals.len()];
+    let mut full = false;
+    for (_, i, cost) in costs.iter().copied() {
+        // The first target always fits, so no target is too big to ever go through.
+        full |= spent > 0 && spent + cost > limits.max_writes_per_pass;
+        if full {
+            deferred += 1;
+            let plan = &mut plans[i];
+            plan.notes.push(Text::Owned(format!(
+                "deferred to the next pass: this pass's write budget (max_writes_per_pass = {}) is spent",
+                limits.max_writes_per_pass
+            )));
+            plan.blocked = Some(Blocked::WriteBudget);
+            granted[i] = None;
+            continue;
+        }
+        spent += cost;
+        admitted[i] = true;
+    }
+    let scope_room = limits.max_writes_per_pass.saturating_sub(spent);
+    if full || scope_writes.len() > scope_room {
+        let keep = if full { 0 } else { scope_room };
+        deferred += scope_writes.len() - keep;
+        scope_writes.truncate(keep);
+    }
+    spent += scope_writes.len();
+
+    Budget {
+        admitted,
+        spent,
+        deferred,
+    }
+}
+
+/// The writes a repair start makes (as the executor makes them): its first pending mark, one
+/// per operation, the mark that records the operations, and one removal of the marks it
+/// supersedes (the first mark and any it replaces).
+fn repair_cost<F: Family>(r: &RepairStart<F>) -> usize {
+    let superseded = r.write_first.is_some() || !r.replaces.is_empty();
+    usize::from(r.write_first.is_some()) + r.ops.len() + 1 + usize::from(superseded)
+}

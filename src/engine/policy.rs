@@ -1,0 +1,196 @@
+//! Effective policy: first per object, then nearest-wins along the scope chain the family
+//! supplies (the target, then its scopes, nearest first).
+
+use super::marks::{Level, Mark};
+use serde::Serialize;
+
+/// What one object's own marks say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "policy", rename_all = "kebab-case")]
+pub enum Policy<L> {
+    /// Repairs up to this level are allowed.
+    Allow {
+        up_to: L,
+    },
+    /// No repair starts until this time (Unix seconds).
+    SuspendedUntil {
+        until: i64,
+    },
+    SuspendedForever,
+}
+
+impl<L: Level> Policy<L> {
+    pub fn is_suspended(self) -> bool {
+        !matches!(self, Policy::Allow { .. })
+    }
+
+    pub fn allowed(self) -> Option<L> {
+        match self {
+            Policy::Allow { up_to } => Some(up_to),
+            _ => None,
+        }
+    }
+}
+
+impl<L: Level> std::fmt::Display for Policy<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Policy::Allow { up_to } => write!(f, "repairs up to {up_to} allowed"),
+            Policy::SuspendedUntil { until } => write!(f, "suspended until {until}"),
+            Policy::SuspendedForever => f.write_str("suspended"),
+        }
+    }
+}
+
+/// The result of reading one object's marks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectPolicy<'a, L> {
+    pub policy: Option<Policy<L>>,
+    /// Timed suspends already over: ignored, and to be removed.
+    pub expired_suspends: Vec<&'a str>,
+}
+
+/// One object: a permanent suspend wins; else the latest still-future timed suspend; else the
+/// least destructive allowed level. Expired suspends count as absent.
+pub fn object_policy<'a, L: Level>(
+    marks: impl IntoIterator<Item = (&'a str, Mark<'a, L>)>,
+    now: i64,
+) -> ObjectPolicy<'a, L> {
+    let mut forever = false;
+    let mut latest_until: Option<i64> = None;
+    let mut least: Option<L> = None;
+    let mut expired = Vec::new();
+    for (text, mark) in marks {
+        match mark {
+            Mark::Suspend { until: None } => forever = true,
+            Mark::Suspend { until: Some(t) } if t > now => {
+                latest_until = Some(latest_until.map_or(t, |l| l.max(t)))
+            }
+            Mark::Suspend { until: Some(_) } => expired.push(text),
+            Mark::Policy(t) => least = Some(least.map_or(t, |l| l.min(t))),
+            _ => {}
+        }
+    }
+    let policy = if forever {
+        Some(Policy::SuspendedForever)
+    } else if let Some(until) = latest_until {
+        Some(Policy::SuspendedUntil { until })
+    } else {
+        least.map(|up_to| Policy::Allow { up_to })
+    };
+    ObjectPolicy {
+        policy,
+        expired_suspends: expired,
+    }
+}
+
+/// Nearest wins: the first object of `chain` (the target first, then its scopes nearest
+/// first) that carries any policy. Each item is what that object says, if anything; the
+/// planner passes the target's own policy and the shared ones of its scopes.
+pub fn effective<P>(chain: impl IntoIterator<Item = Option<P>>) -> Option<P> {
+    chain.into_iter().flatten().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::marks::Codec;
+    use crate::engine::toy::{Toy, ToyLevel::*, ToyMarks};
+
+    fn policy_of(
+        marks: &[&str],
+        now: i64,
+    ) -> (Option<Policy<crate::engine::toy::ToyLevel>>, Vec<String>) {
+        let parsed = marks
+            .iter()
+            .filter_map(|t| ToyMarks::parse(t).ok().map(|p| (*t, p)));
+        let p = object_policy(parsed, now);
+        (
+            p.policy,
+            p.expired_suspends.iter().map(|t| t.to_string()).collect(),
+        )
+    }
+
+    #[test]
+    fn one_object_table() {
+        let _ = Toy;
+        let now = 1000;
+        let cases: &[(&[&str], Option<Policy<_>>, &[&str])] = &[
+            (&[], None, &[]),
+            (&["restart"], Some(Policy::Allow { up_to: Restart }), &[]),
+            (
+                &["replace", "nudge", "restart"],
+                Some(Policy::Allow { up_to: Nudge }),
+                &[],
+            ),
+            (&["replace", "suspend"], Some(Policy::SuspendedForever), &[]),
+            (&["suspend:"], Some(Policy::SuspendedForever), &[]),
+            (
+                &["suspend:2000", "suspend:1500", "nudge"],
+                Some(Policy::SuspendedUntil { until: 2000 }),
+                &[],
+            ),
+            (
+                &["suspend:2000", "suspend"],
+                Some(Policy::SuspendedForever),
+                &[],
+            ),
+            // Expired suspends are ignored and scheduled for removal.
+            (
+                &["suspend:999", "restart"],
+                Some(Policy::Allow { up_to: Restart }),
+                &["suspend:999"],
+            ),
+            (&["suspend:1000"], None, &["suspend:1000"]),
+            (
+                &["suspend:5", "suspend:3000"],
+                Some(Policy::SuspendedUntil { until: 3000 }),
+                &["suspend:5"],
+            ),
+            // Pending and result marks are not policy.
+            (
+                &["result:restart:0f8fad5b-d9cb-469f-a165-70867728950e:1:success:"],
+                None,
+                &[],
+            ),
+        ];
+        for (marks, want, want_expired) in cases {
+            let (got, expired) = policy_of(marks, now);
+            assert_eq!(got, *want, "marks {marks:?}");
+            assert_eq!(expired, *want_expired, "expired of {marks:?}");
+        }
+    }
+
+    #[test]
+    fn nearest_object_with_any_policy_wins() {
+        let allow = |t| Some(Policy::Allow { up_to: t });
+        let cases = [
+            // A target's own level overrides a suspend further out, by design.
+            (
+                [allow(Restart), None, Some(Policy::SuspendedForever)],
+                Some(0),
+            ),
+            (
+                [
+                    None,
+                    Some(Policy::SuspendedUntil { until: 9 }),
+                    allow(Replace),
+                ],
+                Some(1),
+            ),
+            ([None, None, allow(Replace)], Some(2)),
+            // Even a more permissive nearer policy beats a suspend further out.
+            (
+                [None, allow(Replace), Some(Policy::SuspendedForever)],
+                Some(1),
+            ),
+            ([None, None, None], None),
+        ];
+        for (policies, want) in cases {
+            let chain = policies.iter().enumerate().map(|(i, p)| p.map(|p| (i, p)));
+            let got = effective(chain);
+            assert_eq!(got.map(|(i, _)| i), want, "{policies:?}");
+            assert_eq!(got.map(|(_, p)| p), want.and_then(|i| policies[i]));
+        }
+    }
+}
