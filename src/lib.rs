@@ -5,9 +5,9 @@
 
 pub mod admin;
 pub mod backend;
-pub mod cli;
 pub mod config;
 pub mod exec;
+pub mod face;
 pub mod generate;
 pub mod health;
 pub mod lock;
@@ -19,3 +19,5 @@ pub mod sabakan;
 pub mod simulate;
 pub mod snapshot;
 pub mod tags;
+
+pub use face::cli;

@@ -1,0 +1,3 @@
+//! The binary-facing layer: clap definitions.
+
+pub mod cli;
