@@ -7,9 +7,9 @@
 //! command line's face.
 
 pub mod admin;
-pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod face;
 pub mod ganeti;
 pub mod lock;
 pub mod metrics;
@@ -17,3 +17,5 @@ pub mod report;
 pub mod sabakan;
 #[cfg(any(test, feature = "testkit"))]
 pub mod simulate;
+
+pub use face::cli;

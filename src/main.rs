@@ -1,7 +1,10 @@
-mod app;
-
+use autorepair::face::{self, cli::Cli};
 use clap::Parser;
+use std::process::ExitCode;
 
-fn main() -> std::process::ExitCode {
-    app::main(autorepair::cli::Cli::parse())
+fn main() -> ExitCode {
+    match face::run(Cli::parse()) {
+        Ok(exit) => exit.into(),
+        Err(error) => error.report().into(),
+    }
 }

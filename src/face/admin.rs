@@ -1,0 +1,58 @@
+//! The admin verbs (allow, suspend, resume, request, clear): under the fleet's lock, read the
+//! fleet, compute the tag edits (`crate::admin`), carry them out and save, then say what changed.
+
+use super::fleet::{acquire_lock, execute_and_save, open};
+use super::printer::Printer;
+use super::settings::{Fleet, Logs};
+use super::{Error, Exit};
+use crate::{
+    admin::{self, Verb},
+    engine::ObjectRef,
+    ganeti::Plan,
+};
+use std::path::Path;
+
+pub fn admin(
+    out: &mut Printer,
+    logs: &Logs,
+    fleet: &Fleet,
+    lock: &Path,
+    object: &ObjectRef,
+    verb: &Verb,
+) -> Result<Exit, Error> {
+    let _lock = acquire_lock(lock)?;
+    let mut backend = open(&fleet.source)?;
+    let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+    let actions = admin::edits(&snap, object, verb).map_err(Error::Edit)?;
+    let plan = Plan {
+        now: 0,
+        targets: vec![],
+        scope_actions: actions,
+        lint: vec![],
+        fleet: Default::default(),
+        counts: Default::default(),
+    };
+    // An edit that failed halfway is not saved: the admin runs the command again, whole.
+    let (done, saved) =
+        execute_and_save(logs, &fleet.source, &plan, backend.as_mut(), |b, done| {
+            if done.errors.is_empty() {
+                b.flush().map(|()| true)
+            } else {
+                Ok(false)
+            }
+        });
+    if let Some((_, e)) = done.errors.first() {
+        return Err(Error::Act {
+            object: object.clone(),
+            message: e.clone(),
+        });
+    }
+    saved.map_err(|e| Error::Save(e.into()))?;
+    for a in plan.actions() {
+        out.line(a)?;
+    }
+    if plan.scope_actions.is_empty() {
+        out.line(format_args!("{object}: already so, nothing changed"))?;
+    }
+    Ok(Exit::Ok)
+}

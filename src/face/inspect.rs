@@ -1,0 +1,52 @@
+//! The commands that show the fleet and change nothing: `status`, `explain`, `snapshot`.
+
+use super::fleet::{open, read, read_plan};
+use super::printer::Printer;
+use super::settings::{Clock, Fleet};
+use super::{Error, Exit};
+use crate::{engine::Backend as _, ganeti::file::FleetFile, report};
+use std::path::Path;
+
+pub fn status(out: &mut Printer, fleet: &Fleet, clock: Clock) -> Result<Exit, Error> {
+    let plan = read_plan(fleet, clock)?;
+    out.document(
+        || report::status_json(&plan),
+        || report::status_table(&plan),
+    )?;
+    Ok(Exit::Ok)
+}
+
+pub fn explain(
+    out: &mut Printer,
+    fleet: &Fleet,
+    clock: Clock,
+    instance: &str,
+) -> Result<Exit, Error> {
+    let plan = read_plan(fleet, clock)?;
+    let Some(t) = plan.target(instance) else {
+        return Err(Error::NoSuchInstance {
+            instance: instance.to_owned(),
+            from: fleet.source.describe(),
+        });
+    };
+    out.document(|| t, || report::explain(&plan, t))?;
+    Ok(Exit::Ok)
+}
+
+/// Saves the fleet as a fleet file, or prints it.
+pub fn snapshot(out: &mut Printer, fleet: &Fleet, output: Option<&Path>) -> Result<Exit, Error> {
+    let snap = read(&fleet.source, open(&fleet.source)?.as_mut())?;
+    match output {
+        Some(path) => {
+            let mut file = FleetFile::create(path, snap);
+            file.flush().map_err(|e| Error::Save(e.into()))?;
+            out.note(format_args!(
+                "saved {} instances to {}",
+                file.fleet().instances.len(),
+                path.display()
+            ));
+        }
+        None => out.json_document(&snap)?,
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,192 @@
+//! The binary-facing layer: the command line ([`cli`]), the settings stage that resolves it
+//! once ([`settings`]), the printer that owns standard output ([`printer`]), and one module per
+//! job: passes (`run`), status/explain/snapshot (`inspect`), the tag tools (`tags`), the admin
+//! verbs (`admin`), the what-ifs (`simulate`). [`run()`] returns the exit status or a typed
+//! error; `main` only maps that to the process's exit code.
+
+pub mod cli;
+pub mod printer;
+pub mod settings;
+
+mod admin;
+mod fleet;
+mod inspect;
+mod logs;
+mod run;
+mod simulate;
+mod tags;
+
+use self::cli::Cli;
+use self::printer::Printer;
+use self::settings::{Env, Job, Logs, Settings, SettingsError};
+use crate::{
+    admin::AdminError,
+    engine::{BackendError, ObjectRef},
+    lock::LockError,
+    sabakan::{
+        self,
+        cli::{CliError, Failure},
+    },
+};
+use std::path::PathBuf;
+
+/// The target of the logs this layer writes: the module they came from before it was split,
+/// kept so that log filters (`--log autorepair::app=warn`) and log readers go on working.
+const LOG_TARGET: &str = "autorepair::app";
+
+/// Exit codes, documented in the man page and `--help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Exit {
+    Ok = 0,
+    /// The pass finished but some action failed; invalid tags; a simulated violation.
+    Partial = 1,
+    /// A usage or configuration error.
+    Usage = 2,
+    /// The fleet could not be read or saved (or the metrics file written).
+    Unreadable = 3,
+    /// Another run holds the lock.
+    Busy = 4,
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        std::process::ExitCode::from(exit as u8)
+    }
+}
+
+/// Why a command failed. Each says what is at fault; [`Error::exit`] gives its exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The lock is held by another run, or cannot be opened.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The fleet file cannot be read.
+    #[error(transparent)]
+    Open(Box<BackendError>),
+    /// No RAPI client can be made for the endpoint.
+    #[error(transparent)]
+    Connect(Box<BackendError>),
+    #[error("cannot read the fleet from {from}")]
+    Read {
+        from: String,
+        source: Box<BackendError>,
+    },
+    /// The fleet could not be read (by an admin verb or the simulator).
+    #[error(transparent)]
+    Snapshot(Box<BackendError>),
+    /// The fleet (or a generated one) could not be saved.
+    #[error(transparent)]
+    Save(Box<BackendError>),
+    #[error(
+        "pass {pass}: could not save the fleet, so none of its {actions} action(s) took effect"
+    )]
+    PassNotSaved {
+        pass: u32,
+        actions: usize,
+        source: Box<BackendError>,
+    },
+    /// An admin verb the snapshot refuses.
+    #[error(transparent)]
+    Edit(AdminError),
+    /// An admin verb's tag edit failed.
+    #[error("{object}: {message}")]
+    Act { object: ObjectRef, message: String },
+    #[error("cannot write the metrics file {}", path.display())]
+    Metrics {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("instance {instance:?} is not in {from}: `autorepair status` lists the instances")]
+    NoSuchInstance { instance: String, from: String },
+    #[error(transparent)]
+    Sabakan(CliError),
+    #[error("writing to standard output")]
+    Output(#[from] std::io::Error),
+}
+
+impl Error {
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Settings(SettingsError::FleetFile(_)) => Exit::Unreadable,
+            Error::Settings(_) => Exit::Usage,
+            Error::Lock(LockError::Busy { .. }) => Exit::Busy,
+            Error::Lock(_) => Exit::Usage,
+            Error::Open(_)
+            | Error::Read { .. }
+            | Error::Snapshot(_)
+            | Error::Save(_)
+            | Error::PassNotSaved { .. }
+            | Error::Act { .. }
+            | Error::Metrics { .. } => Exit::Unreadable,
+            Error::Connect(_) | Error::Edit(_) | Error::NoSuchInstance { .. } => Exit::Usage,
+            Error::Sabakan(e) => match e.failure {
+                Failure::Refused => Exit::Partial,
+                Failure::Usage => Exit::Usage,
+                Failure::Unreachable => Exit::Unreadable,
+            },
+            Error::Output(_) => Exit::Usage,
+        }
+    }
+
+    /// The error and every cause under it, `: `-separated, each said once.
+    pub fn chain(&self) -> Chain<'_> {
+        Chain(self)
+    }
+
+    /// Says on standard error why the command failed, and gives its exit status.
+    pub fn report(&self) -> Exit {
+        Printer::standard(Default::default()).error(self.chain());
+        self.exit()
+    }
+}
+
+/// An error with its causes, as one line.
+pub struct Chain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
+    }
+}
+
+/// Runs the command: logs set up, settings resolved, the job done.
+pub fn run(cli: Cli) -> Result<Exit, Error> {
+    let env = Env::from_process();
+    let logs = Logs::resolve(&cli.global, &env);
+    logs.init();
+    let Settings { logs, output, job } = Settings::resolve(cli, logs, &env)?;
+    let mut printer = Printer::standard(output);
+    let out = &mut printer;
+    match job {
+        Job::TagsParse { tags } => tags::parse(out, &tags),
+        Job::Lint { fleet, clock } => tags::lint(out, &fleet, clock),
+        Job::Generate { spec, output } => simulate::generate(out, &spec, output.as_deref()),
+        Job::Sabakan(cmd) => sabakan::cli::run(cmd)
+            .map(|()| Exit::Ok)
+            .map_err(Error::Sabakan),
+        Job::Status { fleet, clock } => inspect::status(out, &fleet, clock),
+        Job::Explain {
+            fleet,
+            clock,
+            instance,
+        } => inspect::explain(out, &fleet, clock, &instance),
+        Job::Snapshot { fleet, output } => inspect::snapshot(out, &fleet, output.as_deref()),
+        Job::Run { fleet, run } => run::run(out, &logs, &fleet, &run),
+        Job::Admin {
+            fleet,
+            lock,
+            object,
+            verb,
+        } => admin::admin(out, &logs, &fleet, &lock, &object, &verb),
+        Job::Simulate { fleet, simulate } => simulate::simulate(out, &fleet, &simulate),
+    }
+}

@@ -1,0 +1,128 @@
+//! `run`: one pass, several back to back, or a loop; each reads, decides, acts, and writes the
+//! metrics file.
+
+use super::fleet::{acquire_lock, execute_and_save, limits_for, open, read};
+use super::printer::Printer;
+use super::settings::{Fleet, Logs, Run};
+use super::{Error, Exit, LOG_TARGET};
+use crate::{ganeti as plan, metrics, report};
+
+pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<Exit, Error> {
+    let mut worst = Exit::Ok;
+    let mut pass = 0u32;
+    loop {
+        pass += 1;
+        // The lock is held while a pass acts and never while the loop sleeps, so an admin can
+        // always suspend (or stop) the watcher between two passes.
+        let outcome = run
+            .lock
+            .as_deref()
+            .map(acquire_lock)
+            .transpose()
+            .and_then(|_held| one_pass(out, logs, fleet, run, pass));
+        match outcome {
+            Ok(Exit::Ok) => {}
+            Ok(code) => worst = worst.max(code),
+            // A daemon outlives a cluster that does not answer for a while, and a pass that
+            // an admin command (or another run) kept out; not a standard output gone.
+            Err(e) if run.every.is_some() && !matches!(e, Error::Output(_)) => {
+                let code = e.exit();
+                if code == Exit::Busy {
+                    tracing::warn!(target: LOG_TARGET, pass, "{}; trying again next interval", e.chain());
+                } else {
+                    tracing::error!(target: LOG_TARGET, pass, error = %e.chain(), "pass failed; trying again next interval");
+                }
+                worst = worst.max(code);
+            }
+            Err(e) => return Err(e),
+        }
+        let more = match run.passes {
+            Some(n) => pass < n,
+            None => run.every.is_some(),
+        };
+        if !more {
+            return Ok(worst);
+        }
+        if let Some(interval) = run.every {
+            std::thread::sleep(interval);
+        }
+    }
+}
+
+fn one_pass(
+    out: &mut Printer,
+    logs: &Logs,
+    fleet: &Fleet,
+    run: &Run,
+    pass: u32,
+) -> Result<Exit, Error> {
+    let started = std::time::Instant::now();
+    let mut backend = open(&fleet.source)?;
+    let snap = read(&fleet.source, backend.as_mut())?;
+    let at = run.clock.now();
+    let seed = uuid::Uuid::new_v4().as_u64_pair().0;
+    let plan = plan::plan(
+        &snap,
+        at,
+        &limits_for(&fleet.limits, backend.as_ref()),
+        seed,
+    );
+    if out.json() {
+        out.json_line(&report::status_json(&plan))?;
+    }
+    for l in &plan.lint {
+        tracing::warn!(target: LOG_TARGET, object = %l.object, tag = l.tag.as_deref().unwrap_or(""), "{}", l.message);
+    }
+    for h in plan.fleet.halted.iter().chain(&plan.fleet.halted_groups) {
+        tracing::warn!(target: LOG_TARGET, limit = h.limit, scope = %h.scope, "{h}");
+    }
+    if plan.fleet.deferred > 0 {
+        tracing::info!(
+                target: LOG_TARGET,
+            deferred = plan.fleet.deferred,
+            writes = plan.fleet.writes,
+            "the write budget is spent: {} target(s) wait for the next pass",
+            plan.fleet.deferred
+        );
+    }
+    if run.dry_run {
+        if !out.json() {
+            for a in plan.actions() {
+                out.line(format_args!("would: {a}"))?;
+            }
+            out.text(report::counts_line(&plan))?;
+            out.text(report::limits_lines(&plan))?;
+        }
+        return Ok(Exit::Ok);
+    }
+    let (done, saved) = execute_and_save(logs, &fleet.source, &plan, backend.as_mut(), |b, _| {
+        b.finish_pass(at).map(|()| true)
+    });
+    saved.map_err(|source| Error::PassNotSaved {
+        pass,
+        actions: done.actions_done,
+        source: source.into(),
+    })?;
+    if !out.json() {
+        out.line(format_args!(
+            "pass {pass}: {} action(s), {} job(s) submitted, {} error(s); {}",
+            done.actions_done,
+            done.jobs_submitted.len(),
+            done.errors.len(),
+            report::counts_line(&plan).trim_end()
+        ))?;
+    }
+    if let Some(path) = &run.metrics_file {
+        let previous = std::fs::read_to_string(path).unwrap_or_default();
+        let text = metrics::render(&previous, &plan, &done, started.elapsed(), at);
+        metrics::write_atomically(path, &text).map_err(|source| Error::Metrics {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(if done.errors.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Partial
+    })
+}

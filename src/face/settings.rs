@@ -1,0 +1,570 @@
+//! The settings stage: the parsed command line, the config file and the environment, merged and
+//! validated once into [`Settings`]. Nothing after it reads [`Cli`] or [`Config`].
+//!
+//! Precedence, for every value that has more than one source: a flag, then the environment (clap
+//! reads `AUTOREPAIR_CONFIG` for `--config`), then the config file, then the default. The RAPI
+//! password is the one exception, documented as it is: a password file named by the flag or the
+//! config wins over `AUTOREPAIR_RAPI_PASSWORD`.
+
+use super::LOG_TARGET;
+use super::cli::{Cli, ClockArgs, Command, GlobalArgs, Level, RunArgs, SimulateArgs, TagsCommand};
+use crate::{
+    admin::{self, AdminError, Verb},
+    config::{Config, ConfigError, DEFAULT_CONFIG_PATH, Limits},
+    engine::{BackendError, ObjectRef},
+    ganeti::{
+        file,
+        generate::Spec,
+        rapi::{self as ganeti, Endpoint},
+    },
+    lock::{self, LockError},
+    sabakan::cli::SabakanCommand,
+};
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What the process environment contributes, read once ([`Env::from_process`]) so that the stage
+/// can be tested with any environment.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// `AUTOREPAIR_RAPI_PASSWORD`, used when no password file is named.
+    pub rapi_password: Option<String>,
+    /// `RUST_LOG`, used when `--log` is not given.
+    pub rust_log: Option<String>,
+    /// `NO_COLOR` (<https://no-color.org>): set to something, it turns colour off.
+    pub no_color: Option<OsString>,
+    pub stdout_is_terminal: bool,
+    pub stderr_is_terminal: bool,
+}
+
+impl Env {
+    pub fn from_process() -> Env {
+        Env {
+            rapi_password: std::env::var("AUTOREPAIR_RAPI_PASSWORD").ok(),
+            rust_log: std::env::var("RUST_LOG").ok(),
+            no_color: std::env::var_os("NO_COLOR"),
+            stdout_is_terminal: std::io::stdout().is_terminal(),
+            stderr_is_terminal: std::io::stderr().is_terminal(),
+        }
+    }
+}
+
+/// How logs are written (to stderr, through `tracing`); see `logs.rs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Logs {
+    pub filter: LogFilter,
+    pub json: bool,
+    pub colour: bool,
+}
+
+/// Where the log filter comes from: each source keeps its own parsing rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogFilter {
+    /// `--log`: invalid directives are ignored (with a note), the others kept.
+    Flag(String),
+    /// `RUST_LOG`: used only if every directive is valid, else `info`.
+    Env(String),
+    /// `info`.
+    Default,
+}
+
+impl Logs {
+    /// The log settings come first, apart from the rest, so that what resolving the rest warns
+    /// about is logged with them.
+    pub fn resolve(global: &GlobalArgs, env: &Env) -> Logs {
+        let filter = match (&global.log, &env.rust_log) {
+            (Some(f), _) => LogFilter::Flag(f.clone()),
+            (None, Some(v)) => LogFilter::Env(v.clone()),
+            (None, None) => LogFilter::Default,
+        };
+        Logs {
+            filter,
+            json: global.log_json,
+            colour: colour(env.stderr_is_terminal, env.no_color.as_deref()),
+        }
+    }
+}
+
+/// Colour is for a person at a terminal: from cron or systemd, stderr goes to syslog, where
+/// escape codes are noise. A non-empty NO_COLOR turns it off (https://no-color.org).
+fn colour(is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    is_terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
+/// How the command's own output (stdout) is written; see `printer.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Output {
+    /// The command's `--json`.
+    pub json: bool,
+    /// Standard output is a terminal and NO_COLOR does not forbid colour.
+    pub colour: bool,
+}
+
+/// Every resolved value one command needs.
+#[derive(Debug)]
+pub struct Settings {
+    pub logs: Logs,
+    pub output: Output,
+    pub job: Job,
+}
+
+/// The command, with everything it needs resolved.
+#[derive(Debug)]
+pub enum Job {
+    TagsParse {
+        tags: Vec<String>,
+    },
+    Generate {
+        spec: Spec,
+        output: Option<PathBuf>,
+    },
+    Sabakan(SabakanCommand),
+    Status {
+        fleet: Fleet,
+        clock: Clock,
+    },
+    Explain {
+        fleet: Fleet,
+        clock: Clock,
+        instance: String,
+    },
+    Lint {
+        fleet: Fleet,
+        clock: Clock,
+    },
+    Run {
+        fleet: Fleet,
+        run: Run,
+    },
+    /// allow, suspend, resume, request, clear.
+    Admin {
+        fleet: Fleet,
+        lock: PathBuf,
+        object: ObjectRef,
+        verb: Verb,
+    },
+    Simulate {
+        fleet: Fleet,
+        simulate: Simulate,
+    },
+    Snapshot {
+        fleet: Fleet,
+        output: Option<PathBuf>,
+    },
+}
+
+/// The fleet a command works on, and the planner's limits for it.
+#[derive(Debug)]
+pub struct Fleet {
+    pub source: Source,
+    /// The config file's limits, with the command's overrides.
+    pub limits: Limits,
+}
+
+/// Where the fleet comes from.
+#[derive(Debug)]
+pub enum Source {
+    File(PathBuf),
+    Rapi(Endpoint),
+}
+
+impl Source {
+    /// The fleet file's path or the RAPI URL, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Rapi(e) => e.url.clone(),
+        }
+    }
+}
+
+/// The time a command takes as now: `--now`, or the wall clock each time it is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock(Option<i64>);
+
+impl Clock {
+    pub fn fixed(epoch: i64) -> Clock {
+        Clock(Some(epoch))
+    }
+
+    pub fn wall() -> Clock {
+        Clock(None)
+    }
+
+    pub fn now(self) -> i64 {
+        self.0.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64)
+        })
+    }
+}
+
+impl From<ClockArgs> for Clock {
+    fn from(c: ClockArgs) -> Clock {
+        Clock(c.now)
+    }
+}
+
+/// `run`: one pass, a number of them, or a loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    pub clock: Clock,
+    pub dry_run: bool,
+    /// The lock each pass holds while it acts; `None` with `--dry-run`, which takes none.
+    pub lock: Option<PathBuf>,
+    /// `--loop`: the time between passes.
+    pub every: Option<Duration>,
+    /// `--passes`.
+    pub passes: Option<u32>,
+    pub metrics_file: Option<PathBuf>,
+}
+
+/// `simulate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Simulate {
+    pub clock: Clock,
+    pub passes: u32,
+    pub seed: u64,
+    pub scenarios: usize,
+    /// `None`: enough for max_repair_age to run out (the simulator's to say).
+    pub quiet_passes: Option<u32>,
+    /// Print every pass (only with one scenario).
+    pub verbose: bool,
+}
+
+/// What is wrong with the command line, the config file or the environment: each names the flag,
+/// key or file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("--broken {0}: give a share between 0 and 1")]
+    Broken(f64),
+    #[error("cannot read config file {}", path.display())]
+    ConfigUnreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(
+        "the config sets both fleet_file and rapi.url: keep one, or choose with --cluster or --rapi"
+    )]
+    TwoFleets,
+    #[error(
+        "no fleet to work on: pass --cluster FILE (e.g. --cluster fixtures/demo.json), or --rapi URL for a real cluster, or set fleet_file or rapi.url in the config"
+    )]
+    NoFleet,
+    #[error("no RAPI user: pass --rapi-user USER or set rapi.user in the config")]
+    NoRapiUser,
+    /// The password file named by --rapi-password-file or rapi.password_file.
+    #[error(transparent)]
+    RapiPasswordFile(Box<BackendError>),
+    #[error(
+        "no RAPI password: give --rapi-password-file FILE (or rapi.password_file in the config), or set AUTOREPAIR_RAPI_PASSWORD"
+    )]
+    NoRapiPassword,
+    /// The fleet file to take the lock beside is missing or unreadable.
+    #[error(transparent)]
+    FleetFile(Box<BackendError>),
+    /// No lock can be named for the RAPI URL.
+    #[error(transparent)]
+    LockFile(LockError),
+    /// --until or --for.
+    #[error(transparent)]
+    Suspend(AdminError),
+    /// The object an admin command names.
+    #[error("{0}")]
+    Object(String),
+}
+
+impl Settings {
+    /// Resolves everything `cli` asks for. `logs` comes from [`Logs::resolve`], made (and the
+    /// logger set up) first.
+    pub fn resolve(cli: Cli, logs: Logs, env: &Env) -> Result<Settings, SettingsError> {
+        let global = &cli.global;
+        let mut output = Output {
+            json: false,
+            colour: colour(env.stdout_is_terminal, env.no_color.as_deref()),
+        };
+        let job = match cli.command {
+            // The commands that need neither the config nor a fleet.
+            Command::Tags(TagsCommand::Parse { json, tags }) => {
+                output.json = json;
+                Job::TagsParse { tags }
+            }
+            Command::Sabakan(cmd) => Job::Sabakan(cmd),
+            Command::Generate {
+                instances,
+                seed,
+                broken,
+                contradictions,
+                output: file,
+            } => {
+                if !(0.0..=1.0).contains(&broken) {
+                    return Err(SettingsError::Broken(broken));
+                }
+                let mut spec = Spec::new(instances, seed);
+                spec.broken_node_share = broken;
+                spec.contradictions = contradictions;
+                Job::Generate { spec, output: file }
+            }
+            command => {
+                let config = load_config(global)?;
+                let mut source = source(global, &config, env)?;
+                // Only what a person reads shows the run status; passes need not pay for it.
+                if let Source::Rapi(endpoint) = &mut source {
+                    endpoint.run_status = matches!(
+                        command,
+                        Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
+                    );
+                }
+                let fleet = Fleet {
+                    source,
+                    limits: config.limits.clone(),
+                };
+                fleet_job(global, &config, fleet, command, &mut output)?
+            }
+        };
+        Ok(Settings { logs, output, job })
+    }
+}
+
+/// The commands that work on a fleet, in the order the checks were always made: config, fleet,
+/// the command's own arguments, then its lock.
+fn fleet_job(
+    global: &GlobalArgs,
+    config: &Config,
+    mut fleet: Fleet,
+    command: Command,
+    output: &mut Output,
+) -> Result<Job, SettingsError> {
+    let admin = |fleet: Fleet, object: ObjectRef, verb: Verb| -> Result<Job, SettingsError> {
+        let lock = lock_path(global, config, &fleet.source)?;
+        Ok(Job::Admin {
+            fleet,
+            lock,
+            object,
+            verb,
+        })
+    };
+    let instance = |name: &str| crate::ganeti::parse_object(name).map_err(SettingsError::Object);
+    Ok(match command {
+        Command::Run(args) => {
+            output.json = args.json;
+            let run = run_settings(global, config, &fleet, &args)?;
+            if let Some(n) = args.max_pending {
+                fleet.limits.max_pending = Some(n);
+            }
+            if let Some(n) = args.max_broken {
+                fleet.limits.max_broken = Some(n);
+            }
+            Job::Run { fleet, run }
+        }
+        Command::Status { json, clock } => {
+            output.json = json;
+            Job::Status {
+                fleet,
+                clock: clock.into(),
+            }
+        }
+        Command::Explain {
+            instance,
+            json,
+            clock,
+        } => {
+            output.json = json;
+            Job::Explain {
+                fleet,
+                clock: clock.into(),
+                instance,
+            }
+        }
+        Command::Tags(TagsCommand::Lint { json, clock }) => {
+            output.json = json;
+            Job::Lint {
+                fleet,
+                clock: clock.into(),
+            }
+        }
+        Command::Allow { level, object } => {
+            let level = match level {
+                Level::None => None,
+                Level::UpTo(t) => Some(t),
+            };
+            admin(fleet, object, Verb::Allow(level))?
+        }
+        Command::Suspend {
+            object,
+            until,
+            for_,
+            clock,
+        } => {
+            let until = admin::suspend_end(until, for_, Clock::from(clock).now())
+                .map_err(SettingsError::Suspend)?;
+            admin(fleet, object, Verb::Suspend { until })?
+        }
+        Command::Resume { object } => admin(fleet, object, Verb::Resume)?,
+        Command::Request {
+            repair,
+            instance: name,
+            clock,
+        } => {
+            let verb = Verb::Request {
+                repair,
+                id: uuid::Uuid::new_v4().to_string(),
+                now: Clock::from(clock).now(),
+            };
+            admin(fleet, instance(&name)?, verb)?
+        }
+        Command::Clear { instance: name } => admin(fleet, instance(&name)?, Verb::Clear)?,
+        Command::Simulate(args) => {
+            output.json = args.json;
+            Job::Simulate {
+                fleet,
+                simulate: simulate_settings(&args),
+            }
+        }
+        Command::Snapshot { output: file } => Job::Snapshot {
+            fleet,
+            output: file,
+        },
+        Command::Tags(TagsCommand::Parse { .. })
+        | Command::Generate { .. }
+        | Command::Sabakan(_) => unreachable!("resolved without a fleet"),
+    })
+}
+
+fn run_settings(
+    global: &GlobalArgs,
+    config: &Config,
+    fleet: &Fleet,
+    args: &RunArgs,
+) -> Result<Run, SettingsError> {
+    let lock = if args.dry_run {
+        None
+    } else {
+        Some(lock_path(global, config, &fleet.source)?)
+    };
+    Ok(Run {
+        clock: args.clock.into(),
+        dry_run: args.dry_run,
+        lock,
+        every: args.loop_.then_some(args.interval),
+        passes: args.passes,
+        metrics_file: args.metrics_file.clone(),
+    })
+}
+
+fn simulate_settings(args: &SimulateArgs) -> Simulate {
+    Simulate {
+        clock: args.clock.into(),
+        passes: args.passes,
+        seed: args.seed,
+        scenarios: args.scenarios,
+        quiet_passes: args.quiet_passes,
+        verbose: args.verbose,
+    }
+}
+
+/// The config file: `--config` (or `AUTOREPAIR_CONFIG`), which must exist; else the default
+/// path, if it exists; else the defaults.
+fn load_config(global: &GlobalArgs) -> Result<Config, SettingsError> {
+    let (path, required) = match &global.config {
+        Some(p) => (p.clone(), true),
+        None => (PathBuf::from(DEFAULT_CONFIG_PATH), false),
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Config::from_toml(&text, &path.display().to_string())?),
+        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+        Err(source) => Err(SettingsError::ConfigUnreadable { path, source }),
+    }
+}
+
+/// The fleet: `--cluster` or `--rapi`, else the config's `fleet_file` or `rapi.url` (not both).
+fn source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, SettingsError> {
+    let rapi = &config.rapi;
+    if global.cluster.is_none()
+        && global.rapi.is_none()
+        && rapi.url.is_some()
+        && config.fleet_file.is_some()
+    {
+        return Err(SettingsError::TwoFleets);
+    }
+    let chosen_rapi = if global.cluster.is_some() {
+        None
+    } else {
+        global.rapi.clone().or_else(|| rapi.url.clone())
+    };
+    if let Some(url) = chosen_rapi {
+        let user = global
+            .rapi_user
+            .clone()
+            .or_else(|| rapi.user.clone())
+            .ok_or(SettingsError::NoRapiUser)?;
+        let password_file = global
+            .rapi_password_file
+            .clone()
+            .or_else(|| rapi.password_file.clone());
+        let password = match password_file {
+            Some(path) => ganeti::read_password(Some(&path))
+                .map_err(|e| SettingsError::RapiPasswordFile(e.into()))?,
+            None => env
+                .rapi_password
+                .clone()
+                .ok_or(SettingsError::NoRapiPassword)?,
+        };
+        let insecure = global.insecure || rapi.insecure;
+        let ca_file = global.rapi_ca.clone().or_else(|| rapi.ca_file.clone());
+        if ca_file.is_none() && !insecure {
+            tracing::warn!(
+                target: LOG_TARGET,
+                "no --rapi-ca given: the RAPI server is verified against the public web roots, which a self-signed Ganeti certificate never passes"
+            );
+        }
+        return Ok(Source::Rapi(Endpoint {
+            url,
+            user,
+            password,
+            ca_file,
+            insecure,
+            timeout: rapi.timeout,
+            run_status: false,
+        }));
+    }
+    global
+        .cluster
+        .clone()
+        .or_else(|| config.fleet_file.clone())
+        .map(Source::File)
+        .ok_or(SettingsError::NoFleet)
+}
+
+/// The lock of this fleet (see `lock`): two clusters never share one unless the config or
+/// --lock-file says so.
+fn lock_path(
+    global: &GlobalArgs,
+    config: &Config,
+    source: &Source,
+) -> Result<PathBuf, SettingsError> {
+    let named = global
+        .lock_file
+        .clone()
+        .or_else(|| config.lock_file.clone());
+    match source {
+        // Checked even with a named lock: a typo in the fleet path must leave no lock file behind.
+        Source::File(fleet) => {
+            let beside = lock::beside(fleet)
+                .map_err(|e| SettingsError::FleetFile(file::unreadable(fleet, &e).into()))?;
+            Ok(named.unwrap_or(beside))
+        }
+        Source::Rapi(endpoint) => match named {
+            Some(path) => Ok(path),
+            None => lock::for_url(&endpoint.url).map_err(SettingsError::LockFile),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,612 @@
+use super::super::Chain;
+use super::*;
+use crate::ganeti::tags::is_repair_id;
+use clap::Parser;
+
+/// A scratch directory with two fleet files (`a.json`, `b.json`), a password file (`pw`) and the
+/// config file each case writes.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.json", "b.json"] {
+            std::fs::write(dir.path().join(name), "{}").unwrap();
+        }
+        std::fs::write(dir.path().join("pw"), "from-file\nsecond line\n").unwrap();
+        std::fs::write(dir.path().join("empty-pw"), "\n").unwrap();
+        Scratch { dir }
+    }
+
+    /// `text` with `{dir}` replaced by the scratch directory.
+    fn fill(&self, text: &str) -> String {
+        text.replace("{dir}", &self.dir.path().display().to_string())
+    }
+
+    /// Resolves `args` (after `autorepair`) with `config` as the config file's text.
+    fn resolve(&self, args: &str, config: &str, env: &Env) -> Result<Settings, SettingsError> {
+        let conf = self.dir.path().join("autorepair.toml");
+        std::fs::write(&conf, self.fill(config)).unwrap();
+        let mut argv: Vec<String> = vec!["autorepair".into()];
+        argv.extend(self.fill(args).split_whitespace().map(str::to_owned));
+        argv.extend(["--config".into(), conf.display().to_string()]);
+        let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let logs = Logs::resolve(&cli.global, env);
+        Settings::resolve(cli, logs, env)
+    }
+}
+
+/// One row: what is given (flags, config file, environment) and what it must resolve to: the
+/// projected value, or an error whose message contains every one of the words.
+struct Case {
+    args: &'static str,
+    config: &'static str,
+    env: Env,
+    want: Result<&'static str, &'static [&'static str]>,
+}
+
+fn case(
+    args: &'static str,
+    config: &'static str,
+    want: Result<&'static str, &'static [&'static str]>,
+) -> Case {
+    Case {
+        args,
+        config,
+        env: Env::default(),
+        want,
+    }
+}
+
+fn with_env(mut c: Case, env: Env) -> Case {
+    c.env = env;
+    c
+}
+
+fn password_env(password: &str) -> Env {
+    Env {
+        rapi_password: Some(password.to_owned()),
+        ..Env::default()
+    }
+}
+
+/// Checks every case, with `project` turning the settings into the value compared.
+fn check(cases: Vec<Case>, project: impl Fn(&Settings) -> String) {
+    let scratch = Scratch::new();
+    for (i, c) in cases.iter().enumerate() {
+        let got = scratch.resolve(c.args, c.config, &c.env);
+        let what = format!("case {i}: `{}` with config {:?}", c.args, c.config);
+        match (&got, &c.want) {
+            (Ok(s), Ok(want)) => assert_eq!(project(s), scratch.fill(want), "{what}"),
+            (Err(e), Err(words)) => {
+                let text = Chain(e).to_string();
+                for w in *words {
+                    assert!(
+                        text.contains(&scratch.fill(w)),
+                        "{what}: {w:?} not in {text:?}"
+                    );
+                }
+            }
+            (got, want) => panic!("{what}: got {got:?}, want {want:?}"),
+        }
+    }
+}
+
+fn fleet(s: &Settings) -> &Fleet {
+    match &s.job {
+        Job::Status { fleet, .. }
+        | Job::Explain { fleet, .. }
+        | Job::Lint { fleet, .. }
+        | Job::Run { fleet, .. }
+        | Job::Admin { fleet, .. }
+        | Job::Simulate { fleet, .. }
+        | Job::Snapshot { fleet, .. } => fleet,
+        job => panic!("no fleet in {job:?}"),
+    }
+}
+
+fn endpoint(s: &Settings) -> &Endpoint {
+    match &fleet(s).source {
+        Source::Rapi(e) => e,
+        Source::File(p) => panic!("a fleet file {}, not RAPI", p.display()),
+    }
+}
+
+const RAPI: &str = "https://rapi.example.org:5080";
+
+#[test]
+fn the_fleet_source_is_the_flag_else_the_config() {
+    let cases = vec![
+        case("status --cluster {dir}/a.json", "", Ok("{dir}/a.json")),
+        case(
+            "status --cluster {dir}/a.json",
+            "fleet_file = \"{dir}/b.json\"",
+            Ok("{dir}/a.json"),
+        ),
+        case(
+            "status",
+            "fleet_file = \"{dir}/b.json\"",
+            Ok("{dir}/b.json"),
+        ),
+        // A flag of one kind sets the config's other kind aside.
+        case(
+            "status --cluster {dir}/a.json",
+            "[rapi]\nurl = \"https://elsewhere:5080\"",
+            Ok("{dir}/a.json"),
+        ),
+        with_env(
+            case(
+                "status --rapi https://rapi.example.org:5080 --rapi-user u",
+                "fleet_file = \"{dir}/b.json\"",
+                Ok(RAPI),
+            ),
+            password_env("p"),
+        ),
+        with_env(
+            case(
+                "status --rapi https://rapi.example.org:5080",
+                "[rapi]\nurl = \"https://elsewhere:5080\"\nuser = \"u\"",
+                Ok(RAPI),
+            ),
+            password_env("p"),
+        ),
+        with_env(
+            case(
+                "status",
+                "[rapi]\nurl = \"https://rapi.example.org:5080\"\nuser = \"u\"",
+                Ok(RAPI),
+            ),
+            password_env("p"),
+        ),
+        case("status", "", Err(&["no fleet", "--cluster", "--rapi"])),
+        case(
+            "status",
+            "fleet_file = \"{dir}/b.json\"\n[rapi]\nurl = \"https://x:1\"",
+            Err(&["fleet_file", "rapi.url"]),
+        ),
+    ];
+    check(cases, |s| fleet(s).source.describe());
+}
+
+#[test]
+fn rapi_credentials_come_from_flags_then_config_then_environment() {
+    let rapi = "status --rapi https://rapi.example.org:5080";
+    let cases = vec![
+        // (user, password, ca file, insecure)
+        with_env(
+            case(
+                "status --rapi https://rapi.example.org:5080 --rapi-user flag --rapi-password-file {dir}/pw --rapi-ca /flag.pem",
+                "[rapi]\nuser = \"config\"\npassword_file = \"{dir}/empty-pw\"\nca_file = \"/config.pem\"",
+                Ok("flag from-file Some(\"/flag.pem\") false"),
+            ),
+            password_env("from-env"),
+        ),
+        with_env(
+            case(
+                rapi,
+                "[rapi]\nuser = \"config\"\npassword_file = \"{dir}/pw\"\nca_file = \"/config.pem\"\ninsecure = true",
+                Ok("config from-file Some(\"/config.pem\") true"),
+            ),
+            password_env("from-env"),
+        ),
+        with_env(
+            case(
+                rapi,
+                "[rapi]\nuser = \"config\"",
+                Ok("config from-env None false"),
+            ),
+            password_env("from-env"),
+        ),
+        with_env(
+            case(
+                "status --rapi https://rapi.example.org:5080 --rapi-user u --insecure",
+                "",
+                Ok("u from-env None true"),
+            ),
+            password_env("from-env"),
+        ),
+        with_env(
+            case(rapi, "", Err(&["no RAPI user", "--rapi-user", "rapi.user"])),
+            password_env("p"),
+        ),
+        case(
+            rapi,
+            "[rapi]\nuser = \"u\"",
+            Err(&[
+                "no RAPI password",
+                "--rapi-password-file",
+                "AUTOREPAIR_RAPI_PASSWORD",
+            ]),
+        ),
+        case(
+            "status --rapi https://rapi.example.org:5080 --rapi-user u --rapi-password-file {dir}/nowhere",
+            "",
+            Err(&["{dir}/nowhere", "os error 2"]),
+        ),
+        case(
+            rapi,
+            "[rapi]\nuser = \"u\"\npassword_file = \"{dir}/empty-pw\"",
+            Err(&["{dir}/empty-pw", "empty"]),
+        ),
+    ];
+    check(cases, |s| {
+        let e = endpoint(s);
+        format!("{} {} {:?} {}", e.user, e.password, e.ca_file, e.insecure)
+    });
+}
+
+#[test]
+fn only_what_a_person_reads_asks_ganeti_for_the_run_status() {
+    let env = password_env("p");
+    let rapi = "--rapi https://rapi.example.org:5080 --rapi-user u --lock-file /x.lock";
+    let cases = [
+        ("status", true),
+        ("explain i1", true),
+        ("snapshot", true),
+        ("run --dry-run", false),
+        ("tags lint", false),
+        ("resume cluster", false),
+        ("simulate", false),
+    ];
+    let scratch = Scratch::new();
+    for (command, want) in cases {
+        let args = format!("{command} {rapi}");
+        let s = scratch.resolve(&args, "", &env).unwrap();
+        assert_eq!(endpoint(&s).run_status, want, "{command}");
+    }
+}
+
+#[test]
+fn the_lock_is_the_flag_else_the_config_else_the_fleets_own() {
+    let cases = vec![
+        case(
+            "run --cluster {dir}/a.json --lock-file /flag.lock",
+            "lock_file = \"/config.lock\"",
+            Ok("Some(\"/flag.lock\")"),
+        ),
+        case(
+            "resume cluster --cluster {dir}/a.json",
+            "lock_file = \"/config.lock\"",
+            Ok("Some(\"/config.lock\")"),
+        ),
+        case(
+            "suspend cluster --cluster {dir}/a.json",
+            "",
+            Ok("Some(\"{dir}/a.json.lock\")"),
+        ),
+        case(
+            "run --cluster {dir}/./a.json",
+            "",
+            Ok("Some(\"{dir}/a.json.lock\")"),
+        ),
+        with_env(
+            case(
+                "run --rapi https://Rapi.example.org:5080 --rapi-user u",
+                "",
+                Ok("Some(\"/run/lock/autorepair-rapi.example.org:5080.lock\")"),
+            ),
+            password_env("p"),
+        ),
+        // A dry run takes no lock, so it names none.
+        case("run --dry-run --cluster {dir}/a.json", "", Ok("None")),
+        // The fleet file is checked even with a named lock: a typo leaves no lock file behind.
+        case(
+            "run --cluster {dir}/typo.json --lock-file /flag.lock",
+            "",
+            Err(&["{dir}/typo.json", "does not exist"]),
+        ),
+        with_env(
+            case(
+                "allow failover cluster --rapi https://:5080 --rapi-user u",
+                "",
+                Err(&["https://:5080", "--lock-file"]),
+            ),
+            password_env("p"),
+        ),
+    ];
+    let scratch = Scratch::new();
+    // Paths are compared canonical: the scratch directory may sit behind a symlink.
+    let canonical = std::fs::canonicalize(scratch.dir.path()).unwrap();
+    for c in &cases {
+        let got = scratch.resolve(c.args, c.config, &c.env);
+        let lock = |s: &Settings| match &s.job {
+            Job::Run { run, .. } => format!("{:?}", run.lock),
+            Job::Admin { lock, .. } => format!("{:?}", Some(lock)),
+            job => panic!("{job:?}"),
+        };
+        match (&got, &c.want) {
+            (Ok(s), Ok(want)) => assert_eq!(
+                lock(s),
+                want.replace("{dir}", &canonical.display().to_string()),
+                "{}",
+                c.args
+            ),
+            (Err(e), Err(words)) => {
+                let text = Chain(e).to_string();
+                for w in *words {
+                    assert!(text.contains(&scratch.fill(w)), "{}: {text}", c.args);
+                }
+            }
+            (got, want) => panic!("{}: got {got:?}, want {want:?}", c.args),
+        }
+    }
+}
+
+#[test]
+fn run_flags_override_the_config_limits() {
+    let cases = vec![
+        case(
+            "run --cluster {dir}/a.json --max-pending 3 --max-broken 9",
+            "[limits]\nmax_pending = 5\nmax_broken = 7",
+            Ok("Some(3) Some(9) 1"),
+        ),
+        case(
+            "run --cluster {dir}/a.json",
+            "[limits]\nmax_pending = 5\nmax_broken = 7\nmax_domains_under_repair = 2",
+            Ok("Some(5) Some(7) 2"),
+        ),
+        case("run --cluster {dir}/a.json", "", Ok("None None 1")),
+        // Only `run` has the flags; the others plan with the config's limits.
+        case(
+            "status --cluster {dir}/a.json",
+            "[limits]\nmax_pending = 5",
+            Ok("Some(5) None 1"),
+        ),
+        case(
+            "run --cluster {dir}/a.json",
+            "[limits]\nmax_pendng = 5",
+            Err(&["{dir}/autorepair.toml", "max_pendng"]),
+        ),
+    ];
+    check(cases, |s| {
+        let l = &fleet(s).limits;
+        format!(
+            "{:?} {:?} {}",
+            l.max_pending, l.max_broken, l.max_domains_under_repair
+        )
+    });
+}
+
+#[test]
+fn run_settings_are_resolved() {
+    let cases = vec![
+        case(
+            "run --cluster {dir}/a.json --dry-run --now 7 --passes 3",
+            "",
+            Ok("true Some(7) None Some(3) None"),
+        ),
+        case(
+            "run --cluster {dir}/a.json --dry-run --loop --metrics-file /m.prom",
+            "",
+            Ok("true wall Some(300s) None Some(\"/m.prom\")"),
+        ),
+        case(
+            "run --cluster {dir}/a.json --dry-run --loop --interval 1h",
+            "",
+            Ok("true wall Some(3600s) None None"),
+        ),
+    ];
+    check(cases, |s| {
+        let Job::Run { run, .. } = &s.job else {
+            panic!("{:?}", s.job)
+        };
+        let clock = if run.clock == Clock::wall() {
+            "wall".to_owned()
+        } else {
+            format!("Some({})", run.clock.now())
+        };
+        format!(
+            "{} {clock} {:?} {:?} {:?}",
+            run.dry_run, run.every, run.passes, run.metrics_file
+        )
+    });
+}
+
+#[test]
+fn the_log_filter_is_the_flag_else_rust_log_else_info() {
+    let rust_log = |v: &str| Env {
+        rust_log: Some(v.to_owned()),
+        ..Env::default()
+    };
+    let cases = vec![
+        with_env(
+            case("tags parse x --log debug", "", Ok("Flag(\"debug\")")),
+            rust_log("warn"),
+        ),
+        with_env(
+            case("tags parse x", "", Ok("Env(\"warn\")")),
+            rust_log("warn"),
+        ),
+        case("tags parse x", "", Ok("Default")),
+    ];
+    check(cases, |s| format!("{:?}", s.logs.filter));
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_without_no_color() {
+    let cases = [
+        (true, None, true),
+        (true, Some(""), true),
+        (true, Some("1"), false),
+        (true, Some("0"), false),
+        (false, None, false),
+        (false, Some(""), false),
+        (false, Some("1"), false),
+    ];
+    for (terminal, no_color, want) in cases {
+        assert_eq!(
+            colour(terminal, no_color.map(std::ffi::OsStr::new)),
+            want,
+            "terminal {terminal}, NO_COLOR={no_color:?}"
+        );
+        // Logs ask about stderr, the printer about stdout.
+        let env = Env {
+            no_color: no_color.map(OsString::from),
+            stderr_is_terminal: terminal,
+            stdout_is_terminal: !terminal,
+            ..Env::default()
+        };
+        let s = Scratch::new().resolve("tags parse x", "", &env).unwrap();
+        assert_eq!(s.logs.colour, want);
+        assert_eq!(
+            s.output.colour,
+            !terminal && no_color.is_none_or(str::is_empty)
+        );
+    }
+}
+
+#[test]
+fn json_is_the_commands_own_flag() {
+    let cases = vec![
+        case("tags parse x --json", "", Ok("true")),
+        case("tags parse x", "", Ok("false")),
+        case("status --json --cluster {dir}/a.json", "", Ok("true")),
+        case("explain i --json --cluster {dir}/a.json", "", Ok("true")),
+        case("tags lint --json --cluster {dir}/a.json", "", Ok("true")),
+        case(
+            "run --json --dry-run --cluster {dir}/a.json",
+            "",
+            Ok("true"),
+        ),
+        case("simulate --json --cluster {dir}/a.json", "", Ok("true")),
+        case("snapshot --cluster {dir}/a.json", "", Ok("false")),
+        // --log-json is about the logs, not the output.
+        case("status --log-json --cluster {dir}/a.json", "", Ok("false")),
+    ];
+    check(cases, |s| s.output.json.to_string());
+}
+
+#[test]
+fn each_invalid_input_names_the_culprit() {
+    let cases = vec![
+        case(
+            "generate --instances 3 --broken 1.5",
+            "",
+            Err(&["--broken 1.5", "between 0 and 1"]),
+        ),
+        // generate, tags parse and sabakan do not read the config.
+        case("generate --instances 3", "this is not toml", Ok("")),
+        case(
+            "suspend cluster --for 0s --now 100 --cluster {dir}/a.json",
+            "",
+            Err(&["--for 0s", "not after now"]),
+        ),
+        case(
+            "suspend cluster --until 100 --now 100 --cluster {dir}/a.json",
+            "",
+            Err(&["--until 100", "not after now"]),
+        ),
+        case(
+            "request failover group/ --now 100 --cluster {dir}/a.json",
+            "",
+            Err(&["\"group/\"", "names no object"]),
+        ),
+        case(
+            "clear disk/x --cluster {dir}/a.json",
+            "",
+            Err(&["\"disk\"", "unknown object kind"]),
+        ),
+        case(
+            "status --cluster {dir}/a.json",
+            "[limits]\nmax_pendng = 3",
+            Err(&["config file {dir}/autorepair.toml", "max_pendng"]),
+        ),
+        case(
+            "status --cluster {dir}/a.json",
+            "fleet_file = 3",
+            Err(&["{dir}/autorepair.toml", "fleet_file"]),
+        ),
+        case(
+            "resume cluster --cluster {dir}/typo.json",
+            "",
+            Err(&["fleet file {dir}/typo.json: does not exist", "--cluster"]),
+        ),
+    ];
+    check(cases, |_| String::new());
+}
+
+#[test]
+fn a_config_named_must_exist_the_default_one_need_not() {
+    let scratch = Scratch::new();
+    let missing = scratch.dir.path().join("nowhere.toml");
+    let cli = Cli::try_parse_from([
+        "autorepair".as_ref(),
+        "status".as_ref(),
+        "--config".as_ref(),
+        missing.as_os_str(),
+    ])
+    .unwrap();
+    let e = load_config(&cli.global).unwrap_err();
+    assert_eq!(
+        Chain(&e).to_string(),
+        format!(
+            "cannot read config file {}: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+    if !std::path::Path::new(DEFAULT_CONFIG_PATH).exists() {
+        let mut cli = Cli::try_parse_from(["autorepair", "status"]).unwrap();
+        cli.global.config = None;
+        assert_eq!(load_config(&cli.global).unwrap(), Config::default());
+    }
+}
+
+#[test]
+fn admin_verbs_resolve_to_their_edit() {
+    let cases = vec![
+        case(
+            "allow failover group/g --cluster {dir}/a.json",
+            "",
+            Ok("group/g Allow(Some(Failover))"),
+        ),
+        case(
+            "allow none i1 --cluster {dir}/a.json",
+            "",
+            Ok("instance/i1 Allow(None)"),
+        ),
+        case(
+            "suspend cluster --for 1h --now 100 --cluster {dir}/a.json",
+            "",
+            Ok("cluster Suspend { until: Some(3700) }"),
+        ),
+        case(
+            "suspend cluster --until 200 --now 100 --cluster {dir}/a.json",
+            "",
+            Ok("cluster Suspend { until: Some(200) }"),
+        ),
+        case(
+            "resume instance/i1 --cluster {dir}/a.json",
+            "",
+            Ok("instance/i1 Resume"),
+        ),
+        case(
+            "clear i1 --cluster {dir}/a.json",
+            "",
+            Ok("instance/i1 Clear"),
+        ),
+    ];
+    check(cases, |s| {
+        let Job::Admin { object, verb, .. } = &s.job else {
+            panic!("{:?}", s.job)
+        };
+        format!("{object} {verb:?}")
+    });
+    let s = Scratch::new()
+        .resolve(
+            "request migrate i1 --now 100 --cluster {dir}/a.json",
+            "",
+            &Env::default(),
+        )
+        .unwrap();
+    let Job::Admin {
+        verb: Verb::Request { repair, id, now },
+        ..
+    } = &s.job
+    else {
+        panic!("{:?}", s.job)
+    };
+    assert_eq!((repair.to_string().as_str(), *now), ("migrate", 100));
+    assert!(is_repair_id(id), "{id}");
+}

@@ -1,0 +1,68 @@
+//! `tags parse` and `tags lint`: the tag language as a tool.
+
+use super::fleet::read_plan;
+use super::printer::Printer;
+use super::settings::{Clock, Fleet};
+use super::{Error, Exit};
+use crate::{
+    engine::rfc3339,
+    ganeti::tags::{self, Tag, TagJson, TagJsonBody},
+};
+
+/// Exit 1 if any autorepair tag is invalid.
+pub fn parse(out: &mut Printer, tags: &[String]) -> Result<Exit, Error> {
+    let mut invalid = false;
+    for t in tags {
+        let parsed = TagJson::of(t);
+        invalid |= matches!(parsed.body, TagJsonBody::Invalid { .. });
+        out.item(|| &parsed, || describe(t))?;
+    }
+    Ok(if invalid { Exit::Partial } else { Exit::Ok })
+}
+
+/// What one tag says, in a line.
+fn describe(t: &str) -> String {
+    match tags::parse(t) {
+        Ok(Tag::Foreign) => format!("{t}: foreign (not an autorepair tag)"),
+        Ok(Tag::Policy(r)) => format!("{t}: allows repairs up to {r}"),
+        Ok(Tag::Suspend { until: None }) => format!("{t}: suspended, no end"),
+        Ok(Tag::Suspend { until: Some(u) }) => format!("{t}: suspended until {}", rfc3339(u)),
+        Ok(Tag::Pending(p)) => format!(
+            "{t}: {} repair {} pending since {}, jobs {:?}{}",
+            p.repair,
+            p.id,
+            rfc3339(p.since),
+            p.ops.to_vec::<u64>(),
+            if p.ops.is_empty() {
+                " (a request, or not yet submitted)"
+            } else {
+                ""
+            }
+        ),
+        Ok(Tag::Result(r)) => format!(
+            "{t}: {} repair {} ended {} at {}, jobs {:?}",
+            r.repair,
+            r.id,
+            r.result,
+            rfc3339(r.at),
+            r.ops.to_vec::<u64>()
+        ),
+        Err(e) => format!("{t}: INVALID ({}): {}", e.code.as_str(), e.message),
+    }
+}
+
+/// Exit 1 if the fleet carries any invalid or conflicting autorepair tag.
+pub fn lint(out: &mut Printer, fleet: &Fleet, clock: Clock) -> Result<Exit, Error> {
+    let plan = read_plan(fleet, clock)?;
+    for l in &plan.lint {
+        out.item(|| l, || l)?;
+    }
+    if !out.json() {
+        out.note(format_args!("{} tag problem(s)", plan.lint.len()));
+    }
+    Ok(if plan.lint.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Partial
+    })
+}
