@@ -754,7 +754,7 @@ fn read_only_users_see_status_and_nodes_and_cannot_write() {
 #[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
 fn a_wrong_certificate_a_closed_port_and_an_unknown_name_each_say_so() {
     let tb = testbed();
-    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/backend/ganeti/testdata/other.crt");
+    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ganeti/rapi/testdata/other.crt");
     let cases: [(&str, &Path, &[&str]); 3] = [
         (
             &tb.url,

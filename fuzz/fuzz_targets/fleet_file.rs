@@ -2,10 +2,10 @@
 //! over whatever parses; every tag the plan would write must be a valid autorepair tag.
 #![no_main]
 
-use autorepair::backend::file::parse_fleet;
+use autorepair::ganeti::file::parse_fleet;
 use autorepair::config::Limits;
-use autorepair::plan::{Action, plan};
-use autorepair::tags::{self, Tag};
+use autorepair::ganeti::{Action, plan};
+use autorepair::ganeti::tags::{self, Tag};
 use libfuzzer_sys::fuzz_target;
 
 fn assert_ours(tag: &str, what: &str) {
@@ -24,8 +24,8 @@ fuzz_target!(|data: &[u8]| {
     let p = plan(&snap, 1_800_000_000, &Limits::default(), 1);
     for action in p.actions() {
         match action {
-            Action::AddTags { tags, .. } => tags.iter().for_each(|t| assert_ours(t, "add")),
-            Action::RemoveTags { .. } => {}
+            Action::AddMarks { marks: tags, .. } => tags.iter().for_each(|t| assert_ours(t, "add")),
+            Action::RemoveMarks { .. } => {}
             Action::Repair(r) => {
                 if let Some(first) = &r.write_first {
                     assert_ours(first, "write_first");

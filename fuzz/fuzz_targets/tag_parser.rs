@@ -3,7 +3,7 @@
 //! tag must give back its one canonical spelling, which parses to the same value.
 #![no_main]
 
-use autorepair::tags::{self, MAX_TAG_LEN, PREFIX, Tag, TagJson};
+use autorepair::ganeti::tags::{self, MAX_TAG_LEN, PREFIX, Tag, TagJson};
 use libfuzzer_sys::fuzz_target;
 
 fn ganeti_char(b: u8) -> bool {
@@ -31,7 +31,7 @@ fn check(text: &str) {
                 text.bytes().all(ganeti_char),
                 "valid tag with a character Ganeti refuses: {text:?}"
             );
-            let rendered = match tag.render() {
+            let rendered = match tags::render(&tag) {
                 Some(Ok(r)) => r,
                 other => panic!("valid tag {text:?} ({tag:?}) does not render: {other:?}"),
             };
@@ -47,7 +47,7 @@ fn check(text: &str) {
         }
         Err(e) => {
             assert!(text.starts_with(PREFIX), "foreign tag rejected: {text:?}");
-            assert_eq!(e.tag, text);
+            assert_eq!(e.mark, text);
             assert!(!e.message.is_empty());
         }
     }
