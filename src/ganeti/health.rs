@@ -129,7 +129,7 @@ pub fn assess(inst: &Instance, primary: NodeRef, secondary: Option<NodeRef>) -> 
             match (p, s) {
                 (Usable, Usable) => Health::Healthy,
                 (Usable | Drained, Drained | Offline) => broken(
-                    format!("secondary {sname} is {}", describe(s)),
+                    format!("secondary {sname} is {}", s.as_str()),
                     Need::Repair(RepairType::FixStorage),
                 ),
                 (Drained, Usable) => broken(
@@ -163,10 +163,6 @@ pub fn assess_with<'a>(inst: &'a Instance, lookup: impl Fn(&str) -> Option<&'a N
         node(&inst.pnode),
         inst.snodes.first().map(|s| node(s)),
     )
-}
-
-fn describe(s: NodeState) -> &'static str {
-    s.as_str()
 }
 
 fn missing_node(name: &str, role: &str) -> Health {

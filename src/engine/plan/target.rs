@@ -234,17 +234,11 @@ fn merge_pending<'t, F: Family>(
 }
 
 /// The effective policy of a target: its own, or one shared with a scope.
+#[derive(Clone, Copy)]
 enum Eff<'c, L> {
     Own(Policy<L>),
     Shared(&'c PolicySource<L>),
 }
-
-impl<L: Copy> Clone for Eff<'_, L> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<L: Copy> Copy for Eff<'_, L> {}
 
 impl<L: Copy> Eff<'_, L> {
     fn policy(self) -> Policy<L> {
