@@ -57,24 +57,28 @@ async fn https_client_works_with_the_single_ring_provider() {
     let nodes: Api<Node> = Api::all(kube.client());
     let n = nodes.get("n1").await.expect("GET over TLS");
     assert_eq!(n.metadata.name.as_deref(), Some("n1"));
+    // kube 5 installs aws-lc-rs as the process default itself when its `aws-lc-rs` feature is
+    // on; with ring alone, rustls installs ring. Key-exchange groups tell them apart (aws-lc-rs
+    // also offers the X25519MLKEM768 hybrid, ring does not).
     let provider = rustls::crypto::CryptoProvider::get_default().expect("provider installed");
-    let suites = |p: &rustls::crypto::CryptoProvider| {
-        p.cipher_suites
+    let groups = |p: &rustls::crypto::CryptoProvider| {
+        p.kx_groups
             .iter()
-            .map(|s| s.suite())
+            .map(|g| format!("{:?}", g.name()))
             .collect::<Vec<_>>()
     };
     assert_eq!(
-        suites(provider),
-        suites(&rustls::crypto::ring::default_provider()),
+        groups(provider),
+        groups(&rustls::crypto::ring::default_provider()),
         "the process default is ring's provider"
     );
 }
 
 #[test]
 fn aws_lc_rs_is_not_in_the_dependency_graph() {
-    // Every target, every edge kind (normal, build, dev): two rustls providers compiled in
-    // make rustls refuse to pick one at run time, and kube's client panics.
+    // Every target, every edge kind (normal, build, dev). A second provider would cost a C
+    // build, and rustls's `ClientConfig::builder()` panics ("no process-level CryptoProvider")
+    // when two are compiled in and none is installed.
     let out = std::process::Command::new(env!("CARGO"))
         .args([
             "tree",
