@@ -228,7 +228,7 @@ mod tests {
                 Action::RemoveMarks { marks: tags, .. } => {
                     rm.extend(tags.iter().map(|t| t.trim_start_matches(PREFIX).to_owned()))
                 }
-                Action::Repair(_) => panic!("admin verbs never repair"),
+                Action::Repair(_) | Action::Advance { .. } => panic!("admin verbs never repair"),
             }
         }
         (add, rm)

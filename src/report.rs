@@ -43,6 +43,7 @@ pub fn next_text(t: &TargetPlan) -> String {
                     Some(format!("tags: {reason}"))
                 }
                 Action::Repair(_) => None,
+                Action::Advance { reason, .. } => Some(format!("carries on: {reason}")),
             })
             .unwrap_or_default(),
         (Next::Wait, Some(b)) => format!("wait: {b}"),

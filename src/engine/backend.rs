@@ -108,6 +108,20 @@ pub trait Backend<F: Family> {
         reason: &str,
         after: Option<&F::OpId>,
     ) -> Result<F::OpId, BackendError>;
+    /// Carries out work on an operation the watcher runs itself ([`Action::Advance`]).
+    /// Families without such operations never plan it.
+    ///
+    /// [`Action::Advance`]: super::Action::Advance
+    fn advance(
+        &mut self,
+        object: &ObjectRef,
+        op: &F::Op,
+        _reason: &str,
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Api(format!(
+            "{object}: this backend runs no operation itself, so it cannot do {op}"
+        )))
+    }
     /// Whether `op` can be chained after an operation submitted earlier in the same pass (run
     /// only once that one succeeded). When not, the executor stops the chain there and a later
     /// pass submits the rest.
@@ -178,6 +192,10 @@ impl<F: Family, B: Backend<F>> Backend<F> for Dying<B> {
         self.spend()?;
         self.inner.submit(t, op, r, a)
     }
+    fn advance(&mut self, o: &ObjectRef, op: &F::Op, r: &str) -> Result<(), BackendError> {
+        self.spend()?;
+        self.inner.advance(o, op, r)
+    }
     fn can_follow(&self, op: &F::Op) -> bool {
         self.inner.can_follow(op)
     }
@@ -204,6 +222,9 @@ impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
         a: Option<&F::OpId>,
     ) -> Result<F::OpId, BackendError> {
         (**self).submit(t, op, r, a)
+    }
+    fn advance(&mut self, o: &ObjectRef, op: &F::Op, r: &str) -> Result<(), BackendError> {
+        (**self).advance(o, op, r)
     }
     fn can_follow(&self, op: &F::Op) -> bool {
         (**self).can_follow(op)

@@ -78,6 +78,10 @@ fn apply<F: Family>(
             }
         }
         Action::Repair(start) => repair(start, backend, report)?,
+        Action::Advance { object, op, reason } => {
+            backend.advance(object, op, reason)?;
+            tracing::info!(object = %object, op = %op, reason = %reason, "operation advanced");
+        }
     }
     Ok(())
 }

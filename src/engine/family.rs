@@ -36,7 +36,12 @@ pub trait Family: Sized + Clone + fmt::Debug + PartialEq + Eq + 'static {
 
     const WORDS: Words;
 
-    fn index<'a>(snap: &'a Self::Snapshot, settings: &'a Self::Settings) -> Self::Index<'a>;
+    /// `now` is the pass's clock, for families that judge how long something has lasted.
+    fn index<'a>(
+        snap: &'a Self::Snapshot,
+        settings: &'a Self::Settings,
+        now: i64,
+    ) -> Self::Index<'a>;
     /// Every object that carries marks and is not a target: scopes first, nearest-wins order
     /// is the target's [`Assessment::scopes`].
     fn holders<'a>(snap: &'a Self::Snapshot) -> Vec<Holder<'a>>;
@@ -55,11 +60,30 @@ pub trait Family: Sized + Clone + fmt::Debug + PartialEq + Eq + 'static {
     ) -> Result<Vec<Self::Op>, String>;
     fn step_of(op: &Self::Op) -> Self::Step;
     /// The operations the backend listed: the ones marks name and the watcher's own recent ones.
-    fn operations(snap: &Self::Snapshot) -> Vec<Operation<'_, Self>>;
+    fn operations<'a>(index: &Self::Index<'a>) -> Vec<Operation<'a, Self>>;
     /// The failure domains that are down now.
     fn down_domains<'a>(index: &Self::Index<'a>) -> Vec<DownDomain<'a>>;
     /// A domain's name as plan text, shared by every target in it.
     fn domain_text(index: &Self::Index<'_>, name: &str) -> Text;
+
+    /// The work of operations the watcher runs itself (where no service runs them: a power
+    /// cycle driven through annotations), due this pass. It finishes what a started repair
+    /// began, so it runs whatever the plan decides: suspends, limits and the write budget hold
+    /// back starts, and stopping half-way is what would hurt (a host left powered off).
+    fn progress<'a>(_index: &Self::Index<'a>, _now: i64) -> Vec<Progress<Self>> {
+        Vec::new()
+    }
+}
+
+/// One piece of work on an operation the watcher runs itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Progress<F: Family> {
+    /// The target it belongs to, when there is one (a host's Machine may be gone).
+    pub target: Option<String>,
+    /// The object it changes.
+    pub object: ObjectRef,
+    pub op: F::Op,
+    pub reason: String,
 }
 
 /// The family's words in plans, notes and messages.
@@ -165,6 +189,10 @@ pub struct Assessment<'a, F: Family> {
     pub domain: Option<&'a str>,
     /// Its domain when a repair runs on it though nothing is down (where it runs).
     pub home: &'a str,
+    /// A standing request from outside the mark language (another system's annotation asking
+    /// for a repair): like a request mark it allows repairs up to this level on this target
+    /// alone, suspends and failures still hold it, and the engine never removes it.
+    pub granted: Option<F::Level>,
     pub facts: F::Facts,
 }
 

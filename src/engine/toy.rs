@@ -217,7 +217,7 @@ impl Family for Toy {
         op_vanished: "is gone",
     };
 
-    fn index<'a>(room: &'a ToyRoom, _: &'a ()) -> &'a ToyRoom {
+    fn index<'a>(room: &'a ToyRoom, _: &'a (), _now: i64) -> &'a ToyRoom {
         room
     }
 
@@ -266,6 +266,7 @@ impl Family for Toy {
             halt_key: Some(""),
             domain: b.needs.map(|_| b.shelf.as_str()),
             home: &b.shelf,
+            granted: None,
             facts: ToyFacts {
                 shelf: b.shelf.clone(),
             },
@@ -291,7 +292,8 @@ impl Family for Toy {
         *op
     }
 
-    fn operations(room: &ToyRoom) -> Vec<Operation<'_, Toy>> {
+    fn operations<'a>(room: &Self::Index<'a>) -> Vec<Operation<'a, Toy>> {
+        let room: &'a ToyRoom = room;
         room.ops
             .iter()
             .map(|o| Operation {

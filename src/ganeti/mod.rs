@@ -139,7 +139,7 @@ impl Family for Ganeti {
         op_vanished: "no longer exists (purged from the job queue?)",
     };
 
-    fn index<'a>(snap: &'a Snapshot, settings: &'a Settings) -> Index<'a> {
+    fn index<'a>(snap: &'a Snapshot, settings: &'a Settings, _now: i64) -> Index<'a> {
         Index {
             snap,
             settings,
@@ -232,6 +232,7 @@ impl Family for Ganeti {
             halt_key: group,
             domain,
             home: &inst.pnode,
+            granted: None,
             facts: Facts {
                 primary: node_text(&inst.pnode, primary_entry),
                 secondary: secondary_entry.map(|(s, e)| node_text(s, e)),
@@ -269,8 +270,8 @@ impl Family for Ganeti {
         op.kind()
     }
 
-    fn operations(snap: &Snapshot) -> Vec<Operation<'_, Ganeti>> {
-        snap.jobs.iter().map(operation).collect()
+    fn operations<'a>(index: &Self::Index<'a>) -> Vec<Operation<'a, Ganeti>> {
+        index.snap.jobs.iter().map(operation).collect()
     }
 
     fn down_domains<'a>(index: &Self::Index<'a>) -> Vec<DownDomain<'a>> {

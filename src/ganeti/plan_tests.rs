@@ -122,6 +122,7 @@ fn plan_one(snap: &Snapshot, limits: &Limits) -> Seen {
                 .removed
                 .extend(tags.iter().map(|s| s.trim_start_matches(PREFIX).to_owned())),
             Action::Repair(r) => seen.repair = Some(r.clone()),
+            Action::Advance { .. } => panic!("Ganeti runs no operation itself"),
         }
     }
     seen

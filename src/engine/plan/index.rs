@@ -80,7 +80,8 @@ impl<'a, F: Family> Index<'a, F> {
                 }
             }
         }
-        let ops = F::operations(snap);
+        let family = F::index(snap, settings, now);
+        let ops = F::operations(&family);
         let mut op_by_id = FxMap::default();
         let mut ops_by_repair: FxMap<&str, Vec<usize>> = FxMap::default();
         let mut unfinished_by_target: FxMap<&str, Vec<usize>> = FxMap::default();
@@ -101,7 +102,7 @@ impl<'a, F: Family> Index<'a, F> {
             .filter(|name| !seen.insert(*name))
             .collect();
         Index {
-            family: F::index(snap, settings),
+            family,
             holders,
             scopes,
             ops,

@@ -79,6 +79,12 @@ pub enum Action<F: Family> {
         reason: String,
     },
     Repair(RepairStart<F>),
+    /// Work on an operation the watcher runs itself ([`Family::progress`]).
+    Advance {
+        object: ObjectRef,
+        op: F::Op,
+        reason: String,
+    },
 }
 
 /// Submitting (the rest of) a repair, in the crash-safe order the executor follows: write
@@ -136,6 +142,7 @@ impl<F: Family> fmt::Display for Action<F> {
                     r.reason
                 )
             }
+            Action::Advance { object, op, reason } => write!(f, "{object}: {op} ({reason})"),
         }
     }
 }
@@ -541,10 +548,16 @@ pub fn plan<F: Family>(
     }
     let mut domains_under_repair: Vec<String> = domains.into_iter().map(str::to_owned).collect();
     domains_under_repair.sort_unstable();
+    let mut scope_actions: Vec<Action<F>> = scope_writes.into_iter().map(|(_, a)| a).collect();
+    attach_progress(
+        F::progress(&index.family, now),
+        &mut plans,
+        &mut scope_actions,
+    );
     Plan {
         now,
         targets: plans,
-        scope_actions: scope_writes.into_iter().map(|(_, a)| a).collect(),
+        scope_actions,
         lint,
         fleet: FleetSummary {
             broken,
@@ -562,6 +575,50 @@ pub fn plan<F: Family>(
             deferred,
         },
         counts,
+    }
+}
+
+/// Puts the family's own operations' work first in its target's actions (a target that only
+/// has that to do shows it as mark work: `update-tags`), or among the scope actions when no
+/// target is named.
+fn attach_progress<F: Family>(
+    progress: Vec<super::family::Progress<F>>,
+    plans: &mut [TargetPlan<F>],
+    scope_actions: &mut Vec<Action<F>>,
+) {
+    if progress.is_empty() {
+        return;
+    }
+    let by_name: std::collections::HashMap<&str, usize> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.as_str(), i))
+        .collect();
+    let mut per_target: Vec<Vec<Action<F>>> = vec![Vec::new(); plans.len()];
+    for p in progress {
+        let action = Action::Advance {
+            object: p.object,
+            op: p.op,
+            reason: p.reason,
+        };
+        match p.target.as_deref().and_then(|t| by_name.get(t)) {
+            Some(&i) => per_target[i].push(action),
+            None => scope_actions.push(action),
+        }
+    }
+    for (plan, mut work) in plans.iter_mut().zip(per_target) {
+        if work.is_empty() {
+            continue;
+        }
+        plan.notes.extend(
+            work.iter()
+                .map(|a| Text::Owned(format!("carries on its operation: {a}"))),
+        );
+        work.append(&mut plan.actions);
+        plan.actions = work;
+        if matches!(plan.next, Next::Nothing | Next::Wait) {
+            plan.next = Next::UpdateMarks;
+        }
     }
 }
 

@@ -128,6 +128,7 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
             had_pending: false,
             blocked: None,
             health: &assessment.health,
+            standing: assessment.granted,
             effective,
             results: parsed
                 .iter()
@@ -261,6 +262,10 @@ struct TargetWork<'c, 'a, F: Family> {
     blocked: Option<Blocked<F>>,
     health: &'c Health<F::Level>,
     effective: Option<Eff<'c, F::Level>>,
+    /// A standing request from outside the marks ([`Assessment::granted`]).
+    ///
+    /// [`Assessment::granted`]: crate::engine::family::Assessment::granted
+    standing: Option<F::Level>,
     results: Vec<(&'a str, Outcome<'a, F::Level>)>,
     adds: Vec<Write>,
     removes: Vec<Write>,
@@ -863,14 +868,39 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
         match self.health.clone() {
             Health::Healthy => {}
             Health::Broken {
-                need: Need::Person(_),
+                need: Need::Person(why),
                 ..
-            } => self.block(Blocked::NeedsPerson),
+            } => {
+                self.block(Blocked::NeedsPerson);
+                // A standing request that no automatic repair can serve ends as a failure, as
+                // a request mark would: written once, it parks the target until cleared.
+                if let Some(level) = self.standing {
+                    let id = self.ctx.ids.make(self.name, "failure");
+                    match F::Marks::render_result(
+                        level,
+                        &id,
+                        self.ctx.now,
+                        RepairResult::Failure,
+                        &[],
+                    ) {
+                        Ok(mark) => self.add(
+                            mark,
+                            &format!("requested {level}, but no automatic repair: {why}"),
+                            false,
+                        ),
+                        Err(e) => self.notes.push(format!("cannot write the failure: {e}")),
+                    }
+                }
+            }
             Health::Broken {
                 need: Need::Repair(t),
                 ..
             } => {
-                let allowed = self.effective.and_then(|e| e.policy().allowed());
+                // A standing request allows up to its level by itself; a policy may allow more.
+                let allowed = self
+                    .effective
+                    .and_then(|e| e.policy().allowed())
+                    .max(self.standing);
                 if allowed.is_some_and(|a| t <= a) {
                     let id = self.ctx.ids.make(self.name, "repair");
                     let first = match F::Marks::render_pending(t, &id, self.ctx.now, &[]) {
@@ -893,7 +923,7 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                         vec![],
                         StartKind::Fresh,
                     );
-                } else if self.effective.is_none() {
+                } else if self.effective.is_none() && self.standing.is_none() {
                     // The spec's enoperm is for targets whose policy is too weak; a target
                     // nobody put under autorepair is not its business at all.
                     self.block(Blocked::NoPolicy);

@@ -1,0 +1,18 @@
+//! Writing files so that a crash leaves the old or the new content, never half of it.
+
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `bytes` to a temporary file in `path`'s directory, syncs it, and renames it over
+/// `path`. The directory must be writable: the file is replaced, never rewritten in place.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

@@ -1,0 +1,398 @@
+//! The embedded default backend: a Kubernetes objects file, a `v1` `List` exactly as
+//! `kubectl get machines.cluster.x-k8s.io,metal3machines,baremetalhosts,nodes -A -o json`
+//! prints it (MachineSets, MachineDeployments, control planes, Clusters and Pods may be added).
+//! A pass's writes change the objects in memory and are saved at the end of the pass,
+//! atomically. Nothing is simulated unless the file says so: with a top-level
+//! `"autorepairSimulation": {}` the baremetal-operator and kubelet are played between passes
+//! (a host powers off or on the pass after its reboot annotation changes; a powered-on host's
+//! Node registers again the pass after; a deleted Machine goes).
+
+use super::objects::{self, REBOOT_KEY, REQUEST_KEY, Snapshot, kind};
+use super::{Metal3, Op, OpId, Step, marks};
+use crate::engine::plan::repair_of_reason;
+use crate::engine::{Backend, BackendError, ObjectRef};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+
+/// The top-level key that turns the simulation on.
+pub const SIMULATION_KEY: &str = "autorepairSimulation";
+
+pub struct ObjectsFile {
+    /// Where it is saved; `None` keeps it in memory (tests).
+    path: Option<PathBuf>,
+    list: Value,
+    dirty: bool,
+}
+
+fn list_error(path: &Path, message: impl Into<String>) -> BackendError {
+    BackendError::FleetFile {
+        path: path.display().to_string(),
+        message: message.into(),
+    }
+}
+
+/// Reads a `List` (or a single object); the message says what is wrong with it.
+pub fn parse_list(text: &str) -> Result<Value, String> {
+    let mut v: Value = serde_json::from_str(text)
+        .map_err(|e| format!("not JSON ({e}): expected the output of `kubectl get … -o json`"))?;
+    let Some(obj) = v.as_object_mut() else {
+        return Err("expected a JSON object (a v1 List with items)".into());
+    };
+    if !obj.contains_key("items") {
+        if obj.contains_key("kind") && obj.contains_key("metadata") {
+            // One object, as `kubectl get machine NAME -o json` prints it.
+            let one = Value::Object(std::mem::take(obj));
+            return Ok(json!({"apiVersion": "v1", "kind": "List", "items": [one]}));
+        }
+        return Err("it has no \"items\": expected a v1 List (kubectl get … -o json)".into());
+    }
+    if !obj["items"].is_array() {
+        return Err("\"items\" is not an array".into());
+    }
+    Ok(v)
+}
+
+impl ObjectsFile {
+    pub fn open(path: &Path) -> Result<Self, BackendError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| list_error(path, format!("cannot read it: {e}")))?;
+        let list = parse_list(&text).map_err(|m| list_error(path, m))?;
+        Ok(ObjectsFile {
+            path: Some(path.to_owned()),
+            list,
+            dirty: false,
+        })
+    }
+
+    pub fn in_memory(list: Value) -> Self {
+        ObjectsFile {
+            path: None,
+            list,
+            dirty: false,
+        }
+    }
+
+    pub fn list(&self) -> &Value {
+        &self.list
+    }
+
+    fn items(&self) -> &Vec<Value> {
+        self.list["items"].as_array().expect("checked on open")
+    }
+
+    fn items_mut(&mut self) -> &mut Vec<Value> {
+        self.dirty = true;
+        self.list["items"].as_array_mut().expect("checked on open")
+    }
+
+    fn simulated(&self) -> bool {
+        self.list.get(SIMULATION_KEY).is_some()
+    }
+
+    fn position(&self, object: &ObjectRef) -> Option<usize> {
+        self.items().iter().position(|item| matches(item, object))
+    }
+
+    fn object_mut(&mut self, object: &ObjectRef) -> Result<&mut Value, BackendError> {
+        let i = self
+            .position(object)
+            .ok_or_else(|| BackendError::NoSuchObject {
+                object: object.clone(),
+            })?;
+        Ok(&mut self.items_mut()[i])
+    }
+
+    fn annotations_mut(
+        &mut self,
+        object: &ObjectRef,
+    ) -> Result<&mut Map<String, Value>, BackendError> {
+        let item = self.object_mut(object)?;
+        let meta = item
+            .as_object_mut()
+            .expect("items are objects")
+            .entry("metadata")
+            .or_insert_with(|| json!({}));
+        let annotations = meta
+            .as_object_mut()
+            .ok_or_else(|| BackendError::Api(format!("{object}: metadata is not an object")))?
+            .entry("annotations")
+            .or_insert_with(|| json!({}));
+        annotations.as_object_mut().ok_or_else(|| {
+            BackendError::Api(format!("{object}: metadata.annotations is not an object"))
+        })
+    }
+
+    fn apply(&mut self, op: &Op) -> Result<(), BackendError> {
+        let machine = |key: &str| ObjectRef::new(kind::MACHINE, key);
+        let host = |key: &str| ObjectRef::new(kind::HOST, key);
+        let node = |name: &str| ObjectRef::new(kind::NODE, name);
+        match op {
+            Op::Drain { node: name } => {
+                let n = self.object_mut(&node(name))?;
+                n["spec"]["unschedulable"] = json!(true);
+                // Eviction: the Pods go (their controllers start them elsewhere).
+                let name = name.clone();
+                self.items_mut().retain(|item| {
+                    !(item["kind"] == "Pod"
+                        && item["spec"]["nodeName"] == name.as_str()
+                        && !stays_on_node(item))
+                });
+            }
+            Op::PowerOff {
+                machine: m,
+                host: h,
+                mode,
+            } => {
+                let a = self.annotations_mut(&machine(m))?;
+                a.entry(REQUEST_KEY).or_insert_with(|| json!(""));
+                self.annotations_mut(&host(h))?
+                    .insert(REBOOT_KEY.into(), json!(mode.annotation()));
+            }
+            Op::DeleteMachine { machine: m } => {
+                let item = self.object_mut(&machine(m))?;
+                item["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
+            }
+            Op::DeleteNode {
+                machine: m,
+                node: n,
+            } => {
+                let i = self
+                    .position(&node(n))
+                    .ok_or_else(|| BackendError::NoSuchObject { object: node(n) })?;
+                let meta = &self.items()[i]["metadata"];
+                let backup = json!({
+                    "labels": meta.get("labels").cloned().unwrap_or(json!({})),
+                    "annotations": meta.get("annotations").cloned().unwrap_or(json!({})),
+                });
+                self.annotations_mut(&machine(m))?
+                    .insert(marks::NODE_BACKUP_KEY.into(), json!(backup.to_string()));
+                self.items_mut().remove(i);
+            }
+            Op::ClearRequest { machine: m } => {
+                self.annotations_mut(&machine(m))?.remove(REQUEST_KEY);
+            }
+            Op::PowerOn { host: h } => {
+                self.annotations_mut(&host(h))?.remove(REBOOT_KEY);
+            }
+            Op::RestoreNode {
+                machine: m,
+                node: n,
+            } => {
+                let text = self
+                    .annotations_mut(&machine(m))?
+                    .get(marks::NODE_BACKUP_KEY)
+                    .and_then(Value::as_str)
+                    .unwrap_or("{}")
+                    .to_owned();
+                let backup: Value = serde_json::from_str(&text).map_err(|e| {
+                    BackendError::Api(format!(
+                        "machine/{m}: {} is not JSON ({e}): fix or remove it",
+                        marks::NODE_BACKUP_KEY
+                    ))
+                })?;
+                let item = self.object_mut(&node(n))?;
+                for field in ["labels", "annotations"] {
+                    let Some(saved) = backup.get(field).and_then(Value::as_object) else {
+                        continue;
+                    };
+                    let live = item["metadata"][field]
+                        .as_object_mut()
+                        .map(std::mem::take)
+                        .unwrap_or_default();
+                    let mut merged = saved.clone();
+                    // The re-registered Node's own values win.
+                    merged.extend(live);
+                    item["metadata"][field] = Value::Object(merged);
+                }
+                self.annotations_mut(&machine(m))?
+                    .remove(marks::NODE_BACKUP_KEY);
+            }
+        }
+        Ok(())
+    }
+
+    /// One step of the baremetal-operator and kubelet, between passes.
+    fn simulate(&mut self) {
+        let snap = Snapshot::from_items(self.items());
+        // kubelet first: a host already on registers its Node now.
+        let register: Vec<(String, Option<String>)> = snap
+            .machines
+            .iter()
+            .filter_map(|m| {
+                let name = m.node_ref.clone()?;
+                let host_on = snap
+                    .hosts
+                    .iter()
+                    .find(|h| Some(&h.key) == m.host.as_ref())
+                    .is_some_and(|h| h.powered_on == Some(true));
+                let absent = !snap.nodes.iter().any(|n| n.name == name);
+                (host_on && absent).then(|| (name, m.failure_domain.clone()))
+            })
+            .collect();
+        let now = now_rfc3339();
+        for (name, zone) in register {
+            let mut labels = json!({"kubernetes.io/hostname": name});
+            if let Some(z) = zone {
+                labels[objects::ZONE_LABEL] = json!(z);
+            }
+            self.items_mut().push(json!({
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "creationTimestamp": now, "labels": labels},
+                "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}]}
+            }));
+        }
+        // The baremetal-operator: any reboot key keeps a host off; none lets an online host on.
+        for item in self.items_mut() {
+            if item["kind"] != "BareMetalHost" {
+                continue;
+            }
+            let rebooting = item["metadata"]["annotations"]
+                .as_object()
+                .is_some_and(|a| {
+                    a.keys()
+                        .any(|k| k == "reboot.metal3.io" || k.starts_with("reboot.metal3.io/"))
+                });
+            let online = item["spec"]["online"].as_bool().unwrap_or(false);
+            let on = if rebooting { false } else { online };
+            item["status"]["poweredOn"] = json!(on);
+        }
+        // Machines being deleted go once their finalizers ran.
+        self.items_mut().retain(|item| {
+            item["kind"] != "Machine" || item["metadata"]["deletionTimestamp"].is_null()
+        });
+    }
+
+    pub fn save(&mut self) -> Result<(), BackendError> {
+        let Some(path) = &self.path else {
+            self.dirty = false;
+            return Ok(());
+        };
+        let mut text = serde_json::to_string_pretty(&self.list)
+            .map_err(|e| list_error(path, format!("cannot serialise: {e}")))?;
+        text.push('\n');
+        crate::files::write_atomically(path, text.as_bytes()).map_err(|e| {
+            list_error(
+                path,
+                format!("cannot save it (its directory must be writable): {e}"),
+            )
+        })?;
+        self.dirty = false;
+        Ok(())
+    }
+}
+
+fn stays_on_node(pod: &Value) -> bool {
+    let daemon = pod["metadata"]["ownerReferences"]
+        .as_array()
+        .is_some_and(|o| o.iter().any(|r| r["kind"] == "DaemonSet"));
+    daemon || !pod["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_null()
+}
+
+fn now_rfc3339() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// Whether a List item is the object a reference names.
+fn matches(item: &Value, object: &ObjectRef) -> bool {
+    let item_kind = item["kind"].as_str().unwrap_or("");
+    let ns = item["metadata"]["namespace"].as_str().unwrap_or("");
+    let name = item["metadata"]["name"].as_str().unwrap_or("");
+    let namespaced = || {
+        object
+            .name
+            .split_once('/')
+            .is_some_and(|(n, m)| n == ns && m == name)
+    };
+    match object.kind.as_ref() {
+        kind::MACHINE => item_kind == "Machine" && namespaced(),
+        kind::HOST => item_kind == "BareMetalHost" && namespaced(),
+        kind::NODE => item_kind == "Node" && name == object.name,
+        kind::MACHINE_SET => item_kind == "MachineSet" && namespaced(),
+        kind::MACHINE_DEPLOYMENT => item_kind == "MachineDeployment" && namespaced(),
+        kind::CONTROL_PLANE => item_kind.ends_with("ControlPlane") && namespaced(),
+        kind::CLUSTER => item_kind == "Cluster" && namespaced(),
+        _ => false,
+    }
+}
+
+impl Backend<Metal3> for ObjectsFile {
+    fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
+        Ok(Snapshot::from_items(self.items()))
+    }
+
+    fn add_marks(
+        &mut self,
+        object: &ObjectRef,
+        add: &[String],
+        _reason: &str,
+    ) -> Result<(), BackendError> {
+        let a = self.annotations_mut(object)?;
+        for mark in add {
+            let (key, value) = marks::split(mark);
+            a.insert(key.to_owned(), json!(value));
+        }
+        Ok(())
+    }
+
+    fn remove_marks(
+        &mut self,
+        object: &ObjectRef,
+        remove: &[String],
+        _reason: &str,
+    ) -> Result<(), BackendError> {
+        let a = self.annotations_mut(object)?;
+        for mark in remove {
+            let (key, value) = marks::split(mark);
+            // A newer mark of the same repair may hold the key by now: it stays.
+            if a.get(key).and_then(Value::as_str) == Some(value) {
+                a.remove(key);
+            }
+        }
+        Ok(())
+    }
+
+    fn submit(
+        &mut self,
+        target: &str,
+        op: &Op,
+        reason: &str,
+        _after: Option<&OpId>,
+    ) -> Result<OpId, BackendError> {
+        let repair = repair_of_reason(reason).ok_or_else(|| {
+            BackendError::Api(format!(
+                "machine/{target}: {op}: the reason {reason:?} names no repair"
+            ))
+        })?;
+        self.apply(op)?;
+        Ok(OpId {
+            step: <Metal3 as crate::engine::Family>::step_of(op),
+            repair: repair.to_owned(),
+        })
+    }
+
+    fn advance(&mut self, _object: &ObjectRef, op: &Op, _reason: &str) -> Result<(), BackendError> {
+        self.apply(op)
+    }
+
+    /// Every step waits for the world to show the one before.
+    fn can_follow(&self, _op: &Op) -> bool {
+        false
+    }
+
+    fn supports(&self, _step: Step) -> bool {
+        true
+    }
+
+    fn finish_pass(&mut self, _now: i64) -> Result<(), BackendError> {
+        if self.simulated() {
+            self.simulate();
+        }
+        self.flush()
+    }
+
+    fn flush(&mut self) -> Result<(), BackendError> {
+        if self.dirty { self.save() } else { Ok(()) }
+    }
+}

@@ -1,0 +1,381 @@
+//! The mark language as Kubernetes annotations (DESIGN §4). Annotations are a map, so each fact
+//! has its own key under [`PREFIX`] and a repair owns one key, named by its id:
+//!
+//! | mark | annotation |
+//! |---|---|
+//! | policy `<level>` | `autorepair.io/policy: <level>` |
+//! | `suspend` | `autorepair.io/suspend: ""` |
+//! | `suspend:<epoch>` | `autorepair.io/suspend: "<epoch>"` |
+//! | `pending:<level>:<id>:<epoch>:<ops>` | `autorepair.io/repair.<id>: "pending:<level>:<epoch>:<ops>"` |
+//! | `result:<level>:<id>:<epoch>:<result>:<ops>` | `autorepair.io/repair.<id>: "result:<level>:<epoch>:<result>:<ops>"` |
+//!
+//! The value keeps the Ganeti form minus the id (which is in the key), so the two round-trip to
+//! the same model. The engine hands a mark around as `key=value` (a qualified name never holds
+//! `=`); the backend sets the key, and removes it only while it still holds that value, so a
+//! repair's result written over its pending mark survives the pending mark's removal.
+//!
+//! One key per fact means one policy and one suspend per object: setting one replaces the other
+//! (the admin verbs do that), which is all the engine's rules need on one object.
+
+use super::Remedy;
+use crate::engine::Level;
+use crate::engine::marks::{
+    Codec, ErrorCode, Mark, MarkError, OpList, Outcome, Pending, RenderError, RepairResult, is_uuid,
+};
+
+/// Every autorepair annotation key starts with this.
+pub const PREFIX: &str = "autorepair.io/";
+pub const POLICY_KEY: &str = "autorepair.io/policy";
+pub const SUSPEND_KEY: &str = "autorepair.io/suspend";
+/// `autorepair.io/repair.<repair id>`.
+pub const REPAIR_KEY_PREFIX: &str = "autorepair.io/repair.";
+/// Not a mark: a deleted Node's labels and annotations, kept on its Machine until the Node
+/// re-registers.
+pub const NODE_BACKUP_KEY: &str = "autorepair.io/node-backup";
+/// Kubernetes' limit on the name part of a qualified name.
+const MAX_NAME_LEN: usize = 63;
+
+/// The annotation codec.
+pub struct Annotations;
+
+fn error(text: &str, code: ErrorCode, message: impl Into<String>) -> MarkError {
+    MarkError {
+        code,
+        noun: Annotations::NOUN,
+        mark: text.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Splits `key=value`.
+pub fn split(text: &str) -> (&str, &str) {
+    text.split_once('=').unwrap_or((text, ""))
+}
+
+pub fn join(key: &str, value: &str) -> String {
+    format!("{key}={value}")
+}
+
+fn epoch(text: &str, field: &str, whole: &str) -> Result<i64, MarkError> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) || text.len() > 12 {
+        return Err(error(
+            whole,
+            ErrorCode::BadEpoch,
+            format!(
+                "{field} {text:?} is not a Unix time in seconds (digits only, e.g. 1763900000)"
+            ),
+        ));
+    }
+    Ok(text.parse().expect("digits"))
+}
+
+fn level(text: &str, whole: &str) -> Result<Remedy, MarkError> {
+    Remedy::from_name(text).ok_or_else(|| {
+        error(
+            whole,
+            ErrorCode::UnknownRepair,
+            format!("unknown repair level {text:?}: use {}", Remedy::names()),
+        )
+    })
+}
+
+fn ops<'a>(text: &'a str, repair: &str, whole: &str) -> Result<OpList<'a>, MarkError> {
+    for op in text.split('+') {
+        match op.parse::<super::OpId>() {
+            Ok(id) if id.repair == repair => {}
+            Ok(_) => {
+                return Err(error(
+                    whole,
+                    ErrorCode::BadJob,
+                    format!("operation {op:?} belongs to another repair than the key's"),
+                ));
+            }
+            Err(()) => {
+                return Err(error(
+                    whole,
+                    ErrorCode::BadJob,
+                    format!(
+                        "operation {op:?} is not <step>.<repair id> with a step among {}; operations are joined by +",
+                        super::Step::ALL.map(|s| s.as_str()).join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(OpList::new_unchecked(text, '+'))
+}
+
+fn parse_repair<'a>(
+    text: &'a str,
+    id: &'a str,
+    value: &'a str,
+) -> Result<Mark<'a, Remedy>, MarkError> {
+    if !is_uuid(id) {
+        return Err(error(
+            text,
+            ErrorCode::BadId,
+            format!("the key's repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits)"),
+        ));
+    }
+    let fields: Vec<&str> = value.split(':').collect();
+    match fields.as_slice() {
+        ["pending", l, since, list] => Ok(Mark::Pending(Pending {
+            repair: level(l, text)?,
+            id,
+            since: epoch(since, "start", text)?,
+            ops: if list.is_empty() {
+                OpList::default()
+            } else {
+                ops(list, id, text)?
+            },
+        })),
+        ["result", l, at, result, list] => Ok(Mark::Result(Outcome {
+            repair: level(l, text)?,
+            id,
+            at: epoch(at, "end", text)?,
+            result: RepairResult::from_name(result).ok_or_else(|| {
+                error(
+                    text,
+                    ErrorCode::UnknownResult,
+                    format!("unknown result {result:?}: use success, failure or enoperm"),
+                )
+            })?,
+            ops: if list.is_empty() {
+                OpList::default()
+            } else {
+                ops(list, id, text)?
+            },
+        })),
+        [kind, ..] if *kind == "pending" || *kind == "result" => Err(error(
+            text,
+            ErrorCode::FieldCount,
+            format!(
+                "a {kind} value has {} fields: pending:<level>:<epoch>:<steps> or result:<level>:<epoch>:<result>:<steps>",
+                if *kind == "pending" { 4 } else { 5 }
+            ),
+        )),
+        _ => Err(error(
+            text,
+            ErrorCode::UnknownKind,
+            "a repair value starts with pending: or result:",
+        )),
+    }
+}
+
+impl Codec for Annotations {
+    type Level = Remedy;
+    type OpId = super::OpId;
+    const NOUN: &'static str = "annotation";
+
+    fn parse(text: &str) -> Result<Mark<'_, Remedy>, MarkError> {
+        let (key, value) = split(text);
+        if !key.starts_with(PREFIX) || key == NODE_BACKUP_KEY {
+            return Ok(Mark::Foreign);
+        }
+        if key == POLICY_KEY {
+            return Ok(Mark::Policy(level(value, text)?));
+        }
+        if key == SUSPEND_KEY {
+            return Ok(Mark::Suspend {
+                until: if value.is_empty() {
+                    None
+                } else {
+                    Some(epoch(value, "suspend end", text)?)
+                },
+            });
+        }
+        if let Some(id) = key.strip_prefix(REPAIR_KEY_PREFIX) {
+            return parse_repair(text, id, value);
+        }
+        Err(error(
+            text,
+            ErrorCode::UnknownKind,
+            format!(
+                "unknown autorepair annotation key {key:?}: use {POLICY_KEY}, {SUSPEND_KEY} or {REPAIR_KEY_PREFIX}<repair id>"
+            ),
+        ))
+    }
+
+    fn render_policy(level: Remedy) -> String {
+        join(POLICY_KEY, level.as_str())
+    }
+
+    fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
+        match until {
+            None => Ok(join(SUSPEND_KEY, "")),
+            Some(t) if t < 0 => Err(RenderError::NegativeEpoch { value: t }),
+            Some(t) => Ok(join(SUSPEND_KEY, &t.to_string())),
+        }
+    }
+
+    fn render_pending(
+        level: Remedy,
+        id: &str,
+        since: i64,
+        ops: &[super::OpId],
+    ) -> Result<String, RenderError> {
+        let key = repair_key(id)?;
+        if since < 0 {
+            return Err(RenderError::NegativeEpoch { value: since });
+        }
+        Ok(join(
+            &key,
+            &format!("pending:{level}:{since}:{}", joined(ops)),
+        ))
+    }
+
+    fn render_result(
+        level: Remedy,
+        id: &str,
+        at: i64,
+        result: RepairResult,
+        ops: &[super::OpId],
+    ) -> Result<String, RenderError> {
+        let key = repair_key(id)?;
+        if at < 0 {
+            return Err(RenderError::NegativeEpoch { value: at });
+        }
+        Ok(join(
+            &key,
+            &format!("result:{level}:{at}:{result}:{}", joined(ops)),
+        ))
+    }
+
+    fn is_repair_id(id: &str) -> bool {
+        is_uuid(id)
+    }
+}
+
+fn joined(ops: &[super::OpId]) -> String {
+    ops.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+fn repair_key(id: &str) -> Result<String, RenderError> {
+    if !is_uuid(id) {
+        return Err(RenderError::BadId { id: id.to_owned() });
+    }
+    let key = format!("{REPAIR_KEY_PREFIX}{id}");
+    let name_len = key.len() - PREFIX.len();
+    debug_assert!(name_len <= MAX_NAME_LEN, "a UUID key fits a qualified name");
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metal3::{OpId, Step};
+
+    const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+    fn op(step: Step) -> OpId {
+        OpId {
+            step,
+            repair: ID.to_owned(),
+        }
+    }
+
+    #[test]
+    fn every_mark_round_trips_through_its_annotation() {
+        let marks: Vec<String> = vec![
+            Annotations::render_policy(Remedy::PowerCycle),
+            Annotations::render_suspend(None).unwrap(),
+            Annotations::render_suspend(Some(1_800_000_000)).unwrap(),
+            Annotations::render_pending(Remedy::PowerCycle, ID, 1_800_000_000, &[]).unwrap(),
+            Annotations::render_pending(Remedy::Reprovision, ID, 5, &[op(Step::Delete)]).unwrap(),
+            Annotations::render_result(
+                Remedy::PowerCycle,
+                ID,
+                7,
+                RepairResult::Failure,
+                &[op(Step::PowerCycle)],
+            )
+            .unwrap(),
+        ];
+        for text in &marks {
+            let mark = Annotations::parse(text).unwrap();
+            assert_ne!(mark, Mark::Foreign, "{text}");
+            let again = Annotations::render(&mark).unwrap().unwrap();
+            assert_eq!(&again, text);
+            let (key, _) = split(text);
+            let name = key.rsplit('/').next().unwrap();
+            assert!(name.len() <= MAX_NAME_LEN, "{key}");
+        }
+    }
+
+    #[test]
+    fn the_value_is_the_ganeti_form_without_the_id() {
+        let text = Annotations::render_result(
+            Remedy::Drain,
+            ID,
+            9,
+            RepairResult::Success,
+            &[op(Step::Drain)],
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            format!("autorepair.io/repair.{ID}=result:drain:9:success:drain.{ID}")
+        );
+    }
+
+    #[test]
+    fn malformed_annotations_say_what_is_wrong() {
+        let cases: &[(&str, ErrorCode)] = &[
+            ("autorepair.io/policy=reboot", ErrorCode::UnknownRepair),
+            ("autorepair.io/suspend=tomorrow", ErrorCode::BadEpoch),
+            ("autorepair.io/repair.x=pending:drain:1:", ErrorCode::BadId),
+            (
+                "autorepair.io/repair.0f8fad5b-d9cb-469f-a165-70867728950e=pending:drain:1",
+                ErrorCode::FieldCount,
+            ),
+            (
+                "autorepair.io/repair.0f8fad5b-d9cb-469f-a165-70867728950e=done",
+                ErrorCode::UnknownKind,
+            ),
+            (
+                "autorepair.io/repair.0f8fad5b-d9cb-469f-a165-70867728950e=result:drain:1:ok:",
+                ErrorCode::UnknownResult,
+            ),
+            (
+                "autorepair.io/repair.0f8fad5b-d9cb-469f-a165-70867728950e=pending:drain:1:reboot",
+                ErrorCode::BadJob,
+            ),
+            (
+                "autorepair.io/repair.0f8fad5b-d9cb-469f-a165-70867728950e=pending:drain:1:drain.1f8fad5b-d9cb-469f-a165-70867728950e",
+                ErrorCode::BadJob,
+            ),
+            ("autorepair.io/polcy=drain", ErrorCode::UnknownKind),
+        ];
+        for (text, code) in cases {
+            let e = Annotations::parse(text).unwrap_err();
+            assert_eq!(e.code, *code, "{text}: {e}");
+            assert!(e.to_string().contains("annotation"), "{e}");
+        }
+    }
+
+    #[test]
+    fn other_annotations_are_foreign() {
+        for text in [
+            "host.metal3.io/external-remediation=",
+            "cluster.x-k8s.io/cluster-name=c1",
+            "autorepair.io/node-backup={}",
+        ] {
+            assert_eq!(Annotations::parse(text).unwrap(), Mark::Foreign, "{text}");
+        }
+    }
+
+    #[test]
+    fn render_refuses_what_the_api_would() {
+        assert!(matches!(
+            Annotations::render_pending(Remedy::Drain, "not-a-uuid", 1, &[]),
+            Err(RenderError::BadId { .. })
+        ));
+        assert!(matches!(
+            Annotations::render_suspend(Some(-1)),
+            Err(RenderError::NegativeEpoch { .. })
+        ));
+    }
+}

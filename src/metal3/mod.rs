@@ -1,0 +1,699 @@
+//! The metal3 family: Cluster API Machines on BareMetalHosts, fenced and power-cycled through
+//! annotations (`shared/specs/metal3-power-cycle-annotation.md`), drained, or reprovisioned.
+//!
+//! Two layers. The engine decides whether a repair may **start** (policy, suspends, limits, the
+//! reboot-loop guard) and keeps its pending/result annotations on the Machine. Once a power cycle
+//! started, the design's protocol ([`protocol`]) carries it to its end every pass, from the
+//! annotations and power states alone, whatever the policy says by then: stopping half-way would
+//! leave a host powered off.
+//!
+//! A power cycle's steps, as the design's truth table drives them: autorepair sets the request
+//! annotation on the Machine (if nobody did) and its reboot annotation on the host; the host is
+//! observed off; the Node is backed up and deleted; the request is removed; the reboot annotation
+//! is removed, so the host powers on; the Node re-registers and gets its labels back.
+
+pub mod file;
+#[cfg(any(test, feature = "testkit"))]
+pub mod fixture;
+pub mod marks;
+pub mod objects;
+pub mod protocol;
+
+use crate::engine::family::{
+    Assessment, DownDomain, Family, Health, Holder, Need, Operation, Progress, Role, ScopeChain,
+    Words,
+};
+use crate::engine::marks::{Codec, Mark};
+use crate::engine::object::{ObjectRef, parse_object_ref};
+use crate::engine::text::{FxMap, Text, rfc3339};
+use crate::engine::{Level, RepairResult};
+use marks::Annotations;
+use objects::{Host, Machine, Node, Snapshot, kind};
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// The ladder, least destructive first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Remedy {
+    /// Cordon the Node and evict its Pods: workloads move away, the host keeps its power.
+    Drain,
+    /// Fence: host off, Node deleted, host on (the design's protocol).
+    PowerCycle,
+    /// Delete the Machine so that its owner (MachineSet, control plane) replaces it.
+    Reprovision,
+}
+
+impl Level for Remedy {
+    const LADDER: &'static [Self] = &[Remedy::Drain, Remedy::PowerCycle, Remedy::Reprovision];
+    fn as_str(self) -> &'static str {
+        match self {
+            Remedy::Drain => "drain",
+            Remedy::PowerCycle => "power-cycle",
+            Remedy::Reprovision => "reprovision",
+        }
+    }
+}
+
+impl fmt::Display for Remedy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Remedy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Remedy::from_name(s)
+            .ok_or_else(|| format!("unknown repair level {s:?}: use {}", Remedy::names()))
+    }
+}
+
+/// What an operation does; each level runs one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Step {
+    Drain,
+    PowerCycle,
+    Delete,
+}
+
+impl Step {
+    pub const ALL: [Step; 3] = [Step::Drain, Step::PowerCycle, Step::Delete];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Drain => "drain",
+            Step::PowerCycle => "power-cycle",
+            Step::Delete => "delete",
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Step {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        Step::ALL.into_iter().find(|k| k.as_str() == s).ok_or(())
+    }
+}
+
+/// An operation's id: its step and the repair it belongs to (`power-cycle.<repair id>`), so
+/// ids never repeat across Machines or repairs; the watcher runs each step once per repair.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(into = "String")]
+pub struct OpId {
+    pub step: Step,
+    pub repair: String,
+}
+
+impl From<OpId> for String {
+    fn from(id: OpId) -> String {
+        id.to_string()
+    }
+}
+
+impl fmt::Display for OpId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.step, self.repair)
+    }
+}
+
+impl FromStr for OpId {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        let (step, repair) = s.split_once('.').ok_or(())?;
+        if !crate::engine::marks::is_uuid(repair) {
+            return Err(());
+        }
+        Ok(OpId {
+            step: step.parse()?,
+            repair: repair.to_owned(),
+        })
+    }
+}
+
+/// How hard the host is powered off: `hard` (the default) cuts power at once; `soft` asks the
+/// OS first and can take minutes (facts §2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PowerMode {
+    #[default]
+    Hard,
+    Soft,
+}
+
+impl PowerMode {
+    /// The reboot annotation's value, as the baremetal-operator's webhook accepts it.
+    pub fn annotation(self) -> &'static str {
+        match self {
+            PowerMode::Hard => r#"{"mode":"hard"}"#,
+            PowerMode::Soft => r#"{"mode":"soft"}"#,
+        }
+    }
+}
+
+/// One change to the world.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Op {
+    /// Cordon the Node and evict its Pods (not DaemonSet or mirror Pods).
+    Drain { node: String },
+    /// Start a power cycle: the request on the Machine (unless set) and the reboot annotation
+    /// on the host.
+    PowerOff {
+        machine: String,
+        host: String,
+        mode: PowerMode,
+    },
+    /// Delete the Machine; its owner creates a new one.
+    DeleteMachine { machine: String },
+    /// Back the Node's labels and annotations up on its Machine, then delete the Node.
+    DeleteNode { machine: String, node: String },
+    /// Remove the request annotation from the Machine.
+    ClearRequest { machine: String },
+    /// Remove autorepair's reboot annotation: the host powers on.
+    PowerOn { host: String },
+    /// Merge the backed-up labels and annotations into the re-registered Node (its own win),
+    /// then drop the backup.
+    RestoreNode { machine: String, node: String },
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::Drain { node } => write!(f, "drain node {node}"),
+            Op::PowerOff { host, mode, .. } => {
+                write!(f, "power off host {host} ({mode:?} reboot annotation)")
+            }
+            Op::DeleteMachine { machine } => write!(f, "delete machine {machine}"),
+            Op::DeleteNode { node, .. } => write!(f, "back up and delete node {node}"),
+            Op::ClearRequest { machine } => {
+                write!(f, "remove {} from machine {machine}", objects::REQUEST_KEY)
+            }
+            Op::PowerOn { host } => write!(
+                f,
+                "remove {} from host {host} (powers it on)",
+                objects::REBOOT_KEY
+            ),
+            Op::RestoreNode { node, .. } => write!(f, "restore node {node}'s labels"),
+        }
+    }
+}
+
+/// What the operations' progress looks like from outside, shown as the operation's status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    Draining,
+    PoweringOff,
+    Fencing,
+    PoweringOn,
+    AwaitingNode,
+    Deleting,
+    Done,
+    TimedOut,
+    Lost,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Draining => "draining",
+            Phase::PoweringOff => "powering-off",
+            Phase::Fencing => "fencing",
+            Phase::PoweringOn => "powering-on",
+            Phase::AwaitingNode => "awaiting-node",
+            Phase::Deleting => "deleting",
+            Phase::Done => "done",
+            Phase::TimedOut => "timed-out",
+            Phase::Lost => "lost",
+        }
+    }
+}
+
+/// The family's settings (the config file's `[metal3]` section).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// A Node not Ready this long (seconds) needs repair.
+    pub node_unhealthy_after: i64,
+    /// A host not observed off this long after its power cycle started: the cycle fails and
+    /// the host is powered back on.
+    pub power_off_timeout: i64,
+    /// A power cycle not finished (host on, Node Ready) this long after it started fails.
+    pub cycle_timeout: i64,
+    /// A Machine power-cycled this recently is not power-cycled again: it is reprovisioned if
+    /// the policy allows, else a person decides.
+    pub reboot_loop_window: i64,
+    pub drain_timeout: i64,
+    pub power_mode: PowerMode,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            node_unhealthy_after: 300,
+            power_off_timeout: 600,
+            cycle_timeout: 1800,
+            reboot_loop_window: 3600,
+            drain_timeout: 900,
+            power_mode: PowerMode::Hard,
+        }
+    }
+}
+
+/// `machine/NS/NAME`, `machineset/NS/NAME`, `machinedeployment/NS/NAME`,
+/// `controlplane/NS/NAME`, `cluster/NS/NAME`, `host/NS/NAME`, `node/NAME`, or a bare
+/// `NS/NAME` Machine.
+pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
+    let object = parse_object_ref(
+        text,
+        &[
+            kind::MACHINE,
+            kind::MACHINE_SET,
+            kind::MACHINE_DEPLOYMENT,
+            kind::CONTROL_PLANE,
+            kind::CLUSTER,
+            kind::HOST,
+            kind::NODE,
+        ],
+        &[],
+        kind::MACHINE,
+    )?;
+    if object.kind != kind::NODE && !object.name.contains('/') {
+        return Err(format!(
+            "{text:?}: a {} is namespaced: write {}/NAMESPACE/NAME",
+            object.kind, object.kind
+        ));
+    }
+    Ok(object)
+}
+
+/// The metal3 family, as the engine sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metal3;
+
+pub type Plan = crate::engine::Plan<Metal3>;
+pub type TargetPlan = crate::engine::TargetPlan<Metal3>;
+pub type Action = crate::engine::Action<Metal3>;
+
+/// Plans one pass.
+pub fn plan(
+    snap: &Snapshot,
+    settings: &Settings,
+    now: i64,
+    limits: &crate::engine::Limits,
+    seed: u64,
+) -> Plan {
+    crate::engine::plan::<Metal3>(snap, settings, now, limits, seed)
+}
+
+/// Where a Machine runs, in its plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Facts {
+    pub host: Option<Text>,
+    /// `on`, `off`, or `unknown` (no status yet, or no host).
+    pub power: &'static str,
+    pub node: Option<Text>,
+    /// The request annotation is set.
+    pub requested: bool,
+    /// Where a power cycle on it stands, when one does.
+    pub phase: Option<&'static str>,
+}
+
+/// Per-pass lookups.
+pub struct Index<'a> {
+    snap: &'a Snapshot,
+    settings: &'a Settings,
+    now: i64,
+    hosts: FxMap<&'a str, &'a Host>,
+    nodes: FxMap<&'a str, &'a Node>,
+    scopes: FxMap<&'a str, &'a objects::Scope>,
+    /// Machines by their host.
+    by_host: FxMap<&'a str, &'a Machine>,
+}
+
+impl<'a> Index<'a> {
+    fn host(&self, m: &Machine) -> Option<&'a Host> {
+        m.host.as_deref().and_then(|h| self.hosts.get(h).copied())
+    }
+
+    /// The Node `nodeRef` names, if it exists.
+    fn node(&self, m: &Machine) -> Option<&'a Node> {
+        m.node_ref
+            .as_deref()
+            .and_then(|n| self.nodes.get(n).copied())
+    }
+
+    fn zone(&self, m: &'a Machine) -> &'a str {
+        m.failure_domain
+            .as_deref()
+            .or_else(|| self.node(m).and_then(|n| n.zone.as_deref()))
+            .unwrap_or("")
+    }
+
+    /// Why the Machine looks broken by itself (request aside), if it does.
+    fn symptom(&self, m: &Machine) -> Option<String> {
+        let name = m.node_ref.as_deref()?;
+        match self.node(m) {
+            None => Some(format!("its Node {name} is gone")),
+            Some(n) => match &n.ready {
+                Some((status, _)) if status == "True" => None,
+                Some((status, since)) => {
+                    let since = since.unwrap_or(i64::MIN / 2);
+                    (self.now - since >= self.settings.node_unhealthy_after).then(|| {
+                        format!(
+                            "its Node {name} is not Ready ({status}) since {}",
+                            rfc3339(since)
+                        )
+                    })
+                }
+                None => Some(format!("its Node {name} reports no Ready condition")),
+            },
+        }
+    }
+
+    /// The Machine's repairs under way: id, level, start and recorded operations.
+    fn pending(m: &Machine) -> Vec<crate::engine::marks::Pending<'_, Remedy>> {
+        m.marks
+            .iter()
+            .filter_map(|t| match Annotations::parse(t) {
+                Ok(Mark::Pending(p)) => Some(p),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The newest power cycle that ended on the Machine: when, and how.
+    fn last_cycle(m: &Machine) -> Option<(i64, RepairResult)> {
+        m.marks
+            .iter()
+            .filter_map(|t| match Annotations::parse(t) {
+                Ok(Mark::Result(r))
+                    if r.repair == Remedy::PowerCycle && r.result != RepairResult::Enoperm =>
+                {
+                    Some((r.at, r.result))
+                }
+                _ => None,
+            })
+            .max_by_key(|(at, _)| *at)
+    }
+}
+
+impl Family for Metal3 {
+    type Level = Remedy;
+    type Marks = Annotations;
+    type OpId = OpId;
+    type Op = Op;
+    type Step = Step;
+    type OpStatus = Phase;
+    type Facts = Facts;
+    type Snapshot = Snapshot;
+    type Target = Machine;
+    type Settings = Settings;
+    type Index<'a> = Index<'a>;
+
+    const WORDS: Words = Words {
+        target: kind::MACHINE,
+        targets: "machines",
+        domains: "machines",
+        fleet: "fleet",
+        domain_scope: "zone",
+        scopes: "its MachineSet, MachineDeployment, control plane or Cluster",
+        op: "operation",
+        ops: "operations",
+        op_vanished: "is no longer visible",
+    };
+
+    fn index<'a>(snap: &'a Snapshot, settings: &'a Settings, now: i64) -> Index<'a> {
+        Index {
+            snap,
+            settings,
+            now,
+            hosts: snap.hosts.iter().map(|h| (h.key.as_str(), h)).collect(),
+            nodes: snap.nodes.iter().map(|n| (n.name.as_str(), n)).collect(),
+            scopes: snap.scopes.iter().map(|s| (s.key.as_str(), s)).collect(),
+            by_host: snap
+                .machines
+                .iter()
+                .filter_map(|m| m.host.as_deref().map(|h| (h, m)))
+                .collect(),
+        }
+    }
+
+    fn holders(snap: &Snapshot) -> Vec<Holder<'_>> {
+        let scopes = snap.scopes.iter().map(|s| Holder {
+            object: s.object.clone(),
+            marks: &s.marks,
+            role: Role::Scope {
+                key: &s.key,
+                halt_key: None,
+            },
+        });
+        let hosts = snap
+            .hosts
+            .iter()
+            .filter(|h| !h.marks.is_empty())
+            .map(|h| Holder {
+                object: ObjectRef::new(kind::HOST, h.key.clone()),
+                marks: &h.marks,
+                role: Role::Inert {
+                    advice: "autorepair annotations on hosts have no effect: annotate the Machine, its MachineSet, MachineDeployment, control plane or Cluster",
+                },
+            });
+        scopes.chain(hosts).collect()
+    }
+
+    fn targets(snap: &Snapshot) -> &[Machine] {
+        &snap.machines
+    }
+
+    fn name(m: &Machine) -> &str {
+        &m.key
+    }
+
+    fn marks(m: &Machine) -> &[String] {
+        &m.marks
+    }
+
+    fn assess<'a>(index: &Index<'a>, m: &'a Machine) -> Assessment<'a, Metal3> {
+        let host = index.host(m);
+        let node = index.node(m);
+        let problem = if m.deleting {
+            None
+        } else if m.requested {
+            Some(format!("remediation requested ({})", objects::REQUEST_KEY))
+        } else {
+            index.symptom(m)
+        };
+        let health = match problem {
+            None => Health::Healthy,
+            Some(problem) => Health::Broken {
+                need: need(index, m, host),
+                problem,
+            },
+        };
+        // Nearest wins: the Machine's owner, the MachineDeployment above a MachineSet, the Cluster.
+        let mut chain: Vec<&'a str> = Vec::with_capacity(3);
+        if let Some(owner) = &m.owner {
+            let key = format!("{}/{}", owner.kind, owner.name);
+            if let Some(s) = index.scopes.get(key.as_str()) {
+                chain.push(&s.key);
+                if let Some(p) = s.parent.as_deref().and_then(|p| index.scopes.get(p)) {
+                    chain.push(&p.key);
+                }
+            }
+        }
+        if let Some(c) = m.cluster.as_deref() {
+            let key = format!("{}/{}/{c}", kind::CLUSTER, m.namespace);
+            if let Some(s) = index.scopes.get(key.as_str()) {
+                chain.push(&s.key);
+            }
+        }
+        let zone = index.zone(m);
+        let broken = health.is_broken();
+        Assessment {
+            health,
+            scopes: ScopeChain::new(&chain),
+            halt_key: Some(zone),
+            domain: broken.then_some(m.key.as_str()),
+            home: &m.key,
+            granted: m.requested.then_some(Remedy::PowerCycle),
+            facts: Facts {
+                host: m.host.as_deref().map(|h| Text::Owned(h.to_owned())),
+                power: power_word(host),
+                node: node.map(|n| Text::Owned(n.name.clone())),
+                requested: m.requested,
+                phase: host
+                    .filter(|h| h.reboot.is_some())
+                    .map(|h| protocol::phase(m, h, node.is_some()).as_str()),
+            },
+        }
+    }
+
+    fn chain(m: &Machine, level: Remedy) -> Option<&'static [Step]> {
+        match level {
+            Remedy::Drain => Some(&[Step::Drain]),
+            Remedy::PowerCycle => Some(&[Step::PowerCycle]),
+            Remedy::Reprovision => m.owner.is_some().then_some(&[Step::Delete][..]),
+        }
+    }
+
+    fn build_ops<'a>(index: &Index<'a>, m: &'a Machine, steps: &[Step]) -> Result<Vec<Op>, String> {
+        steps
+            .iter()
+            .map(|step| match step {
+                Step::Drain => match (&m.node_ref, index.node(m)) {
+                    (Some(n), Some(_)) => Ok(Op::Drain { node: n.clone() }),
+                    _ => Err("it has no Node to drain".to_owned()),
+                },
+                Step::PowerCycle => {
+                    let host = index.host(m).ok_or_else(|| match (&m.host, &m.host_link) {
+                        (Some(h), _) => format!("its BareMetalHost {h} is not in the objects read"),
+                        (None, Err(why)) => format!("no BareMetalHost: {why}"),
+                        (None, Ok(_)) => "no BareMetalHost".to_owned(),
+                    })?;
+                    protocol::can_power_off(host)?;
+                    Ok(Op::PowerOff {
+                        machine: m.key.clone(),
+                        host: host.key.clone(),
+                        mode: index.settings.power_mode,
+                    })
+                }
+                Step::Delete => Ok(Op::DeleteMachine {
+                    machine: m.key.clone(),
+                }),
+            })
+            .collect()
+    }
+
+    fn step_of(op: &Op) -> Step {
+        match op {
+            Op::Drain { .. } => Step::Drain,
+            Op::DeleteMachine { .. } => Step::Delete,
+            _ => Step::PowerCycle,
+        }
+    }
+
+    fn operations<'a>(index: &Self::Index<'a>) -> Vec<Operation<'a, Metal3>> {
+        let mut out = Vec::new();
+        for m in &index.snap.machines {
+            let pending = Index::pending(m);
+            // A crash between starting a step and recording it leaves a pending mark without
+            // operations while the world shows the step: it belongs to the newest such repair.
+            let adopter = pending
+                .iter()
+                .filter(|p| p.ops.is_empty())
+                .max_by_key(|p| p.since);
+            for p in &pending {
+                let mut steps: Vec<Step> = p
+                    .ops
+                    .iter::<OpId>()
+                    .filter(|id| id.repair == p.id)
+                    .map(|id| id.step)
+                    .collect();
+                if adopter.is_some_and(|a| a.id == p.id) {
+                    steps.extend(protocol::visible_step(index, m, p.repair));
+                }
+                for step in steps {
+                    let (state, phase, failure) = protocol::judge(index, m, step, p.since);
+                    out.push(Operation {
+                        id: OpId {
+                            step,
+                            repair: p.id.to_owned(),
+                        },
+                        seq: 0,
+                        state,
+                        status: Some(phase),
+                        repair: Some(p.id),
+                        target: Some(m.key.as_str()),
+                        step: Some(step),
+                        ended: None,
+                        failure,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn down_domains<'a>(index: &Self::Index<'a>) -> Vec<DownDomain<'a>> {
+        index
+            .snap
+            .machines
+            .iter()
+            .filter_map(|m| {
+                let under_way = !Index::pending(m).is_empty()
+                    || index.host(m).is_some_and(|h| h.reboot.is_some());
+                let state = if under_way {
+                    "under remediation"
+                } else if m.requested || index.symptom(m).is_some() {
+                    "unhealthy"
+                } else {
+                    return None;
+                };
+                let zone = index.zone(m);
+                Some(DownDomain {
+                    name: &m.key,
+                    scope_key: zone,
+                    scope_name: if zone.is_empty() { "(none)" } else { zone },
+                    state,
+                })
+            })
+            .collect()
+    }
+
+    fn domain_text(_index: &Index<'_>, name: &str) -> Text {
+        Text::Owned(name.to_owned())
+    }
+
+    fn progress<'a>(index: &Index<'a>, _now: i64) -> Vec<Progress<Metal3>> {
+        protocol::progress(index)
+    }
+}
+
+fn power_word(host: Option<&Host>) -> &'static str {
+    match host.and_then(|h| h.powered_on) {
+        Some(true) => "on",
+        Some(false) => "off",
+        None => "unknown",
+    }
+}
+
+/// What a broken Machine needs: a power cycle, unless it was power-cycled within the
+/// reboot-loop window (then reprovisioning, where an owner can replace it), or it has no host.
+fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Remedy> {
+    if host.is_none() {
+        let why = match &m.host_link {
+            Err(why) => why.clone(),
+            Ok(_) => format!(
+                "its BareMetalHost {} is not in the objects read",
+                m.host.as_deref().unwrap_or("?")
+            ),
+        };
+        return Need::Person(format!(
+            "no BareMetalHost to power-cycle ({why}): check the Machine's infrastructure"
+        ));
+    }
+    if let Some((at, _)) =
+        Index::last_cycle(m).filter(|(at, _)| index.now - at < index.settings.reboot_loop_window)
+    {
+        return if m.owner.is_some() {
+            Need::Repair(Remedy::Reprovision)
+        } else {
+            Need::Person(format!(
+                "it was power-cycled at {} (within reboot_loop_window) and it has no owner to replace it: find out why it keeps failing",
+                rfc3339(at)
+            ))
+        };
+    }
+    Need::Repair(Remedy::PowerCycle)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,430 @@
+//! The Kubernetes objects the metal3 family reads, from the JSON the API server (or
+//! `kubectl get … -o json`) gives: Cluster API Machines with their Metal3Machines,
+//! BareMetalHosts and Nodes, the Machines' owners and Clusters, and Pods for draining. Only the
+//! fields autorepair uses are read; an object it cannot read is reported by name and skipped,
+//! and the others are planned as usual.
+
+use super::marks::{self, PREFIX};
+use crate::engine::ObjectRef;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The Machine annotation that asks for remediation (set by OpenShift's MachineHealthCheck, or
+/// by anyone): a once-off request for a power cycle.
+pub const REQUEST_KEY: &str = "host.metal3.io/external-remediation";
+/// The host annotation that powers it off until it is removed; autorepair's own reboot key.
+pub const REBOOT_KEY: &str = "reboot.metal3.io/machine-remediation";
+/// Any reboot request: the bare key or any `reboot.metal3.io/<suffix>`.
+const REBOOT_PREFIX: &str = "reboot.metal3.io";
+/// Machine → host link, `NAMESPACE/NAME`: on the Metal3Machine (CAPM3) or the Machine (OpenShift).
+pub const HOST_LINK_KEY: &str = "metal3.io/BareMetalHost";
+pub const PAUSED_KEY: &str = "baremetalhost.metal3.io/paused";
+pub const DETACHED_KEY: &str = "baremetalhost.metal3.io/detached";
+pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
+/// The kinds of objects, as object references name them.
+pub mod kind {
+    pub const MACHINE: &str = "machine";
+    pub const HOST: &str = "host";
+    pub const NODE: &str = "node";
+    pub const MACHINE_SET: &str = "machineset";
+    pub const MACHINE_DEPLOYMENT: &str = "machinedeployment";
+    pub const CONTROL_PLANE: &str = "controlplane";
+    pub const CLUSTER: &str = "cluster";
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    annotations: BTreeMap<String, String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    owner_references: Vec<OwnerReference>,
+    creation_timestamp: Option<String>,
+    deletion_timestamp: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OwnerReference {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    controller: bool,
+}
+
+/// A Cluster API (or OpenShift) Machine: the target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    /// `NAMESPACE/NAME`.
+    pub key: String,
+    pub namespace: String,
+    pub name: String,
+    /// Its autorepair marks, as `key=value`.
+    pub marks: Vec<String>,
+    /// [`REQUEST_KEY`] is set.
+    pub requested: bool,
+    /// The Node `status.nodeRef` names (kept by Cluster API after the Node is gone).
+    pub node_ref: Option<String>,
+    /// The BareMetalHost, `NAMESPACE/NAME`, once the link is followed.
+    pub host: Option<String>,
+    /// How the host link was found or why not, for `explain`.
+    pub host_link: Result<&'static str, String>,
+    /// Its controller owner (MachineSet or control plane), as `KIND/NAMESPACE/NAME`.
+    pub owner: Option<ObjectRef>,
+    pub cluster: Option<String>,
+    pub failure_domain: Option<String>,
+    pub deleting: bool,
+    /// A Node's backed-up labels and annotations ([`marks::NODE_BACKUP_KEY`]).
+    pub node_backup: Option<String>,
+}
+
+/// A BareMetalHost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Host {
+    pub key: String,
+    /// `status.poweredOn`; `None` while the host has no status yet.
+    pub powered_on: Option<bool>,
+    pub online: bool,
+    pub paused: bool,
+    pub detached: bool,
+    pub disable_power_off: bool,
+    /// `status.provisioning.state`.
+    pub state: String,
+    /// The value of autorepair's reboot key, when set.
+    pub reboot: Option<String>,
+    /// Reboot keys of other clients: the host stays off while any is set.
+    pub other_reboots: Vec<String>,
+    /// Marks on a host have no effect; they are linted.
+    pub marks: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    /// The Ready condition: `True`, `False` or `Unknown`, and since when (Unix seconds).
+    pub ready: Option<(String, Option<i64>)>,
+    pub created: Option<i64>,
+    pub deleting: bool,
+    pub unschedulable: bool,
+    pub zone: Option<String>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// A Machine's scope: MachineSet, MachineDeployment, control plane or Cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scope {
+    pub object: ObjectRef,
+    /// The scope key Machines name it by: `KIND/NAMESPACE/NAME`.
+    pub key: String,
+    pub marks: Vec<String>,
+    /// A MachineSet's MachineDeployment.
+    pub parent: Option<String>,
+}
+
+/// A Pod on a Node, for draining.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pod {
+    pub key: String,
+    pub node: String,
+    /// DaemonSet and mirror Pods stay on a drained Node.
+    pub stays: bool,
+}
+
+/// The fleet at one instant.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub machines: Vec<Machine>,
+    pub hosts: Vec<Host>,
+    pub nodes: Vec<Node>,
+    pub scopes: Vec<Scope>,
+    pub pods: Vec<Pod>,
+    /// Objects that could not be read: which, and why.
+    pub problems: Vec<(String, String)>,
+}
+
+fn epoch(text: &Option<String>) -> Option<i64> {
+    text.as_deref()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map(|t| t.as_second())
+}
+
+fn our_marks(annotations: &BTreeMap<String, String>) -> Vec<String> {
+    annotations
+        .iter()
+        .filter(|(k, _)| k.starts_with(PREFIX) && k.as_str() != marks::NODE_BACKUP_KEY)
+        .map(|(k, v)| marks::join(k, v))
+        .collect()
+}
+
+fn key(meta: &Meta) -> String {
+    format!("{}/{}", meta.namespace, meta.name)
+}
+
+fn scope_kind(kind: &str) -> Option<&'static str> {
+    match kind {
+        "MachineSet" => Some(kind::MACHINE_SET),
+        "MachineDeployment" => Some(kind::MACHINE_DEPLOYMENT),
+        "Cluster" => Some(kind::CLUSTER),
+        k if k.ends_with("ControlPlane") => Some(kind::CONTROL_PLANE),
+        _ => None,
+    }
+}
+
+/// An object of `kind` named `NAMESPACE/NAME`, as marks and plans name it.
+pub fn scope_ref(kind: &'static str, namespaced: &str) -> ObjectRef {
+    ObjectRef::new(kind, namespaced)
+}
+
+fn pointer<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    v.pointer(path)
+}
+
+fn text(v: &Value, path: &str) -> Option<String> {
+    pointer(v, path).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// What one item is, before the links between items are followed.
+enum Item {
+    Machine(Meta, Value),
+    Metal3Machine(Meta),
+    Host(Meta, Value),
+    Node(Meta, Value),
+    Scope(&'static str, Meta),
+    Pod(Meta, Value),
+    Other,
+}
+
+fn classify(item: &Value) -> Result<Item, String> {
+    let kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
+    let api = item.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let group = api.split_once('/').map_or("", |(g, _)| g);
+    let meta = || -> Result<Meta, String> {
+        let m: Meta = serde_json::from_value(item.get("metadata").cloned().unwrap_or_default())
+            .map_err(|e| format!("unreadable metadata: {e}"))?;
+        if m.name.is_empty() {
+            return Err("it has no metadata.name".into());
+        }
+        Ok(m)
+    };
+    Ok(match (kind, group) {
+        ("Machine", "cluster.x-k8s.io" | "machine.openshift.io") => {
+            Item::Machine(meta()?, item.clone())
+        }
+        ("Metal3Machine", "infrastructure.cluster.x-k8s.io") => Item::Metal3Machine(meta()?),
+        ("BareMetalHost", "metal3.io") => Item::Host(meta()?, item.clone()),
+        ("Node", "") => Item::Node(meta()?, item.clone()),
+        ("Pod", "") => Item::Pod(meta()?, item.clone()),
+        (k, _) => match scope_kind(k) {
+            Some(kind) => Item::Scope(kind, meta()?),
+            None => Item::Other,
+        },
+    })
+}
+
+fn describe(item: &Value) -> String {
+    let kind = item.get("kind").and_then(Value::as_str).unwrap_or("object");
+    let ns = text(item, "/metadata/namespace");
+    let name = text(item, "/metadata/name").unwrap_or_else(|| "(no name)".into());
+    match ns {
+        Some(ns) => format!("{kind} {ns}/{name}"),
+        None => format!("{kind} {name}"),
+    }
+}
+
+impl Snapshot {
+    /// Reads the items of a `v1` `List` (or of several lists). Items of kinds autorepair does
+    /// not use are ignored; items it cannot read are listed in [`Snapshot::problems`].
+    pub fn from_items<'a>(items: impl IntoIterator<Item = &'a Value>) -> Snapshot {
+        let mut snap = Snapshot::default();
+        let mut machines = Vec::new();
+        let mut m3m: BTreeMap<String, Meta> = BTreeMap::new();
+        let mut machine_sets: BTreeMap<String, Meta> = BTreeMap::new();
+        for item in items {
+            match classify(item) {
+                Err(why) => snap.problems.push((describe(item), why)),
+                Ok(Item::Machine(meta, v)) => machines.push((meta, v)),
+                Ok(Item::Metal3Machine(meta)) => {
+                    m3m.insert(key(&meta), meta);
+                }
+                Ok(Item::Host(meta, v)) => snap.hosts.push(host(&meta, &v)),
+                Ok(Item::Node(meta, v)) => snap.nodes.push(node(meta, &v)),
+                Ok(Item::Pod(meta, v)) => {
+                    if let Some(p) = pod(&meta, &v) {
+                        snap.pods.push(p);
+                    }
+                }
+                Ok(Item::Scope(kind, meta)) => {
+                    let key = format!("{kind}/{}", key(&meta));
+                    let parent = meta
+                        .owner_references
+                        .iter()
+                        .find(|o| o.kind == "MachineDeployment")
+                        .map(|o| {
+                            format!("{}/{}/{}", kind::MACHINE_DEPLOYMENT, meta.namespace, o.name)
+                        });
+                    if kind == kind::MACHINE_SET {
+                        machine_sets.insert(key.clone(), meta.clone());
+                    }
+                    snap.scopes.push(Scope {
+                        object: scope_ref(kind, &self::key(&meta)),
+                        key,
+                        marks: our_marks(&meta.annotations),
+                        parent,
+                    });
+                }
+                Ok(Item::Other) => {}
+            }
+        }
+        snap.machines = machines
+            .into_iter()
+            .map(|(meta, v)| machine(meta, &v, &m3m))
+            .collect();
+        snap
+    }
+}
+
+fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
+    // The Node is in `status.nodeRef.name` in every served version.
+    let node_ref = text(v, "/status/nodeRef/name");
+    let host_link = if let Some(link) = meta.annotations.get(HOST_LINK_KEY) {
+        Ok((
+            link.clone(),
+            "the Machine's metal3.io/BareMetalHost annotation",
+        ))
+    } else {
+        let infra_kind = text(v, "/spec/infrastructureRef/kind");
+        let infra_name = text(v, "/spec/infrastructureRef/name");
+        match (infra_kind.as_deref(), infra_name) {
+            (Some("Metal3Machine"), Some(name)) => {
+                let k = format!("{}/{name}", meta.namespace);
+                match m3m.get(&k).map(|m| m.annotations.get(HOST_LINK_KEY)) {
+                    Some(Some(link)) => Ok((
+                        link.clone(),
+                        "its Metal3Machine's metal3.io/BareMetalHost annotation",
+                    )),
+                    Some(None) => Err(format!(
+                        "its Metal3Machine {k} has no {HOST_LINK_KEY} annotation yet (not provisioned?)"
+                    )),
+                    None => Err(format!("its Metal3Machine {k} is not in the objects read")),
+                }
+            }
+            (Some(other), _) => Err(format!(
+                "its infrastructure is a {other}, not a Metal3Machine: not a metal3 machine"
+            )),
+            (None, _) => Err("it has no spec.infrastructureRef".to_owned()),
+        }
+    };
+    // CAPM3 always looks the host up in the Metal3Machine's namespace; a bare name means that too.
+    let (host, host_link) = match host_link {
+        Ok((link, how)) => {
+            let name = link.rsplit('/').next().unwrap_or(&link).to_owned();
+            (Some(format!("{}/{name}", meta.namespace)), Ok(how))
+        }
+        Err(why) => (None, Err(why)),
+    };
+    let owner = meta
+        .owner_references
+        .iter()
+        .find(|o| o.controller)
+        .and_then(|o| {
+            scope_kind(&o.kind).map(|k| scope_ref(k, &format!("{}/{}", meta.namespace, o.name)))
+        });
+    let cluster = meta
+        .labels
+        .get(CLUSTER_NAME_LABEL)
+        .cloned()
+        .or_else(|| text(v, "/spec/clusterName"));
+    Machine {
+        key: key(&meta),
+        marks: our_marks(&meta.annotations),
+        requested: meta.annotations.contains_key(REQUEST_KEY),
+        node_ref,
+        host,
+        host_link,
+        owner,
+        cluster,
+        failure_domain: text(v, "/spec/failureDomain"),
+        deleting: meta.deletion_timestamp.is_some(),
+        node_backup: meta.annotations.get(marks::NODE_BACKUP_KEY).cloned(),
+        namespace: meta.namespace,
+        name: meta.name,
+    }
+}
+
+fn host(meta: &Meta, v: &Value) -> Host {
+    let is_reboot = |k: &str| k == REBOOT_PREFIX || k.starts_with(&format!("{REBOOT_PREFIX}/"));
+    Host {
+        key: key(meta),
+        powered_on: pointer(v, "/status/poweredOn").and_then(Value::as_bool),
+        online: pointer(v, "/spec/online")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        paused: meta.annotations.contains_key(PAUSED_KEY),
+        detached: meta.annotations.contains_key(DETACHED_KEY),
+        disable_power_off: pointer(v, "/spec/disablePowerOff")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        state: text(v, "/status/provisioning/state").unwrap_or_default(),
+        reboot: meta.annotations.get(REBOOT_KEY).cloned(),
+        other_reboots: meta
+            .annotations
+            .keys()
+            .filter(|k| is_reboot(k) && k.as_str() != REBOOT_KEY)
+            .cloned()
+            .collect(),
+        marks: our_marks(&meta.annotations),
+    }
+}
+
+fn node(meta: Meta, v: &Value) -> Node {
+    let ready = pointer(v, "/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+        })
+        .map(|c| {
+            (
+                text(c, "/status").unwrap_or_else(|| "Unknown".into()),
+                epoch(&text(c, "/lastTransitionTime")),
+            )
+        });
+    Node {
+        ready,
+        created: epoch(&meta.creation_timestamp),
+        deleting: meta.deletion_timestamp.is_some(),
+        unschedulable: pointer(v, "/spec/unschedulable")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        zone: meta.labels.get(ZONE_LABEL).cloned(),
+        name: meta.name,
+        labels: meta.labels,
+        annotations: meta.annotations,
+    }
+}
+
+fn pod(meta: &Meta, v: &Value) -> Option<Pod> {
+    let node = text(v, "/spec/nodeName")?;
+    let phase = text(v, "/status/phase").unwrap_or_default();
+    if phase == "Succeeded" || phase == "Failed" {
+        return None;
+    }
+    Some(Pod {
+        key: key(meta),
+        node,
+        stays: meta.owner_references.iter().any(|o| o.kind == "DaemonSet")
+            || meta.annotations.contains_key("kubernetes.io/config.mirror"),
+    })
+}

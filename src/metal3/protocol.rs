@@ -1,0 +1,302 @@
+//! The design's power-cycle protocol (its truth table), and how far an operation has got.
+//!
+//! Inputs per host carrying autorepair's reboot annotation (RA): NRA, the request on its
+//! Machine; NR, the Node that `nodeRef` names exists; PO, the host's observed power. The table's
+//! fifteen rows reduce to (facts §5):
+//!
+//! | NRA | PO | RA | NR | action |
+//! |---|---|---|---|---|
+//! | 1 | 1 | 0 | any | add RA: a repair start, decided by the engine (policy, limits) |
+//! | 1 | 0 | 1 | 1 | delete the Node |
+//! | 1 | 0 | 1 | 0 | remove NRA |
+//! | 0 | 0 | 1 | any | remove RA: the host powers on |
+//! | otherwise | | | | nothing |
+//!
+//! Everything but the first row is [`progress`]: it runs every pass from the annotations and
+//! power states alone, so a pass killed anywhere resumes here, and every host is scanned, so a
+//! host autorepair powered off is powered on even when its Machine is gone. Two additions keep
+//! the fleet safe where the table would wait forever: a power-off the engine judged timed out
+//! (a failure result, no repair pending) is undone, and a Node that re-registers gets its backed-up
+//! labels and annotations back.
+
+use super::objects::{Host, Machine};
+use super::{Index, Metal3, Op, Phase, Remedy, Step};
+use crate::engine::family::{OpState, Progress};
+use crate::engine::text::rfc3339;
+use crate::engine::{ObjectRef, RepairResult};
+
+/// Why the host cannot be powered off now, if it cannot (the power-off would never be
+/// observed, or it is not autorepair's to power off).
+pub fn can_power_off(h: &Host) -> Result<(), String> {
+    let host = &h.key;
+    if h.reboot.is_some() {
+        return Err(format!(
+            "a power cycle is already under way on host {host} (it carries {})",
+            super::objects::REBOOT_KEY
+        ));
+    }
+    if h.paused {
+        return Err(format!(
+            "host {host} is paused ({}): the baremetal-operator would not power it off",
+            super::objects::PAUSED_KEY
+        ));
+    }
+    if h.detached {
+        return Err(format!(
+            "host {host} is detached ({}): it has no power management",
+            super::objects::DETACHED_KEY
+        ));
+    }
+    if h.disable_power_off {
+        return Err(format!(
+            "host {host} has spec.disablePowerOff: a reboot never shows it off, so it cannot be fenced"
+        ));
+    }
+    if !h.online {
+        return Err(format!(
+            "host {host} has spec.online false: someone powered it off on purpose"
+        ));
+    }
+    if !matches!(h.state.as_str(), "provisioned" | "externally provisioned") {
+        return Err(format!(
+            "host {host} is in provisioning state {:?}: reboot annotations count only on provisioned hosts",
+            h.state
+        ));
+    }
+    match h.powered_on {
+        None => Err(format!("host {host} reports no power state yet")),
+        Some(false) => Err(format!(
+            "host {host} is powered off, and not by autorepair: power it on, or clear the request"
+        )),
+        Some(true) if !h.other_reboots.is_empty() => Err(format!(
+            "host {host} carries another client's reboot request ({})",
+            h.other_reboots.join(", ")
+        )),
+        Some(true) => Ok(()),
+    }
+}
+
+/// Where a power cycle on the host stands, while autorepair's reboot annotation is on it.
+pub fn phase(_m: &Machine, h: &Host, _node_exists: bool) -> Phase {
+    match h.powered_on {
+        Some(false) => Phase::Fencing,
+        _ => Phase::PoweringOff,
+    }
+}
+
+/// The step of `level` the world shows started on the Machine (for a repair whose pass died
+/// before recording it).
+pub fn visible_step(index: &Index<'_>, m: &Machine, level: Remedy) -> Option<Step> {
+    match level {
+        Remedy::PowerCycle => index
+            .host(m)
+            .is_some_and(|h| h.reboot.is_some())
+            .then_some(Step::PowerCycle),
+        Remedy::Reprovision => m.deleting.then_some(Step::Delete),
+        Remedy::Drain => index
+            .node(m)
+            .is_some_and(|n| n.unschedulable)
+            .then_some(Step::Drain),
+    }
+}
+
+/// How an operation of a repair that started at `since` stands now.
+pub fn judge(
+    index: &Index<'_>,
+    m: &Machine,
+    step: Step,
+    since: i64,
+) -> (OpState, Phase, Option<String>) {
+    let s = index.settings;
+    let age = index.now - since;
+    let late = |limit: i64| age > limit;
+    match step {
+        Step::PowerCycle => {
+            let Some(h) = index.host(m) else {
+                return (
+                    OpState::Failed,
+                    Phase::Lost,
+                    Some(format!(
+                        "host {} is gone: the power cycle cannot be followed",
+                        m.host.as_deref().unwrap_or("?")
+                    )),
+                );
+            };
+            let timed_out = |what: String| (OpState::Failed, Phase::TimedOut, Some(what));
+            match (h.reboot.is_some(), h.powered_on) {
+                (true, Some(false)) if late(s.cycle_timeout) => timed_out(format!(
+                    "host {} was still off {age}s after the power cycle started (cycle_timeout {}s): it is powered back on",
+                    h.key, s.cycle_timeout
+                )),
+                (true, Some(false)) => (OpState::Running, Phase::Fencing, None),
+                (true, _) if late(s.power_off_timeout) => timed_out(format!(
+                    "host {} was not seen off within power_off_timeout ({}s): the power-off is withdrawn, so it stays on",
+                    h.key, s.power_off_timeout
+                )),
+                (true, _) => (OpState::Running, Phase::PoweringOff, None),
+                (false, Some(true)) => {
+                    let back = match (&m.node_ref, index.node(m)) {
+                        (None, _) => true,
+                        (Some(_), Some(n)) => {
+                            !n.deleting && n.ready.as_ref().is_some_and(|(st, _)| st == "True")
+                        }
+                        (Some(_), None) => false,
+                    };
+                    if back {
+                        (OpState::Succeeded, Phase::Done, None)
+                    } else if late(s.cycle_timeout) {
+                        timed_out(format!(
+                            "the Node {} was not back and Ready {age}s after the power cycle started (cycle_timeout {}s)",
+                            m.node_ref.as_deref().unwrap_or("?"),
+                            s.cycle_timeout
+                        ))
+                    } else {
+                        (OpState::Running, Phase::AwaitingNode, None)
+                    }
+                }
+                (false, _) if late(s.cycle_timeout) => timed_out(format!(
+                    "host {} did not power back on within cycle_timeout ({}s)",
+                    h.key, s.cycle_timeout
+                )),
+                (false, _) => (OpState::Running, Phase::PoweringOn, None),
+            }
+        }
+        Step::Drain => {
+            let Some(n) = index.node(m) else {
+                return (OpState::Succeeded, Phase::Done, None);
+            };
+            let left = index
+                .snap
+                .pods
+                .iter()
+                .filter(|p| p.node == n.name && !p.stays)
+                .count();
+            if n.unschedulable && left == 0 {
+                (OpState::Succeeded, Phase::Done, None)
+            } else if late(s.drain_timeout) {
+                (
+                    OpState::Failed,
+                    Phase::TimedOut,
+                    Some(format!(
+                        "node {} still had {left} pod(s) to evict after drain_timeout ({}s)",
+                        n.name, s.drain_timeout
+                    )),
+                )
+            } else {
+                (OpState::Running, Phase::Draining, None)
+            }
+        }
+        Step::Delete => {
+            if m.deleting {
+                (OpState::Succeeded, Phase::Deleting, None)
+            } else if late(s.cycle_timeout) {
+                (
+                    OpState::Failed,
+                    Phase::TimedOut,
+                    Some(format!(
+                        "machine {} was not being deleted {age}s after autorepair deleted it",
+                        m.key
+                    )),
+                )
+            } else {
+                (OpState::Running, Phase::Deleting, None)
+            }
+        }
+    }
+}
+
+/// The protocol's work due this pass, for every host carrying autorepair's reboot annotation
+/// and every Machine holding a Node backup.
+pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
+    let mut out = Vec::new();
+    let machine_ref = |m: &Machine| ObjectRef::new(super::kind::MACHINE, m.key.clone());
+    let host_ref = |h: &Host| ObjectRef::new(super::kind::HOST, h.key.clone());
+    for h in index.snap.hosts.iter().filter(|h| h.reboot.is_some()) {
+        let m = index.by_host.get(h.key.as_str()).copied();
+        let target = m.map(|m| m.key.clone());
+        let requested = m.is_some_and(|m| m.requested);
+        let node = m.and_then(|m| index.node(m));
+        let work = match h.powered_on {
+            None => None,
+            Some(false) => match (m, node) {
+                (Some(m), Some(n)) if requested => (!n.deleting).then(|| {
+                    (
+                        machine_ref(m),
+                        Op::DeleteNode {
+                            machine: m.key.clone(),
+                            node: n.name.clone(),
+                        },
+                        format!(
+                            "host {} is off: its Node goes, so its workloads can start elsewhere",
+                            h.key
+                        ),
+                    )
+                }),
+                (Some(m), None) if requested => Some((
+                    machine_ref(m),
+                    Op::ClearRequest {
+                        machine: m.key.clone(),
+                    },
+                    "host off and Node gone: the request is served".to_owned(),
+                )),
+                _ => Some((
+                    host_ref(h),
+                    Op::PowerOn { host: h.key.clone() },
+                    match m {
+                        Some(_) => "host off and no request left: power it back on".to_owned(),
+                        None => "host off and its Machine gone: power it back on".to_owned(),
+                    },
+                )),
+            },
+            Some(true) => m.and_then(withdrawn_power_off).map(|at| {
+                (
+                    host_ref(h),
+                    Op::PowerOn { host: h.key.clone() },
+                    format!(
+                        "the power cycle failed at {} and the host is still on: withdraw the power-off",
+                        rfc3339(at)
+                    ),
+                )
+            }),
+        };
+        if let Some((object, op, reason)) = work {
+            out.push(Progress {
+                target,
+                object,
+                op,
+                reason,
+            });
+        }
+    }
+    for m in &index.snap.machines {
+        let (Some(_), Some(n)) = (&m.node_backup, index.node(m)) else {
+            continue;
+        };
+        let host_on = index
+            .host(m)
+            .is_some_and(|h| h.reboot.is_none() && h.powered_on == Some(true));
+        if host_on && !n.deleting {
+            out.push(Progress {
+                target: Some(m.key.clone()),
+                object: ObjectRef::new(super::kind::NODE, n.name.clone()),
+                op: Op::RestoreNode {
+                    machine: m.key.clone(),
+                    node: n.name.clone(),
+                },
+                reason: "the Node re-registered: give it back its labels and annotations".into(),
+            });
+        }
+    }
+    out
+}
+
+/// When the Machine's power cycle ended as a failure and no repair of autorepair's is pending
+/// on it: the host's reboot annotation is a leftover to withdraw.
+fn withdrawn_power_off(m: &Machine) -> Option<i64> {
+    if !Index::pending(m).is_empty() {
+        return None;
+    }
+    Index::last_cycle(m)
+        .filter(|(_, result)| *result == RepairResult::Failure)
+        .map(|(at, _)| at)
+}

@@ -1,0 +1,503 @@
+use super::file::ObjectsFile;
+use super::fixture::{Fleet, Host, Machine, Node};
+use super::objects::Snapshot;
+use super::*;
+use crate::engine::backend::Dying;
+use crate::engine::{Backend, Limits, exec};
+
+/// 2027-01-15: long after the fixtures' Nodes changed state.
+const NOW: i64 = 1_800_000_000;
+
+fn plan_of(snap: &Snapshot, now: i64) -> Plan {
+    plan(snap, &Settings::default(), now, &Limits::default(), 7)
+}
+
+/// One pass: read, plan, act, and let the file play the world if it simulates.
+fn pass(file: &mut dyn Backend<Metal3>, now: i64) -> (Snapshot, Plan) {
+    let snap = file.snapshot().unwrap();
+    let plan = plan_of(&snap, now);
+    let report = exec::execute(&plan, file);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    file.finish_pass(now).unwrap();
+    (snap, plan)
+}
+
+/// What the design's table looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Seen {
+    node: bool,
+    request: bool,
+    powered_on: Option<bool>,
+    reboot: bool,
+}
+
+fn seen(snap: &Snapshot) -> Seen {
+    let m = &snap.machines[0];
+    let h = snap.hosts.iter().find(|h| Some(&h.key) == m.host.as_ref());
+    Seen {
+        node: snap
+            .nodes
+            .iter()
+            .any(|n| Some(&n.name) == m.node_ref.as_ref()),
+        request: m.requested,
+        powered_on: h.and_then(|h| h.powered_on),
+        reboot: h.is_some_and(|h| h.reboot.is_some()),
+    }
+}
+
+fn one_machine(node: bool, requested: bool, powered_on: bool, reboot: bool) -> Fleet {
+    let mut m = Machine::new("ns", "m1").node("n1").host("h1");
+    if requested {
+        m = m.requested();
+    }
+    let mut h = Host::new("ns", "h1").powered(powered_on);
+    if reboot {
+        h = h.rebooting();
+    }
+    let mut fleet = Fleet::new().machine(m).host(h);
+    if node {
+        fleet = fleet.node(Node::new("n1"));
+    }
+    fleet
+}
+
+#[test]
+fn the_designs_truth_table_row_by_row() {
+    // (Node exists, needs remediation, powered on, reboot annotation) → action, as the design
+    // lists them, plus the 16th combination it leaves out (nothing).
+    let rows: [(u8, u8, u8, u8, &str); 16] = [
+        (0, 1, 1, 0, "add reboot"),
+        (1, 1, 1, 0, "add reboot"),
+        (1, 1, 0, 1, "delete node"),
+        (0, 0, 1, 0, "nothing"),
+        (0, 0, 1, 1, "nothing"),
+        (0, 1, 0, 0, "nothing"),
+        (0, 1, 1, 1, "nothing"),
+        (1, 0, 0, 0, "nothing"),
+        (1, 0, 1, 0, "nothing"),
+        (1, 0, 1, 1, "nothing"),
+        (1, 1, 0, 0, "nothing"),
+        (1, 1, 1, 1, "nothing"),
+        (0, 1, 0, 1, "remove request"),
+        (0, 0, 0, 1, "remove reboot"),
+        (1, 0, 0, 1, "remove reboot"),
+        (0, 0, 0, 0, "nothing"),
+    ];
+    for (nr, nra, po, ra, expected) in rows {
+        let row = format!("row {nr}{nra}{po}{ra}");
+        let mut file =
+            ObjectsFile::in_memory(one_machine(nr == 1, nra == 1, po == 1, ra == 1).build());
+        let before = seen(&file.snapshot().unwrap());
+        let (_, plan) = pass(&mut file, NOW);
+        let after = seen(&file.snapshot().unwrap());
+        let mut done = Vec::new();
+        if after.reboot && !before.reboot {
+            done.push("add reboot");
+        }
+        if before.node && !after.node {
+            done.push("delete node");
+        }
+        if before.request && !after.request {
+            done.push("remove request");
+        }
+        if before.reboot && !after.reboot {
+            done.push("remove reboot");
+        }
+        if after.node && !before.node || after.request && !before.request {
+            done.push("something the table never does");
+        }
+        let done = if done.is_empty() {
+            vec!["nothing"]
+        } else {
+            done
+        };
+        assert_eq!(done, vec![expected], "{row}: {:#?}", plan.targets);
+    }
+}
+
+#[test]
+fn a_requested_power_cycle_runs_to_its_end_and_restores_the_node() {
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1").label("role", "storage"))
+        .simulated()
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    let mut steps = Vec::new();
+    for i in 0..10 {
+        let now = NOW + 60 * i;
+        let (snap, plan) = pass(&mut file, now);
+        for a in plan.actions() {
+            if let Action::Advance {
+                op: Op::DeleteNode { .. },
+                ..
+            } = a
+            {
+                assert_eq!(
+                    seen(&snap).powered_on,
+                    Some(false),
+                    "a Node goes only once its host is seen off"
+                );
+            }
+            match a {
+                Action::Repair(r) => steps.push(format!("start {}", r.repair)),
+                Action::Advance { op, .. } => steps.push(op_name(op).to_owned()),
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(
+        steps,
+        [
+            "start power-cycle",
+            "delete-node",
+            "clear-request",
+            "power-on",
+            "restore-node"
+        ]
+    );
+    let snap = file.snapshot().unwrap();
+    let end = seen(&snap);
+    assert_eq!(
+        end,
+        Seen {
+            node: true,
+            request: false,
+            powered_on: Some(true),
+            reboot: false
+        }
+    );
+    let node = &snap.nodes[0];
+    assert_eq!(node.labels.get("role").map(String::as_str), Some("storage"));
+    let m = &snap.machines[0];
+    assert!(m.node_backup.is_none());
+    assert!(
+        m.marks
+            .iter()
+            .any(|t| t.contains("=result:power-cycle:") && t.contains(":success:")),
+        "{:?}",
+        m.marks
+    );
+    assert!(
+        !m.marks.iter().any(|t| t.contains("=pending:")),
+        "{:?}",
+        m.marks
+    );
+}
+
+fn op_name(op: &Op) -> &'static str {
+    match op {
+        Op::Drain { .. } => "drain",
+        Op::PowerOff { .. } => "power-off",
+        Op::DeleteMachine { .. } => "delete-machine",
+        Op::DeleteNode { .. } => "delete-node",
+        Op::ClearRequest { .. } => "clear-request",
+        Op::PowerOn { .. } => "power-on",
+        Op::RestoreNode { .. } => "restore-node",
+    }
+}
+
+#[test]
+fn a_kill_after_any_call_never_leaves_the_host_off_nor_cycles_twice() {
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1"))
+        .simulated()
+        .build();
+    // The cycle makes about a dozen calls; kill after each in turn, in every pass.
+    for kill_at in 0..14 {
+        let mut file = ObjectsFile::in_memory(list.clone());
+        // Times the reboot annotation appeared on the host: each is a power-off.
+        let mut power_offs = 0;
+        let mut rebooting = false;
+        let mut calls_left = kill_at;
+        for i in 0..14 {
+            let now = NOW + 60 * i;
+            let snap = file.snapshot().unwrap();
+            let now_rebooting = seen(&snap).reboot;
+            power_offs += usize::from(now_rebooting && !rebooting);
+            rebooting = now_rebooting;
+            let plan = plan_of(&snap, now);
+            let mut dying = Dying::new(&mut file, Some(calls_left));
+            let report = exec::execute(&plan, &mut dying);
+            calls_left = calls_left.saturating_sub(dying.calls);
+            if report.crashed {
+                // The process died: whatever it wrote stays, the world moves on.
+                calls_left = usize::MAX;
+            }
+            file.finish_pass(now).unwrap();
+        }
+        let end = seen(&file.snapshot().unwrap());
+        assert_eq!(
+            end,
+            Seen {
+                node: true,
+                request: false,
+                powered_on: Some(true),
+                reboot: false
+            },
+            "killed after {kill_at} calls"
+        );
+        assert_eq!(
+            power_offs, 1,
+            "killed after {kill_at} calls: one power cycle only"
+        );
+    }
+}
+
+#[test]
+fn own_health_checks_repair_only_where_a_policy_allows() {
+    let broken = |policy: Option<&str>| {
+        let mut fleet = Fleet::new()
+            .machine(
+                Machine::new("ns", "m1")
+                    .node("n1")
+                    .host("h1")
+                    .owner("MachineSet", "ms1"),
+            )
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1").ready("False", "2026-06-01T00:00:00Z"));
+        fleet = match policy {
+            Some(p) => fleet.scope("MachineSet", "ns", "ms1", &[("autorepair.io/policy", p)]),
+            None => fleet.scope("MachineSet", "ns", "ms1", &[]),
+        };
+        ObjectsFile::in_memory(fleet.build())
+    };
+    let cases = [
+        (None, None),
+        (Some("drain"), None),
+        (Some("power-cycle"), Some(Remedy::PowerCycle)),
+        (Some("reprovision"), Some(Remedy::PowerCycle)),
+    ];
+    for (policy, starts) in cases {
+        let mut file = broken(policy);
+        let (_, plan) = pass(&mut file, NOW);
+        let started: Vec<Remedy> = plan
+            .actions()
+            .filter_map(|a| match a {
+                Action::Repair(r) => Some(r.repair),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            started,
+            starts.into_iter().collect::<Vec<_>>(),
+            "policy {policy:?}"
+        );
+        let after = seen(&file.snapshot().unwrap());
+        assert_eq!(after.reboot, starts.is_some(), "policy {policy:?}");
+        // The watcher asks for remediation the way a health checker would.
+        assert_eq!(after.request, starts.is_some(), "policy {policy:?}");
+    }
+}
+
+#[test]
+fn a_suspend_holds_a_request_back_before_the_power_off_never_after() {
+    let suspended = |reboot: bool, powered_on: bool| {
+        let mut h = Host::new("ns", "h1").powered(powered_on);
+        if reboot {
+            h = h.rebooting();
+        }
+        Fleet::new()
+            .machine(
+                Machine::new("ns", "m1")
+                    .node("n1")
+                    .host("h1")
+                    .requested()
+                    .annotate("autorepair.io/suspend", ""),
+            )
+            .host(h)
+            .node(Node::new("n1"))
+            .build()
+    };
+    let mut before = ObjectsFile::in_memory(suspended(false, true));
+    let (_, plan) = pass(&mut before, NOW);
+    assert!(!seen(&before.snapshot().unwrap()).reboot);
+    assert_eq!(
+        plan.targets[0].blocked,
+        Some(crate::engine::Blocked::Suspended)
+    );
+
+    let mut after = ObjectsFile::in_memory(suspended(true, false));
+    pass(&mut after, NOW);
+    assert!(
+        !seen(&after.snapshot().unwrap()).node,
+        "the cycle goes on: the Node is fenced"
+    );
+}
+
+#[test]
+fn hosts_that_would_never_be_seen_off_are_not_started_on() {
+    let cases: [(&str, Host); 5] = [
+        (
+            "paused",
+            Host::new("ns", "h1").annotate(objects::PAUSED_KEY, ""),
+        ),
+        (
+            "detached",
+            Host::new("ns", "h1").annotate(objects::DETACHED_KEY, ""),
+        ),
+        ("offline", Host::new("ns", "h1").online(false)),
+        ("no status", Host::new("ns", "h1").no_status()),
+        (
+            "another reboot",
+            Host::new("ns", "h1").annotate("reboot.metal3.io/other", ""),
+        ),
+    ];
+    for (why, host) in cases {
+        let list = Fleet::new()
+            .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+            .host(host)
+            .node(Node::new("n1"))
+            .build();
+        let mut file = ObjectsFile::in_memory(list);
+        let (_, plan) = pass(&mut file, NOW);
+        assert!(!seen(&file.snapshot().unwrap()).reboot, "{why}");
+        assert!(
+            matches!(
+                plan.targets[0].blocked,
+                Some(crate::engine::Blocked::CannotSubmit { .. })
+            ),
+            "{why}: {:?}",
+            plan.targets[0]
+        );
+    }
+}
+
+#[test]
+fn the_reboot_loop_guard_escalates_or_gives_up() {
+    let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let recent = format!("result:power-cycle:{}:success:power-cycle.{id}", NOW - 600);
+    let fleet = |owner: bool, policy: &str| {
+        let mut m = Machine::new("ns", "m1")
+            .node("n1")
+            .host("h1")
+            .requested()
+            .annotate(&format!("autorepair.io/repair.{id}"), &recent)
+            .annotate("autorepair.io/policy", policy);
+        if owner {
+            m = m.owner("MachineSet", "ms1");
+        }
+        ObjectsFile::in_memory(
+            Fleet::new()
+                .machine(m)
+                .host(Host::new("ns", "h1"))
+                .node(Node::new("n1"))
+                .scope("MachineSet", "ns", "ms1", &[])
+                .build(),
+        )
+    };
+    // Reprovision allowed: the Machine is deleted, its owner replaces it.
+    let mut file = fleet(true, "reprovision");
+    let (_, plan) = pass(&mut file, NOW);
+    assert_eq!(plan.targets[0].needed_repair, Some(Remedy::Reprovision));
+    assert!(
+        !seen(&file.snapshot().unwrap()).reboot,
+        "no second power cycle"
+    );
+    assert!(file.snapshot().unwrap().machines[0].deleting);
+
+    // Only power cycles allowed: not cycled again, and the request cannot be served.
+    let mut file = fleet(true, "power-cycle");
+    let (_, plan) = pass(&mut file, NOW);
+    assert!(!seen(&file.snapshot().unwrap()).reboot);
+    assert_eq!(
+        plan.targets[0].blocked,
+        Some(crate::engine::Blocked::NotAllowed {
+            needs: Remedy::Reprovision,
+            allowed: Some(Remedy::PowerCycle)
+        })
+    );
+
+    // No owner to replace it: a failure result asks a person.
+    let mut file = fleet(false, "reprovision");
+    pass(&mut file, NOW);
+    let m = &file.snapshot().unwrap().machines[0];
+    assert!(!seen(&file.snapshot().unwrap()).reboot);
+    assert!(
+        m.marks.iter().any(|t| t.contains(":failure:")),
+        "{:?}",
+        m.marks
+    );
+}
+
+#[test]
+fn a_power_off_never_seen_fails_and_powers_the_host_back_on() {
+    // The BMC never powers the host off: no simulation.
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1"))
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    pass(&mut file, NOW);
+    assert!(seen(&file.snapshot().unwrap()).reboot);
+    let timeout = Settings::default().power_off_timeout;
+    pass(&mut file, NOW + timeout / 2);
+    assert!(seen(&file.snapshot().unwrap()).reboot, "still waiting");
+    let (_, plan) = pass(&mut file, NOW + timeout + 1);
+    assert!(
+        plan.targets[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("power_off_timeout")),
+        "{:?}",
+        plan.targets[0].notes
+    );
+    pass(&mut file, NOW + timeout + 2);
+    let snap = file.snapshot().unwrap();
+    assert!(!seen(&snap).reboot, "the power-off is withdrawn");
+    assert!(
+        snap.machines[0]
+            .marks
+            .iter()
+            .any(|t| t.contains(":failure:"))
+    );
+    // Parked: the request stays, nothing starts again.
+    pass(&mut file, NOW + timeout + 3);
+    assert!(!seen(&file.snapshot().unwrap()).reboot);
+}
+
+#[test]
+fn a_host_whose_machine_is_gone_is_powered_back_on() {
+    let list = Fleet::new()
+        .host(Host::new("ns", "h1").powered(false).rebooting())
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    pass(&mut file, NOW);
+    assert!(file.snapshot().unwrap().hosts[0].reboot.is_none());
+}
+
+#[test]
+fn the_host_link_is_followed_in_both_forms() {
+    // OpenShift: the link is on the Machine itself.
+    let openshift = serde_json::json!({
+        "apiVersion": "machine.openshift.io/v1beta1", "kind": "Machine",
+        "metadata": {"name": "m1", "namespace": "ns",
+                      "annotations": {"metal3.io/BareMetalHost": "ns/h1"}},
+        "status": {"nodeRef": {"kind": "Node", "name": "n1"}},
+    });
+    let snap = Snapshot::from_items(
+        &Fleet::new().item(openshift).build()["items"]
+            .as_array()
+            .unwrap()
+            .clone(),
+    );
+    assert_eq!(snap.machines[0].host.as_deref(), Some("ns/h1"));
+    let capm3 = Fleet::new()
+        .machine(Machine::new("ns", "m2").host("h2"))
+        .build();
+    let snap = Snapshot::from_items(capm3["items"].as_array().unwrap());
+    assert_eq!(snap.machines[0].host.as_deref(), Some("ns/h2"));
+    let unlinked = Fleet::new().machine(Machine::new("ns", "m3")).build();
+    let snap = Snapshot::from_items(unlinked["items"].as_array().unwrap());
+    assert!(
+        snap.machines[0]
+            .host_link
+            .as_ref()
+            .unwrap_err()
+            .contains("Metal3Machine")
+    );
+}
