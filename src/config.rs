@@ -16,6 +16,7 @@ pub struct Config {
     pub lock_file: Option<PathBuf>,
     pub limits: Limits,
     pub rapi: Rapi,
+    pub metal3: Metal3,
 }
 
 /// What the planner needs: limits, retention and how nodes are chosen.
@@ -145,6 +146,58 @@ impl Default for Rapi {
     }
 }
 
+/// The metal3 family's `[metal3]` section: its health checks and power-cycle timeouts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Metal3 {
+    /// A Node not Ready this long needs repair (autorepair's own health check).
+    #[serde(with = "humantime_serde")]
+    pub node_unhealthy_after: Duration,
+    /// A host not seen off this long after its power cycle started: the cycle fails and the
+    /// host is powered back on.
+    #[serde(with = "humantime_serde")]
+    pub power_off_timeout: Duration,
+    /// A power cycle not over (host on, Node back and Ready) this long after it started fails.
+    #[serde(with = "humantime_serde")]
+    pub cycle_timeout: Duration,
+    /// A Machine power-cycled this recently is not power-cycled again.
+    #[serde(with = "humantime_serde")]
+    pub reboot_loop_window: Duration,
+    #[serde(with = "humantime_serde")]
+    pub drain_timeout: Duration,
+    /// `hard` cuts the power at once; `soft` asks the OS first and may take minutes.
+    pub power_mode: crate::metal3::PowerMode,
+}
+
+impl Default for Metal3 {
+    fn default() -> Self {
+        let d = crate::metal3::Settings::default();
+        let secs = |s: i64| Duration::from_secs(s.unsigned_abs());
+        Metal3 {
+            node_unhealthy_after: secs(d.node_unhealthy_after),
+            power_off_timeout: secs(d.power_off_timeout),
+            cycle_timeout: secs(d.cycle_timeout),
+            reboot_loop_window: secs(d.reboot_loop_window),
+            drain_timeout: secs(d.drain_timeout),
+            power_mode: d.power_mode,
+        }
+    }
+}
+
+impl Metal3 {
+    pub fn settings(&self) -> crate::metal3::Settings {
+        let secs = |d: Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+        crate::metal3::Settings {
+            node_unhealthy_after: secs(self.node_unhealthy_after),
+            power_off_timeout: secs(self.power_off_timeout),
+            cycle_timeout: secs(self.cycle_timeout),
+            reboot_loop_window: secs(self.reboot_loop_window),
+            drain_timeout: secs(self.drain_timeout),
+            power_mode: self.power_mode,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("config file {path}: {message}")]
 pub struct ConfigError {
@@ -165,6 +218,22 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_metal3_section_is_read_and_defaults_to_the_familys() {
+        let c = Config::from_toml("", "x").unwrap();
+        assert_eq!(c.metal3.settings(), crate::metal3::Settings::default());
+        let c = Config::from_toml(
+            "[metal3]\ncycle_timeout = \"45m\"\npower_mode = \"soft\"\n",
+            "x",
+        )
+        .unwrap();
+        let s = c.metal3.settings();
+        assert_eq!(s.cycle_timeout, 2700);
+        assert_eq!(s.power_mode, crate::metal3::PowerMode::Soft);
+        let e = Config::from_toml("[metal3]\npower_mode = \"gentle\"\n", "x").unwrap_err();
+        assert!(e.to_string().contains("gentle"), "{e}");
+    }
 
     #[test]
     fn empty_file_gives_safe_defaults() {
