@@ -551,3 +551,74 @@ fn machines_under_remediation_count_in_the_limiter() {
         }
     }
 }
+
+#[test]
+fn the_demo_fleet_tells_its_story() {
+    // 2026-11-23T03:00:00Z: worker-b2's Node has been Unknown for 9 minutes.
+    const DEMO_NOW: i64 = 1_795_402_800;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("objects.json");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/metal3-demo.json"),
+        &path,
+    )
+    .unwrap();
+    let mut file = ObjectsFile::open(&path).unwrap();
+    let (snap, plan) = pass(&mut file, DEMO_NOW);
+    assert!(snap.problems.is_empty(), "{:?}", snap.problems);
+    let blocked = |name: &str| plan.target(name).unwrap().blocked.clone();
+    assert!(matches!(
+        plan.target("prod/workers-7d9f-b2").unwrap().next,
+        crate::engine::Next::Start {
+            repair: Remedy::PowerCycle,
+            ..
+        }
+    ));
+    for waiting in ["prod/workers-7d9f-c3", "prod/workers-7d9f-d4"] {
+        assert!(
+            matches!(
+                blocked(waiting),
+                Some(crate::engine::Blocked::CannotSubmit { .. })
+            ),
+            "{waiting}: {:?}",
+            blocked(waiting)
+        );
+    }
+    assert_eq!(
+        plan.target("prod/workers-7d9f-a1").unwrap().state,
+        crate::engine::State::Healthy
+    );
+    // Its control plane is suspended.
+    assert_eq!(
+        plan.target("prod/edge-cp-x2k4").unwrap().state,
+        crate::engine::State::Suspended
+    );
+    // The file plays the baremetal-operator and kubelet: the cycle ends on its own.
+    for i in 1..8 {
+        pass(&mut ObjectsFile::open(&path).unwrap(), DEMO_NOW + 60 * i);
+    }
+    let snap = ObjectsFile::open(&path).unwrap().snapshot().unwrap();
+    let b2 = snap
+        .machines
+        .iter()
+        .find(|m| m.name == "workers-7d9f-b2")
+        .unwrap();
+    assert!(
+        b2.marks.iter().any(|t| t.contains(":success:")),
+        "{:?}",
+        b2.marks
+    );
+    assert!(
+        snap.hosts.iter().all(|h| h.reboot.is_none()),
+        "{:#?}",
+        snap.hosts
+    );
+    let node = snap.nodes.iter().find(|n| n.name == "worker-b2").unwrap();
+    assert_eq!(
+        node.labels
+            .get("topology.kubernetes.io/zone")
+            .map(String::as_str),
+        Some("rack-b"),
+        "labels restored"
+    );
+}
