@@ -56,17 +56,20 @@ pub fn join(key: &str, value: &str) -> String {
     format!("{key}={value}")
 }
 
+/// `0`, or digits without a leading zero, at most `i64::MAX` (tag-grammar/annotations.abnf).
 fn epoch(text: &str, field: &str, whole: &str) -> Result<i64, MarkError> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) || text.len() > 12 {
-        return Err(error(
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    let canonical = text == "0" || !text.starts_with('0');
+    match text.parse::<i64>() {
+        Ok(t) if digits && canonical => Ok(t),
+        _ => Err(error(
             whole,
             ErrorCode::BadEpoch,
             format!(
-                "{field} {text:?} is not a Unix time in seconds (digits only, e.g. 1763900000)"
+                "{field} {text:?} is not a Unix time in seconds (digits, no leading zero, e.g. 1800000000)"
             ),
-        ));
+        )),
     }
-    Ok(text.parse().expect("digits"))
 }
 
 fn level(text: &str, whole: &str) -> Result<Remedy, MarkError> {
@@ -354,6 +357,37 @@ mod tests {
             assert_eq!(e.code, *code, "{text}: {e}");
             assert!(e.to_string().contains("annotation"), "{e}");
         }
+    }
+
+    /// `tag-grammar/annotation-vectors.jsonl`: every vector parses as it says, and every valid
+    /// one renders back to the same key and value.
+    #[test]
+    fn the_grammar_vectors_hold() {
+        let vectors = include_str!("../../tag-grammar/annotation-vectors.jsonl");
+        for line in vectors.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let text = join(v["key"].as_str().unwrap(), v["value"].as_str().unwrap());
+            let expect = &v["expect"];
+            let got = match Annotations::parse(&text) {
+                Err(e) => serde_json::json!({"kind": "invalid", "code": e.code.as_str()}),
+                Ok(Mark::Foreign) => serde_json::json!({"kind": "foreign"}),
+                Ok(Mark::Policy(l)) => serde_json::json!({"kind": "policy", "repair": l}),
+                Ok(Mark::Suspend { until }) => {
+                    serde_json::json!({"kind": "suspend", "until": until})
+                }
+                Ok(Mark::Pending(p)) => serde_json::json!({"kind": "pending", "repair": p.repair,
+                    "id": p.id, "since": p.since, "ops": p.ops.texts().collect::<Vec<_>>()}),
+                Ok(Mark::Result(r)) => serde_json::json!({"kind": "result", "repair": r.repair,
+                    "id": r.id, "at": r.at, "result": r.result, "ops": r.ops.texts().collect::<Vec<_>>()}),
+            };
+            assert_eq!(&got, expect, "{text}: {}", v["note"]);
+            if let Ok(mark) = Annotations::parse(&text) {
+                if let Some(rendered) = Annotations::render(&mark) {
+                    assert_eq!(rendered.unwrap(), text, "{}", v["note"]);
+                }
+            }
+        }
+        assert!(vectors.lines().count() >= 30);
     }
 
     #[test]
