@@ -15,7 +15,5 @@ pub mod lock;
 pub mod metrics;
 pub mod report;
 pub mod sabakan;
-#[cfg(any(test, feature = "testkit"))]
-pub mod simulate;
 
 pub use face::cli;

@@ -12,6 +12,8 @@ pub mod marks;
 pub mod object;
 pub mod plan;
 pub mod policy;
+#[cfg(any(test, feature = "testkit"))]
+pub mod sim;
 pub mod text;
 #[cfg(test)]
 pub(crate) mod toy;

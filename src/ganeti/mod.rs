@@ -7,6 +7,8 @@ pub mod file;
 pub mod generate;
 pub mod health;
 pub mod rapi;
+#[cfg(any(test, feature = "testkit"))]
+pub mod sim;
 pub mod snapshot;
 pub mod tags;
 

@@ -1,9 +1,10 @@
 use super::*;
 use crate::ganeti::file::parse_fleet;
 use crate::ganeti::plan;
+use crate::ganeti::tags::{self, Tag};
 
 fn demo() -> Snapshot {
-    parse_fleet(include_str!("../../fixtures/demo.json")).unwrap()
+    parse_fleet(include_str!("../../../fixtures/demo.json")).unwrap()
 }
 
 const START: i64 = 1_800_000_000;
@@ -88,7 +89,7 @@ fn a_rack_failure_halts_the_watcher_and_it_says_so() {
         ..SimConfig::new(START)
     };
     let sched = Schedule {
-        passes: vec![vec![Event::RackDown("ams-b".into())]],
+        passes: vec![vec![Event::Fault(Fault::RackDown("ams-b".into()))]],
     };
     let out = run(&fleet, &sched, &cfg, plan);
     assert!(out.violation.is_none(), "{:?}", out.violation);
