@@ -11,6 +11,8 @@ pub mod rapi;
 pub mod sim;
 pub mod snapshot;
 pub mod tags;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 
 use crate::engine::family::{
     Assessment, DownDomain, Family, Holder, OpState, Operation, Role, ScopeChain, Words,
