@@ -125,6 +125,29 @@ fn generated_fleets_with_contradictions_keep_every_rule() {
     assert!(s.jobs_submitted > 1000 && s.kills > 50, "{s:?}");
 }
 
+#[test]
+fn the_worlds_own_generated_fleets_keep_every_rule_with_the_shipped_limits() {
+    // The fleet every family's world generates for the engine's tests: here with history
+    // (pending repairs and their jobs, requests, results) and the config file's defaults.
+    for seed in [3, 4] {
+        let fleet = <FleetFile as World>::generate(200, seed);
+        let cfg = SimConfig {
+            limits: Limits::default(),
+            quiet_passes: 60,
+            start: crate::ganeti::generate::BASE_EPOCH,
+        };
+        let summary = explore(&fleet, 25, seed, 15, &cfg, &Faults::default(), plan);
+        if let Some(f) = summary.findings.first() {
+            panic!("{f}");
+        }
+        let s = &summary.stats;
+        assert!(
+            s.jobs_submitted > 400 && s.kills > 15 && s.repairs_succeeded > 400,
+            "{s:?}"
+        );
+    }
+}
+
 /// Issue 13, seed 424661: legacy-a4's second fix-storage repair waits for resources from late
 /// in the quiet phase; liveness must wait until it could have aged out (max_repair_age after it
 /// started) instead of calling it "never happened". Run with the limits the seed was found
