@@ -49,14 +49,15 @@ pub type ScheduleOf<W> = Schedule<<W as World>::Fault, LevelOf<W>>;
 pub type Planner<'p, W> = &'p dyn Fn(&<W as World>::Fleet, i64, u64) -> Plan<<W as World>::Family>;
 
 /// A family's fleet as a world the simulator drives: a backend the watcher acts on, faults that
-/// happen to it, and time that passes. The facts at the end are the oracle's: the family reads
-/// them from a snapshot with code of its own, not with the planner's (its health table may be
-/// shared; policy, suspends, permissions and limits the oracle derives itself from raw marks).
+/// happen to it, and time that passes. The last group of functions are the oracle's facts: the
+/// family reads them from a snapshot with code of its own, not the planner's, so that a planner
+/// bug is not repeated in the check (its health table may be shared; policy, suspends,
+/// permissions and limits the oracle derives itself from the raw marks).
 pub trait World: Sized {
     type Family: Family<Snapshot = Self::Fleet>;
     /// The family's snapshot: the oracle compares the world before and after each pass.
     type Fleet: Clone;
-    /// What the world does to the watcher: the backend it calls (often the world itself).
+    /// The backend the watcher acts through in this world (often the world itself).
     type Backend: Backend<Self::Family>;
     /// One of the family's faults: a domain goes down or comes back, an operation will fail.
     type Fault: Clone + fmt::Debug + fmt::Display + PartialEq + Eq + Serialize;
@@ -83,16 +84,16 @@ pub trait World: Sized {
     fn advance(&mut self, now: i64);
 
     /// Whether the target is broken and the level its repair needs.
-    fn health(fleet: &Self::Fleet, target: &Target<Self>) -> Health<LevelOf<Self>>;
+    fn health(fleet: &Self::Fleet, target: &TargetOf<Self>) -> Health<LevelOf<Self>>;
     /// The failure domain a repair of the target belongs to (the down domain that breaks it,
     /// else where it runs).
-    fn domain<'f>(fleet: &'f Self::Fleet, target: &'f Target<Self>) -> &'f str;
+    fn domain<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> &'f str;
     /// The scope whose down domains count for a mass failure that holds the target.
-    fn limit_scope<'f>(fleet: &'f Self::Fleet, target: &'f Target<Self>) -> Option<&'f str>;
+    fn limit_scope<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> Option<&'f str>;
     /// The failure domains that are down, with the scope each counts in.
     fn down_domains(fleet: &Self::Fleet) -> Vec<DownFact<'_>>;
     /// The marks of the target's scopes, nearest first (the target's own are not included).
-    fn scope_marks<'f>(fleet: &'f Self::Fleet, target: &'f Target<Self>) -> Vec<&'f [String]>;
+    fn scope_marks<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> Vec<&'f [String]>;
     /// Every operation the world knows.
     fn ops(fleet: &Self::Fleet) -> Vec<OpFact<'_, Self::Family>>;
     /// The least level whose repairs may run this operation.
@@ -101,7 +102,8 @@ pub trait World: Sized {
     fn marked_objects(fleet: &Self::Fleet) -> Vec<(String, &[String])>;
 }
 
-type Target<W> = <<W as World>::Family as Family>::Target;
+/// A world's target.
+pub type TargetOf<W> = <<W as World>::Family as Family>::Target;
 
 /// A down failure domain, as the oracle counts it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,7 +134,7 @@ pub enum OpRun {
     Unknown,
 }
 
-/// How often the engine's own faults happen per pass, beside the family's `rates`.
+/// How often each fault happens per pass: the world's own (`world`), and the engine's.
 #[derive(Clone, Debug)]
 pub struct Faults<R> {
     pub world: R,

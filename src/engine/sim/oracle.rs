@@ -102,6 +102,7 @@ fn foreign_marks<W: World>(fleet: &W::Fleet) -> BTreeMap<String, Vec<&str>> {
         .collect()
 }
 
+/// The rule broken, and the details.
 type Broken = (String, String);
 
 /// Checks the safety rules for one pass: `before` is the world the watcher read, `after` the
@@ -122,7 +123,8 @@ pub(super) fn check_pass<W: World>(
             .unwrap_or(reason)
             .to_owned()
     };
-    // Rule 3: an operation for a step that already ran, runs or succeeded under the same repair.
+    // Rule 3: only a failed attempt at a step may be retried. Looking at the world after the
+    // pass also catches two attempts submitted in the same pass.
     let ops_after = W::ops(after);
     for s in &log.submitted {
         let id = repair_of(&s.reason);
