@@ -2,7 +2,8 @@
 //! states, pending/result bookkeeping with repair ids, judging operations, the limiter counted in
 //! failure domains, the planner, and the crash-safe executor. It names no family and does no
 //! I/O of its own: a family brings its snapshot, health table, ladder, chains, codec and backend
-//! through [`Family`] and [`Backend`].
+//! through [`Family`] and [`Backend`]. Behind the `testkit` feature, `sim` is the chaos
+//! simulator and its oracle, for any family that makes its fleet a `sim::World`.
 
 pub mod backend;
 pub mod exec;
