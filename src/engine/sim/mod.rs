@@ -1,6 +1,6 @@
 //! The chaos simulator, the same for every family: many passes over an in-memory world while
 //! failure domains go down, operations fail or lack resources, the watcher is killed between
-//! backend calls and admins edit marks. After every pass an oracle ([`oracle`]), written
+//! backend calls and admins edit marks. After every pass an oracle (`oracle.rs`), written
 //! independently of the planner, checks the safety rules of the design; at the end it checks
 //! that every repairable target was repaired once the faults stopped. A violation comes with
 //! its seed and a minimised event history.
