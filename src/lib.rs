@@ -17,7 +17,5 @@ pub mod metal3;
 pub mod metrics;
 pub mod report;
 pub mod sabakan;
-#[cfg(any(test, feature = "testkit"))]
-pub mod simulate;
 
 pub use face::cli;

@@ -2,57 +2,38 @@
 //! one dead node is repaired at once, a mass failure writes nothing.
 
 use assert_cmd::Command;
-use autorepair::ganeti::snapshot::{Cluster, Group, Instance, Node, Snapshot};
+use autorepair::ganeti::snapshot::Snapshot;
+use autorepair::ganeti::testkit::Fleet;
 use serde_json::Value;
 use std::path::Path;
 
 const T0: i64 = 1_800_000_000;
-const PREFIX: &str = "ganeti:watcher:autorepair:";
 
 /// `per_node` drbd instances on each of node1..node4 (secondary: the next node), cluster
 /// policy `failover`, and the nodes in `down` offline.
 fn fleet(per_node: usize, down: &[&str]) -> Snapshot {
     let names: Vec<String> = (1..=4).map(|k| format!("node{k}")).collect();
-    Snapshot {
-        cluster: Cluster {
-            name: "c".into(),
-            tags: vec![format!("{PREFIX}failover")],
-        },
-        groups: vec![Group {
-            name: "default".into(),
-            uuid: "g".into(),
-            tags: vec![],
-        }],
-        nodes: names
-            .iter()
-            .map(|n| Node {
-                name: n.clone(),
-                offline: down.contains(&n.as_str()),
-                drained: false,
-                vm_capable: true,
-                group_uuid: "g".into(),
-                tags: vec!["owner:ops".into()],
-            })
-            .collect(),
-        instances: names
-            .iter()
-            .enumerate()
-            .flat_map(|(k, n)| {
-                let secondary = names[(k + 1) % names.len()].clone();
-                (0..per_node).map(move |i| Instance {
-                    name: format!("inst{i:02}.{n}"),
-                    pnode: n.clone(),
-                    snodes: vec![secondary.clone()],
-                    disk_template: "drbd".into(),
-                    admin_state: "up".into(),
-                    status: "running".into(),
-                    tags: vec![],
-                })
-            })
-            .collect(),
-        jobs: vec![],
-        simulation: Default::default(),
+    let mut fleet = Fleet::new()
+        .autorepair(["failover"])
+        .group("default")
+        .uuid("g");
+    for n in &names {
+        fleet = fleet.node(n, "default").tags(["owner:ops"]);
+        if down.contains(&n.as_str()) {
+            fleet = fleet.offline();
+        }
     }
+    for (k, n) in names.iter().enumerate() {
+        let secondary = &names[(k + 1) % names.len()];
+        for i in 0..per_node {
+            fleet = fleet
+                .instance(format!("inst{i:02}.{n}"))
+                .primary(n)
+                .secondary(secondary)
+                .template("drbd");
+        }
+    }
+    fleet.build()
 }
 
 fn write(dir: &Path, snap: &Snapshot) -> std::path::PathBuf {

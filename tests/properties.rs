@@ -15,6 +15,7 @@ use autorepair::ganeti::tags::{
     self, MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType, Tag, TagJson, render_pending,
     render_policy, render_result, render_suspend,
 };
+use autorepair::ganeti::testkit::{Fleet, JobExt, job};
 use autorepair::ganeti::{Action, Next, Plan, plan};
 use proptest::collection::vec;
 use proptest::option;
@@ -1067,10 +1068,11 @@ proptest! {
         policy in prop_oneof![Just("migrate"), Just("failover"), Just("reinstall")],
         on_group in any::<bool>(),
     ) {
-        let instances = (0..count)
-            .map(|k| instance(&format!("i{k}"), "n0", template, vec![]))
-            .collect();
-        let mut snap = fleet(instances, vec![]);
+        let mut fleet = fleet();
+        for k in 0..count {
+            fleet = fleet.instance(format!("i{k}")).primary("n0").template(template);
+        }
+        let mut snap = fleet.build();
         snap.nodes[0].offline = offline;
         let tag = format!("{PREFIX}{policy}");
         if on_group {
@@ -1094,64 +1096,25 @@ proptest! {
 const A: &str = "aaaaaaaa-0000-4000-8000-00000000000a";
 const B: &str = "bbbbbbbb-0000-4000-8000-00000000000b";
 
-fn node(name: &str, offline: bool, drained: bool) -> Node {
-    Node {
-        name: name.into(),
-        offline,
-        drained,
-        vm_capable: true,
-        group_uuid: "g0".into(),
-        tags: vec![],
-    }
-}
-
-fn instance(name: &str, pnode: &str, template: &str, tags: Vec<String>) -> Instance {
-    Instance {
-        name: name.into(),
-        pnode: pnode.into(),
-        snodes: vec![],
-        disk_template: template.into(),
-        admin_state: "up".into(),
-        status: "running".into(),
-        tags,
-    }
-}
-
-fn fleet(instances: Vec<Instance>, jobs: Vec<Job>) -> Snapshot {
-    Snapshot {
-        cluster: Cluster {
-            name: "c".into(),
-            tags: vec![],
-        },
-        groups: vec![Group {
-            name: "grp0".into(),
-            uuid: "g0".into(),
-            tags: vec![],
-        }],
-        // n0 drained: a diskless instance on it needs a migration.
-        nodes: vec![node("n0", false, true), node("n1", false, false)],
-        instances,
-        jobs,
-        simulation: Default::default(),
-    }
+/// Group `grp0` with the drained n0 (a diskless instance on it needs a migration) and n1.
+fn fleet() -> Fleet {
+    Fleet::new()
+        .group("grp0")
+        .uuid("g0")
+        .node("n0", "grp0")
+        .drained()
+        .node("n1", "grp0")
 }
 
 fn running_job(id: u64, repair: &str, instance: &str) -> Job {
-    Job {
-        id,
-        status: Some(JobStatus::Running),
-        opresult: serde_json::Value::Null,
-        reason: Some(format!("autorepair:{repair}")),
-        instance: Some(instance.into()),
-        op: Some(Op::Migrate {
+    job(id, JobStatus::Running)
+        .repair(repair)
+        .on(instance)
+        .op(Op::Migrate {
             target_node: None,
             iallocator: Some("hail".into()),
             allow_failover: false,
-        }),
-        depends: vec![],
-        end_ts: None,
-        passes_left: None,
-    }
+        })
 }
 
 fn check_case(snap: &Snapshot, limits: &Limits, now: i64) {
@@ -1181,13 +1144,13 @@ fn duplicate_names_get_no_actions_even_when_results_expire() {
         &[],
     )
     .unwrap();
-    let snap = fleet(
-        vec![
-            instance("i0", "n1", "diskless", vec![]),
-            instance("i0", "n1", "diskless", vec![old]),
-        ],
-        vec![],
-    );
+    let snap = fleet()
+        .instance("i0")
+        .primary("n1")
+        .instance("i0")
+        .primary("n1")
+        .tags([old])
+        .build();
     check_case(&snap, &Limits::default(), NOW);
 }
 
@@ -1200,10 +1163,12 @@ fn duplicate_names_get_no_actions_even_when_results_expire() {
 fn an_older_request_does_not_start_beside_a_running_repair() {
     let running = render_pending(RepairType::Migrate, B, NOW - 600, &[7]).unwrap();
     let request = render_pending(RepairType::Migrate, A, NOW - 3600, &[]).unwrap();
-    let snap = fleet(
-        vec![instance("i0", "n0", "diskless", vec![running, request])],
-        vec![running_job(7, B, "i0")],
-    );
+    let snap = fleet()
+        .instance("i0")
+        .primary("n0")
+        .tags([running, request])
+        .job(running_job(7, B, "i0"))
+        .build();
     check_case(&snap, &Limits::default(), NOW);
 }
 
@@ -1214,10 +1179,12 @@ fn an_older_request_does_not_start_beside_a_running_repair() {
 #[test]
 fn a_request_does_not_start_beside_an_unrecorded_running_job() {
     let request = render_pending(RepairType::Migrate, A, NOW - 3600, &[]).unwrap();
-    let snap = fleet(
-        vec![instance("i0", "n0", "diskless", vec![request])],
-        vec![running_job(7, B, "i0")],
-    );
+    let snap = fleet()
+        .instance("i0")
+        .primary("n0")
+        .tags([request])
+        .job(running_job(7, B, "i0"))
+        .build();
     check_case(&snap, &Limits::default(), NOW);
 }
 
@@ -1232,13 +1199,14 @@ fn jobs_of_another_instance_are_not_adopted() {
     let mut done = running_job(7, A, "i0");
     done.status = Some(JobStatus::Success);
     done.end_ts = Some(NOW - 60);
-    let snap = fleet(
-        vec![
-            instance("i0", "n1", "diskless", vec![]),
-            instance("i1", "n0", "diskless", vec![request]),
-        ],
-        vec![done],
-    );
+    let snap = fleet()
+        .instance("i0")
+        .primary("n1")
+        .instance("i1")
+        .primary("n0")
+        .tags([request])
+        .job(done)
+        .build();
     check_case(&snap, &Limits::default(), NOW);
 }
 
@@ -1267,7 +1235,12 @@ fn a_failure_with_a_long_job_list_is_still_recorded() {
             j
         })
         .collect();
-    let mut snap = fleet(vec![instance("i0", "n0", "diskless", vec![pending])], jobs);
+    let mut snap = fleet()
+        .instance("i0")
+        .primary("n0")
+        .tags([pending])
+        .with(|s| s.jobs = jobs)
+        .build();
     snap.cluster.tags = vec![render_policy(RepairType::Migrate)];
     let p = plan(&snap, NOW, &Limits::default(), 1);
     let failure_recorded = p.actions().any(|a| {

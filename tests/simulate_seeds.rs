@@ -6,7 +6,7 @@
 
 use autorepair::ganeti::file::parse_fleet;
 use autorepair::ganeti::plan;
-use autorepair::simulate::{Faults, SimConfig, explore};
+use autorepair::ganeti::sim::{Faults, SimConfig, explore};
 
 #[test]
 fn the_planner_keeps_every_rule_on_this_commits_seeds() {

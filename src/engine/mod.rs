@@ -2,7 +2,8 @@
 //! states, pending/result bookkeeping with repair ids, judging operations, the limiter counted in
 //! failure domains, the planner, and the crash-safe executor. It names no family and does no
 //! I/O of its own: a family brings its snapshot, health table, ladder, chains, codec and backend
-//! through [`Family`] and [`Backend`].
+//! through [`Family`] and [`Backend`]. Behind the `testkit` feature, `sim` is the chaos
+//! simulator and its oracle, for any family that makes its fleet a `sim::World`.
 
 pub mod backend;
 pub mod exec;
@@ -12,6 +13,8 @@ pub mod marks;
 pub mod object;
 pub mod plan;
 pub mod policy;
+#[cfg(any(test, feature = "testkit"))]
+pub mod sim;
 pub mod text;
 #[cfg(test)]
 pub(crate) mod toy;

@@ -179,6 +179,8 @@ pub struct ToyOp {
     pub repair: String,
     pub step: ToyLevel,
     pub state: OpState,
+    /// When it ended, for retries after a lack of resources.
+    pub ended: Option<i64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -304,7 +306,7 @@ impl Family for Toy {
                 repair: Some(&o.repair),
                 target: Some(&o.target),
                 step: Some(o.step),
-                ended: None,
+                ended: o.ended,
                 failure: None,
             })
             .collect()

@@ -143,8 +143,10 @@ pub enum Command {
     /// What-if under chaos: many passes over the fleet (in memory: the file is not changed) while
     /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety
     /// rules are checked after every pass. Exit 1 on a violation, with the seed and a minimal history.
+    #[cfg(any(test, feature = "testkit"))]
     Simulate(SimulateArgs),
     /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs.
+    #[cfg(any(test, feature = "testkit"))]
     Generate {
         #[arg(long, value_name = "N")]
         instances: usize,
@@ -174,6 +176,7 @@ pub enum Command {
     },
 }
 
+#[cfg(any(test, feature = "testkit"))]
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// Passes with faults per scenario (a quiet phase follows, to check every repair finishes).

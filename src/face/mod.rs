@@ -13,6 +13,7 @@ mod fleet;
 mod inspect;
 mod logs;
 mod run;
+#[cfg(any(test, feature = "testkit"))]
 mod simulate;
 mod tags;
 
@@ -169,6 +170,7 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
     match job {
         Job::TagsParse { tags } => tags::parse(out, &tags),
         Job::Lint { fleet, clock } => tags::lint(out, &fleet, clock),
+        #[cfg(any(test, feature = "testkit"))]
         Job::Generate { spec, output } => simulate::generate(out, &spec, output.as_deref()),
         Job::Sabakan(cmd) => sabakan::cli::run(cmd)
             .map(|()| Exit::Ok)
@@ -187,6 +189,7 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
             object,
             verb,
         } => admin::admin(out, &logs, &fleet, &lock, &object, &verb),
+        #[cfg(any(test, feature = "testkit"))]
         Job::Simulate { fleet, simulate } => simulate::simulate(out, &fleet, &simulate),
     }
 }

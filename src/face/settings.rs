@@ -7,14 +7,17 @@
 //! config wins over `AUTOREPAIR_RAPI_PASSWORD`.
 
 use super::LOG_TARGET;
-use super::cli::{Cli, ClockArgs, Command, GlobalArgs, Level, RunArgs, SimulateArgs, TagsCommand};
+#[cfg(any(test, feature = "testkit"))]
+use super::cli::SimulateArgs;
+use super::cli::{Cli, ClockArgs, Command, GlobalArgs, Level, RunArgs, TagsCommand};
+#[cfg(any(test, feature = "testkit"))]
+use crate::ganeti::generate::Spec;
 use crate::{
     admin::{self, AdminError, Verb},
     config::{Config, ConfigError, DEFAULT_CONFIG_PATH, Limits},
     engine::{BackendError, ObjectRef},
     ganeti::{
         file,
-        generate::Spec,
         rapi::{self as ganeti, Endpoint},
     },
     lock::{self, LockError},
@@ -116,6 +119,7 @@ pub enum Job {
     TagsParse {
         tags: Vec<String>,
     },
+    #[cfg(any(test, feature = "testkit"))]
     Generate {
         spec: Spec,
         output: Option<PathBuf>,
@@ -145,6 +149,7 @@ pub enum Job {
         object: ObjectRef,
         verb: Verb,
     },
+    #[cfg(any(test, feature = "testkit"))]
     Simulate {
         fleet: Fleet,
         simulate: Simulate,
@@ -223,6 +228,7 @@ pub struct Run {
 }
 
 /// `simulate`.
+#[cfg(any(test, feature = "testkit"))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Simulate {
     pub clock: Clock,
@@ -295,6 +301,7 @@ impl Settings {
                 Job::TagsParse { tags }
             }
             Command::Sabakan(cmd) => Job::Sabakan(cmd),
+            #[cfg(any(test, feature = "testkit"))]
             Command::Generate {
                 instances,
                 seed,
@@ -419,6 +426,7 @@ fn fleet_job(
             admin(fleet, instance(&name)?, verb)?
         }
         Command::Clear { instance: name } => admin(fleet, instance(&name)?, Verb::Clear)?,
+        #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => {
             output.json = args.json;
             Job::Simulate {
@@ -430,9 +438,11 @@ fn fleet_job(
             fleet,
             output: file,
         },
-        Command::Tags(TagsCommand::Parse { .. })
-        | Command::Generate { .. }
-        | Command::Sabakan(_) => unreachable!("resolved without a fleet"),
+        Command::Tags(TagsCommand::Parse { .. }) | Command::Sabakan(_) => {
+            unreachable!("resolved without a fleet")
+        }
+        #[cfg(any(test, feature = "testkit"))]
+        Command::Generate { .. } => unreachable!("resolved without a fleet"),
     })
 }
 
@@ -457,6 +467,7 @@ fn run_settings(
     })
 }
 
+#[cfg(any(test, feature = "testkit"))]
 fn simulate_settings(args: &SimulateArgs) -> Simulate {
     Simulate {
         clock: args.clock.into(),

@@ -10,8 +10,8 @@ use crate::{
         self as plan,
         file::FleetFile,
         generate::{self, Spec},
+        sim::{self as simulate, Faults, PASS_SECONDS, SimConfig},
     },
-    simulate::{self, Faults, PASS_SECONDS, SimConfig},
 };
 use std::path::Path;
 

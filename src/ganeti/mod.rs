@@ -7,8 +7,12 @@ pub mod file;
 pub mod generate;
 pub mod health;
 pub mod rapi;
+#[cfg(any(test, feature = "testkit"))]
+pub mod sim;
 pub mod snapshot;
 pub mod tags;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 
 use crate::engine::family::{
     Assessment, DownDomain, Family, Holder, OpState, Operation, Role, ScopeChain, Words,

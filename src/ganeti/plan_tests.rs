@@ -1,7 +1,8 @@
 //! State transitions of the planner, one scenario per row.
 
-use super::snapshot::{Cluster, Group, Snapshot};
+use super::snapshot::Snapshot;
 use super::tags::{PREFIX, render_pending};
+use super::testkit::{self, Fleet, JobExt};
 use super::*;
 use crate::config::Limits;
 use crate::engine::State;
@@ -16,64 +17,42 @@ fn t(s: &str) -> String {
 }
 
 /// Group `g` holds n1..n4; `n1` is offline unless a test changes it.
+fn group_g(group_tags: &[&str]) -> Fleet {
+    Fleet::new()
+        .group("g")
+        .uuid("u-g")
+        .autorepair(group_tags)
+        .node("n1", "g")
+        .offline()
+        .node("n2", "g")
+        .node("n3", "g")
+        .node("n4", "g")
+}
+
+/// [`group_g`] with instance `i1` on n1 (and n2 as its secondary when drbd).
 fn fleet(group_tags: &[&str], inst_template: &str, inst_tags: &[&str]) -> Snapshot {
-    let node = |name: &str, offline| Node {
-        name: name.into(),
-        offline,
-        drained: false,
-        vm_capable: true,
-        group_uuid: "u-g".into(),
-        tags: vec![],
-    };
-    Snapshot {
-        cluster: Cluster {
-            name: "c".into(),
-            tags: vec![],
-        },
-        groups: vec![Group {
-            name: "g".into(),
-            uuid: "u-g".into(),
-            tags: group_tags.iter().map(|s| t(s)).collect(),
-        }],
-        nodes: vec![
-            node("n1", true),
-            node("n2", false),
-            node("n3", false),
-            node("n4", false),
-        ],
-        instances: vec![Instance {
-            name: "i1".into(),
-            pnode: "n1".into(),
-            snodes: if inst_template == "drbd" {
-                vec!["n2".into()]
-            } else {
-                vec![]
-            },
-            disk_template: inst_template.into(),
-            admin_state: "up".into(),
-            status: "running".into(),
-            tags: inst_tags.iter().map(|s| t(s)).collect(),
-        }],
-        jobs: vec![],
-        simulation: Default::default(),
+    let i1 = group_g(group_tags)
+        .instance("i1")
+        .primary("n1")
+        .template(inst_template)
+        .autorepair(inst_tags);
+    if inst_template == "drbd" {
+        i1.secondary("n2").build()
+    } else {
+        i1.build()
     }
 }
 
 fn job(id: u64, repair: &str, op: Op, status: JobStatus, error_code: Option<&str>) -> Job {
-    Job {
-        id,
-        status: Some(status),
-        opresult: match error_code {
+    testkit::job(id, status)
+        .repair(repair)
+        .on("i1")
+        .op(op)
+        .ended(NOW - 60)
+        .opresult(match error_code {
             Some(code) => serde_json::json!([["OpPrereqError", ["boom", code]]]),
             None => serde_json::json!([null]),
-        },
-        reason: Some(crate::ganeti::snapshot::reason_for(repair)),
-        instance: Some("i1".into()),
-        op: Some(op),
-        depends: vec![],
-        end_ts: Some(NOW - 60),
-        passes_left: None,
-    }
+        })
 }
 
 fn failover() -> Op {
@@ -537,17 +516,13 @@ fn several_pending_repairs_are_handled_oldest_first() {
 /// `dead` instances (diskless, named `a-N`) on the offline n1 and `other` (named `b-N`) on n2,
 /// with the group allowing failover.
 fn dead_node_fleet(dead: usize, other: usize) -> Snapshot {
-    let mut snap = fleet(&["failover"], "diskless", &[]);
-    let template = snap.instances.pop().unwrap();
+    let mut fleet = group_g(&["failover"]);
     for (prefix, node, n) in [("a", "n1", dead), ("b", "n2", other)] {
         for k in 0..n {
-            let mut i = template.clone();
-            i.name = format!("{prefix}-{k:02}");
-            i.pnode = node.into();
-            snap.instances.push(i);
+            fleet = fleet.instance(format!("{prefix}-{k:02}")).primary(node);
         }
     }
-    snap
+    fleet.build()
 }
 
 #[test]

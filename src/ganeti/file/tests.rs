@@ -1,44 +1,25 @@
 use super::*;
-use crate::ganeti::snapshot::{Cluster, Node, SimScript};
+use crate::ganeti::snapshot::SimScript;
+use crate::ganeti::testkit::Fleet;
 
+/// A dead n1 carrying a drbd (secondary n2), a diskless and a plain instance, in a group the
+/// fleet does not list.
 fn fleet() -> Snapshot {
-    let node = |n: &str, offline: bool| Node {
-        name: n.into(),
-        offline,
-        drained: false,
-        vm_capable: true,
-        group_uuid: "g".into(),
-        tags: vec![],
-    };
-    Snapshot {
-        cluster: Cluster {
-            name: "c".into(),
-            tags: vec![],
-        },
-        nodes: vec![node("n1", true), node("n2", false), node("n3", false)],
-        instances: vec![
-            Instance {
-                name: "d".into(),
-                pnode: "n1".into(),
-                snodes: vec!["n2".into()],
-                disk_template: "drbd".into(),
-                ..Default::default()
-            },
-            Instance {
-                name: "s".into(),
-                pnode: "n1".into(),
-                disk_template: "diskless".into(),
-                ..Default::default()
-            },
-            Instance {
-                name: "p".into(),
-                pnode: "n1".into(),
-                disk_template: "plain".into(),
-                ..Default::default()
-            },
-        ],
-        ..Default::default()
-    }
+    Fleet::new()
+        .node("n1", "g")
+        .offline()
+        .node("n2", "g")
+        .node("n3", "g")
+        .instance("d")
+        .primary("n1")
+        .secondary("n2")
+        .template("drbd")
+        .instance("s")
+        .primary("n1")
+        .instance("p")
+        .primary("n1")
+        .template("plain")
+        .build()
 }
 
 fn run(f: &mut FleetFile, inst: &str, ops: &[Op]) -> Vec<u64> {

@@ -1,9 +1,10 @@
 use super::*;
 use crate::ganeti::file::parse_fleet;
 use crate::ganeti::plan;
+use crate::ganeti::tags::{self, Tag};
 
 fn demo() -> Snapshot {
-    parse_fleet(include_str!("../../fixtures/demo.json")).unwrap()
+    parse_fleet(include_str!("../../../fixtures/demo.json")).unwrap()
 }
 
 const START: i64 = 1_800_000_000;
@@ -88,7 +89,7 @@ fn a_rack_failure_halts_the_watcher_and_it_says_so() {
         ..SimConfig::new(START)
     };
     let sched = Schedule {
-        passes: vec![vec![Event::RackDown("ams-b".into())]],
+        passes: vec![vec![Event::Fault(Fault::RackDown("ams-b".into()))]],
     };
     let out = run(&fleet, &sched, &cfg, plan);
     assert!(out.violation.is_none(), "{:?}", out.violation);
@@ -122,6 +123,29 @@ fn generated_fleets_with_contradictions_keep_every_rule() {
     }
     let s = &summary.stats;
     assert!(s.jobs_submitted > 1000 && s.kills > 50, "{s:?}");
+}
+
+#[test]
+fn the_worlds_own_generated_fleets_keep_every_rule_with_the_shipped_limits() {
+    // The fleet every family's world generates for the engine's tests: here with history
+    // (pending repairs and their jobs, requests, results) and the config file's defaults.
+    for seed in [3, 4] {
+        let fleet = <FleetFile as World>::generate(200, seed);
+        let cfg = SimConfig {
+            limits: Limits::default(),
+            quiet_passes: 60,
+            start: crate::ganeti::generate::BASE_EPOCH,
+        };
+        let summary = explore(&fleet, 25, seed, 15, &cfg, &Faults::default(), plan);
+        if let Some(f) = summary.findings.first() {
+            panic!("{f}");
+        }
+        let s = &summary.stats;
+        assert!(
+            s.jobs_submitted > 400 && s.kills > 15 && s.repairs_succeeded > 400,
+            "{s:?}"
+        );
+    }
 }
 
 /// Issue 13, seed 424661: legacy-a4's second fix-storage repair waits for resources from late

@@ -1,0 +1,129 @@
+//! Admin edits in scenarios, over any family's ladder: the mark changes a person makes with
+//! `allow`, `suspend`, `resume`, `request` and `clear`, written through the world's backend
+//! directly (a person's edit is not the watcher's, so it is neither recorded nor killed).
+
+use super::{PASS_SECONDS, World};
+use crate::engine::backend::Backend;
+use crate::engine::family::Family;
+use crate::engine::marks::{Codec, Mark, RepairResult};
+use crate::engine::object::ObjectRef;
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum AdminEdit<L> {
+    /// For this many passes, or until resumed.
+    Suspend {
+        for_passes: Option<u32>,
+    },
+    Resume,
+    /// `None` drops the object's policy: it inherits its scope's.
+    Allow(Option<L>),
+    /// A once-off repair up to this level, on a target.
+    Request(L),
+    /// Removes a target's failure results.
+    Clear,
+}
+
+/// Applies the edit as the admin verbs do; an edit they would refuse (nothing to resume, a
+/// repair already pending, no failure to clear) simply does not happen.
+pub(super) fn apply<W: World>(
+    world: &mut W,
+    object: &ObjectRef,
+    edit: &AdminEdit<<W::Family as Family>::Level>,
+    now: i64,
+) {
+    let Some((add, remove)) = edits::<W::Family>(world.fleet(), object, edit, now) else {
+        return;
+    };
+    let backend = world.backend();
+    if !add.is_empty() && backend.add_marks(object, &add, "admin").is_err() {
+        return;
+    }
+    if !remove.is_empty() {
+        let _ = backend.remove_marks(object, &remove, "admin");
+    }
+}
+
+/// The marks of an object: a target (the first of that name, as backends find it) or a holder.
+fn marks_of<'f, F: Family>(fleet: &'f F::Snapshot, object: &ObjectRef) -> Option<&'f [String]> {
+    if object.is(F::WORDS.target) {
+        return F::targets(fleet)
+            .iter()
+            .find(|t| F::name(t) == object.name)
+            .map(F::marks);
+    }
+    F::holders(fleet)
+        .into_iter()
+        .find(|h| h.object == *object)
+        .map(|h| h.marks)
+}
+
+type Edits = (Vec<String>, Vec<String>);
+
+/// The marks to add and to remove, or `None` when the verb is refused.
+fn edits<F: Family>(
+    fleet: &F::Snapshot,
+    object: &ObjectRef,
+    edit: &AdminEdit<F::Level>,
+    now: i64,
+) -> Option<Edits> {
+    let current = marks_of::<F>(fleet, object)?;
+    let parsed: Vec<(&String, Mark<'_, F::Level>)> = current
+        .iter()
+        .filter_map(|m| F::Marks::parse(m).ok().map(|p| (m, p)))
+        .collect();
+    let matching = |keep: &dyn Fn(&Mark<'_, F::Level>) -> bool| -> Vec<String> {
+        parsed
+            .iter()
+            .filter(|(_, m)| keep(m))
+            .map(|(text, _)| (*text).clone())
+            .collect()
+    };
+    let on_target = object.is(F::WORDS.target);
+    let (add, remove) = match edit {
+        AdminEdit::Allow(level) => {
+            let add: Vec<String> = level.iter().map(|l| F::Marks::render_policy(*l)).collect();
+            let remove = parsed
+                .iter()
+                .filter(|(text, m)| matches!(m, Mark::Policy(_)) && !add.contains(text))
+                .map(|(text, _)| (*text).clone())
+                .collect();
+            (add, remove)
+        }
+        AdminEdit::Suspend { for_passes } => {
+            let until = for_passes.map(|p| now + i64::from(p) * PASS_SECONDS);
+            (vec![F::Marks::render_suspend(until).ok()?], vec![])
+        }
+        AdminEdit::Resume => {
+            let remove = matching(&|m| matches!(m, Mark::Suspend { .. }));
+            if remove.is_empty() {
+                return None;
+            }
+            (vec![], remove)
+        }
+        AdminEdit::Request(level) => {
+            if !on_target || parsed.iter().any(|(_, m)| matches!(m, Mark::Pending(_))) {
+                return None;
+            }
+            let id = uuid::Uuid::new_v5(
+                &uuid::Uuid::NAMESPACE_OID,
+                format!("{now}{object}").as_bytes(),
+            )
+            .to_string();
+            (
+                vec![F::Marks::render_pending(*level, &id, now, &[]).ok()?],
+                vec![],
+            )
+        }
+        AdminEdit::Clear => {
+            let remove =
+                matching(&|m| matches!(m, Mark::Result(r) if r.result == RepairResult::Failure));
+            if !on_target || remove.is_empty() {
+                return None;
+            }
+            (vec![], remove)
+        }
+    };
+    let add = add.into_iter().filter(|m| !current.contains(m)).collect();
+    Some((add, remove))
+}

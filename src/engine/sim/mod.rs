@@ -1,0 +1,586 @@
+//! The chaos simulator, the same for every family: many passes over an in-memory world while
+//! failure domains go down, operations fail or lack resources, the watcher is killed between
+//! backend calls and admins edit marks. After every pass an oracle (`oracle.rs`), written
+//! independently of the planner, checks the safety rules of the design; at the end it checks
+//! that every repairable target was repaired once the faults stopped. A violation comes with
+//! its seed and a minimised event history.
+//!
+//! A family takes part by implementing [`World`]: its fleet as an in-memory backend, its own
+//! faults, one pass of its world's time, and the facts the oracle reads from a snapshot (which
+//! targets are broken and what they need, failure domains, operations). The kills, the admin
+//! edits (over the family's ladder) and the checks are the engine's.
+
+mod admin;
+mod oracle;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+pub(crate) mod toy;
+
+use super::backend::{Backend, BackendError, Dying};
+use super::exec;
+use super::family::{Family, Health};
+use super::limits::Limits;
+use super::marks::{Codec, Mark, RepairResult};
+use super::object::ObjectRef;
+use super::plan::Plan;
+use rand::{Rng as _, SeedableRng};
+use serde::Serialize;
+use std::fmt;
+
+pub use admin::AdminEdit;
+
+/// Seconds between passes (cron every 5 minutes).
+pub const PASS_SECONDS: i64 = 300;
+
+/// The random source of every scenario: seeded, portable, the same on every machine.
+pub type Rng = rand_chacha::ChaCha8Rng;
+
+/// A world's ladder.
+pub type LevelOf<W> = <<W as World>::Family as Family>::Level;
+/// One event of a world's scenarios.
+pub type EventOf<W> = Event<<W as World>::Fault, LevelOf<W>>;
+/// A world's scenario.
+pub type ScheduleOf<W> = Schedule<<W as World>::Fault, LevelOf<W>>;
+
+/// The planner under test, with its limits and family settings bound: the fleet as the
+/// watcher read it, the clock and the seed of the pass. The oracle checks it against
+/// [`SimConfig::limits`], so the planner must plan with those.
+pub type Planner<'p, W> = &'p dyn Fn(&<W as World>::Fleet, i64, u64) -> Plan<<W as World>::Family>;
+
+/// A family's fleet as a world the simulator drives: a backend the watcher acts on, faults that
+/// happen to it, and time that passes. The last group of functions are the oracle's facts: the
+/// family reads them from a snapshot with code of its own, not the planner's, so that a planner
+/// bug is not repeated in the check (its health table may be shared; policy, suspends,
+/// permissions and limits the oracle derives itself from the raw marks).
+pub trait World: Sized {
+    type Family: Family<Snapshot = Self::Fleet>;
+    /// The family's snapshot: the oracle compares the world before and after each pass.
+    type Fleet: Clone;
+    /// The backend the watcher acts through in this world (often the world itself).
+    type Backend: Backend<Self::Family>;
+    /// One of the family's faults: a domain goes down or comes back, an operation will fail.
+    type Fault: Clone + fmt::Debug + fmt::Display + PartialEq + Eq + Serialize;
+    /// How often each fault happens, per pass.
+    type Rates: Clone + fmt::Debug + Default;
+    /// What drawing faults remembers from pass to pass (a flapping domain comes back).
+    type Chaos;
+
+    /// A world holding this fleet, with nothing scripted yet.
+    fn new(fleet: &Self::Fleet) -> Self;
+    /// A synthetic fleet of about `targets` targets, deterministic by seed, with marks of every
+    /// kind (policies, suspends, foreign marks) on targets and scopes.
+    fn generate(targets: usize, seed: u64) -> Self::Fleet;
+    fn fleet(&self) -> &Self::Fleet;
+    fn backend(&mut self) -> &mut Self::Backend;
+
+    /// Starts drawing faults for one scenario over `fleet`.
+    fn chaos(fleet: &Self::Fleet, rates: &Self::Rates) -> Self::Chaos;
+    /// The family's faults before one pass. Draws from `rng` in a fixed order, so that a seed
+    /// always gives the same scenario.
+    fn draw(chaos: &mut Self::Chaos, rng: &mut Rng) -> Vec<Self::Fault>;
+    fn apply(&mut self, fault: &Self::Fault, now: i64);
+    /// One pass of the world's time: operations move on and, when they end, take effect.
+    fn advance(&mut self, now: i64);
+
+    /// Whether the target is broken and the level its repair needs.
+    fn health(fleet: &Self::Fleet, target: &TargetOf<Self>) -> Health<LevelOf<Self>>;
+    /// The failure domain a repair of the target belongs to (the down domain that breaks it,
+    /// else where it runs).
+    fn domain<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> &'f str;
+    /// The scope whose down domains count for a mass failure that holds the target.
+    fn limit_scope<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> Option<&'f str>;
+    /// The failure domains that are down, with the scope each counts in.
+    fn down_domains(fleet: &Self::Fleet) -> Vec<DownFact<'_>>;
+    /// The marks of the target's scopes, nearest first (the target's own are not included).
+    fn scope_marks<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> Vec<&'f [String]>;
+    /// Every operation the world knows.
+    fn ops(fleet: &Self::Fleet) -> Vec<OpFact<'_, Self::Family>>;
+    /// The least level whose repairs may run this operation.
+    fn level_of(op: &<Self::Family as Family>::Op) -> LevelOf<Self>;
+    /// Every object that carries marks, by a key unique in the fleet (even where names repeat).
+    fn marked_objects(fleet: &Self::Fleet) -> Vec<(String, &[String])>;
+}
+
+/// A world's target.
+pub type TargetOf<W> = <<W as World>::Family as Family>::Target;
+
+/// A down failure domain, as the oracle counts it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DownFact<'f> {
+    pub domain: &'f str,
+    /// The scope it counts in for `max_down_nodes_per_group`.
+    pub scope: &'f str,
+}
+
+/// An operation, as the oracle sees it.
+#[derive(Clone, Debug)]
+pub struct OpFact<'f, F: Family> {
+    pub id: F::OpId,
+    /// The repair id its reason carries.
+    pub repair: Option<&'f str>,
+    pub target: Option<&'f str>,
+    pub step: Option<F::Step>,
+    pub run: OpRun,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpRun {
+    Running,
+    Succeeded,
+    /// Ended without success (failed, canceled, lacked resources).
+    Failed,
+    /// The world has no status for it.
+    Unknown,
+}
+
+/// How often each fault happens per pass: the world's own (`world`), and the engine's.
+#[derive(Clone, Debug)]
+pub struct Faults<R> {
+    pub world: R,
+    pub kill: f64,
+    pub admin_edit: f64,
+}
+
+impl<R: Default> Default for Faults<R> {
+    fn default() -> Self {
+        Faults {
+            world: R::default(),
+            kill: 0.2,
+            admin_edit: 0.2,
+        }
+    }
+}
+
+/// One thing that happens before a pass.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Event<X, L> {
+    /// One of the family's faults.
+    Fault(X),
+    /// The watcher dies after this many backend calls in this pass.
+    Kill(usize),
+    Admin(ObjectRef, AdminEdit<L>),
+}
+
+impl<X: fmt::Display, L: fmt::Debug> fmt::Display for Event<X, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Fault(x) => x.fmt(f),
+            Event::Kill(n) => write!(f, "the watcher is killed after {n} backend calls"),
+            Event::Admin(o, e) => write!(f, "admin on {o}: {e:?}"),
+        }
+    }
+}
+
+/// Events per pass of the fault phase; the quiet phase that follows has none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Schedule<X, L> {
+    pub passes: Vec<Vec<Event<X, L>>>,
+}
+
+impl<X, L> Default for Schedule<X, L> {
+    fn default() -> Self {
+        Schedule { passes: Vec::new() }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// The limits the planner under test plans with, and the oracle checks.
+    pub limits: Limits,
+    pub start: i64,
+    /// Passes without faults after the schedule, within which every repairable target must be
+    /// repaired (or given up on with a failure).
+    pub quiet_passes: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// Which rule (short name, in the family's words).
+    pub rule: String,
+    pub pass: usize,
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pass {}: {}: {}", self.pass, self.rule, self.detail)
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub passes: usize,
+    pub jobs_submitted: usize,
+    pub kills: usize,
+    pub repairs_succeeded: usize,
+    pub repairs_failed: usize,
+    pub halted_passes: usize,
+}
+
+impl Stats {
+    fn add(&mut self, o: &Stats) {
+        self.passes += o.passes;
+        self.jobs_submitted += o.jobs_submitted;
+        self.kills += o.kills;
+        self.repairs_succeeded += o.repairs_succeeded;
+        self.repairs_failed += o.repairs_failed;
+        self.halted_passes += o.halted_passes;
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub stats: Stats,
+    pub violation: Option<Violation>,
+    /// Per pass: what happened before it and what the watcher did.
+    pub log: Vec<Vec<String>>,
+}
+
+/// Draws a fault schedule for `fleet` from the seed: the family's faults, then an admin edit,
+/// then a kill, pass by pass.
+pub fn schedule<W: World>(
+    fleet: &W::Fleet,
+    passes: u32,
+    seed: u64,
+    faults: &Faults<W::Rates>,
+) -> ScheduleOf<W> {
+    let names = Names::<W>::of(fleet);
+    let mut rng = Rng::seed_from_u64(seed);
+    let mut chaos = W::chaos(fleet, &faults.world);
+    let mut out = Schedule::default();
+    for _ in 0..passes {
+        let mut events: Vec<EventOf<W>> = W::draw(&mut chaos, &mut rng)
+            .into_iter()
+            .map(Event::Fault)
+            .collect();
+        if !names.targets.is_empty() && rng.random_bool(faults.admin_edit) {
+            events.push(names.admin_edit(&mut rng));
+        }
+        if rng.random_bool(faults.kill) {
+            events.push(Event::Kill(rng.random_range(0..8)));
+        }
+        out.passes.push(events);
+    }
+    out
+}
+
+/// What admin edits are drawn over: the targets' names and the scopes.
+struct Names<W: World> {
+    targets: Vec<String>,
+    scopes: Vec<ObjectRef>,
+    world: std::marker::PhantomData<W>,
+}
+
+impl<W: World> Names<W> {
+    fn of(fleet: &W::Fleet) -> Self {
+        use super::family::Role;
+        Names {
+            targets: <W::Family as Family>::targets(fleet)
+                .iter()
+                .map(|t| <W::Family as Family>::name(t).to_owned())
+                .collect(),
+            scopes: <W::Family as Family>::holders(fleet)
+                .into_iter()
+                .filter(|h| matches!(h.role, Role::Scope { .. }))
+                .map(|h| h.object)
+                .collect(),
+            world: std::marker::PhantomData,
+        }
+    }
+
+    fn target(&self, rng: &mut Rng) -> ObjectRef {
+        let name = &self.targets[rng.random_range(0..self.targets.len())];
+        ObjectRef::new(<W::Family as Family>::WORDS.target, name.clone())
+    }
+
+    /// Any verb, with any level of the ladder; suspends and policies on targets or scopes,
+    /// requests and clears on targets.
+    fn admin_edit(&self, rng: &mut Rng) -> EventOf<W> {
+        use super::marks::Level;
+        let ladder = LevelOf::<W>::LADDER;
+        let level = ladder[rng.random_range(0..ladder.len())];
+        let edit = match rng.random_range(0..6) {
+            0 => AdminEdit::Suspend {
+                for_passes: rng.random_bool(0.5).then(|| rng.random_range(1..10)),
+            },
+            1 => AdminEdit::Resume,
+            2 => AdminEdit::Allow(rng.random_bool(0.8).then_some(level)),
+            3 => AdminEdit::Clear,
+            _ => AdminEdit::Request(level),
+        };
+        let object = match edit {
+            AdminEdit::Clear | AdminEdit::Request(_) => self.target(rng),
+            _ if !self.scopes.is_empty() && rng.random_bool(0.5) => {
+                self.scopes[rng.random_range(0..self.scopes.len())].clone()
+            }
+            _ => self.target(rng),
+        };
+        Event::Admin(object, edit)
+    }
+}
+
+/// What the watcher did during one pass, as seen by the backend.
+struct CallLog<F: Family> {
+    added: Vec<(ObjectRef, String)>,
+    removed: Vec<(ObjectRef, String)>,
+    submitted: Vec<Submission<F>>,
+}
+
+impl<F: Family> Default for CallLog<F> {
+    fn default() -> Self {
+        CallLog {
+            added: Vec::new(),
+            removed: Vec::new(),
+            submitted: Vec::new(),
+        }
+    }
+}
+
+struct Submission<F: Family> {
+    target: String,
+    op: F::Op,
+    reason: String,
+    id: F::OpId,
+}
+
+/// Logs what the watcher does to the world, and dies where the schedule says.
+struct Recording<'a, F: Family, B> {
+    inner: Dying<&'a mut B>,
+    log: CallLog<F>,
+}
+
+impl<F: Family, B: Backend<F>> Backend<F> for Recording<'_, F, B> {
+    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
+        self.inner.snapshot()
+    }
+    fn add_marks(&mut self, o: &ObjectRef, m: &[String], r: &str) -> Result<(), BackendError> {
+        self.inner.add_marks(o, m, r)?;
+        self.log
+            .added
+            .extend(m.iter().map(|m| (o.clone(), m.clone())));
+        Ok(())
+    }
+    fn remove_marks(&mut self, o: &ObjectRef, m: &[String], r: &str) -> Result<(), BackendError> {
+        self.inner.remove_marks(o, m, r)?;
+        self.log
+            .removed
+            .extend(m.iter().map(|m| (o.clone(), m.clone())));
+        Ok(())
+    }
+    fn submit(
+        &mut self,
+        t: &str,
+        op: &F::Op,
+        r: &str,
+        a: Option<&F::OpId>,
+    ) -> Result<F::OpId, BackendError> {
+        let id = self.inner.submit(t, op, r, a)?;
+        self.log.submitted.push(Submission {
+            target: t.to_owned(),
+            op: op.clone(),
+            reason: r.to_owned(),
+            id: id.clone(),
+        });
+        Ok(id)
+    }
+    fn can_follow(&self, op: &F::Op) -> bool {
+        self.inner.can_follow(op)
+    }
+    fn supports(&self, step: F::Step) -> bool {
+        self.inner.supports(step)
+    }
+}
+
+/// Runs the schedule, then quiet passes, checking every pass; stops at the first violation.
+pub fn run<W: World>(
+    fleet: &W::Fleet,
+    schedule: &ScheduleOf<W>,
+    cfg: &SimConfig,
+    planner: Planner<'_, W>,
+) -> Outcome {
+    let words = <W::Family as Family>::WORDS;
+    let mut world = W::new(fleet);
+    let mut stats = Stats::default();
+    let mut log = Vec::new();
+    let total = schedule.passes.len() + cfg.quiet_passes as usize;
+    for pass in 0..total {
+        let now = cfg.start + pass as i64 * PASS_SECONDS;
+        let mut lines = Vec::new();
+        let mut kill_after = None;
+        for e in schedule.passes.get(pass).into_iter().flatten() {
+            lines.push(e.to_string());
+            match e {
+                Event::Fault(x) => world.apply(x, now),
+                Event::Kill(n) => kill_after = Some(*n),
+                Event::Admin(object, edit) => admin::apply(&mut world, object, edit, now),
+            }
+        }
+        let before = world.fleet().clone();
+        let plan = planner(&before, now, pass as u64);
+        if plan.fleet.halted.is_some() {
+            stats.halted_passes += 1;
+        }
+        let mut rec = Recording {
+            inner: Dying::new(world.backend(), kill_after),
+            log: CallLog::default(),
+        };
+        let report = exec::execute(&plan, &mut rec);
+        let calls = rec.log;
+        if report.crashed {
+            stats.kills += 1;
+            lines.push("the watcher died mid-pass".into());
+        }
+        stats.jobs_submitted += calls.submitted.len();
+        for (object, mark) in &calls.added {
+            if let Ok(Mark::Result(r)) = <W::Family as Family>::Marks::parse(mark) {
+                match r.result {
+                    RepairResult::Success => stats.repairs_succeeded += 1,
+                    RepairResult::Failure => stats.repairs_failed += 1,
+                    RepairResult::Enoperm => {}
+                }
+            }
+            lines.push(format!("watcher adds {object}: {mark}"));
+        }
+        for (object, mark) in &calls.removed {
+            lines.push(format!("watcher removes {object}: {mark}"));
+        }
+        for s in &calls.submitted {
+            lines.push(format!(
+                "watcher submits {} {} on {}: {}",
+                words.op, s.id, s.target, s.op
+            ));
+        }
+        stats.passes += 1;
+        log.push(lines);
+        if let Err((rule, detail)) =
+            oracle::check_pass::<W>(&before, world.fleet(), &calls, &cfg.limits, now)
+        {
+            return Outcome {
+                stats,
+                violation: Some(Violation { rule, pass, detail }),
+                log,
+            };
+        }
+        world.advance(now);
+    }
+    let violation = if total > 0 {
+        oracle::liveness::<W>(world.fleet(), cfg, planner, total)
+    } else {
+        None
+    };
+    Outcome {
+        stats,
+        violation,
+        log,
+    }
+}
+
+/// Shrinks a failing schedule: drops the passes after the violation, then every event whose
+/// removal still gives a violation of the same rule.
+pub fn minimize<W: World>(
+    fleet: &W::Fleet,
+    schedule: &ScheduleOf<W>,
+    cfg: &SimConfig,
+    planner: Planner<'_, W>,
+    rule: &str,
+) -> ScheduleOf<W> {
+    let fails = |s: &ScheduleOf<W>| {
+        run::<W>(fleet, s, cfg, planner)
+            .violation
+            .is_some_and(|v| v.rule == rule)
+    };
+    let mut best = schedule.clone();
+    // Shortest prefix that still fails.
+    let mut len = best.passes.len();
+    while len > 0 {
+        let mut shorter = best.clone();
+        shorter.passes.truncate(len - 1);
+        if fails(&shorter) {
+            best = shorter;
+            len -= 1;
+        } else {
+            break;
+        }
+    }
+    for p in 0..best.passes.len() {
+        let mut e = 0;
+        while e < best.passes[p].len() {
+            let mut fewer = best.clone();
+            fewer.passes[p].remove(e);
+            if fails(&fewer) {
+                best = fewer;
+            } else {
+                e += 1;
+            }
+        }
+    }
+    best
+}
+
+/// A violation with everything needed to reproduce it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    pub seed: u64,
+    pub violation: Violation,
+    /// The minimised schedule, one line per event, by pass.
+    pub history: Vec<(usize, String)>,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "seed {}: {}", self.seed, self.violation)?;
+        writeln!(f, "minimal history that reproduces it:")?;
+        for (pass, line) in &self.history {
+            writeln!(f, "  before pass {pass}: {line}")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub scenarios: usize,
+    pub stats: Stats,
+    pub findings: Vec<Finding>,
+}
+
+/// Runs `scenarios` seeded scenarios (seeds `seed`, `seed+1`, …) of `passes` fault passes each,
+/// and stops at the first violation, minimised.
+pub fn explore<W: World>(
+    fleet: &W::Fleet,
+    passes: u32,
+    seed: u64,
+    scenarios: usize,
+    cfg: &SimConfig,
+    faults: &Faults<W::Rates>,
+    planner: Planner<'_, W>,
+) -> Summary {
+    let mut summary = Summary {
+        scenarios,
+        ..Summary::default()
+    };
+    for k in 0..scenarios as u64 {
+        let s = seed.wrapping_add(k);
+        let sched = schedule::<W>(fleet, passes, s, faults);
+        let out = run::<W>(fleet, &sched, cfg, planner);
+        summary.stats.add(&out.stats);
+        if let Some(v) = out.violation {
+            let small = minimize::<W>(fleet, &sched, cfg, planner, &v.rule);
+            let violation = run::<W>(fleet, &small, cfg, planner).violation.unwrap_or(v);
+            let history = small
+                .passes
+                .iter()
+                .enumerate()
+                .flat_map(|(p, events)| events.iter().map(move |e| (p, e.to_string())))
+                .collect();
+            summary.findings.push(Finding {
+                seed: s,
+                violation,
+                history,
+            });
+            break;
+        }
+    }
+    summary
+}

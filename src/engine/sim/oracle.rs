@@ -1,0 +1,371 @@
+//! The oracle: the safety rules of the design (§5), checked after every pass from what the
+//! world says and what the watcher did to it. Deliberately not the planner's code: policy,
+//! suspends, permissions, limits and failure domains are read again from the raw marks and the
+//! world's own facts, with simpler rules than the planner's, so that a planner bug is not
+//! repeated here.
+
+use super::{CallLog, OpRun, PASS_SECONDS, Planner, SimConfig, Violation, World};
+use crate::engine::family::{Family, Health, Need};
+use crate::engine::limits::Limits;
+use crate::engine::marks::{Codec, Mark, RepairResult};
+use crate::engine::plan::{Blocked, REASON_PREFIX, State};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+type F<W> = <W as World>::Family;
+type Level<W> = <F<W> as Family>::Level;
+type Target<W> = <F<W> as Family>::Target;
+
+fn parse<W: World>(mark: &str) -> Option<Mark<'_, Level<W>>> {
+    <F<W> as Family>::Marks::parse(mark).ok()
+}
+
+/// The first target of that name, as backends find it.
+fn target<'f, W: World>(fleet: &'f W::Fleet, name: &str) -> Option<&'f Target<W>> {
+    <F<W>>::targets(fleet)
+        .iter()
+        .find(|t| <F<W>>::name(t) == name)
+}
+
+/// One object's policy: `None` no policy mark, `Some(None)` suspended, `Some(Some(l))` repairs
+/// up to `l`.
+fn object_policy<W: World>(marks: &[String], now: i64) -> Option<Option<Level<W>>> {
+    let parsed: Vec<Mark<'_, Level<W>>> = marks.iter().filter_map(|m| parse::<W>(m)).collect();
+    let suspended = parsed.iter().any(|m| match m {
+        Mark::Suspend { until: None } => true,
+        Mark::Suspend { until: Some(u) } => *u > now,
+        _ => false,
+    });
+    if suspended {
+        return Some(None);
+    }
+    parsed
+        .iter()
+        .filter_map(|m| match m {
+            Mark::Policy(l) => Some(*l),
+            _ => None,
+        })
+        .min()
+        .map(Some)
+}
+
+/// Nearest wins: the target's own marks, then its scopes'.
+fn policy<W: World>(fleet: &W::Fleet, t: &Target<W>, now: i64) -> Option<Option<Level<W>>> {
+    std::iter::once(<F<W>>::marks(t))
+        .chain(W::scope_marks(fleet, t))
+        .find_map(|marks| object_policy::<W>(marks, now))
+}
+
+fn has_failure<W: World>(marks: &[String]) -> bool {
+    marks.iter().any(
+        |m| matches!(parse::<W>(m), Some(Mark::Result(r)) if r.result == RepairResult::Failure),
+    )
+}
+
+fn broken_count<W: World>(fleet: &W::Fleet) -> usize {
+    <F<W>>::targets(fleet)
+        .iter()
+        .filter(|t| W::health(fleet, t).is_broken())
+        .count()
+}
+
+/// A mass failure that holds `target` (or, with `None`, the whole fleet): too many down
+/// domains in its scope or the fleet, or too many broken targets when that brake is set.
+fn mass_failure<W: World>(fleet: &W::Fleet, limits: &Limits, target: Option<&Target<W>>) -> bool {
+    let down = W::down_domains(fleet);
+    if down.len() > limits.max_down_nodes
+        || limits
+            .max_broken
+            .is_some_and(|max| broken_count::<W>(fleet) > max)
+    {
+        return true;
+    }
+    target
+        .and_then(|t| W::limit_scope(fleet, t))
+        .is_some_and(|s| {
+            down.iter().filter(|d| d.scope == s).count() > limits.max_down_nodes_per_group
+        })
+}
+
+/// The marks autorepair does not own, per object.
+fn foreign_marks<W: World>(fleet: &W::Fleet) -> BTreeMap<String, Vec<&str>> {
+    W::marked_objects(fleet)
+        .into_iter()
+        .map(|(key, marks)| {
+            let mut foreign: Vec<&str> = marks
+                .iter()
+                .filter(|m| matches!(parse::<W>(m), Some(Mark::Foreign)))
+                .map(String::as_str)
+                .collect();
+            foreign.sort_unstable();
+            (key, foreign)
+        })
+        .collect()
+}
+
+/// The rule broken, and the details.
+type Broken = (String, String);
+
+/// Checks the safety rules for one pass: `before` is the world the watcher read, `after` the
+/// world right after it acted (before time passed).
+pub(super) fn check_pass<W: World>(
+    before: &W::Fleet,
+    after: &W::Fleet,
+    log: &CallLog<F<W>>,
+    limits: &Limits,
+    now: i64,
+) -> Result<(), Broken> {
+    let words = <F<W>>::WORDS;
+    let noun = <F<W> as Family>::Marks::NOUN;
+    let fail = |rule: &str, detail: String| Err((rule.to_owned(), detail));
+    let repair_of = |reason: &'_ str| -> String {
+        reason
+            .strip_prefix(REASON_PREFIX)
+            .unwrap_or(reason)
+            .to_owned()
+    };
+    // Rule 3: only a failed attempt at a step may be retried. Looking at the world after the
+    // pass also catches two attempts submitted in the same pass.
+    let ops_after = W::ops(after);
+    for s in &log.submitted {
+        let id = repair_of(&s.reason);
+        let step = <F<W>>::step_of(&s.op);
+        if let Some(o) = ops_after.iter().find(|o| {
+            o.id != s.id
+                && o.repair == Some(id.as_str())
+                && o.step == Some(step)
+                && o.run != OpRun::Failed
+        }) {
+            return fail(
+                &format!("{} submitted twice", words.op),
+                format!(
+                    "{step} of {id} on {} submitted again while {} {} is {:?}",
+                    s.target, words.op, o.id, o.run
+                ),
+            );
+        }
+    }
+    // Rules 1 and 2, for every operation started.
+    for s in &log.submitted {
+        let t = target::<W>(before, &s.target);
+        let what = format!(
+            "{} {} ({}) on {}",
+            words.op,
+            s.id,
+            <F<W>>::step_of(&s.op),
+            s.target
+        );
+        if mass_failure::<W>(before, limits, t) {
+            return fail("started while the fleet-wide limit was exceeded", what);
+        }
+        let id = repair_of(&s.reason);
+        let marks_before = t.map_or(&[][..], <F<W>>::marks);
+        let granted_by_pending = marks_before
+            .iter()
+            .filter_map(|m| match parse::<W>(m) {
+                Some(Mark::Pending(p)) if p.id == id => Some(p.repair),
+                _ => None,
+            })
+            .max();
+        let policy = t.and_then(|t| policy::<W>(before, t, now));
+        if policy == Some(None) {
+            return fail("repair on a suspended target", what);
+        }
+        if has_failure::<W>(marks_before) {
+            return fail("repair on a target parked by a failure", what);
+        }
+        let allowed = policy.flatten().max(granted_by_pending);
+        let level = W::level_of(&s.op);
+        if allowed.is_none_or(|a| level > a) {
+            return fail(
+                "repair above the allowed level",
+                format!("{what}: level {level}, allowed {allowed:?}"),
+            );
+        }
+    }
+    // Repairs under way right after the pass.
+    let mut running: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for o in &ops_after {
+        if let (Some(id), Some(t), OpRun::Running) = (o.repair, o.target, o.run) {
+            running.entry(t).or_default().insert(id);
+        }
+    }
+    if let Some((t, ids)) = running.iter().find(|(_, ids)| ids.len() > 1) {
+        return fail("two repairs at once on one target", format!("{t}: {ids:?}"));
+    }
+    let total: usize = running.values().map(BTreeSet::len).sum();
+    if let Some(cap) = limits.max_pending.filter(|cap| total > *cap) {
+        return fail(
+            "more repairs under way than max_pending",
+            format!("{total} > {cap}"),
+        );
+    }
+    // Failure domains: new repairs (ids with no operation before this pass) may open domains
+    // only while fewer than the limit had repairs running.
+    let ops_before = W::ops(before);
+    let running_before: BTreeSet<&str> = ops_before
+        .iter()
+        .filter(|o| o.repair.is_some() && o.run == OpRun::Running)
+        .filter_map(|o| target::<W>(before, o.target?))
+        .map(|t| W::domain(before, t))
+        .collect();
+    let had_ops = |id: &str| {
+        ops_before.iter().any(|o| o.repair == Some(id))
+            || <F<W>>::targets(before).iter().any(|t| {
+                <F<W>>::marks(t).iter().any(
+                    |m| matches!(parse::<W>(m), Some(Mark::Pending(p)) if p.id == id && !p.ops.is_empty()),
+                )
+            })
+    };
+    let opened: BTreeSet<&str> = log
+        .submitted
+        .iter()
+        .filter(|s| !had_ops(&repair_of(&s.reason)))
+        .filter_map(|s| target::<W>(before, &s.target))
+        .map(|t| W::domain(before, t))
+        .filter(|d| !running_before.contains(d))
+        .collect();
+    if !opened.is_empty() && running_before.len() + opened.len() > limits.max_domains_under_repair {
+        return fail(
+            "more failure domains under repair than max_domains_under_repair",
+            format!("{running_before:?} were running, {opened:?} opened"),
+        );
+    }
+    // A mass failure writes nothing but the bookkeeping of repairs under way.
+    for (object, mark) in log.added.iter().chain(&log.removed) {
+        let held = if object.is(words.target) {
+            mass_failure::<W>(before, limits, target::<W>(before, &object.name))
+        } else {
+            mass_failure::<W>(before, limits, None)
+        };
+        let bookkeeping = match parse::<W>(mark) {
+            Some(Mark::Pending(p)) => !p.ops.is_empty() || had_ops(p.id),
+            Some(Mark::Result(r)) => r.result != RepairResult::Enoperm && had_ops(r.id),
+            _ => false,
+        };
+        if held && !bookkeeping {
+            return fail(
+                &format!("{noun} written during a mass failure"),
+                format!("{object}: {mark}"),
+            );
+        }
+    }
+    // Rule 4.
+    let (foreign_before, foreign_after) = (foreign_marks::<W>(before), foreign_marks::<W>(after));
+    if foreign_before != foreign_after {
+        let changed = foreign_before
+            .iter()
+            .find(|(k, v)| foreign_after.get(*k) != Some(v))
+            .map_or_else(String::new, |(k, _)| format!(": {k}"));
+        return fail(
+            &format!("foreign {noun} touched"),
+            format!("a {noun} autorepair does not own changed{changed}"),
+        );
+    }
+    for (object, mark) in &log.removed {
+        if matches!(parse::<W>(mark), Some(Mark::Result(r)) if r.result == RepairResult::Failure) {
+            return fail(
+                "failure result removed by the watcher",
+                format!("{object}: {mark}"),
+            );
+        }
+    }
+    for (object, mark) in &log.added {
+        match parse::<W>(mark) {
+            None | Some(Mark::Foreign) => {
+                return fail(
+                    &format!("unparseable {noun} written"),
+                    format!("{object}: {mark}"),
+                );
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// After the quiet passes nothing may still be under way, and every target whose repair is
+/// allowed must have been repaired or given up on — unless the fleet is halted, where doing
+/// nothing is the rule.
+pub(super) fn liveness<W: World>(
+    fleet: &W::Fleet,
+    cfg: &SimConfig,
+    planner: Planner<'_, W>,
+    pass: usize,
+) -> Option<Violation> {
+    let now = cfg.start + pass as i64 * PASS_SECONDS;
+    if mass_failure::<W>(fleet, &cfg.limits, None) {
+        return None;
+    }
+    let plan = planner(fleet, now, 0);
+    let ops = W::ops(fleet);
+    let mut seen = HashSet::new();
+    let duplicated: HashSet<&str> = <F<W>>::targets(fleet)
+        .iter()
+        .map(<F<W>>::name)
+        .filter(|n| !seen.insert(*n))
+        .collect();
+    let violation = |rule: &str, detail: String| {
+        Some(Violation {
+            rule: rule.to_owned(),
+            pass,
+            detail,
+        })
+    };
+    for t in &plan.targets {
+        // An ambiguous name is left alone on purpose until a person fixes the fleet data.
+        if duplicated.contains(t.name.as_str()) {
+            continue;
+        }
+        let Some(target) = target::<W>(fleet, &t.name) else {
+            continue;
+        };
+        let Health::Broken {
+            need: Need::Repair(needed),
+            ..
+        } = W::health(fleet, target)
+        else {
+            continue;
+        };
+        if mass_failure::<W>(fleet, &cfg.limits, Some(target)) {
+            continue;
+        }
+        let allowed = policy::<W>(fleet, target, now)
+            .flatten()
+            .is_some_and(|a| needed <= a);
+        // The quiet phase leaves dead domains dead: a repair with nowhere to go is not
+        // repairable, and one waiting for resources is judged only once it could have aged
+        // out (max_repair_age after it started).
+        let max_age = cfg.limits.max_repair_age.as_secs() as i64;
+        let waiting = match t.blocked {
+            Some(Blocked::CannotSubmit { since: None }) => true,
+            Some(
+                Blocked::LacksResources { since, .. }
+                | Blocked::CannotSubmit { since: Some(since) },
+            ) => now - since <= max_age,
+            _ => false,
+        };
+        if allowed && !has_failure::<W>(<F<W>>::marks(target)) && !waiting {
+            return violation(
+                "liveness: an allowed repair never happened",
+                format!(
+                    "{} still needs {needed} ({}) after {} quiet passes: {}",
+                    t.name,
+                    t.state,
+                    cfg.quiet_passes,
+                    t.notes.join("; ")
+                ),
+            );
+        }
+        let still_running = |id: &<F<W> as Family>::OpId| {
+            ops.iter().any(|o| o.id == *id && o.run == OpRun::Running)
+        };
+        if t.state == State::Pending
+            && t.pending
+                .iter()
+                .any(|p| p.jobs.iter().any(|j| still_running(&j.id)))
+        {
+            return violation("liveness: a repair never ended", t.name.clone());
+        }
+    }
+    None
+}

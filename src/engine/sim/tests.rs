@@ -1,0 +1,361 @@
+//! The simulator and its oracle on the toy family: the real planner keeps every rule over many
+//! seeds and fleets, and planners broken in the ways the rules forbid are caught.
+
+use super::toy::{ToyFault, ToyWorld};
+use super::*;
+use crate::engine::family::Health;
+use crate::engine::marks::Codec;
+use crate::engine::plan::{Action, plan};
+use crate::engine::toy::{Toy, ToyLevel, ToyMarks, ToyRoom};
+use std::time::Duration;
+
+const START: i64 = 1_800_000_000;
+
+fn cfg() -> SimConfig {
+    SimConfig {
+        limits: Limits {
+            max_down_nodes_per_group: 2,
+            max_down_nodes: 3,
+            max_domains_under_repair: 2,
+            retry_interval: Duration::from_secs(15 * 60),
+            max_repair_age: Duration::from_secs(2 * 3600),
+            ..Limits::default()
+        },
+        start: START,
+        quiet_passes: 60,
+    }
+}
+
+fn real(room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    plan::<Toy>(room, &(), now, &cfg().limits, seed)
+}
+
+fn explore_toy(
+    fleet: &ToyRoom,
+    seed: u64,
+    scenarios: usize,
+    planner: Planner<'_, ToyWorld>,
+) -> Summary {
+    explore::<ToyWorld>(
+        fleet,
+        40,
+        seed,
+        scenarios,
+        &cfg(),
+        &Faults::default(),
+        planner,
+    )
+}
+
+#[test]
+fn the_real_planner_keeps_every_rule_over_many_seeds_and_fleets() {
+    let mut total = Stats::default();
+    for fleet_seed in 1..=4 {
+        let fleet = ToyWorld::generate(40, fleet_seed);
+        let summary = explore_toy(&fleet, fleet_seed * 1000, 40, &real);
+        if let Some(f) = summary.findings.first() {
+            panic!("fleet {fleet_seed}: {f}");
+        }
+        total.add(&summary.stats);
+    }
+    // The scenarios must really exercise the watcher: repairs that succeed and fail, kills,
+    // and mass failures that halt it.
+    assert!(
+        total.jobs_submitted > 1500
+            && total.kills > 250
+            && total.repairs_succeeded > 1500
+            && total.repairs_failed > 30
+            && total.halted_passes > 100,
+        "{total:?}"
+    );
+}
+
+fn strip(room: &mut ToyRoom, drop: impl Fn(&Mark<'_, ToyLevel>) -> bool) {
+    let keep =
+        |marks: &mut Vec<String>| marks.retain(|m| !ToyMarks::parse(m).is_ok_and(|p| drop(&p)));
+    keep(&mut room.marks);
+    room.shelves.iter_mut().for_each(|s| keep(&mut s.marks));
+    room.boxes.iter_mut().for_each(|b| keep(&mut b.marks));
+}
+
+/// A planner broken on purpose: the limits it is told to plan with, the fleet, the clock and
+/// the seed.
+type Broken = fn(&Limits, &ToyRoom, i64, u64) -> Plan<Toy>;
+
+/// Plans as if no suspend mark existed.
+fn ignores_suspend(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    let mut blind = room.clone();
+    strip(&mut blind, |m| matches!(m, Mark::Suspend { .. }));
+    plan::<Toy>(&blind, &(), now, limits, seed)
+}
+
+/// Reads every policy as allowing the most destructive level.
+fn exceeds_policy(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    let mut blind = room.clone();
+    let widen = |marks: &mut Vec<String>| {
+        for m in marks.iter_mut() {
+            if matches!(ToyMarks::parse(m), Ok(Mark::Policy(_))) {
+                *m = ToyMarks::render_policy(ToyLevel::Replace);
+            }
+        }
+    };
+    widen(&mut blind.marks);
+    blind.shelves.iter_mut().for_each(|s| widen(&mut s.marks));
+    blind.boxes.iter_mut().for_each(|b| widen(&mut b.marks));
+    plan::<Toy>(&blind, &(), now, limits, seed)
+}
+
+/// Does not see the steps under way, so it starts them again.
+fn forgets_steps(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    let mut blind = room.clone();
+    blind.ops.clear();
+    plan::<Toy>(&blind, &(), now, limits, seed)
+}
+
+/// Sees no down shelf: starts repairs through a mass failure.
+fn ignores_mass_failure(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    let blind = Limits {
+        max_down_nodes: usize::MAX,
+        max_down_nodes_per_group: usize::MAX,
+        ..limits.clone()
+    };
+    plan::<Toy>(room, &(), now, &blind, seed)
+}
+
+/// Tidies up what is not its own to remove.
+fn removes(
+    limits: &Limits,
+    room: &ToyRoom,
+    now: i64,
+    seed: u64,
+    what: fn(&Mark<'_, ToyLevel>) -> bool,
+) -> Plan<Toy> {
+    let mut p = plan::<Toy>(room, &(), now, limits, seed);
+    for (t, b) in p.targets.iter_mut().zip(&room.boxes) {
+        let marks: Vec<String> = b
+            .marks
+            .iter()
+            .filter(|m| ToyMarks::parse(m).is_ok_and(|p| what(&p)))
+            .cloned()
+            .collect();
+        if !marks.is_empty() {
+            t.actions.push(Action::RemoveMarks {
+                object: t.object(),
+                marks,
+                reason: "tidy".into(),
+            });
+        }
+    }
+    p
+}
+
+fn removes_foreign(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    removes(limits, room, now, seed, |m| matches!(m, Mark::Foreign))
+}
+
+fn removes_failures(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    removes(
+        limits,
+        room,
+        now,
+        seed,
+        |m| matches!(m, Mark::Result(r) if r.result == RepairResult::Failure),
+    )
+}
+
+/// Keeps its books but never starts a repair.
+fn never_repairs(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    let mut p = plan::<Toy>(room, &(), now, limits, seed);
+    for t in &mut p.targets {
+        t.actions.retain(|a| !matches!(a, Action::Repair(_)));
+    }
+    p
+}
+
+/// Starts repairs in every failure domain at once.
+fn ignores_domain_slots(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    let blind = Limits {
+        max_domains_under_repair: usize::MAX,
+        ..limits.clone()
+    };
+    plan::<Toy>(room, &(), now, &blind, seed)
+}
+
+#[test]
+fn broken_planners_are_caught_with_a_minimal_history_that_reproduces_it() {
+    let fleet = ToyWorld::generate(40, 7);
+    // Room for every domain at once, so that the other broken planners act as much as they
+    // can and are caught by their own rule.
+    let roomy = SimConfig {
+        limits: Limits {
+            max_domains_under_repair: 10,
+            ..cfg().limits
+        },
+        ..cfg()
+    };
+    let tight = cfg();
+    let cases: [(Broken, &SimConfig, &[&str]); 8] = [
+        (ignores_suspend, &roomy, &["repair on a suspended target"]),
+        (exceeds_policy, &roomy, &["repair above the allowed level"]),
+        (forgets_steps, &roomy, &["step submitted twice"]),
+        (
+            ignores_mass_failure,
+            &roomy,
+            &[
+                "started while the fleet-wide limit was exceeded",
+                "mark written during a mass failure",
+            ],
+        ),
+        (removes_foreign, &roomy, &["foreign mark touched"]),
+        (
+            removes_failures,
+            &roomy,
+            &["failure result removed by the watcher"],
+        ),
+        (
+            never_repairs,
+            &roomy,
+            &["liveness: an allowed repair never happened"],
+        ),
+        (
+            ignores_domain_slots,
+            &tight,
+            &["more failure domains under repair than max_domains_under_repair"],
+        ),
+    ];
+    for (broken, cfg, rules) in cases {
+        let planner = |room: &ToyRoom, now, seed| broken(&cfg.limits, room, now, seed);
+        let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, cfg, &Faults::default(), &planner);
+        let f = summary
+            .findings
+            .first()
+            .unwrap_or_else(|| panic!("{rules:?}: not caught: {:?}", summary.stats));
+        assert!(rules.contains(&f.violation.rule.as_str()), "{rules:?}: {f}");
+        assert!(f.to_string().contains(&format!("seed {}", f.seed)), "{f}");
+        // The minimal schedule reproduces the same rule on its own, and is short.
+        let full = schedule::<ToyWorld>(&fleet, 40, f.seed, &Faults::default());
+        let small = minimize::<ToyWorld>(&fleet, &full, cfg, &planner, &f.violation.rule);
+        let again = run::<ToyWorld>(&fleet, &small, cfg, &planner).violation;
+        assert_eq!(again.as_ref(), Some(&f.violation), "{f}");
+        let events: usize = small.passes.iter().map(Vec::len).sum();
+        assert_eq!(events, f.history.len(), "{f}");
+        assert!(events <= 6, "{f}");
+    }
+}
+
+#[test]
+fn a_mass_failure_halts_the_watcher_and_it_says_so() {
+    let fleet = ToyWorld::generate(40, 3);
+    let sched: ScheduleOf<ToyWorld> = Schedule {
+        passes: vec![
+            ["s0", "s1", "s2", "s3"]
+                .iter()
+                .map(|s| Event::Fault(ToyFault::ShelfDown((*s).into())))
+                .collect(),
+        ],
+    };
+    let cfg = SimConfig {
+        quiet_passes: 3,
+        ..cfg()
+    };
+    let out = run::<ToyWorld>(&fleet, &sched, &cfg, &real);
+    assert!(out.violation.is_none(), "{:?}", out.violation);
+    assert_eq!(out.stats.jobs_submitted, 0);
+    assert_eq!(out.stats.halted_passes, 4);
+}
+
+#[test]
+fn admin_edits_follow_the_ladder_and_refuse_what_the_verbs_refuse() {
+    let mut room = ToyWorld::generate(8, 1);
+    room.shelves[0].marks = vec!["restart".into(), "replace".into(), "x-keep".into()];
+    let failure = "result:nudge:0f8fad5b-d9cb-469f-a165-70867728950e:5:failure:7";
+    room.boxes[0].marks = vec![failure.into()];
+    let shelf = ObjectRef::new("shelf", "s0");
+    let b = ObjectRef::new("box", "b000");
+    let now = 1000;
+    let mut world = ToyWorld::new(&room);
+    let marks = |w: &ToyWorld, o: &ObjectRef| -> Vec<String> {
+        match o.kind.as_ref() {
+            "shelf" => w.fleet().shelves[0].marks.clone(),
+            _ => w.fleet().boxes[0].marks.clone(),
+        }
+    };
+    let edit = |w: &mut ToyWorld, o: &ObjectRef, e: AdminEdit<ToyLevel>| {
+        admin::apply(w, o, &e, now);
+        marks(w, o)
+    };
+    assert_eq!(
+        edit(&mut world, &shelf, AdminEdit::Allow(Some(ToyLevel::Nudge))),
+        ["x-keep", "nudge"]
+    );
+    assert_eq!(
+        edit(
+            &mut world,
+            &shelf,
+            AdminEdit::Suspend {
+                for_passes: Some(2)
+            }
+        ),
+        [
+            "x-keep",
+            "nudge",
+            format!("suspend:{}", now + 2 * PASS_SECONDS).as_str()
+        ]
+    );
+    assert_eq!(
+        edit(&mut world, &shelf, AdminEdit::Resume),
+        ["x-keep", "nudge"]
+    );
+    assert_eq!(edit(&mut world, &shelf, AdminEdit::Allow(None)), ["x-keep"]);
+    // Requests and clears are for targets only.
+    assert_eq!(edit(&mut world, &shelf, AdminEdit::Clear), ["x-keep"]);
+    assert_eq!(
+        edit(&mut world, &shelf, AdminEdit::Request(ToyLevel::Nudge)),
+        ["x-keep"]
+    );
+    assert_eq!(edit(&mut world, &b, AdminEdit::Clear), Vec::<String>::new());
+    let requested = edit(&mut world, &b, AdminEdit::Request(ToyLevel::Restart));
+    assert!(
+        matches!(
+            ToyMarks::parse(&requested[0]),
+            Ok(Mark::Pending(p)) if p.repair == ToyLevel::Restart && p.since == now && p.ops.is_empty()
+        ),
+        "{requested:?}"
+    );
+    // A second request waits for the first.
+    assert_eq!(
+        edit(&mut world, &b, AdminEdit::Request(ToyLevel::Nudge)),
+        requested
+    );
+}
+
+#[test]
+fn the_toy_world_repairs_what_it_is_asked_to() {
+    // A shelf goes down under a room that allows replacing: its boxes are moved and mended.
+    let mut room = ToyWorld::generate(16, 2);
+    room.marks = vec!["replace".into()];
+    room.shelves.iter_mut().for_each(|s| s.marks.clear());
+    room.boxes.iter_mut().for_each(|b| {
+        b.marks.clear();
+        b.needs = None;
+    });
+    let sched: ScheduleOf<ToyWorld> = Schedule {
+        passes: vec![vec![Event::Fault(ToyFault::ShelfDown("s0".into()))]],
+    };
+    let cfg = SimConfig {
+        quiet_passes: 10,
+        ..cfg()
+    };
+    let out = run::<ToyWorld>(&room, &sched, &cfg, &real);
+    assert!(out.violation.is_none(), "{:?}", out.violation);
+    assert_eq!(out.stats.repairs_succeeded, 8, "{:?}", out.log);
+    let mut world = ToyWorld::new(&room);
+    world.apply(&ToyFault::ShelfDown("s0".into()), START);
+    let broken = world
+        .fleet()
+        .boxes
+        .iter()
+        .filter(|b| ToyWorld::health(world.fleet(), b) != Health::Healthy)
+        .count();
+    assert_eq!(broken, 8);
+}
