@@ -355,6 +355,30 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         r"Do not verify the server's certificate, as \fB--insecure\fR. For tests only.",
     ),
     ("rapi.timeout", r"Timeout of one RAPI request."),
+    (
+        "metal3.node_unhealthy_after",
+        r"A Node not Ready this long needs a power cycle (autorepair's own health check).",
+    ),
+    (
+        "metal3.power_off_timeout",
+        r"A host not seen off this long after its power cycle started: the cycle fails and the host stays on.",
+    ),
+    (
+        "metal3.cycle_timeout",
+        r"A power cycle not over (host on, Node back and Ready) this long after it started fails.",
+    ),
+    (
+        "metal3.reboot_loop_window",
+        r"A Machine power-cycled this recently is not power-cycled again: reprovisioned if the policy allows, else left to a person.",
+    ),
+    (
+        "metal3.drain_timeout",
+        r"A drain whose Pods are not all evicted after this long fails.",
+    ),
+    (
+        "metal3.power_mode",
+        r"\fBhard\fR cuts the power at once (fencing); \fBsoft\fR asks the OS first and can take minutes.",
+    ),
 ];
 
 const EXIT_STATUS: &str = r#".SH "EXIT STATUS"
