@@ -5,6 +5,7 @@
 //! error; `main` only maps that to the process's exit code.
 
 pub mod cli;
+pub mod family;
 pub mod printer;
 pub mod settings;
 
@@ -17,6 +18,7 @@ mod simulate;
 mod tags;
 
 use self::cli::Cli;
+pub use self::family::FamilyFace;
 use self::printer::Printer;
 use self::settings::{Env, Job, Logs, Settings, SettingsError};
 use crate::{
