@@ -1,22 +1,26 @@
-//! Human and machine output of plans: status tables, explanations, lint.
+//! Human and machine output of plans, for every family: status tables, explanations, lint.
+//! The family's words (its targets, its marks, its operations) come from [`Family::WORDS`] and
+//! its codec; its facts' columns from its [`FamilyFace`].
 
+use crate::engine::marks::Codec;
 use crate::engine::plan::{FleetSummary, Lint};
-use crate::engine::{State, rfc3339};
-use crate::ganeti::{Action, Next, Plan, TargetPlan};
+use crate::engine::{Action, Family, Next, Plan, State, TargetPlan, rfc3339};
+use crate::face::FamilyFace;
 use serde::Serialize;
 use std::fmt::Write;
 
 /// `status --json`: `{"targets":[…],"counts":{…},"fleet":{…},"lint":[…]}`.
 #[derive(Serialize)]
-pub struct StatusJson<'a> {
+#[serde(bound = "")]
+pub struct StatusJson<'a, F: Family> {
     pub now: i64,
-    pub targets: &'a [TargetPlan],
+    pub targets: &'a [TargetPlan<F>],
     pub counts: std::collections::BTreeMap<&'static str, usize>,
     pub fleet: &'a FleetSummary,
     pub lint: &'a [Lint],
 }
 
-pub fn status_json(plan: &Plan) -> StatusJson<'_> {
+pub fn status_json<F: Family>(plan: &Plan<F>) -> StatusJson<'_, F> {
     StatusJson {
         now: plan.now,
         targets: &plan.targets,
@@ -31,7 +35,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 /// What the pass does for a target, in words.
-pub fn next_text(t: &TargetPlan) -> String {
+pub fn next_text<F: Family>(t: &TargetPlan<F>) -> String {
     match (&t.next, &t.blocked) {
         (Next::Start { repair, .. }, _) => format!("start {repair} repair"),
         (Next::Continue { repair, .. }, _) => format!("continue {repair} repair"),
@@ -40,7 +44,7 @@ pub fn next_text(t: &TargetPlan) -> String {
             .iter()
             .find_map(|a| match a {
                 Action::AddMarks { reason, .. } | Action::RemoveMarks { reason, .. } => {
-                    Some(format!("tags: {reason}"))
+                    Some(format!("{}s: {reason}", F::Marks::NOUN))
                 }
                 Action::Repair(_) => None,
             })
@@ -53,41 +57,30 @@ pub fn next_text(t: &TargetPlan) -> String {
     }
 }
 
-/// A table, one instance a line, with the per-state counts and the limits at the end.
-pub fn status_table(plan: &Plan) -> String {
-    const HEADER: [&str; 9] = [
-        "INSTANCE",
-        "STATE",
-        "PRIMARY",
-        "SECONDARY",
-        "RUN",
-        "NEEDS",
-        "ALLOWED",
-        "POLICY FROM",
-        "NEXT",
-    ];
-    let rows: Vec<[String; 9]> = plan
+/// A table, one target a line, with the per-state counts and the limits at the end.
+pub fn status_table<F: FamilyFace>(plan: &Plan<F>) -> String {
+    let kind = F::WORDS.target.to_uppercase();
+    let header: Vec<&str> = [kind.as_str(), "STATE"]
+        .into_iter()
+        .chain(F::FACT_COLUMNS.iter().copied())
+        .chain(["NEEDS", "ALLOWED", "POLICY FROM", "NEXT"])
+        .collect();
+    let rows: Vec<Vec<String>> = plan
         .targets
         .iter()
         .map(|t| {
-            [
-                t.name.clone(),
-                t.state.to_string(),
-                t.facts.primary.to_string(),
-                opt(t.facts.secondary.as_ref()),
-                if t.facts.run_status.is_empty() {
-                    "-".into()
-                } else {
-                    t.facts.run_status.to_string()
-                },
+            let mut row = vec![t.name.clone(), t.state.to_string()];
+            row.extend(F::fact_cells(&t.facts));
+            row.extend([
                 opt(t.needed_repair),
                 opt(t.allowed_repair),
                 t.policy_source.to_string(),
                 next_text(t),
-            ]
+            ]);
+            row
         })
         .collect();
-    let mut widths = HEADER.map(str::len);
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r.iter()) {
             *w = (*w).max(c.len());
@@ -106,9 +99,9 @@ pub fn status_table(plan: &Plan) -> String {
         out.truncate(trimmed);
         out.push('\n');
     };
-    line(&mut out, &HEADER);
+    line(&mut out, &header);
     for r in &rows {
-        line(&mut out, &r.each_ref().map(String::as_str));
+        line(&mut out, &r.iter().map(String::as_str).collect::<Vec<_>>());
     }
     out.push('\n');
     out.push_str(&counts_line(plan));
@@ -116,15 +109,16 @@ pub fn status_table(plan: &Plan) -> String {
     if !plan.lint.is_empty() {
         let _ = writeln!(
             out,
-            "{} tag problem(s): see `autorepair tags lint`",
-            plan.lint.len()
+            "{} {} problem(s): see `autorepair tags lint`",
+            plan.lint.len(),
+            F::Marks::NOUN
         );
     }
     out
 }
 
 /// The failure domains and what the limiter decided, for people.
-pub fn limits_lines(plan: &Plan) -> String {
+pub fn limits_lines<F: Family>(plan: &Plan<F>) -> String {
     let f = &plan.fleet;
     let mut out = String::new();
     if !f.down_nodes.is_empty() {
@@ -133,7 +127,7 @@ pub fn limits_lines(plan: &Plan) -> String {
             .iter()
             .map(|n| format!("{} ({}, {})", n.name, n.group, n.state))
             .collect();
-        let _ = writeln!(out, "down nodes: {}", down.join(", "));
+        let _ = writeln!(out, "down {}: {}", F::WORDS.domains, down.join(", "));
     }
     if !f.domains_under_repair.is_empty() {
         let _ = writeln!(out, "under repair: {}", f.domains_under_repair.join(", "));
@@ -151,36 +145,24 @@ pub fn limits_lines(plan: &Plan) -> String {
     out
 }
 
-pub fn counts_line(plan: &Plan) -> String {
+pub fn counts_line<F: Family>(plan: &Plan<F>) -> String {
     let parts: Vec<String> = State::ALL
         .iter()
         .map(|s| format!("{s}: {}", plan.counts.get(s).copied().unwrap_or(0)))
         .collect();
     format!(
-        "{} instances; {} (states now; times in UTC)\n",
+        "{} {}; {} (states now; times in UTC)\n",
         plan.targets.len(),
+        F::WORDS.targets,
         parts.join(", ")
     )
 }
 
 /// The reasoning chain for one target.
-pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
+pub fn explain<F: FamilyFace>(plan: &Plan<F>, t: &TargetPlan<F>) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "instance {}: {} now", t.name, t.state);
-    let _ = writeln!(
-        out,
-        "  on {}{}{}",
-        t.facts.primary,
-        t.facts
-            .secondary
-            .as_ref()
-            .map_or(String::new(), |s| format!(", secondary {s}")),
-        if t.facts.run_status.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", t.facts.run_status)
-        }
-    );
+    let _ = writeln!(out, "{} {}: {} now", F::WORDS.target, t.name, t.state);
+    let _ = writeln!(out, "  {}", F::facts_line(&t.facts));
     for n in &t.notes {
         let _ = writeln!(out, "  - {n}");
     }
@@ -207,10 +189,11 @@ pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "  pending: {} {} since {} jobs [{}]",
+            "  pending: {} {} since {} {} [{}]",
             p.repair,
             p.id,
             rfc3339(p.since),
+            F::WORDS.ops,
             jobs.join(", ")
         );
     }
@@ -239,12 +222,9 @@ pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
     for a in &t.actions {
         let _ = writeln!(out, "  next pass: {a}");
     }
-    for l in plan
-        .lint
-        .iter()
-        .filter(|l| l.object.to_string() == format!("instance/{}", t.name))
-    {
-        let _ = writeln!(out, "  tag problem: {l}");
+    let object = t.object();
+    for l in plan.lint.iter().filter(|l| l.object == object) {
+        let _ = writeln!(out, "  {} problem: {l}", F::Marks::NOUN);
     }
     out
 }

@@ -8,7 +8,7 @@ use super::{Error, Exit};
 use crate::{
     admin::{self, Verb},
     engine::ObjectRef,
-    ganeti::Plan,
+    ganeti::{Plan, tags::RepairType},
 };
 use std::path::Path;
 
@@ -18,7 +18,7 @@ pub fn admin(
     fleet: &Fleet,
     lock: &Path,
     object: &ObjectRef,
-    verb: &Verb,
+    verb: &Verb<RepairType>,
 ) -> Result<Exit, Error> {
     let _lock = acquire_lock(lock)?;
     let mut backend = open(&fleet.source)?;

@@ -16,6 +16,7 @@ use crate::{
         file,
         generate::Spec,
         rapi::{self as ganeti, Endpoint},
+        tags::RepairType,
     },
     lock::{self, LockError},
     sabakan::cli::SabakanCommand,
@@ -143,7 +144,7 @@ pub enum Job {
         fleet: Fleet,
         lock: PathBuf,
         object: ObjectRef,
-        verb: Verb,
+        verb: Verb<RepairType>,
     },
     Simulate {
         fleet: Fleet,
@@ -340,15 +341,16 @@ fn fleet_job(
     command: Command,
     output: &mut Output,
 ) -> Result<Job, SettingsError> {
-    let admin = |fleet: Fleet, object: ObjectRef, verb: Verb| -> Result<Job, SettingsError> {
-        let lock = lock_path(global, config, &fleet.source)?;
-        Ok(Job::Admin {
-            fleet,
-            lock,
-            object,
-            verb,
-        })
-    };
+    let admin =
+        |fleet: Fleet, object: ObjectRef, verb: Verb<RepairType>| -> Result<Job, SettingsError> {
+            let lock = lock_path(global, config, &fleet.source)?;
+            Ok(Job::Admin {
+                fleet,
+                lock,
+                object,
+                verb,
+            })
+        };
     let instance = |name: &str| crate::ganeti::parse_object(name).map_err(SettingsError::Object);
     Ok(match command {
         Command::Run(args) => {

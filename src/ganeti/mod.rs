@@ -176,7 +176,9 @@ impl Family for Ganeti {
                 halt_key: Some(&g.uuid),
             },
         }));
-        out.extend(snap.nodes.iter().filter(|n| !n.tags.is_empty()).map(|n| Holder {
+        // Every node, tagged or not: an admin verb naming one is refused with the advice,
+        // not told that the node does not exist.
+        out.extend(snap.nodes.iter().map(|n| Holder {
             object: node(n.name.clone()),
             marks: &n.tags,
             role: Role::Inert {
