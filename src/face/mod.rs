@@ -101,8 +101,14 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("instance {instance:?} is not in {from}: `autorepair status` lists the instances")]
-    NoSuchInstance { instance: String, from: String },
+    #[error("{kind} {name:?} is not in {from}: `autorepair status` lists the {kinds}")]
+    NoSuchTarget {
+        name: String,
+        from: String,
+        /// The family's words for a target and its targets.
+        kind: &'static str,
+        kinds: &'static str,
+    },
     #[error(transparent)]
     Sabakan(CliError),
     #[error("writing to standard output")]
@@ -123,7 +129,7 @@ impl Error {
             | Error::PassNotSaved { .. }
             | Error::Act { .. }
             | Error::Metrics { .. } => Exit::Unreadable,
-            Error::Connect(_) | Error::Edit(_) | Error::NoSuchInstance { .. } => Exit::Usage,
+            Error::Connect(_) | Error::Edit(_) | Error::NoSuchTarget { .. } => Exit::Usage,
             Error::Sabakan(e) => match e.failure {
                 Failure::Refused => Exit::Partial,
                 Failure::Usage => Exit::Usage,
