@@ -445,6 +445,86 @@ mod tests {
     }
 
     #[test]
+    fn every_family_edits_its_own_marks_in_its_own_words() {
+        use crate::face::family::toy::{Toy, ToyLevel, room};
+        let room = room();
+        let shelf = |n: &str| ObjectRef::new("shelf", n);
+        let a_box = |n: &str| ObjectRef::new("box", n);
+        let marks = |object: &ObjectRef, verb: Verb<ToyLevel>| {
+            edits::<Toy>(&room, object, &verb)
+                .map(|actions| actions.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            marks(
+                &ObjectRef::singleton("room"),
+                Verb::Allow(Some(ToyLevel::Nudge))
+            ),
+            Ok(vec![
+                "room: add nudge (admin: allow repairs up to nudge)".to_owned(),
+                "room: remove restart (admin: allow repairs up to nudge)".to_owned(),
+            ])
+        );
+        assert_eq!(
+            marks(&shelf("s2"), Verb::Resume),
+            Ok(vec!["shelf/s2: remove suspend (admin: resume)".to_owned()])
+        );
+        assert_eq!(
+            marks(
+                &a_box("b3"),
+                Verb::Request {
+                    repair: ToyLevel::Restart,
+                    id: ID.into(),
+                    now: 10
+                }
+            ),
+            Ok(vec![format!(
+                "box/b3: add pending:restart:{ID}:10: (admin: request one repair up to restart)"
+            )])
+        );
+        let refusals = [
+            (
+                shelf("s1"),
+                Verb::Request {
+                    repair: ToyLevel::Nudge,
+                    id: ID.into(),
+                    now: 10,
+                },
+                "shelf/s1: repairs are requested on boxes, e.g. box/NAME",
+            ),
+            (
+                shelf("s1"),
+                Verb::Clear,
+                "shelf/s1: failure results live on boxes, e.g. box/NAME",
+            ),
+            (
+                a_box("b9"),
+                Verb::Clear,
+                "box/b9 is not in the fleet: check the name (autorepair status lists the boxes)",
+            ),
+            (
+                shelf("s9"),
+                Verb::Resume,
+                "shelf/s9 is not in the fleet: check the name (autorepair status lists the boxes)",
+            ),
+            (
+                a_box("b4"),
+                Verb::Request {
+                    repair: ToyLevel::Nudge,
+                    id: ID.into(),
+                    now: 10,
+                },
+                "box/b4: already has repair 0f8fad5b-d9cb-469f-a165-70867728950e (restart) pending: wait for it to end",
+            ),
+        ];
+        for (object, verb, want) in refusals {
+            assert_eq!(
+                marks(&object, verb).map_err(|e| e.to_string()),
+                Err(want.to_owned())
+            );
+        }
+    }
+
+    #[test]
     fn marks_on_objects_that_ignore_them_are_refused_with_the_familys_advice() {
         let e = edits::<Ganeti>(&fleet(), &crate::ganeti::node("n"), &Verb::Resume).unwrap_err();
         assert_eq!(

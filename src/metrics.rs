@@ -250,4 +250,21 @@ mod tests {
         // Only a fleet-wide halt sets the fleet-wide gauge.
         assert!(text.contains("autorepair_halted 0\n"), "{text}");
     }
+
+    #[test]
+    fn another_family_gets_the_same_series_in_its_own_words() {
+        let plan = crate::face::family::toy::plan();
+        let text = render("", &plan, &Report::default(), Duration::ZERO, 1000);
+        for line in [
+            "autorepair_targets{state=\"pending\"} 1\n",
+            // b1's restart starts; b2 gets its enoperm.
+            "autorepair_repairs_started_total 1\n",
+            "autorepair_repairs_ended_total{result=\"enoperm\"} 1\n",
+            "# HELP autorepair_down_nodes Shelves fallen (failure domains) in the last pass.\n",
+            "autorepair_down_nodes 1\n",
+            "# HELP autorepair_writes Writes (mark changes and operations) the last pass planned.\n",
+        ] {
+            assert!(text.contains(line), "{line:?} not in {text}");
+        }
+    }
 }

@@ -228,3 +228,73 @@ pub fn explain<F: FamilyFace>(plan: &Plan<F>, t: &TargetPlan<F>) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::face::family::toy::{self, ID};
+
+    /// The engine's toy family speaks of boxes on shelves, marks and steps: every word of the
+    /// output that is not the engine's own must be its.
+    fn assert_no_ganeti_words(text: &str) {
+        for word in ["instance", "node", "job", "tag problem", "tags:", "primary"] {
+            assert!(!text.to_lowercase().contains(word), "{word:?} in {text}");
+        }
+    }
+
+    #[test]
+    fn the_status_table_speaks_the_familys_words() {
+        let table = status_table(&toy::plan());
+        let want = "\
+BOX  STATE         SHELF  NEEDS    ALLOWED  POLICY FROM  NEXT
+b1   needs-repair  s1     restart  restart  room         start restart repair
+b2   needs-repair  s1     replace  restart  room         marks: needs replace, policy allows repairs up to restart
+b3   suspended     s2     -        -        shelf/s2
+b4   pending       s1     restart  restart  room
+b5   healthy       s1     -        restart  room
+
+5 boxes; healthy: 1, suspended: 1, needs-repair: 2, pending: 1, failed: 0 (states now; times in UTC)
+down shelves: s1 (room, down)
+under repair: s1
+1 mark problem(s): see `autorepair tags lint`
+";
+        assert_eq!(table, want);
+        assert_no_ganeti_words(&table.replace("`autorepair tags lint`", ""));
+    }
+
+    #[test]
+    fn explain_speaks_the_familys_words() {
+        let plan = toy::plan();
+        let running = explain(&plan, plan.target("b4").unwrap());
+        assert!(
+            running.starts_with("box b4: pending now\n  on shelf s1\n"),
+            "{running}"
+        );
+        assert!(
+            running.contains(&format!(
+                "  pending: restart {ID} since 1970-01-01T00:01:40Z steps [7(restart)=unknown]\n"
+            )),
+            "{running}"
+        );
+        let unreadable = explain(&plan, plan.target("b5").unwrap());
+        assert!(
+            unreadable.ends_with(
+                "  mark problem: box/b5: bogus:1:2: field count; the mark is ignored until fixed\n"
+            ),
+            "{unreadable}"
+        );
+        for t in &plan.targets {
+            assert_no_ganeti_words(&explain(&plan, t));
+        }
+    }
+
+    #[test]
+    fn status_json_flattens_the_familys_facts_into_each_target() {
+        let plan = toy::plan();
+        let json = serde_json::to_value(status_json(&plan)).unwrap();
+        let b1 = &json["targets"][0];
+        assert_eq!((&b1["name"], &b1["shelf"]), (&"b1".into(), &"s1".into()));
+        assert_eq!(json["counts"]["needs-repair"], 2);
+        assert_eq!(json["lint"][0]["object"]["kind"], "box");
+    }
+}
