@@ -257,8 +257,8 @@ mod tests {
         let text = render("", &plan, &Report::default(), Duration::ZERO, 1000);
         for line in [
             "autorepair_targets{state=\"pending\"} 1\n",
-            // b1's restart starts; b2 gets its enoperm.
-            "autorepair_repairs_started_total 1\n",
+            // b1's restart and b4's requested one start; b2 gets its enoperm.
+            "autorepair_repairs_started_total 2\n",
             "autorepair_repairs_ended_total{result=\"enoperm\"} 1\n",
             "# HELP autorepair_down_nodes Shelves fallen (failure domains) in the last pass.\n",
             "autorepair_down_nodes 1\n",
