@@ -1,29 +1,52 @@
-//! Admin verbs: the tag edits people ask for, computed purely from the snapshot.
+//! Admin verbs: the mark edits people ask for, computed purely from the snapshot, for every
+//! family: its codec writes the marks, its targets and [`Family::holders`] say which objects
+//! exist and which of them ignore marks.
 
-use crate::ganeti::Action;
-use crate::ganeti::snapshot::{ObjectRef, Snapshot};
-use crate::ganeti::tags::{self, RepairResult, RepairType, Tag};
+use crate::engine::family::{Holder, Role};
+use crate::engine::marks::{Codec, Mark};
+use crate::engine::{Action, Family, ObjectRef, RepairResult};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verb {
-    /// `None` removes the object's policy tags.
-    Allow(Option<RepairType>),
+pub enum Verb<L> {
+    /// `None` removes the object's policy marks.
+    Allow(Option<L>),
     Suspend {
         until: Option<i64>,
     },
     Resume,
     Request {
-        repair: RepairType,
+        repair: L,
         id: String,
         now: i64,
     },
     Clear,
 }
 
+impl<L> Verb<L> {
+    /// The same verb with its level (if any) made another type, e.g. typed by the family.
+    pub fn map<M>(self, f: impl FnOnce(L) -> M) -> Verb<M> {
+        match self {
+            Verb::Allow(level) => Verb::Allow(level.map(f)),
+            Verb::Suspend { until } => Verb::Suspend { until },
+            Verb::Resume => Verb::Resume,
+            Verb::Request { repair, id, now } => Verb::Request {
+                repair: f(repair),
+                id,
+                now,
+            },
+            Verb::Clear => Verb::Clear,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum AdminError {
-    #[error("{0} is not in the fleet: check the name (autorepair status lists the instances)")]
-    NoSuchObject(ObjectRef),
+    #[error("{object} is not in the fleet: check the name (autorepair status lists the {targets})")]
+    NoSuchObject {
+        object: ObjectRef,
+        /// The family's word for its targets.
+        targets: &'static str,
+    },
     #[error("{object}: {message}")]
     Refused { object: ObjectRef, message: String },
     #[error(
@@ -45,7 +68,7 @@ fn rfc3339(epoch: i64) -> String {
 }
 
 /// When a suspend asked for with `--until` or `--for` ends (`None`: until resumed). An end at or
-/// before `now` is refused: the tag would be ignored at once, while the admin believes the
+/// before `now` is refused: the mark would be ignored at once, while the admin believes the
 /// object is suspended.
 pub fn suspend_end(
     until: Option<i64>,
@@ -70,52 +93,81 @@ pub fn suspend_end(
     Ok(Some(end))
 }
 
-/// The tag changes for one verb on one object, as actions (adds before removes).
-pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Action>, AdminError> {
-    if object.is(crate::ganeti::kind::NODE) {
-        return Err(AdminError::Refused {
-            object: object.clone(),
-            message: "autorepair tags on nodes have no effect: use the instance, its group or the cluster".into(),
-        });
-    }
-    let current = snap
-        .tags_of(object)
-        .ok_or_else(|| AdminError::NoSuchObject(object.clone()))?;
+/// The marks of the object an admin named: a target, or a holder whose marks count. Objects
+/// whose marks have no effect are refused with the family's advice.
+fn marks_of<'a, F: Family>(
+    snap: &'a F::Snapshot,
+    object: &ObjectRef,
+) -> Result<&'a [String], AdminError> {
+    let found = if object.is(F::WORDS.target) {
+        F::targets(snap)
+            .iter()
+            .find(|t| F::name(t) == object.name)
+            .map(F::marks)
+    } else {
+        match F::holders(snap).into_iter().find(|h| h.object == *object) {
+            Some(Holder {
+                role: Role::Inert { advice },
+                ..
+            }) => {
+                return Err(AdminError::Refused {
+                    object: object.clone(),
+                    message: advice.to_owned(),
+                });
+            }
+            Some(h) => Some(h.marks),
+            None => None,
+        }
+    };
+    found.ok_or_else(|| AdminError::NoSuchObject {
+        object: object.clone(),
+        targets: F::WORDS.targets,
+    })
+}
+
+/// The mark changes for one verb on one object, as actions (adds before removes).
+pub fn edits<F: Family>(
+    snap: &F::Snapshot,
+    object: &ObjectRef,
+    verb: &Verb<F::Level>,
+) -> Result<Vec<Action<F>>, AdminError> {
+    let current = marks_of::<F>(snap, object)?;
     let refuse = |message: String| AdminError::Refused {
         object: object.clone(),
         message,
     };
-    let parsed: Vec<(&String, Tag)> = current
+    let parsed: Vec<(&String, Mark<F::Level>)> = current
         .iter()
-        .filter_map(|t| tags::parse(t).ok().map(|p| (t, p)))
+        .filter_map(|t| F::Marks::parse(t).ok().map(|p| (t, p)))
         .collect();
-    let is_instance = object.is(crate::ganeti::kind::INSTANCE);
+    let is_target = object.is(F::WORDS.target);
+    let (target, targets) = (F::WORDS.target, F::WORDS.targets);
     let (add, remove, reason): (Vec<String>, Vec<String>, String) = match verb {
         Verb::Allow(level) => {
-            let add: Vec<String> = level.iter().map(|t| tags::render_policy(*t)).collect();
+            let add: Vec<String> = level.iter().map(|l| F::Marks::render_policy(*l)).collect();
             let remove = parsed
                 .iter()
-                .filter(|(text, t)| matches!(t, Tag::Policy(_)) && !add.contains(text))
+                .filter(|(text, m)| matches!(m, Mark::Policy(_)) && !add.contains(text))
                 .map(|(text, _)| (*text).clone())
                 .collect();
             let reason = match level {
-                Some(t) => format!("admin: allow repairs up to {t}"),
+                Some(l) => format!("admin: allow repairs up to {l}"),
                 None => "admin: drop this object's policy: it inherits the next level's".into(),
             };
             (add, remove, reason)
         }
         Verb::Suspend { until } => {
-            let tag = tags::render_suspend(*until).map_err(|e| refuse(e.to_string()))?;
+            let mark = F::Marks::render_suspend(*until).map_err(|e| refuse(e.to_string()))?;
             let reason = match until {
                 Some(t) => format!("admin: suspend until {t}"),
                 None => "admin: suspend".into(),
             };
-            (vec![tag], vec![], reason)
+            (vec![mark], vec![], reason)
         }
         Verb::Resume => {
             let remove: Vec<String> = parsed
                 .iter()
-                .filter(|(_, t)| matches!(t, Tag::Suspend { .. }))
+                .filter(|(_, m)| matches!(m, Mark::Suspend { .. }))
                 .map(|(text, _)| (*text).clone())
                 .collect();
             if remove.is_empty() {
@@ -124,36 +176,36 @@ pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Act
             (vec![], remove, "admin: resume".into())
         }
         Verb::Request { repair, id, now } => {
-            if !is_instance {
-                return Err(refuse(
-                    "repairs are requested on instances, e.g. instance/NAME".into(),
-                ));
+            if !is_target {
+                return Err(refuse(format!(
+                    "repairs are requested on {targets}, e.g. {target}/NAME"
+                )));
             }
-            if let Some((_, Tag::Pending(p))) =
-                parsed.iter().find(|(_, t)| matches!(t, Tag::Pending(_)))
+            if let Some((_, Mark::Pending(p))) =
+                parsed.iter().find(|(_, m)| matches!(m, Mark::Pending(_)))
             {
                 return Err(refuse(format!(
                     "already has repair {} ({}) pending: wait for it to end",
                     p.id, p.repair
                 )));
             }
-            let tag =
-                tags::render_pending(*repair, id, *now, &[]).map_err(|e| refuse(e.to_string()))?;
+            let mark = F::Marks::render_pending(*repair, id, *now, &[])
+                .map_err(|e| refuse(e.to_string()))?;
             (
-                vec![tag],
+                vec![mark],
                 vec![],
                 format!("admin: request one repair up to {repair}"),
             )
         }
         Verb::Clear => {
-            if !is_instance {
-                return Err(refuse(
-                    "failure results live on instances, e.g. instance/NAME".into(),
-                ));
+            if !is_target {
+                return Err(refuse(format!(
+                    "failure results live on {targets}, e.g. {target}/NAME"
+                )));
             }
             let remove: Vec<String> = parsed
                 .iter()
-                .filter(|(_, t)| matches!(t, Tag::Result(r) if r.result == RepairResult::Failure))
+                .filter(|(_, m)| matches!(m, Mark::Result(r) if r.result == RepairResult::Failure))
                 .map(|(text, _)| (*text).clone())
                 .collect();
             if remove.is_empty() {
@@ -166,7 +218,7 @@ pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Act
             )
         }
     };
-    let add: Vec<String> = add.into_iter().filter(|t| !current.contains(t)).collect();
+    let add: Vec<String> = add.into_iter().filter(|m| !current.contains(m)).collect();
     let mut actions = Vec::new();
     if !add.is_empty() {
         actions.push(Action::AddMarks {
@@ -188,8 +240,9 @@ pub fn edits(snap: &Snapshot, object: &ObjectRef, verb: &Verb) -> Result<Vec<Act
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ganeti::snapshot::{Cluster, Group, Instance};
-    use crate::ganeti::tags::PREFIX;
+    use crate::ganeti::snapshot::{Cluster, Group, Instance, Node, Snapshot};
+    use crate::ganeti::tags::{PREFIX, RepairType};
+    use crate::ganeti::{Action, Ganeti};
 
     const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
 
@@ -203,6 +256,14 @@ mod tests {
                 name: "g".into(),
                 uuid: "u".into(),
                 tags: vec![format!("{PREFIX}reinstall"), format!("{PREFIX}migrate")],
+            }],
+            nodes: vec![Node {
+                name: "n".into(),
+                offline: false,
+                drained: false,
+                vm_capable: true,
+                group_uuid: "u".into(),
+                tags: vec![],
             }],
             instances: vec![Instance {
                 name: "i".into(),
@@ -240,7 +301,8 @@ mod tests {
         let g = crate::ganeti::group("g");
         let i = crate::ganeti::instance("i");
         let failure = format!("result:failover:{ID}:5:failure:7");
-        let cases: Vec<(ObjectRef, Verb, Vec<&str>, Vec<&str>)> = vec![
+        type Case<'a> = (ObjectRef, Verb<RepairType>, Vec<&'a str>, Vec<&'a str>);
+        let cases: Vec<Case<'_>> = vec![
             (
                 g.clone(),
                 Verb::Allow(Some(RepairType::Failover)),
@@ -360,14 +422,16 @@ mod tests {
             ),
         ];
         for (object, verb, want) in cases {
-            let e = edits(&snap, &object, &verb).unwrap_err().to_string();
+            let e = edits::<Ganeti>(&snap, &object, &verb)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{verb:?} on {object}: {e}");
         }
         let mut snap = fleet();
         snap.instances[0]
             .tags
             .push(format!("{PREFIX}pending:migrate:{ID}:3:"));
-        let e = edits(
+        let e = edits::<Ganeti>(
             &snap,
             &crate::ganeti::instance("i"),
             &Verb::Request {
@@ -378,5 +442,96 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("already has repair"), "{e}");
+    }
+
+    #[test]
+    fn every_family_edits_its_own_marks_in_its_own_words() {
+        use crate::face::family::toy::{Toy, ToyLevel, room};
+        let room = room();
+        let shelf = |n: &str| ObjectRef::new("shelf", n);
+        let a_box = |n: &str| ObjectRef::new("box", n);
+        let marks = |object: &ObjectRef, verb: Verb<ToyLevel>| {
+            edits::<Toy>(&room, object, &verb)
+                .map(|actions| actions.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            marks(
+                &ObjectRef::singleton("room"),
+                Verb::Allow(Some(ToyLevel::Nudge))
+            ),
+            Ok(vec![
+                "room: add nudge (admin: allow repairs up to nudge)".to_owned(),
+                "room: remove restart (admin: allow repairs up to nudge)".to_owned(),
+            ])
+        );
+        assert_eq!(
+            marks(&shelf("s2"), Verb::Resume),
+            Ok(vec!["shelf/s2: remove suspend (admin: resume)".to_owned()])
+        );
+        assert_eq!(
+            marks(
+                &a_box("b3"),
+                Verb::Request {
+                    repair: ToyLevel::Restart,
+                    id: ID.into(),
+                    now: 10
+                }
+            ),
+            Ok(vec![format!(
+                "box/b3: add pending:restart:{ID}:10: (admin: request one repair up to restart)"
+            )])
+        );
+        let refusals = [
+            (
+                shelf("s1"),
+                Verb::Request {
+                    repair: ToyLevel::Nudge,
+                    id: ID.into(),
+                    now: 10,
+                },
+                "shelf/s1: repairs are requested on boxes, e.g. box/NAME",
+            ),
+            (
+                shelf("s1"),
+                Verb::Clear,
+                "shelf/s1: failure results live on boxes, e.g. box/NAME",
+            ),
+            (
+                a_box("b9"),
+                Verb::Clear,
+                "box/b9 is not in the fleet: check the name (autorepair status lists the boxes)",
+            ),
+            (
+                shelf("s9"),
+                Verb::Resume,
+                "shelf/s9 is not in the fleet: check the name (autorepair status lists the boxes)",
+            ),
+            (
+                a_box("b4"),
+                Verb::Request {
+                    repair: ToyLevel::Nudge,
+                    id: ID.into(),
+                    now: 10,
+                },
+                "box/b4: already has repair 0f8fad5b-d9cb-469f-a165-70867728950e (restart) pending: wait for it to end",
+            ),
+        ];
+        for (object, verb, want) in refusals {
+            assert_eq!(
+                marks(&object, verb).map_err(|e| e.to_string()),
+                Err(want.to_owned())
+            );
+        }
+    }
+
+    #[test]
+    fn marks_on_objects_that_ignore_them_are_refused_with_the_familys_advice() {
+        let e = edits::<Ganeti>(&fleet(), &crate::ganeti::node("n"), &Verb::Resume).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "node/n: autorepair tags on nodes have no effect: tag the instance, its node group or the cluster"
+        );
+        let e = edits::<Ganeti>(&fleet(), &crate::ganeti::node("gone"), &Verb::Resume).unwrap_err();
+        assert!(e.to_string().contains("not in the fleet"), "{e}");
     }
 }

@@ -57,10 +57,6 @@ pub struct Limits {
     /// Ganeti iallocator that picks new nodes; empty string: autorepair picks the least
     /// loaded usable node of the instance's group itself.
     pub iallocator: String,
-    /// Operations the backend cannot run (set by the program, not the config file): repairs
-    /// that need them are left to a person.
-    #[serde(skip)]
-    pub unsupported_ops: Vec<crate::ganeti::snapshot::OpKind>,
 }
 
 impl Default for Limits {
@@ -79,7 +75,6 @@ impl Default for Limits {
             retry_interval: e.retry_interval,
             max_repair_age: e.max_repair_age,
             iallocator: "hail".into(),
-            unsupported_ops: vec![],
         }
     }
 }
@@ -105,11 +100,12 @@ impl Limits {
         }
     }
 
-    /// What the Ganeti family's planning needs from this section.
+    /// What the Ganeti family's planning needs from this section; what the backend cannot run
+    /// is the backend's to say (`FamilyFace::settings`).
     pub fn ganeti(&self) -> crate::ganeti::Settings {
         crate::ganeti::Settings {
             iallocator: self.iallocator().map(str::to_owned),
-            unsupported: self.unsupported_ops.clone(),
+            unsupported: vec![],
         }
     }
 }

@@ -1,10 +1,10 @@
 //! Prometheus textfile-collector output. Counters live in the file itself: each pass reads the
 //! previous totals back and adds its own, since a cron-run watcher has no memory of its own.
 
-use crate::engine::State;
 use crate::engine::exec::Report;
-use crate::ganeti::tags::{self, RepairResult, Tag};
-use crate::ganeti::{Action, Plan};
+use crate::engine::marks::{Codec, Mark};
+use crate::engine::{Action, Plan, RepairResult, State};
+use crate::face::FamilyFace;
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -20,10 +20,10 @@ fn previous(text: &str, sample: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-pub fn render(
+pub fn render<F: FamilyFace>(
     prev: &str,
-    plan: &Plan,
-    done: &Report<crate::ganeti::Ganeti>,
+    plan: &Plan<F>,
+    done: &Report<F>,
     took: Duration,
     now: i64,
 ) -> String {
@@ -33,9 +33,9 @@ pub fn render(
         .count();
     let mut ended = [0usize; 3];
     for a in plan.actions() {
-        if let Action::AddMarks { marks: tags, .. } = a {
-            for t in tags {
-                if let Ok(Tag::Result(r)) = tags::parse(t) {
+        if let Action::AddMarks { marks, .. } = a {
+            for m in marks {
+                if let Ok(Mark::Result(r)) = F::Marks::parse(m) {
                     ended[r.result as usize] += 1;
                 }
             }
@@ -97,7 +97,11 @@ pub fn render(
     gauge(
         &mut out,
         "autorepair_down_nodes",
-        "Nodes offline or drained (failure domains) in the last pass.",
+        &format!(
+            "{} {} (failure domains) in the last pass.",
+            capitalised(F::WORDS.domains),
+            F::DOWN
+        ),
         fleet.down_nodes.len(),
     );
     gauge(
@@ -115,7 +119,10 @@ pub fn render(
     gauge(
         &mut out,
         "autorepair_writes",
-        "Writes (tag changes and operations) the last pass planned.",
+        &format!(
+            "Writes ({} changes and operations) the last pass planned.",
+            F::Marks::NOUN
+        ),
         fleet.writes,
     );
     gauge(
@@ -137,6 +144,13 @@ pub fn render(
         when,
     );
     out
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
 }
 
 fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
@@ -235,5 +249,22 @@ mod tests {
         );
         // Only a fleet-wide halt sets the fleet-wide gauge.
         assert!(text.contains("autorepair_halted 0\n"), "{text}");
+    }
+
+    #[test]
+    fn another_family_gets_the_same_series_in_its_own_words() {
+        let plan = crate::face::family::toy::plan();
+        let text = render("", &plan, &Report::default(), Duration::ZERO, 1000);
+        for line in [
+            "autorepair_targets{state=\"pending\"} 1\n",
+            // b1's restart and b4's requested one start; b2 gets its enoperm.
+            "autorepair_repairs_started_total 2\n",
+            "autorepair_repairs_ended_total{result=\"enoperm\"} 1\n",
+            "# HELP autorepair_down_nodes Shelves fallen (failure domains) in the last pass.\n",
+            "autorepair_down_nodes 1\n",
+            "# HELP autorepair_writes Writes (mark changes and operations) the last pass planned.\n",
+        ] {
+            assert!(text.contains(line), "{line:?} not in {text}");
+        }
     }
 }

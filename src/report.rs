@@ -1,22 +1,26 @@
-//! Human and machine output of plans: status tables, explanations, lint.
+//! Human and machine output of plans, for every family: status tables, explanations, lint.
+//! The family's words (its targets, its marks, its operations) come from [`Family::WORDS`] and
+//! its codec; its facts' columns from its [`FamilyFace`].
 
+use crate::engine::marks::Codec;
 use crate::engine::plan::{FleetSummary, Lint};
-use crate::engine::{State, rfc3339};
-use crate::ganeti::{Action, Next, Plan, TargetPlan};
+use crate::engine::{Action, Family, Next, Plan, State, TargetPlan, rfc3339};
+use crate::face::FamilyFace;
 use serde::Serialize;
 use std::fmt::Write;
 
 /// `status --json`: `{"targets":[…],"counts":{…},"fleet":{…},"lint":[…]}`.
 #[derive(Serialize)]
-pub struct StatusJson<'a> {
+#[serde(bound = "")]
+pub struct StatusJson<'a, F: Family> {
     pub now: i64,
-    pub targets: &'a [TargetPlan],
+    pub targets: &'a [TargetPlan<F>],
     pub counts: std::collections::BTreeMap<&'static str, usize>,
     pub fleet: &'a FleetSummary,
     pub lint: &'a [Lint],
 }
 
-pub fn status_json(plan: &Plan) -> StatusJson<'_> {
+pub fn status_json<F: Family>(plan: &Plan<F>) -> StatusJson<'_, F> {
     StatusJson {
         now: plan.now,
         targets: &plan.targets,
@@ -31,7 +35,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 /// What the pass does for a target, in words.
-pub fn next_text(t: &TargetPlan) -> String {
+pub fn next_text<F: Family>(t: &TargetPlan<F>) -> String {
     match (&t.next, &t.blocked) {
         (Next::Start { repair, .. }, _) => format!("start {repair} repair"),
         (Next::Continue { repair, .. }, _) => format!("continue {repair} repair"),
@@ -40,7 +44,7 @@ pub fn next_text(t: &TargetPlan) -> String {
             .iter()
             .find_map(|a| match a {
                 Action::AddMarks { reason, .. } | Action::RemoveMarks { reason, .. } => {
-                    Some(format!("tags: {reason}"))
+                    Some(format!("{}s: {reason}", F::Marks::NOUN))
                 }
                 Action::Repair(_) => None,
                 Action::Advance { reason, .. } => Some(format!("carries on: {reason}")),
@@ -54,41 +58,30 @@ pub fn next_text(t: &TargetPlan) -> String {
     }
 }
 
-/// A table, one instance a line, with the per-state counts and the limits at the end.
-pub fn status_table(plan: &Plan) -> String {
-    const HEADER: [&str; 9] = [
-        "INSTANCE",
-        "STATE",
-        "PRIMARY",
-        "SECONDARY",
-        "RUN",
-        "NEEDS",
-        "ALLOWED",
-        "POLICY FROM",
-        "NEXT",
-    ];
-    let rows: Vec<[String; 9]> = plan
+/// A table, one target a line, with the per-state counts and the limits at the end.
+pub fn status_table<F: FamilyFace>(plan: &Plan<F>) -> String {
+    let kind = F::WORDS.target.to_uppercase();
+    let header: Vec<&str> = [kind.as_str(), "STATE"]
+        .into_iter()
+        .chain(F::FACT_COLUMNS.iter().copied())
+        .chain(["NEEDS", "ALLOWED", "POLICY FROM", "NEXT"])
+        .collect();
+    let rows: Vec<Vec<String>> = plan
         .targets
         .iter()
         .map(|t| {
-            [
-                t.name.clone(),
-                t.state.to_string(),
-                t.facts.primary.to_string(),
-                opt(t.facts.secondary.as_ref()),
-                if t.facts.run_status.is_empty() {
-                    "-".into()
-                } else {
-                    t.facts.run_status.to_string()
-                },
+            let mut row = vec![t.name.clone(), t.state.to_string()];
+            row.extend(F::fact_cells(&t.facts));
+            row.extend([
                 opt(t.needed_repair),
                 opt(t.allowed_repair),
                 t.policy_source.to_string(),
                 next_text(t),
-            ]
+            ]);
+            row
         })
         .collect();
-    let mut widths = HEADER.map(str::len);
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r.iter()) {
             *w = (*w).max(c.len());
@@ -107,9 +100,9 @@ pub fn status_table(plan: &Plan) -> String {
         out.truncate(trimmed);
         out.push('\n');
     };
-    line(&mut out, &HEADER);
+    line(&mut out, &header);
     for r in &rows {
-        line(&mut out, &r.each_ref().map(String::as_str));
+        line(&mut out, &r.iter().map(String::as_str).collect::<Vec<_>>());
     }
     out.push('\n');
     out.push_str(&counts_line(plan));
@@ -117,15 +110,16 @@ pub fn status_table(plan: &Plan) -> String {
     if !plan.lint.is_empty() {
         let _ = writeln!(
             out,
-            "{} tag problem(s): see `autorepair tags lint`",
-            plan.lint.len()
+            "{} {} problem(s): see `autorepair tags lint`",
+            plan.lint.len(),
+            F::Marks::NOUN
         );
     }
     out
 }
 
 /// The failure domains and what the limiter decided, for people.
-pub fn limits_lines(plan: &Plan) -> String {
+pub fn limits_lines<F: Family>(plan: &Plan<F>) -> String {
     let f = &plan.fleet;
     let mut out = String::new();
     if !f.down_nodes.is_empty() {
@@ -134,7 +128,7 @@ pub fn limits_lines(plan: &Plan) -> String {
             .iter()
             .map(|n| format!("{} ({}, {})", n.name, n.group, n.state))
             .collect();
-        let _ = writeln!(out, "down nodes: {}", down.join(", "));
+        let _ = writeln!(out, "down {}: {}", F::WORDS.domains, down.join(", "));
     }
     if !f.domains_under_repair.is_empty() {
         let _ = writeln!(out, "under repair: {}", f.domains_under_repair.join(", "));
@@ -152,36 +146,24 @@ pub fn limits_lines(plan: &Plan) -> String {
     out
 }
 
-pub fn counts_line(plan: &Plan) -> String {
+pub fn counts_line<F: Family>(plan: &Plan<F>) -> String {
     let parts: Vec<String> = State::ALL
         .iter()
         .map(|s| format!("{s}: {}", plan.counts.get(s).copied().unwrap_or(0)))
         .collect();
     format!(
-        "{} instances; {} (states now; times in UTC)\n",
+        "{} {}; {} (states now; times in UTC)\n",
         plan.targets.len(),
+        F::WORDS.targets,
         parts.join(", ")
     )
 }
 
 /// The reasoning chain for one target.
-pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
+pub fn explain<F: FamilyFace>(plan: &Plan<F>, t: &TargetPlan<F>) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "instance {}: {} now", t.name, t.state);
-    let _ = writeln!(
-        out,
-        "  on {}{}{}",
-        t.facts.primary,
-        t.facts
-            .secondary
-            .as_ref()
-            .map_or(String::new(), |s| format!(", secondary {s}")),
-        if t.facts.run_status.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", t.facts.run_status)
-        }
-    );
+    let _ = writeln!(out, "{} {}: {} now", F::WORDS.target, t.name, t.state);
+    let _ = writeln!(out, "  {}", F::facts_line(&t.facts));
     for n in &t.notes {
         let _ = writeln!(out, "  - {n}");
     }
@@ -208,10 +190,11 @@ pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "  pending: {} {} since {} jobs [{}]",
+            "  pending: {} {} since {} {} [{}]",
             p.repair,
             p.id,
             rfc3339(p.since),
+            F::WORDS.ops,
             jobs.join(", ")
         );
     }
@@ -240,12 +223,79 @@ pub fn explain(plan: &Plan, t: &TargetPlan) -> String {
     for a in &t.actions {
         let _ = writeln!(out, "  next pass: {a}");
     }
-    for l in plan
-        .lint
-        .iter()
-        .filter(|l| l.object.to_string() == format!("instance/{}", t.name))
-    {
-        let _ = writeln!(out, "  tag problem: {l}");
+    let object = t.object();
+    for l in plan.lint.iter().filter(|l| l.object == object) {
+        let _ = writeln!(out, "  {} problem: {l}", F::Marks::NOUN);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::face::family::toy::{self, ID};
+
+    /// The engine's toy family speaks of boxes on shelves, marks and steps: every word of the
+    /// output that is not the engine's own must be its.
+    fn assert_no_ganeti_words(text: &str) {
+        for word in ["instance", "node", "job", "tag problem", "tags:", "primary"] {
+            assert!(!text.to_lowercase().contains(word), "{word:?} in {text}");
+        }
+    }
+
+    #[test]
+    fn the_status_table_speaks_the_familys_words() {
+        let table = status_table(&toy::plan());
+        let want = "\
+BOX  STATE         SHELF  NEEDS    ALLOWED  POLICY FROM  NEXT
+b1   needs-repair  s1     restart  restart  room         start restart repair
+b2   needs-repair  s1     replace  restart  room         marks: needs replace, policy allows repairs up to restart
+b3   suspended     s2     -        -        shelf/s2
+b4   pending       s1     restart  restart  room         start restart repair
+b5   healthy       s1     -        restart  room
+
+5 boxes; healthy: 1, suspended: 1, needs-repair: 2, pending: 1, failed: 0 (states now; times in UTC)
+down shelves: s1 (room, down)
+under repair: s1
+1 mark problem(s): see `autorepair tags lint`
+";
+        assert_eq!(table, want);
+        assert_no_ganeti_words(&table.replace("`autorepair tags lint`", ""));
+    }
+
+    #[test]
+    fn explain_speaks_the_familys_words() {
+        let plan = toy::plan();
+        let requested = explain(&plan, plan.target("b4").unwrap());
+        assert!(
+            requested.starts_with("box b4: pending now\n  on shelf s1\n"),
+            "{requested}"
+        );
+        assert!(
+            requested.contains(&format!(
+                "  pending: restart {ID} since 1970-01-01T00:01:40Z steps []\n"
+            )),
+            "{requested}"
+        );
+        let unreadable = explain(&plan, plan.target("b5").unwrap());
+        assert!(
+            unreadable.ends_with(
+                "  mark problem: box/b5: bogus:1:2: field count; the mark is ignored until fixed\n"
+            ),
+            "{unreadable}"
+        );
+        for t in &plan.targets {
+            assert_no_ganeti_words(&explain(&plan, t));
+        }
+    }
+
+    #[test]
+    fn status_json_flattens_the_familys_facts_into_each_target() {
+        let plan = toy::plan();
+        let json = serde_json::to_value(status_json(&plan)).unwrap();
+        let b1 = &json["targets"][0];
+        assert_eq!((&b1["name"], &b1["shelf"]), (&"b1".into(), &"s1".into()));
+        assert_eq!(json["counts"]["needs-repair"], 2);
+        assert_eq!(json["lint"][0]["object"]["kind"], "box");
+    }
 }

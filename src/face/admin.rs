@@ -1,14 +1,14 @@
 //! The admin verbs (allow, suspend, resume, request, clear): under the fleet's lock, read the
-//! fleet, compute the tag edits (`crate::admin`), carry them out and save, then say what changed.
+//! fleet, compute the mark edits (`crate::admin`), carry them out and save, then say what changed.
 
-use super::fleet::{acquire_lock, execute_and_save, open};
+use super::family::{AnyLevel, FamilyFace};
+use super::fleet::{acquire_lock, connect, execute_and_save, on_family};
 use super::printer::Printer;
 use super::settings::{Fleet, Logs};
 use super::{Error, Exit};
 use crate::{
     admin::{self, Verb},
-    engine::ObjectRef,
-    ganeti::Plan,
+    engine::{Backend, ObjectRef, Plan},
 };
 use std::path::Path;
 
@@ -18,12 +18,27 @@ pub fn admin(
     fleet: &Fleet,
     lock: &Path,
     object: &ObjectRef,
-    verb: &Verb,
+    verb: &Verb<AnyLevel>,
 ) -> Result<Exit, Error> {
     let _lock = acquire_lock(lock)?;
-    let mut backend = open(&fleet.source)?;
+    on_family!(connect(&fleet.source)?, backend => edit(out, logs, fleet, backend, object, verb))
+}
+
+fn edit<F: FamilyFace>(
+    out: &mut Printer,
+    logs: &Logs,
+    fleet: &Fleet,
+    mut backend: Box<dyn Backend<F>>,
+    object: &ObjectRef,
+    verb: &Verb<AnyLevel>,
+) -> Result<Exit, Error> {
+    let verb = verb.clone().map(|level| {
+        level
+            .get::<F::Level>()
+            .expect("the settings stage read the level on the ladder of the fleet's family")
+    });
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
-    let actions = admin::edits(&snap, object, verb).map_err(Error::Edit)?;
+    let actions = admin::edits::<F>(&snap, object, &verb).map_err(Error::Edit)?;
     let plan = Plan {
         now: 0,
         targets: vec![],

@@ -1,7 +1,5 @@
 //! Command-line definitions (clap) only; the binary dispatches them.
 
-use crate::ganeti::snapshot::ObjectRef;
-use crate::ganeti::tags::RepairType;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -102,14 +100,12 @@ pub enum Command {
         #[arg(value_parser = parse_level, value_name = "TYPE")]
         level: Level,
         /// cluster, group/NAME or instance/NAME (a bare name is an instance).
-        #[arg(value_parser = crate::ganeti::parse_object)]
-        object: ObjectRef,
+        object: String,
     },
     /// Stop repairs from starting on an object, forever or for a while.
     Suspend {
         /// cluster, group/NAME or instance/NAME (a bare name is an instance).
-        #[arg(value_parser = crate::ganeti::parse_object)]
-        object: ObjectRef,
+        object: String,
         /// Until this Unix time (in the future).
         #[arg(long, value_name = "EPOCH", conflicts_with = "for_")]
         until: Option<i64>,
@@ -122,14 +118,13 @@ pub enum Command {
     /// Remove every suspend tag from an object.
     Resume {
         /// cluster, group/NAME or instance/NAME (a bare name is an instance).
-        #[arg(value_parser = crate::ganeti::parse_object)]
-        object: ObjectRef,
+        object: String,
     },
     /// Ask for one repair of an instance, up to TYPE, whatever the policy says (not while suspended).
     Request {
         /// The most destructive repair allowed: fix-storage, migrate, failover or reinstall.
-        #[arg(value_parser = RepairType::from_str_arg, value_name = "TYPE")]
-        repair: RepairType,
+        #[arg(value_name = "TYPE")]
+        repair: String,
         /// The instance's full name.
         instance: String,
         #[command(flatten)]
@@ -252,22 +247,17 @@ pub enum TagsCommand {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Level {
     None,
-    UpTo(RepairType),
+    /// Read by the settings stage, on the ladder of the fleet's family.
+    UpTo(String),
 }
 
 fn parse_level(s: &str) -> Result<Level, String> {
-    if s == "none" {
-        Ok(Level::None)
+    Ok(if s == "none" {
+        Level::None
     } else {
-        s.parse().map(Level::UpTo)
-    }
-}
-
-impl RepairType {
-    fn from_str_arg(s: &str) -> Result<RepairType, String> {
-        s.parse()
-    }
+        Level::UpTo(s.to_owned())
+    })
 }

@@ -1,67 +1,93 @@
-//! The fleet as the commands reach it: opened, read, planned, acted on with its logs held until
-//! the save, and locked.
+//! The fleet as the commands reach it: opened (as the backend of its family), read, planned,
+//! acted on with its logs held until the save, and locked.
 
 use super::Error;
+use super::family::FamilyFace;
 use super::logs::Held;
 use super::settings::{Clock, Fleet, Logs, Source};
 use crate::{
-    config::Limits,
     engine::{
-        BackendError,
-        exec::{self, Report as ExecReport},
+        self, Backend, BackendError, Plan,
+        exec::{self, Report},
     },
-    ganeti::{
-        self as plan, Ganeti, Plan,
-        file::FleetFile,
-        rapi as ganeti,
-        snapshot::{OpKind, Snapshot},
-    },
+    ganeti::{Ganeti, file::FleetFile, rapi},
     lock::{self, LockGuard},
 };
-
-/// Every backend of the Ganeti family, behind one type.
-pub(super) type Backend = dyn crate::engine::Backend<Ganeti>;
-/// What the executor did.
-pub(super) type Report = ExecReport<Ganeti>;
 use std::path::Path;
 
-pub fn open(source: &Source) -> Result<Box<Backend>, Error> {
-    Ok(match source {
-        Source::File(path) => Box::new(FleetFile::open(path).map_err(|e| Error::Open(e.into()))?),
-        Source::Rapi(endpoint) => {
-            Box::new(ganeti::Rapi::connect(endpoint).map_err(|e| Error::Connect(e.into()))?)
+/// A fleet's backend, typed by its family. [`on_family!`] is the one match on it: everything
+/// the commands do with a fleet is written once, generic over [`FamilyFace`].
+pub enum Backends {
+    Ganeti(Box<dyn Backend<Ganeti>>),
+}
+
+/// Calls `$body` with `$backend` bound to the `Box<dyn Backend<F>>` inside `$backends`, for
+/// whichever family `F` it is: the body is a generic call, made once per family here.
+macro_rules! on_family {
+    ($backends:expr, $backend:ident => $body:expr) => {
+        match $backends {
+            $crate::face::fleet::Backends::Ganeti($backend) => $body,
         }
+    };
+}
+pub(super) use on_family;
+
+/// The backend of the family `source` belongs to.
+pub fn connect(source: &Source) -> Result<Backends, Error> {
+    Ok(match source {
+        Source::File(path) => Backends::Ganeti(Box::new(
+            FleetFile::open(path).map_err(|e| Error::Open(e.into()))?,
+        )),
+        Source::Rapi(endpoint) => Backends::Ganeti(Box::new(
+            rapi::Rapi::connect(endpoint).map_err(|e| Error::Connect(e.into()))?,
+        )),
     })
 }
 
+/// A Ganeti fleet's backend, for what only Ganeti has: `snapshot` and `simulate`.
+pub fn open(source: &Source) -> Result<Box<dyn Backend<Ganeti>>, Error> {
+    match connect(source)? {
+        Backends::Ganeti(backend) => Ok(backend),
+    }
+}
+
 /// The backend's snapshot; an error names where the fleet was read from.
-pub fn read(source: &Source, backend: &mut Backend) -> Result<Snapshot, Error> {
+pub fn read<F: FamilyFace>(
+    source: &Source,
+    backend: &mut dyn Backend<F>,
+) -> Result<F::Snapshot, Error> {
     backend.snapshot().map_err(|source_error| Error::Read {
         from: source.describe(),
         source: source_error.into(),
     })
 }
 
-/// The planner's limits, told which operations this backend cannot run.
-pub fn limits_for(limits: &Limits, backend: &Backend) -> Limits {
-    let mut limits = limits.clone();
-    limits.unsupported_ops = OpKind::ALL
-        .into_iter()
-        .filter(|k| !backend.supports(*k))
-        .collect();
-    limits
+/// Reads the fleet and plans one pass over it, with the config's limits and what this backend
+/// can run. `seed` only feeds the repair ids.
+pub fn plan<F: FamilyFace>(
+    fleet: &Fleet,
+    backend: &mut dyn Backend<F>,
+    now: i64,
+    seed: u64,
+) -> Result<Plan<F>, Error> {
+    let snap = read(&fleet.source, backend)?;
+    let settings = F::settings(&fleet.limits, backend);
+    Ok(engine::plan::<F>(
+        &snap,
+        &settings,
+        now,
+        &fleet.limits.engine(),
+        seed,
+    ))
 }
 
 /// The plan of the fleet as it is now, for the commands that only show it.
-pub fn read_plan(fleet: &Fleet, clock: Clock) -> Result<Plan, Error> {
-    let mut backend = open(&fleet.source)?;
-    let snap = read(&fleet.source, backend.as_mut())?;
-    Ok(plan::plan(
-        &snap,
-        clock.now(),
-        &limits_for(&fleet.limits, backend.as_ref()),
-        0,
-    ))
+pub fn read_plan<F: FamilyFace>(
+    fleet: &Fleet,
+    clock: Clock,
+    mut backend: Box<dyn Backend<F>>,
+) -> Result<Plan<F>, Error> {
+    plan(fleet, backend.as_mut(), clock.now(), 0)
 }
 
 /// Carries out `plan`, then `save`s (which says whether it kept the writes). A fleet file's
@@ -69,18 +95,18 @@ pub fn read_plan(fleet: &Fleet, clock: Clock) -> Result<Plan, Error> {
 /// lines are held back until the save succeeded and dropped otherwise: the log never claims a
 /// write that was lost. Over RAPI every write is made by the call that logs it, so its lines go
 /// out at once.
-pub fn execute_and_save(
+pub fn execute_and_save<F: FamilyFace>(
     logs: &Logs,
     source: &Source,
-    plan: &Plan,
-    backend: &mut Backend,
-    save: impl FnOnce(&mut Backend, &Report) -> Result<bool, BackendError>,
-) -> (Report, Result<(), BackendError>) {
-    let Source::File(_) = source else {
+    plan: &Plan<F>,
+    backend: &mut dyn Backend<F>,
+    save: impl FnOnce(&mut dyn Backend<F>, &Report<F>) -> Result<bool, BackendError>,
+) -> (Report<F>, Result<(), BackendError>) {
+    if !source.buffers_writes() {
         let done = exec::execute(plan, backend);
         let saved = save(backend, &done).map(drop);
         return (done, saved);
-    };
+    }
     let held = Held::default();
     let writer = held.clone();
     let done = tracing::subscriber::with_default(logs.subscriber(move || writer.clone()), || {

@@ -1,35 +1,49 @@
 //! The commands that show the fleet and change nothing: `status`, `explain`, `snapshot`.
 
-use super::fleet::{open, read, read_plan};
+use super::family::FamilyFace;
+use super::fleet::{connect, on_family, open, read, read_plan};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet};
 use super::{Error, Exit};
-use crate::{engine::Backend as _, ganeti::file::FleetFile, report};
+use crate::{
+    engine::{Backend as _, Plan},
+    ganeti::file::FleetFile,
+    report,
+};
 use std::path::Path;
 
 pub fn status(out: &mut Printer, fleet: &Fleet, clock: Clock) -> Result<Exit, Error> {
-    let plan = read_plan(fleet, clock)?;
-    out.document(
-        || report::status_json(&plan),
-        || report::status_table(&plan),
-    )?;
+    on_family!(connect(&fleet.source)?, backend => {
+        show_status(out, &read_plan(fleet, clock, backend)?)
+    })
+}
+
+fn show_status<F: FamilyFace>(out: &mut Printer, plan: &Plan<F>) -> Result<Exit, Error> {
+    out.document(|| report::status_json(plan), || report::status_table(plan))?;
     Ok(Exit::Ok)
 }
 
-pub fn explain(
+pub fn explain(out: &mut Printer, fleet: &Fleet, clock: Clock, name: &str) -> Result<Exit, Error> {
+    on_family!(connect(&fleet.source)?, backend => {
+        show_explain(out, fleet, &read_plan(fleet, clock, backend)?, name)
+    })
+}
+
+fn show_explain<F: FamilyFace>(
     out: &mut Printer,
     fleet: &Fleet,
-    clock: Clock,
-    instance: &str,
+    plan: &Plan<F>,
+    name: &str,
 ) -> Result<Exit, Error> {
-    let plan = read_plan(fleet, clock)?;
-    let Some(t) = plan.target(instance) else {
-        return Err(Error::NoSuchInstance {
-            instance: instance.to_owned(),
+    let Some(t) = plan.target(name) else {
+        return Err(Error::NoSuchTarget {
+            name: name.to_owned(),
             from: fleet.source.describe(),
+            kind: F::WORDS.target,
+            kinds: F::WORDS.targets,
         });
     };
-    out.document(|| t, || report::explain(&plan, t))?;
+    out.document(|| t, || report::explain(plan, t))?;
     Ok(Exit::Ok)
 }
 

@@ -5,6 +5,7 @@
 //! error; `main` only maps that to the process's exit code.
 
 pub mod cli;
+pub mod family;
 pub mod printer;
 pub mod settings;
 
@@ -18,6 +19,7 @@ mod simulate;
 mod tags;
 
 use self::cli::Cli;
+pub use self::family::FamilyFace;
 use self::printer::Printer;
 use self::settings::{Env, Job, Logs, Settings, SettingsError};
 use crate::{
@@ -100,8 +102,14 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("instance {instance:?} is not in {from}: `autorepair status` lists the instances")]
-    NoSuchInstance { instance: String, from: String },
+    #[error("{kind} {name:?} is not in {from}: `autorepair status` lists the {kinds}")]
+    NoSuchTarget {
+        name: String,
+        from: String,
+        /// The family's words for a target and its targets.
+        kind: &'static str,
+        kinds: &'static str,
+    },
     #[error(transparent)]
     Sabakan(CliError),
     #[error("writing to standard output")]
@@ -122,7 +130,7 @@ impl Error {
             | Error::PassNotSaved { .. }
             | Error::Act { .. }
             | Error::Metrics { .. } => Exit::Unreadable,
-            Error::Connect(_) | Error::Edit(_) | Error::NoSuchInstance { .. } => Exit::Usage,
+            Error::Connect(_) | Error::Edit(_) | Error::NoSuchTarget { .. } => Exit::Usage,
             Error::Sabakan(e) => match e.failure {
                 Failure::Refused => Exit::Partial,
                 Failure::Usage => Exit::Usage,

@@ -1,11 +1,12 @@
 //! `run`: one pass, several back to back, or a loop; each reads, decides, acts, and writes the
 //! metrics file.
 
-use super::fleet::{acquire_lock, execute_and_save, limits_for, open, read};
+use super::family::FamilyFace;
+use super::fleet::{acquire_lock, connect, execute_and_save, on_family, plan};
 use super::printer::Printer;
 use super::settings::{Fleet, Logs, Run};
 use super::{Error, Exit, LOG_TARGET};
-use crate::{ganeti as plan, metrics, report};
+use crate::{engine::Backend, metrics, report};
 
 pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<Exit, Error> {
     let mut worst = Exit::Ok;
@@ -57,16 +58,23 @@ fn one_pass(
     pass: u32,
 ) -> Result<Exit, Error> {
     let started = std::time::Instant::now();
-    let mut backend = open(&fleet.source)?;
-    let snap = read(&fleet.source, backend.as_mut())?;
+    on_family!(connect(&fleet.source)?, backend => {
+        pass_over(out, logs, fleet, run, pass, started, backend)
+    })
+}
+
+fn pass_over<F: FamilyFace>(
+    out: &mut Printer,
+    logs: &Logs,
+    fleet: &Fleet,
+    run: &Run,
+    pass: u32,
+    started: std::time::Instant,
+    mut backend: Box<dyn Backend<F>>,
+) -> Result<Exit, Error> {
     let at = run.clock.now();
     let seed = uuid::Uuid::new_v4().as_u64_pair().0;
-    let plan = plan::plan(
-        &snap,
-        at,
-        &limits_for(&fleet.limits, backend.as_ref()),
-        seed,
-    );
+    let plan = plan(fleet, backend.as_mut(), at, seed)?;
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
     }

@@ -10,6 +10,7 @@ use super::LOG_TARGET;
 #[cfg(any(test, feature = "testkit"))]
 use super::cli::SimulateArgs;
 use super::cli::{Cli, ClockArgs, Command, GlobalArgs, Level, RunArgs, TagsCommand};
+use super::family::{AnyLevel, FamilyFace};
 #[cfg(any(test, feature = "testkit"))]
 use crate::ganeti::generate::Spec;
 use crate::{
@@ -17,7 +18,7 @@ use crate::{
     config::{Config, ConfigError, DEFAULT_CONFIG_PATH, Limits},
     engine::{BackendError, ObjectRef},
     ganeti::{
-        file,
+        Ganeti, file,
         rapi::{self as ganeti, Endpoint},
     },
     lock::{self, LockError},
@@ -147,7 +148,7 @@ pub enum Job {
         fleet: Fleet,
         lock: PathBuf,
         object: ObjectRef,
-        verb: Verb,
+        verb: Verb<AnyLevel>,
     },
     #[cfg(any(test, feature = "testkit"))]
     Simulate {
@@ -182,6 +183,45 @@ impl Source {
             Source::File(p) => p.display().to_string(),
             Source::Rapi(e) => e.url.clone(),
         }
+    }
+
+    /// Whether the backend keeps its writes in memory until the fleet is saved (a file),
+    /// rather than making each one with the call that asks for it.
+    pub fn buffers_writes(&self) -> bool {
+        match self {
+            Source::File(_) => true,
+            Source::Rapi(_) => false,
+        }
+    }
+
+    /// How the admin commands' objects and levels read for this fleet's family.
+    fn family_args(&self) -> FamilyArgs {
+        match self {
+            Source::File(_) | Source::Rapi(_) => FamilyArgs::of::<Ganeti>(),
+        }
+    }
+}
+
+/// The objects and levels of one family, as the admin commands name them.
+struct FamilyArgs {
+    object: fn(&str) -> Result<ObjectRef, String>,
+    level: fn(&str) -> Result<AnyLevel, String>,
+}
+
+impl FamilyArgs {
+    fn of<F: FamilyFace>() -> FamilyArgs {
+        FamilyArgs {
+            object: F::parse_object,
+            level: AnyLevel::parse::<F::Level>,
+        }
+    }
+
+    fn object(&self, text: &str) -> Result<ObjectRef, SettingsError> {
+        (self.object)(text).map_err(SettingsError::Object)
+    }
+
+    fn level(&self, text: &str) -> Result<AnyLevel, SettingsError> {
+        (self.level)(text).map_err(SettingsError::Level)
     }
 }
 
@@ -283,6 +323,9 @@ pub enum SettingsError {
     /// The object an admin command names.
     #[error("{0}")]
     Object(String),
+    /// The level an admin command asks for.
+    #[error("{0}")]
+    Level(String),
 }
 
 impl Settings {
@@ -347,16 +390,17 @@ fn fleet_job(
     command: Command,
     output: &mut Output,
 ) -> Result<Job, SettingsError> {
-    let admin = |fleet: Fleet, object: ObjectRef, verb: Verb| -> Result<Job, SettingsError> {
-        let lock = lock_path(global, config, &fleet.source)?;
-        Ok(Job::Admin {
-            fleet,
-            lock,
-            object,
-            verb,
-        })
-    };
-    let instance = |name: &str| crate::ganeti::parse_object(name).map_err(SettingsError::Object);
+    let admin =
+        |fleet: Fleet, object: ObjectRef, verb: Verb<AnyLevel>| -> Result<Job, SettingsError> {
+            let lock = lock_path(global, config, &fleet.source)?;
+            Ok(Job::Admin {
+                fleet,
+                lock,
+                object,
+                verb,
+            })
+        };
+    let read = fleet.source.family_args();
     Ok(match command {
         Command::Run(args) => {
             output.json = args.json;
@@ -398,9 +442,9 @@ fn fleet_job(
         Command::Allow { level, object } => {
             let level = match level {
                 Level::None => None,
-                Level::UpTo(t) => Some(t),
+                Level::UpTo(t) => Some(read.level(&t)?),
             };
-            admin(fleet, object, Verb::Allow(level))?
+            admin(fleet, read.object(&object)?, Verb::Allow(level))?
         }
         Command::Suspend {
             object,
@@ -408,24 +452,25 @@ fn fleet_job(
             for_,
             clock,
         } => {
+            let object = read.object(&object)?;
             let until = admin::suspend_end(until, for_, Clock::from(clock).now())
                 .map_err(SettingsError::Suspend)?;
             admin(fleet, object, Verb::Suspend { until })?
         }
-        Command::Resume { object } => admin(fleet, object, Verb::Resume)?,
+        Command::Resume { object } => admin(fleet, read.object(&object)?, Verb::Resume)?,
         Command::Request {
             repair,
             instance: name,
             clock,
         } => {
             let verb = Verb::Request {
-                repair,
+                repair: read.level(&repair)?,
                 id: uuid::Uuid::new_v4().to_string(),
                 now: Clock::from(clock).now(),
             };
-            admin(fleet, instance(&name)?, verb)?
+            admin(fleet, read.object(&name)?, verb)?
         }
-        Command::Clear { instance: name } => admin(fleet, instance(&name)?, Verb::Clear)?,
+        Command::Clear { instance: name } => admin(fleet, read.object(&name)?, Verb::Clear)?,
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => {
             output.json = args.json;

@@ -1,11 +1,12 @@
-//! `tags parse` and `tags lint`: the tag language as a tool.
+//! `tags parse` (Ganeti's tag language as a tool) and `tags lint` (any family's marks).
 
-use super::fleet::read_plan;
+use super::family::FamilyFace;
+use super::fleet::{connect, on_family, read_plan};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet};
 use super::{Error, Exit};
 use crate::{
-    engine::rfc3339,
+    engine::{Plan, marks::Codec, rfc3339},
     ganeti::tags::{self, Tag, TagJson, TagJsonBody},
 };
 
@@ -51,14 +52,23 @@ fn describe(t: &str) -> String {
     }
 }
 
-/// Exit 1 if the fleet carries any invalid or conflicting autorepair tag.
+/// Exit 1 if the fleet carries any invalid or conflicting autorepair mark.
 pub fn lint(out: &mut Printer, fleet: &Fleet, clock: Clock) -> Result<Exit, Error> {
-    let plan = read_plan(fleet, clock)?;
+    on_family!(connect(&fleet.source)?, backend => {
+        show_lint(out, &read_plan(fleet, clock, backend)?)
+    })
+}
+
+fn show_lint<F: FamilyFace>(out: &mut Printer, plan: &Plan<F>) -> Result<Exit, Error> {
     for l in &plan.lint {
         out.item(|| l, || l)?;
     }
     if !out.json() {
-        out.note(format_args!("{} tag problem(s)", plan.lint.len()));
+        out.note(format_args!(
+            "{} {} problem(s)",
+            plan.lint.len(),
+            F::Marks::NOUN
+        ));
     }
     Ok(if plan.lint.is_empty() {
         Exit::Ok

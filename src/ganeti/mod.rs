@@ -2,6 +2,7 @@
 //! steered by `ganeti:watcher:autorepair:*` tags (the `tags` codec), over RAPI (`rapi`) or a
 //! fleet file (`file`, with its job simulator). It plugs into the engine as [`Ganeti`].
 
+mod face;
 pub mod file;
 #[cfg(any(test, feature = "testkit"))]
 pub mod generate;
@@ -179,7 +180,9 @@ impl Family for Ganeti {
                 halt_key: Some(&g.uuid),
             },
         }));
-        out.extend(snap.nodes.iter().filter(|n| !n.tags.is_empty()).map(|n| Holder {
+        // Every node, tagged or not: an admin verb naming one is refused with the advice,
+        // not told that the node does not exist.
+        out.extend(snap.nodes.iter().map(|n| Holder {
             object: node(n.name.clone()),
             marks: &n.tags,
             role: Role::Inert {
