@@ -32,6 +32,10 @@ pub struct GlobalArgs {
     /// Fleet file (JSON, shaped like Ganeti's RAPI answers) to work on instead of a cluster.
     #[arg(long, global = true, value_name = "FILE", conflicts_with = "rapi")]
     pub cluster: Option<PathBuf>,
+    /// Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io,
+    /// metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family.
+    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["cluster", "rapi"])]
+    pub kube_objects: Option<PathBuf>,
     /// Ganeti RAPI endpoint of a real cluster, e.g. https://cluster.example.org:5080.
     #[arg(long, global = true, value_name = "URL")]
     pub rapi: Option<String>,

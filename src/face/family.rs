@@ -3,7 +3,7 @@
 //! `metrics`, `admin`) are written once over [`FamilyFace`], so a family gets all of them by
 //! implementing it and adding its backends as `Source` variants.
 
-use crate::config::Limits;
+use super::settings::Fleet;
 use crate::engine::marks::Level;
 use crate::engine::{Backend, Family, ObjectRef};
 use std::any::TypeId;
@@ -20,7 +20,7 @@ pub trait FamilyFace: Family {
     /// target), or what is wrong with the text.
     fn parse_object(text: &str) -> Result<ObjectRef, String>;
     /// The planner's settings: the config's limits, and what this backend cannot run.
-    fn settings(limits: &Limits, backend: &dyn Backend<Self>) -> Self::Settings;
+    fn settings(fleet: &Fleet, backend: &dyn Backend<Self>) -> Self::Settings;
     /// One target's cells under [`FamilyFace::FACT_COLUMNS`].
     fn fact_cells(facts: &Self::Facts) -> Vec<String>;
     /// Where the target lives and runs, as `explain` says it (`on NODE, …`).
@@ -100,7 +100,7 @@ pub(crate) mod toy {
         fn parse_object(text: &str) -> Result<ObjectRef, String> {
             parse_object_ref(text, &["shelf", "box"], &["room"], "box")
         }
-        fn settings(_: &Limits, _: &dyn Backend<Toy>) {}
+        fn settings(_: &Fleet, _: &dyn Backend<Toy>) {}
         fn fact_cells(facts: &ToyFacts) -> Vec<String> {
             vec![facts.shelf.clone()]
         }

@@ -12,6 +12,7 @@ use crate::{
     },
     ganeti::{Ganeti, file::FleetFile, rapi},
     lock::{self, LockGuard},
+    metal3::{Metal3, file::ObjectsFile},
 };
 use std::path::Path;
 
@@ -19,6 +20,7 @@ use std::path::Path;
 /// the commands do with a fleet is written once, generic over [`FamilyFace`].
 pub enum Backends {
     Ganeti(Box<dyn Backend<Ganeti>>),
+    Metal3(Box<dyn Backend<Metal3>>),
 }
 
 /// Calls `$body` with `$backend` bound to the `Box<dyn Backend<F>>` inside `$backends`, for
@@ -27,6 +29,7 @@ macro_rules! on_family {
     ($backends:expr, $backend:ident => $body:expr) => {
         match $backends {
             $crate::face::fleet::Backends::Ganeti($backend) => $body,
+            $crate::face::fleet::Backends::Metal3($backend) => $body,
         }
     };
 }
@@ -41,6 +44,9 @@ pub fn connect(source: &Source) -> Result<Backends, Error> {
         Source::Rapi(endpoint) => Backends::Ganeti(Box::new(
             rapi::Rapi::connect(endpoint).map_err(|e| Error::Connect(e.into()))?,
         )),
+        Source::KubeObjects(path) => Backends::Metal3(Box::new(
+            ObjectsFile::open(path).map_err(|e| Error::Open(e.into()))?,
+        )),
     })
 }
 
@@ -48,6 +54,9 @@ pub fn connect(source: &Source) -> Result<Backends, Error> {
 pub fn open(source: &Source) -> Result<Box<dyn Backend<Ganeti>>, Error> {
     match connect(source)? {
         Backends::Ganeti(backend) => Ok(backend),
+        Backends::Metal3(_) => Err(Error::GanetiOnly {
+            from: source.describe(),
+        }),
     }
 }
 
@@ -71,7 +80,7 @@ pub fn plan<F: FamilyFace>(
     seed: u64,
 ) -> Result<Plan<F>, Error> {
     let snap = read(&fleet.source, backend)?;
-    let settings = F::settings(&fleet.limits, backend);
+    let settings = F::settings(fleet, backend);
     Ok(engine::plan::<F>(
         &snap,
         &settings,

@@ -110,6 +110,10 @@ pub enum Error {
         kind: &'static str,
         kinds: &'static str,
     },
+    #[error(
+        "{from} holds Kubernetes objects (the metal3 family): this command works on Ganeti fleets only"
+    )]
+    GanetiOnly { from: String },
     #[error(transparent)]
     Sabakan(CliError),
     #[error("writing to standard output")]
@@ -130,7 +134,10 @@ impl Error {
             | Error::PassNotSaved { .. }
             | Error::Act { .. }
             | Error::Metrics { .. } => Exit::Unreadable,
-            Error::Connect(_) | Error::Edit(_) | Error::NoSuchTarget { .. } => Exit::Usage,
+            Error::GanetiOnly { .. }
+            | Error::Connect(_)
+            | Error::Edit(_)
+            | Error::NoSuchTarget { .. } => Exit::Usage,
             Error::Sabakan(e) => match e.failure {
                 Failure::Refused => Exit::Partial,
                 Failure::Usage => Exit::Usage,

@@ -13,6 +13,7 @@ use super::cli::{Cli, ClockArgs, Command, GlobalArgs, Level, RunArgs, TagsComman
 use super::family::{AnyLevel, FamilyFace};
 #[cfg(any(test, feature = "testkit"))]
 use crate::ganeti::generate::Spec;
+use crate::metal3::Metal3;
 use crate::{
     admin::{self, AdminError, Verb},
     config::{Config, ConfigError, DEFAULT_CONFIG_PATH, Limits},
@@ -167,6 +168,8 @@ pub struct Fleet {
     pub source: Source,
     /// The config file's limits, with the command's overrides.
     pub limits: Limits,
+    /// The config file's `[metal3]` section.
+    pub metal3: crate::config::Metal3,
 }
 
 /// Where the fleet comes from.
@@ -174,13 +177,15 @@ pub struct Fleet {
 pub enum Source {
     File(PathBuf),
     Rapi(Endpoint),
+    /// A Kubernetes objects file (the metal3 family).
+    KubeObjects(PathBuf),
 }
 
 impl Source {
     /// The fleet file's path or the RAPI URL, for messages.
     pub fn describe(&self) -> String {
         match self {
-            Source::File(p) => p.display().to_string(),
+            Source::File(p) | Source::KubeObjects(p) => p.display().to_string(),
             Source::Rapi(e) => e.url.clone(),
         }
     }
@@ -189,7 +194,7 @@ impl Source {
     /// rather than making each one with the call that asks for it.
     pub fn buffers_writes(&self) -> bool {
         match self {
-            Source::File(_) => true,
+            Source::File(_) | Source::KubeObjects(_) => true,
             Source::Rapi(_) => false,
         }
     }
@@ -198,6 +203,7 @@ impl Source {
     fn family_args(&self) -> FamilyArgs {
         match self {
             Source::File(_) | Source::Rapi(_) => FamilyArgs::of::<Ganeti>(),
+            Source::KubeObjects(_) => FamilyArgs::of::<Metal3>(),
         }
     }
 }
@@ -373,6 +379,7 @@ impl Settings {
                 let fleet = Fleet {
                     source,
                     limits: config.limits.clone(),
+                    metal3: config.metal3.clone(),
                 };
                 fleet_job(global, &config, fleet, command, &mut output)?
             }
@@ -589,6 +596,9 @@ fn source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, Set
             run_status: false,
         }));
     }
+    if let Some(objects) = &global.kube_objects {
+        return Ok(Source::KubeObjects(objects.clone()));
+    }
     global
         .cluster
         .clone()
@@ -610,7 +620,7 @@ fn lock_path(
         .or_else(|| config.lock_file.clone());
     match source {
         // Checked even with a named lock: a typo in the fleet path must leave no lock file behind.
-        Source::File(fleet) => {
+        Source::File(fleet) | Source::KubeObjects(fleet) => {
             let beside = lock::beside(fleet)
                 .map_err(|e| SettingsError::FleetFile(file::unreadable(fleet, &e).into()))?;
             Ok(named.unwrap_or(beside))

@@ -3,9 +3,9 @@
 
 use super::snapshot::OpKind;
 use super::{Facts, Ganeti, Settings};
-use crate::config::Limits;
 use crate::engine::{Backend, ObjectRef};
 use crate::face::FamilyFace;
+use crate::face::settings::Fleet;
 
 impl FamilyFace for Ganeti {
     const FACT_COLUMNS: &'static [&'static str] = &["PRIMARY", "SECONDARY", "RUN"];
@@ -17,8 +17,8 @@ impl FamilyFace for Ganeti {
 
     /// The iallocator from the config; a repair needing an operation this backend lacks
     /// (Ganeti 3.0's RAPI cannot move an instance) is left to a person.
-    fn settings(limits: &Limits, backend: &dyn Backend<Ganeti>) -> Settings {
-        let mut settings = limits.ganeti();
+    fn settings(fleet: &Fleet, backend: &dyn Backend<Ganeti>) -> Settings {
+        let mut settings = fleet.limits.ganeti();
         settings.unsupported = OpKind::ALL
             .into_iter()
             .filter(|k| !backend.supports(*k))

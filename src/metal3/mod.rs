@@ -12,6 +12,7 @@
 //! observed off; the Node is backed up and deleted; the request is removed; the reboot annotation
 //! is removed, so the host powers on; the Node re-registers and gets its labels back.
 
+pub mod face;
 pub mod file;
 #[cfg(any(test, feature = "testkit"))]
 pub mod fixture;
@@ -188,9 +189,12 @@ impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Op::Drain { node } => write!(f, "drain node {node}"),
-            Op::PowerOff { host, mode, .. } => {
-                write!(f, "power off host {host} ({mode:?} reboot annotation)")
-            }
+            Op::PowerOff { host, mode, .. } => write!(
+                f,
+                "power off host {host} ({} {})",
+                objects::REBOOT_KEY,
+                mode.annotation()
+            ),
             Op::DeleteMachine { machine } => write!(f, "delete machine {machine}"),
             Op::DeleteNode { node, .. } => write!(f, "back up and delete node {node}"),
             Op::ClearRequest { machine } => {
@@ -271,6 +275,22 @@ impl Default for Settings {
 /// `controlplane/NS/NAME`, `cluster/NS/NAME`, `host/NS/NAME`, `node/NAME`, or a bare
 /// `NS/NAME` Machine.
 pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
+    const KINDS: [&str; 7] = [
+        kind::MACHINE,
+        kind::MACHINE_SET,
+        kind::MACHINE_DEPLOYMENT,
+        kind::CONTROL_PLANE,
+        kind::CLUSTER,
+        kind::HOST,
+        kind::NODE,
+    ];
+    // A namespaced Machine's bare name has a slash too: `NS/NAME` unless NS is a kind.
+    let named_kind = text
+        .split_once('/')
+        .is_some_and(|(k, _)| KINDS.contains(&k));
+    if !named_kind && text.matches('/').count() == 1 {
+        return Ok(ObjectRef::new(kind::MACHINE, text));
+    }
     let object = parse_object_ref(
         text,
         &[

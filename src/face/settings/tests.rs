@@ -110,7 +110,9 @@ fn fleet(s: &Settings) -> &Fleet {
 fn endpoint(s: &Settings) -> &Endpoint {
     match &fleet(s).source {
         Source::Rapi(e) => e,
-        Source::File(p) => panic!("a fleet file {}, not RAPI", p.display()),
+        Source::File(p) | Source::KubeObjects(p) => {
+            panic!("a file {}, not RAPI", p.display())
+        }
     }
 }
 
