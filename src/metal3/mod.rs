@@ -475,11 +475,8 @@ impl Family for Metal3 {
                 halt_key: None,
             },
         });
-        let hosts = snap
-            .hosts
-            .iter()
-            .filter(|h| !h.marks.is_empty())
-            .map(|h| Holder {
+        // Every host, so that an admin verb on one is refused with the advice, not "unknown".
+        let hosts = snap.hosts.iter().map(|h| Holder {
                 object: ObjectRef::new(kind::HOST, h.key.clone()),
                 marks: &h.marks,
                 role: Role::Inert {

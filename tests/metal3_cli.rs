@@ -1,0 +1,144 @@
+//! The README's metal3 tour, through the binary, on a copy of the demo objects file.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+const NOW: i64 = 1_795_402_800;
+
+fn bin(objects: &Path) -> Command {
+    let mut c = Command::cargo_bin("autorepair").unwrap();
+    c.args(["--config", "/dev/null", "--kube-objects"])
+        .arg(objects);
+    c
+}
+
+fn demo(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("objects.json");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/metal3-demo.json"),
+        &path,
+    )
+    .unwrap();
+    path
+}
+
+fn status(objects: &Path, now: i64) -> Value {
+    let out = bin(objects)
+        .args(["status", "--json", "--now", &now.to_string()])
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+fn target<'v>(status: &'v Value, name: &str) -> &'v Value {
+    status["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not in {status}"))
+}
+
+#[test]
+fn the_tour_power_cycles_the_broken_worker_and_explains_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = demo(dir.path());
+    let table = bin(&objects)
+        .args(["status", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&table.get_output().stdout).into_owned();
+    assert!(text.starts_with("MACHINE "), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("prod/workers-7d9f-b2")
+                && l.ends_with("start power-cycle repair")),
+        "{text}"
+    );
+    let explain = bin(&objects)
+        .args(["explain", "prod/workers-7d9f-c3", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&explain.get_output().stdout).contains("is paused"));
+
+    let untouched = std::fs::read(&objects).unwrap();
+    bin(&objects)
+        .args(["run", "--dry-run", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read(&objects).unwrap(),
+        untouched,
+        "a dry run writes nothing"
+    );
+
+    for i in 0..7 {
+        bin(&objects)
+            .args(["run", "--now", &(NOW + 60 * i).to_string()])
+            .assert()
+            .success();
+    }
+    let after = status(&objects, NOW + 600);
+    let b2 = target(&after, "prod/workers-7d9f-b2");
+    assert_eq!(b2["state"], "healthy", "{b2}");
+    assert_eq!(b2["history"][0]["result"], "success", "{b2}");
+    assert_eq!(b2["power"], "on");
+    // The others wait, and say why.
+    for name in ["prod/workers-7d9f-c3", "prod/workers-7d9f-d4"] {
+        assert_eq!(target(&after, name)["blocked"]["reason"], "cannot-submit");
+    }
+}
+
+#[test]
+fn admin_verbs_write_annotations_and_refuse_what_has_no_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = demo(dir.path());
+    bin(&objects)
+        .args([
+            "suspend",
+            "machineset/prod/workers-7d9f",
+            "--now",
+            &NOW.to_string(),
+        ])
+        .assert()
+        .success();
+    let s = status(&objects, NOW);
+    assert_eq!(target(&s, "prod/workers-7d9f-b2")["state"], "suspended");
+    let out = bin(&objects)
+        .args(["allow", "drain", "host/prod/workers-7d9f-b2-bmh"])
+        .assert()
+        .code(2);
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stderr).contains("no effect"),
+        "{:?}",
+        out.get_output()
+    );
+    let out = bin(&objects)
+        .args(["allow", "reboot", "prod/workers-7d9f-b2"])
+        .assert()
+        .code(2);
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stderr)
+            .contains("drain, power-cycle or reprovision")
+    );
+    let out = bin(&objects).arg("snapshot").assert().code(2);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("Ganeti fleets only"));
+}
+
+#[test]
+fn a_broken_objects_file_is_named_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("objects.json");
+    std::fs::write(&path, "{\"kind\": \"List\"}").unwrap();
+    let out = bin(&path).args(["run"]).assert().code(3);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("objects.json") && err.contains("items"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"kind\": \"List\"}"
+    );
+}
