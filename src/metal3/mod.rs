@@ -15,6 +15,7 @@
 pub mod file;
 #[cfg(any(test, feature = "testkit"))]
 pub mod fixture;
+pub mod kube;
 pub mod marks;
 pub mod objects;
 pub mod protocol;
