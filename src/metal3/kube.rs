@@ -3,10 +3,11 @@
 //! writes in a file; `file.rs`'s `apply()` is the reference for what every [`Op`] does.
 //!
 //! - **Reading.** Discovery once per backend (the metal3 and Cluster API groups only); then,
-//!   every pass, one paginated LIST per kind: Machines (Cluster API v1beta2, else v1beta1;
-//!   OpenShift Machines too when served), Metal3Machines, BareMetalHosts, MachineSets,
-//!   MachineDeployments, Clusters, every `*ControlPlane` kind, Nodes; Pods only on cordoned
-//!   Nodes, per Node. Kinds that are not served are skipped.
+//!   every pass, one paginated LIST per kind, all at once: Machines (Cluster API v1beta2, else
+//!   v1beta1; OpenShift Machines too when served), BareMetalHosts, Nodes, and the metadata only
+//!   of Metal3Machines, MachineSets, MachineDeployments, Clusters and every `*ControlPlane`
+//!   kind; Pods only on cordoned Nodes, per Node. Kinds that are not served are skipped.
+//!   `docs/metal3-kube.md` lists the requests.
 //! - **Writing.** Every write is conditioned on what the pass read: a JSON merge patch carrying
 //!   the object's `metadata.resourceVersion`, a DELETE with a uid (and resourceVersion)
 //!   precondition, an eviction with the Pod's uid. The resourceVersion each write returns
@@ -97,6 +98,15 @@ struct Endpoint {
     client: Client,
     /// Its URL, for messages.
     server: String,
+}
+
+/// What a list brings of each object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Whole,
+    /// Metadata only (`PartialObjectMetadata`): enough for kinds whose annotations, labels and
+    /// owners are all the family reads, and much less to send and parse.
+    Metadata,
 }
 
 /// Which cluster an object lives in.
@@ -337,12 +347,14 @@ impl Inner {
         }
     }
 
-    /// Every object of a kind, page by page; `None` when the kind is not served.
+    /// Every object of a kind, page by page (only their metadata if `part` says so); `None`
+    /// when the kind is not served.
     async fn list(
         &self,
         home: &Home,
         ar: &ApiResource,
         field_selector: Option<&str>,
+        part: Part,
     ) -> Result<Option<Vec<Value>>, BackendError> {
         let ep = self
             .endpoint(home)
@@ -359,9 +371,11 @@ impl Inner {
             if let Some(t) = &token {
                 lp = lp.continue_token(t);
             }
-            let req = request
-                .list(&lp)
-                .map_err(|e| BackendError::Api(format!("cannot list {what}: {e}")))?;
+            let req = match part {
+                Part::Whole => request.list(&lp),
+                Part::Metadata => request.list_metadata(&lp),
+            }
+            .map_err(|e| BackendError::Api(format!("cannot list {what}: {e}")))?;
             let path = req.uri().to_string();
             let call = self.call("GET", &ep.server, &path, &what);
             let body = match ep.client.request_text(req).await {
@@ -405,6 +419,30 @@ impl Inner {
         Ok(Some(out))
     }
 
+    /// A served kind's objects, with its resource; `None` when it is not served.
+    async fn list_served(
+        &self,
+        ar: Option<&ApiResource>,
+        part: Part,
+    ) -> Result<Option<(Arc<ApiResource>, Vec<Value>)>, BackendError> {
+        let Some(ar) = ar else { return Ok(None) };
+        Ok(self
+            .list(&Home::Management, ar, None, part)
+            .await?
+            .map(|items| (Arc::new(ar.clone()), items)))
+    }
+
+    async fn list_scopes(
+        &self,
+        scopes: &[ApiResource],
+    ) -> Result<Vec<(Arc<ApiResource>, Vec<Value>)>, BackendError> {
+        let mut out = Vec::new();
+        for ar in scopes {
+            out.extend(self.list_served(Some(ar), Part::Metadata).await?);
+        }
+        Ok(out)
+    }
+
     /// Remembers an object the pass may write.
     fn remember(&mut self, object: ObjectRef, api: &Arc<ApiResource>, home: Home, item: &Value) {
         let meta = item.get("metadata");
@@ -446,20 +484,38 @@ impl Inner {
         let mut problems: Vec<(String, String)> = Vec::new();
         let mgmt = Home::Management;
 
+        // Every list at once: the server's work on one overlaps ours on another. The
+        // management cluster's Nodes are listed with them when every Node lives there.
+        let node_api = core("Node", "nodes");
+        let nodes_here = self.options.workload == Workload::Management;
+        let (capi, openshift, metal3_machines, hosts, scopes, management_nodes) = tokio::try_join!(
+            self.list_served(served.machines.as_ref(), Part::Whole),
+            self.list_served(served.openshift_machines.as_ref(), Part::Whole),
+            // Only their host link annotation is read.
+            self.list_served(served.metal3_machines.as_ref(), Part::Metadata),
+            self.list_served(served.hosts.as_ref(), Part::Whole),
+            self.list_scopes(&served.scopes),
+            async {
+                if nodes_here {
+                    self.list(&mgmt, &node_api, None, Part::Whole).await
+                } else {
+                    Ok(None)
+                }
+            },
+        )?;
+
         // Machines: Cluster API first; an OpenShift Machine of the same name is left out.
         let mut machine_items: Vec<(Value, bool)> = Vec::new();
-        for (ar, openshift) in [
-            (&served.machines, false),
-            (&served.openshift_machines, true),
-        ] {
-            let Some(ar) = ar else { continue };
-            let api = Arc::new(ar.clone());
-            for item in self.list(&mgmt, ar, None).await?.unwrap_or_default() {
+        for (listed, openshift) in [(capi, false), (openshift, true)] {
+            let Some((api, listed)) = listed else {
+                continue;
+            };
+            for item in listed {
                 let key = namespaced(&item);
                 let object = ObjectRef::new(kind::MACHINE, key.clone());
                 if self.live.contains_key(&object) {
                     problems.push((
-                        format!("Machine {key} ({})", ar.api_version),
+                        format!("Machine {key} ({})", api.api_version),
                         "a Cluster API Machine has the same namespace and name: left out".into(),
                     ));
                     continue;
@@ -468,21 +524,19 @@ impl Inner {
                 machine_items.push((item, openshift));
             }
         }
-        if let Some(ar) = &served.metal3_machines {
-            items.extend(self.list(&mgmt, ar, None).await?.unwrap_or_default());
+        if let Some((_, listed)) = metal3_machines {
+            items.extend(listed);
         }
-        if let Some(ar) = &served.hosts {
-            let api = Arc::new(ar.clone());
-            for item in self.list(&mgmt, ar, None).await?.unwrap_or_default() {
+        if let Some((api, listed)) = hosts {
+            for item in listed {
                 let object = ObjectRef::new(kind::HOST, namespaced(&item));
                 self.remember(object, &api, mgmt.clone(), &item);
                 items.push(item);
             }
         }
-        for ar in &served.scopes {
-            let api = Arc::new(ar.clone());
-            let scope = scope_kind(&ar.kind);
-            for item in self.list(&mgmt, ar, None).await?.unwrap_or_default() {
+        for (api, listed) in scopes {
+            let scope = scope_kind(&api.kind);
+            for item in listed {
                 let object = ObjectRef::new(scope, namespaced(&item));
                 self.remember(object, &api, mgmt.clone(), &item);
                 items.push(item);
@@ -497,7 +551,9 @@ impl Inner {
                 (Workload::ClusterSecrets, false) => cluster_of(m).map(Home::Workload),
             })
             .collect();
-        let (nodes, unreadable) = self.read_nodes(&machine_items, &homes).await?;
+        let (nodes, unreadable) = self
+            .read_nodes(&machine_items, &homes, management_nodes)
+            .await?;
         // A Node named by Machines of two clusters cannot be told apart: neither is used.
         let mut claimed: HashMap<&str, HashSet<&Home>> = HashMap::new();
         for ((m, _), home) in machine_items.iter().zip(&homes) {
@@ -510,7 +566,7 @@ impl Inner {
             .filter(|(_, homes)| homes.len() > 1)
             .map(|(n, _)| (*n).to_owned())
             .collect();
-        let node_api = Arc::new(core("Node", "nodes"));
+        let node_api = Arc::new(node_api);
         let mut cordoned: Vec<(Home, String)> = Vec::new();
         for (home, item) in nodes {
             let name = text(&item, "/metadata/name").unwrap_or_default().to_owned();
@@ -597,6 +653,7 @@ impl Inner {
         &mut self,
         machines: &[(Value, bool)],
         homes: &[Option<Home>],
+        management_nodes: Option<Vec<Value>>,
     ) -> Result<(Vec<(Home, Value)>, HashMap<String, String>), BackendError> {
         let node_api = core("Node", "nodes");
         let mut out = Vec::new();
@@ -608,13 +665,15 @@ impl Inner {
             .filter_map(|((m, _), h)| Some((h.as_ref()?, text(m, "/status/nodeRef/name")?)))
             .collect();
         let all_management = self.options.workload == Workload::Management;
-        if all_management || wanted.contains(&Home::Management) {
-            let nodes = self
-                .list(&Home::Management, &node_api, None)
+        let management_nodes = match management_nodes {
+            Some(nodes) => nodes,
+            None if wanted.contains(&Home::Management) => self
+                .list(&Home::Management, &node_api, None, Part::Whole)
                 .await?
-                .unwrap_or_default();
-            out.extend(nodes.into_iter().map(|n| (Home::Management, n)));
-        }
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        out.extend(management_nodes.into_iter().map(|n| (Home::Management, n)));
         let mut clusters: Vec<&String> = wanted
             .iter()
             .filter_map(|h| match h {
@@ -626,7 +685,7 @@ impl Inner {
         for cluster in clusters {
             let home = Home::Workload(cluster.clone());
             let nodes = match self.connect_workload(cluster).await {
-                Ok(()) => self.list(&home, &node_api, None).await,
+                Ok(()) => self.list(&home, &node_api, None, Part::Whole).await,
                 Err(e) => Err(e),
             };
             match nodes {
@@ -717,10 +776,10 @@ impl Inner {
     async fn pods_on(&mut self, home: &Home, node: &str) -> Result<Vec<Value>, BackendError> {
         let pods = core("Pod", "pods");
         let listed = if self.whole_pod_lists.contains(home) {
-            self.list(home, &pods, None).await?
+            self.list(home, &pods, None, Part::Whole).await?
         } else {
             let selector = format!("spec.nodeName={node}");
-            match self.list(home, &pods, Some(&selector)).await {
+            match self.list(home, &pods, Some(&selector), Part::Whole).await {
                 Err(BackendError::Http {
                     status: 400,
                     message,
@@ -731,7 +790,7 @@ impl Inner {
                         "the API server cannot select Pods by Node: they are listed whole"
                     );
                     self.whole_pod_lists.insert(home.clone());
-                    self.list(home, &pods, None).await?
+                    self.list(home, &pods, None, Part::Whole).await?
                 }
                 other => other?,
             }
