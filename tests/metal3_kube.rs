@@ -953,6 +953,21 @@ fn nothing_listens_is_a_refused_connection() {
     assert!(e.is_transient());
 }
 
+#[test]
+fn a_certificate_not_vouched_for_is_a_tls_error() {
+    let kube = FakeKube::builder().tls().start();
+    let mut config = kube.config();
+    // Only the system's roots, which never vouch for the test certificate.
+    config.root_cert = None;
+    let e = KubeBackend::from_config(config, Options::default())
+        .unwrap()
+        .snapshot()
+        .unwrap_err();
+    assert!(matches!(e, BackendError::Tls { .. }), "{e:?}");
+    assert!(!e.is_transient());
+    assert!(e.to_string().contains(kube.url()), "{e}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Drain.
 
