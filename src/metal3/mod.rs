@@ -16,6 +16,7 @@ pub mod face;
 pub mod file;
 #[cfg(any(test, feature = "testkit"))]
 pub mod fixture;
+pub mod kube;
 pub mod marks;
 pub mod objects;
 pub mod protocol;

@@ -1,0 +1,229 @@
+//! Failed Kubernetes API calls as [`BackendError`]s that name the server, the request and what
+//! to do. Transport failures are classified on the error *types* in kube's source chain
+//! (rustls, io), never on message text: the text only goes into the message as the cause.
+
+use crate::engine::{BackendError, ObjectRef};
+use std::error::Error as StdError;
+use std::io::ErrorKind;
+use std::net::ToSocketAddrs;
+use std::time::Duration;
+
+/// How errors name the service.
+pub(super) const SERVICE: &str = "the Kubernetes API server";
+
+/// The hint of a 409 answer, recognisable by [`is_conflict`]'s callers in messages too.
+pub const CONFLICT_HINT: &str = "not retried: the next pass re-reads it and re-plans";
+
+/// Whether an error is a write refused because its object changed since the pass read it
+/// (409 Conflict on a resourceVersion or uid precondition).
+pub fn is_conflict(e: &BackendError) -> bool {
+    matches!(e, BackendError::Http { status: 409, .. })
+}
+
+/// One request, for the messages.
+pub(super) struct Call<'a> {
+    pub method: &'static str,
+    /// The server's URL, `https://host:port`.
+    pub server: &'a str,
+    /// The request's path and query.
+    pub path: &'a str,
+    /// The object a write addresses (404 on it is [`BackendError::NoSuchObject`]).
+    pub object: Option<&'a ObjectRef>,
+    /// What it reads or writes, for people: `machines.cluster.x-k8s.io`.
+    pub what: &'a str,
+    /// The resourceVersion the write was conditioned on.
+    pub version: Option<&'a str>,
+    pub timeout: Duration,
+}
+
+impl Call<'_> {
+    fn url(&self) -> String {
+        format!("{}{}", self.server.trim_end_matches('/'), self.path)
+    }
+}
+
+/// Any error of the kube client.
+pub(super) fn from_kube(e: ::kube::Error, call: &Call) -> BackendError {
+    match e {
+        ::kube::Error::Api(status) => http(&status, call),
+        ::kube::Error::SerdeError(e) => nonsense(call, &e.to_string()),
+        ::kube::Error::FromUtf8(e) => nonsense(call, &e.to_string()),
+        ::kube::Error::Auth(e) => BackendError::Api(format!(
+            "{}: cannot authenticate to {SERVICE} at {}: {e}. Check the credentials of the kubeconfig",
+            call.what, call.server
+        )),
+        ::kube::Error::HyperError(e) => transport(&e, call),
+        ::kube::Error::Service(e) => transport(e.as_ref(), call),
+        other => BackendError::Api(format!(
+            "{} {} ({}): {other}",
+            call.method,
+            call.url(),
+            call.what
+        )),
+    }
+}
+
+/// A 2xx answer that is not what a Kubernetes API server sends.
+pub(super) fn nonsense(call: &Call, why: &str) -> BackendError {
+    BackendError::Api(format!(
+        "{} {} ({}): the answer is not what a Kubernetes API server sends ({why}): is {} a Kubernetes API server, and is nothing between us rewriting its answers?",
+        call.method,
+        call.url(),
+        call.what,
+        call.server
+    ))
+}
+
+fn http(status: &::kube::core::Status, call: &Call) -> BackendError {
+    let code = status.code;
+    let write = call.method != "GET";
+    if code == 404
+        && write
+        && let Some(object) = call.object
+    {
+        return BackendError::NoSuchObject {
+            object: object.clone(),
+        };
+    }
+    let hint = match code {
+        409 if write => {
+            let what = call
+                .object
+                .map_or_else(|| call.what.to_owned(), ToString::to_string);
+            match call.version {
+                Some(v) => format!(
+                    " — {what} changed since this pass read it (resourceVersion {v}): nothing was written, {CONFLICT_HINT}"
+                ),
+                None => format!(
+                    " — {what} changed since this pass read it: nothing was written, {CONFLICT_HINT}"
+                ),
+            }
+        }
+        401 => " — the server does not accept the kubeconfig's credentials".to_owned(),
+        403 => format!(
+            " — the account may not do this: autorepair needs get, list, patch and delete on {} (see docs/metal3-kube.md)",
+            call.what
+        ),
+        0 => " — the server answered an error that names no HTTP status".to_owned(),
+        c if c == 429 || c >= 500 => " — the next pass tries again".to_owned(),
+        _ => String::new(),
+    };
+    let message = if status.message.is_empty() {
+        status.reason.clone()
+    } else {
+        status.message.clone()
+    };
+    BackendError::Http {
+        service: SERVICE,
+        method: call.method.to_owned(),
+        url: call.url(),
+        status: code,
+        message,
+        hint,
+    }
+}
+
+/// What a failed request's source chain holds.
+#[derive(Default)]
+struct Chain {
+    tls: Option<rustls::Error>,
+    /// The innermost I/O error's kind.
+    io: Option<ErrorKind>,
+    /// The innermost error's text: the cause without the client's wrappers.
+    root: String,
+}
+
+fn chain(e: &(dyn StdError + 'static)) -> Chain {
+    let mut c = Chain::default();
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(t) = err.downcast_ref::<rustls::Error>() {
+            c.tls.get_or_insert_with(|| t.clone());
+        }
+        c.root = err.to_string();
+        cur = match err.downcast_ref::<std::io::Error>() {
+            Some(io) => {
+                c.io = Some(io.kind());
+                // io::Error::source() skips the error it wraps (the rustls error, in
+                // tokio-rustls), so descend into that one instead.
+                match io.get_ref() {
+                    Some(inner) => Some(inner as &(dyn StdError + 'static)),
+                    None => io.source(),
+                }
+            }
+            None => err.source(),
+        };
+    }
+    c
+}
+
+/// A request that got no HTTP answer.
+fn transport(e: &(dyn StdError + 'static), call: &Call) -> BackendError {
+    let c = chain(e);
+    let url = call.url();
+    if let Some(tls) = &c.tls {
+        return BackendError::Tls {
+            service: SERVICE,
+            url,
+            cause: tls.to_string(),
+            hint: "The server's certificate is not signed by the kubeconfig's certificate-authority(-data), or names another host: check the kubeconfig (not retried: the same certificate fails the same way)".to_owned(),
+        };
+    }
+    if c.io == Some(ErrorKind::TimedOut) {
+        return BackendError::Timeout {
+            service: SERVICE,
+            url,
+            after: call.timeout,
+            cause: c.root,
+            hint: "The API server may be overloaded, or a firewall drops the packets",
+        };
+    }
+    if c.io == Some(ErrorKind::ConnectionRefused) {
+        return BackendError::Refused {
+            service: SERVICE,
+            url,
+            cause: c.root,
+            hint: "Check that the API server runs and that the kubeconfig's server URL is right",
+        };
+    }
+    if let Some((host, cause)) = unresolvable(call.server) {
+        return BackendError::Dns {
+            service: SERVICE,
+            url,
+            host,
+            cause,
+            hint: "check the kubeconfig's server URL and this host's DNS",
+        };
+    }
+    BackendError::Connect {
+        service: SERVICE,
+        url,
+        cause: c.root,
+        hint: "Check the address and the network path to the API server",
+    }
+}
+
+/// The resolver's error carries no type of its own; asking the system resolver again tells a
+/// name that does not resolve from any other failure to connect.
+fn unresolvable(server: &str) -> Option<(String, String)> {
+    let (scheme, rest) = server.split_once("://")?;
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let default_port = if scheme == "http" { 80 } else { 443 };
+    if authority.starts_with('[') {
+        return None; // an IPv6 address: nothing to resolve
+    }
+    let (host, port) = match authority.split_once(':') {
+        Some((h, p)) => (h, p.parse::<u16>().ok()?),
+        None => (authority, default_port),
+    };
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return None;
+    }
+    match (host, port).to_socket_addrs() {
+        Err(e) => Some((host.to_owned(), e.to_string())),
+        Ok(mut addrs) => addrs
+            .next()
+            .is_none()
+            .then(|| (host.to_owned(), "no address".into())),
+    }
+}
