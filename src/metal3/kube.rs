@@ -406,6 +406,16 @@ impl Inner {
                 // Items of built-in lists carry no apiVersion and kind.
                 obj.insert("apiVersion".into(), json!(ar.api_version));
                 obj.insert("kind".into(), json!(ar.kind));
+                // Never read, and often most of an object: the snapshot copies what it keeps.
+                if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.remove("managedFields");
+                }
+                if ar.kind == "Node"
+                    && let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut)
+                {
+                    // The images a Node holds: tens of kilobytes each.
+                    status.remove("images");
+                }
                 out.push(item);
             }
             token = text(&page, "/metadata/continue")
