@@ -36,6 +36,21 @@ pub struct GlobalArgs {
     /// metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family.
     #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["cluster", "rapi"])]
     pub kube_objects: Option<PathBuf>,
+    /// Work on a live Kubernetes management cluster (the metal3 family): the one --kubeconfig
+    /// names (else $KUBECONFIG, else ~/.kube/config), or, inside a Pod, its service account.
+    #[arg(long, global = true, conflicts_with_all = ["cluster", "rapi", "kube_objects"])]
+    pub kube: bool,
+    /// Kubeconfig of the management cluster, with --kube [default: $KUBECONFIG, ~/.kube/config;
+    /// in a Pod without either: its service account].
+    #[arg(long, global = true, value_name = "FILE", requires = "kube")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Context of the kubeconfig to use, with --kube [default: its current context].
+    #[arg(long, global = true, value_name = "NAME", requires = "kube")]
+    pub kube_context: Option<String>,
+    /// With --kube: the Machines' Nodes are in their workload clusters, reached through each
+    /// Cluster's <cluster>-kubeconfig Secret [default: in the management cluster].
+    #[arg(long, global = true, requires = "kube")]
+    pub workload_secrets: bool,
     /// Ganeti RAPI endpoint of a real cluster, e.g. https://cluster.example.org:5080.
     #[arg(long, global = true, value_name = "URL")]
     pub rapi: Option<String>,

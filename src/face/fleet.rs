@@ -47,6 +47,10 @@ pub fn connect(source: &Source) -> Result<Backends, Error> {
         Source::KubeObjects(path) => Backends::Metal3(Box::new(
             ObjectsFile::open(path).map_err(|e| Error::Open(e.into()))?,
         )),
+        Source::Kube { from, options } => Backends::Metal3(Box::new(
+            crate::metal3::kube::KubeBackend::connect(from, options.clone())
+                .map_err(|e| Error::Connect(e.into()))?,
+        )),
     })
 }
 

@@ -27,7 +27,7 @@ use crate::{
 };
 use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What the process environment contributes, read once ([`Env::from_process`]) so that the stage
@@ -179,6 +179,11 @@ pub enum Source {
     Rapi(Endpoint),
     /// A Kubernetes objects file (the metal3 family).
     KubeObjects(PathBuf),
+    /// A live Kubernetes management cluster (the metal3 family).
+    Kube {
+        from: crate::metal3::kube::Source,
+        options: crate::metal3::kube::Options,
+    },
 }
 
 impl Source {
@@ -187,6 +192,19 @@ impl Source {
         match self {
             Source::File(p) | Source::KubeObjects(p) => p.display().to_string(),
             Source::Rapi(e) => e.url.clone(),
+            Source::Kube { from, .. } => match from {
+                crate::metal3::kube::Source::InCluster => {
+                    "the Kubernetes cluster it runs in".into()
+                }
+                crate::metal3::kube::Source::Kubeconfig { path, context } => format!(
+                    "the Kubernetes cluster of {}{}",
+                    path.as_ref()
+                        .map_or("the default kubeconfig".into(), |p| p.display().to_string()),
+                    context
+                        .as_ref()
+                        .map_or(String::new(), |c| format!(" (context {c})"))
+                ),
+            },
         }
     }
 
@@ -195,7 +213,7 @@ impl Source {
     pub fn buffers_writes(&self) -> bool {
         match self {
             Source::File(_) | Source::KubeObjects(_) => true,
-            Source::Rapi(_) => false,
+            Source::Rapi(_) | Source::Kube { .. } => false,
         }
     }
 
@@ -203,7 +221,7 @@ impl Source {
     fn family_args(&self) -> FamilyArgs {
         match self {
             Source::File(_) | Source::Rapi(_) => FamilyArgs::of::<Ganeti>(),
-            Source::KubeObjects(_) => FamilyArgs::of::<Metal3>(),
+            Source::KubeObjects(_) | Source::Kube { .. } => FamilyArgs::of::<Metal3>(),
         }
     }
 }
@@ -599,6 +617,31 @@ fn source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, Set
     if let Some(objects) = &global.kube_objects {
         return Ok(Source::KubeObjects(objects.clone()));
     }
+    if global.kube {
+        use crate::metal3::kube;
+        let in_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
+        let from = if global.kubeconfig.is_none()
+            && global.kube_context.is_none()
+            && in_pod
+            && std::env::var_os("KUBECONFIG").is_none()
+        {
+            kube::Source::InCluster
+        } else {
+            kube::Source::Kubeconfig {
+                path: global.kubeconfig.clone(),
+                context: global.kube_context.clone(),
+            }
+        };
+        let options = kube::Options {
+            workload: if global.workload_secrets {
+                kube::Workload::ClusterSecrets
+            } else {
+                kube::Workload::Management
+            },
+            ..kube::Options::default()
+        };
+        return Ok(Source::Kube { from, options });
+    }
     global
         .cluster
         .clone()
@@ -629,6 +672,11 @@ fn lock_path(
             Some(path) => Ok(path),
             None => lock::for_url(&endpoint.url).map_err(SettingsError::LockFile),
         },
+        // One watcher per host by default; replicas in a cluster are kept apart by the CronJob's
+        // concurrency policy.
+        Source::Kube { .. } => {
+            Ok(named.unwrap_or_else(|| Path::new(lock::RUN_LOCK_DIR).join("autorepair-kube.lock")))
+        }
     }
 }
 
