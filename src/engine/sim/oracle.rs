@@ -91,20 +91,55 @@ fn mass_failure<W: World>(
         })
 }
 
+/// Whether autorepair does not own the mark: another tool's, or one it cannot read (a
+/// malformed mark is linted and otherwise left alone).
+fn not_ours<W: World>(mark: &str) -> bool {
+    matches!(parse::<W>(mark), None | Some(Mark::Foreign))
+}
+
 /// The marks autorepair does not own, per object.
 fn foreign_marks<W: World>(fleet: &W::Fleet) -> BTreeMap<String, Vec<&str>> {
+    marks_where::<W>(fleet, not_ours::<W>)
+}
+
+/// The failure results, per object.
+fn failure_marks<W: World>(fleet: &W::Fleet) -> BTreeMap<String, Vec<&str>> {
+    marks_where::<W>(
+        fleet,
+        |m| matches!(parse::<W>(m), Some(Mark::Result(r)) if r.result == RepairResult::Failure),
+    )
+}
+
+fn marks_where<W: World>(
+    fleet: &W::Fleet,
+    keep: impl Fn(&str) -> bool,
+) -> BTreeMap<String, Vec<&str>> {
     W::marked_objects(fleet)
         .into_iter()
         .map(|(key, marks)| {
-            let mut foreign: Vec<&str> = marks
+            let mut kept: Vec<&str> = marks
                 .iter()
-                .filter(|m| matches!(parse::<W>(m), Some(Mark::Foreign)))
                 .map(String::as_str)
+                .filter(|m| keep(m))
                 .collect();
-            foreign.sort_unstable();
-            (key, foreign)
+            kept.sort_unstable();
+            (key, kept)
         })
         .collect()
+}
+
+/// The first object whose marks of `after` miss one of `before`'s, and the mark.
+fn lost<'f>(
+    before: &BTreeMap<String, Vec<&'f str>>,
+    after: &BTreeMap<String, Vec<&str>>,
+) -> Option<(String, &'f str)> {
+    before.iter().find_map(|(k, marks)| {
+        let now = after.get(k);
+        marks
+            .iter()
+            .find(|m| now.is_none_or(|a| !a.contains(m)))
+            .map(|m| (k.clone(), *m))
+    })
 }
 
 /// The rule broken, and the details.
@@ -279,13 +314,28 @@ fn engine_rules<W: World>(
             format!("a {noun} autorepair does not own changed{changed}"),
         );
     }
+    // Where marks are a map, a write to a key the mark holds replaces it without any removal,
+    // so what the watcher did is also judged by what it left: foreign marks and failure
+    // results the pass began with must all be there after it.
     for (object, mark) in &log.removed {
+        if not_ours::<W>(mark) {
+            return fail(
+                &format!("foreign {noun} touched"),
+                format!("the watcher removed {object}: {mark}"),
+            );
+        }
         if matches!(parse::<W>(mark), Some(Mark::Result(r)) if r.result == RepairResult::Failure) {
             return fail(
                 "failure result removed by the watcher",
                 format!("{object}: {mark}"),
             );
         }
+    }
+    if let Some((object, mark)) = lost(&failure_marks::<W>(before), &failure_marks::<W>(after)) {
+        return fail(
+            "failure result removed by the watcher",
+            format!("{object}: {mark} is gone"),
+        );
     }
     for (object, mark) in &log.added {
         match parse::<W>(mark) {
