@@ -403,6 +403,24 @@ impl<'a> Index<'a> {
             })
             .max_by_key(|(at, _)| *at)
     }
+
+    /// When the Machine was last power-cycled: the newest power cycle that ended, or the start
+    /// of one under way. One under way may end in this very pass, before its result is
+    /// written: a request that came meanwhile must meet the loop guard all the same.
+    fn last_power_cycle(m: &Machine) -> Option<i64> {
+        let under_way = Index::pending(m)
+            .into_iter()
+            .filter(|p| {
+                p.repair == Remedy::PowerCycle
+                    && p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle)
+            })
+            .map(|p| p.since);
+        Index::last_cycle(m)
+            .map(|(at, _)| at)
+            .into_iter()
+            .chain(under_way)
+            .max()
+    }
 }
 
 impl Family for Metal3 {
@@ -680,8 +698,8 @@ fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Remedy> {
             "no BareMetalHost to power-cycle ({why}): check the Machine's infrastructure"
         ));
     }
-    if let Some((at, _)) =
-        Index::last_cycle(m).filter(|(at, _)| index.now - at < index.settings.reboot_loop_window)
+    if let Some(at) =
+        Index::last_power_cycle(m).filter(|at| index.now - at < index.settings.reboot_loop_window)
     {
         return if m.owner.is_some() {
             Need::Repair(Remedy::Reprovision)
