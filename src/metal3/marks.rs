@@ -381,10 +381,10 @@ mod tests {
                     "id": r.id, "at": r.at, "result": r.result, "ops": r.ops.texts().collect::<Vec<_>>()}),
             };
             assert_eq!(&got, expect, "{text}: {}", v["note"]);
-            if let Ok(mark) = Annotations::parse(&text) {
-                if let Some(rendered) = Annotations::render(&mark) {
-                    assert_eq!(rendered.unwrap(), text, "{}", v["note"]);
-                }
+            if let Ok(mark) = Annotations::parse(&text)
+                && let Some(rendered) = Annotations::render(&mark)
+            {
+                assert_eq!(rendered.unwrap(), text, "{}", v["note"]);
             }
         }
         assert!(vectors.lines().count() >= 30);

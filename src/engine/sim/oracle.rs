@@ -311,7 +311,7 @@ fn engine_rules<W: World>(
             .map_or_else(String::new, |(k, _)| format!(": {k}"));
         return fail(
             &format!("foreign {noun} touched"),
-            format!("a {noun} autorepair does not own changed{changed}"),
+            format!("{noun}s autorepair does not own changed{changed}"),
         );
     }
     // Where marks are a map, a write to a key the mark holds replaces it without any removal,
