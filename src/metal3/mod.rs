@@ -18,6 +18,8 @@ pub mod fixture;
 pub mod marks;
 pub mod objects;
 pub mod protocol;
+#[cfg(any(test, feature = "testkit"))]
+pub mod sim;
 
 use crate::engine::family::{
     Assessment, DownDomain, Family, Health, Holder, Need, Operation, Progress, Role, ScopeChain,
