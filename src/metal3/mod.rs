@@ -606,9 +606,14 @@ impl Family for Metal3 {
             let pending = Index::pending(m);
             // A crash between starting a step and recording it leaves a pending mark without
             // operations while the world shows the step: it belongs to the newest such repair.
+            // Nothing starts on a Machine a failure parks, so there what the world shows is the
+            // failed repair's leftover (a power-off still to withdraw), no one else's.
+            let parked = m.marks.iter().any(|t| {
+                matches!(Annotations::parse(t), Ok(Mark::Result(r)) if r.result == RepairResult::Failure)
+            });
             let adopter = pending
                 .iter()
-                .filter(|p| p.ops.is_empty())
+                .filter(|p| p.ops.is_empty() && !parked)
                 .max_by_key(|p| p.since);
             for p in &pending {
                 let mut steps: Vec<Step> = p

@@ -733,3 +733,36 @@ fn the_real_planner_is_not_caught_where_the_broken_ones_are() {
         panic!("{f}");
     }
 }
+
+#[test]
+fn a_request_after_a_failed_power_off_does_not_keep_the_host_off() {
+    // The BMC never powers the host off: the cycle fails at power_off_timeout. A person asks
+    // for a power cycle before the leftover key is withdrawn; the request waits (a failure
+    // parks the Machine), and the key must go all the same.
+    let fleet = one_machine(&[]);
+    let mut sched = faults(vec![
+        vec![
+            Fault::BmcBreaks(H1.into(), Bmc::NoPowerOff),
+            Fault::Request(H1.into()),
+        ],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+    ]);
+    // The cycle fails in pass 3 (600s after it started is not yet late).
+    sched.passes[4].push(Event::Admin(
+        ObjectRef::new(kind::MACHINE, "ns/m1"),
+        AdminEdit::Request(Remedy::PowerCycle),
+    ));
+    let s = stats_of(
+        &fleet,
+        &sched,
+        &SimConfig {
+            quiet_passes: 8,
+            ..cfg()
+        },
+    );
+    assert_eq!(s.world("power cycles failed"), 1, "{s:?}");
+    assert_eq!(s.world("reboot keys removed"), 1, "{s:?}");
+}
