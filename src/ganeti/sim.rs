@@ -216,7 +216,7 @@ impl World for FleetFile {
         self.advance_jobs(now);
     }
 
-    fn health(fleet: &Snapshot, inst: &Instance) -> Health<RepairType> {
+    fn health(fleet: &Snapshot, inst: &Instance, _now: i64) -> Health<RepairType> {
         health::assess_with(inst, |n| node(fleet, n))
     }
 
@@ -232,7 +232,7 @@ impl World for FleetFile {
         node(fleet, &inst.pnode).map(|n| n.group_uuid.as_str())
     }
 
-    fn down_domains(fleet: &Snapshot) -> Vec<DownFact<'_>> {
+    fn down_domains(fleet: &Snapshot, _now: i64) -> Vec<DownFact<'_>> {
         fleet
             .nodes
             .iter()
@@ -254,7 +254,7 @@ impl World for FleetFile {
             .collect()
     }
 
-    fn ops(fleet: &Snapshot) -> Vec<OpFact<'_, Ganeti>> {
+    fn ops(fleet: &Snapshot, _now: i64) -> Vec<OpFact<'_, Ganeti>> {
         fleet
             .jobs
             .iter()

@@ -76,6 +76,13 @@ impl ObjectsFile {
         &self.list
     }
 
+    /// The List itself, for the chaos simulator, which plays the cluster around the watcher.
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn list_mut(&mut self) -> &mut Value {
+        self.dirty = true;
+        &mut self.list
+    }
+
     fn items(&self) -> &Vec<Value> {
         self.list["items"].as_array().expect("checked on open")
     }

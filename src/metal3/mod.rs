@@ -20,6 +20,8 @@ pub mod kube;
 pub mod marks;
 pub mod objects;
 pub mod protocol;
+#[cfg(any(test, feature = "testkit"))]
+pub mod sim;
 
 use crate::engine::family::{
     Assessment, DownDomain, Family, Health, Holder, Need, Operation, Progress, Role, ScopeChain,
@@ -424,6 +426,24 @@ impl<'a> Index<'a> {
             })
             .max_by_key(|(at, _)| *at)
     }
+
+    /// When the Machine was last power-cycled: the newest power cycle that ended, or the start
+    /// of one under way. One under way may end in this very pass, before its result is
+    /// written: a request that came meanwhile must meet the loop guard all the same.
+    fn last_power_cycle(m: &Machine) -> Option<i64> {
+        let under_way = Index::pending(m)
+            .into_iter()
+            .filter(|p| {
+                p.repair == Remedy::PowerCycle
+                    && p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle)
+            })
+            .map(|p| p.since);
+        Index::last_cycle(m)
+            .map(|(at, _)| at)
+            .into_iter()
+            .chain(under_way)
+            .max()
+    }
 }
 
 impl Family for Metal3 {
@@ -604,9 +624,14 @@ impl Family for Metal3 {
             let pending = Index::pending(m);
             // A crash between starting a step and recording it leaves a pending mark without
             // operations while the world shows the step: it belongs to the newest such repair.
+            // Nothing starts on a Machine a failure parks, so there what the world shows is the
+            // failed repair's leftover (a power-off still to withdraw), no one else's.
+            let parked = m.marks.iter().any(|t| {
+                matches!(Annotations::parse(t), Ok(Mark::Result(r)) if r.result == RepairResult::Failure)
+            });
             let adopter = pending
                 .iter()
-                .filter(|p| p.ops.is_empty())
+                .filter(|p| p.ops.is_empty() && !parked)
                 .max_by_key(|p| p.since);
             for p in &pending {
                 let mut steps: Vec<Step> = p
@@ -698,8 +723,8 @@ fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Remedy> {
             "no BareMetalHost to power-cycle ({why}): check the Machine's infrastructure"
         ));
     }
-    if let Some((at, _)) =
-        Index::last_cycle(m).filter(|(at, _)| index.now - at < index.settings.reboot_loop_window)
+    if let Some(at) =
+        Index::last_power_cycle(m).filter(|at| index.now - at < index.settings.reboot_loop_window)
     {
         return if m.owner.is_some() {
             Need::Repair(Remedy::Reprovision)

@@ -16,11 +16,11 @@
 //! power states alone, so a pass killed anywhere resumes here, and every host is scanned, so a
 //! host autorepair powered off is powered on even when its Machine is gone. Two additions keep
 //! the fleet safe where the table would wait forever: a power-off the engine judged timed out
-//! (a failure result, no repair pending) is undone, and a Node that re-registers gets its backed-up
-//! labels and annotations back.
+//! (a failure result, no power cycle recorded under way) is undone, and a Node that re-registers
+//! gets its backed-up labels and annotations back.
 
 use super::objects::{Host, Machine};
-use super::{Index, Metal3, Op, Phase, Remedy, Step};
+use super::{Index, Metal3, Op, OpId, Phase, Remedy, Step};
 use crate::engine::family::{OpState, Progress};
 use crate::engine::text::rfc3339;
 use crate::engine::{ObjectRef, RepairResult};
@@ -290,10 +290,14 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
     out
 }
 
-/// When the Machine's power cycle ended as a failure and no repair of autorepair's is pending
-/// on it: the host's reboot annotation is a leftover to withdraw.
+/// When the Machine's power cycle ended as a failure and no power cycle of autorepair's is
+/// recorded under way on it: the host's reboot annotation is a leftover to withdraw.
 fn withdrawn_power_off(m: &Machine) -> Option<i64> {
-    if !Index::pending(m).is_empty() {
+    // A request waiting on the parked Machine has started nothing: it does not own the key.
+    let cycling = Index::pending(m)
+        .iter()
+        .any(|p| p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle));
+    if cycling {
         return None;
     }
     Index::last_cycle(m)

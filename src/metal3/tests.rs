@@ -622,3 +622,35 @@ fn the_demo_fleet_tells_its_story() {
         "labels restored"
     );
 }
+
+#[test]
+fn a_request_while_a_power_cycle_ends_meets_the_loop_guard() {
+    // The power cycle ends in this pass (host on, Node Ready) while a health check asks again:
+    // its result is not written yet when the pass decides, and it still counts as a cycle.
+    let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let running = format!("pending:power-cycle:{}:power-cycle.{id}", NOW - 1200);
+    let list = Fleet::new()
+        .machine(
+            Machine::new("ns", "m1")
+                .node("n1")
+                .host("h1")
+                .owner("MachineSet", "ms1")
+                .requested()
+                .annotate(&format!("autorepair.io/repair.{id}"), &running)
+                .annotate("autorepair.io/policy", "reprovision"),
+        )
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1"))
+        .scope("MachineSet", "ns", "ms1", &[])
+        .build();
+    let snap = ObjectsFile::in_memory(list).snapshot().unwrap();
+    let plan = plan_of(&snap, NOW);
+    let started: Vec<Remedy> = plan
+        .actions()
+        .filter_map(|a| match a {
+            Action::Repair(r) => Some(r.repair),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, [Remedy::Reprovision], "{:#?}", plan.targets[0]);
+}

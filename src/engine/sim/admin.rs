@@ -26,7 +26,7 @@ pub enum AdminEdit<L> {
 
 /// Applies the edit as the admin verbs do; an edit they would refuse (nothing to resume, a
 /// repair already pending, no failure to clear) simply does not happen.
-pub(super) fn apply<W: World>(
+pub fn apply<W: World>(
     world: &mut W,
     object: &ObjectRef,
     edit: &AdminEdit<<W::Family as Family>::Level>,

@@ -26,9 +26,10 @@ use super::object::ObjectRef;
 use super::plan::Plan;
 use rand::{Rng as _, SeedableRng};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt;
 
-pub use admin::AdminEdit;
+pub use admin::{AdminEdit, apply as admin_edit};
 
 /// Seconds between passes (cron every 5 minutes).
 pub const PASS_SECONDS: i64 = 300;
@@ -83,23 +84,53 @@ pub trait World: Sized {
     /// One pass of the world's time: operations move on and, when they end, take effect.
     fn advance(&mut self, now: i64);
 
-    /// Whether the target is broken and the level its repair needs.
-    fn health(fleet: &Self::Fleet, target: &TargetOf<Self>) -> Health<LevelOf<Self>>;
+    /// Whether the target is broken and the level its repair needs, at `now` (a family may
+    /// judge how long a symptom has lasted).
+    fn health(fleet: &Self::Fleet, target: &TargetOf<Self>, now: i64) -> Health<LevelOf<Self>>;
+    /// A standing request from outside the marks that allows repairs up to a level on this
+    /// target alone (another system's annotation asking for a repair), as the family's
+    /// assessment grants it. Suspends and failures still hold it back.
+    fn granted(_fleet: &Self::Fleet, _target: &TargetOf<Self>) -> Option<LevelOf<Self>> {
+        None
+    }
     /// The failure domain a repair of the target belongs to (the down domain that breaks it,
     /// else where it runs).
     fn domain<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> &'f str;
     /// The scope whose down domains count for a mass failure that holds the target.
     fn limit_scope<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> Option<&'f str>;
-    /// The failure domains that are down, with the scope each counts in.
-    fn down_domains(fleet: &Self::Fleet) -> Vec<DownFact<'_>>;
+    /// The failure domains that are down at `now`, with the scope each counts in.
+    fn down_domains(fleet: &Self::Fleet, now: i64) -> Vec<DownFact<'_>>;
     /// The marks of the target's scopes, nearest first (the target's own are not included).
     fn scope_marks<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> Vec<&'f [String]>;
-    /// Every operation the world knows.
-    fn ops(fleet: &Self::Fleet) -> Vec<OpFact<'_, Self::Family>>;
+    /// Every operation the world knows, as it stands at `now` (a family may judge an
+    /// operation it runs itself by how long it has taken).
+    fn ops(fleet: &Self::Fleet, now: i64) -> Vec<OpFact<'_, Self::Family>>;
     /// The least level whose repairs may run this operation.
     fn level_of(op: &<Self::Family as Family>::Op) -> LevelOf<Self>;
     /// Every object that carries marks, by a key unique in the fleet (even where names repeat).
     fn marked_objects(fleet: &Self::Fleet) -> Vec<(String, &[String])>;
+
+    /// The family's own safety rules, checked after every pass once the engine's hold:
+    /// `before` is the fleet the watcher read, [`World::fleet`] the world right after it acted
+    /// (before time passed), `calls` what it did. The world may remember what it needs across
+    /// passes (when the watcher powered what off). Returns the rule broken and the details.
+    fn check_pass(
+        &mut self,
+        _before: &Self::Fleet,
+        _calls: &CallLog<Self::Family>,
+        _now: i64,
+    ) -> Result<(), (String, String)> {
+        Ok(())
+    }
+    /// The family's own rules once the quiet passes are over (what must have settled by then).
+    fn check_end(&self, _now: i64) -> Result<(), (String, String)> {
+        Ok(())
+    }
+    /// Counts of what happened in the world during a run, added to [`Stats::world`] so that
+    /// tests can show the scenarios exercise what the family's rules are about.
+    fn tally(&self) -> Vec<(&'static str, usize)> {
+        Vec::new()
+    }
 }
 
 /// A world's target.
@@ -216,16 +247,28 @@ pub struct Stats {
     pub repairs_succeeded: usize,
     pub repairs_failed: usize,
     pub halted_passes: usize,
+    /// The world's own counts ([`World::tally`]).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub world: BTreeMap<&'static str, usize>,
 }
 
 impl Stats {
-    fn add(&mut self, o: &Stats) {
+    /// Adds another run's counts, for a test that sums several explorations.
+    pub fn add(&mut self, o: &Stats) {
         self.passes += o.passes;
         self.jobs_submitted += o.jobs_submitted;
         self.kills += o.kills;
         self.repairs_succeeded += o.repairs_succeeded;
         self.repairs_failed += o.repairs_failed;
         self.halted_passes += o.halted_passes;
+        for (k, n) in &o.world {
+            *self.world.entry(k).or_default() += n;
+        }
+    }
+
+    /// One of the world's counts, 0 when it never happened.
+    pub fn world(&self, what: &str) -> usize {
+        self.world.get(what).copied().unwrap_or(0)
     }
 }
 
@@ -320,11 +363,16 @@ impl<W: World> Names<W> {
     }
 }
 
-/// What the watcher did during one pass, as seen by the backend.
-struct CallLog<F: Family> {
-    added: Vec<(ObjectRef, String)>,
-    removed: Vec<(ObjectRef, String)>,
-    submitted: Vec<Submission<F>>,
+/// What the watcher did during one pass, as seen by the backend: only the calls that reached
+/// the world.
+pub struct CallLog<F: Family> {
+    pub added: Vec<(ObjectRef, String)>,
+    pub removed: Vec<(ObjectRef, String)>,
+    pub submitted: Vec<Submission<F>>,
+    /// Work on operations the watcher runs itself ([`Backend::advance`]).
+    pub advanced: Vec<Advance<F>>,
+    /// The watcher was killed during the pass: it did not get to everything it planned.
+    pub crashed: bool,
 }
 
 impl<F: Family> Default for CallLog<F> {
@@ -333,15 +381,25 @@ impl<F: Family> Default for CallLog<F> {
             added: Vec::new(),
             removed: Vec::new(),
             submitted: Vec::new(),
+            advanced: Vec::new(),
+            crashed: false,
         }
     }
 }
 
-struct Submission<F: Family> {
-    target: String,
-    op: F::Op,
-    reason: String,
-    id: F::OpId,
+/// An operation the watcher submitted.
+pub struct Submission<F: Family> {
+    pub target: String,
+    pub op: F::Op,
+    pub reason: String,
+    pub id: F::OpId,
+}
+
+/// Work the watcher did on an operation it runs itself.
+pub struct Advance<F: Family> {
+    pub object: ObjectRef,
+    pub op: F::Op,
+    pub reason: String,
 }
 
 /// Logs what the watcher does to the world, and dies where the schedule says.
@@ -383,6 +441,15 @@ impl<F: Family, B: Backend<F>> Backend<F> for Recording<'_, F, B> {
             id: id.clone(),
         });
         Ok(id)
+    }
+    fn advance(&mut self, o: &ObjectRef, op: &F::Op, r: &str) -> Result<(), BackendError> {
+        self.inner.advance(o, op, r)?;
+        self.log.advanced.push(Advance {
+            object: o.clone(),
+            op: op.clone(),
+            reason: r.to_owned(),
+        });
+        Ok(())
     }
     fn can_follow(&self, op: &F::Op) -> bool {
         self.inner.can_follow(op)
@@ -426,7 +493,8 @@ pub fn run<W: World>(
             log: CallLog::default(),
         };
         let report = exec::execute(&plan, &mut rec);
-        let calls = rec.log;
+        let mut calls = rec.log;
+        calls.crashed = report.crashed;
         if report.crashed {
             stats.kills += 1;
             lines.push("the watcher died mid-pass".into());
@@ -451,11 +519,15 @@ pub fn run<W: World>(
                 words.op, s.id, s.target, s.op
             ));
         }
+        for a in &calls.advanced {
+            lines.push(format!("watcher advances {}: {}", a.object, a.op));
+        }
         stats.passes += 1;
         log.push(lines);
         if let Err((rule, detail)) =
-            oracle::check_pass::<W>(&before, world.fleet(), &calls, &cfg.limits, now)
+            oracle::check_pass::<W>(&mut world, &before, &calls, &cfg.limits, now)
         {
+            stats.world = world.tally().into_iter().collect();
             return Outcome {
                 stats,
                 violation: Some(Violation { rule, pass, detail }),
@@ -465,10 +537,11 @@ pub fn run<W: World>(
         world.advance(now);
     }
     let violation = if total > 0 {
-        oracle::liveness::<W>(world.fleet(), cfg, planner, total)
+        oracle::liveness::<W>(&world, cfg, planner, total)
     } else {
         None
     };
+    stats.world = world.tally().into_iter().collect();
     Outcome {
         stats,
         violation,

@@ -61,21 +61,26 @@ fn has_failure<W: World>(marks: &[String]) -> bool {
     )
 }
 
-fn broken_count<W: World>(fleet: &W::Fleet) -> usize {
+fn broken_count<W: World>(fleet: &W::Fleet, now: i64) -> usize {
     <F<W>>::targets(fleet)
         .iter()
-        .filter(|t| W::health(fleet, t).is_broken())
+        .filter(|t| W::health(fleet, t, now).is_broken())
         .count()
 }
 
 /// A mass failure that holds `target` (or, with `None`, the whole fleet): too many down
 /// domains in its scope or the fleet, or too many broken targets when that brake is set.
-fn mass_failure<W: World>(fleet: &W::Fleet, limits: &Limits, target: Option<&Target<W>>) -> bool {
-    let down = W::down_domains(fleet);
+fn mass_failure<W: World>(
+    fleet: &W::Fleet,
+    limits: &Limits,
+    target: Option<&Target<W>>,
+    now: i64,
+) -> bool {
+    let down = W::down_domains(fleet, now);
     if down.len() > limits.max_down_nodes
         || limits
             .max_broken
-            .is_some_and(|max| broken_count::<W>(fleet) > max)
+            .is_some_and(|max| broken_count::<W>(fleet, now) > max)
     {
         return true;
     }
@@ -86,28 +91,75 @@ fn mass_failure<W: World>(fleet: &W::Fleet, limits: &Limits, target: Option<&Tar
         })
 }
 
+/// Whether autorepair does not own the mark: another tool's, or one it cannot read (a
+/// malformed mark is linted and otherwise left alone).
+fn not_ours<W: World>(mark: &str) -> bool {
+    matches!(parse::<W>(mark), None | Some(Mark::Foreign))
+}
+
 /// The marks autorepair does not own, per object.
 fn foreign_marks<W: World>(fleet: &W::Fleet) -> BTreeMap<String, Vec<&str>> {
+    marks_where::<W>(fleet, not_ours::<W>)
+}
+
+/// The failure results, per object.
+fn failure_marks<W: World>(fleet: &W::Fleet) -> BTreeMap<String, Vec<&str>> {
+    marks_where::<W>(
+        fleet,
+        |m| matches!(parse::<W>(m), Some(Mark::Result(r)) if r.result == RepairResult::Failure),
+    )
+}
+
+fn marks_where<W: World>(
+    fleet: &W::Fleet,
+    keep: impl Fn(&str) -> bool,
+) -> BTreeMap<String, Vec<&str>> {
     W::marked_objects(fleet)
         .into_iter()
         .map(|(key, marks)| {
-            let mut foreign: Vec<&str> = marks
+            let mut kept: Vec<&str> = marks
                 .iter()
-                .filter(|m| matches!(parse::<W>(m), Some(Mark::Foreign)))
                 .map(String::as_str)
+                .filter(|m| keep(m))
                 .collect();
-            foreign.sort_unstable();
-            (key, foreign)
+            kept.sort_unstable();
+            (key, kept)
         })
         .collect()
+}
+
+/// The first object whose marks of `after` miss one of `before`'s, and the mark.
+fn lost<'f>(
+    before: &BTreeMap<String, Vec<&'f str>>,
+    after: &BTreeMap<String, Vec<&str>>,
+) -> Option<(String, &'f str)> {
+    before.iter().find_map(|(k, marks)| {
+        let now = after.get(k);
+        marks
+            .iter()
+            .find(|m| now.is_none_or(|a| !a.contains(m)))
+            .map(|m| (k.clone(), *m))
+    })
 }
 
 /// The rule broken, and the details.
 type Broken = (String, String);
 
-/// Checks the safety rules for one pass: `before` is the world the watcher read, `after` the
-/// world right after it acted (before time passed).
+/// Checks the safety rules for one pass: `before` is the fleet the watcher read, the world's
+/// fleet now is what the watcher left (before time passed). The engine's rules first, then
+/// the family's own ([`World::check_pass`]).
 pub(super) fn check_pass<W: World>(
+    world: &mut W,
+    before: &W::Fleet,
+    log: &CallLog<F<W>>,
+    limits: &Limits,
+    now: i64,
+) -> Result<(), Broken> {
+    engine_rules::<W>(before, world.fleet(), log, limits, now)?;
+    world.check_pass(before, log, now)
+}
+
+fn engine_rules<W: World>(
     before: &W::Fleet,
     after: &W::Fleet,
     log: &CallLog<F<W>>,
@@ -125,7 +177,7 @@ pub(super) fn check_pass<W: World>(
     };
     // Rule 3: only a failed attempt at a step may be retried. Looking at the world after the
     // pass also catches two attempts submitted in the same pass.
-    let ops_after = W::ops(after);
+    let ops_after = W::ops(after, now);
     for s in &log.submitted {
         let id = repair_of(&s.reason);
         let step = <F<W>>::step_of(&s.op);
@@ -154,7 +206,7 @@ pub(super) fn check_pass<W: World>(
             <F<W>>::step_of(&s.op),
             s.target
         );
-        if mass_failure::<W>(before, limits, t) {
+        if mass_failure::<W>(before, limits, t, now) {
             return fail("started while the fleet-wide limit was exceeded", what);
         }
         let id = repair_of(&s.reason);
@@ -173,7 +225,8 @@ pub(super) fn check_pass<W: World>(
         if has_failure::<W>(marks_before) {
             return fail("repair on a target parked by a failure", what);
         }
-        let allowed = policy.flatten().max(granted_by_pending);
+        let standing = t.and_then(|t| W::granted(before, t));
+        let allowed = policy.flatten().max(granted_by_pending).max(standing);
         let level = W::level_of(&s.op);
         if allowed.is_none_or(|a| level > a) {
             return fail(
@@ -201,7 +254,7 @@ pub(super) fn check_pass<W: World>(
     }
     // Failure domains: new repairs (ids with no operation before this pass) may open domains
     // only while fewer than the limit had repairs running.
-    let ops_before = W::ops(before);
+    let ops_before = W::ops(before, now);
     let running_before: BTreeSet<&str> = ops_before
         .iter()
         .filter(|o| o.repair.is_some() && o.run == OpRun::Running)
@@ -233,9 +286,9 @@ pub(super) fn check_pass<W: World>(
     // A mass failure writes nothing but the bookkeeping of repairs under way.
     for (object, mark) in log.added.iter().chain(&log.removed) {
         let held = if object.is(words.target) {
-            mass_failure::<W>(before, limits, target::<W>(before, &object.name))
+            mass_failure::<W>(before, limits, target::<W>(before, &object.name), now)
         } else {
-            mass_failure::<W>(before, limits, None)
+            mass_failure::<W>(before, limits, None, now)
         };
         let bookkeeping = match parse::<W>(mark) {
             Some(Mark::Pending(p)) => !p.ops.is_empty() || had_ops(p.id),
@@ -258,16 +311,31 @@ pub(super) fn check_pass<W: World>(
             .map_or_else(String::new, |(k, _)| format!(": {k}"));
         return fail(
             &format!("foreign {noun} touched"),
-            format!("a {noun} autorepair does not own changed{changed}"),
+            format!("{noun}s autorepair does not own changed{changed}"),
         );
     }
+    // Where marks are a map, a write to a key the mark holds replaces it without any removal,
+    // so what the watcher did is also judged by what it left: foreign marks and failure
+    // results the pass began with must all be there after it.
     for (object, mark) in &log.removed {
+        if not_ours::<W>(mark) {
+            return fail(
+                &format!("foreign {noun} touched"),
+                format!("the watcher removed {object}: {mark}"),
+            );
+        }
         if matches!(parse::<W>(mark), Some(Mark::Result(r)) if r.result == RepairResult::Failure) {
             return fail(
                 "failure result removed by the watcher",
                 format!("{object}: {mark}"),
             );
         }
+    }
+    if let Some((object, mark)) = lost(&failure_marks::<W>(before), &failure_marks::<W>(after)) {
+        return fail(
+            "failure result removed by the watcher",
+            format!("{object}: {mark} is gone"),
+        );
     }
     for (object, mark) in &log.added {
         match parse::<W>(mark) {
@@ -285,19 +353,34 @@ pub(super) fn check_pass<W: World>(
 
 /// After the quiet passes nothing may still be under way, and every target whose repair is
 /// allowed must have been repaired or given up on — unless the fleet is halted, where doing
-/// nothing is the rule.
+/// nothing is the rule. The family's own end rules ([`World::check_end`]) hold in any case.
 pub(super) fn liveness<W: World>(
-    fleet: &W::Fleet,
+    world: &W,
     cfg: &SimConfig,
     planner: Planner<'_, W>,
     pass: usize,
 ) -> Option<Violation> {
     let now = cfg.start + pass as i64 * PASS_SECONDS;
-    if mass_failure::<W>(fleet, &cfg.limits, None) {
+    engine_liveness::<W>(world.fleet(), cfg, planner, pass, now).or_else(|| {
+        world
+            .check_end(now)
+            .err()
+            .map(|(rule, detail)| Violation { rule, pass, detail })
+    })
+}
+
+fn engine_liveness<W: World>(
+    fleet: &W::Fleet,
+    cfg: &SimConfig,
+    planner: Planner<'_, W>,
+    pass: usize,
+    now: i64,
+) -> Option<Violation> {
+    if mass_failure::<W>(fleet, &cfg.limits, None, now) {
         return None;
     }
     let plan = planner(fleet, now, 0);
-    let ops = W::ops(fleet);
+    let ops = W::ops(fleet, now);
     let mut seen = HashSet::new();
     let duplicated: HashSet<&str> = <F<W>>::targets(fleet)
         .iter()
@@ -322,16 +405,20 @@ pub(super) fn liveness<W: World>(
         let Health::Broken {
             need: Need::Repair(needed),
             ..
-        } = W::health(fleet, target)
+        } = W::health(fleet, target, now)
         else {
             continue;
         };
-        if mass_failure::<W>(fleet, &cfg.limits, Some(target)) {
+        if mass_failure::<W>(fleet, &cfg.limits, Some(target), now) {
             continue;
         }
-        let allowed = policy::<W>(fleet, target, now)
-            .flatten()
-            .is_some_and(|a| needed <= a);
+        let policy = policy::<W>(fleet, target, now);
+        // A standing request allows its level by itself, but a suspend holds it back.
+        let allowed = policy.is_none_or(|p| p.is_some())
+            && policy
+                .flatten()
+                .max(W::granted(fleet, target))
+                .is_some_and(|a| needed <= a);
         // The quiet phase leaves dead domains dead: a repair with nowhere to go is not
         // repairable, and one waiting for resources is judged only once it could have aged
         // out (max_repair_age after it started).

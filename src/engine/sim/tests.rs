@@ -355,7 +355,7 @@ fn the_toy_world_repairs_what_it_is_asked_to() {
         .fleet()
         .boxes
         .iter()
-        .filter(|b| ToyWorld::health(world.fleet(), b) != Health::Healthy)
+        .filter(|b| ToyWorld::health(world.fleet(), b, START) != Health::Healthy)
         .count();
     assert_eq!(broken, 8);
 }

@@ -368,7 +368,7 @@ impl World for ToyWorld {
         }
     }
 
-    fn health(_: &ToyRoom, b: &ToyBox) -> Health<ToyLevel> {
+    fn health(_: &ToyRoom, b: &ToyBox, _now: i64) -> Health<ToyLevel> {
         match b.needs {
             None => Health::Healthy,
             Some(l) => Health::Broken {
@@ -386,7 +386,7 @@ impl World for ToyWorld {
         Some("room")
     }
 
-    fn down_domains(room: &ToyRoom) -> Vec<DownFact<'_>> {
+    fn down_domains(room: &ToyRoom, _now: i64) -> Vec<DownFact<'_>> {
         room.shelves
             .iter()
             .filter(|s| s.down)
@@ -405,7 +405,7 @@ impl World for ToyWorld {
             .collect()
     }
 
-    fn ops(room: &ToyRoom) -> Vec<OpFact<'_, Toy>> {
+    fn ops(room: &ToyRoom, _now: i64) -> Vec<OpFact<'_, Toy>> {
         room.ops
             .iter()
             .map(|o| OpFact {
