@@ -222,27 +222,7 @@ fn op_name(op: &Op) -> &'static str {
 
 #[test]
 fn the_designs_truth_table_row_by_row() {
-    // (Node exists, needs remediation, powered on, reboot annotation) → action, as the design
-    // lists them, plus the 16th combination it leaves out (nothing).
-    let rows: [(u8, u8, u8, u8, &str); 16] = [
-        (0, 1, 1, 0, "add reboot"),
-        (1, 1, 1, 0, "add reboot"),
-        (1, 1, 0, 1, "delete node"),
-        (0, 0, 1, 0, "nothing"),
-        (0, 0, 1, 1, "nothing"),
-        (0, 1, 0, 0, "nothing"),
-        (0, 1, 1, 1, "nothing"),
-        (1, 0, 0, 0, "nothing"),
-        (1, 0, 1, 0, "nothing"),
-        (1, 0, 1, 1, "nothing"),
-        (1, 1, 0, 0, "nothing"),
-        (1, 1, 1, 1, "nothing"),
-        (0, 1, 0, 1, "remove request"),
-        (0, 0, 0, 1, "remove reboot"),
-        (1, 0, 0, 1, "remove reboot"),
-        (0, 0, 0, 0, "nothing"),
-    ];
-    for (nr, nra, po, ra, expected) in rows {
+    for (nr, nra, po, ra, expected) in autorepair::metal3::protocol::TRUTH_TABLE {
         let row = format!("row {nr}{nra}{po}{ra}");
         let kube = served(&one_machine(nr == 1, nra == 1, po == 1, ra == 1));
         let before = seen(&kube);

@@ -9,7 +9,6 @@
 
 use super::objects::{self, REBOOT_KEY, REQUEST_KEY, Snapshot, kind};
 use super::{Metal3, Op, OpId, Step, marks};
-use crate::engine::plan::repair_of_reason;
 use crate::engine::{Backend, BackendError, ObjectRef};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -367,16 +366,9 @@ impl Backend<Metal3> for ObjectsFile {
         reason: &str,
         _after: Option<&OpId>,
     ) -> Result<OpId, BackendError> {
-        let repair = repair_of_reason(reason).ok_or_else(|| {
-            BackendError::Api(format!(
-                "machine/{target}: {op}: the reason {reason:?} names no repair"
-            ))
-        })?;
+        let id = OpId::of_submission(target, op, reason)?;
         self.apply(op)?;
-        Ok(OpId {
-            step: <Metal3 as crate::engine::Family>::step_of(op),
-            repair: repair.to_owned(),
-        })
+        Ok(id)
     }
 
     fn advance(&mut self, _object: &ObjectRef, op: &Op, _reason: &str) -> Result<(), BackendError> {

@@ -33,8 +33,7 @@ pub use errors::{CONFLICT_HINT, is_conflict};
 
 use super::objects::{self, REBOOT_KEY, REQUEST_KEY, Snapshot, kind};
 use super::{Metal3, Op, OpId, Step, marks};
-use crate::engine::plan::repair_of_reason;
-use crate::engine::{Backend, BackendError, Family, ObjectRef};
+use crate::engine::{Backend, BackendError, ObjectRef};
 use ::kube::api::{
     DeleteParams, DynamicObject, GetParams, ListParams, Patch, PatchParams, PostParams,
     Preconditions,
@@ -1203,15 +1202,7 @@ impl Backend<Metal3> for KubeBackend {
         reason: &str,
         _after: Option<&OpId>,
     ) -> Result<OpId, BackendError> {
-        let repair = repair_of_reason(reason).ok_or_else(|| {
-            BackendError::Api(format!(
-                "machine/{target}: {op}: the reason {reason:?} names no repair"
-            ))
-        })?;
-        let id = OpId {
-            step: <Metal3 as Family>::step_of(op),
-            repair: repair.to_owned(),
-        };
+        let id = OpId::of_submission(target, op, reason)?;
         self.rt.block_on(self.inner.apply(op))?;
         Ok(id)
     }

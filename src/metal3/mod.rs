@@ -142,6 +142,26 @@ impl FromStr for OpId {
     }
 }
 
+impl OpId {
+    /// The id of `op` submitted on `target` with `reason` (`autorepair:<repair id>`), as every
+    /// backend of this family returns it.
+    pub fn of_submission(
+        target: &str,
+        op: &Op,
+        reason: &str,
+    ) -> Result<OpId, crate::engine::BackendError> {
+        let repair = crate::engine::plan::repair_of_reason(reason).ok_or_else(|| {
+            crate::engine::BackendError::Api(format!(
+                "machine/{target}: {op}: the reason {reason:?} names no repair"
+            ))
+        })?;
+        Ok(OpId {
+            step: <Metal3 as Family>::step_of(op),
+            repair: repair.to_owned(),
+        })
+    }
+}
+
 /// How hard the host is powered off: `hard` (the default) cuts power at once; `soft` asks the
 /// OS first and can take minutes (facts §2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]

@@ -25,6 +25,28 @@ use crate::engine::family::{OpState, Progress};
 use crate::engine::text::rfc3339;
 use crate::engine::{ObjectRef, RepairResult};
 
+/// The design's table, row by row: (Node exists, needs remediation, powered on, reboot
+/// annotation) → what one pass does, plus the 16th combination it leaves out (nothing). Every
+/// backend's tests run it.
+pub const TRUTH_TABLE: [(u8, u8, u8, u8, &str); 16] = [
+    (0, 1, 1, 0, "add reboot"),
+    (1, 1, 1, 0, "add reboot"),
+    (1, 1, 0, 1, "delete node"),
+    (0, 0, 1, 0, "nothing"),
+    (0, 0, 1, 1, "nothing"),
+    (0, 1, 0, 0, "nothing"),
+    (0, 1, 1, 1, "nothing"),
+    (1, 0, 0, 0, "nothing"),
+    (1, 0, 1, 0, "nothing"),
+    (1, 0, 1, 1, "nothing"),
+    (1, 1, 0, 0, "nothing"),
+    (1, 1, 1, 1, "nothing"),
+    (0, 1, 0, 1, "remove request"),
+    (0, 0, 0, 1, "remove reboot"),
+    (1, 0, 0, 1, "remove reboot"),
+    (0, 0, 0, 0, "nothing"),
+];
+
 /// Why the host cannot be powered off now, if it cannot (the power-off would never be
 /// observed, or it is not autorepair's to power off).
 pub fn can_power_off(h: &Host) -> Result<(), String> {
