@@ -486,9 +486,16 @@ fn cluster_answers(query_status: u16) -> Answer {
                  "pinst_list": ["a"], "sinst_list": ["b"]},
                 {"name": "n2", "offline": true, "drained": false, "group.uuid": "g1", "tags": [],
                  "pinst_list": ["b"], "sinst_list": []}])),
-            "/2/query/instance" if query_status != 200 => {
+            "/2/query/instance" | "/2/query/node" if query_status != 200 => {
                 (query_status, r#"{"code":403,"message":"Forbidden"}"#.into())
             }
+            "/2/query/node" => ok(json!({
+                "fields": NODE_FIELDS,
+                "data": [
+                    [[0, "n1"], [0, false], [0, false], [0, true], [0, "g1"], [0, []],
+                     [0, ["a"]], [0, ["b"]]],
+                    [[0, "n2"], [0, true], [0, false], [0, true], [0, "g1"], [0, []],
+                     [0, ["b"]], [0, []]]]})),
             "/2/query/instance" if path.ends_with("fields=name,status") => ok(json!({
                 "fields": ["name", "status"],
                 "data": [[[0, "a"], [0, "running"]], [[0, "b"], [0, "ERROR_nodeoffline"]]]})),
@@ -520,9 +527,29 @@ fn the_snapshot_has_run_status_and_placement_for_write_read_and_plain_users() {
     // 200: a user with the `read` or `write` option; 403: a user with neither, who may not
     // use the query resource and gets the same snapshot from /2/instances?bulk=1.
     for query_status in [200, 403] {
-        let (url, _) = https_server(BOTH, Duration::ZERO, cluster_answers(query_status));
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let base = cluster_answers(query_status);
+        let record = asked.clone();
+        let answer: Answer = Arc::new(move |m, path| {
+            record.lock().unwrap().push(path.to_owned());
+            base(m, path)
+        });
+        let (url, _) = https_server(BOTH, Duration::ZERO, answer);
         let mut rapi = rapi_at(&url, Some("server.crt"));
         let snap = rapi.snapshot().unwrap();
+        // The bulk resources ask every node daemon for live data: only for plain users.
+        let mut bulk: Vec<String> = (asked.lock().unwrap().iter())
+            .filter(|p| {
+                p.ends_with("bulk=1") && !p.starts_with("/2/groups") && !p.starts_with("/2/jobs")
+            })
+            .cloned()
+            .collect();
+        let expected_bulk: &[&str] = match query_status {
+            200 => &[],
+            _ => &["/2/instances?bulk=1", "/2/nodes?bulk=1"],
+        };
+        bulk.sort();
+        assert_eq!(bulk, expected_bulk, "query answered {query_status}");
         let row = |i: &Instance| {
             (
                 i.name.clone(),
