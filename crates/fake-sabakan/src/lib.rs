@@ -30,6 +30,7 @@ pub use machine::{Machine, State, StateError, is_valid_label_name, is_valid_labe
 pub use params::{MachineParams, matches};
 
 use jiff::Timestamp;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -146,6 +147,22 @@ impl FakeSabakan {
             m.timestamp = Some(w.now());
         }
         w.machines.insert(m.serial.clone(), m);
+    }
+
+    /// Inserts the machines of a sabakan answer: a GraphQL `searchMachines` result
+    /// (`{"data":{"searchMachines":[…]}}`) or a REST list (`GET /api/v1/machines`), so a
+    /// fixture file can seed the fake. A machine without `status.timestamp` entered its state
+    /// `status.duration` seconds before the fake's clock. Panics on what is not such an answer.
+    pub fn load(&self, answer: &Value) {
+        let list = answer
+            .pointer("/data/searchMachines")
+            .or(Some(answer))
+            .and_then(Value::as_array)
+            .unwrap_or_else(|| panic!("fake sabakan: not a machine list or GraphQL answer"));
+        let now = self.world().now();
+        for m in list {
+            self.insert(Machine::from_json(m, now));
+        }
     }
 
     /// A copy of a machine as stored.

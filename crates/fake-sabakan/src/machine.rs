@@ -239,6 +239,81 @@ impl Machine {
         self
     }
 
+    /// A machine in either of sabakan's spellings (GraphQL `indexInRack`, labels as a list,
+    /// `bmc.bmcType`, upper-case states; REST `index-in-rack`, labels as a map, `bmc.type`,
+    /// lower-case states). Panics on a malformed one: this seeds tests.
+    pub fn from_json(v: &Value, now: Timestamp) -> Machine {
+        let spec = &v["spec"];
+        let get = |gql: &str, rest: &str| {
+            let x = &spec[gql];
+            if x.is_null() { &spec[rest] } else { x }
+        };
+        let text = |x: &Value| x.as_str().unwrap_or_default().to_owned();
+        let serial = text(&spec["serial"]);
+        let bad = |what: &str| -> ! { panic!("fake sabakan: machine {serial:?}: bad {what}") };
+        let mut m = machine(&serial);
+        m.rack = spec["rack"].as_u64().unwrap_or_default() as u32;
+        m.index_in_rack = get("indexInRack", "index-in-rack")
+            .as_u64()
+            .map(|i| i as u32);
+        m.role = text(&spec["role"]);
+        m.ipv4 = Some(
+            spec["ipv4"]
+                .as_array()
+                .map(|a| a.iter().map(text).collect())
+                .unwrap_or_default(),
+        );
+        m.ipv6 = spec["ipv6"]
+            .as_array()
+            .map(|a| a.iter().map(text).collect())
+            .unwrap_or_default();
+        match &spec["labels"] {
+            Value::Array(list) => {
+                for l in list {
+                    m.labels.insert(text(&l["name"]), text(&l["value"]));
+                }
+            }
+            Value::Object(map) => {
+                for (k, val) in map {
+                    m.labels.insert(k.clone(), text(val));
+                }
+            }
+            _ => {}
+        }
+        for (field, gql, rest) in [
+            (&mut m.register_date, "registerDate", "register-date"),
+            (&mut m.retire_date, "retireDate", "retire-date"),
+        ] {
+            if let Some(s) = get(gql, rest).as_str() {
+                *field = s.parse().unwrap_or_else(|_| bad(gql));
+            }
+        }
+        let bmc = &spec["bmc"];
+        let bmc_type = if bmc["bmcType"].is_null() {
+            &bmc["type"]
+        } else {
+            &bmc["bmcType"]
+        };
+        m.bmc_type = text(bmc_type);
+        m.bmc_ipv4 = text(&bmc["ipv4"]);
+        let status = &v["status"];
+        let state = text(&status["state"]);
+        m.state = State::from_gql(&state)
+            .or_else(|| State::from_rest(&state))
+            .unwrap_or_else(|| bad("status.state"));
+        m.timestamp = Some(match status["timestamp"].as_str() {
+            Some(t) => t.parse().unwrap_or_else(|_| bad("status.timestamp")),
+            None => {
+                let secs = status["duration"].as_f64().unwrap_or_default();
+                let ago = jiff::SignedDuration::try_from_secs_f64(secs)
+                    .unwrap_or_else(|_| bad("status.duration"));
+                now.checked_sub(ago)
+                    .unwrap_or_else(|_| bad("status.duration"))
+            }
+        });
+        m
+    }
+
     /// sabakan's `Machine.SetState`: the same state is a no-op; otherwise the transition must
     /// be permitted, and the state's timestamp moves to `now`.
     pub fn set_state(&mut self, to: State, now: Timestamp) -> Result<(), StateError> {
