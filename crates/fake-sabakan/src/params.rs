@@ -33,23 +33,21 @@ pub fn matches(
         }
     }
     let rack = i64::from(m.rack);
-    if let Some(h) = having {
-        if !h.labels.iter().all(has_label)
+    if let Some(h) = having
+        && (!h.labels.iter().all(has_label)
             || !any_of(&h.racks, &rack, true)
             || !any_of(&h.roles, &m.role, true)
-            || !any_of(&h.states, &m.state, true)
-        {
-            return false;
-        }
+            || !any_of(&h.states, &m.state, true))
+    {
+        return false;
     }
-    if let Some(n) = not_having {
-        if n.labels.iter().any(has_label)
+    if let Some(n) = not_having
+        && (n.labels.iter().any(has_label)
             || any_of(&n.racks, &rack, false)
             || any_of(&n.roles, &m.role, false)
-            || any_of(&n.states, &m.state, false)
-        {
-            return false;
-        }
+            || any_of(&n.states, &m.state, false))
+    {
+        return false;
     }
     let days = m.days_before_retire(now);
     if having
