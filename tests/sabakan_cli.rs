@@ -1,12 +1,10 @@
 //! `autorepair sabakan …` as a user runs it, on the example files in fixtures/sabakan/, and
-//! against a fake sabakan GraphQL server.
+//! against the fake sabakan (crates/fake-sabakan).
 
 use assert_cmd::Command;
+use fake_sabakan::{FakeSabakan, Fault, State, machine};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 
 const NOW: &str = "2026-06-01T00:00:00Z";
 
@@ -212,61 +210,49 @@ fn refusals_and_bad_inputs_exit_codes() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// A fake sabakan: answers each request with `answers` in turn and sends back what it got.
-fn fake_sabakan(answers: Vec<(u16, String)>) -> (String, mpsc::Receiver<(String, Value)>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for (status, body) in answers {
-            let (mut stream, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request_line = String::new();
-            reader.read_line(&mut request_line).unwrap();
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some((k, v)) = line.split_once(':')
-                    && k.eq_ignore_ascii_case("content-length")
-                {
-                    length = v.trim().parse().unwrap();
-                }
-            }
-            let mut buf = vec![0; length];
-            reader.read_exact(&mut buf).unwrap();
-            tx.send((request_line, serde_json::from_slice(&buf).unwrap()))
-                .unwrap();
-            write!(
-                stream,
-                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .unwrap();
-        }
-    });
-    (url, rx)
+/// The fake sabakan with the machines of fixtures/sabakan/machines.json, plus a boot server
+/// and a RETIRED machine that CKE's query leaves out by its variables' defaults.
+fn fake_sabakan() -> FakeSabakan {
+    let s = FakeSabakan::start();
+    s.set_now(NOW);
+    let machines: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("machines.json")).unwrap()).unwrap();
+    s.load(&machines);
+    s.insert(machine("BOOT01").role("boot").rack(1).ipv4("10.69.1.100"));
+    s.insert(
+        machine("GONE01")
+            .role("cs")
+            .rack(9)
+            .ipv4("10.69.9.1")
+            .state(State::Retired),
+    );
+    s
+}
+
+fn graphql_body(s: &FakeSabakan, i: usize) -> Value {
+    let req = &s.requests()[i];
+    assert_eq!(
+        (req.method.as_str(), req.path.as_str()),
+        ("POST", "/graphql")
+    );
+    serde_json::from_str(&req.body).unwrap()
 }
 
 #[test]
 fn live_sabakan_with_ckes_query_and_variables() {
-    let machines = std::fs::read_to_string(fixture("machines.json")).unwrap();
-    let (url, got) = fake_sabakan(vec![(200, machines.clone()), (200, machines)]);
+    let s = fake_sabakan();
+    let url = s.url().to_owned();
     let from_file = stdout(
         generate_args(&mut bin())
             .arg("--machines")
             .arg(fixture("machines.json")),
     );
 
-    // Without variables: the query's own defaults apply (no "variables" sent).
+    // Without variables: the query's own defaults apply (no "variables" sent); the boot
+    // server and the RETIRED machine stay out (and would not be chosen anyway).
     let live = stdout(generate_args(&mut bin()).args(["--sabakan", &url]));
     assert_eq!(live, from_file);
-    let (line, body) = got.recv().unwrap();
-    assert!(line.starts_with("POST /graphql "), "{line}");
+    let body = graphql_body(&s, 0);
     assert!(body["query"].as_str().unwrap().contains("query ckeSearch("));
     assert!(
         body["query"]
@@ -283,13 +269,14 @@ fn live_sabakan_with_ckes_query_and_variables() {
         r#"{"having":{"roles":["cs","ss"]},"notHaving":{"states":["RETIRED"]}}"#,
     )
     .unwrap();
-    stdout(
+    let with_vars = stdout(
         generate_args(&mut bin())
             .args(["--sabakan", &format!("{url}/graphql")])
             .arg("--variables")
             .arg(&vars),
     );
-    let (_, body) = got.recv().unwrap();
+    assert_eq!(with_vars, from_file);
+    let body = graphql_body(&s, 1);
     assert_eq!(
         body["variables"]["having"]["roles"],
         serde_json::json!(["cs", "ss"])
@@ -299,15 +286,30 @@ fn live_sabakan_with_ckes_query_and_variables() {
         body["variables"]["notHaving"]["states"],
         serde_json::json!(["RETIRED"])
     );
+
+    // The variables decide what sabakan answers: without rack 4, no node there.
+    std::fs::write(&vars, r#"{"notHaving":{"racks":[4]}}"#).unwrap();
+    let filtered = stdout(
+        generate_args(&mut bin())
+            .args(["--sabakan", &url])
+            .arg("--variables")
+            .arg(&vars),
+    );
+    assert!(from_file.contains("address: 10.69.4."), "{from_file}");
+    assert!(!filtered.contains("address: 10.69.4."), "{filtered}");
+    // Reads only.
+    assert_eq!(s.requests().len(), 3);
+    assert!(s.writes().is_empty());
 }
 
 #[test]
 fn sabakan_errors_exit_3() {
-    let (url, _got) = fake_sabakan(vec![
-        (500, "{}".into()),
-        (200, r#"{"errors":[{"message":"bad query"}]}"#.into()),
-    ]);
-    for want in ["HTTP 500", "bad query"] {
+    let s = fake_sabakan();
+    let url = s.url().to_owned();
+    s.fault(Fault::status(500));
+    s.fault(Fault::status(200).body(r#"{"errors":[{"message":"bad query"}],"data":null}"#));
+    s.fault(Fault::garbage("<html>proxy error</html>"));
+    for want in ["HTTP 500", "bad query", "not JSON"] {
         let out = generate_args(&mut bin())
             .args(["--sabakan", &url])
             .output()
@@ -316,4 +318,5 @@ fn sabakan_errors_exit_3() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(want) && err.contains(&url), "{err}");
     }
+    assert_eq!(s.pending_faults(), 0);
 }

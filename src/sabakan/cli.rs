@@ -1,7 +1,7 @@
 //! `autorepair sabakan …`: the clap definitions and the glue that reads the files (or asks
 //! sabakan), runs the pure generator and prints.
 
-use super::client::{self, Variables};
+use super::client::{self, Endpoint, Sabakan, Variables};
 use super::generator::{self, Action, Inputs, Outcome};
 use super::model::{Constraints, KubeNodes, Stamp, parse_machines};
 use super::template::{Current, Template, to_yaml};
@@ -9,7 +9,6 @@ use clap::{Args, Subcommand};
 use jiff::Timestamp;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 #[derive(Debug, Subcommand)]
 pub enum SabakanCommand {
@@ -191,8 +190,11 @@ fn generate_or_update(
                 ),
                 None => None,
             };
-            client::search_machines(url, variables.as_ref(), now, Duration::from_secs(30))
-                .map_err(|e| fail(Failure::Unreachable, e.to_string()))?
+            let unreachable = |e: client::ClientError| fail(Failure::Unreachable, e.to_string());
+            Sabakan::new(&Endpoint::new(url))
+                .map_err(|e| fail(Failure::Usage, e.to_string()))?
+                .search_machines(variables.as_ref(), now)
+                .map_err(unreachable)?
         }
         (None, None) => unreachable!("clap requires --machines or --sabakan"),
     };

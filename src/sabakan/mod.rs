@@ -3,8 +3,8 @@
 //! retire or appear (`shared/specs/cke-sabakan-integration.md`, facts §8).
 //!
 //! [`model`], [`template`], [`render`] and [`generator`] are pure: they read text and values
-//! and take the clock as an input. [`client`] (sabakan's GraphQL API) and [`cli`] (files,
-//! standard output) are the edge.
+//! and take the clock as an input. [`client`] (sabakan's GraphQL and REST API, shared with the
+//! machines family) and [`cli`] (files, standard output) are the edge.
 
 pub mod cli;
 pub mod client;
