@@ -87,10 +87,8 @@ fn remove_label(m: &mut Value, name: &str, only_if: Option<&str>) {
     let keep = |v: &Value| only_if.is_some_and(|want| v.as_str() != Some(want));
     match &mut m["spec"]["labels"] {
         Value::Array(list) => list.retain(|l| l["name"] != name || keep(&l["value"])),
-        Value::Object(map) => {
-            if map.get(name).is_some_and(|v| !keep(v)) {
-                map.remove(name);
-            }
+        Value::Object(map) if map.get(name).is_some_and(|v| !keep(v)) => {
+            map.remove(name);
         }
         _ => {}
     }
@@ -530,5 +528,181 @@ impl Backend<Machines> for MachinesFile {
         }
         self.dirty = false;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machines::Command;
+    use crate::machines::entry::{Status, StepStatus};
+    use serde_json::json;
+
+    fn rest(labels: Value) -> Value {
+        json!([
+            {"spec": {"serial": "boot0", "labels": {"autorepair.cluster.policy": "step-8", "autorepair.policy": "step-1"},
+              "rack": 0, "index-in-rack": 1, "role": "boot", "ipv4": ["10.0.0.1"], "bmc": {"type": "qemu"}},
+             "status": {"state": "healthy", "timestamp": "2026-01-01T00:00:00Z"}},
+            {"spec": {"serial": "m1", "labels": labels, "rack": 0, "index-in-rack": 2, "role": "cs",
+              "ipv4": ["10.0.0.2"], "bmc": {"type": "qemu"}},
+             "status": {"state": "unhealthy", "timestamp": "2026-01-01T00:00:00Z"}}
+        ])
+    }
+
+    fn graphql() -> Value {
+        json!({"data": {"searchMachines": [
+            {"spec": {"serial": "boot0", "labels": [{"name": "autorepair.cluster.suspend", "value": ""}],
+              "rack": 0, "indexInRack": 1, "role": "boot", "ipv4": ["10.0.0.1"], "bmc": {"bmcType": "qemu"}},
+             "status": {"state": "HEALTHY", "duration": 10.0}},
+            {"spec": {"serial": "m1", "labels": null, "rack": 0, "indexInRack": 2, "role": "cs",
+              "ipv4": ["10.0.0.2"], "bmc": {"bmcType": "qemu"}},
+             "status": {"state": "UNHEALTHY", "duration": 10.0}}
+        ]}})
+    }
+
+    #[test]
+    fn scopes_live_on_boot_servers_in_both_shapes() {
+        let mut f =
+            MachinesFile::in_memory(rest(json!({"x": "y"})), Repair::default(), None).unwrap();
+        let snap = f.snapshot().unwrap();
+        let scope = |k: &str| {
+            snap.scopes
+                .iter()
+                .find(|s| s.key == k)
+                .unwrap()
+                .marks
+                .clone()
+        };
+        assert_eq!(scope("cluster"), vec!["autorepair.policy=step-8"]);
+        assert_eq!(scope("rack/0"), vec!["autorepair.policy=step-1"]);
+        assert!(
+            snap.machines[0].marks.is_empty(),
+            "{:?}",
+            snap.machines[0].marks
+        );
+        assert_eq!(snap.machines[1].marks, vec!["x=y"]);
+        // A cluster mark goes back under autorepair.cluster.
+        f.add_marks(
+            &ObjectRef::singleton(kind::CLUSTER),
+            &["autorepair.suspend=".into()],
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            f.document()[0]["spec"]["labels"]["autorepair.cluster.suspend"],
+            ""
+        );
+        f.remove_marks(
+            &ObjectRef::new(kind::RACK, "0"),
+            &["autorepair.policy=step-2".into()],
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            f.document()[0]["spec"]["labels"]["autorepair.policy"],
+            "step-1",
+            "only the value it holds"
+        );
+        f.remove_marks(
+            &ObjectRef::new(kind::RACK, "0"),
+            &["autorepair.policy=step-1".into()],
+            "t",
+        )
+        .unwrap();
+        assert!(
+            f.document()[0]["spec"]["labels"]
+                .get("autorepair.policy")
+                .is_none()
+        );
+
+        let mut g = MachinesFile::in_memory(graphql(), Repair::default(), None).unwrap();
+        let snap = g.snapshot().unwrap();
+        assert_eq!(
+            snap.scopes
+                .iter()
+                .find(|s| s.key == "cluster")
+                .unwrap()
+                .marks,
+            vec!["autorepair.suspend="]
+        );
+        g.add_marks(
+            &ObjectRef::new(kind::MACHINE, "m1"),
+            &["autorepair.policy=check".into()],
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            g.document()["data"]["searchMachines"][1]["spec"]["labels"],
+            json!({"autorepair.policy": "check"})
+        );
+        assert!(
+            g.add_marks(
+                &ObjectRef::new(kind::MACHINE, "m1"),
+                &["autorepair.policy=a:b".into()],
+                "t"
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_step_is_recorded_in_the_file_before_its_command_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("machines.json");
+        std::fs::write(&path, rest(json!({})).to_string()).unwrap();
+        let mut f = MachinesFile::open(&path, Repair::default(), None).unwrap();
+        let id = f
+            .submit(
+                "m1",
+                &Op::Enqueue {
+                    serial: "m1".into(),
+                    operation: "unhealthy".into(),
+                    machine_type: "qemu".into(),
+                    at: 5,
+                },
+                "autorepair:x",
+                None,
+            )
+            .unwrap();
+        assert_eq!(id, OpId(1));
+        let queued = Progress::queued(5);
+        let script = format!(
+            "{}/fixtures/machines/expect-recorded",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        for (argv, want) in [
+            (
+                vec![script.clone(), path.display().to_string()],
+                Status::Processing,
+            ),
+            (vec!["false".to_owned()], Status::Failed),
+        ] {
+            let op = Op::Run {
+                serial: "m1".into(),
+                address: "10.0.0.2".into(),
+                what: "step 1".into(),
+                command: Command {
+                    argv,
+                    timeout: 5,
+                    retries: 0,
+                    interval: 0,
+                },
+                before: Some(queued.to(Status::Processing, 0, StepStatus::Watching, 6)),
+                after_ok: None,
+                after_failure: queued.to(Status::Failed, 0, StepStatus::Watching, 6),
+            };
+            f.advance(&ObjectRef::new(kind::MACHINE, "m1"), &op, "t")
+                .unwrap();
+            f.flush().unwrap();
+            let again = MachinesFile::open(&path, Repair::default(), None)
+                .unwrap()
+                .snapshot()
+                .unwrap();
+            let e = again.machines[1].entry().unwrap().clone();
+            assert_eq!(e.progress.status, want);
+            assert_eq!((e.index, e.operation.as_str()), (1, "unhealthy"));
+        }
+        // The next index is above every recorded one.
+        assert_eq!(f.next_index().unwrap(), 2);
     }
 }

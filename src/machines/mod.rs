@@ -359,12 +359,19 @@ pub struct Index<'a> {
     cluster_hold: Option<String>,
     /// Entries that may take a step this pass (CKE's candidates within max_concurrent_repairs).
     taken: Vec<bool>,
+    /// Nodes by name and by InternalIP.
+    nodes: FxMap<&'a str, &'a Node>,
 }
 
 impl<'a> Index<'a> {
     pub fn node(&self, m: &Machine) -> Option<&'a Node> {
-        let address = m.address()?;
-        self.snap.nodes.iter().find(|n| n.is(address))
+        self.nodes.get(m.address()?).copied()
+    }
+
+    /// The machine's position in the snapshot (the planner hands out references into it).
+    fn position(&self, m: &Machine) -> usize {
+        let base = self.snap.machines.as_ptr() as usize;
+        (m as *const Machine as usize).wrapping_sub(base) / std::mem::size_of::<Machine>().max(1)
     }
 
     /// The least destructive level allowed on the machine, nearest scope first.
@@ -503,7 +510,18 @@ impl Family for Machines {
             .iter()
             .map(|m| selected(&settings.query, m, now))
             .collect();
+        let mut nodes: FxMap<&'a str, &'a Node> = FxMap::default();
+        for n in &snap.nodes {
+            for ip in &n.internal_ips {
+                nodes.entry(ip.as_str()).or_insert(n);
+            }
+        }
+        // A Node named after the address wins over one that only lists it.
+        for n in &snap.nodes {
+            nodes.insert(n.name.as_str(), n);
+        }
         let mut index = Index {
+            nodes,
             snap,
             settings,
             now,
@@ -545,12 +563,7 @@ impl Family for Machines {
     }
 
     fn assess<'a>(index: &Index<'a>, m: &'a Machine) -> Assessment<'a, Machines> {
-        let pos = index
-            .snap
-            .machines
-            .iter()
-            .position(|x| std::ptr::eq(x, m))
-            .unwrap_or(0);
+        let pos = index.position(m);
         let health = procedure::health(index, pos, m);
         let mut chain: Vec<&'a str> = vec![m.rack.as_str()];
         chain.extend(index.cluster_key);

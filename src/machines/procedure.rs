@@ -38,7 +38,7 @@ fn reboot_wait(index: &Index<'_>, m: &Machine) -> Option<String> {
 
 /// Whether a machine without an entry would get one, before the cluster limiter.
 fn candidate(index: &Index<'_>, pos: usize, m: &Machine) -> bool {
-    index.selected[pos]
+    index.selected.get(pos) == Some(&true)
         && m.address().is_some()
         && matches!(m.entry, Ok(None))
         && reboot_wait(index, m).is_none()
@@ -121,7 +121,7 @@ pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<Reach
             };
         }
         Ok(Some(e)) => {
-            if !index.selected[pos] {
+            if index.selected.get(pos) != Some(&true) {
                 return Health::Healthy;
             }
             if let Some((_, p)) = pendings(m).next() {
@@ -139,7 +139,7 @@ pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<Reach
         }
         Ok(None) => {}
     }
-    if !index.selected[pos] {
+    if index.selected.get(pos) != Some(&true) {
         return Health::Healthy;
     }
     if m.address().is_none() {
@@ -435,7 +435,7 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
             .find(|m| m.address().is_some_and(|a| n.is(a)));
         out.push(Work {
             target: owner.map(|m| m.serial.clone()),
-            object: owner.map_or_else(|| ObjectRef::new("node", n.name.clone()), |m| object(m)),
+            object: owner.map_or_else(|| ObjectRef::new("node", n.name.clone()), &object),
             op: Op::Uncordon {
                 node: n.name.clone(),
             },

@@ -585,3 +585,68 @@ fn finished_entries_become_results() {
         );
     }
 }
+
+/// A pass killed between recording a step and running its command leaves the step recorded as
+/// started: every later pass watches it and never runs that command, whatever the clock says.
+#[test]
+fn a_step_recorded_as_started_is_never_run_again() {
+    let s = settings(5);
+    let started = Progress::queued(NOW).to(Status::Processing, 0, StepStatus::Watching, NOW);
+    let m = with_entry(
+        machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+        1,
+        started,
+        Reach::step(2),
+    );
+    let snap = fleet(vec![m], &[]);
+    for later in [NOW, NOW + 59, NOW + 60, NOW + 100_000] {
+        let index = Machines::index(&snap, &s, later);
+        let ops: Vec<String> = Machines::progress(&index, later)
+            .into_iter()
+            .map(|w| w.op.to_string())
+            .collect();
+        assert!(
+            !ops.iter().any(|o| o.contains("step 1 repair command")),
+            "{later}: {ops:?}"
+        );
+    }
+}
+
+/// `cargo test --lib machines::tests::planning_10000 -- --ignored --nocapture`: the time of one
+/// plan over 10,000 machines in the test profile (opt-level 2); `benches/machines.rs` measures
+/// the release build.
+#[test]
+#[ignore]
+fn planning_10000_machines() {
+    let s = settings(1000);
+    let mut machines = Vec::new();
+    for n in 0..10_000_usize {
+        let state = if n % 97 == 0 {
+            State::Unhealthy
+        } else {
+            State::Healthy
+        };
+        let mut m = machine(&format!("s{n:05}"), (n / 20) as i64, state, &[]);
+        m.info.ipv4 = vec![format!("10.{}.{}.{}", n / 62500, n / 250 % 250, n % 250)];
+        if n % 331 == 5 {
+            m = with_entry(m, n as u64 + 1, waiting(0), Reach::step(2));
+        }
+        machines.push(m);
+    }
+    let snap = fleet(machines, &["autorepair.policy=step-8"]);
+    let limits = Limits {
+        max_down_nodes: 1000,
+        max_down_nodes_per_group: 20,
+        max_domains_under_repair: 100,
+        ..Limits::default()
+    };
+    let mut best = std::time::Duration::MAX;
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let p = plan(&snap, &s, NOW, &limits, 1);
+        best = best.min(t.elapsed());
+        assert_eq!(p.targets.len(), 10_000);
+    }
+    eprintln!("plan over 10,000 machines: best of 5 {best:?}");
+    assert!(best < std::time::Duration::from_millis(100), "{best:?}");
+}
