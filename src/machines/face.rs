@@ -37,7 +37,7 @@ impl FamilyFace for Machines {
         let or_dash = |t: Option<String>| t.unwrap_or_else(|| "-".into());
         vec![
             or_dash(facts.address.as_ref().map(ToString::to_string)),
-            facts.state.to_owned(),
+            facts.sabakan_state.to_owned(),
             facts.rack.to_string(),
             or_dash(facts.node.as_ref().map(ToString::to_string)),
             or_dash(facts.entry.as_ref().map(ToString::to_string)),
@@ -97,7 +97,7 @@ impl FamilyFace for Machines {
                 .as_ref()
                 .map_or("no address".into(), ToString::to_string),
             facts.rack,
-            facts.state
+            facts.sabakan_state
         );
         match &facts.node {
             Some(n) => line.push_str(&format!(", Node {n}")),

@@ -94,6 +94,15 @@ fn remove_label(m: &mut Value, name: &str, only_if: Option<&str>) {
     }
 }
 
+/// A mark's label name where it is stored: a cluster mark's name gets `cluster.` after the
+/// prefix.
+fn stored_name(name: &str, infix: &str) -> String {
+    match name.strip_prefix(labels::PREFIX) {
+        Some(rest) => format!("{}{infix}{rest}", labels::PREFIX),
+        None => name.to_owned(),
+    }
+}
+
 impl MachinesFile {
     pub fn open(
         path: &Path,
@@ -386,11 +395,7 @@ impl Backend<Machines> for MachinesFile {
         let (serial, infix) = self.place(object)?;
         for mark in marks {
             let (name, value) = labels::split(mark);
-            let name = format!(
-                "{}{infix}{}",
-                labels::PREFIX,
-                &name[labels::PREFIX.len().min(name.len())..]
-            );
+            let name = stored_name(name, infix);
             if !labels::is_label_text(&name) || !labels::is_label_value(value) {
                 return Err(file_error(
                     &self.path,
@@ -412,11 +417,7 @@ impl Backend<Machines> for MachinesFile {
         let m = self.machine_mut(&serial)?;
         for mark in marks {
             let (name, value) = labels::split(mark);
-            let name = format!(
-                "{}{infix}{}",
-                labels::PREFIX,
-                &name[labels::PREFIX.len().min(name.len())..]
-            );
+            let name = stored_name(name, infix);
             remove_label(m, &name, Some(value));
         }
         self.dirty = true;

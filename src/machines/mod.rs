@@ -310,8 +310,8 @@ pub fn plan(
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Facts {
     pub address: Option<Text>,
-    /// sabakan's state, upper-case.
-    pub state: &'static str,
+    /// sabakan's state, upper-case (not `state`: the plan's own field has that name).
+    pub sabakan_state: &'static str,
     pub rack: i64,
     pub node: Option<Text>,
     /// The repair entry, if it has one.
@@ -577,7 +577,7 @@ impl Family for Machines {
             granted: None,
             facts: Facts {
                 address: m.address().map(|a| Text::Owned(a.to_owned())),
-                state: m.info.state.as_str(),
+                sabakan_state: m.info.state.as_str(),
                 rack: m.info.rack,
                 node: index.node(m).map(|n| Text::Owned(n.name.clone())),
                 entry: m.entry().map(|e| EntryFacts {
