@@ -13,6 +13,7 @@ pub mod face;
 pub mod files;
 pub mod ganeti;
 pub mod lock;
+pub mod machines;
 pub mod metal3;
 pub mod metrics;
 pub mod report;

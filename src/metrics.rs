@@ -143,6 +143,7 @@ pub fn render<F: FamilyFace>(
         "When the last pass without failed actions ended.",
         when,
     );
+    out.push_str(&F::extra_metrics(plan));
     out
 }
 

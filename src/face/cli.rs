@@ -51,6 +51,22 @@ pub struct GlobalArgs {
     /// Cluster's <cluster>-kubeconfig Secret [default: in the management cluster].
     #[arg(long, global = true, requires = "kube")]
     pub workload_secrets: bool,
+    /// sabakan machines file (the JSON of sabakan's GET /api/v1/machines, or a GraphQL
+    /// searchMachines answer) to work on: the machines family. Labels are written back into it.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cluster", "rapi", "kube_objects", "kube"])]
+    pub sabakan_file: Option<PathBuf>,
+    /// With --sabakan-file: the CKE cluster.yml whose repair: section to use (or that section
+    /// alone).
+    #[arg(long, value_name = "FILE", requires = "sabakan_file")]
+    pub repair_config: Option<PathBuf>,
+    /// With --sabakan-file: CKE's constraints as a JSON object (maximum-repair-queue-entries,
+    /// wait-seconds-to-repair-rebooting; both default to 0, and 0 entries starts nothing).
+    #[arg(long = "constraints", value_name = "FILE", requires = "sabakan_file")]
+    pub machine_constraints: Option<PathBuf>,
+    /// With --sabakan-file: the Kubernetes Nodes (`kubectl get nodes -o json`); a machine is in
+    /// the cluster when a Node's name or InternalIP is its address. Cordons are written into it.
+    #[arg(long = "nodes", value_name = "FILE", requires = "sabakan_file")]
+    pub machine_nodes: Option<PathBuf>,
     /// Ganeti RAPI endpoint of a real cluster, e.g. https://cluster.example.org:5080.
     #[arg(long, global = true, value_name = "URL")]
     pub rapi: Option<String>,
@@ -112,6 +128,9 @@ pub enum Command {
     /// The tag language as a tool.
     #[command(subcommand)]
     Tags(TagsCommand),
+    /// The machines family's repair entries, in ckecli's words (with --sabakan-file).
+    #[command(subcommand)]
+    Repair(RepairCommand),
     /// Allow repairs up to TYPE on an object (replaces its other policy tags); `none` removes
     /// them, so the object inherits the policy of the next level up.
     Allow {
@@ -279,4 +298,40 @@ fn parse_level(s: &str) -> Result<Level, String> {
     } else {
         Level::UpTo(s.to_owned())
     })
+}
+
+/// ckecli's repair-queue verbs, on the machines' labels.
+#[derive(Debug, Subcommand)]
+pub enum RepairCommand {
+    /// Add a repair entry for the machine with ADDRESS (its spec.ipv4[0]).
+    Add {
+        operation: String,
+        machine_type: String,
+        address: String,
+        #[command(flatten)]
+        clock: ClockArgs,
+    },
+    /// List the repair entries (CKE's RepairQueueEntry fields).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mark entries deleted: the next pass removes them (and uncordons their Nodes).
+    Delete {
+        /// The machine's address.
+        #[arg(required_unless_present_any = ["finished", "unfinished"])]
+        address: Option<String>,
+        /// Every finished (succeeded or failed) entry.
+        #[arg(long, conflicts_with_all = ["address", "unfinished"])]
+        finished: bool,
+        /// Every unfinished entry.
+        #[arg(long, conflicts_with = "address")]
+        unfinished: bool,
+    },
+    /// Clear every entry's drain back-off.
+    ResetBackoff,
+    /// Let entries drain and run commands again.
+    Enable,
+    /// Stop new drains and commands; health checks and finishing go on.
+    Disable,
 }

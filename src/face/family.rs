@@ -25,6 +25,10 @@ pub trait FamilyFace: Family {
     fn fact_cells(facts: &Self::Facts) -> Vec<String>;
     /// Where the target lives and runs, as `explain` says it (`on NODE, …`).
     fn facts_line(facts: &Self::Facts) -> String;
+    /// The family's own metrics after a pass (Prometheus text), in its users' names.
+    fn extra_metrics(_plan: &crate::engine::Plan<Self>) -> String {
+        String::new()
+    }
 }
 
 /// A level of the fleet's family, carried untyped: the settings stage reads it on the family's

@@ -21,6 +21,7 @@ use std::path::Path;
 pub enum Backends {
     Ganeti(Box<dyn Backend<Ganeti>>),
     Metal3(Box<dyn Backend<Metal3>>),
+    Machines(Box<dyn Backend<crate::machines::Machines>>),
 }
 
 /// Calls `$body` with `$backend` bound to the `Box<dyn Backend<F>>` inside `$backends`, for
@@ -30,6 +31,7 @@ macro_rules! on_family {
         match $backends {
             $crate::face::fleet::Backends::Ganeti($backend) => $body,
             $crate::face::fleet::Backends::Metal3($backend) => $body,
+            $crate::face::fleet::Backends::Machines($backend) => $body,
         }
     };
 }
@@ -47,6 +49,9 @@ pub fn connect(source: &Source) -> Result<Backends, Error> {
         Source::KubeObjects(path) => Backends::Metal3(Box::new(
             ObjectsFile::open(path).map_err(|e| Error::Open(e.into()))?,
         )),
+        Source::SabakanFile(s) => Backends::Machines(Box::new(
+            crate::machines::face::open(s).map_err(|e| Error::Open(e.into()))?,
+        )),
         Source::Kube { from, options } => Backends::Metal3(Box::new(
             crate::metal3::kube::KubeBackend::connect(from, options.clone())
                 .map_err(|e| Error::Connect(e.into()))?,
@@ -58,7 +63,7 @@ pub fn connect(source: &Source) -> Result<Backends, Error> {
 pub fn open(source: &Source) -> Result<Box<dyn Backend<Ganeti>>, Error> {
     match connect(source)? {
         Backends::Ganeti(backend) => Ok(backend),
-        Backends::Metal3(_) => Err(Error::GanetiOnly {
+        Backends::Metal3(_) | Backends::Machines(_) => Err(Error::GanetiOnly {
             from: source.describe(),
         }),
     }

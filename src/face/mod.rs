@@ -197,6 +197,9 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
             instance,
         } => inspect::explain(out, &fleet, clock, &instance),
         Job::Snapshot { fleet, output } => inspect::snapshot(out, &fleet, output.as_deref()),
+        Job::Repair { fleet, lock, cmd } => {
+            crate::machines::face::repair(out, &logs, &fleet, &lock, cmd)
+        }
         Job::Run { fleet, run } => run::run(out, &logs, &fleet, &run),
         Job::Admin {
             fleet,

@@ -160,6 +160,12 @@ pub enum Job {
         fleet: Fleet,
         output: Option<PathBuf>,
     },
+    /// `repair …`, the machines family's entries.
+    Repair {
+        fleet: Fleet,
+        lock: PathBuf,
+        cmd: crate::face::cli::RepairCommand,
+    },
 }
 
 /// The fleet a command works on, and the planner's limits for it.
@@ -172,6 +178,14 @@ pub struct Fleet {
     pub metal3: crate::config::Metal3,
 }
 
+/// A sabakan machines file, with what the machines family reads beside it.
+#[derive(Debug)]
+pub struct SabakanFile {
+    pub path: PathBuf,
+    pub nodes: Option<PathBuf>,
+    pub settings: crate::machines::Settings,
+}
+
 /// Where the fleet comes from.
 #[derive(Debug)]
 pub enum Source {
@@ -179,6 +193,8 @@ pub enum Source {
     Rapi(Endpoint),
     /// A Kubernetes objects file (the metal3 family).
     KubeObjects(PathBuf),
+    /// A sabakan machines file (the machines family).
+    SabakanFile(Box<SabakanFile>),
     /// A live Kubernetes management cluster (the metal3 family).
     Kube {
         from: crate::metal3::kube::Source,
@@ -191,6 +207,7 @@ impl Source {
     pub fn describe(&self) -> String {
         match self {
             Source::File(p) | Source::KubeObjects(p) => p.display().to_string(),
+            Source::SabakanFile(s) => s.path.display().to_string(),
             Source::Rapi(e) => e.url.clone(),
             Source::Kube { from, .. } => match from {
                 crate::metal3::kube::Source::InCluster => {
@@ -212,7 +229,7 @@ impl Source {
     /// rather than making each one with the call that asks for it.
     pub fn buffers_writes(&self) -> bool {
         match self {
-            Source::File(_) | Source::KubeObjects(_) => true,
+            Source::File(_) | Source::KubeObjects(_) | Source::SabakanFile(_) => true,
             Source::Rapi(_) | Source::Kube { .. } => false,
         }
     }
@@ -222,6 +239,7 @@ impl Source {
         match self {
             Source::File(_) | Source::Rapi(_) => FamilyArgs::of::<Ganeti>(),
             Source::KubeObjects(_) | Source::Kube { .. } => FamilyArgs::of::<Metal3>(),
+            Source::SabakanFile(_) => FamilyArgs::of::<crate::machines::Machines>(),
         }
     }
 }
@@ -318,6 +336,13 @@ pub enum SettingsError {
     },
     #[error(transparent)]
     Config(#[from] ConfigError),
+    #[error(
+        "`autorepair repair` works on sabakan machines: pass --sabakan-file FILE --repair-config FILE"
+    )]
+    NotMachines,
+    /// The machines family's repair configuration or constraints.
+    #[error(transparent)]
+    Machines(crate::machines::config::ConfigError),
     #[error(
         "the config sets both fleet_file and rapi.url: keep one, or choose with --cluster or --rapi"
     )]
@@ -508,6 +533,16 @@ fn fleet_job(
             fleet,
             output: file,
         },
+        Command::Repair(cmd) => {
+            if !matches!(fleet.source, Source::SabakanFile(_)) {
+                return Err(SettingsError::NotMachines);
+            }
+            if let crate::face::cli::RepairCommand::List { json } = &cmd {
+                output.json = *json;
+            }
+            let lock = lock_path(global, config, &fleet.source)?;
+            Job::Repair { fleet, lock, cmd }
+        }
         Command::Tags(TagsCommand::Parse { .. }) | Command::Sabakan(_) => {
             unreachable!("resolved without a fleet")
         }
@@ -617,6 +652,16 @@ fn source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, Set
     if let Some(objects) = &global.kube_objects {
         return Ok(Source::KubeObjects(objects.clone()));
     }
+    if let Some(path) = &global.sabakan_file {
+        return crate::machines::face::source(
+            path,
+            global.repair_config.as_deref(),
+            global.machine_constraints.as_deref(),
+            global.machine_nodes.clone(),
+        )
+        .map(|s| Source::SabakanFile(Box::new(s)))
+        .map_err(SettingsError::Machines);
+    }
     if global.kube {
         use crate::metal3::kube;
         let in_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
@@ -663,6 +708,12 @@ fn lock_path(
         .or_else(|| config.lock_file.clone());
     match source {
         // Checked even with a named lock: a typo in the fleet path must leave no lock file behind.
+        Source::SabakanFile(s) => {
+            let fleet = &s.path;
+            let beside = lock::beside(fleet)
+                .map_err(|e| SettingsError::FleetFile(file::unreadable(fleet, &e).into()))?;
+            Ok(named.unwrap_or(beside))
+        }
         Source::File(fleet) | Source::KubeObjects(fleet) => {
             let beside = lock::beside(fleet)
                 .map_err(|e| SettingsError::FleetFile(file::unreadable(fleet, &e).into()))?;

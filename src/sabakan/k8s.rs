@@ -2,8 +2,9 @@
 //! checks a cluster.yml with them. Each check returns what is wrong, for the caller to name
 //! the key.
 
-/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, at most 63 characters.
-fn name_part(s: &str) -> Result<(), String> {
+/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, at most 63 characters: also the syntax of a
+/// sabakan label name or non-empty value.
+pub fn name_part(s: &str) -> Result<(), String> {
     let b = s.as_bytes();
     if b.is_empty() || b.len() > 63 {
         return Err(format!("{s:?} must be 1 to 63 characters"));

@@ -1,0 +1,234 @@
+//! Runs the repair configuration's commands: real child processes, no shell, the machine's
+//! address appended as the last argument, a timeout that kills the child, retries with an
+//! interval. The only code of the family that starts processes.
+
+use super::Command;
+use std::io::Read;
+use std::process::{Child, Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("the command is empty: give it in the repair configuration")]
+    Empty,
+    #[error("cannot start {program}: {cause} (is it installed and executable?)")]
+    Spawn { program: String, cause: String },
+    #[error("{program} exited with {status}{stderr}")]
+    Exit {
+        program: String,
+        status: String,
+        /// `: <first line of stderr>` or empty.
+        stderr: String,
+    },
+    #[error("{program} did not finish within {after:?}: killed")]
+    Timeout { program: String, after: Duration },
+}
+
+/// What one attempt printed.
+#[derive(Debug)]
+pub struct Output {
+    pub stdout: String,
+}
+
+fn wait(mut child: Child, program: &str, timeout: Option<Duration>) -> Result<Output, RunError> {
+    // Drain both pipes beside the wait, so a chatty child never blocks on a full pipe.
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => {
+                return Err(RunError::Spawn {
+                    program: program.to_owned(),
+                    cause: e.to_string(),
+                });
+            }
+        }
+        if let Some(t) = timeout.filter(|t| start.elapsed() >= *t) {
+            // The child leads its own process group: kill what it started too (a repair
+            // script's ipmitool), not just the script.
+            let _ = Process::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(RunError::Timeout {
+                program: program.to_owned(),
+                after: t,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    if status.success() {
+        Ok(Output { stdout })
+    } else {
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        Err(RunError::Exit {
+            program: program.to_owned(),
+            status: status.to_string(),
+            stderr: if first.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", first.trim())
+            },
+        })
+    }
+}
+
+/// One attempt: `argv` plus `address`, killed after `timeout` seconds (0 = no timeout).
+pub fn run_once(argv: &[String], address: &str, timeout: u64) -> Result<Output, RunError> {
+    let (program, args) = argv.split_first().ok_or(RunError::Empty)?;
+    use std::os::unix::process::CommandExt;
+    let child = Process::new(program)
+        .process_group(0)
+        .args(args)
+        .arg(address)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| RunError::Spawn {
+            program: program.clone(),
+            cause: e.to_string(),
+        })?;
+    wait(
+        child,
+        program,
+        (timeout > 0).then(|| Duration::from_secs(timeout)),
+    )
+}
+
+/// A repair or success command: `retries + 1` attempts, `interval` seconds apart; the last
+/// attempt's error when all fail.
+pub fn run(cmd: &Command, address: &str) -> Result<(), RunError> {
+    let mut attempt = 0;
+    loop {
+        match run_once(&cmd.argv, address, cmd.timeout) {
+            Ok(_) => return Ok(()),
+            Err(e) if attempt >= cmd.retries => return Err(e),
+            Err(e) => {
+                tracing::warn!(command = %cmd, address, attempt = attempt + 1, error = %e, "command failed; retrying");
+                attempt += 1;
+                std::thread::sleep(Duration::from_secs(cmd.interval));
+            }
+        }
+    }
+}
+
+/// CKE's health check: healthy when the command exits 0 and prints `true` (trimmed).
+pub fn healthy(argv: &[String], address: &str, timeout: u64) -> Result<bool, RunError> {
+    run_once(argv, address, timeout).map(|o| o.stdout.trim() == "true")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(name: &str) -> String {
+        format!("{}/fixtures/machines/{name}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    fn argv(parts: &[&str]) -> Vec<String> {
+        parts.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_health_check_wants_exit_0_and_true() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: &[(&str, Result<bool, &str>)] = &[
+            ("true", Ok(true)),
+            ("  true\n", Ok(true)),
+            ("false", Ok(false)),
+            ("TRUE", Ok(false)),
+            ("true but", Ok(false)),
+            ("", Ok(false)),
+        ];
+        for (out, want) in cases {
+            let f = dir.path().join("out");
+            std::fs::write(&f, out).unwrap();
+            let got = healthy(
+                &argv(&[&script("print-file"), f.to_str().unwrap()]),
+                "10.0.0.1",
+                5,
+            );
+            match (got, want) {
+                (Ok(g), Ok(w)) => assert_eq!(g, *w, "{out:?}"),
+                (g, w) => panic!("{out:?}: got {g:?}, want {w:?}"),
+            }
+        }
+        // Exit status wins over output.
+        let e = healthy(&argv(&[&script("exit-with"), "3", "true"]), "10.0.0.1", 5).unwrap_err();
+        assert!(e.to_string().contains("exit status: 3"), "{e}");
+    }
+
+    #[test]
+    fn the_address_is_the_last_argument_and_no_shell_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let a = "10.0.0.1;touch${IFS}pwned";
+        run_once(
+            &argv(&[&script("log-args"), log.to_str().unwrap(), "x y"]),
+            a,
+            5,
+        )
+        .unwrap();
+        let got = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(got, format!("x y\n{a}\n"));
+        assert!(!dir.path().join("pwned").exists());
+    }
+
+    #[test]
+    fn a_command_past_its_timeout_is_killed() {
+        let start = Instant::now();
+        let e = run_once(&argv(&[&script("sleep-then-true"), "30"]), "a", 1).unwrap_err();
+        assert!(matches!(e, RunError::Timeout { .. }), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(10));
+        // 0 means no timeout.
+        run_once(&argv(&[&script("sleep-then-true"), "0"]), "a", 0).unwrap();
+    }
+
+    #[test]
+    fn retries_run_until_one_attempt_succeeds() {
+        let dir = tempfile::tempdir().unwrap();
+        let counter = dir.path().join("n");
+        let cmd = |retries| Command {
+            argv: argv(&[&script("fail-times"), counter.to_str().unwrap(), "2"]),
+            timeout: 5,
+            retries,
+            interval: 0,
+        };
+        // Fails twice, then succeeds: 1 retry is not enough, 2 are.
+        let e = run(&cmd(1), "a").unwrap_err();
+        assert!(e.to_string().contains("exit status: 1"), "{e}");
+        assert_eq!(std::fs::read_to_string(&counter).unwrap().trim(), "2");
+        std::fs::remove_file(&counter).unwrap();
+        run(&cmd(2), "a").unwrap();
+        assert_eq!(std::fs::read_to_string(&counter).unwrap().trim(), "3");
+    }
+
+    #[test]
+    fn a_missing_program_says_so() {
+        let e = run_once(&argv(&["/nonexistent/repair"]), "a", 1).unwrap_err();
+        assert!(
+            e.to_string().contains("cannot start /nonexistent/repair"),
+            "{e}"
+        );
+        assert!(matches!(run_once(&[], "a", 1), Err(RunError::Empty)));
+    }
+}

@@ -1,0 +1,455 @@
+//! CKE's `repair:` configuration, verbatim (facts §5), and the sabakan-trigger constraints
+//! (facts §4, §7). Parsing and validation only; no I/O.
+//!
+//! One deliberate difference from CKE: unknown keys inside `repair:` are errors. CKE ignores
+//! them, and a real configuration was broken by that (facts §10: `success_command_timeout_seconds`
+//! is not a field, so the timeout silently stayed 30 s).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A repair configuration that cannot be used; the message names the file and the key.
+#[derive(Debug, thiserror::Error)]
+#[error("repair configuration {path}: {message}")]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+/// `repair:` of a CKE cluster.yml.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Repair {
+    pub repair_procedures: Vec<Procedure>,
+    #[serde(default = "one")]
+    pub max_concurrent_repairs: usize,
+    /// Unset: every namespace is protected.
+    #[serde(default)]
+    pub protected_namespaces: Option<Selector>,
+    /// Unset or `{}`: every running Job pod is protected.
+    #[serde(default)]
+    pub protected_job_pods: Option<Selector>,
+    #[serde(default)]
+    pub evict_retries: i64,
+    #[serde(default)]
+    pub evict_interval: i64,
+    #[serde(default = "eviction_timeout")]
+    pub eviction_timeout_seconds: i64,
+}
+
+impl Default for Repair {
+    /// No procedures, CKE's defaults elsewhere.
+    fn default() -> Self {
+        Repair {
+            repair_procedures: Vec::new(),
+            max_concurrent_repairs: 1,
+            protected_namespaces: None,
+            protected_job_pods: None,
+            evict_retries: 0,
+            evict_interval: 0,
+            eviction_timeout_seconds: 600,
+        }
+    }
+}
+
+fn one() -> usize {
+    1
+}
+fn eviction_timeout() -> i64 {
+    600
+}
+fn thirty() -> u64 {
+    30
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Procedure {
+    pub machine_types: Vec<String>,
+    pub repair_operations: Vec<Operation>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Operation {
+    pub operation: String,
+    #[serde(default)]
+    pub repair_steps: Vec<Step>,
+    #[serde(default)]
+    pub health_check_command: Vec<String>,
+    /// The health check's timeout in seconds; 0 = none.
+    #[serde(default = "thirty")]
+    pub command_timeout_seconds: u64,
+    #[serde(default)]
+    pub success_command: Vec<String>,
+    /// 0 = none.
+    #[serde(default = "thirty")]
+    pub success_command_timeout: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub repair_command: Vec<String>,
+    /// 0 = none.
+    #[serde(default = "thirty")]
+    pub command_timeout_seconds: u64,
+    /// Attempts = retries + 1.
+    #[serde(default)]
+    pub command_retries: u32,
+    /// Seconds between attempts.
+    #[serde(default)]
+    pub command_interval: u64,
+    #[serde(default)]
+    pub need_drain: bool,
+    /// Unset or 0: no watch, the next step follows at once.
+    #[serde(default)]
+    pub watch_seconds: Option<u64>,
+}
+
+/// A Kubernetes label selector (`metav1.LabelSelector`).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Selector {
+    #[serde(default, rename = "matchLabels")]
+    pub match_labels: BTreeMap<String, String>,
+    #[serde(default, rename = "matchExpressions")]
+    pub match_expressions: Vec<Requirement>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requirement {
+    pub key: String,
+    pub operator: String,
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
+impl Selector {
+    /// Whether a set of labels matches (`{}` matches everything).
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.match_labels
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
+            && self.match_expressions.iter().all(|r| {
+                let got = labels.get(&r.key);
+                match r.operator.as_str() {
+                    "In" => got.is_some_and(|v| r.values.contains(v)),
+                    "NotIn" => got.is_none_or(|v| !r.values.contains(v)),
+                    "Exists" => got.is_some(),
+                    _ => got.is_none(),
+                }
+            })
+    }
+
+    fn check(&self, key: &str) -> Result<(), String> {
+        use crate::sabakan::k8s::{label_value, qualified_name};
+        for (k, v) in &self.match_labels {
+            qualified_name(k).map_err(|e| format!("{key}.matchLabels: {e}"))?;
+            label_value(v).map_err(|e| format!("{key}.matchLabels[{k}]: {e}"))?;
+        }
+        for (i, r) in self.match_expressions.iter().enumerate() {
+            let at = format!("{key}.matchExpressions[{i}]");
+            qualified_name(&r.key).map_err(|e| format!("{at}.key: {e}"))?;
+            match (r.operator.as_str(), r.values.is_empty()) {
+                ("In" | "NotIn", false) | ("Exists" | "DoesNotExist", true) => {}
+                ("In" | "NotIn", true) => {
+                    return Err(format!("{at}: {} needs values", r.operator));
+                }
+                ("Exists" | "DoesNotExist", false) => {
+                    return Err(format!("{at}: {} takes no values", r.operator));
+                }
+                (op, _) => {
+                    return Err(format!(
+                        "{at}.operator: {op:?} is not In, NotIn, Exists or DoesNotExist"
+                    ));
+                }
+            }
+            for v in &r.values {
+                label_value(v).map_err(|e| format!("{at}.values: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Repair {
+    /// Reads `text`: a whole CKE cluster.yml (only its `repair:` is read) or the `repair:`
+    /// section alone. `path` names the file in errors.
+    pub fn parse(text: &str, path: &str) -> Result<Repair, ConfigError> {
+        let err = |message: String| ConfigError {
+            path: path.to_owned(),
+            message,
+        };
+        let doc: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(text).map_err(|e| err(format!("not YAML (or JSON): {e}")))?;
+        let section = match doc.get("repair") {
+            Some(r) => r.clone(),
+            None if doc.get("repair_procedures").is_some() => doc,
+            None => {
+                return Err(err(
+                    "no `repair:` section: give a CKE cluster.yml with one, or the section's contents (repair_procedures, …)"
+                        .into(),
+                ));
+            }
+        };
+        let repair: Repair = serde_yaml_ng::from_value(section).map_err(|e| {
+            err(format!(
+                "repair: {e} (autorepair refuses keys CKE does not know: CKE would ignore them silently)"
+            ))
+        })?;
+        repair.check().map_err(err)?;
+        Ok(repair)
+    }
+
+    /// CKE's validation, and nothing more (facts §5).
+    fn check(&self) -> Result<(), String> {
+        if self.max_concurrent_repairs == 0 {
+            return Err("repair.max_concurrent_repairs must be more than 0".into());
+        }
+        if self.evict_retries < 0 {
+            return Err("repair.evict_retries must be 0 or more".into());
+        }
+        if self.evict_interval < 0 {
+            return Err("repair.evict_interval must be 0 or more".into());
+        }
+        if self.eviction_timeout_seconds <= 0 {
+            return Err("repair.eviction_timeout_seconds must be more than 0".into());
+        }
+        for (key, s) in [
+            ("repair.protected_namespaces", &self.protected_namespaces),
+            ("repair.protected_job_pods", &self.protected_job_pods),
+        ] {
+            if let Some(s) = s {
+                s.check(key)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The operation for a machine type and operation name: the first procedure listing the
+    /// type, then its first operation of that exact name (as CKE picks them).
+    pub fn operation(&self, machine_type: &str, operation: &str) -> Option<&Operation> {
+        self.repair_procedures
+            .iter()
+            .find(|p| p.machine_types.iter().any(|t| t == machine_type))?
+            .repair_operations
+            .iter()
+            .find(|o| o.operation == operation)
+    }
+}
+
+/// The sabakan trigger's constraints, with CKE's names and defaults (facts §4, §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Constraints {
+    /// More entries than this (existing + new) and no entry is created: 0 creates none.
+    pub maximum_repair_queue_entries: usize,
+    /// An UNREACHABLE machine that is rebooting or out of the cluster waits this long.
+    pub wait_seconds_to_repair_rebooting: u64,
+}
+
+/// CKE's other constraint names: accepted and ignored, so that `ckecli constraints show`'s
+/// JSON, the file the `sabakan` cluster-config verbs read, can be given as it is.
+const OTHER_CONSTRAINTS: &[&str] = &[
+    "control-plane-count",
+    "minimum-workers-rate",
+    "minimum-workers",
+    "maximum-workers",
+    "maximum-unreachable-nodes-for-reboot",
+];
+
+impl Constraints {
+    /// A JSON object with CKE's names; `path` names the file in errors.
+    pub fn parse(text: &str, path: &str) -> Result<Constraints, ConfigError> {
+        let err = |message: String| ConfigError {
+            path: path.to_owned(),
+            message,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| err(format!("not JSON: {e}")))?;
+        let serde_json::Value::Object(obj) = value else {
+            return Err(err(
+                "expected a JSON object such as {\"maximum-repair-queue-entries\": 3}".into(),
+            ));
+        };
+        let mut c = Constraints::default();
+        for (key, v) in &obj {
+            let n = || {
+                v.as_u64()
+                    .ok_or_else(|| err(format!("{key}: {v} is not a whole number ≥ 0")))
+            };
+            match key.as_str() {
+                "maximum-repair-queue-entries" => {
+                    c.maximum_repair_queue_entries = usize::try_from(n()?).unwrap_or(usize::MAX)
+                }
+                "wait-seconds-to-repair-rebooting" => c.wait_seconds_to_repair_rebooting = n()?,
+                k if OTHER_CONSTRAINTS.contains(&k) => {}
+                k => {
+                    return Err(err(format!(
+                        "unknown constraint {k:?}: the machines family reads maximum-repair-queue-entries and wait-seconds-to-repair-rebooting"
+                    )));
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// What to say at start-up when the constraints let nothing start.
+    pub fn warning(&self) -> Option<&'static str> {
+        (self.maximum_repair_queue_entries == 0).then_some(
+            "maximum-repair-queue-entries is 0 (CKE's default): no repair entry will be created from sabakan's machine states; raise it in the constraints file or the config's [machines] section",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLUSTER: &str = r#"
+name: mycluster
+nodes: []
+repair:
+  repair_procedures:
+    - machine_types: ["IPMI-2.0", "qemu"]
+      repair_operations:
+        - operation: unreachable
+          repair_steps:
+            - repair_command: ["reboot-bmc"]
+              need_drain: true
+              watch_seconds: 600
+            - repair_command: ["power-cycle"]
+              command_timeout_seconds: 0
+              command_retries: 2
+              command_interval: 5
+          health_check_command: ["check"]
+          success_command: ["notify"]
+          success_command_timeout: 10
+  protected_namespaces:
+    matchLabels:
+      app.kubernetes.io/name: ceph
+  evict_retries: 3
+"#;
+
+    #[test]
+    fn a_cke_cluster_yml_is_read_with_ckes_defaults() {
+        let r = Repair::parse(CLUSTER, "cluster.yml").unwrap();
+        assert_eq!(r.max_concurrent_repairs, 1);
+        assert_eq!(r.eviction_timeout_seconds, 600);
+        assert_eq!(r.evict_retries, 3);
+        assert_eq!(r.evict_interval, 0);
+        assert!(r.protected_job_pods.is_none());
+        let op = r.operation("qemu", "unreachable").unwrap();
+        assert_eq!(op.command_timeout_seconds, 30);
+        assert_eq!(op.success_command_timeout, 10);
+        let s = &op.repair_steps;
+        assert_eq!(
+            (
+                s[0].command_timeout_seconds,
+                s[0].command_retries,
+                s[0].need_drain
+            ),
+            (30, 0, true)
+        );
+        assert_eq!(s[0].watch_seconds, Some(600));
+        assert_eq!(
+            (
+                s[1].command_timeout_seconds,
+                s[1].command_retries,
+                s[1].command_interval
+            ),
+            (0, 2, 5)
+        );
+        assert_eq!(s[1].watch_seconds, None);
+        assert!(r.operation("qemu", "unhealthy").is_none());
+        assert!(r.operation("other", "unreachable").is_none());
+        // The section alone reads the same.
+        let section = CLUSTER.split("repair:\n").nth(1).unwrap();
+        let dedented: String = section
+            .lines()
+            .map(|l| l.strip_prefix("  ").unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(Repair::parse(&dedented, "r.yml").unwrap(), r);
+    }
+
+    #[test]
+    fn bad_configurations_name_the_file_and_the_key() {
+        let typo = CLUSTER.replace(
+            "success_command_timeout:",
+            "success_command_timeout_seconds:",
+        );
+        let cases: Vec<(String, &str)> = vec![
+            (typo, "success_command_timeout_seconds"),
+            (
+                CLUSTER.replace("evict_retries: 3", "evict_retries: -1"),
+                "evict_retries",
+            ),
+            (
+                CLUSTER.replace("evict_retries: 3", "max_concurrent_repairs: 0"),
+                "max_concurrent_repairs",
+            ),
+            (
+                CLUSTER.replace("evict_retries: 3", "eviction_timeout_seconds: 0"),
+                "eviction_timeout_seconds",
+            ),
+            (
+                CLUSTER.replace("app.kubernetes.io/name: ceph", "\"bad key!\": ceph"),
+                "protected_namespaces",
+            ),
+            ("name: x\n".to_owned(), "no `repair:` section"),
+            (
+                CLUSTER.replace("repair_procedures:", "repair_procedure:"),
+                "repair_procedure",
+            ),
+        ];
+        for (text, key) in cases {
+            let e = Repair::parse(&text, "c.yml").unwrap_err().to_string();
+            assert!(e.contains("c.yml") && e.contains(key), "{key}: {e}");
+        }
+    }
+
+    #[test]
+    fn selectors_match_like_kubernetes() {
+        let s: Selector = serde_yaml_ng::from_str(
+            "matchLabels: {a: x}\nmatchExpressions:\n- {key: b, operator: In, values: [1, 2]}\n- {key: c, operator: DoesNotExist}",
+        )
+        .unwrap();
+        let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert!(s.matches(&labels(&[("a", "x"), ("b", "2")])));
+        assert!(!s.matches(&labels(&[("a", "x"), ("b", "3")])));
+        assert!(!s.matches(&labels(&[("a", "x"), ("b", "1"), ("c", "")])));
+        assert!(Selector::default().matches(&labels(&[])));
+    }
+
+    #[test]
+    fn constraints_take_ckes_names_and_defaults() {
+        assert_eq!(
+            Constraints::parse("{}", "c.json").unwrap(),
+            Constraints::default()
+        );
+        assert!(Constraints::default().warning().is_some());
+        let c = Constraints::parse(
+            r#"{"control-plane-count": 3, "maximum-repair-queue-entries": 5, "wait-seconds-to-repair-rebooting": 600}"#,
+            "c.json",
+        )
+        .unwrap();
+        assert_eq!(c.maximum_repair_queue_entries, 5);
+        assert_eq!(c.wait_seconds_to_repair_rebooting, 600);
+        assert!(c.warning().is_none());
+        for bad in [
+            r#"{"maximum-repair-queue-entry": 1}"#,
+            r#"{"maximum-repair-queue-entries": -1}"#,
+            "[]",
+        ] {
+            let e = Constraints::parse(bad, "c.json").unwrap_err().to_string();
+            assert!(e.contains("c.json"), "{e}");
+        }
+    }
+}

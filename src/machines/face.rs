@@ -1,0 +1,263 @@
+//! The machines family as the command line shows it: machines named `machine/SERIAL` (or the
+//! bare serial), `rack/N`, `cluster`; each with its address, sabakan state, rack, Node and
+//! repair entry; and ckecli's repair-queue verbs as `autorepair repair …`.
+
+use super::admin::{self, Which};
+use super::config::{Constraints, Repair};
+use super::drain::NodesFile;
+use super::file::MachinesFile;
+use super::{Facts, Machines, Settings};
+use crate::engine::{Backend, BackendError, ObjectRef};
+use crate::face::cli::RepairCommand;
+use crate::face::printer::Printer;
+use crate::face::settings::{Fleet, Logs, SabakanFile, Source};
+use crate::face::{Error, Exit, FamilyFace};
+use std::path::{Path, PathBuf};
+
+impl FamilyFace for Machines {
+    const FACT_COLUMNS: &'static [&'static str] = &["ADDRESS", "SABAKAN", "RACK", "NODE", "ENTRY"];
+    const DOWN: &'static str = "non-healthy in sabakan or under repair";
+
+    fn parse_object(text: &str) -> Result<ObjectRef, String> {
+        super::parse_object(text)
+    }
+
+    fn settings(fleet: &Fleet, _backend: &dyn Backend<Machines>) -> Settings {
+        match &fleet.source {
+            Source::SabakanFile(s) => s.settings.clone(),
+            _ => Settings {
+                repair: Repair::default(),
+                constraints: Constraints::default(),
+                query: Settings::default_query(),
+            },
+        }
+    }
+
+    fn fact_cells(facts: &Facts) -> Vec<String> {
+        let or_dash = |t: Option<String>| t.unwrap_or_else(|| "-".into());
+        vec![
+            or_dash(facts.address.as_ref().map(ToString::to_string)),
+            facts.sabakan_state.to_owned(),
+            facts.rack.to_string(),
+            or_dash(facts.node.as_ref().map(ToString::to_string)),
+            or_dash(facts.entry.as_ref().map(ToString::to_string)),
+        ]
+    }
+
+    /// CKE's names (facts §9), prefix `cke_`, from the entries as the pass read them.
+    fn extra_metrics(plan: &crate::engine::Plan<Machines>) -> String {
+        use super::entry::Status;
+        use std::fmt::Write;
+        let mut out = String::new();
+        let enabled = plan.targets.first().is_none_or(|t| t.facts.queue_enabled);
+        let _ = writeln!(
+            out,
+            "# HELP cke_repair_queue_enabled 1 when the repair queue is enabled.\n# TYPE cke_repair_queue_enabled gauge\ncke_repair_queue_enabled {}",
+            u8::from(enabled)
+        );
+        let entries: Vec<(&str, &super::EntryFacts)> = plan
+            .targets
+            .iter()
+            .filter_map(|t| {
+                let a = t.facts.address.as_ref().map_or("", |a| a.as_str());
+                t.facts.entry.as_ref().map(|e| (a, e))
+            })
+            .collect();
+        out.push_str("# HELP cke_repair_queue_items Repair entries by status.\n# TYPE cke_repair_queue_items gauge\n");
+        for s in Status::ALL {
+            let n = entries.iter().filter(|(_, e)| e.status == s).count();
+            let _ = writeln!(out, "cke_repair_queue_items{{status=\"{s}\"}} {n}");
+        }
+        out.push_str("# HELP cke_machine_repair_status 1 for the status of each machine's repair entry.\n# TYPE cke_machine_repair_status gauge\n");
+        for (a, e) in &entries {
+            for s in Status::ALL {
+                let _ = writeln!(
+                    out,
+                    "cke_machine_repair_status{{address=\"{a}\",status=\"{s}\"}} {}",
+                    u8::from(e.status == s)
+                );
+            }
+        }
+        out.push_str("# HELP cke_repair_queue_entries One per repair entry.\n# TYPE cke_repair_queue_entries gauge\n");
+        for (a, e) in &entries {
+            let _ = writeln!(
+                out,
+                "cke_repair_queue_entries{{index=\"{}\",address=\"{a}\",operation=\"{}\",status=\"{}\",step=\"{}\"}} 1",
+                e.index, e.operation, e.status, e.step
+            );
+        }
+        out
+    }
+
+    fn facts_line(facts: &Facts) -> String {
+        let mut line = format!(
+            "{} in rack {}, sabakan state {}",
+            facts
+                .address
+                .as_ref()
+                .map_or("no address".into(), ToString::to_string),
+            facts.rack,
+            facts.sabakan_state
+        );
+        match &facts.node {
+            Some(n) => line.push_str(&format!(", Node {n}")),
+            None => line.push_str(", not a Node of the cluster"),
+        }
+        if let Some(e) = &facts.entry {
+            line.push_str(&format!(", repair entry {e}"));
+        }
+        line
+    }
+}
+
+/// Reads what `--sabakan-file` needs beside the file, and warns when the constraints start
+/// nothing.
+pub fn source(
+    path: &Path,
+    repair: Option<&Path>,
+    constraints: Option<&Path>,
+    nodes: Option<PathBuf>,
+) -> Result<SabakanFile, super::config::ConfigError> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| super::config::ConfigError {
+            path: p.display().to_string(),
+            message: format!("cannot read it: {e}"),
+        })
+    };
+    let repair = match repair {
+        Some(p) => Repair::parse(&read(p)?, &p.display().to_string())?,
+        None => {
+            return Err(super::config::ConfigError {
+                path: path.display().to_string(),
+                message: "the machines family needs its repair procedures: pass --repair-config FILE (a CKE cluster.yml or its repair: section)".into(),
+            });
+        }
+    };
+    let constraints = match constraints {
+        Some(p) => Constraints::parse(&read(p)?, &p.display().to_string())?,
+        None => Constraints::default(),
+    };
+    if let Some(w) = constraints.warning() {
+        tracing::warn!("{w}");
+    }
+    Ok(SabakanFile {
+        path: path.to_owned(),
+        nodes,
+        settings: Settings {
+            repair,
+            constraints,
+            query: Settings::default_query(),
+        },
+    })
+}
+
+pub fn open(s: &SabakanFile) -> Result<MachinesFile, BackendError> {
+    let nodes = s.nodes.clone().map(NodesFile::open).transpose()?;
+    MachinesFile::open(&s.path, s.settings.repair.clone(), nodes)
+}
+
+fn act(e: BackendError) -> Error {
+    Error::Act {
+        object: ObjectRef::singleton("repair-queue"),
+        message: e.to_string(),
+    }
+}
+
+/// `autorepair repair …`, under the fleet's lock.
+pub fn repair(
+    out: &mut Printer,
+    _logs: &Logs,
+    fleet: &Fleet,
+    lock: &Path,
+    cmd: RepairCommand,
+) -> Result<Exit, Error> {
+    let Source::SabakanFile(s) = &fleet.source else {
+        return Err(Error::GanetiOnly {
+            from: fleet.source.describe(),
+        });
+    };
+    let _lock = crate::lock::acquire(lock)?;
+    let mut file = open(s).map_err(|e| Error::Open(e.into()))?;
+    file.check_health = false;
+    match cmd {
+        RepairCommand::Add {
+            operation,
+            machine_type,
+            address,
+            clock,
+        } => {
+            let now = clock
+                .now
+                .unwrap_or_else(|| jiff::Timestamp::now().as_second());
+            let index = admin::add(
+                &mut file,
+                &s.settings.repair,
+                &operation,
+                &machine_type,
+                &address,
+                now,
+            )
+            .map_err(act)?;
+            out.line(format!("repair entry #{index} added for {address}"))?;
+        }
+        RepairCommand::List { json } => {
+            let snap = file.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+            let rows = admin::rows(&snap);
+            if json {
+                out.json_line(&rows)?;
+            } else {
+                out.line("INDEX  ADDRESS  NODENAME  TYPE  OPERATION  STATUS  STEP  STEP_STATUS  DELETED  LAST_TRANSITION")?;
+                for r in rows {
+                    out.line(format!(
+                        "{}  {}  {}  {}  {}  {}  {}  {}  {}  {}",
+                        r.index,
+                        r.address,
+                        if r.nodename.is_empty() {
+                            "-"
+                        } else {
+                            &r.nodename
+                        },
+                        r.machine_type,
+                        r.operation,
+                        r.status,
+                        r.step,
+                        r.step_status,
+                        r.deleted,
+                        r.last_transition_time
+                    ))?;
+                }
+            }
+        }
+        RepairCommand::Delete {
+            address,
+            finished,
+            unfinished,
+        } => {
+            let which = match (address, finished, unfinished) {
+                (Some(a), _, _) => Which::Address(a),
+                (None, true, _) => Which::Finished,
+                _ => Which::Unfinished,
+            };
+            let n = admin::delete(&mut file, &which).map_err(act)?;
+            out.line(format!(
+                "{n} repair entr{} marked deleted: the next pass removes {}",
+                if n == 1 { "y" } else { "ies" },
+                if n == 1 { "it" } else { "them" }
+            ))?;
+        }
+        RepairCommand::ResetBackoff => {
+            let n = admin::reset_backoff(&mut file).map_err(act)?;
+            out.line(format!("drain back-off cleared on {n} repair entries"))?;
+        }
+        RepairCommand::Enable | RepairCommand::Disable => {
+            let on = matches!(cmd, RepairCommand::Enable);
+            admin::enable(&mut file, on).map_err(act)?;
+            out.line(if on {
+                "repair queue enabled"
+            } else {
+                "repair queue disabled: no drain or command starts; health checks and finishing go on"
+            })?;
+        }
+    }
+    Ok(Exit::Ok)
+}

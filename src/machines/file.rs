@@ -1,0 +1,709 @@
+//! The embedded default backend: a sabakan machines file, the JSON of `GET /api/v1/machines`
+//! (REST shape; GraphQL's `searchMachines` answer is read too), with labels written back into it
+//! atomically at the end of each pass, and before any repair command runs (the step is
+//! recorded first). Kubernetes Nodes come from an optional `kubectl get nodes -o json` file.
+//!
+//! sabakan has no object for a rack or the cluster, so their marks live on boot servers (role
+//! `boot`, never repaired by the default query): a rack's on its boot server with the lowest
+//! index-in-rack, the cluster's on the boot server of the lowest rack, under
+//! `autorepair.cluster.` (docs/machines.md).
+
+use super::command;
+use super::config::Repair;
+use super::drain::{Drainer, NodesFile};
+use super::entry::{Entry, Progress};
+use super::labels::{self, CLUSTER_PREFIX, ENTRY, PROGRESS, QUEUE};
+use super::snapshot::{self, Scope, Snapshot, kind};
+use super::{Machines, Op, OpId};
+use crate::engine::marks::{Codec, Mark};
+use crate::engine::{Backend, BackendError, ObjectRef};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+pub struct MachinesFile {
+    path: Option<PathBuf>,
+    /// The machines as read: a JSON array, or a GraphQL answer.
+    doc: Value,
+    repair: Repair,
+    pub nodes: Option<NodesFile>,
+    dirty: bool,
+    /// Whether health checks run when the snapshot is read (off for admin verbs).
+    pub check_health: bool,
+    /// The clock for REST machines' `status.timestamp` (`--now`); else the real one.
+    pub now: Option<i64>,
+}
+
+fn file_error(path: &Option<PathBuf>, message: impl Into<String>) -> BackendError {
+    BackendError::FleetFile {
+        path: path
+            .as_ref()
+            .map_or("(machines in memory)".into(), |p| p.display().to_string()),
+        message: message.into(),
+    }
+}
+
+/// The machine's labels as (name, value) pairs, either shape.
+fn labels_of(m: &Value) -> Vec<(String, String)> {
+    match &m["spec"]["labels"] {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+            .collect(),
+        Value::Array(list) => list
+            .iter()
+            .map(|l| {
+                (
+                    l["name"].as_str().unwrap_or("").to_owned(),
+                    l["value"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn set_label(m: &mut Value, name: &str, value: &str) {
+    match &mut m["spec"]["labels"] {
+        Value::Array(list) => {
+            match list.iter_mut().find(|l| l["name"] == name) {
+                Some(l) => l["value"] = Value::from(value),
+                None => list.push(serde_json::json!({"name": name, "value": value})),
+            }
+            return;
+        }
+        Value::Object(map) => {
+            map.insert(name.to_owned(), Value::from(value));
+            return;
+        }
+        _ => {}
+    }
+    let mut map = Map::new();
+    map.insert(name.to_owned(), Value::from(value));
+    m["spec"]["labels"] = Value::Object(map);
+}
+
+/// Removes the label; with `only_if`, only while it still holds that value.
+fn remove_label(m: &mut Value, name: &str, only_if: Option<&str>) {
+    let keep = |v: &Value| only_if.is_some_and(|want| v.as_str() != Some(want));
+    match &mut m["spec"]["labels"] {
+        Value::Array(list) => list.retain(|l| l["name"] != name || keep(&l["value"])),
+        Value::Object(map) if map.get(name).is_some_and(|v| !keep(v)) => {
+            map.remove(name);
+        }
+        _ => {}
+    }
+}
+
+/// A mark's label name where it is stored: a cluster mark's name gets `cluster.` after the
+/// prefix.
+fn stored_name(name: &str, infix: &str) -> String {
+    match name.strip_prefix(labels::PREFIX) {
+        Some(rest) => format!("{}{infix}{rest}", labels::PREFIX),
+        None => name.to_owned(),
+    }
+}
+
+impl MachinesFile {
+    pub fn open(
+        path: &Path,
+        repair: Repair,
+        nodes: Option<NodesFile>,
+    ) -> Result<MachinesFile, BackendError> {
+        let p = Some(path.to_owned());
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| file_error(&p, format!("cannot read it: {e}")))?;
+        let doc: Value = serde_json::from_str(&text).map_err(|e| {
+            file_error(
+                &p,
+                format!("not JSON ({e}): expected the answer of sabakan's GET /api/v1/machines"),
+            )
+        })?;
+        let mut f = MachinesFile::in_memory(doc, repair, nodes)?;
+        f.path = p;
+        Ok(f)
+    }
+
+    pub fn in_memory(
+        doc: Value,
+        repair: Repair,
+        nodes: Option<NodesFile>,
+    ) -> Result<MachinesFile, BackendError> {
+        let f = MachinesFile {
+            path: None,
+            doc,
+            repair,
+            nodes,
+            dirty: false,
+            check_health: true,
+            now: None,
+        };
+        f.list()?;
+        Ok(f)
+    }
+
+    pub fn document(&self) -> &Value {
+        &self.doc
+    }
+
+    fn list(&self) -> Result<&Vec<Value>, BackendError> {
+        let list = match &self.doc {
+            Value::Array(l) => Some(l),
+            v => v["data"]["searchMachines"]
+                .as_array()
+                .or_else(|| v["searchMachines"].as_array()),
+        };
+        list.ok_or_else(|| {
+            file_error(
+                &self.path,
+                "expected a JSON array of machines (GET /api/v1/machines) or a GraphQL answer {\"data\":{\"searchMachines\":[…]}}",
+            )
+        })
+    }
+
+    fn list_mut(&mut self) -> &mut Vec<Value> {
+        match &mut self.doc {
+            Value::Array(l) => l,
+            v => {
+                let v = if v["data"]["searchMachines"].is_array() {
+                    &mut v["data"]["searchMachines"]
+                } else {
+                    &mut v["searchMachines"]
+                };
+                v.as_array_mut().expect("checked when opened")
+            }
+        }
+    }
+
+    /// The serials of the rack holders and of the cluster holder.
+    fn holders(machines: &[crate::sabakan::Machine]) -> (Vec<(i64, String)>, Option<String>) {
+        let mut boots: Vec<&crate::sabakan::Machine> =
+            machines.iter().filter(|m| m.role == "boot").collect();
+        boots.sort_by_key(|m| (m.rack, m.index_in_rack));
+        let mut racks: Vec<(i64, String)> = Vec::new();
+        for b in &boots {
+            if racks.last().is_none_or(|(r, _)| *r != b.rack) {
+                racks.push((b.rack, b.serial.clone()));
+            }
+        }
+        (racks, boots.first().map(|b| b.serial.clone()))
+    }
+
+    fn machine_mut(&mut self, serial: &str) -> Result<&mut Value, BackendError> {
+        let path = self.path.clone();
+        self.list_mut()
+            .iter_mut()
+            .find(|m| m["spec"]["serial"] == serial)
+            .ok_or_else(|| file_error(&path, format!("no machine with serial {serial}")))
+    }
+
+    /// Where an object's marks live: a machine's serial, and the prefix its mark names get.
+    fn place(&self, object: &ObjectRef) -> Result<(String, &'static str), BackendError> {
+        let machines = self.parsed()?;
+        let (racks, cluster) = MachinesFile::holders(&machines);
+        let none = || {
+            file_error(
+                &self.path,
+                format!(
+                    "{object} has no boot server to hold its labels (sabakan has no object for it; see docs/machines.md)"
+                ),
+            )
+        };
+        match object.kind.as_ref() {
+            kind::MACHINE => Ok((object.name.clone(), "")),
+            kind::RACK => racks
+                .iter()
+                .find(|(r, _)| r.to_string() == object.name)
+                .map(|(_, s)| (s.clone(), ""))
+                .ok_or_else(none),
+            kind::CLUSTER => cluster.map(|s| (s, "cluster.")).ok_or_else(none),
+            _ => Err(BackendError::NoSuchObject {
+                object: object.clone(),
+            }),
+        }
+    }
+
+    fn parsed(&self) -> Result<Vec<crate::sabakan::Machine>, BackendError> {
+        crate::sabakan::model::machines_from_value(
+            Value::Array(self.list()?.clone()),
+            self.now
+                .and_then(|t| jiff::Timestamp::from_second(t).ok())
+                .unwrap_or_else(jiff::Timestamp::now),
+        )
+        .map_err(|e| file_error(&self.path, e.to_string()))
+    }
+
+    /// Sets (`Some`) or removes (`None`) one of the family's own labels on a machine.
+    pub fn set(
+        &mut self,
+        serial: &str,
+        name: &str,
+        value: Option<&str>,
+    ) -> Result<(), BackendError> {
+        let m = self.machine_mut(serial)?;
+        match value {
+            Some(v) => set_label(m, name, v),
+            None => remove_label(m, name, None),
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// The serial of the machine that holds an object's labels.
+    pub fn holder(&self, object: &ObjectRef) -> Result<String, BackendError> {
+        self.place(object).map(|(serial, _)| serial)
+    }
+
+    /// The next entry index: above every index recorded in an entry or a repair mark.
+    pub fn next_index(&self) -> Result<u64, BackendError> {
+        let mut max = 0;
+        for m in self.list()? {
+            for (name, value) in labels_of(m) {
+                let text = labels::join(&name, &value);
+                if name == ENTRY {
+                    if let Ok(Some(e)) = Entry::from_labels([
+                        (ENTRY, value.as_str()),
+                        (PROGRESS, "queued.0.waiting.0.0.0"),
+                    ]) {
+                        max = max.max(e.index);
+                    }
+                } else if let Ok(Mark::Pending(p)) = labels::Labels::parse(&text) {
+                    max = p.ops.iter::<OpId>().map(|o| o.0).fold(max, u64::max);
+                } else if let Ok(Mark::Result(r)) = labels::Labels::parse(&text) {
+                    max = r.ops.iter::<OpId>().map(|o| o.0).fold(max, u64::max);
+                }
+            }
+        }
+        Ok(max + 1)
+    }
+
+    fn progress(&mut self, serial: &str, p: &Progress) -> Result<(), BackendError> {
+        self.set(serial, PROGRESS, Some(&p.value()))
+    }
+
+    fn drainer(&mut self) -> Result<&mut NodesFile, BackendError> {
+        let path = self.path.clone();
+        self.nodes
+            .as_mut()
+            .ok_or_else(|| file_error(&path, "a drain needs Nodes: give --nodes FILE"))
+    }
+}
+
+impl Backend<Machines> for MachinesFile {
+    fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
+        let machines = self.parsed()?;
+        let raw = self.list()?;
+        let (racks, cluster) = MachinesFile::holders(&machines);
+        let mut snap = Snapshot {
+            queue_enabled: true,
+            nodes: self
+                .nodes
+                .as_ref()
+                .map(NodesFile::nodes)
+                .unwrap_or_default(),
+            ..Snapshot::default()
+        };
+        let mut scope_marks: Vec<(String, Vec<String>)> = Vec::new();
+        let mut cluster_marks = Vec::new();
+        for (info, raw) in machines.into_iter().zip(raw) {
+            let pairs = labels_of(raw);
+            let mut marks = Vec::with_capacity(pairs.len());
+            let is_cluster = cluster.as_deref() == Some(info.serial.as_str());
+            for (name, value) in &pairs {
+                if is_cluster {
+                    if name == &format!("{CLUSTER_PREFIX}queue") {
+                        snap.queue_enabled = value != "disabled";
+                    }
+                    if let Some(rest) = name.strip_prefix(CLUSTER_PREFIX) {
+                        cluster_marks
+                            .push(labels::join(&format!("{}{rest}", labels::PREFIX), value));
+                        continue;
+                    }
+                }
+                marks.push(labels::join(name, value));
+            }
+            if let Some((r, _)) = racks.iter().find(|(_, s)| *s == info.serial) {
+                // The rack's marks, not the machine's own: its own keep only foreign labels.
+                let (foreign, ours): (Vec<String>, Vec<String>) = marks
+                    .into_iter()
+                    .partition(|t| matches!(labels::Labels::parse(t), Ok(Mark::Foreign)));
+                scope_marks.push((format!("{}/{r}", kind::RACK), ours));
+                marks = foreign;
+            }
+            let entry = Entry::from_labels(pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+            let address = info.address().map(str::to_owned);
+            let healthy = match (&entry, &address) {
+                (Ok(Some(e)), Some(a))
+                    if self.check_health
+                        && !e.progress.status.finished()
+                        && !e.progress.deleted =>
+                {
+                    Some(match self.repair.operation(&e.machine_type, &e.operation) {
+                        Some(op) if !op.health_check_command.is_empty() => {
+                            match command::healthy(
+                                &op.health_check_command,
+                                a,
+                                op.command_timeout_seconds,
+                            ) {
+                                Ok(h) => h,
+                                Err(err) => {
+                                    tracing::warn!(machine = %info.serial, error = %err, "health check failed");
+                                    false
+                                }
+                            }
+                        }
+                        _ => false,
+                    })
+                }
+                _ => None,
+            };
+            snap.machines.push(snapshot::Machine {
+                serial: info.serial.clone(),
+                rack: format!("{}/{}", kind::RACK, info.rack),
+                marks,
+                entry,
+                healthy,
+                info,
+            });
+        }
+        for (key, marks) in scope_marks {
+            let name = key.trim_start_matches("rack/").to_owned();
+            snap.scopes.push(Scope {
+                object: ObjectRef::new(kind::RACK, name),
+                key,
+                marks,
+            });
+        }
+        if cluster.is_some() {
+            snap.scopes.push(Scope {
+                object: ObjectRef::singleton(kind::CLUSTER),
+                key: kind::CLUSTER.to_owned(),
+                marks: cluster_marks
+                    .into_iter()
+                    .filter(|t| !t.starts_with(&format!("{QUEUE}=")))
+                    .collect(),
+            });
+        }
+        Ok(snap)
+    }
+
+    fn add_marks(
+        &mut self,
+        object: &ObjectRef,
+        marks: &[String],
+        _reason: &str,
+    ) -> Result<(), BackendError> {
+        let (serial, infix) = self.place(object)?;
+        for mark in marks {
+            let (name, value) = labels::split(mark);
+            let name = stored_name(name, infix);
+            if !labels::is_label_text(&name) || !labels::is_label_value(value) {
+                return Err(file_error(
+                    &self.path,
+                    format!("{object}: {mark:?} is not a valid sabakan label"),
+                ));
+            }
+            self.set(&serial, &name, Some(value))?;
+        }
+        Ok(())
+    }
+
+    fn remove_marks(
+        &mut self,
+        object: &ObjectRef,
+        marks: &[String],
+        _reason: &str,
+    ) -> Result<(), BackendError> {
+        let (serial, infix) = self.place(object)?;
+        let m = self.machine_mut(&serial)?;
+        for mark in marks {
+            let (name, value) = labels::split(mark);
+            let name = stored_name(name, infix);
+            remove_label(m, &name, Some(value));
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    fn submit(
+        &mut self,
+        target: &str,
+        op: &Op,
+        _reason: &str,
+        _after: Option<&OpId>,
+    ) -> Result<OpId, BackendError> {
+        let Op::Enqueue {
+            serial,
+            operation,
+            machine_type,
+            at,
+        } = op
+        else {
+            return Err(file_error(
+                &self.path,
+                format!("machine/{target}: {op} is not submitted, it is advanced"),
+            ));
+        };
+        let index = self.next_index()?;
+        let value = Entry::value(index, operation, machine_type)
+            .map_err(|e| file_error(&self.path, format!("machine/{serial}: {e}")))?;
+        self.progress(serial, &Progress::queued(*at))?;
+        self.set(serial, ENTRY, Some(&value))?;
+        Ok(OpId(index))
+    }
+
+    fn advance(&mut self, object: &ObjectRef, op: &Op, _reason: &str) -> Result<(), BackendError> {
+        match op {
+            Op::Enqueue { .. } => Err(file_error(
+                &self.path,
+                format!("{object}: {op} is submitted, not advanced"),
+            )),
+            Op::Record {
+                serial, progress, ..
+            } => self.progress(serial, progress),
+            Op::Drain {
+                serial,
+                node,
+                progress,
+            } => {
+                if let Some(p) = progress {
+                    self.progress(serial, p)?;
+                    self.flush()?;
+                    self.drainer()?.cordon(node)?;
+                }
+                self.drainer()?.evict(node)
+            }
+            Op::Run {
+                serial,
+                address,
+                what,
+                command,
+                before,
+                after_ok,
+                after_failure,
+            } => {
+                if let Some(p) = before {
+                    // Recorded before the command runs: a crash from here on never runs it again.
+                    self.progress(serial, p)?;
+                    self.flush()?;
+                }
+                match command::run(command, address) {
+                    Ok(()) => {
+                        tracing::info!(machine = %serial, what = %what, "command succeeded");
+                        if let Some(p) = after_ok {
+                            self.progress(serial, p)?;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(machine = %serial, what = %what, error = %e, "command failed on every attempt: the repair entry fails");
+                        self.progress(serial, after_failure)?;
+                    }
+                }
+                Ok(())
+            }
+            Op::Dequeue { serial, .. } => {
+                let m = self.machine_mut(serial)?;
+                for (name, value) in labels_of(m) {
+                    let pending = matches!(
+                        labels::Labels::parse(&labels::join(&name, &value)),
+                        Ok(Mark::Pending(_))
+                    );
+                    if name == ENTRY || name == PROGRESS || pending {
+                        remove_label(m, &name, None);
+                    }
+                }
+                self.dirty = true;
+                Ok(())
+            }
+            Op::Uncordon { node } => self.drainer()?.uncordon(node),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), BackendError> {
+        if !self.dirty {
+            return Ok(());
+        }
+        if let Some(path) = &self.path {
+            let text = serde_json::to_string_pretty(&self.doc).expect("JSON serialises");
+            crate::files::write_atomically(path, format!("{text}\n").as_bytes())
+                .map_err(|e| file_error(&self.path, format!("cannot write it: {e}")))?;
+        }
+        self.dirty = false;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machines::Command;
+    use crate::machines::entry::{Status, StepStatus};
+    use serde_json::json;
+
+    fn rest(labels: Value) -> Value {
+        json!([
+            {"spec": {"serial": "boot0", "labels": {"autorepair.cluster.policy": "step-8", "autorepair.policy": "step-1"},
+              "rack": 0, "index-in-rack": 1, "role": "boot", "ipv4": ["10.0.0.1"], "bmc": {"type": "qemu"}},
+             "status": {"state": "healthy", "timestamp": "2026-01-01T00:00:00Z"}},
+            {"spec": {"serial": "m1", "labels": labels, "rack": 0, "index-in-rack": 2, "role": "cs",
+              "ipv4": ["10.0.0.2"], "bmc": {"type": "qemu"}},
+             "status": {"state": "unhealthy", "timestamp": "2026-01-01T00:00:00Z"}}
+        ])
+    }
+
+    fn graphql() -> Value {
+        json!({"data": {"searchMachines": [
+            {"spec": {"serial": "boot0", "labels": [{"name": "autorepair.cluster.suspend", "value": ""}],
+              "rack": 0, "indexInRack": 1, "role": "boot", "ipv4": ["10.0.0.1"], "bmc": {"bmcType": "qemu"}},
+             "status": {"state": "HEALTHY", "duration": 10.0}},
+            {"spec": {"serial": "m1", "labels": null, "rack": 0, "indexInRack": 2, "role": "cs",
+              "ipv4": ["10.0.0.2"], "bmc": {"bmcType": "qemu"}},
+             "status": {"state": "UNHEALTHY", "duration": 10.0}}
+        ]}})
+    }
+
+    #[test]
+    fn scopes_live_on_boot_servers_in_both_shapes() {
+        let mut f =
+            MachinesFile::in_memory(rest(json!({"x": "y"})), Repair::default(), None).unwrap();
+        let snap = f.snapshot().unwrap();
+        let scope = |k: &str| {
+            snap.scopes
+                .iter()
+                .find(|s| s.key == k)
+                .unwrap()
+                .marks
+                .clone()
+        };
+        assert_eq!(scope("cluster"), vec!["autorepair.policy=step-8"]);
+        assert_eq!(scope("rack/0"), vec!["autorepair.policy=step-1"]);
+        assert!(
+            snap.machines[0].marks.is_empty(),
+            "{:?}",
+            snap.machines[0].marks
+        );
+        assert_eq!(snap.machines[1].marks, vec!["x=y"]);
+        // A cluster mark goes back under autorepair.cluster.
+        f.add_marks(
+            &ObjectRef::singleton(kind::CLUSTER),
+            &["autorepair.suspend=".into()],
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            f.document()[0]["spec"]["labels"]["autorepair.cluster.suspend"],
+            ""
+        );
+        f.remove_marks(
+            &ObjectRef::new(kind::RACK, "0"),
+            &["autorepair.policy=step-2".into()],
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            f.document()[0]["spec"]["labels"]["autorepair.policy"],
+            "step-1",
+            "only the value it holds"
+        );
+        f.remove_marks(
+            &ObjectRef::new(kind::RACK, "0"),
+            &["autorepair.policy=step-1".into()],
+            "t",
+        )
+        .unwrap();
+        assert!(
+            f.document()[0]["spec"]["labels"]
+                .get("autorepair.policy")
+                .is_none()
+        );
+
+        let mut g = MachinesFile::in_memory(graphql(), Repair::default(), None).unwrap();
+        let snap = g.snapshot().unwrap();
+        assert_eq!(
+            snap.scopes
+                .iter()
+                .find(|s| s.key == "cluster")
+                .unwrap()
+                .marks,
+            vec!["autorepair.suspend="]
+        );
+        g.add_marks(
+            &ObjectRef::new(kind::MACHINE, "m1"),
+            &["autorepair.policy=check".into()],
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            g.document()["data"]["searchMachines"][1]["spec"]["labels"],
+            json!({"autorepair.policy": "check"})
+        );
+        assert!(
+            g.add_marks(
+                &ObjectRef::new(kind::MACHINE, "m1"),
+                &["autorepair.policy=a:b".into()],
+                "t"
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_step_is_recorded_in_the_file_before_its_command_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("machines.json");
+        std::fs::write(&path, rest(json!({})).to_string()).unwrap();
+        let mut f = MachinesFile::open(&path, Repair::default(), None).unwrap();
+        let id = f
+            .submit(
+                "m1",
+                &Op::Enqueue {
+                    serial: "m1".into(),
+                    operation: "unhealthy".into(),
+                    machine_type: "qemu".into(),
+                    at: 5,
+                },
+                "autorepair:x",
+                None,
+            )
+            .unwrap();
+        assert_eq!(id, OpId(1));
+        let queued = Progress::queued(5);
+        let script = format!(
+            "{}/fixtures/machines/expect-recorded",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        for (argv, want) in [
+            (
+                vec![script.clone(), path.display().to_string()],
+                Status::Processing,
+            ),
+            (vec!["false".to_owned()], Status::Failed),
+        ] {
+            let op = Op::Run {
+                serial: "m1".into(),
+                address: "10.0.0.2".into(),
+                what: "step 1".into(),
+                command: Command {
+                    argv,
+                    timeout: 5,
+                    retries: 0,
+                    interval: 0,
+                },
+                before: Some(queued.to(Status::Processing, 0, StepStatus::Watching, 6)),
+                after_ok: None,
+                after_failure: queued.to(Status::Failed, 0, StepStatus::Watching, 6),
+            };
+            f.advance(&ObjectRef::new(kind::MACHINE, "m1"), &op, "t")
+                .unwrap();
+            f.flush().unwrap();
+            let again = MachinesFile::open(&path, Repair::default(), None)
+                .unwrap()
+                .snapshot()
+                .unwrap();
+            let e = again.machines[1].entry().unwrap().clone();
+            assert_eq!(e.progress.status, want);
+            assert_eq!((e.index, e.operation.as_str()), (1, "unhealthy"));
+        }
+        // The next index is above every recorded one.
+        assert_eq!(f.next_index().unwrap(), 2);
+    }
+}

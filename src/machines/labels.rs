@@ -1,0 +1,403 @@
+//! The mark language as sabakan labels (DESIGN §4). A label's name and value are each 1-63
+//! characters of `[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?` (a value may also be empty): no
+//! `:`, `/` or `+`. Labels are a map, so, as with Kubernetes annotations, each fact has its own
+//! name and a repair owns one name, its id:
+//!
+//! | mark | label |
+//! |---|---|
+//! | policy `<level>` | `autorepair.policy` = `<level>` |
+//! | `suspend` | `autorepair.suspend` = `` (empty) |
+//! | `suspend:<epoch>` | `autorepair.suspend` = `<epoch>` |
+//! | `pending:<level>:<id>:<epoch>:<ops>` | `autorepair.<id>` = `pending.<level>.<epoch>[.<ops>]` |
+//! | `result:<level>:<id>:<epoch>:<result>:<ops>` | `autorepair.<id>` = `result.<level>.<epoch>.<result>[.<ops>]` |
+//!
+//! `.` separates the fields and `_` the operations (a value must end with a letter or digit,
+//! so an empty operation list drops its field and its separator). An operation is a repair
+//! entry's index (decimal, like CKE's `index`), so a value stays far below 63 characters: the
+//! longest one of this century, `result.step-8.<10 digits>.failure.<index>`, leaves 30 digits
+//! for the index. A repair name is 47 characters (`autorepair.` and a UUID).
+//!
+//! Some names under the prefix are not marks but the family's own records: a repair entry
+//! ([`ENTRY`], [`PROGRESS`], see `super::entry`), the queue switch ([`QUEUE`]) and the
+//! cluster's marks ([`CLUSTER_PREFIX`]). The codec calls them foreign, so the engine never
+//! edits them; only the family and its backend write them.
+
+use super::{OpId, Reach};
+use crate::engine::Level;
+use crate::engine::marks::{
+    Codec, ErrorCode, Mark, MarkError, OpList, Outcome, Pending, RenderError, RepairResult, is_uuid,
+};
+
+/// Every autorepair label name starts with this.
+pub const PREFIX: &str = "autorepair.";
+pub const POLICY: &str = "autorepair.policy";
+pub const SUSPEND: &str = "autorepair.suspend";
+/// The repair entry: `<index>.<operation>.<machine type>` (not a mark).
+pub const ENTRY: &str = "autorepair.entry";
+/// Where the entry stands (not a mark): see `super::entry::Progress`.
+pub const PROGRESS: &str = "autorepair.progress";
+/// `disabled` stops new drains and commands, as `ckecli repair-queue disable` (not a mark).
+pub const QUEUE: &str = "autorepair.queue";
+/// sabakan has no object for the cluster: its marks live on the cluster's holder machine
+/// under this prefix (`autorepair.cluster.policy`…), so that they do not mix with the marks of
+/// the rack that machine also holds. The backend maps them; to the codec they are foreign.
+pub const CLUSTER_PREFIX: &str = "autorepair.cluster.";
+/// sabakan's limit on a label's name and on its value.
+pub const MAX_LEN: usize = 63;
+
+/// The label codec.
+pub struct Labels;
+
+/// Whether `text` is a valid sabakan label name, or a valid non-empty value (facts §3): the
+/// syntax of a Kubernetes name part.
+pub fn is_label_text(text: &str) -> bool {
+    crate::sabakan::k8s::name_part(text).is_ok()
+}
+
+/// Whether `value` is a valid label value: empty, or like a name.
+pub fn is_label_value(value: &str) -> bool {
+    value.is_empty() || is_label_text(value)
+}
+
+fn error(text: &str, code: ErrorCode, message: impl Into<String>) -> MarkError {
+    MarkError {
+        code,
+        noun: Labels::NOUN,
+        mark: text.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Splits `name=value` (a label name never holds `=`).
+pub fn split(text: &str) -> (&str, &str) {
+    text.split_once('=').unwrap_or((text, ""))
+}
+
+pub fn join(name: &str, value: &str) -> String {
+    format!("{name}={value}")
+}
+
+/// `0`, or digits without a leading zero, at most `i64::MAX` (tag-grammar/labels.abnf).
+fn epoch(text: &str, field: &str, whole: &str) -> Result<i64, MarkError> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    let canonical = text == "0" || !text.starts_with('0');
+    match text.parse::<i64>() {
+        Ok(t) if digits && canonical => Ok(t),
+        _ => Err(error(
+            whole,
+            ErrorCode::BadEpoch,
+            format!(
+                "{field} {text:?} is not a Unix time in seconds (digits, no leading zero, e.g. 1800000000)"
+            ),
+        )),
+    }
+}
+
+fn level(text: &str, whole: &str) -> Result<Reach, MarkError> {
+    Reach::from_name(text).ok_or_else(|| {
+        error(
+            whole,
+            ErrorCode::UnknownRepair,
+            format!("unknown repair level {text:?}: use {}", Reach::names()),
+        )
+    })
+}
+
+fn ops<'a>(text: &'a str, whole: &str) -> Result<OpList<'a>, MarkError> {
+    for op in text.split('_') {
+        if op.parse::<OpId>().is_err() {
+            return Err(error(
+                whole,
+                ErrorCode::BadJob,
+                format!(
+                    "operation {op:?} is not a repair entry's index (digits, no leading zero); operations are joined by _"
+                ),
+            ));
+        }
+    }
+    Ok(OpList::new_unchecked(text, '_'))
+}
+
+fn parse_repair<'a>(
+    text: &'a str,
+    id: &'a str,
+    value: &'a str,
+) -> Result<Mark<'a, Reach>, MarkError> {
+    if !is_uuid(id) {
+        return Err(error(
+            text,
+            ErrorCode::BadId,
+            format!(
+                "the name's repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits); autorepair's own labels are {POLICY}, {SUSPEND}, {ENTRY}, {PROGRESS} and {PREFIX}<repair id>"
+            ),
+        ));
+    }
+    let fields: Vec<&str> = value.split('.').collect();
+    let list = |l: Option<&&'a str>| match l {
+        None => Ok(OpList::new_unchecked("", '_')),
+        Some(l) => ops(l, text),
+    };
+    match fields.as_slice() {
+        ["pending", l, since, rest @ ..] if rest.len() <= 1 => Ok(Mark::Pending(Pending {
+            repair: level(l, text)?,
+            id,
+            since: epoch(since, "start", text)?,
+            ops: list(rest.first())?,
+        })),
+        ["result", l, at, result, rest @ ..] if rest.len() <= 1 => Ok(Mark::Result(Outcome {
+            repair: level(l, text)?,
+            id,
+            at: epoch(at, "end", text)?,
+            result: RepairResult::from_name(result).ok_or_else(|| {
+                error(
+                    text,
+                    ErrorCode::UnknownResult,
+                    format!("unknown result {result:?}: use success, failure or enoperm"),
+                )
+            })?,
+            ops: list(rest.first())?,
+        })),
+        [kind, ..] if *kind == "pending" || *kind == "result" => Err(error(
+            text,
+            ErrorCode::FieldCount,
+            "a repair value is pending.<level>.<epoch>[.<ops>] or result.<level>.<epoch>.<result>[.<ops>]",
+        )),
+        _ => Err(error(
+            text,
+            ErrorCode::UnknownKind,
+            "a repair value starts with pending. or result.",
+        )),
+    }
+}
+
+impl Codec for Labels {
+    type Level = Reach;
+    type OpId = OpId;
+    const NOUN: &'static str = "label";
+
+    fn parse(text: &str) -> Result<Mark<'_, Reach>, MarkError> {
+        let (name, value) = split(text);
+        if !name.starts_with(PREFIX)
+            || [ENTRY, PROGRESS, QUEUE].contains(&name)
+            || name.starts_with(CLUSTER_PREFIX)
+        {
+            return Ok(Mark::Foreign);
+        }
+        if name.len() > MAX_LEN || value.len() > MAX_LEN {
+            return Err(error(
+                text,
+                ErrorCode::TooLong,
+                format!("a sabakan label's name and value are at most {MAX_LEN} characters each"),
+            ));
+        }
+        if !is_label_text(name) || !is_label_value(value) {
+            return Err(error(
+                text,
+                ErrorCode::BadChar,
+                "a sabakan label's name and value are letters, digits, _ . and -, starting and ending with a letter or digit",
+            ));
+        }
+        if name == POLICY {
+            return Ok(Mark::Policy(level(value, text)?));
+        }
+        if name == SUSPEND {
+            return Ok(Mark::Suspend {
+                until: if value.is_empty() {
+                    None
+                } else {
+                    Some(epoch(value, "suspend end", text)?)
+                },
+            });
+        }
+        parse_repair(text, &name[PREFIX.len()..], value)
+    }
+
+    fn render_policy(level: Reach) -> String {
+        join(POLICY, level.as_str())
+    }
+
+    fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
+        match until {
+            None => Ok(join(SUSPEND, "")),
+            Some(t) if t < 0 => Err(RenderError::NegativeEpoch { value: t }),
+            Some(t) => Ok(join(SUSPEND, &t.to_string())),
+        }
+    }
+
+    fn render_pending(
+        level: Reach,
+        id: &str,
+        since: i64,
+        ops: &[OpId],
+    ) -> Result<String, RenderError> {
+        if since < 0 {
+            return Err(RenderError::NegativeEpoch { value: since });
+        }
+        repair_label(id, format!("pending.{level}.{since}"), ops)
+    }
+
+    fn render_result(
+        level: Reach,
+        id: &str,
+        at: i64,
+        result: RepairResult,
+        ops: &[OpId],
+    ) -> Result<String, RenderError> {
+        if at < 0 {
+            return Err(RenderError::NegativeEpoch { value: at });
+        }
+        repair_label(id, format!("result.{level}.{at}.{result}"), ops)
+    }
+
+    fn is_repair_id(id: &str) -> bool {
+        is_uuid(id)
+    }
+}
+
+fn repair_label(id: &str, mut value: String, ops: &[OpId]) -> Result<String, RenderError> {
+    if !is_uuid(id) {
+        return Err(RenderError::BadId { id: id.to_owned() });
+    }
+    if !ops.is_empty() {
+        value.push('.');
+        let list: Vec<String> = ops.iter().map(ToString::to_string).collect();
+        value.push_str(&list.join("_"));
+    }
+    let text = join(&format!("{PREFIX}{id}"), &value);
+    if value.len() > MAX_LEN {
+        return Err(RenderError::TooLong {
+            noun: Labels::NOUN,
+            store: "sabakan",
+            len: value.len(),
+            mark: text,
+            limit: MAX_LEN,
+        });
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+    #[test]
+    fn every_mark_round_trips_through_its_label() {
+        let marks: Vec<String> = vec![
+            Labels::render_policy(Reach::step(2)),
+            Labels::render_policy(Reach::CHECK),
+            Labels::render_suspend(None).unwrap(),
+            Labels::render_suspend(Some(1_800_000_000)).unwrap(),
+            Labels::render_pending(Reach::step(1), ID, 1_800_000_000, &[]).unwrap(),
+            Labels::render_pending(Reach::step(8), ID, 5, &[OpId(17)]).unwrap(),
+            Labels::render_result(Reach::step(3), ID, 7, RepairResult::Failure, &[OpId(1)])
+                .unwrap(),
+            Labels::render_result(Reach::CHECK, ID, 7, RepairResult::Enoperm, &[]).unwrap(),
+        ];
+        for text in &marks {
+            let mark = Labels::parse(text).unwrap();
+            assert_ne!(mark, Mark::Foreign, "{text}");
+            assert_eq!(&Labels::render(&mark).unwrap().unwrap(), text);
+            let (name, value) = split(text);
+            assert!(is_label_text(name), "{name}");
+            assert!(is_label_value(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn the_longest_value_of_this_century_fits() {
+        let text = Labels::render_result(
+            Reach::step(8),
+            ID,
+            9_999_999_999,
+            RepairResult::Failure,
+            &[OpId(999_999_999_999)],
+        )
+        .unwrap();
+        let (_, value) = split(&text);
+        assert!(value.len() <= MAX_LEN, "{value}");
+        let too_many = vec![OpId(999_999_999_999); 4];
+        assert!(matches!(
+            Labels::render_result(Reach::step(8), ID, 1, RepairResult::Failure, &too_many),
+            Err(RenderError::TooLong { .. })
+        ));
+    }
+
+    #[test]
+    fn the_family_record_and_other_labels_are_foreign() {
+        for text in [
+            "autorepair.entry=3.unhealthy.IPMI-2.0",
+            "autorepair.progress=queued.0.waiting.1.0.0",
+            "product=R640",
+            "autorepair=x",
+            "autorepairpolicy=step-1",
+        ] {
+            assert_eq!(Labels::parse(text).unwrap(), Mark::Foreign, "{text}");
+        }
+    }
+
+    #[test]
+    fn render_refuses_what_sabakan_would() {
+        assert!(matches!(
+            Labels::render_pending(Reach::step(1), "not-a-uuid", 1, &[]),
+            Err(RenderError::BadId { .. })
+        ));
+        assert!(matches!(
+            Labels::render_suspend(Some(-1)),
+            Err(RenderError::NegativeEpoch { .. })
+        ));
+    }
+
+    /// `tag-grammar/label-vectors.jsonl`: every vector parses as it says, every valid one renders
+    /// back to the same name and value, and every valid one is a label sabakan accepts.
+    #[test]
+    fn the_grammar_vectors_hold() {
+        let vectors = include_str!("../../tag-grammar/label-vectors.jsonl");
+        for line in vectors.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let text = join(v["name"].as_str().unwrap(), v["value"].as_str().unwrap());
+            let got = match Labels::parse(&text) {
+                Err(e) => serde_json::json!({"kind": "invalid", "code": e.code.as_str()}),
+                Ok(Mark::Foreign) => serde_json::json!({"kind": "foreign"}),
+                Ok(Mark::Policy(l)) => serde_json::json!({"kind": "policy", "repair": l}),
+                Ok(Mark::Suspend { until }) => {
+                    serde_json::json!({"kind": "suspend", "until": until})
+                }
+                Ok(Mark::Pending(p)) => serde_json::json!({"kind": "pending", "repair": p.repair,
+                    "id": p.id, "since": p.since, "ops": p.ops.texts().collect::<Vec<_>>()}),
+                Ok(Mark::Result(r)) => serde_json::json!({"kind": "result", "repair": r.repair,
+                    "id": r.id, "at": r.at, "result": r.result, "ops": r.ops.texts().collect::<Vec<_>>()}),
+            };
+            assert_eq!(&got, &v["expect"], "{text}: {}", v["note"]);
+            if let Ok(mark) = Labels::parse(&text)
+                && let Some(rendered) = Labels::render(&mark)
+            {
+                assert_eq!(rendered.unwrap(), text, "{}", v["note"]);
+                let (name, value) = split(&text);
+                assert!(is_label_text(name) && is_label_value(value), "{text}");
+            }
+        }
+        assert!(vectors.lines().count() >= 30);
+    }
+
+    #[test]
+    fn label_syntax_is_sabakans() {
+        let cases = [
+            ("a", true),
+            ("a.b-c_d", true),
+            ("-a", false),
+            ("a-", false),
+            ("a/b", false),
+            ("a:b", false),
+            ("a+b", false),
+            ("", false),
+            (&"a".repeat(63), true),
+            (&"a".repeat(64), false),
+        ];
+        for (text, ok) in cases {
+            assert_eq!(is_label_text(text), ok, "{text:?}");
+        }
+        assert!(is_label_value(""));
+    }
+}

@@ -1,0 +1,446 @@
+//! CKE's repair procedure as a pure function of the snapshot and the clock (facts §6, §7):
+//! which machines need a new entry, which entries take a step this pass, and the transitions
+//! of each. The backend carries the transitions out in order; a transition that runs a repair
+//! command is recorded in the machine's labels before the command starts.
+
+use super::config::{self, Operation};
+use super::entry::{Progress, Status, StepStatus};
+use super::snapshot::{Machine, Node};
+use super::{Command, Index, Machines, Op, Reach, labels, operation_of, pendings};
+use crate::engine::family::{Health, Need, Progress as Work};
+use crate::engine::text::rfc3339;
+use crate::engine::{Level, ObjectRef};
+
+/// CKE's drain back-off base (`drainBackOffBaseSeconds`).
+const BACKOFF_BASE: i64 = 300;
+
+fn procedure<'s>(index: &Index<'s>, machine_type: &str, operation: &str) -> Option<&'s Operation> {
+    index.settings.repair.operation(machine_type, operation)
+}
+
+/// An UNREACHABLE machine that is rebooting (its Node cordoned by someone else than
+/// autorepair) or out of the cluster waits `wait-seconds-to-repair-rebooting` (strict `<`).
+fn reboot_wait(index: &Index<'_>, m: &Machine) -> Option<String> {
+    let wait = index.settings.constraints.wait_seconds_to_repair_rebooting as f64;
+    if m.info.state != crate::sabakan::State::Unreachable || m.info.duration >= wait {
+        return None;
+    }
+    let why = match index.node(m) {
+        None => "it is not a Node of the cluster",
+        Some(n) if n.unschedulable && !n.cordoned_by_us => "its Node is cordoned (rebooting)",
+        Some(_) => return None,
+    };
+    Some(format!(
+        "UNREACHABLE for {:.0}s and {why}: it waits until wait-seconds-to-repair-rebooting ({wait:.0}s) have passed",
+        m.info.duration
+    ))
+}
+
+/// Whether a machine without an entry would get one, before the cluster limiter.
+fn candidate(index: &Index<'_>, pos: usize, m: &Machine) -> bool {
+    index.selected.get(pos) == Some(&true)
+        && m.address().is_some()
+        && matches!(m.entry, Ok(None))
+        && reboot_wait(index, m).is_none()
+}
+
+/// CKE's cluster limiter: entries recorded (finished and deleted ones too) plus new candidates
+/// over `maximum-repair-queue-entries` create nothing at all.
+pub(super) fn cluster_hold(index: &Index<'_>) -> Option<String> {
+    let machines = &index.snap.machines;
+    let entries = machines.iter().filter(|m| m.entry().is_some()).count();
+    let new = machines
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| candidate(index, *i, m))
+        .count();
+    let max = index.settings.constraints.maximum_repair_queue_entries;
+    (new > 0 && entries + new > max).then(|| {
+        format!(
+            "{entries} repair entries recorded + {new} machines to repair > maximum-repair-queue-entries {max}: no entry is created this pass (CKE's cluster limiter); raise the constraint or delete finished entries"
+        )
+    })
+}
+
+fn control_plane(index: &Index<'_>, m: &Machine) -> bool {
+    index.node(m).is_some_and(|n| n.control_plane)
+}
+
+/// CKE's candidates: unfinished, not deleted, not healthy now, not in drain back-off; processing
+/// before queued, control planes first within each, index order; at most
+/// `max_concurrent_repairs`, at most one control plane.
+pub(super) fn take(index: &Index<'_>) -> Vec<bool> {
+    let machines = &index.snap.machines;
+    let mut cands: Vec<(bool, bool, u64, usize)> = machines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let e = m.entry()?;
+            let p = e.progress;
+            let out = p.status.finished()
+                || p.deleted
+                || m.healthy == Some(true)
+                || (p.step_status == StepStatus::Waiting && p.drain_backoff_expire > index.now);
+            (!out).then(|| {
+                let cp = control_plane(index, m);
+                (p.status != Status::Processing, !cp, e.index, i)
+            })
+        })
+        .collect();
+    cands.sort();
+    let mut taken = vec![false; machines.len()];
+    let (mut n, mut cps) = (0, 0);
+    for (_, not_cp, _, i) in cands {
+        if n >= index.settings.repair.max_concurrent_repairs {
+            break;
+        }
+        if !not_cp {
+            if cps >= 1 {
+                continue;
+            }
+            cps += 1;
+        }
+        taken[i] = true;
+        n += 1;
+    }
+    taken
+}
+
+pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<Reach> {
+    let state = m.info.state;
+    let problem = format!("sabakan reports it {state}");
+    let person = |why: String| Health::Broken {
+        problem: problem.clone(),
+        need: Need::Person(why),
+    };
+    match &m.entry {
+        Err(why) => {
+            return Health::Broken {
+                problem: format!("its repair entry cannot be read: {why}"),
+                need: Need::Person(format!("fix or remove its {} labels", labels::PREFIX)),
+            };
+        }
+        Ok(Some(e)) => {
+            if index.selected.get(pos) != Some(&true) {
+                return Health::Healthy;
+            }
+            if let Some((_, p)) = pendings(m).next() {
+                return Health::Broken {
+                    problem,
+                    need: Need::Repair(p.repair),
+                };
+            }
+            return person(format!(
+                "repair entry #{} ({}) is still recorded: CKE's per-machine limiter creates no other until it is deleted (`autorepair repair delete {}`)",
+                e.index,
+                e.progress.status,
+                m.address().unwrap_or(&m.serial)
+            ));
+        }
+        Ok(None) => {}
+    }
+    if index.selected.get(pos) != Some(&true) {
+        return Health::Healthy;
+    }
+    if m.address().is_none() {
+        return person(
+            "it has no IPv4 address in sabakan: a repair entry is keyed by spec.ipv4[0]".into(),
+        );
+    }
+    if let Some(why) = reboot_wait(index, m) {
+        return person(why);
+    }
+    if let Some(why) = &index.cluster_hold {
+        return person(why.clone());
+    }
+    let operation = operation_of(m);
+    match procedure(index, &m.info.bmc_type, &operation) {
+        None => person(format!(
+            "the repair configuration has no operation {operation:?} for machine type {:?}",
+            m.info.bmc_type
+        )),
+        Some(op) => Health::Broken {
+            problem,
+            need: Need::Repair(index.need(m, op)),
+        },
+    }
+}
+
+/// The level the entry's repair was started with: it caps the steps.
+fn cap(m: &Machine, entry_index: u64) -> Reach {
+    let mut ps: Vec<_> = pendings(m).map(|(_, p)| p).collect();
+    ps.sort_by_key(|p| {
+        (
+            !p.ops.iter::<super::OpId>().any(|id| id.0 == entry_index),
+            std::cmp::Reverse(p.since),
+        )
+    });
+    ps.first().map_or(Reach::ALL_STEPS, |p| p.repair)
+}
+
+/// A deterministic jitter in `[0, span)` per machine and back-off count: the planner is pure.
+fn jitter(serial: &str, count: u32, span: i64) -> i64 {
+    if span <= 0 {
+        return 0;
+    }
+    let h = serial
+        .bytes()
+        .chain(count.to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+    (h % span as u64) as i64
+}
+
+fn step_command(s: &config::Step) -> Command {
+    Command {
+        argv: s.repair_command.clone(),
+        timeout: s.command_timeout_seconds,
+        retries: s.command_retries,
+        interval: s.command_interval,
+    }
+}
+
+pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
+    let mut out = Vec::new();
+    let object = |m: &Machine| ObjectRef::new(super::snapshot::kind::MACHINE, m.serial.clone());
+    let work = |m: &Machine, op: Op, reason: String| Work {
+        target: Some(m.serial.clone()),
+        object: object(m),
+        op,
+        reason,
+    };
+    let enabled = index.snap.queue_enabled;
+    let evict_timeout = index.settings.repair.eviction_timeout_seconds;
+    for (pos, m) in index.snap.machines.iter().enumerate() {
+        let Some(e) = m.entry() else { continue };
+        let p = e.progress;
+        let serial = m.serial.clone();
+        if p.deleted {
+            out.push(work(
+                m,
+                Op::Dequeue {
+                    serial,
+                    marks: pendings(m).map(|(t, _)| t.to_owned()).collect(),
+                },
+                format!("repair entry #{} was deleted", e.index),
+            ));
+            continue;
+        }
+        if p.status.finished() {
+            continue;
+        }
+        let op = procedure(index, &e.machine_type, &e.operation);
+        let address = m.address().unwrap_or_default().to_owned();
+        if m.healthy == Some(true) {
+            let done = p.to(Status::Succeeded, p.step, p.step_status, now);
+            let success = op.map(|o| &o.success_command).filter(|c| !c.is_empty());
+            let op = match success {
+                Some(argv) => Op::Run {
+                    serial,
+                    address,
+                    what: "the success command".into(),
+                    command: Command {
+                        argv: argv.clone(),
+                        timeout: op.map_or(30, |o| o.success_command_timeout),
+                        retries: 0,
+                        interval: 0,
+                    },
+                    before: None,
+                    after_ok: Some(done),
+                    after_failure: p.to(Status::Failed, p.step, p.step_status, now),
+                },
+                None => Op::Record {
+                    serial,
+                    progress: done,
+                    why: "the health check says healthy".into(),
+                },
+            };
+            out.push(work(
+                m,
+                op,
+                format!("repair entry #{}: the machine is healthy", e.index),
+            ));
+            continue;
+        }
+        if !index.taken[pos] {
+            continue;
+        }
+        let Some(op) = op else {
+            tracing::warn!(machine = %m.serial, entry = e.index, machine_type = %e.machine_type, operation = %e.operation,
+                "no repair operation in the configuration for this entry: skipped (it keeps a concurrency slot, as in CKE)");
+            continue;
+        };
+        let node: Option<&Node> = index.node(m);
+        let steps = &op.repair_steps;
+        let cap = cap(m, e.index);
+        let mut p = p;
+        let run = |p: Progress, m: &Machine| {
+            let step = &steps[p.step];
+            work(
+                m,
+                Op::Run {
+                    serial: m.serial.clone(),
+                    address: address.clone(),
+                    what: format!("step {} repair command", p.step + 1),
+                    command: step_command(step),
+                    before: Some(p.to(Status::Processing, p.step, StepStatus::Watching, now)),
+                    after_ok: None,
+                    after_failure: p.to(Status::Failed, p.step, StepStatus::Watching, now),
+                },
+                format!(
+                    "repair entry #{}: step {} (recorded before the command runs; never run twice)",
+                    e.index,
+                    p.step + 1
+                ),
+            )
+        };
+        let backoff = |p: Progress, why: &str| {
+            let mut q = p.to(Status::Processing, p.step, StepStatus::Waiting, now);
+            q.drain_backoff_count = p.drain_backoff_count + 1;
+            q.drain_backoff_expire = now
+                + BACKOFF_BASE
+                + jitter(
+                    &m.serial,
+                    q.drain_backoff_count,
+                    BACKOFF_BASE * i64::from(q.drain_backoff_count),
+                );
+            work(
+                m,
+                Op::Record {
+                    serial: m.serial.clone(),
+                    progress: q,
+                    why: format!(
+                        "{why}; drain retried after {}",
+                        rfc3339(q.drain_backoff_expire)
+                    ),
+                },
+                format!("repair entry #{}: drain abandoned", e.index),
+            )
+        };
+        loop {
+            match p.step_status {
+                StepStatus::Waiting => {
+                    let fail = |why: String| {
+                        work(
+                            m,
+                            Op::Record {
+                                serial: m.serial.clone(),
+                                progress: p.to(Status::Failed, p.step, StepStatus::Waiting, now),
+                                why: why.clone(),
+                            },
+                            format!("repair entry #{}: {why}", e.index),
+                        )
+                    };
+                    if p.step >= steps.len() {
+                        out.push(fail(format!(
+                            "still unhealthy after the last of its {} steps",
+                            steps.len()
+                        )));
+                    } else if p.step >= cap.steps() {
+                        out.push(fail(format!(
+                            "enoperm: step {} needs {}, more than the {cap} its repair was allowed",
+                            p.step + 1,
+                            Reach::step(p.step + 1).as_str()
+                        )));
+                    } else if !enabled || p.drain_backoff_expire > now {
+                    } else if let (true, Some(n)) = (steps[p.step].need_drain, node) {
+                        out.push(work(
+                            m,
+                            Op::Drain {
+                                serial: m.serial.clone(),
+                                node: n.name.clone(),
+                                progress: Some(p.to(
+                                    Status::Processing,
+                                    p.step,
+                                    StepStatus::Draining,
+                                    now,
+                                )),
+                            },
+                            format!(
+                                "repair entry #{}: step {} needs a drain",
+                                e.index,
+                                p.step + 1
+                            ),
+                        ));
+                    } else {
+                        out.push(run(p, m));
+                    }
+                    break;
+                }
+                StepStatus::Draining => {
+                    let drained = node.is_none_or(|n| n.pods == 0);
+                    if !enabled {
+                        out.push(backoff(p, "the repair queue is disabled"));
+                    } else if drained {
+                        out.push(run(p, m));
+                    } else if p.last_transition + evict_timeout < now {
+                        out.push(backoff(p, "eviction_timeout_seconds passed"));
+                    } else if let Some(n) = node {
+                        out.push(work(
+                            m,
+                            Op::Drain {
+                                serial: m.serial.clone(),
+                                node: n.name.clone(),
+                                progress: None,
+                            },
+                            format!("repair entry #{}: {} pods left to evict", e.index, n.pods),
+                        ));
+                    }
+                    break;
+                }
+                StepStatus::Watching => {
+                    let watch = steps.get(p.step).and_then(|s| s.watch_seconds).unwrap_or(0) as i64;
+                    if watch != 0 && p.last_transition + watch > now {
+                        break;
+                    }
+                    p = p.to(Status::Processing, p.step + 1, StepStatus::Waiting, now);
+                    out.push(work(
+                        m,
+                        Op::Record {
+                            serial: m.serial.clone(),
+                            progress: p,
+                            why: format!("watch of step {} over, still unhealthy", p.step),
+                        },
+                        format!(
+                            "repair entry #{}: step {}'s command ran (at most once) and the machine is still unhealthy",
+                            e.index, p.step
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    // Uncordon what autorepair cordoned, unless an entry still drains or watches it.
+    for n in &index.snap.nodes {
+        if !n.cordoned_by_us {
+            continue;
+        }
+        let holding = index.snap.machines.iter().find(|m| {
+            m.address().is_some_and(|a| n.is(a))
+                && m.entry().is_some_and(|e| {
+                    let p = e.progress;
+                    p.status == Status::Processing
+                        && !p.deleted
+                        && matches!(p.step_status, StepStatus::Draining | StepStatus::Watching)
+                })
+        });
+        if holding.is_some() {
+            continue;
+        }
+        let owner = index
+            .snap
+            .machines
+            .iter()
+            .find(|m| m.address().is_some_and(|a| n.is(a)));
+        out.push(Work {
+            target: owner.map(|m| m.serial.clone()),
+            object: owner.map_or_else(|| ObjectRef::new("node", n.name.clone()), &object),
+            op: Op::Uncordon {
+                node: n.name.clone(),
+            },
+            reason: "no repair entry drains or watches it any more".into(),
+        });
+    }
+    out
+}

@@ -1,0 +1,75 @@
+//! The fleet as one pass reads it: sabakan machines with their labels and repair entries, the
+//! Kubernetes Nodes, the scopes. Built by a backend; read by the planner.
+
+use super::entry::Entry;
+use crate::engine::ObjectRef;
+use crate::sabakan::Machine as SabakanMachine;
+
+pub mod kind {
+    pub const MACHINE: &str = "machine";
+    pub const RACK: &str = "rack";
+    pub const CLUSTER: &str = "cluster";
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub machines: Vec<Machine>,
+    /// Racks, then the cluster.
+    pub scopes: Vec<Scope>,
+    pub nodes: Vec<Node>,
+    /// `autorepair repair enable|disable` (CKE's repair-queue switch); enabled by default.
+    pub queue_enabled: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Machine {
+    pub serial: String,
+    pub info: SabakanMachine,
+    /// Every label of the machine as `name=value`; the codec tells ours from the rest.
+    pub marks: Vec<String>,
+    /// The key of its rack's scope (`rack/N`).
+    pub rack: String,
+    /// Its repair entry, or why the entry's labels cannot be read.
+    pub entry: Result<Option<Entry>, String>,
+    /// The health check's verdict this pass; the backend runs it for every unfinished entry.
+    pub healthy: Option<bool>,
+}
+
+impl Machine {
+    pub fn address(&self) -> Option<&str> {
+        self.info.address()
+    }
+
+    pub fn entry(&self) -> Option<&Entry> {
+        self.entry.as_ref().ok().and_then(Option::as_ref)
+    }
+}
+
+/// A rack or the cluster. sabakan has no object for either: their marks live on a holder
+/// machine's labels (docs/machines.md), which the backend maps.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    pub object: ObjectRef,
+    pub key: String,
+    pub marks: Vec<String>,
+}
+
+/// A Kubernetes Node, as far as a repair cares.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    pub internal_ips: Vec<String>,
+    pub unschedulable: bool,
+    /// Cordoned by autorepair (its annotation), so autorepair uncordons it.
+    pub cordoned_by_us: bool,
+    pub control_plane: bool,
+    /// Pods a drain must still move (not DaemonSet pods, not finished Job pods).
+    pub pods: usize,
+}
+
+impl Node {
+    /// A machine is this Node when the Node's name or an InternalIP is its address.
+    pub fn is(&self, address: &str) -> bool {
+        self.name == address || self.internal_ips.iter().any(|ip| ip == address)
+    }
+}

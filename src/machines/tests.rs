@@ -1,0 +1,652 @@
+//! The family's planning over small fleets built in memory.
+
+use super::config::{Constraints, Repair};
+use super::entry::{Entry, Progress, Status, StepStatus};
+use super::snapshot::{Machine, Node, Scope, Snapshot, kind};
+use super::*;
+use crate::engine::{Action, Limits};
+use crate::sabakan::{Stamp, State};
+
+pub(crate) const NOW: i64 = 1_800_000_000;
+
+pub(crate) const CONFIG: &str = r#"
+repair_procedures:
+  - machine_types: ["qemu"]
+    repair_operations:
+      - operation: unhealthy
+        repair_steps:
+          - repair_command: ["soft-reboot"]
+            need_drain: true
+            watch_seconds: 60
+          - repair_command: ["hard-reboot"]
+            watch_seconds: 600
+        health_check_command: ["check"]
+      - operation: unreachable
+        repair_steps:
+          - repair_command: ["hard-reboot"]
+        health_check_command: ["check"]
+        success_command: ["notify"]
+max_concurrent_repairs: 1
+"#;
+
+pub(crate) fn settings(max_entries: usize) -> Settings {
+    Settings {
+        repair: Repair::parse(CONFIG, "test").unwrap(),
+        constraints: Constraints {
+            maximum_repair_queue_entries: max_entries,
+            wait_seconds_to_repair_rebooting: 300,
+        },
+        query: Settings::default_query(),
+    }
+}
+
+pub(crate) fn machine(serial: &str, rack: i64, state: State, labels: &[(&str, &str)]) -> Machine {
+    let pairs: Vec<(String, String)> = labels
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let n: u32 = serial.bytes().map(u32::from).sum();
+    let info = crate::sabakan::Machine {
+        serial: serial.to_owned(),
+        labels: pairs.clone(),
+        rack,
+        index_in_rack: 1,
+        role: "cs".into(),
+        ipv4: vec![format!("10.0.{rack}.{}", n % 250)],
+        register_date: Stamp::zero(),
+        retire_date: Stamp::zero(),
+        bmc_type: "qemu".into(),
+        state,
+        duration: 10_000.0,
+    };
+    Machine {
+        serial: serial.to_owned(),
+        rack: format!("rack/{rack}"),
+        marks: pairs.iter().map(|(a, b)| labels::join(a, b)).collect(),
+        entry: Entry::from_labels(pairs.iter().map(|(a, b)| (a.as_str(), b.as_str()))),
+        healthy: None,
+        info,
+    }
+}
+
+fn fleet(machines: Vec<Machine>, cluster: &[&str]) -> Snapshot {
+    Snapshot {
+        machines,
+        scopes: vec![Scope {
+            object: ObjectRef::singleton(kind::CLUSTER),
+            key: kind::CLUSTER.into(),
+            marks: cluster.iter().map(|s| s.to_string()).collect(),
+        }],
+        nodes: Vec::new(),
+        queue_enabled: true,
+    }
+}
+
+fn node_of(m: &Machine) -> Node {
+    Node {
+        name: m.address().unwrap().to_owned(),
+        ..Node::default()
+    }
+}
+
+fn entry_labels(index: u64, op: &str, p: Progress) -> [(String, String); 2] {
+    [
+        (
+            labels::ENTRY.into(),
+            Entry::value(index, op, "qemu").unwrap(),
+        ),
+        (labels::PROGRESS.into(), p.value()),
+    ]
+}
+
+fn with_entry(mut m: Machine, index: u64, p: Progress, level: Reach) -> Machine {
+    let op = m.info.state.as_str().to_ascii_lowercase();
+    let mut pairs: Vec<(String, String)> = m.info.labels.clone();
+    pairs.extend(entry_labels(index, &op, p));
+    let pending = Labels::render_pending(
+        level,
+        "0f8fad5b-d9cb-469f-a165-70867728950e",
+        NOW - 1000,
+        &[OpId(index)],
+    )
+    .unwrap();
+    let (a, b) = labels::split(&pending);
+    pairs.push((a.into(), b.into()));
+    let refs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let healthy = m.healthy;
+    m = machine(&m.serial.clone(), m.info.rack, m.info.state, &refs);
+    m.healthy = healthy;
+    m
+}
+
+fn run_plan(snap: &Snapshot, s: &Settings) -> Plan {
+    let limits = Limits {
+        max_domains_under_repair: 10,
+        ..Limits::default()
+    };
+    plan(snap, s, NOW, &limits, 1)
+}
+
+fn starts(p: &Plan) -> Vec<(String, Reach)> {
+    p.targets
+        .iter()
+        .flat_map(|t| t.actions.iter())
+        .filter_map(|a| match a {
+            Action::Repair(r) => Some((r.target.clone(), r.repair)),
+            _ => None,
+        })
+        .collect()
+}
+
+const POLICY_ALL: (&str, &str) = ("autorepair.policy", "step-8");
+
+#[test]
+fn sabakan_states_start_entries_within_the_constraints() {
+    struct Case {
+        name: &'static str,
+        machines: Vec<Machine>,
+        max: usize,
+        want: Vec<(&'static str, Reach)>,
+    }
+    let cases = vec![
+        Case {
+            name: "unhealthy and allowed: an entry at its step count",
+            machines: vec![machine("a", 1, State::Unhealthy, &[POLICY_ALL])],
+            max: 5,
+            want: vec![("a", Reach::step(2))],
+        },
+        Case {
+            name: "healthy: nothing",
+            machines: vec![machine("a", 1, State::Healthy, &[POLICY_ALL])],
+            max: 5,
+            want: vec![],
+        },
+        Case {
+            name: "no policy: never touched",
+            machines: vec![machine("a", 1, State::Unhealthy, &[])],
+            max: 5,
+            want: vec![],
+        },
+        Case {
+            name: "maximum-repair-queue-entries 0 (CKE's default) starts nothing",
+            machines: vec![machine("a", 1, State::Unhealthy, &[POLICY_ALL])],
+            max: 0,
+            want: vec![],
+        },
+        Case {
+            name: "cluster limiter is all or nothing",
+            machines: vec![
+                machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+                machine("b", 2, State::Unhealthy, &[POLICY_ALL]),
+            ],
+            max: 1,
+            want: vec![],
+        },
+        Case {
+            name: "the policy caps the level",
+            machines: vec![machine(
+                "a",
+                1,
+                State::Unhealthy,
+                &[("autorepair.policy", "step-1")],
+            )],
+            max: 5,
+            want: vec![("a", Reach::step(1))],
+        },
+        Case {
+            name: "UNREACHABLE out of the cluster waits wait-seconds-to-repair-rebooting",
+            machines: vec![{
+                let mut m = machine("a", 1, State::Unreachable, &[POLICY_ALL]);
+                m.info.duration = 299.0;
+                m
+            }],
+            max: 5,
+            want: vec![],
+        },
+        Case {
+            name: "UNREACHABLE past the wait starts",
+            machines: vec![{
+                let mut m = machine("a", 1, State::Unreachable, &[POLICY_ALL]);
+                m.info.duration = 300.0;
+                m
+            }],
+            max: 5,
+            want: vec![("a", Reach::step(1))],
+        },
+        Case {
+            name: "UNHEALTHY never waits",
+            machines: vec![{
+                let mut m = machine("a", 1, State::Unhealthy, &[POLICY_ALL]);
+                m.info.duration = 1.0;
+                m
+            }],
+            max: 5,
+            want: vec![("a", Reach::step(2))],
+        },
+        Case {
+            name: "a boot server is not selected",
+            machines: vec![{
+                let mut m = machine("a", 1, State::Unhealthy, &[POLICY_ALL]);
+                m.info.role = "boot".into();
+                m
+            }],
+            max: 5,
+            want: vec![],
+        },
+        Case {
+            name: "a finished entry blocks a new one (per-machine limiter)",
+            machines: vec![with_entry(
+                machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+                3,
+                Progress::queued(NOW).to(Status::Failed, 1, StepStatus::Waiting, NOW),
+                Reach::step(2),
+            )],
+            max: 5,
+            want: vec![],
+        },
+    ];
+    for c in cases {
+        let snap = fleet(c.machines, &[]);
+        let p = run_plan(&snap, &settings(c.max));
+        let want: Vec<(String, Reach)> = c.want.iter().map(|(n, l)| (n.to_string(), *l)).collect();
+        assert_eq!(starts(&p), want, "{}", c.name);
+    }
+}
+
+#[test]
+fn a_policy_of_check_writes_enoperm() {
+    let snap = fleet(
+        vec![machine(
+            "a",
+            1,
+            State::Unhealthy,
+            &[("autorepair.policy", "check")],
+        )],
+        &[],
+    );
+    let p = run_plan(&snap, &settings(5));
+    assert!(starts(&p).is_empty());
+    let adds: Vec<&String> = p.targets[0]
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::AddMarks { marks, .. } => Some(marks),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(adds.iter().any(|m| m.contains(".enoperm")), "{adds:?}");
+}
+
+#[test]
+fn the_cluster_policy_applies_through_the_scope_chain() {
+    let snap = fleet(
+        vec![machine("a", 1, State::Unhealthy, &[])],
+        &["autorepair.policy=step-1"],
+    );
+    assert_eq!(
+        starts(&run_plan(&snap, &settings(5))),
+        vec![("a".to_string(), Reach::step(1))]
+    );
+}
+
+fn waiting(step: usize) -> Progress {
+    Progress::queued(NOW - 100).to(Status::Processing, step, StepStatus::Waiting, NOW - 100)
+}
+
+#[test]
+fn entries_follow_ckes_state_machine() {
+    let queued = Progress::queued(NOW - 100);
+    let watching = |step, since| {
+        Progress::queued(NOW).to(Status::Processing, step, StepStatus::Watching, since)
+    };
+    let draining =
+        |since| Progress::queued(NOW).to(Status::Processing, 0, StepStatus::Draining, since);
+    struct Case {
+        name: &'static str,
+        progress: Progress,
+        state: State,
+        healthy: bool,
+        in_cluster: bool,
+        pods: usize,
+        enabled: bool,
+        level: Reach,
+        want: &'static [&'static str],
+    }
+    let base = Case {
+        name: "",
+        progress: queued,
+        state: State::Unhealthy,
+        healthy: false,
+        in_cluster: false,
+        pods: 0,
+        enabled: true,
+        level: Reach::step(2),
+        want: &[],
+    };
+    let cases = vec![
+        Case {
+            name: "healthy: succeeded without a step",
+            healthy: true,
+            want: &["record autorepair.progress=succeeded"],
+            ..base
+        },
+        Case {
+            name: "healthy with a success command: it runs",
+            healthy: true,
+            state: State::Unreachable,
+            want: &["run the success command: notify"],
+            ..base
+        },
+        Case {
+            name: "queued, out of the cluster: the command runs (no drain)",
+            want: &["run step 1 repair command: soft-reboot"],
+            ..base
+        },
+        Case {
+            name: "queued, in the cluster, needs drain: cordon",
+            in_cluster: true,
+            want: &["cordon node"],
+            ..base
+        },
+        Case {
+            name: "disabled: no drain, no command",
+            enabled: false,
+            in_cluster: true,
+            want: &[],
+            ..base
+        },
+        Case {
+            name: "disabled: health checks still finish entries",
+            enabled: false,
+            healthy: true,
+            want: &["record autorepair.progress=succeeded"],
+            ..base
+        },
+        Case {
+            name: "draining, pods left, in time: evict again",
+            progress: draining(NOW - 10),
+            in_cluster: true,
+            pods: 2,
+            want: &["cordon node"],
+            ..base
+        },
+        Case {
+            name: "draining, drained: the command runs",
+            progress: draining(NOW - 10),
+            in_cluster: true,
+            want: &["run step 1 repair command: soft-reboot"],
+            ..base
+        },
+        Case {
+            name: "draining past eviction_timeout_seconds: back-off",
+            progress: draining(NOW - 601),
+            in_cluster: true,
+            pods: 2,
+            want: &["record autorepair.progress=processing.0.waiting"],
+            ..base
+        },
+        Case {
+            name: "draining while disabled: abandoned",
+            progress: draining(NOW - 10),
+            in_cluster: true,
+            pods: 2,
+            enabled: false,
+            want: &["record autorepair.progress=processing.0.waiting"],
+            ..base
+        },
+        Case {
+            name: "watching within watch_seconds: nothing",
+            progress: watching(0, NOW - 59),
+            want: &[],
+            ..base
+        },
+        Case {
+            name: "watch over: the next step in the same pass",
+            progress: watching(0, NOW - 60),
+            want: &[
+                "record autorepair.progress=processing.1.waiting",
+                "run step 2 repair command: hard-reboot",
+            ],
+            ..base
+        },
+        Case {
+            name: "past the last step: failed",
+            progress: watching(1, NOW - 600),
+            want: &[
+                "record autorepair.progress=processing.2.waiting",
+                "record autorepair.progress=failed.2.waiting",
+            ],
+            ..base
+        },
+        Case {
+            name: "beyond the level's cap: failed as enoperm",
+            progress: watching(0, NOW - 60),
+            level: Reach::step(1),
+            want: &[
+                "record autorepair.progress=processing.1.waiting",
+                "enoperm: step 2 needs step-2",
+            ],
+            ..base
+        },
+        Case {
+            name: "in drain back-off: waits",
+            progress: {
+                let mut p = waiting(0);
+                p.drain_backoff_count = 1;
+                p.drain_backoff_expire = NOW + 10;
+                p
+            },
+            want: &[],
+            ..base
+        },
+        Case {
+            name: "deleted: dequeued, even while disabled",
+            progress: Progress {
+                deleted: true,
+                ..queued
+            },
+            enabled: false,
+            want: &["remove the deleted repair entry"],
+            ..base
+        },
+    ];
+    let s = settings(5);
+    for c in cases {
+        let mut m = machine("a", 1, c.state, &[POLICY_ALL]);
+        m.healthy = Some(c.healthy);
+        let m = with_entry(m, 7, c.progress, c.level);
+        let mut nodes = Vec::new();
+        if c.in_cluster {
+            nodes.push(Node {
+                pods: c.pods,
+                ..node_of(&m)
+            });
+        }
+        let mut snap = fleet(vec![m], &[]);
+        snap.nodes = nodes;
+        snap.queue_enabled = c.enabled;
+        let index = Machines::index(&snap, &s, NOW);
+        let got: Vec<String> = Machines::progress(&index, NOW)
+            .into_iter()
+            .map(|w| w.op.to_string())
+            .collect();
+        assert_eq!(got.len(), c.want.len(), "{}: {got:?}", c.name);
+        for (g, w) in got.iter().zip(c.want) {
+            assert!(g.contains(w), "{}: {g:?} lacks {w:?}", c.name);
+        }
+    }
+}
+
+#[test]
+fn max_concurrent_repairs_and_one_control_plane() {
+    let s = settings(5);
+    let queued = Progress::queued(NOW - 100);
+    let a = with_entry(
+        machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+        2,
+        queued,
+        Reach::step(2),
+    );
+    let b = with_entry(
+        machine("b", 1, State::Unhealthy, &[POLICY_ALL]),
+        1,
+        queued,
+        Reach::step(2),
+    );
+    let c = with_entry(
+        machine("c", 2, State::Unhealthy, &[POLICY_ALL]),
+        3,
+        Progress::queued(NOW).to(Status::Processing, 0, StepStatus::Watching, NOW),
+        Reach::step(2),
+    );
+    // Processing before queued, then index order: c holds the only slot (watching).
+    let snap = fleet(vec![a.clone(), b.clone(), c], &[]);
+    let index = Machines::index(&snap, &s, NOW);
+    assert_eq!(index.taken, vec![false, false, true]);
+    // Without c, b (index 1) before a (index 2).
+    let snap = fleet(vec![a.clone(), b.clone()], &[]);
+    assert_eq!(Machines::index(&snap, &s, NOW).taken, vec![false, true]);
+    // Two slots, both control planes: one only.
+    let mut s2 = s.clone();
+    s2.repair.max_concurrent_repairs = 2;
+    let mut snap = fleet(vec![a.clone(), b.clone()], &[]);
+    snap.nodes = [&a, &b]
+        .iter()
+        .map(|m| Node {
+            control_plane: true,
+            ..node_of(m)
+        })
+        .collect();
+    assert_eq!(Machines::index(&snap, &s2, NOW).taken, vec![false, true]);
+    snap.nodes[1].control_plane = false;
+    assert_eq!(Machines::index(&snap, &s2, NOW).taken, vec![true, true]);
+}
+
+#[test]
+fn autorepairs_cordons_are_undone_when_no_entry_holds_them() {
+    let s = settings(5);
+    let m = with_entry(
+        machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+        1,
+        Progress::queued(NOW).to(Status::Failed, 0, StepStatus::Watching, NOW),
+        Reach::step(2),
+    );
+    let mut snap = fleet(vec![m.clone()], &[]);
+    snap.nodes = vec![
+        Node {
+            unschedulable: true,
+            cordoned_by_us: true,
+            ..node_of(&m)
+        },
+        Node {
+            name: "other".into(),
+            unschedulable: true,
+            ..Node::default()
+        },
+    ];
+    let index = Machines::index(&snap, &s, NOW);
+    let got: Vec<String> = Machines::progress(&index, NOW)
+        .into_iter()
+        .map(|w| w.op.to_string())
+        .collect();
+    assert_eq!(got, vec![format!("uncordon node {}", m.address().unwrap())]);
+}
+
+#[test]
+fn finished_entries_become_results() {
+    let s = settings(5);
+    for (status, result) in [
+        (Status::Succeeded, ".success."),
+        (Status::Failed, ".failure."),
+    ] {
+        let m = with_entry(
+            machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+            4,
+            Progress::queued(NOW).to(status, 0, StepStatus::Watching, NOW),
+            Reach::step(2),
+        );
+        let p = run_plan(&fleet(vec![m], &[]), &s);
+        let added: Vec<String> = p.targets[0]
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::AddMarks { marks, .. } => Some(marks.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert!(
+            added.iter().any(|m| m.contains(result)),
+            "{status}: {added:?}"
+        );
+    }
+}
+
+/// A pass killed between recording a step and running its command leaves the step recorded as
+/// started: every later pass watches it and never runs that command, whatever the clock says.
+#[test]
+fn a_step_recorded_as_started_is_never_run_again() {
+    let s = settings(5);
+    let started = Progress::queued(NOW).to(Status::Processing, 0, StepStatus::Watching, NOW);
+    let m = with_entry(
+        machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+        1,
+        started,
+        Reach::step(2),
+    );
+    let snap = fleet(vec![m], &[]);
+    for later in [NOW, NOW + 59, NOW + 60, NOW + 100_000] {
+        let index = Machines::index(&snap, &s, later);
+        let ops: Vec<String> = Machines::progress(&index, later)
+            .into_iter()
+            .map(|w| w.op.to_string())
+            .collect();
+        assert!(
+            !ops.iter().any(|o| o.contains("step 1 repair command")),
+            "{later}: {ops:?}"
+        );
+    }
+}
+
+/// `cargo test --lib machines::tests::planning_10000 -- --ignored --nocapture`: the time of one
+/// plan over 10,000 machines in the test profile (opt-level 2); `benches/machines.rs` measures
+/// the release build.
+#[test]
+#[ignore]
+fn planning_10000_machines() {
+    let s = settings(1000);
+    let mut machines = Vec::new();
+    for n in 0..10_000_usize {
+        let state = if n % 97 == 0 {
+            State::Unhealthy
+        } else {
+            State::Healthy
+        };
+        let mut m = machine(&format!("s{n:05}"), (n / 20) as i64, state, &[]);
+        m.info.ipv4 = vec![format!("10.{}.{}.{}", n / 62500, n / 250 % 250, n % 250)];
+        if n % 331 == 5 {
+            m = with_entry(m, n as u64 + 1, waiting(0), Reach::step(2));
+        }
+        machines.push(m);
+    }
+    let snap = fleet(machines, &["autorepair.policy=step-8"]);
+    let limits = Limits {
+        max_down_nodes: 1000,
+        max_down_nodes_per_group: 20,
+        max_domains_under_repair: 100,
+        ..Limits::default()
+    };
+    let mut best = std::time::Duration::MAX;
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let p = plan(&snap, &s, NOW, &limits, 1);
+        best = best.min(t.elapsed());
+        assert_eq!(p.targets.len(), 10_000);
+    }
+    eprintln!("plan over 10,000 machines: best of 5 {best:?}");
+    assert!(best < std::time::Duration::from_millis(100), "{best:?}");
+}

@@ -1,0 +1,203 @@
+//! The README's machines tour, through the binary, on a copy of the demo machines file.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const NOW: i64 = 1_800_000_000;
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+struct Tour {
+    dir: tempfile::TempDir,
+    machines: PathBuf,
+    nodes: PathBuf,
+}
+
+impl Tour {
+    fn new() -> Tour {
+        let dir = tempfile::tempdir().unwrap();
+        let machines = dir.path().join("machines.json");
+        let nodes = dir.path().join("nodes.json");
+        std::fs::copy(format!("{ROOT}/fixtures/machines-demo.json"), &machines).unwrap();
+        std::fs::copy(format!("{ROOT}/fixtures/machines-demo-nodes.json"), &nodes).unwrap();
+        Tour {
+            dir,
+            machines,
+            nodes,
+        }
+    }
+
+    fn bin(&self) -> Command {
+        let mut c = Command::cargo_bin("autorepair").unwrap();
+        c.current_dir(ROOT)
+            .env("AUTOREPAIR_DEMO_DIR", self.dir.path().join("repaired"))
+            .args(["--config", "/dev/null", "--sabakan-file"])
+            .arg(&self.machines)
+            .arg("--nodes")
+            .arg(&self.nodes)
+            .args([
+                "--repair-config",
+                "fixtures/machines-demo.yml",
+                "--constraints",
+                "fixtures/machines-constraints.json",
+            ]);
+        c
+    }
+
+    fn status(&self, now: i64) -> Value {
+        let out = self
+            .bin()
+            .args(["status", "--json", "--now", &now.to_string()])
+            .assert()
+            .success();
+        serde_json::from_slice(&out.get_output().stdout).unwrap()
+    }
+
+    fn labels(&self, serial: &str) -> Value {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&self.machines).unwrap()).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["spec"]["serial"] == serial)
+            .unwrap()["spec"]["labels"]
+            .clone()
+    }
+
+    fn run(&self, now: i64) {
+        self.bin()
+            .args(["run", "--now", &now.to_string()])
+            .assert()
+            .success();
+    }
+}
+
+fn target<'v>(status: &'v Value, name: &str) -> &'v Value {
+    status["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not in {status}"))
+}
+
+#[test]
+fn the_tour_repairs_the_unhealthy_machine_and_holds_the_suspended_rack() {
+    let t = Tour::new();
+    let s = t.status(NOW);
+    assert_eq!(target(&s, "rack0-cs2")["state"], "needs-repair", "{s}");
+    assert_eq!(target(&s, "rack0-cs2")["needed_repair"], "step-1");
+    // rack 1's boot server carries autorepair.suspend: its UNREACHABLE machine waits.
+    assert_eq!(target(&s, "rack1-cs1")["state"], "suspended", "{s}");
+    assert_eq!(target(&s, "rack0-cs1")["state"], "healthy");
+
+    let table = t
+        .bin()
+        .args(["status", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&table.get_output().stdout).into_owned();
+    assert!(text.starts_with("MACHINE "), "{text}");
+    t.bin()
+        .args(["explain", "rack1-cs1", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+
+    // Dry run: nothing written.
+    let before = std::fs::read_to_string(&t.machines).unwrap();
+    t.bin()
+        .args(["run", "--dry-run", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&t.machines).unwrap(), before);
+
+    // Pass 1 creates the entry; pass 2 drains (cordon in the nodes file); pass 3 runs the
+    // command; pass 4 finds it healthy; pass 5 records the result and uncordons.
+    for i in 0..6 {
+        t.run(NOW + 60 * i);
+    }
+    let labels = t.labels("rack0-cs2");
+    assert!(
+        labels["autorepair.progress"]
+            .as_str()
+            .unwrap()
+            .starts_with("succeeded."),
+        "{labels}"
+    );
+    assert!(
+        labels.as_object().unwrap().values().any(|v| v
+            .as_str()
+            .unwrap()
+            .starts_with("result.step-1.")
+            && v.as_str().unwrap().contains(".success.")),
+        "{labels}"
+    );
+    let nodes = std::fs::read_to_string(&t.nodes).unwrap();
+    assert!(!nodes.contains("autorepair.io/cordoned"), "{nodes}");
+    assert!(t.dir.path().join("repaired/10.69.0.5").exists());
+
+    // ckecli's words.
+    let list = t
+        .bin()
+        .args(["repair", "list", "--json"])
+        .assert()
+        .success();
+    let rows: Value = serde_json::from_slice(&list.get_output().stdout).unwrap();
+    assert_eq!(rows[0]["address"], "10.69.0.5", "{rows}");
+    assert_eq!(rows[0]["status"], "succeeded");
+    assert_eq!(rows[0]["nodename"], "10.69.0.5");
+    t.bin()
+        .args(["repair", "delete", "--finished"])
+        .assert()
+        .success();
+    t.run(NOW + 600);
+    assert!(t.labels("rack0-cs2").get("autorepair.entry").is_none());
+}
+
+#[test]
+fn admin_verbs_speak_ckecli() {
+    let t = Tour::new();
+    t.bin()
+        .args(["repair", "add", "unreachable", "qemu", "10.69.1.4"])
+        .assert()
+        .success();
+    let again = t
+        .bin()
+        .args(["repair", "add", "unreachable", "qemu", "10.69.1.4"])
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&again.get_output().stderr).into_owned();
+    assert!(err.contains("already has repair entry"), "{err}");
+    let bad = t
+        .bin()
+        .args(["repair", "add", "exploded", "qemu", "10.69.1.4"])
+        .assert()
+        .failure();
+    assert!(String::from_utf8_lossy(&bad.get_output().stderr).contains("no operation"));
+    t.bin().args(["repair", "disable"]).assert().success();
+    assert_eq!(t.labels("boot-0")["autorepair.cluster.queue"], "disabled");
+    t.bin().args(["repair", "enable"]).assert().success();
+    assert!(t.labels("boot-0").get("autorepair.cluster.queue").is_none());
+    t.bin().args(["repair", "reset-backoff"]).assert().success();
+    let table = t.bin().args(["repair", "list"]).assert().success();
+    let text = String::from_utf8_lossy(&table.get_output().stdout).into_owned();
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("1  10.69.1.4"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_a_repair_config_it_says_what_to_pass() {
+    let t = Tour::new();
+    let mut c = Command::cargo_bin("autorepair").unwrap();
+    let out = c
+        .args(["--config", "/dev/null", "--sabakan-file"])
+        .arg(&t.machines)
+        .arg("status")
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("--repair-config"), "{err}");
+    let _ = Path::new(ROOT);
+}
