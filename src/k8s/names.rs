@@ -1,5 +1,5 @@
-//! Kubernetes' syntax rules for label keys and values, annotation keys and taints, as CKE
-//! checks a cluster.yml with them. Each check returns what is wrong, for the caller to name
+//! Kubernetes' syntax rules for label keys and values, annotation keys and taints (as CKE
+//! checks a cluster.yml with them, and as label selectors need them). Each check returns what is wrong, for the caller to name
 //! the key.
 
 /// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, at most 63 characters.
