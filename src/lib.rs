@@ -3,8 +3,8 @@
 //!
 //! [`engine`] is the pure core every family shares: marks, policy, states, bookkeeping, the
 //! limiter, the planner and the crash-safe executor. Each family is one folder that plugs into
-//! it: [`ganeti`] today. The cluster-config generator lives in [`sabakan`]. The rest is the
-//! command line's face.
+//! it: [`ganeti`] today. The cluster-config generator lives in [`sabakan`]; the Kubernetes
+//! code the families share in [`k8s`]. The rest is the command line's face.
 
 pub mod admin;
 pub mod config;
@@ -12,6 +12,7 @@ pub mod engine;
 pub mod face;
 pub mod files;
 pub mod ganeti;
+pub mod k8s;
 pub mod lock;
 pub mod machines;
 pub mod metal3;

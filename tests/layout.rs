@@ -59,3 +59,35 @@ fn engine_names_no_family_and_does_no_io() {
         found.join("\n")
     );
 }
+
+/// The Kubernetes code the families share imports none of them (DESIGN §3).
+#[test]
+fn shared_kubernetes_code_imports_no_family() {
+    let k8s = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/k8s");
+    let files = rust_files(&k8s);
+    assert!(files.len() >= 4, "found only {files:?}");
+    let forbidden = [
+        "crate::ganeti",
+        "crate::metal3",
+        "crate::machines",
+        "crate::sabakan",
+        "crate::face",
+        "super::super",
+    ];
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable source");
+        for (n, line) in text.lines().enumerate() {
+            for word in forbidden {
+                if line.contains(word) {
+                    found.push(format!("{}:{}: {line}", file.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "src/k8s must not import a family:\n{}",
+        found.join("\n")
+    );
+}

@@ -972,7 +972,7 @@ fn accept_eviction(kube: &FakeKube, pod: &str, code: u16) {
 }
 
 #[test]
-fn drain_cordons_then_evicts_all_but_daemonset_mirror_and_finished_pods() {
+fn drain_cordons_then_evicts_all_but_daemonset_and_mirror_pods() {
     let list = Fleet::new()
         .machine(Machine::new("ns", "m1").node("n1").host("h1"))
         .host(Host::new("ns", "h1"))
@@ -998,7 +998,8 @@ fn drain_cordons_then_evicts_all_but_daemonset_mirror_and_finished_pods() {
     );
     kube.insert(pod("done", "n1").set("/status/phase", "Succeeded").build());
     kube.insert(pod("elsewhere", "n2").build());
-    // The fake has no eviction subresource: the test answers for the API server.
+    // The test scripts two answers: `web` granted, `guarded` refused by a budget. The fake
+    // itself answers for `done` (finished: deleted whatever the budgets say).
     accept_eviction(&kube, "web", 201);
     accept_eviction(&kube, "guarded", 429);
     let mut b = backend(&kube);
@@ -1033,12 +1034,12 @@ fn drain_cordons_then_evicts_all_but_daemonset_mirror_and_finished_pods() {
     assert_eq!(
         evicted,
         [
+            "/api/v1/namespaces/ns/pods/done/eviction",
             "/api/v1/namespaces/ns/pods/guarded/eviction",
             "/api/v1/namespaces/ns/pods/web/eviction"
         ]
     );
-    // The cordon comes first, then the Pods are listed by Node (the fake cannot select by
-    // Node, so they are listed whole and filtered).
+    // The cordon comes first, then the Pods are listed by Node.
     let first_pod_list = requests
         .iter()
         .position(|r| r.path == "/api/v1/pods")

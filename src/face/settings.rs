@@ -197,7 +197,7 @@ pub enum Source {
     SabakanFile(Box<SabakanFile>),
     /// A live Kubernetes management cluster (the metal3 family).
     Kube {
-        from: crate::metal3::kube::Source,
+        from: crate::k8s::Source,
         options: crate::metal3::kube::Options,
     },
 }
@@ -210,10 +210,8 @@ impl Source {
             Source::SabakanFile(s) => s.path.display().to_string(),
             Source::Rapi(e) => e.url.clone(),
             Source::Kube { from, .. } => match from {
-                crate::metal3::kube::Source::InCluster => {
-                    "the Kubernetes cluster it runs in".into()
-                }
-                crate::metal3::kube::Source::Kubeconfig { path, context } => format!(
+                crate::k8s::Source::InCluster => "the Kubernetes cluster it runs in".into(),
+                crate::k8s::Source::Kubeconfig { path, context } => format!(
                     "the Kubernetes cluster of {}{}",
                     path.as_ref()
                         .map_or("the default kubeconfig".into(), |p| p.display().to_string()),

@@ -144,7 +144,7 @@ impl Selector {
     }
 
     fn check(&self, key: &str) -> Result<(), String> {
-        use crate::sabakan::k8s::{label_value, qualified_name};
+        use crate::k8s::names::{label_value, qualified_name};
         for (k, v) in &self.match_labels {
             qualified_name(k).map_err(|e| format!("{key}.matchLabels: {e}"))?;
             label_value(v).map_err(|e| format!("{key}.matchLabels[{k}]: {e}"))?;

@@ -51,7 +51,7 @@ pub struct Labels;
 /// Whether `text` is a valid sabakan label name, or a valid non-empty value (facts §3): the
 /// syntax of a Kubernetes name part.
 pub fn is_label_text(text: &str) -> bool {
-    crate::sabakan::k8s::name_part(text).is_ok()
+    crate::k8s::names::name_part(text).is_ok()
 }
 
 /// Whether `value` is a valid label value: empty, or like a name.

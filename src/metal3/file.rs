@@ -287,11 +287,10 @@ impl ObjectsFile {
     }
 }
 
+/// The shared drain's rule (`k8s::drain`): DaemonSet and mirror Pods, and Job Pods not
+/// running, stay.
 fn stays_on_node(pod: &Value) -> bool {
-    let daemon = pod["metadata"]["ownerReferences"]
-        .as_array()
-        .is_some_and(|o| o.iter().any(|r| r["kind"] == "DaemonSet"));
-    daemon || !pod["metadata"]["annotations"]["kubernetes.io/config.mirror"].is_null()
+    !crate::k8s::drain::blocks_drain(&crate::k8s::drain::PodFacts::from_value(pod))
 }
 
 fn now_rfc3339() -> String {

@@ -26,40 +26,27 @@
 //! called from inside another tokio runtime.
 
 mod discovery;
-mod errors;
 pub mod workload;
 
-pub use errors::{CONFLICT_HINT, is_conflict};
+pub use crate::k8s::Source;
+pub use crate::k8s::errors::{CONFLICT_HINT, is_conflict};
 
 use super::objects::{self, REBOOT_KEY, REQUEST_KEY, Snapshot, kind};
 use super::{Metal3, Op, OpId, Step, marks};
 use crate::engine::{Backend, BackendError, ObjectRef};
+use crate::k8s::client::{build, load, runtime};
+use crate::k8s::drain::{self, Cordon, Drainer, Outcome};
+use crate::k8s::errors::{Call, from_kube, nonsense};
 use ::kube::api::{
-    DeleteParams, DynamicObject, GetParams, ListParams, Patch, PatchParams, PostParams,
-    Preconditions,
+    DeleteParams, DynamicObject, GetParams, ListParams, Patch, PatchParams, Preconditions,
 };
 use ::kube::core::{ApiResource, Request};
 use ::kube::{Client, Config, Resource};
 use discovery::Served;
-use errors::{Call, from_kube, nonsense};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Where the kubeconfig of the management cluster comes from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// A kubeconfig file (`None`: `$KUBECONFIG`, else `~/.kube/config`) and a context in it
-    /// (`None`: its current context).
-    Kubeconfig {
-        path: Option<PathBuf>,
-        context: Option<String>,
-    },
-    /// The service account of the Pod the watcher runs in.
-    InCluster,
-}
 
 /// Where the Nodes of the Machines are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -127,7 +114,6 @@ struct Live {
     uid: String,
     annotations: BTreeMap<String, String>,
     labels: BTreeMap<String, String>,
-    unschedulable: bool,
 }
 
 /// The metal3 family's backend on live clusters.
@@ -150,34 +136,6 @@ struct Inner {
     whole_pod_lists: HashSet<Home>,
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, BackendError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(|e| BackendError::Api(format!("cannot start the kube client's runtime: {e}")))
-}
-
-/// The client settings every cluster gets: a request timeout (kube sets none for responses),
-/// no TLS verification bypass, and no retries by the client itself (a retried write would be
-/// a second write the executor does not know about).
-fn harden(config: &mut Config, options: &Options) -> Result<(), BackendError> {
-    if config.accept_invalid_certs {
-        return Err(BackendError::Api(format!(
-            "the kubeconfig for {} skips TLS verification (insecure-skip-tls-verify): refused, autorepair only talks to API servers it can verify",
-            config.cluster_url
-        )));
-    }
-    config.default_retry = false;
-    config.read_timeout.get_or_insert(options.timeout);
-    config.write_timeout.get_or_insert(options.timeout);
-    Ok(())
-}
-
-fn client_error(server: &str, e: ::kube::Error) -> BackendError {
-    BackendError::Api(format!("cannot build a client for {server}: {e}"))
-}
-
 impl KubeBackend {
     /// Connects to the management cluster named by a kubeconfig, or the one it runs in.
     pub fn connect(source: &Source, options: Options) -> Result<Self, BackendError> {
@@ -193,15 +151,13 @@ impl KubeBackend {
 
     fn with_runtime(
         rt: tokio::runtime::Runtime,
-        mut config: Config,
+        config: Config,
         options: Options,
     ) -> Result<Self, BackendError> {
-        harden(&mut config, &options)?;
-        let server = config.cluster_url.to_string();
         // kube spawns the client's worker on the runtime current when it is built: ours.
-        let client = {
+        let (client, server) = {
             let _entered = rt.enter();
-            Client::try_from(config).map_err(|e| client_error(&server, e))?
+            build(config, options.timeout)?
         };
         Ok(Self::assemble(rt, Endpoint { client, server }, options))
     }
@@ -238,47 +194,6 @@ impl KubeBackend {
     /// The management cluster's URL.
     pub fn server(&self) -> &str {
         &self.inner.mgmt.server
-    }
-}
-
-/// The management cluster's client configuration. A kubeconfig's parse error is not passed
-/// on: it may quote the file, and the file holds credentials.
-async fn load(source: &Source) -> Result<Config, BackendError> {
-    use ::kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError as K};
-    let fail = |what: String| BackendError::Api(format!("kubeconfig: {what}"));
-    match source {
-        Source::InCluster => Config::incluster().map_err(|e| {
-            fail(format!(
-                "cannot use the in-cluster service account ({e}): is autorepair running in a Pod?"
-            ))
-        }),
-        Source::Kubeconfig { path, context } => {
-            let shown = path.as_ref().map_or_else(
-                || "$KUBECONFIG or ~/.kube/config".to_owned(),
-                |p| p.display().to_string(),
-            );
-            let read = match path {
-                Some(p) => Kubeconfig::read_from(p),
-                None => Kubeconfig::read(),
-            };
-            let kc = read.map_err(|e| match e {
-                K::Parse(_) => fail(format!("{shown} is not a kubeconfig (YAML)")),
-                other => fail(format!("cannot read {shown}: {other}")),
-            })?;
-            let options = KubeConfigOptions {
-                context: context.clone(),
-                ..KubeConfigOptions::default()
-            };
-            Config::from_custom_kubeconfig(kc, &options)
-                .await
-                .map_err(|e| match e {
-                    K::LoadContext(c) => fail(format!("{shown} has no context {c:?}")),
-                    K::CurrentContextNotSet => fail(format!(
-                        "{shown} has no current context: name one with the context option"
-                    )),
-                    other => fail(format!("cannot use {shown}: {other}")),
-                })
-        }
     }
 }
 
@@ -475,10 +390,6 @@ impl Inner {
                 uid: field("uid"),
                 annotations: string_map(meta.and_then(|m| m.get("annotations"))),
                 labels: string_map(meta.and_then(|m| m.get("labels"))),
-                unschedulable: item
-                    .pointer("/spec/unschedulable")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
             },
         );
     }
@@ -770,10 +681,8 @@ impl Inner {
             BackendError::Api(format!("Secret {ns}/{secret_name}: {e}"))
         };
         let kc = workload::parse(value).map_err(refused)?;
-        let mut config = workload::config(kc).await.map_err(refused)?;
-        harden(&mut config, &self.options)?;
-        let server = config.cluster_url.to_string();
-        let client = Client::try_from(config).map_err(|e| client_error(&server, e))?;
+        let config = workload::config(kc).await.map_err(refused)?;
+        let (client, server) = build(config, self.options.timeout)?;
         tracing::info!(cluster = %cluster, server = %server, "workload cluster client made from its kubeconfig Secret");
         self.workloads
             .insert(cluster.to_owned(), (version, Endpoint { client, server }));
@@ -922,51 +831,6 @@ impl Inner {
         Ok(())
     }
 
-    /// Asks the Eviction API (policy/v1) to evict a Pod, conditioned on its uid (a namesake
-    /// created since, e.g. by a StatefulSet, is not evicted). Whether it was refused, and why.
-    async fn evict(&self, home: &Home, pod: &Value) -> Result<Option<String>, BackendError> {
-        let ep = self
-            .endpoint(home)
-            .expect("Pods are listed through a client");
-        let ns = text(pod, "/metadata/namespace").unwrap_or_default();
-        let name = text(pod, "/metadata/name").unwrap_or_default();
-        let uid = text(pod, "/metadata/uid").unwrap_or_default();
-        let body = json!({
-            "apiVersion": "policy/v1",
-            "kind": "Eviction",
-            "metadata": {"name": name, "namespace": ns},
-            "deleteOptions": {"preconditions": {"uid": uid}},
-        });
-        let req = Request::new(DynamicObject::url_path(&core("Pod", "pods"), Some(ns)))
-            .create_subresource(
-                "eviction",
-                name,
-                &PostParams::default(),
-                body.to_string().into_bytes(),
-            )
-            .map_err(|e| {
-                BackendError::Api(format!("pod {ns}/{name}: cannot build the eviction: {e}"))
-            })?;
-        let path = req.uri().to_string();
-        let what = format!("pod {ns}/{name} (eviction)");
-        let call = self.call("POST", &ep.server, &path, &what);
-        match ep.client.request_text(req).await {
-            Ok(_) => Ok(None),
-            Err(::kube::Error::Api(s)) => match s.code {
-                // Gone already, or a namesake: either way not ours to evict.
-                404 => Ok(None),
-                409 => Ok(Some(format!(
-                    "it changed since it was listed: {}",
-                    s.message
-                ))),
-                // A PodDisruptionBudget forbids it now.
-                429 => Ok(Some(s.message)),
-                _ => Err(from_kube(::kube::Error::Api(s), &call)),
-            },
-            Err(e) => Err(from_kube(e, &call)),
-        }
-    }
-
     async fn apply(&mut self, op: &Op) -> Result<(), BackendError> {
         let machine = |key: &str| ObjectRef::new(kind::MACHINE, key);
         let host = |key: &str| ObjectRef::new(kind::HOST, key);
@@ -1075,38 +939,50 @@ impl Inner {
         }
     }
 
-    /// Cordons the Node, then evicts its Pods but DaemonSet and mirror Pods (listed after the
-    /// cordon, so none bound before it is missed). Evictions refused now (a
-    /// PodDisruptionBudget) are logged: the drain is judged by the Pods left, in later passes.
+    /// One pass of the shared drain (`k8s::drain`) on the Node: cordon it if it is not, then
+    /// evict what must go. An eviction a PodDisruptionBudget refuses now is tried again on
+    /// the next pass (the protocol asks for the drain again while Pods are left), until
+    /// `drain_timeout` fails the step.
     async fn drain(&mut self, node: &ObjectRef) -> Result<(), BackendError> {
-        let live = self.live(node)?;
-        let home = live.home.clone();
-        if !live.unschedulable {
-            self.patch(node, json!({"spec": {"unschedulable": true}}))
-                .await?;
+        let home = self.live(node)?.home.clone();
+        let ep = self
+            .endpoint(&home)
+            .ok_or_else(|| BackendError::NoSuchObject {
+                object: node.clone(),
+            })?;
+        let mut drainer = Drainer::new(ep.client.clone(), drain_options(self.options.timeout))
+            .named(ep.server.clone());
+        if let Cordon::Refused(why) = drainer.cordon(&node.name).await? {
+            return Err(BackendError::Api(format!("{node}: {why}")));
         }
-        let mut first_error = None;
-        for pod in self.pods_on(&home, &node.name).await? {
-            if stays(&pod) || pod.pointer("/metadata/deletionTimestamp").is_some() {
-                continue;
-            }
-            let phase = text(&pod, "/status/phase").unwrap_or_default();
-            if phase == "Succeeded" || phase == "Failed" {
-                continue;
-            }
-            let key = namespaced(&pod);
-            match self.evict(&home, &pod).await {
-                Ok(None) => tracing::info!(node = %node.name, pod = %key, "pod evicted"),
-                Ok(Some(why)) => {
-                    tracing::warn!(node = %node.name, pod = %key, why = %why, "eviction refused for now")
+        let now = jiff::Timestamp::now().as_second();
+        match drainer.evict_step(&node.name, now).await? {
+            Outcome::Failed(why) => Err(BackendError::Api(format!("{node}: {why}"))),
+            Outcome::Drained => Ok(()),
+            Outcome::Draining(p) => {
+                for pod in &p.refused {
+                    tracing::warn!(node = %node.name, pod = %pod, why = drainer.last_refusal(&node.name, pod).unwrap_or_default(), "eviction refused for now: tried again next pass");
                 }
-                Err(e) => {
-                    tracing::error!(node = %node.name, pod = %key, error = %e, "eviction failed");
-                    first_error.get_or_insert(e);
-                }
+                Ok(())
             }
         }
-        first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// The metal3 family's drain: no Pod is ever deleted to get round a PodDisruptionBudget (every
+/// namespace protected) and a refused eviction is tried again every pass for as long as the
+/// step's `drain_timeout` allows; running Job Pods are deleted like CKE deletes unprotected
+/// ones; no dry run and no cordon annotation (the family never uncordons: a drained Node stays
+/// drained, a power-cycled one is deleted and registers anew).
+fn drain_options(timeout: Duration) -> drain::Options {
+    drain::Options {
+        protected_namespaces: drain::Protection::All,
+        protected_job_pods: drain::Protection::Nothing,
+        evict_retries: u32::MAX,
+        evict_interval: 0,
+        cordon_annotation: None,
+        check_before_cordon: false,
+        timeout,
     }
 }
 
@@ -1114,18 +990,6 @@ fn one(key: &str, value: Value) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert(key.to_owned(), value);
     m
-}
-
-/// DaemonSet and mirror Pods stay on a drained Node.
-fn stays(pod: &Value) -> bool {
-    let daemon = pod
-        .pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .is_some_and(|o| o.iter().any(|r| r["kind"] == "DaemonSet"));
-    daemon
-        || pod
-            .pointer("/metadata/annotations/kubernetes.io~1config.mirror")
-            .is_some()
 }
 
 fn namespaced(item: &Value) -> String {

@@ -138,7 +138,8 @@ pub struct Scope {
 pub struct Pod {
     pub key: String,
     pub node: String,
-    /// DaemonSet and mirror Pods stay on a drained Node.
+    /// Stays on a drained Node (DaemonSet and mirror Pods, Job Pods not running: the shared
+    /// drain's rule, `k8s::drain::blocks_drain`).
     pub stays: bool,
 }
 
@@ -417,14 +418,10 @@ fn node(meta: Meta, v: &Value) -> Node {
 
 fn pod(meta: &Meta, v: &Value) -> Option<Pod> {
     let node = text(v, "/spec/nodeName")?;
-    let phase = text(v, "/status/phase").unwrap_or_default();
-    if phase == "Succeeded" || phase == "Failed" {
-        return None;
-    }
+    let facts = crate::k8s::drain::PodFacts::from_value(v);
     Some(Pod {
         key: key(meta),
         node,
-        stays: meta.owner_references.iter().any(|o| o.kind == "DaemonSet")
-            || meta.annotations.contains_key("kubernetes.io/config.mirror"),
+        stays: !crate::k8s::drain::blocks_drain(&facts),
     })
 }

@@ -227,8 +227,8 @@ pub fn judge(
     }
 }
 
-/// The protocol's work due this pass, for every host carrying autorepair's reboot annotation
-/// and every Machine holding a Node backup.
+/// The protocol's work due this pass, for every host carrying autorepair's reboot annotation,
+/// every drain under way with Pods left and every Machine holding a Node backup.
 pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
     let mut out = Vec::new();
     let machine_ref = |m: &Machine| ObjectRef::new(super::kind::MACHINE, m.key.clone());
@@ -287,6 +287,29 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
                 object,
                 op,
                 reason,
+            });
+        }
+    }
+    // A drain under way with Pods left: what was refused on an earlier pass (a
+    // PodDisruptionBudget) is asked again, until the step succeeds or `drain_timeout` ends it.
+    for m in &index.snap.machines {
+        let Some(n) = index.node(m).filter(|n| n.unschedulable) else {
+            continue;
+        };
+        let draining = Index::pending(m).iter().any(|p| {
+            p.ops
+                .iter::<OpId>()
+                .any(|id| id.step == Step::Drain && id.repair == p.id)
+                && judge(index, m, Step::Drain, p.since).0 == OpState::Running
+        });
+        if draining {
+            out.push(Progress {
+                target: Some(m.key.clone()),
+                object: ObjectRef::new(super::kind::NODE, n.name.clone()),
+                op: Op::Drain {
+                    node: n.name.clone(),
+                },
+                reason: format!("node {} still has pods to evict: evict them again", n.name),
             });
         }
     }

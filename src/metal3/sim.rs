@@ -348,7 +348,8 @@ pub fn render(snap: &Snapshot) -> Vec<Value> {
             "spec": {"nodeName": p.node},
         });
         if p.stays {
-            item["metadata"]["ownerReferences"] = json!([{"kind": "DaemonSet", "name": "ds"}]);
+            item["metadata"]["ownerReferences"] =
+                json!([{"kind": "DaemonSet", "name": "ds", "controller": true}]);
         }
         out.push(item);
     }

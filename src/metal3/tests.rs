@@ -634,3 +634,68 @@ fn a_request_while_a_power_cycle_ends_meets_the_loop_guard() {
         .collect();
     assert_eq!(started, [Remedy::Reprovision], "{:#?}", plan.targets[0]);
 }
+
+/// A drain under way with a Pod left (an eviction a PodDisruptionBudget refused) is asked for
+/// again every pass, until `drain_timeout` fails the step; a drained Node is not.
+#[test]
+fn a_drain_with_pods_left_is_asked_again_every_pass_until_its_timeout() {
+    use crate::engine::marks::Codec;
+    const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let since = NOW - 60;
+    let pending = marks::Annotations::render_pending(
+        Remedy::Drain,
+        ID,
+        since,
+        &[OpId {
+            step: Step::Drain,
+            repair: ID.into(),
+        }],
+    )
+    .unwrap();
+    let (key, value) = marks::split(&pending);
+    let fleet = |cordoned: bool, pod_owner: &str| {
+        let mut list = Fleet::new()
+            .machine(
+                Machine::new("ns", "m1")
+                    .node("n1")
+                    .host("h1")
+                    .annotate(key, value),
+            )
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1"))
+            .build();
+        let items = list["items"].as_array_mut().unwrap();
+        for item in items.iter_mut().filter(|i| i["kind"] == "Node") {
+            item["spec"]["unschedulable"] = serde_json::json!(cordoned);
+        }
+        items.push(serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "ns", "ownerReferences": [
+                {"kind": pod_owner, "name": "x", "controller": true},
+            ]},
+            "spec": {"nodeName": "n1"},
+            "status": {"phase": "Running"},
+        }));
+        Snapshot::from_items(list["items"].as_array().unwrap())
+    };
+    let asked = |snap: &Snapshot, now: i64| -> Vec<String> {
+        plan_of(snap, now)
+            .actions()
+            .filter_map(|a| match a {
+                Action::Advance { object, op, .. } if matches!(op, Op::Drain { .. }) => {
+                    Some(format!("{object}: {op}"))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let draining = fleet(true, "ReplicaSet");
+    assert_eq!(asked(&draining, NOW), ["node/n1: drain node n1"]);
+    assert_eq!(asked(&draining, NOW + 300), ["node/n1: drain node n1"]);
+    let late = since + Settings::default().drain_timeout + 1;
+    assert!(asked(&draining, late).is_empty(), "the step failed");
+    // Only a DaemonSet Pod left: drained, nothing to ask.
+    assert!(asked(&fleet(true, "DaemonSet"), NOW).is_empty());
+    // Not cordoned (the drain's first call has not happened): the step itself cordons.
+    assert!(asked(&fleet(false, "ReplicaSet"), NOW).is_empty());
+}

@@ -54,9 +54,17 @@ pub struct SourceArgs {
     #[arg(long, value_name = "FILE", requires = "sabakan")]
     pub variables: Option<PathBuf>,
     /// The Kubernetes Nodes (`kubectl get nodes -o json`): a control plane carrying a taint it
-    /// does not tolerate is replaced, and no such machine becomes one [default: no taints].
-    #[arg(long, value_name = "FILE")]
+    /// does not tolerate is replaced, and no such machine becomes one. A machine's Node is the
+    /// one named by its address, else the one with that InternalIP [default: no taints].
+    #[arg(long, value_name = "FILE", conflicts_with = "kubeconfig")]
     pub nodes: Option<PathBuf>,
+    /// Read the Nodes from the cluster this kubeconfig names, instead of --nodes (TLS
+    /// verified; the kubeconfig's credentials never leave it).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig's context to use [default: its current context].
+    #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+    pub kube_context: Option<String>,
     /// Pretend it is this time, RFC 3339 (for scores and replays) [default: now].
     #[arg(long, value_name = "RFC3339")]
     pub now: Option<String>,
@@ -174,10 +182,24 @@ fn generate_or_update(
             .map_err(|e| fail(Failure::Usage, format!("constraints {}: {e}", p.display())))?,
         None => Constraints::default(),
     };
-    let nodes = match &args.nodes {
-        Some(p) => KubeNodes::parse(&read(p, "nodes")?)
+    let nodes = match (&args.nodes, &args.kubeconfig) {
+        (Some(p), _) => KubeNodes::parse(&read(p, "nodes")?)
             .map_err(|e| fail(Failure::Usage, format!("nodes {}: {e}", p.display())))?,
-        None => KubeNodes::default(),
+        (None, Some(p)) => {
+            let source = crate::k8s::Source::Kubeconfig {
+                path: Some(p.clone()),
+                context: args.kube_context.clone(),
+            };
+            let (_, listed) = crate::k8s::nodes::read_nodes(&source, Duration::from_secs(30))
+                .map_err(|e| {
+                    fail(
+                        Failure::Unreachable,
+                        format!("reading the Nodes with kubeconfig {}: {e}", p.display()),
+                    )
+                })?;
+            KubeNodes::from_nodes(&listed)
+        }
+        (None, None) => KubeNodes::default(),
     };
     let machines = match (&args.machines, &args.sabakan) {
         (Some(p), _) => parse_machines(&read(p, "machines")?, now)

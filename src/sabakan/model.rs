@@ -451,6 +451,8 @@ impl KubeNodes {
             metadata: Meta,
             #[serde(default)]
             spec: Spec,
+            #[serde(default)]
+            status: Status,
         }
         #[derive(Deserialize)]
         struct Meta {
@@ -461,18 +463,63 @@ impl KubeNodes {
             #[serde(default, deserialize_with = "nullable")]
             taints: Vec<Taint>,
         }
+        #[derive(Deserialize, Default)]
+        struct Status {
+            #[serde(default, deserialize_with = "nullable")]
+            addresses: Vec<Address>,
+        }
+        #[derive(Deserialize)]
+        struct Address {
+            #[serde(rename = "type")]
+            kind: String,
+            address: String,
+        }
         let list: List = serde_json::from_str(text).map_err(|e| {
             NodesError(format!(
                 "expected the output of `kubectl get nodes -o json` (a List of Nodes): {e}"
             ))
         })?;
-        Ok(KubeNodes {
-            taints: list
-                .items
+        Ok(KubeNodes::index(list.items.into_iter().map(|n| {
+            let ip = n
+                .status
+                .addresses
                 .into_iter()
-                .map(|n| (n.metadata.name, n.spec.taints))
-                .collect(),
-        })
+                .find(|a| a.kind == "InternalIP")
+                .map(|a| a.address);
+            (n.metadata.name, ip, n.spec.taints)
+        })))
+    }
+
+    /// The Nodes a cluster's API server lists (`crate::k8s::nodes`).
+    pub fn from_nodes(nodes: &[crate::k8s::NodeInfo]) -> KubeNodes {
+        KubeNodes::index(nodes.iter().map(|n| {
+            let taints = n
+                .taints
+                .iter()
+                .map(|t| Taint {
+                    key: t.key.clone(),
+                    value: t.value.clone(),
+                    effect: t.effect.clone(),
+                })
+                .collect();
+            (n.name.clone(), n.internal_ip.clone(), taints)
+        }))
+    }
+
+    /// Taints by Node name, and by InternalIP where no Node has that name (a machine is a
+    /// Node when a Node's name or InternalIP is its address, `k8s::node_for`).
+    fn index(nodes: impl Iterator<Item = (String, Option<String>, Vec<Taint>)>) -> KubeNodes {
+        let nodes: Vec<_> = nodes.collect();
+        let mut taints: HashMap<String, Vec<Taint>> = nodes
+            .iter()
+            .map(|(name, _, t)| (name.clone(), t.clone()))
+            .collect();
+        for (_, ip, t) in nodes {
+            if let Some(ip) = ip {
+                taints.entry(ip).or_insert(t);
+            }
+        }
+        KubeNodes { taints }
     }
 }
 
@@ -624,5 +671,39 @@ mod tests {
         let nodes = KubeNodes::parse(text).unwrap();
         assert_eq!(nodes.taints["10.0.0.1"][0].key, "a");
         assert!(nodes.taints["10.0.0.2"].is_empty());
+    }
+
+    #[test]
+    fn kube_nodes_named_after_hosts_are_found_by_internal_ip() {
+        let text = r#"{"apiVersion":"v1","kind":"List","items":[
+            {"metadata":{"name":"host-1"},"spec":{"taints":[{"key":"a","effect":"NoSchedule"}]},
+             "status":{"addresses":[{"type":"Hostname","address":"host-1"},{"type":"InternalIP","address":"10.0.0.1"}]}},
+            {"metadata":{"name":"10.0.0.2"},"spec":{},"status":{"addresses":null}},
+            {"metadata":{"name":"host-2"},"spec":{"taints":[{"key":"b","effect":"NoExecute"}]},
+             "status":{"addresses":[{"type":"InternalIP","address":"10.0.0.2"}]}}]}"#;
+        let nodes = KubeNodes::parse(text).unwrap();
+        assert_eq!(nodes.taints["host-1"][0].key, "a");
+        assert_eq!(nodes.taints["10.0.0.1"][0].key, "a");
+        // A Node named by the address wins over another Node's InternalIP.
+        assert!(nodes.taints["10.0.0.2"].is_empty());
+        assert_eq!(nodes.taints["host-2"][0].key, "b");
+        let listed = [crate::k8s::NodeInfo {
+            name: "host-3".into(),
+            internal_ip: Some("10.0.0.3".into()),
+            taints: vec![crate::k8s::nodes::Taint {
+                key: "c".into(),
+                value: "d".into(),
+                effect: "NoSchedule".into(),
+            }],
+            ..Default::default()
+        }];
+        let nodes = KubeNodes::from_nodes(&listed);
+        let want = Taint {
+            key: "c".into(),
+            value: "d".into(),
+            effect: "NoSchedule".into(),
+        };
+        assert_eq!(nodes.taints["host-3"], [want.clone()]);
+        assert_eq!(nodes.taints["10.0.0.3"], [want]);
     }
 }

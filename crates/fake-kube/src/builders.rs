@@ -2,8 +2,8 @@
 //! `machine("m1").namespace("ns").node_ref("n1").infrastructure_ref("m3m1")`.
 
 use crate::resource::{
-    BARE_METAL_HOST, MACHINE, METAL3_MACHINE, METAL3_REMEDIATION, NODE, OPENSHIFT_MACHINE,
-    Resource, SECRET,
+    BARE_METAL_HOST, MACHINE, METAL3_MACHINE, METAL3_REMEDIATION, NAMESPACE, NODE,
+    OPENSHIFT_MACHINE, POD, POD_DISRUPTION_BUDGET, Resource, SECRET,
 };
 use serde_json::{Value, json};
 
@@ -67,6 +67,28 @@ pub fn node(name: &str) -> Obj {
 /// A core v1 Secret (type Opaque).
 pub fn secret(name: &str) -> Obj {
     object(&SECRET, name).set("/type", "Opaque")
+}
+
+/// A core v1 Pod, `Running`, bound to no Node yet.
+pub fn pod(name: &str) -> Obj {
+    object(&POD, name).set("/status/phase", "Running")
+}
+
+/// A core v1 Namespace (cluster-scoped), `Active`.
+pub fn namespace_object(name: &str) -> Obj {
+    object(&NAMESPACE, name).set("/status/phase", "Active")
+}
+
+/// A policy/v1 PodDisruptionBudget selecting Pods by `matchLabels`, with
+/// `status.disruptionsAllowed` = `allowed` (no controller computes it in the fake).
+pub fn pod_disruption_budget(name: &str, match_labels: &[(&str, &str)], allowed: i64) -> Obj {
+    let labels: serde_json::Map<String, Value> = match_labels
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), json!(v)))
+        .collect();
+    object(&POD_DISRUPTION_BUDGET, name)
+        .set("/spec/selector", json!({ "matchLabels": labels }))
+        .set("/status/disruptionsAllowed", allowed)
 }
 
 impl Obj {
@@ -320,6 +342,20 @@ impl Obj {
     /// `spec.providerID`.
     pub fn provider_id(self, id: &str) -> Obj {
         self.set("/spec/providerID", id)
+    }
+
+    // ---- Pod ----
+
+    /// `spec.nodeName`: bound to that Node.
+    pub fn node_name(self, node: &str) -> Obj {
+        self.expect_kind("Pod", "node_name");
+        self.set("/spec/nodeName", node)
+    }
+
+    /// `status.phase`: Pending, Running, Succeeded, Failed.
+    pub fn phase(self, phase: &str) -> Obj {
+        self.expect_kind("Pod", "phase");
+        self.set("/status/phase", phase)
     }
 
     // ---- Secret ----

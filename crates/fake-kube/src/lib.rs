@@ -15,6 +15,7 @@
 //! ```
 
 mod builders;
+mod eviction;
 mod fault;
 mod resource;
 mod selector;
@@ -23,9 +24,11 @@ mod status;
 mod store;
 
 pub use builders::{
-    Obj, bare_metal_host, machine, machine_v1beta1, metal3_machine, metal3_remediation, node,
-    object, object_at, openshift_machine, secret,
+    Obj, bare_metal_host, machine, machine_v1beta1, metal3_machine, metal3_remediation,
+    namespace_object, node, object, object_at, openshift_machine, pod, pod_disruption_budget,
+    secret,
 };
+pub use eviction::REFUSED as EVICTION_REFUSED;
 pub use fault::Fault;
 pub use resource::*;
 pub use selector::{FieldSelector, LabelSelector};
@@ -88,9 +91,16 @@ impl Builder {
         self
     }
 
-    /// Serve one more resource.
+    /// Serve one more resource (in place of a served one of the same group and plural).
     pub fn resource(mut self, res: Resource) -> Builder {
-        self.resources.push(res);
+        match self
+            .resources
+            .iter_mut()
+            .find(|r| (r.group, r.plural) == (res.group, res.plural))
+        {
+            Some(r) => *r = res,
+            None => self.resources.push(res),
+        }
         self
     }
 

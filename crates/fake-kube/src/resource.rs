@@ -216,6 +216,44 @@ pub const SECRET: Resource = Resource {
     status_subresource: false,
 };
 
+/// Core v1 Pod. `POST …/pods/NAME/eviction` is its Eviction subresource (policy/v1),
+/// honouring [`POD_DISRUPTION_BUDGET`]s; `spec.nodeName` and `status.phase` select in field
+/// selectors.
+pub const POD: Resource = Resource {
+    group: "",
+    versions: &["v1"],
+    kind: "Pod",
+    plural: "pods",
+    short_names: &["po"],
+    namespaced: true,
+    custom: false,
+    status_subresource: true,
+};
+/// Core v1 Namespace (cluster-scoped). Namespaces are not required to exist for namespaced
+/// objects: only tests that select namespaces by label create them.
+pub const NAMESPACE: Resource = Resource {
+    group: "",
+    versions: &["v1"],
+    kind: "Namespace",
+    plural: "namespaces",
+    short_names: &["ns"],
+    namespaced: false,
+    custom: false,
+    status_subresource: true,
+};
+/// policy/v1 PodDisruptionBudget. No disruption controller runs: `status.disruptionsAllowed`
+/// is what the test writes (missing = 0), and each granted eviction lowers it by one.
+pub const POD_DISRUPTION_BUDGET: Resource = Resource {
+    group: "policy",
+    versions: &["v1"],
+    kind: "PodDisruptionBudget",
+    plural: "poddisruptionbudgets",
+    short_names: &["pdb"],
+    namespaced: true,
+    custom: false,
+    status_subresource: true,
+};
+
 /// What [`crate::FakeKube::start`] serves.
 pub const DEFAULT_RESOURCES: &[Resource] = &[
     MACHINE,
@@ -230,6 +268,9 @@ pub const DEFAULT_RESOURCES: &[Resource] = &[
     OPENSHIFT_MACHINE,
     NODE,
     SECRET,
+    POD,
+    NAMESPACE,
+    POD_DISRUPTION_BUDGET,
 ];
 
 /// The default converter for CAPI Machines between v1beta1 and v1beta2, covering only the two

@@ -1,6 +1,7 @@
 //! Label selectors (equality- and set-based) and the `metadata.name` / `metadata.namespace`
 //! field selectors.
 
+use crate::resource::Resource;
 use serde_json::Value;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -109,14 +110,45 @@ fn key(k: &str) -> Option<String> {
     ok.then(|| k.to_string())
 }
 
-/// A parsed `fieldSelector`: only `metadata.name` and `metadata.namespace`, with `=`, `==`
-/// and `!=`, as every custom resource supports. Others are refused (400), like the
+/// A parsed `fieldSelector`: `metadata.name` and `metadata.namespace` (which every resource
+/// supports) and the few fields the apiserver indexes for some built-in kinds (see
+/// [`FieldSelector::parse_for`]), with `=`, `==` and `!=`. Others are refused (400), as the
 /// apiserver does for fields a resource does not index.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FieldSelector(Vec<(String, bool, String)>);
 
+/// The fields beyond `metadata.*` a kind can be selected by (the apiserver's
+/// `GetAttrs`/`AddFieldLabelConversionFunc` of each built-in), and what a missing field reads as.
+fn extra_fields(res: &Resource) -> &'static [(&'static str, &'static str)] {
+    match (res.group, res.kind) {
+        ("", "Pod") => &[
+            ("spec.nodeName", ""),
+            ("spec.restartPolicy", ""),
+            ("spec.schedulerName", ""),
+            ("spec.serviceAccountName", ""),
+            ("status.phase", ""),
+            ("status.podIP", ""),
+        ],
+        ("", "Node") => &[("spec.unschedulable", "false")],
+        ("", "Namespace") => &[("status.phase", "")],
+        ("", "Secret") => &[("type", "")],
+        _ => &[],
+    }
+}
+
 impl FieldSelector {
+    /// Parses a selector of `metadata.name` and `metadata.namespace` only.
     pub fn parse(s: &str) -> Result<Self, String> {
+        Self::parse_with(s, &[])
+    }
+
+    /// Parses a selector for `res`: Pods also by `spec.nodeName`, `status.phase` and a few
+    /// more, Nodes by `spec.unschedulable`, Namespaces by `status.phase`, Secrets by `type`.
+    pub fn parse_for(s: &str, res: &Resource) -> Result<Self, String> {
+        Self::parse_with(s, extra_fields(res))
+    }
+
+    fn parse_with(s: &str, extra: &[(&str, &str)]) -> Result<Self, String> {
         let mut out = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (field, eq, value) = if let Some((f, v)) = part.split_once("!=") {
@@ -129,7 +161,10 @@ impl FieldSelector {
                 ));
             };
             let field = field.trim();
-            if field != "metadata.name" && field != "metadata.namespace" {
+            let known = field == "metadata.name"
+                || field == "metadata.namespace"
+                || extra.iter().any(|(f, _)| *f == field);
+            if !known {
                 return Err(format!("field label not supported: {field}"));
             }
             out.push((field.to_string(), eq, value.trim().to_string()));
@@ -139,15 +174,54 @@ impl FieldSelector {
 
     pub fn matches(&self, obj: &Value) -> bool {
         self.0.iter().all(|(field, eq, value)| {
-            let ptr = if field == "metadata.name" {
-                "/metadata/name"
-            } else {
-                "/metadata/namespace"
+            let ptr = format!("/{}", field.replace('.', "/"));
+            let actual = match obj.pointer(&ptr) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Bool(b)) => b.to_string(),
+                Some(Value::Number(n)) => n.to_string(),
+                // Unset reads as its zero value: `false` for spec.unschedulable, else "".
+                _ if field == "spec.unschedulable" => "false".to_string(),
+                _ => String::new(),
             };
-            let actual = obj.pointer(ptr).and_then(Value::as_str).unwrap_or_default();
-            (actual == value) == *eq
+            (actual == *value) == *eq
         })
     }
+}
+
+/// A `metav1.LabelSelector` object (`matchLabels` and `matchExpressions`), as Deployments,
+/// PodDisruptionBudgets and Services carry it, as a [`LabelSelector`].
+pub fn label_selector_object(v: &Value) -> Result<LabelSelector, String> {
+    let mut reqs = Vec::new();
+    if let Some(m) = v.get("matchLabels").and_then(Value::as_object) {
+        for (k, val) in m {
+            let val = val
+                .as_str()
+                .ok_or_else(|| format!("matchLabels[{k:?}] is not a string"))?;
+            reqs.push(Req::Eq(k.clone(), val.to_string()));
+        }
+    }
+    for e in v
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let key = e["key"].as_str().unwrap_or_default().to_string();
+        let values: Vec<String> = e["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        reqs.push(match e["operator"].as_str().unwrap_or_default() {
+            "In" => Req::In(key, values),
+            "NotIn" => Req::NotIn(key, values),
+            "Exists" => Req::Exists(key),
+            "DoesNotExist" => Req::NotExists(key),
+            other => return Err(format!("{other:?} is not a valid label selector operator")),
+        });
+    }
+    Ok(LabelSelector(reqs))
 }
 
 #[cfg(test)]
@@ -216,5 +290,80 @@ mod tests {
         }
         assert!(FieldSelector::parse("spec.nodeName=x").is_err());
         assert!(FieldSelector::parse("metadata.name").is_err());
+    }
+
+    #[test]
+    fn pod_and_node_field_selectors() {
+        use crate::resource::{MACHINE, NODE, POD};
+        let pod = json!({
+            "metadata": { "name": "p", "namespace": "ns" },
+            "spec": { "nodeName": "n1" },
+            "status": { "phase": "Running" },
+        });
+        let cases = [
+            ("spec.nodeName=n1", true),
+            ("spec.nodeName=n2", false),
+            ("spec.nodeName!=n2", true),
+            ("spec.nodeName=n1,status.phase=Running", true),
+            ("spec.nodeName=n1,status.phase!=Running", false),
+            ("status.phase=Succeeded", false),
+            // An unscheduled Pod has no node: selected by the empty value.
+            ("spec.schedulerName=", true),
+        ];
+        for (sel, want) in cases {
+            let s = FieldSelector::parse_for(sel, &POD).unwrap_or_else(|e| panic!("{sel}: {e}"));
+            assert_eq!(s.matches(&pod), want, "{sel}");
+        }
+        let node = json!({ "metadata": { "name": "n" } });
+        let cordoned = json!({ "metadata": { "name": "n" }, "spec": { "unschedulable": true } });
+        let sel = FieldSelector::parse_for("spec.unschedulable=false", &NODE).unwrap();
+        assert!(sel.matches(&node));
+        assert!(!sel.matches(&cordoned));
+        for (sel, res) in [
+            ("spec.nodeName=n1", &MACHINE),
+            ("spec.unschedulable=true", &POD),
+        ] {
+            assert_eq!(
+                FieldSelector::parse_for(sel, res).unwrap_err(),
+                format!(
+                    "field label not supported: {}",
+                    sel.split('=').next().unwrap()
+                ),
+            );
+        }
+    }
+
+    #[test]
+    fn label_selector_objects() {
+        let o = obj(json!({ "app": "web", "tier": "front" }));
+        let cases = [
+            (json!({}), Some(true)),
+            (json!({ "matchLabels": { "app": "web" } }), Some(true)),
+            (json!({ "matchLabels": { "app": "db" } }), Some(false)),
+            (
+                json!({ "matchExpressions": [{ "key": "tier", "operator": "In", "values": ["front"] }] }),
+                Some(true),
+            ),
+            (
+                json!({ "matchExpressions": [{ "key": "tier", "operator": "NotIn", "values": ["front"] }] }),
+                Some(false),
+            ),
+            (
+                json!({ "matchLabels": { "app": "web" }, "matchExpressions": [{ "key": "x", "operator": "DoesNotExist" }] }),
+                Some(true),
+            ),
+            (
+                json!({ "matchExpressions": [{ "key": "x", "operator": "Exists" }] }),
+                Some(false),
+            ),
+            (
+                json!({ "matchExpressions": [{ "key": "x", "operator": "Near" }] }),
+                None,
+            ),
+        ];
+        for (sel, want) in cases {
+            let got = label_selector_object(&sel).ok().map(|s| s.matches(&o));
+            assert_eq!(got, want, "{sel}");
+        }
     }
 }

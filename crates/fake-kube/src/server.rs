@@ -45,6 +45,8 @@ struct ResRoute {
     namespace: Option<String>,
     name: Option<String>,
     status: bool,
+    /// `pods/NAME/eviction`.
+    eviction: bool,
 }
 
 fn route(store: &Store, path: &str) -> Route {
@@ -85,9 +87,10 @@ fn route(store: &Store, path: &str) -> Route {
     if name.is_some() && res.namespaced && namespace.is_none() {
         return Route::NotFound;
     }
-    let status = match sub {
-        None => false,
-        Some(&"status") if res.status_subresource => true,
+    let (status, eviction) = match sub {
+        None => (false, false),
+        Some(&"status") if res.status_subresource => (true, false),
+        Some(&"eviction") if (res.group, res.plural) == ("", "pods") => (false, true),
         Some(_) => return Route::NotFound,
     };
     Route::Resource(ResRoute {
@@ -96,6 +99,7 @@ fn route(store: &Store, path: &str) -> Route {
         namespace,
         name: name.map(|n| n.to_string()),
         status,
+        eviction,
     })
 }
 
@@ -380,6 +384,10 @@ fn serve(
         if meta_only { partial_metadata(&o) } else { o }
     };
     let result: Result<(u16, Value), ApiError> = match (method.clone(), rr.name.clone()) {
+        (Method::POST, Some(name)) if rr.eviction => parse_json(body)
+            .and_then(|b| crate::eviction::evict(store, &ns, &name, &b, opts))
+            .map(|v| (201, v)),
+        (_, Some(_)) if rr.eviction => Err(ApiError::method_not_allowed()),
         (Method::GET, Some(name)) => store
             .get(&rr.res, &ns, &name)
             .map(|v| (200, show(store, &v))),
@@ -543,10 +551,13 @@ fn patch(
     }
 }
 
-fn selectors(q: &HashMap<String, String>) -> Result<(LabelSelector, FieldSelector), ApiError> {
+fn selectors(
+    q: &HashMap<String, String>,
+    res: &Resource,
+) -> Result<(LabelSelector, FieldSelector), ApiError> {
     let labels = LabelSelector::parse(q.get("labelSelector").map_or("", String::as_str))
         .map_err(ApiError::bad_request)?;
-    let fields = FieldSelector::parse(q.get("fieldSelector").map_or("", String::as_str))
+    let fields = FieldSelector::parse_for(q.get("fieldSelector").map_or("", String::as_str), res)
         .map_err(ApiError::bad_request)?;
     Ok((labels, fields))
 }
@@ -557,7 +568,7 @@ fn list(
     q: &HashMap<String, String>,
     meta_only: bool,
 ) -> Result<Value, ApiError> {
-    let (labels, fields) = selectors(q)?;
+    let (labels, fields) = selectors(q, &rr.res)?;
     let after = q.get("continue").cloned().unwrap_or_default();
     let limit: usize = q
         .get("limit")
@@ -604,7 +615,7 @@ fn watch(
     q: &HashMap<String, String>,
     meta_only: bool,
 ) -> Result<Reply, ApiError> {
-    let (labels, fields) = selectors(q)?;
+    let (labels, fields) = selectors(q, &rr.res)?;
     let timeout = q
         .get("timeoutSeconds")
         .and_then(|t| t.parse().ok())

@@ -9,7 +9,7 @@ use std::net::ToSocketAddrs;
 use std::time::Duration;
 
 /// How errors name the service.
-pub(super) const SERVICE: &str = "the Kubernetes API server";
+pub const SERVICE: &str = "the Kubernetes API server";
 
 /// The hint of a 409 answer, recognisable by [`is_conflict`]'s callers in messages too.
 pub const CONFLICT_HINT: &str = "not retried: the next pass re-reads it and re-plans";
@@ -21,7 +21,7 @@ pub fn is_conflict(e: &BackendError) -> bool {
 }
 
 /// One request, for the messages.
-pub(super) struct Call<'a> {
+pub struct Call<'a> {
     pub method: &'static str,
     /// The server's URL, `https://host:port`.
     pub server: &'a str,
@@ -43,7 +43,7 @@ impl Call<'_> {
 }
 
 /// Any error of the kube client.
-pub(super) fn from_kube(e: ::kube::Error, call: &Call) -> BackendError {
+pub fn from_kube(e: ::kube::Error, call: &Call) -> BackendError {
     match e {
         ::kube::Error::Api(status) => http(&status, call),
         ::kube::Error::SerdeError(e) => nonsense(call, &e.to_string()),
@@ -64,7 +64,7 @@ pub(super) fn from_kube(e: ::kube::Error, call: &Call) -> BackendError {
 }
 
 /// A 2xx answer that is not what a Kubernetes API server sends.
-pub(super) fn nonsense(call: &Call, why: &str) -> BackendError {
+pub fn nonsense(call: &Call, why: &str) -> BackendError {
     BackendError::Api(format!(
         "{} {} ({}): the answer is not what a Kubernetes API server sends ({why}): is {} a Kubernetes API server, and is nothing between us rewriting its answers?",
         call.method,
@@ -101,7 +101,7 @@ fn http(status: &::kube::core::Status, call: &Call) -> BackendError {
         }
         401 => " — the server does not accept the kubeconfig's credentials".to_owned(),
         403 => format!(
-            " — the account may not do this: autorepair needs get, list, patch and delete on {} (see docs/metal3-kube.md)",
+            " — the account may not do this: autorepair needs get, list, patch and delete on {} (docs/metal3-kube.md and docs/drain.md list the rules)",
             call.what
         ),
         0 => " — the server answered an error that names no HTTP status".to_owned(),
