@@ -27,6 +27,9 @@
 
 mod discovery;
 mod errors;
+pub mod lease;
+mod taint;
+pub mod watch;
 pub mod workload;
 
 pub use errors::{CONFLICT_HINT, is_conflict};
@@ -1072,6 +1075,14 @@ impl Inner {
                 }
                 Ok(())
             }
+            Op::TaintNode {
+                machine: m,
+                node: n,
+            } => self.taint(&machine(m), &node(n), true).await,
+            Op::UntaintNode {
+                machine: m,
+                node: n,
+            } => self.taint(&machine(m), &node(n), false).await,
         }
     }
 
