@@ -416,11 +416,11 @@ async fn watch_one(
             let stream = if kind == Kind::Metadata {
                 api.watch_metadata(&wp, &version)
                     .await
-                    .map(|s| s.map(|e| e.map(|e| event_value(e))).boxed_local())
+                    .map(|s| s.map(|e| e.map(event_value)).boxed_local())
             } else {
                 api.watch(&wp, &version)
                     .await
-                    .map(|s| s.map(|e| e.map(|e| event_value(e))).boxed_local())
+                    .map(|s| s.map(|e| e.map(event_value)).boxed_local())
             };
             let mut stream = match stream {
                 Ok(s) => s,
