@@ -163,6 +163,10 @@ pub struct Metal3 {
     pub drain_timeout: Duration,
     /// `hard` cuts the power at once; `soft` asks the OS first and may take minutes.
     pub power_mode: crate::metal3::PowerMode,
+    /// How a powered-off host's Node is fenced: `delete-node`, or `out-of-service-taint`
+    /// (the Node stays, tainted `node.kubernetes.io/out-of-service=nodeshutdown:NoExecute`
+    /// until the host is back on and the Node Ready; Kubernetes ≥ 1.28).
+    pub fencing: crate::metal3::Fencing,
 }
 
 impl Default for Metal3 {
@@ -176,6 +180,7 @@ impl Default for Metal3 {
             reboot_loop_window: secs(d.reboot_loop_window),
             drain_timeout: secs(d.drain_timeout),
             power_mode: d.power_mode,
+            fencing: d.fencing,
         }
     }
 }
@@ -190,6 +195,7 @@ impl Metal3 {
             reboot_loop_window: secs(self.reboot_loop_window),
             drain_timeout: secs(self.drain_timeout),
             power_mode: self.power_mode,
+            fencing: self.fencing,
         }
     }
 }
@@ -227,6 +233,14 @@ mod tests {
         let s = c.metal3.settings();
         assert_eq!(s.cycle_timeout, 2700);
         assert_eq!(s.power_mode, crate::metal3::PowerMode::Soft);
+        assert_eq!(s.fencing, crate::metal3::Fencing::DeleteNode);
+        let c = Config::from_toml("[metal3]\nfencing = \"out-of-service-taint\"\n", "x").unwrap();
+        assert_eq!(
+            c.metal3.settings().fencing,
+            crate::metal3::Fencing::OutOfServiceTaint
+        );
+        let e = Config::from_toml("[metal3]\nfencing = \"taint\"\n", "x").unwrap_err();
+        assert!(e.to_string().contains("out-of-service-taint"), "{e}");
         let e = Config::from_toml("[metal3]\npower_mode = \"gentle\"\n", "x").unwrap_err();
         assert!(e.to_string().contains("gentle"), "{e}");
     }

@@ -379,6 +379,10 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         "metal3.power_mode",
         r"\fBhard\fR cuts the power at once (fencing); \fBsoft\fR asks the OS first and can take minutes.",
     ),
+    (
+        "metal3.fencing",
+        r"How a powered-off host's Node is fenced: \fBdelete-node\fR (backed up on its Machine, restored when it registers again), or \fBout-of-service-taint\fR (the Node stays, tainted \fBnode.kubernetes.io/out-of-service=nodeshutdown:NoExecute\fR until its host is on and it is Ready; Kubernetes 1.28 or later), as \fB--out-of-service-taint\fR.",
+    ),
 ];
 
 const EXIT_STATUS: &str = r#".SH "EXIT STATUS"

@@ -214,6 +214,8 @@ fn op_name(op: &Op) -> &'static str {
         Op::ClearRequest { .. } => "clear-request",
         Op::PowerOn { .. } => "power-on",
         Op::RestoreNode { .. } => "restore-node",
+        Op::TaintNode { .. } => "taint-node",
+        Op::UntaintNode { .. } => "untaint-node",
     }
 }
 
@@ -1355,4 +1357,78 @@ fn five_thousand_machines_in_one_pass() {
             "pass {round}: {total:?} (snapshot {read:?}); the fake server alone answers the same lists in {server:?}"
         );
     }
+}
+
+/// `fencing = "out-of-service-taint"`: the Node is tainted (not deleted) once its host is seen
+/// off, through a read of its taints and a patch conditioned on it; the taint goes once the
+/// host is on and the Node Ready; a taint someone else added stays.
+#[test]
+fn the_out_of_service_taint_fences_without_deleting_the_node() {
+    let settings = Settings {
+        fencing: metal3::Fencing::OutOfServiceTaint,
+        ..Settings::default()
+    };
+    let kube = served(&one_machine(true, true, false, true));
+    // Someone's own NoSchedule taint on the Node survives both patches.
+    kube.mutate(&NODE, "", "n1", |n| {
+        n["spec"]["taints"] = json!([{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]);
+    });
+    let taints = |kube: &FakeKube| -> Vec<String> {
+        kube.get(&NODE, "", "n1").unwrap()["spec"]["taints"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}={}:{}",
+                    t["key"].as_str().unwrap(),
+                    t["value"].as_str().unwrap_or(""),
+                    t["effect"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let mut steps = Vec::new();
+    for i in 0..6 {
+        let mut b = backend(&kube);
+        let snap = b.snapshot().unwrap();
+        let plan = metal3::plan(&snap, &settings, NOW + 60 * i, &Limits::default(), 7);
+        for a in plan.actions() {
+            if let Action::Advance { op, .. } = a {
+                steps.push(op_name(op));
+            }
+        }
+        let report = exec::execute(&plan, &mut b);
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        if i == 0 {
+            assert_eq!(
+                taints(&kube),
+                [
+                    "dedicated=db:NoSchedule",
+                    "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
+                ]
+            );
+            assert_eq!(
+                kube.annotation(&MACHINE, "ns", "m1", "autorepair.io/node-tainted")
+                    .as_deref(),
+                Some("n1")
+            );
+        }
+        play_world(&kube, &kube, &[("m1", "h1", "n1")]);
+    }
+    assert_eq!(
+        steps,
+        ["taint-node", "clear-request", "power-on", "untaint-node"]
+    );
+    assert!(
+        kube.get(&NODE, "", "n1").is_some(),
+        "the Node was never deleted"
+    );
+    assert_eq!(taints(&kube), ["dedicated=db:NoSchedule"]);
+    assert_eq!(
+        kube.annotation(&MACHINE, "ns", "m1", "autorepair.io/node-tainted"),
+        None
+    );
+    assert_nothing_written_blind(&kube.requests());
 }

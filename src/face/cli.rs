@@ -67,6 +67,12 @@ pub struct GlobalArgs {
     /// the cluster when a Node's name or InternalIP is its address. Cordons are written into it.
     #[arg(long = "nodes", value_name = "FILE", requires = "sabakan_file")]
     pub machine_nodes: Option<PathBuf>,
+    /// metal3: fence a powered-off host's Node with the out-of-service taint
+    /// (node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, Kubernetes ≥ 1.28) instead of
+    /// deleting it; the taint goes once the host is back on and the Node Ready [default:
+    /// fencing in the config's [metal3] section, else delete-node].
+    #[arg(long, global = true)]
+    pub out_of_service_taint: bool,
     /// Ganeti RAPI endpoint of a real cluster, e.g. https://cluster.example.org:5080.
     #[arg(long, global = true, value_name = "URL")]
     pub rapi: Option<String>,
@@ -241,12 +247,24 @@ pub struct RunArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub clock: ClockArgs,
-    /// Keep making passes, --interval apart (the lock is let go in between).
+    /// Keep making passes, --interval apart (the lock is let go in between). With --kube the
+    /// next pass starts as soon as a watched object changes (within about a second), and at
+    /// least every --interval (a full resync); SIGTERM stops the loop after the pass under way.
     #[arg(long = "loop")]
     pub loop_: bool,
-    /// Time between passes with --loop.
+    /// Time between passes with --loop; with --kube the longest time between two passes.
     #[arg(long, default_value = "5m", value_parser = humantime::parse_duration, value_name = "DURATION")]
     pub interval: Duration,
+    /// With --kube --loop: act only while holding a coordination.k8s.io/v1 Lease, so that of
+    /// several replicas one acts; the others stand by and take over once its Lease runs out
+    /// (15 s after its last renewal) or is given up (on SIGTERM). The identity is $POD_NAME,
+    /// else the host name, with a random suffix.
+    #[arg(long)]
+    pub leader_elect: bool,
+    /// The Lease of --leader-elect [default: namespace $POD_NAMESPACE, else the service
+    /// account's, else `default`; name `autorepair`].
+    #[arg(long, value_name = "NAMESPACE/NAME", requires = "leader_elect")]
+    pub lease: Option<String>,
     /// Make this many passes, back to back (with --loop: at most this many).
     #[arg(long, value_name = "N")]
     pub passes: Option<u32>,

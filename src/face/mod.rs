@@ -10,6 +10,7 @@ pub mod printer;
 pub mod settings;
 
 mod admin;
+mod daemon;
 mod fleet;
 mod inspect;
 mod logs;

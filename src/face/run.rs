@@ -1,6 +1,7 @@
 //! `run`: one pass, several back to back, or a loop; each reads, decides, acts, and writes the
 //! metrics file.
 
+use super::daemon::{Daemon, Leading, Next};
 use super::family::FamilyFace;
 use super::fleet::{acquire_lock, connect, execute_and_save, on_family, plan};
 use super::printer::Printer;
@@ -11,8 +12,20 @@ use crate::{engine::Backend, metrics, report};
 pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<Exit, Error> {
     let mut worst = Exit::Ok;
     let mut pass = 0u32;
+    let mut daemon = Daemon::start(&fleet.source, run)?;
     loop {
+        if let Some(d) = &mut daemon {
+            if d.stopping() {
+                return Ok(worst);
+            }
+            if !d.may_act() {
+                continue;
+            }
+            d.pass_starts();
+        }
+        let started = std::time::Instant::now();
         pass += 1;
+        let elector = daemon.as_ref().and_then(Daemon::elector);
         // The lock is held while a pass acts and never while the loop sleeps, so an admin can
         // always suspend (or stop) the watcher between two passes.
         let outcome = run
@@ -20,7 +33,7 @@ pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<E
             .as_deref()
             .map(acquire_lock)
             .transpose()
-            .and_then(|_held| one_pass(out, logs, fleet, run, pass));
+            .and_then(|_held| one_pass(out, logs, fleet, run, pass, elector));
         match outcome {
             Ok(Exit::Ok) => {}
             Ok(code) => worst = worst.max(code),
@@ -45,7 +58,14 @@ pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<E
             return Ok(worst);
         }
         if let Some(interval) = run.every {
-            std::thread::sleep(interval);
+            match &mut daemon {
+                Some(d) => {
+                    if let Next::Stop = d.pause(interval, started) {
+                        return Ok(worst);
+                    }
+                }
+                None => std::thread::sleep(interval),
+            }
         }
     }
 }
@@ -56,10 +76,18 @@ fn one_pass(
     fleet: &Fleet,
     run: &Run,
     pass: u32,
+    elector: Option<&crate::metal3::kube::lease::Elector>,
 ) -> Result<Exit, Error> {
     let started = std::time::Instant::now();
     on_family!(connect(&fleet.source)?, backend => {
-        pass_over(out, logs, fleet, run, pass, started, backend)
+        let mut backend = backend;
+        match elector {
+            Some(elector) => {
+                let leading = Leading { inner: backend.as_mut(), elector };
+                pass_over(out, logs, fleet, run, pass, started, leading)
+            }
+            None => pass_over(out, logs, fleet, run, pass, started, backend.as_mut()),
+        }
     })
 }
 
@@ -70,11 +98,11 @@ fn pass_over<F: FamilyFace>(
     run: &Run,
     pass: u32,
     started: std::time::Instant,
-    mut backend: Box<dyn Backend<F>>,
+    mut backend: impl Backend<F>,
 ) -> Result<Exit, Error> {
     let at = run.clock.now();
     let seed = uuid::Uuid::new_v4().as_u64_pair().0;
-    let plan = plan(fleet, backend.as_mut(), at, seed)?;
+    let plan = plan(fleet, &mut backend, at, seed)?;
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
     }
@@ -103,7 +131,7 @@ fn pass_over<F: FamilyFace>(
         }
         return Ok(Exit::Ok);
     }
-    let (done, saved) = execute_and_save(logs, &fleet.source, &plan, backend.as_mut(), |b, _| {
+    let (done, saved) = execute_and_save(logs, &fleet.source, &plan, &mut backend, |b, _| {
         b.finish_pass(at).map(|()| true)
     });
     saved.map_err(|source| Error::PassNotSaved {

@@ -305,6 +305,16 @@ pub struct Run {
     /// `--passes`.
     pub passes: Option<u32>,
     pub metrics_file: Option<PathBuf>,
+    /// `--leader-elect`.
+    pub leader: Option<Leader>,
+}
+
+/// Leader election between replicas of `run --loop --kube`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leader {
+    pub lease: crate::metal3::kube::lease::LeaseName,
+    /// This replica's name in the Lease.
+    pub identity: String,
 }
 
 /// `simulate`.
@@ -349,6 +359,12 @@ pub enum SettingsError {
         "no fleet to work on: pass --cluster FILE (e.g. --cluster fixtures/demo.json), or --rapi URL for a real cluster, or set fleet_file or rapi.url in the config"
     )]
     NoFleet,
+    #[error(
+        "--leader-elect elects among replicas of `run --loop --kube`: add --loop and --kube (a file or Ganeti fleet has no Lease to elect with)"
+    )]
+    LeaderElect,
+    #[error("--lease {0:?}: give the Lease as NAMESPACE/NAME, e.g. --lease autorepair/autorepair")]
+    Lease(String),
     #[error("no RAPI user: pass --rapi-user USER or set rapi.user in the config")]
     NoRapiUser,
     /// The password file named by --rapi-password-file or rapi.password_file.
@@ -420,7 +436,14 @@ impl Settings {
                 let fleet = Fleet {
                     source,
                     limits: config.limits.clone(),
-                    metal3: config.metal3.clone(),
+                    metal3: crate::config::Metal3 {
+                        fencing: if global.out_of_service_taint {
+                            crate::metal3::Fencing::OutOfServiceTaint
+                        } else {
+                            config.metal3.fencing
+                        },
+                        ..config.metal3.clone()
+                    },
                 };
                 fleet_job(global, &config, fleet, command, &mut output)?
             }
@@ -567,7 +590,54 @@ fn run_settings(
         every: args.loop_.then_some(args.interval),
         passes: args.passes,
         metrics_file: args.metrics_file.clone(),
+        leader: leader(fleet, args)?,
     })
+}
+
+/// Where the service account's namespace is, in a Pod.
+const POD_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+fn leader(fleet: &Fleet, args: &RunArgs) -> Result<Option<Leader>, SettingsError> {
+    if !args.leader_elect {
+        return Ok(None);
+    }
+    if !matches!(fleet.source, Source::Kube { .. }) || !args.loop_ {
+        return Err(SettingsError::LeaderElect);
+    }
+    use crate::metal3::kube::lease::{DEFAULT_LEASE, LeaseName};
+    let lease = match &args.lease {
+        Some(text) => match text.split_once('/') {
+            Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+                LeaseName {
+                    namespace: ns.to_owned(),
+                    name: name.to_owned(),
+                }
+            }
+            _ => return Err(SettingsError::Lease(text.clone())),
+        },
+        None => LeaseName {
+            namespace: std::env::var("POD_NAMESPACE")
+                .ok()
+                .or_else(|| std::fs::read_to_string(POD_NAMESPACE_FILE).ok())
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| "default".into()),
+            name: DEFAULT_LEASE.into(),
+        },
+    };
+    // Two processes on one host (no Pod name) must not share an identity: each would think
+    // the Lease its own.
+    let host = std::env::var("POD_NAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "autorepair".into());
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    Ok(Some(Leader {
+        lease,
+        identity: format!("{host}_{}", &suffix[..8]),
+    }))
 }
 
 #[cfg(any(test, feature = "testkit"))]

@@ -213,6 +213,32 @@ impl ObjectsFile {
                 self.annotations_mut(&machine(m))?
                     .remove(marks::NODE_BACKUP_KEY);
             }
+            Op::TaintNode {
+                machine: m,
+                node: n,
+            } => {
+                // Recorded first: a taint autorepair added is always one it knows to remove.
+                self.annotations_mut(&machine(m))?
+                    .insert(marks::NODE_TAINTED_KEY.into(), json!(n));
+                let item = self.object_mut(&node(n))?;
+                let taints = objects::with_out_of_service(item, true, &now_rfc3339());
+                item["spec"]["taints"] = json!(taints);
+            }
+            Op::UntaintNode {
+                machine: m,
+                node: n,
+            } => {
+                // A Node gone (deleted by someone since) has no taint left to remove.
+                if self.position(&node(n)).is_some() {
+                    let item = self.object_mut(&node(n))?;
+                    if objects::out_of_service(item) {
+                        let taints = objects::with_out_of_service(item, false, "");
+                        item["spec"]["taints"] = json!(taints);
+                    }
+                }
+                self.annotations_mut(&machine(m))?
+                    .remove(marks::NODE_TAINTED_KEY);
+            }
         }
         Ok(())
     }

@@ -171,6 +171,7 @@ pub struct Node {
     name: String,
     ready: (String, String),
     labels: Vec<(String, String)>,
+    out_of_service: bool,
 }
 
 impl Node {
@@ -179,7 +180,13 @@ impl Node {
             name: name.into(),
             ready: ("True".into(), T0.into()),
             labels: vec![("kubernetes.io/hostname".into(), name.into())],
+            out_of_service: false,
         }
+    }
+    /// Tainted `node.kubernetes.io/out-of-service=nodeshutdown:NoExecute`.
+    pub fn out_of_service(mut self) -> Self {
+        self.out_of_service = true;
+        self
     }
     /// Ready is `status` (`False`, `Unknown`) since `at` (RFC 3339).
     pub fn ready(mut self, status: &str, at: &str) -> Self {
@@ -192,7 +199,7 @@ impl Node {
     }
 
     fn item(&self) -> Value {
-        json!({
+        let mut item = json!({
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {
@@ -200,7 +207,11 @@ impl Node {
                 "labels": self.labels.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<String, Value>>(),
             },
             "status": {"conditions": [{"type": "Ready", "status": self.ready.0, "lastTransitionTime": self.ready.1}]},
-        })
+        });
+        if self.out_of_service {
+            item["spec"]["taints"] = json!(super::objects::with_out_of_service(&item, true, T0));
+        }
+        item
     }
 }
 

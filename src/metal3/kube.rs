@@ -26,6 +26,9 @@
 //! called from inside another tokio runtime.
 
 mod discovery;
+pub mod lease;
+mod taint;
+pub mod watch;
 pub mod workload;
 
 pub use crate::k8s::Source;
@@ -936,6 +939,14 @@ impl Inner {
                 }
                 Ok(())
             }
+            Op::TaintNode {
+                machine: m,
+                node: n,
+            } => self.taint(&machine(m), &node(n), true).await,
+            Op::UntaintNode {
+                machine: m,
+                node: n,
+            } => self.taint(&machine(m), &node(n), false).await,
         }
     }
 

@@ -32,6 +32,9 @@ pub const REPAIR_KEY_PREFIX: &str = "autorepair.io/repair.";
 /// Not a mark: a deleted Node's labels and annotations, kept on its Machine until the Node
 /// re-registers.
 pub const NODE_BACKUP_KEY: &str = "autorepair.io/node-backup";
+/// Not a mark: the Node autorepair added the out-of-service taint to, kept on its Machine until
+/// the taint is removed; a taint someone else added is never removed.
+pub const NODE_TAINTED_KEY: &str = "autorepair.io/node-tainted";
 /// Kubernetes' limit on the name part of a qualified name.
 const MAX_NAME_LEN: usize = 63;
 
@@ -172,7 +175,7 @@ impl Codec for Annotations {
 
     fn parse(text: &str) -> Result<Mark<'_, Remedy>, MarkError> {
         let (key, value) = split(text);
-        if !key.starts_with(PREFIX) || key == NODE_BACKUP_KEY {
+        if !key.starts_with(PREFIX) || key == NODE_BACKUP_KEY || key == NODE_TAINTED_KEY {
             return Ok(Mark::Foreign);
         }
         if key == POLICY_KEY {

@@ -182,6 +182,20 @@ impl PowerMode {
     }
 }
 
+/// How a powered-off host's Node is fenced, so that its workloads start elsewhere.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fencing {
+    /// Delete the Node (the design's way), its labels and annotations backed up on the Machine
+    /// and given back when it re-registers.
+    #[default]
+    DeleteNode,
+    /// Keep the Node and add the taint `node.kubernetes.io/out-of-service=nodeshutdown:NoExecute`
+    /// (Kubernetes ≥ 1.28; what CAPM3 does there): Pods are deleted and volumes detached,
+    /// nothing of the Node is lost. Removed once the host is back on and the Node Ready.
+    OutOfServiceTaint,
+}
+
 /// One change to the world.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
@@ -206,6 +220,11 @@ pub enum Op {
     /// Merge the backed-up labels and annotations into the re-registered Node (its own win),
     /// then drop the backup.
     RestoreNode { machine: String, node: String },
+    /// Record on the Machine that autorepair taints its Node, then add the out-of-service taint
+    /// to the Node (instead of [`Op::DeleteNode`]).
+    TaintNode { machine: String, node: String },
+    /// Remove the out-of-service taint autorepair added (if still there), then the record.
+    UntaintNode { machine: String, node: String },
 }
 
 impl fmt::Display for Op {
@@ -229,6 +248,14 @@ impl fmt::Display for Op {
                 objects::REBOOT_KEY
             ),
             Op::RestoreNode { node, .. } => write!(f, "restore node {node}'s labels"),
+            Op::TaintNode { node, .. } => {
+                write!(f, "taint node {node} {}", objects::OUT_OF_SERVICE_TAINT)
+            }
+            Op::UntaintNode { node, .. } => write!(
+                f,
+                "remove {} from node {node}",
+                objects::OUT_OF_SERVICE_TAINT
+            ),
         }
     }
 }
@@ -279,6 +306,7 @@ pub struct Settings {
     pub reboot_loop_window: i64,
     pub drain_timeout: i64,
     pub power_mode: PowerMode,
+    pub fencing: Fencing,
 }
 
 impl Default for Settings {
@@ -290,6 +318,7 @@ impl Default for Settings {
             reboot_loop_window: 3600,
             drain_timeout: 900,
             power_mode: PowerMode::Hard,
+            fencing: Fencing::DeleteNode,
         }
     }
 }

@@ -23,6 +23,12 @@ pub const PAUSED_KEY: &str = "baremetalhost.metal3.io/paused";
 pub const DETACHED_KEY: &str = "baremetalhost.metal3.io/detached";
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+/// The out-of-service taint's key, value and effect.
+pub const OUT_OF_SERVICE_KEY: &str = "node.kubernetes.io/out-of-service";
+pub const OUT_OF_SERVICE_VALUE: &str = "nodeshutdown";
+pub const OUT_OF_SERVICE_EFFECT: &str = "NoExecute";
+/// The taint as people write it.
+pub const OUT_OF_SERVICE_TAINT: &str = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute";
 
 /// The kinds of objects, as object references name them.
 pub mod kind {
@@ -87,6 +93,8 @@ pub struct Machine {
     pub deleting: bool,
     /// A Node's backed-up labels and annotations ([`marks::NODE_BACKUP_KEY`]).
     pub node_backup: Option<String>,
+    /// The Node autorepair tainted out-of-service ([`marks::NODE_TAINTED_KEY`]).
+    pub node_tainted: Option<String>,
 }
 
 /// A BareMetalHost.
@@ -117,6 +125,8 @@ pub struct Node {
     pub created: Option<i64>,
     pub deleting: bool,
     pub unschedulable: bool,
+    /// It carries the out-of-service taint (key and effect; anyone's).
+    pub out_of_service: bool,
     pub zone: Option<String>,
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
@@ -164,7 +174,11 @@ fn epoch(text: &Option<String>) -> Option<i64> {
 fn our_marks(annotations: &BTreeMap<String, String>) -> Vec<String> {
     annotations
         .iter()
-        .filter(|(k, _)| k.starts_with(PREFIX) && k.as_str() != marks::NODE_BACKUP_KEY)
+        .filter(|(k, _)| {
+            k.starts_with(PREFIX)
+                && k.as_str() != marks::NODE_BACKUP_KEY
+                && k.as_str() != marks::NODE_TAINTED_KEY
+        })
         .map(|(k, v)| marks::join(k, v))
         .collect()
 }
@@ -359,6 +373,7 @@ fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
         failure_domain: text(v, "/spec/failureDomain"),
         deleting: meta.deletion_timestamp.is_some(),
         node_backup: meta.annotations.get(marks::NODE_BACKUP_KEY).cloned(),
+        node_tainted: meta.annotations.get(marks::NODE_TAINTED_KEY).cloned(),
         namespace: meta.namespace,
         name: meta.name,
     }
@@ -409,11 +424,44 @@ fn node(meta: Meta, v: &Value) -> Node {
         unschedulable: pointer(v, "/spec/unschedulable")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        out_of_service: out_of_service(v),
         zone: meta.labels.get(ZONE_LABEL).cloned(),
         name: meta.name,
         labels: meta.labels,
         annotations: meta.annotations,
     }
+}
+
+/// Whether a Node carries the out-of-service taint (any value: its key and effect are what
+/// the control plane acts on).
+pub fn out_of_service(node: &Value) -> bool {
+    pointer(node, "/spec/taints")
+        .and_then(Value::as_array)
+        .is_some_and(|ts| ts.iter().any(is_out_of_service))
+}
+
+pub fn is_out_of_service(taint: &Value) -> bool {
+    taint.get("key").and_then(Value::as_str) == Some(OUT_OF_SERVICE_KEY)
+        && taint.get("effect").and_then(Value::as_str) == Some(OUT_OF_SERVICE_EFFECT)
+}
+
+/// The taints of a Node with the out-of-service taint added (`true`) or every out-of-service
+/// taint removed.
+pub fn with_out_of_service(node: &Value, on: bool, now: &str) -> Vec<Value> {
+    let mut taints: Vec<Value> = pointer(node, "/spec/taints")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    taints.retain(|t| !is_out_of_service(t));
+    if on {
+        taints.push(serde_json::json!({
+            "key": OUT_OF_SERVICE_KEY,
+            "value": OUT_OF_SERVICE_VALUE,
+            "effect": OUT_OF_SERVICE_EFFECT,
+            "timeAdded": now,
+        }));
+    }
+    taints
 }
 
 fn pod(meta: &Meta, v: &Value) -> Option<Pod> {

@@ -12,6 +12,12 @@
 //! | 0 | 0 | 1 | any | remove RA: the host powers on |
 //! | otherwise | | | | nothing |
 //!
+//! With `fencing = out-of-service-taint` ([`Fencing::OutOfServiceTaint`]) the Node is not
+//! deleted: "delete the Node" becomes "taint it out of service", and a Node carrying that taint
+//! counts as fenced as a deleted one does (NRA∧¬PO∧RA∧NR∧tainted → remove NRA). The taint
+//! autorepair added (recorded on the Machine) is removed once the host is on again, without
+//! autorepair's reboot key, and the Node Ready ([`OUT_OF_SERVICE_TABLE`]).
+//!
 //! Everything but the first row is [`progress`]: it runs every pass from the annotations and
 //! power states alone, so a pass killed anywhere resumes here, and every host is scanned, so a
 //! host autorepair powered off is powered on even when its Machine is gone. Two additions keep
@@ -20,7 +26,7 @@
 //! gets its backed-up labels and annotations back.
 
 use super::objects::{Host, Machine};
-use super::{Index, Metal3, Op, OpId, Phase, Remedy, Step};
+use super::{Fencing, Index, Metal3, Op, OpId, Phase, Remedy, Step};
 use crate::engine::family::{OpState, Progress};
 use crate::engine::text::rfc3339;
 use crate::engine::{ObjectRef, RepairResult};
@@ -45,6 +51,21 @@ pub const TRUTH_TABLE: [(u8, u8, u8, u8, &str); 16] = [
     (0, 0, 0, 1, "remove reboot"),
     (1, 0, 0, 1, "remove reboot"),
     (0, 0, 0, 0, "nothing"),
+];
+
+/// The out-of-service mode's table: (Node exists, its out-of-service taint, needs remediation,
+/// powered on, reboot annotation) → what one pass does. The design's rows with "delete node"
+/// read "taint node"; a tainted Node is a fenced one. The host powered on and the Node Ready,
+/// the taint autorepair added goes.
+pub const OUT_OF_SERVICE_TABLE: [(u8, u8, u8, u8, u8, &str); 8] = [
+    (1, 0, 1, 1, 0, "add reboot"),
+    (1, 0, 1, 0, 1, "taint node"),
+    (1, 1, 1, 0, 1, "remove request"),
+    (0, 0, 1, 0, 1, "remove request"),
+    (1, 1, 0, 0, 1, "remove reboot"),
+    (1, 0, 0, 0, 1, "remove reboot"),
+    (1, 1, 0, 1, 0, "remove taint"),
+    (1, 1, 0, 0, 0, "nothing"),
 ];
 
 /// Why the host cannot be powered off now, if it cannot (the power-off would never be
@@ -241,18 +262,40 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
         let work = match h.powered_on {
             None => None,
             Some(false) => match (m, node) {
-                (Some(m), Some(n)) if requested => (!n.deleting).then(|| {
-                    (
+                // Fenced by the taint (ours or anyone's): the Node stays, tainted.
+                (Some(m), Some(n))
+                    if requested
+                        && index.settings.fencing == Fencing::OutOfServiceTaint
+                        && n.out_of_service =>
+                {
+                    Some((
                         machine_ref(m),
-                        Op::DeleteNode {
+                        Op::ClearRequest {
                             machine: m.key.clone(),
-                            node: n.name.clone(),
                         },
-                        format!(
-                            "host {} is off: its Node goes, so its workloads can start elsewhere",
-                            h.key
+                        "host off and its Node out of service: the request is served".to_owned(),
+                    ))
+                }
+                (Some(m), Some(n)) if requested => (!n.deleting).then(|| {
+                    let (machine, node) = (m.key.clone(), n.name.clone());
+                    match index.settings.fencing {
+                        Fencing::DeleteNode => (
+                            machine_ref(m),
+                            Op::DeleteNode { machine, node },
+                            format!(
+                                "host {} is off: its Node goes, so its workloads can start elsewhere",
+                                h.key
+                            ),
                         ),
-                    )
+                        Fencing::OutOfServiceTaint => (
+                            machine_ref(m),
+                            Op::TaintNode { machine, node },
+                            format!(
+                                "host {} is off: its Node is tainted out of service, so its workloads can start elsewhere",
+                                h.key
+                            ),
+                        ),
+                    }
                 }),
                 (Some(m), None) if requested => Some((
                     machine_ref(m),
@@ -310,6 +353,33 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
                     node: n.name.clone(),
                 },
                 reason: format!("node {} still has pods to evict: evict them again", n.name),
+            });
+        }
+    }
+    for m in &index.snap.machines {
+        let Some(tainted) = &m.node_tainted else {
+            continue;
+        };
+        // Only once the host is back on and its Node Ready again: the taint is what keeps
+        // the workloads away from a Node that may still be running them.
+        let host_on = index
+            .host(m)
+            .is_none_or(|h| h.reboot.is_none() && h.powered_on == Some(true));
+        let node = index.snap.nodes.iter().find(|n| n.name == *tainted);
+        let back = node
+            .is_none_or(|n| !n.deleting && n.ready.as_ref().is_some_and(|(st, _)| st == "True"));
+        if host_on && back {
+            out.push(Progress {
+                target: Some(m.key.clone()),
+                object: ObjectRef::new(super::kind::NODE, tainted.clone()),
+                op: Op::UntaintNode {
+                    machine: m.key.clone(),
+                    node: tainted.clone(),
+                },
+                reason: match node {
+                    Some(_) => "the host is on and the Node Ready: it is back in service".into(),
+                    None => "the Node autorepair tainted is gone: forget it".into(),
+                },
             });
         }
     }

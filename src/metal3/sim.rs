@@ -12,7 +12,7 @@
 
 use super::file::ObjectsFile;
 use super::fixture;
-use super::marks::{Annotations, NODE_BACKUP_KEY};
+use super::marks::{Annotations, NODE_BACKUP_KEY, NODE_TAINTED_KEY};
 use super::objects::{
     CLUSTER_NAME_LABEL, DETACHED_KEY, Host, Machine, PAUSED_KEY, REBOOT_KEY, REQUEST_KEY, Scope,
     Snapshot, ZONE_LABEL, kind,
@@ -225,6 +225,9 @@ pub fn render(snap: &Snapshot) -> Vec<Value> {
         if let Some(b) = &m.node_backup {
             a.insert(NODE_BACKUP_KEY.into(), json!(b));
         }
+        if let Some(n) = &m.node_tainted {
+            a.insert(NODE_TAINTED_KEY.into(), json!(n));
+        }
         let m3m = format!("{}-m3m", m.name);
         let mut item = json!({
             "apiVersion": "cluster.x-k8s.io/v1beta2",
@@ -302,6 +305,13 @@ pub fn render(snap: &Snapshot) -> Vec<Value> {
             "spec": {"unschedulable": n.unschedulable},
             "status": {},
         });
+        if n.out_of_service {
+            item["spec"]["taints"] = json!(super::objects::with_out_of_service(
+                &item,
+                true,
+                &rfc3339(START)
+            ));
+        }
         if let Some(c) = n.created {
             item["metadata"]["creationTimestamp"] = json!(rfc3339(c));
         }
@@ -569,7 +579,9 @@ fn level_of(op: &Op) -> Remedy {
         | Op::DeleteNode { .. }
         | Op::ClearRequest { .. }
         | Op::PowerOn { .. }
-        | Op::RestoreNode { .. } => Remedy::PowerCycle,
+        | Op::RestoreNode { .. }
+        | Op::TaintNode { .. }
+        | Op::UntaintNode { .. } => Remedy::PowerCycle,
     }
 }
 
@@ -672,6 +684,34 @@ impl Rules {
                     "a Node deleted while its host is on",
                     format!(
                         "node {} of machine {} went while its host's power was {power:?}",
+                        n.name,
+                        m.map_or("?", |m| m.key.as_str())
+                    ),
+                );
+            }
+        }
+        // Nodes tainted out of service only once their host is seen off.
+        let tainted_before: BTreeSet<&str> = before
+            .nodes
+            .iter()
+            .filter(|n| n.out_of_service)
+            .map(|n| n.name.as_str())
+            .collect();
+        for n in after
+            .nodes
+            .iter()
+            .filter(|n| n.out_of_service && !tainted_before.contains(n.name.as_str()))
+        {
+            let m = before
+                .machines
+                .iter()
+                .find(|m| m.node_ref.as_deref() == Some(n.name.as_str()));
+            let power = m.and_then(|m| host_of(before, m)).map(|h| h.powered_on);
+            if power != Some(Some(false)) {
+                return broken(
+                    "a Node tainted out of service while its host is on",
+                    format!(
+                        "node {} of machine {} was tainted while its host's power was {power:?}",
                         n.name,
                         m.map_or("?", |m| m.key.as_str())
                     ),
@@ -819,6 +859,8 @@ fn tally_calls(tally: &mut BTreeMap<&'static str, usize>, calls: &CallLog<Metal3
             Op::ClearRequest { .. } => count("requests cleared"),
             Op::PowerOn { .. } => count("reboot keys removed"),
             Op::RestoreNode { .. } => count("nodes restored"),
+            Op::TaintNode { .. } => count("nodes tainted out-of-service"),
+            Op::UntaintNode { .. } => count("out-of-service taints removed"),
             _ => {}
         }
     }
@@ -1231,6 +1273,25 @@ impl World for Metal3World {
                     h.key, h.powered_on
                 ),
             );
+        }
+        if let Some(m) = fleet.machines.iter().find(|m| m.node_tainted.is_some()) {
+            let node = m.node_tainted.as_deref().unwrap_or_default();
+            let host = host_of(fleet, m);
+            // Only a host kept off (or a kubelet dead for good) keeps a Node out of service.
+            let kept = host.is_none_or(|h| h.powered_on != Some(true))
+                || fleet
+                    .nodes
+                    .iter()
+                    .any(|n| n.name == node && n.ready.as_ref().is_none_or(|(st, _)| st != "True"));
+            if !kept {
+                return broken(
+                    "an out-of-service taint left behind",
+                    format!(
+                        "node {node} of machine {} still carries autorepair's out-of-service taint after the quiet passes, its host on and the Node Ready",
+                        m.key
+                    ),
+                );
+            }
         }
         for key in &self.rules.powered_off {
             let Some(h) = fleet.hosts.iter().find(|h| h.key == *key) else {

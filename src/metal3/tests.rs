@@ -166,6 +166,167 @@ fn a_requested_power_cycle_runs_to_its_end_and_restores_the_node() {
     );
 }
 
+fn tainting() -> Settings {
+    Settings {
+        fencing: Fencing::OutOfServiceTaint,
+        ..Settings::default()
+    }
+}
+
+/// One pass with the out-of-service taint as fencing.
+fn tainting_pass(file: &mut dyn Backend<Metal3>, now: i64) -> (Snapshot, Plan) {
+    let snap = file.snapshot().unwrap();
+    let plan = plan(&snap, &tainting(), now, &Limits::default(), 7);
+    let report = exec::execute(&plan, file);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    file.finish_pass(now).unwrap();
+    (snap, plan)
+}
+
+/// (Node exists, tainted out of service, request, power, reboot key) as the table reads them.
+fn taint_seen(snap: &Snapshot) -> (bool, bool, bool, bool, bool) {
+    let s = seen(snap);
+    let tainted = snap
+        .nodes
+        .iter()
+        .any(|n| n.name == "n1" && n.out_of_service);
+    (
+        s.node,
+        tainted,
+        s.request,
+        s.powered_on == Some(true),
+        s.reboot,
+    )
+}
+
+#[test]
+fn the_out_of_service_table_row_by_row() {
+    for (nr, tainted, nra, po, ra, expected) in crate::metal3::protocol::OUT_OF_SERVICE_TABLE {
+        let row = format!("row {nr}{tainted}{nra}{po}{ra}");
+        let mut m = Machine::new("ns", "m1").node("n1").host("h1");
+        if nra == 1 {
+            m = m.requested();
+        }
+        if tainted == 1 {
+            // autorepair's own taint, recorded on the Machine.
+            m = m.annotate(marks::NODE_TAINTED_KEY, "n1");
+        }
+        let mut h = Host::new("ns", "h1").powered(po == 1);
+        if ra == 1 {
+            h = h.rebooting();
+        }
+        let mut fleet = Fleet::new().machine(m).host(h);
+        if nr == 1 {
+            let n = Node::new("n1");
+            fleet = fleet.node(if tainted == 1 { n.out_of_service() } else { n });
+        }
+        let mut file = ObjectsFile::in_memory(fleet.build());
+        let before = taint_seen(&file.snapshot().unwrap());
+        let (_, plan) = tainting_pass(&mut file, NOW);
+        let after = taint_seen(&file.snapshot().unwrap());
+        let mut done = Vec::new();
+        if after.4 && !before.4 {
+            done.push("add reboot");
+        }
+        if after.1 && !before.1 {
+            done.push("taint node");
+        }
+        if before.1 && !after.1 {
+            done.push("remove taint");
+        }
+        if before.0 && !after.0 {
+            done.push("something the table never does (a Node deleted)");
+        }
+        if before.2 && !after.2 {
+            done.push("remove request");
+        }
+        if before.4 && !after.4 {
+            done.push("remove reboot");
+        }
+        let done = if done.is_empty() {
+            vec!["nothing"]
+        } else {
+            done
+        };
+        assert_eq!(done, vec![expected], "{row}: {:#?}", plan.targets);
+        let recorded = file.snapshot().unwrap().machines[0].node_tainted.clone();
+        assert_eq!(
+            recorded.is_some(),
+            after.1,
+            "{row}: the taint is recorded while it is on"
+        );
+    }
+}
+
+#[test]
+fn a_taint_someone_else_added_is_never_removed() {
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1"))
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1").out_of_service())
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    let (_, plan) = tainting_pass(&mut file, NOW);
+    assert!(plan.actions().next().is_none(), "{:#?}", plan.targets);
+    assert!(file.snapshot().unwrap().nodes[0].out_of_service);
+}
+
+#[test]
+fn an_out_of_service_cycle_keeps_the_node_and_removes_the_taint_once_ready() {
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1").label("role", "storage"))
+        .simulated()
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    let mut steps = Vec::new();
+    for i in 0..10 {
+        let (snap, plan) = tainting_pass(&mut file, NOW + 60 * i);
+        for a in plan.actions() {
+            if let Action::Advance { op, .. } = a {
+                if matches!(op, Op::TaintNode { .. }) {
+                    assert_eq!(seen(&snap).powered_on, Some(false), "tainted only once off");
+                }
+                if matches!(op, Op::UntaintNode { .. }) {
+                    assert_eq!(seen(&snap).powered_on, Some(true), "untainted only once on");
+                    assert_eq!(
+                        snap.nodes[0].ready.as_ref().map(|r| r.0.as_str()),
+                        Some("True")
+                    );
+                }
+                steps.push(op_name(op).to_owned());
+            }
+            if let Action::Repair(r) = a {
+                steps.push(format!("start {}", r.repair));
+            }
+        }
+    }
+    assert_eq!(
+        steps,
+        [
+            "start power-cycle",
+            "taint-node",
+            "clear-request",
+            "power-on",
+            "untaint-node"
+        ]
+    );
+    let snap = file.snapshot().unwrap();
+    let n = &snap.nodes[0];
+    assert!(!n.out_of_service);
+    assert_eq!(n.labels.get("role").map(String::as_str), Some("storage"));
+    let m = &snap.machines[0];
+    assert!(m.node_tainted.is_none() && m.node_backup.is_none());
+    assert!(
+        m.marks
+            .iter()
+            .any(|t| t.contains("=result:power-cycle:") && t.contains(":success:")),
+        "{:?}",
+        m.marks
+    );
+}
+
 fn op_name(op: &Op) -> &'static str {
     match op {
         Op::Drain { .. } => "drain",
@@ -175,6 +336,8 @@ fn op_name(op: &Op) -> &'static str {
         Op::ClearRequest { .. } => "clear-request",
         Op::PowerOn { .. } => "power-on",
         Op::RestoreNode { .. } => "restore-node",
+        Op::TaintNode { .. } => "taint-node",
+        Op::UntaintNode { .. } => "untaint-node",
     }
 }
 

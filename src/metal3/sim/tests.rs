@@ -431,6 +431,43 @@ fn the_real_planner_keeps_every_rule_over_many_seeds_and_fleets() {
     assert!(total.kills > 40 && total.halted_passes > 200, "{total:#?}");
 }
 
+fn real_tainting(snap: &Snapshot, now: i64, seed: u64) -> Plan<Metal3> {
+    let s = Settings {
+        fencing: crate::metal3::Fencing::OutOfServiceTaint,
+        ..settings()
+    };
+    plan_with(snap, &s, &cfg().limits, now, seed)
+}
+
+#[test]
+fn the_out_of_service_taint_keeps_every_rule_too() {
+    let mut total = Stats::default();
+    for (fleet_seed, targets) in [(4, 24), (5, 40)] {
+        let fleet = generate(targets, fleet_seed);
+        let summary = explore::<Metal3World>(
+            &fleet,
+            PASSES,
+            fleet_seed * 1000,
+            8,
+            &cfg(),
+            &Faults::default(),
+            &real_tainting,
+        );
+        if let Some(f) = summary.findings.first() {
+            panic!("fleet {fleet_seed}: {f}");
+        }
+        total.add(&summary.stats);
+    }
+    assert_eq!(total.world("nodes fenced"), 0, "{total:#?}");
+    for what in [
+        "power cycles succeeded",
+        "nodes tainted out-of-service",
+        "out-of-service taints removed",
+    ] {
+        assert!(total.world(what) >= 10, "{what}: {total:#?}");
+    }
+}
+
 /// A planner broken on purpose, given the limits it is told to plan with.
 type Broken = fn(&Limits, &Snapshot, i64, u64) -> Plan<Metal3>;
 

@@ -1,0 +1,234 @@
+//! What `run --loop` adds on a live Kubernetes cluster: watches that start the next pass soon
+//! after a relevant change (with a full resync pass at least every --interval), leader election
+//! between replicas, and a clean stop on SIGTERM or SIGINT (the Lease is given up).
+//! The Ganeti and file backends keep the plain sleep between passes.
+
+use super::settings::{Leader, Run, Source};
+use super::{Error, LOG_TARGET};
+use crate::engine::{Backend, BackendError, Family, ObjectRef};
+use crate::metal3::kube::lease::{Elector, Timing};
+use crate::metal3::kube::watch::Watcher;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A burst of changes (a person's `kubectl annotate` on ten Machines, the operator updating a
+/// host twice) makes one pass: it starts once no change came for this long…
+const QUIET: Duration = Duration::from_millis(200);
+/// …or this long after the first change, whichever comes first; so a pass starts within about
+/// a second of a change however busy the cluster is.
+const MOST: Duration = Duration::from_secs(1);
+/// How often a waiting loop looks at the stop flag and the election.
+const SLICE: Duration = Duration::from_millis(250);
+
+pub struct Daemon {
+    watcher: Option<Watcher>,
+    elector: Option<Elector>,
+    stop: Arc<AtomicBool>,
+    /// Whether the elector held the Lease the last time the loop looked.
+    was_leader: bool,
+}
+
+/// Why the loop goes on.
+pub enum Next {
+    Pass,
+    Stop,
+}
+
+impl Daemon {
+    /// For `run --loop` on a live cluster: the watches, the election, the signal handler.
+    /// `None` for one-off passes and the other backends.
+    pub fn start(source: &Source, run: &Run) -> Result<Option<Daemon>, Error> {
+        let Source::Kube { from, options } = source else {
+            return Ok(None);
+        };
+        if run.every.is_none() {
+            return Ok(None);
+        }
+        let watcher = Watcher::connect(from, options).map_err(|e| Error::Connect(e.into()))?;
+        let elector = match &run.leader {
+            Some(Leader { lease, identity }) => Some(
+                Elector::connect(
+                    from,
+                    options,
+                    lease.clone(),
+                    identity.clone(),
+                    Timing::default(),
+                )
+                .map_err(|e| Error::Connect(e.into()))?,
+            ),
+            None => None,
+        };
+        Ok(Some(Daemon {
+            watcher: Some(watcher),
+            elector,
+            stop: on_signal(),
+            was_leader: false,
+        }))
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Before a pass: `false` if this replica does not hold the Lease (it then waits, up to
+    /// `SLICE`, to get it).
+    pub fn may_act(&mut self) -> bool {
+        let Some(e) = &self.elector else { return true };
+        let leader = e.wait_leader(if self.was_leader {
+            Duration::ZERO
+        } else {
+            SLICE
+        });
+        if self.was_leader && !leader {
+            tracing::warn!(target: LOG_TARGET, lease = %e.lease(), holder = e.holder().unwrap_or_default(), "this replica lost the lease: it stands by");
+        }
+        self.was_leader = leader;
+        leader
+    }
+
+    /// Called as a pass starts: the changes seen so far are in what it reads.
+    pub fn pass_starts(&self) {
+        if let Some(w) = &self.watcher {
+            w.forget();
+        }
+    }
+
+    /// The elector, to check before each write.
+    pub fn elector(&self) -> Option<&Elector> {
+        self.elector.as_ref()
+    }
+
+    /// Between passes: until a relevant change settled, `interval` after `last` (the resync),
+    /// the Lease lost, or a stop signal.
+    pub fn pause(&mut self, interval: Duration, last: Instant) -> Next {
+        let resync = last + interval;
+        loop {
+            if self.stopping() {
+                return Next::Stop;
+            }
+            if self.elector.as_ref().is_some_and(|e| !e.is_leader()) {
+                return Next::Pass;
+            }
+            let now = Instant::now();
+            if now >= resync {
+                tracing::info!(target: LOG_TARGET, "resync: {} since the last pass started", humantime::format_duration(interval));
+                return Next::Pass;
+            }
+            let Some(w) = &self.watcher else {
+                std::thread::sleep((resync - now).min(SLICE));
+                continue;
+            };
+            let seen = w.settle(now + (resync - now).min(SLICE), QUIET, MOST);
+            if let Some(first) = seen.first() {
+                tracing::info!(target: LOG_TARGET, changes = seen.len(), first = %first, "watch: {} change(s) seen, the first: {first}; next pass", seen.len());
+                return Next::Pass;
+            }
+        }
+    }
+}
+
+/// A flag raised by SIGTERM (what Kubernetes sends a Pod it stops) or SIGINT; a second signal
+/// ends the process at once.
+fn on_signal() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let raised = flag.clone();
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async move {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut term), Ok(mut int)) = (
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::interrupt()),
+                ) else {
+                    tracing::warn!(target: LOG_TARGET, "cannot catch SIGTERM: a stop will not give the lease up");
+                    return;
+                };
+                for n in 0.. {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                    if n > 0 {
+                        std::process::exit(143);
+                    }
+                    tracing::info!(target: LOG_TARGET, "stop signal: stopping after the pass under way (a second signal stops at once)");
+                    raised.store(true, Ordering::SeqCst);
+                }
+            });
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(target: LOG_TARGET, error = %e, "cannot start the signal thread");
+    }
+    flag
+}
+
+/// A backend that writes only while this replica holds the Lease: checked before every write,
+/// so a replica that lost it mid-pass writes nothing more.
+pub struct Leading<'a, B> {
+    pub inner: B,
+    pub elector: &'a Elector,
+}
+
+impl<B> Leading<'_, B> {
+    fn check(&self) -> Result<(), BackendError> {
+        if self.elector.is_leader() {
+            return Ok(());
+        }
+        Err(BackendError::Api(format!(
+            "not written: this replica ({}) no longer holds the lease {} (held by {}); the leader's passes take over",
+            self.elector.identity(),
+            self.elector.lease(),
+            self.elector
+                .holder()
+                .unwrap_or_else(|| "nobody known".into())
+        )))
+    }
+}
+
+impl<F: Family, B: Backend<F>> Backend<F> for Leading<'_, B> {
+    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
+        self.inner.snapshot()
+    }
+    fn add_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        self.check()?;
+        self.inner.add_marks(o, t, r)
+    }
+    fn remove_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+        self.check()?;
+        self.inner.remove_marks(o, t, r)
+    }
+    fn submit(
+        &mut self,
+        t: &str,
+        op: &F::Op,
+        r: &str,
+        a: Option<&F::OpId>,
+    ) -> Result<F::OpId, BackendError> {
+        self.check()?;
+        self.inner.submit(t, op, r, a)
+    }
+    fn advance(&mut self, o: &ObjectRef, op: &F::Op, r: &str) -> Result<(), BackendError> {
+        self.check()?;
+        self.inner.advance(o, op, r)
+    }
+    fn can_follow(&self, op: &F::Op) -> bool {
+        self.inner.can_follow(op)
+    }
+    fn supports(&self, step: F::Step) -> bool {
+        self.inner.supports(step)
+    }
+    fn finish_pass(&mut self, now: i64) -> Result<(), BackendError> {
+        self.inner.finish_pass(now)
+    }
+    fn flush(&mut self) -> Result<(), BackendError> {
+        self.inner.flush()
+    }
+}

@@ -1,0 +1,430 @@
+//! Leader election between replicas of `run --loop` with a `coordination.k8s.io/v1` Lease, as
+//! client-go's leaderelection does it: the holder renews the Lease every few seconds; the others
+//! take it over only once they have seen it unchanged for a whole lease duration (measured on
+//! their own clock, so clocks need not agree); every write is conditioned (a create fails if
+//! the Lease exists, an update carries the resourceVersion read), so two replicas racing for
+//! it cannot both win.
+//!
+//! The holder counts itself leader only until `renew_deadline` after the start of its last
+//! successful renewal, shorter than the lease duration the others wait: a holder cut off from
+//! the API server stops acting before anyone else can start. On a clean stop it gives the
+//! Lease up (holder emptied), so another replica takes over at once.
+
+use super::{Options, Source, harden, load};
+use crate::engine::BackendError;
+use ::kube::api::{Api, DynamicObject, PostParams};
+use ::kube::core::ApiResource;
+use ::kube::{Client, Config};
+use serde_json::{Value, json};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// The Lease, `NAMESPACE/NAME`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseName {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for LeaseName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// The default Lease name.
+pub const DEFAULT_LEASE: &str = "autorepair";
+
+/// How long things take. The defaults are client-go's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// How long the others wait, after they last saw the Lease change, before taking it.
+    pub lease: Duration,
+    /// How long the holder counts itself leader after a renewal started (less than `lease`).
+    pub renew_deadline: Duration,
+    /// How often the holder renews, and the others look.
+    pub retry: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            lease: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+            retry: Duration::from_secs(2),
+        }
+    }
+}
+
+fn lease_resource() -> ApiResource {
+    ApiResource {
+        group: "coordination.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "coordination.k8s.io/v1".into(),
+        kind: "Lease".into(),
+        plural: "leases".into(),
+    }
+}
+
+/// What the election knows, shared with the thread that runs it.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Leader until then.
+    until: Option<Instant>,
+    /// Who holds the Lease, as last read.
+    holder: Option<String>,
+}
+
+/// One replica's side of the election, run on a thread of its own until dropped (which gives
+/// the Lease up if held).
+pub struct Elector {
+    lease: LeaseName,
+    identity: String,
+    shared: Arc<(Mutex<Shared>, Condvar)>,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Elector {
+    /// Elects through the management cluster `source` names.
+    pub fn connect(
+        source: &Source,
+        options: &Options,
+        lease: LeaseName,
+        identity: String,
+        timing: Timing,
+    ) -> Result<Elector, BackendError> {
+        let rt = super::runtime()?;
+        let config = rt.block_on(load(source))?;
+        Self::start(rt, config, options, lease, identity, timing)
+    }
+
+    /// Elects through the server of a client configuration (tests).
+    pub fn from_config(
+        config: Config,
+        options: &Options,
+        lease: LeaseName,
+        identity: String,
+        timing: Timing,
+    ) -> Result<Elector, BackendError> {
+        Self::start(super::runtime()?, config, options, lease, identity, timing)
+    }
+
+    fn start(
+        rt: tokio::runtime::Runtime,
+        mut config: Config,
+        options: &Options,
+        lease: LeaseName,
+        identity: String,
+        timing: Timing,
+    ) -> Result<Elector, BackendError> {
+        if timing.renew_deadline >= timing.lease {
+            return Err(BackendError::Api(format!(
+                "leader election: the renew deadline ({:?}) must be shorter than the lease ({:?})",
+                timing.renew_deadline, timing.lease
+            )));
+        }
+        harden(&mut config, options)?;
+        // A renewal that takes longer than the deadline is useless: give up on it then.
+        config.read_timeout = Some(timing.renew_deadline);
+        config.write_timeout = Some(timing.renew_deadline);
+        let server = config.cluster_url.to_string();
+        let client = {
+            let _entered = rt.enter();
+            Client::try_from(config).map_err(|e| super::client_error(&server, e))?
+        };
+        let shared = Arc::new((Mutex::new(Shared::default()), Condvar::new()));
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let mut campaign = Campaign {
+            api: Api::namespaced_with(client, &lease.namespace, &lease_resource()),
+            lease: lease.clone(),
+            identity: identity.clone(),
+            timing,
+            observed: None,
+            leading: false,
+        };
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("leader-election".into())
+            .spawn(move || rt.block_on(campaign.run(s, stopped)))
+            .map_err(|e| {
+                BackendError::Api(format!("cannot start the leader election thread: {e}"))
+            })?;
+        Ok(Elector {
+            lease,
+            identity,
+            shared,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// Whether this replica holds the Lease now (and may write).
+    pub fn is_leader(&self) -> bool {
+        let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
+        s.until.is_some_and(|t| Instant::now() < t)
+    }
+
+    /// Waits up to `timeout` to be leader; whether it is.
+    pub fn wait_leader(&self, timeout: Duration) -> bool {
+        let until = Instant::now() + timeout;
+        let (lock, cv) = &*self.shared;
+        let mut s = lock.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let now = Instant::now();
+            if s.until.is_some_and(|t| now < t) {
+                return true;
+            }
+            if now >= until {
+                return false;
+            }
+            s = cv
+                .wait_timeout(s, until - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Who holds the Lease, as last read.
+    pub fn holder(&self) -> Option<String> {
+        let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
+        s.holder.clone()
+    }
+
+    pub fn lease(&self) -> &LeaseName {
+        &self.lease
+    }
+
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+}
+
+impl Drop for Elector {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(true);
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The Lease as last read, and when it was first seen so.
+struct Observed {
+    holder: String,
+    renew: String,
+    at: Instant,
+}
+
+struct Campaign {
+    api: Api<DynamicObject>,
+    lease: LeaseName,
+    identity: String,
+    timing: Timing,
+    observed: Option<Observed>,
+    leading: bool,
+}
+
+/// A MicroTime as the API server writes it: RFC 3339, UTC, six fraction digits.
+fn micro_time(t: jiff::Timestamp) -> String {
+    format!(
+        "{}.{:06}Z",
+        t.strftime("%Y-%m-%dT%H:%M:%S"),
+        t.subsec_microsecond()
+    )
+}
+
+enum Outcome {
+    Leader,
+    /// Held by someone else (named) whose lease has not run out.
+    Follower(String),
+}
+
+impl Campaign {
+    async fn run(
+        &mut self,
+        shared: Arc<(Mutex<Shared>, Condvar)>,
+        mut stopped: tokio::sync::watch::Receiver<bool>,
+    ) {
+        loop {
+            let started = Instant::now();
+            let outcome = self.try_acquire_or_renew().await;
+            let (lock, cv) = &*shared;
+            {
+                let mut s = lock.lock().unwrap_or_else(|p| p.into_inner());
+                match &outcome {
+                    Ok(Outcome::Leader) => {
+                        s.until = Some(started + self.timing.renew_deadline);
+                        s.holder = Some(self.identity.clone());
+                        if !self.leading {
+                            tracing::info!(lease = %self.lease, identity = %self.identity, "leader election: this replica holds the lease and acts");
+                        }
+                        self.leading = true;
+                    }
+                    Ok(Outcome::Follower(holder)) => {
+                        s.until = None;
+                        if self.leading || s.holder.as_deref() != Some(holder) {
+                            tracing::info!(lease = %self.lease, holder = %holder, "leader election: {holder} holds the lease; this replica stands by");
+                        }
+                        s.holder = Some(holder.clone());
+                        self.leading = false;
+                    }
+                    Err(e) => {
+                        // Still leader until the deadline of the last renewal that worked.
+                        tracing::warn!(lease = %self.lease, error = %e, "leader election: cannot read or write the lease; trying again in {:?}", self.timing.retry);
+                        if self.leading && s.until.is_none_or(|t| Instant::now() >= t) {
+                            tracing::warn!(lease = %self.lease, "leader election: the lease could not be renewed in time: this replica stops acting");
+                            self.leading = false;
+                            s.until = None;
+                        }
+                    }
+                }
+            }
+            cv.notify_all();
+            tokio::select! {
+                () = tokio::time::sleep(self.timing.retry) => {}
+                _ = stopped.changed() => break,
+            }
+        }
+        if self.leading {
+            {
+                let mut s = shared.0.lock().unwrap_or_else(|p| p.into_inner());
+                s.until = None;
+            }
+            match self.release().await {
+                Ok(()) => tracing::info!(lease = %self.lease, "leader election: lease given up"),
+                Err(e) => {
+                    tracing::warn!(lease = %self.lease, error = %e, "leader election: cannot give the lease up; the others take it when it runs out")
+                }
+            }
+        }
+    }
+
+    fn spec(&self, now: jiff::Timestamp, acquired: Option<&str>, transitions: i64) -> Value {
+        let now = micro_time(now);
+        json!({
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": self.timing.lease.as_secs().max(1),
+            "acquireTime": acquired.map_or_else(|| now.clone(), str::to_owned),
+            "renewTime": now,
+            "leaseTransitions": transitions,
+        })
+    }
+
+    async fn try_acquire_or_renew(&mut self) -> Result<Outcome, ::kube::Error> {
+        let now = jiff::Timestamp::now();
+        let Some(current) = self.api.get_opt(&self.lease.name).await? else {
+            let lease: DynamicObject = serde_json::from_value(json!({
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.lease.name, "namespace": self.lease.namespace},
+                "spec": self.spec(now, None, 0),
+            }))
+            .map_err(::kube::Error::SerdeError)?;
+            return match self.api.create(&PostParams::default(), &lease).await {
+                Ok(_) => Ok(Outcome::Leader),
+                // Someone created it first: theirs.
+                Err(::kube::Error::Api(s)) if s.code == 409 => {
+                    Ok(Outcome::Follower("another replica".into()))
+                }
+                Err(e) => Err(e),
+            };
+        };
+        let spec = current.data.get("spec").cloned().unwrap_or_default();
+        let field = |k: &str| {
+            spec.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let holder = field("holderIdentity");
+        let renew = field("renewTime");
+        let transitions = spec
+            .get("leaseTransitions")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let changed = self
+            .observed
+            .as_ref()
+            .is_none_or(|o| o.holder != holder || o.renew != renew);
+        if changed {
+            self.observed = Some(Observed {
+                holder: holder.clone(),
+                renew: renew.clone(),
+                at: Instant::now(),
+            });
+        }
+        let observed = self.observed.as_ref().expect("set above");
+        let duration = spec
+            .get("leaseDurationSeconds")
+            .and_then(Value::as_u64)
+            .map_or(self.timing.lease, Duration::from_secs);
+        let ours = holder == self.identity;
+        if !ours && !holder.is_empty() && observed.at.elapsed() < duration {
+            return Ok(Outcome::Follower(holder));
+        }
+        let acquired = ours.then(|| field("acquireTime"));
+        let transitions = if ours { transitions } else { transitions + 1 };
+        // Conditioned on the resourceVersion just read: a renewal or takeover by someone else
+        // since makes it a 409.
+        let mut lease = current;
+        lease.metadata.managed_fields = None;
+        lease.data["spec"] = self.spec(
+            now,
+            acquired.as_deref().filter(|a| !a.is_empty()),
+            transitions,
+        );
+        match self
+            .api
+            .replace(&self.lease.name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(_) => Ok(Outcome::Leader),
+            // Renewed or taken by someone else since the read: not ours this time.
+            Err(::kube::Error::Api(s)) if s.code == 409 => {
+                Ok(Outcome::Follower(if holder.is_empty() {
+                    "another replica".into()
+                } else {
+                    holder
+                }))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Empties the holder (conditioned on the Lease being as we last wrote it).
+    async fn release(&mut self) -> Result<(), ::kube::Error> {
+        let Some(mut lease) = self.api.get_opt(&self.lease.name).await? else {
+            return Ok(());
+        };
+        if lease
+            .data
+            .pointer("/spec/holderIdentity")
+            .and_then(Value::as_str)
+            != Some(&self.identity)
+        {
+            return Ok(());
+        }
+        lease.metadata.managed_fields = None;
+        lease.data["spec"]["holderIdentity"] = Value::Null;
+        lease.data["spec"]["leaseDurationSeconds"] = json!(1);
+        lease.data["spec"]["renewTime"] = json!(micro_time(jiff::Timestamp::now()));
+        self.api
+            .replace(&self.lease.name, &PostParams::default(), &lease)
+            .await
+            .map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn micro_times_have_six_fraction_digits() {
+        let t = jiff::Timestamp::from_microsecond(1_800_000_000_000_042).unwrap();
+        assert_eq!(micro_time(t), "2027-01-15T08:00:00.000042Z");
+    }
+}

@@ -1,0 +1,533 @@
+//! `run --loop` on a live cluster, against the fake API server (crates/fake-kube) through the
+//! real kube client: the watches that start the next pass (a change within 2 s, a closed watch
+//! and a compacted history survived, irrelevant changes ignored) and leader election with a
+//! coordination.k8s.io/v1 Lease between two replicas.
+
+use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
+use autorepair::metal3::kube::Options;
+use autorepair::metal3::kube::lease::{Elector, LeaseName, Timing};
+use autorepair::metal3::kube::watch::{ChangeKind, Watcher};
+use autorepair::metal3::objects::REQUEST_KEY;
+use fake_kube::{BARE_METAL_HOST, FakeKube, Fault, MACHINE, NODE, Resource};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const LEASE: Resource = Resource {
+    group: "coordination.k8s.io",
+    versions: &["v1"],
+    kind: "Lease",
+    plural: "leases",
+    short_names: &[],
+    namespaced: true,
+    custom: false,
+    status_subresource: false,
+};
+
+fn one_machine() -> FakeKube {
+    let kube = FakeKube::builder().resource(LEASE).start();
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1"))
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1"))
+        .build();
+    for item in list["items"].as_array().expect("a List") {
+        kube.insert(item.clone());
+    }
+    kube
+}
+
+fn watching(kube: &FakeKube) -> Watcher {
+    let w = Watcher::from_config(kube.config(), &Options::default()).expect("watcher");
+    assert!(
+        w.wait_watching(Duration::from_secs(10)),
+        "the watches never opened"
+    );
+    w
+}
+
+/// How long after `change` the watcher lets a pass start (the loop's debounce included), and
+/// what it saw.
+fn reaction(w: &Watcher, change: impl FnOnce()) -> (Duration, Vec<String>) {
+    let t = Instant::now();
+    change();
+    let seen = w.settle(
+        t + Duration::from_secs(5),
+        Duration::from_millis(200),
+        Duration::from_secs(1),
+    );
+    (t.elapsed(), seen.iter().map(ToString::to_string).collect())
+}
+
+#[test]
+fn a_change_while_the_loop_waits_starts_a_pass_within_two_seconds() {
+    let kube = one_machine();
+    let w = watching(&kube);
+    let mut latencies = Vec::new();
+    for i in 0..5 {
+        let (took, seen) = reaction(&w, || {
+            kube.mutate(&MACHINE, "ns", "m1", |m| {
+                m["metadata"]["annotations"][REQUEST_KEY] = json!(format!("{i}"));
+            });
+        });
+        assert_eq!(
+            seen,
+            ["machines.cluster.x-k8s.io ns/m1 changed"],
+            "{took:?}"
+        );
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        latencies.push(took);
+    }
+    // A host powering off, a Node going NotReady, a Node deleted: each one change.
+    let cases: [(&str, Box<dyn Fn()>); 3] = [
+        (
+            "baremetalhosts.metal3.io ns/h1 changed",
+            Box::new(|| {
+                kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+                    h["status"]["poweredOn"] = json!(false);
+                });
+            }),
+        ),
+        (
+            "nodes n1 changed",
+            Box::new(|| {
+                kube.mutate(&NODE, "", "n1", |n| {
+                    n["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
+                        "lastTransitionTime": "2026-11-01T00:00:00Z"}]);
+                });
+            }),
+        ),
+        (
+            "nodes n1 deleted",
+            Box::new(|| {
+                kube.remove(&NODE, "", "n1");
+            }),
+        ),
+    ];
+    for (want, change) in cases {
+        let (took, seen) = reaction(&w, change);
+        assert_eq!(seen, [want]);
+        assert!(took < Duration::from_secs(2), "{want}: {took:?}");
+    }
+    eprintln!("watch reaction (change to pass start, 200 ms debounce included): {latencies:?}");
+}
+
+#[test]
+fn what_the_family_does_not_read_starts_no_pass() {
+    let kube = one_machine();
+    let w = watching(&kube);
+    kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+        h["status"]["lastUpdated"] = json!("2026-11-23T00:00:00Z");
+    });
+    kube.mutate(&NODE, "", "n1", |n| {
+        n["status"]["conditions"][0]["lastHeartbeatTime"] = json!("2026-11-23T00:00:00Z");
+    });
+    assert_eq!(w.next_change(Duration::from_millis(700)), None);
+    // A burst is one wake-up with every change in it.
+    let (_, seen) = reaction(&w, || {
+        for i in 0..10 {
+            kube.mutate(&MACHINE, "ns", "m1", |m| {
+                m["metadata"]["annotations"]["x"] = json!(i.to_string());
+            });
+        }
+    });
+    assert_eq!(seen.len(), 10, "{seen:?}");
+}
+
+#[test]
+fn a_closed_watch_is_watched_again() {
+    let kube = one_machine();
+    let w = watching(&kube);
+    for _ in 0..3 {
+        kube.close_watches();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            w.wait_watching(Duration::from_secs(10)),
+            "not watched again"
+        );
+        let (took, seen) = reaction(&w, || {
+            kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+                h["metadata"]["annotations"]["reboot.metal3.io/other"] = json!("");
+            });
+        });
+        assert_eq!(seen, ["baremetalhosts.metal3.io ns/h1 changed"]);
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+            h["metadata"]["annotations"] = json!({});
+        });
+        assert!(w.next_change(Duration::from_secs(2)).is_some());
+    }
+}
+
+#[test]
+fn a_compacted_history_is_listed_again_and_what_changed_meanwhile_is_reported() {
+    let kube = one_machine();
+    let w = watching(&kube);
+    // The hosts' watch comes back slowly: meanwhile a host changes and the history is
+    // compacted, so it resumes from a resourceVersion the server no longer has.
+    kube.fault(
+        Fault::delay(Duration::from_millis(600))
+            .on_collection(&BARE_METAL_HOST, "")
+            .method("GET"),
+    );
+    kube.close_watches();
+    std::thread::sleep(Duration::from_millis(100));
+    kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+        h["spec"]["online"] = json!(false);
+    });
+    kube.compact();
+    let change = w
+        .next_change(Duration::from_secs(5))
+        .expect("the change made while the watch was down");
+    assert_eq!(change.object, "ns/h1");
+    assert_eq!(change.what, ChangeKind::Relisted);
+    assert_eq!(kube.pending_faults(), 0);
+    // And it watches on from the new list.
+    assert!(w.wait_watching(Duration::from_secs(10)));
+    let (took, seen) = reaction(&w, || {
+        kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+            h["spec"]["online"] = json!(true);
+        });
+    });
+    assert_eq!(seen, ["baremetalhosts.metal3.io ns/h1 changed"]);
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+#[test]
+fn an_api_server_that_fails_is_retried() {
+    let kube = one_machine();
+    // The first lists of the hosts fail: the watch retries (1 s, then 2 s) and comes up.
+    kube.fault(
+        Fault::status(503)
+            .on_collection(&BARE_METAL_HOST, "")
+            .method("GET")
+            .times(2),
+    );
+    let w = Watcher::from_config(kube.config(), &Options::default()).expect("watcher");
+    assert!(w.wait_watching(Duration::from_secs(15)));
+    assert_eq!(kube.pending_faults(), 0);
+    let (_, seen) = reaction(&w, || {
+        kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+            h["status"]["poweredOn"] = json!(false);
+        });
+    });
+    assert_eq!(seen, ["baremetalhosts.metal3.io ns/h1 changed"]);
+}
+
+fn fast() -> Timing {
+    Timing {
+        lease: Duration::from_secs(2),
+        renew_deadline: Duration::from_millis(1500),
+        retry: Duration::from_millis(200),
+    }
+}
+
+fn elector(kube: &FakeKube, who: &str) -> Elector {
+    let lease = LeaseName {
+        namespace: "ns".into(),
+        name: "autorepair".into(),
+    };
+    Elector::from_config(
+        kube.config(),
+        &Options::default(),
+        lease,
+        who.into(),
+        fast(),
+    )
+    .expect("elector")
+}
+
+fn holder(kube: &FakeKube) -> Option<String> {
+    kube.get(&LEASE, "ns", "autorepair")?
+        .pointer("/spec/holderIdentity")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+#[test]
+fn of_two_replicas_one_leads_and_the_other_takes_over_when_it_stops() {
+    let kube = one_machine();
+    let a = elector(&kube, "a");
+    assert!(a.wait_leader(Duration::from_secs(5)));
+    let b = elector(&kube, "b");
+    // b waits for a's lease; a renews it all along.
+    let until = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < until {
+        let both = a.is_leader() && b.is_leader();
+        assert!(!both, "two leaders");
+        assert!(!b.is_leader());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(a.is_leader());
+    assert_eq!(holder(&kube).as_deref(), Some("a"));
+    assert_eq!(b.holder().as_deref(), Some("a"));
+    // Every write to the Lease was conditioned: a create, or an update with its
+    // resourceVersion.
+    for w in kube.writes() {
+        assert!(w.path.contains("/leases"), "{w:?}");
+        let body: Value = serde_json::from_str(&w.body).unwrap();
+        match w.method.as_str() {
+            "POST" => {}
+            "PUT" => assert!(
+                body.pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| !v.is_empty()),
+                "{w:?}"
+            ),
+            other => panic!("{other} {w:?}"),
+        }
+    }
+    // A clean stop gives the lease up: b takes it at once, not after the lease duration.
+    let t = Instant::now();
+    drop(a);
+    assert!(b.wait_leader(Duration::from_secs(5)));
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    assert_eq!(holder(&kube).as_deref(), Some("b"));
+    let transitions =
+        kube.get(&LEASE, "ns", "autorepair").unwrap()["spec"]["leaseTransitions"].clone();
+    assert_eq!(transitions, json!(1));
+}
+
+#[test]
+fn a_leader_cut_off_stops_acting_before_another_takes_over() {
+    let kube = one_machine();
+    let a = elector(&kube, "a");
+    assert!(a.wait_leader(Duration::from_secs(5)));
+    let b = elector(&kube, "b");
+    std::thread::sleep(Duration::from_millis(500));
+    // a's renewals fail from now on (its API server is unreachable for it).
+    kube.fault(
+        Fault::status(503)
+            .on_object(&LEASE, "ns", "autorepair")
+            .method("PUT")
+            .times(1000),
+    );
+    // b's takeover would also be a PUT: let b's through by its body, a's not. The fake cannot
+    // tell clients apart, so instead: a stops acting within its renew deadline, and b never
+    // leads while a still does.
+    let cut = Instant::now();
+    let mut a_stopped = None;
+    while cut.elapsed() < Duration::from_secs(4) {
+        let both = a.is_leader() && b.is_leader();
+        assert!(!both, "two leaders");
+        if a_stopped.is_none() && !a.is_leader() {
+            a_stopped = Some(cut.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let a_stopped = a_stopped.expect("a kept acting without renewing");
+    assert!(a_stopped <= Duration::from_millis(1700), "{a_stopped:?}");
+}
+
+#[test]
+fn a_lease_someone_else_holds_is_respected_until_it_runs_out() {
+    let kube = one_machine();
+    let now = jiff::Timestamp::now().to_string();
+    kube.insert(json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "autorepair", "namespace": "ns"},
+        "spec": {"holderIdentity": "old", "leaseDurationSeconds": 2, "renewTime": now,
+                 "acquireTime": now, "leaseTransitions": 3},
+    }));
+    let t = Instant::now();
+    let b = elector(&kube, "b");
+    assert!(!b.wait_leader(Duration::from_millis(1500)));
+    assert_eq!(b.holder().as_deref(), Some("old"));
+    assert!(b.wait_leader(Duration::from_secs(5)));
+    // Seen unchanged for the whole lease duration on b's own clock, not by renewTime.
+    assert!(t.elapsed() >= Duration::from_secs(2), "{:?}", t.elapsed());
+    let lease = kube.get(&LEASE, "ns", "autorepair").unwrap();
+    assert_eq!(lease["spec"]["holderIdentity"], "b");
+    assert_eq!(lease["spec"]["leaseTransitions"], 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binary: `autorepair run --kube --loop [--leader-elect]` against the fake server.
+
+/// A running `autorepair run --kube --loop` and its standard output's lines, with when each
+/// came.
+struct Replica {
+    child: std::process::Child,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<(Instant, String)>>>,
+}
+
+impl Replica {
+    fn start(kube: &FakeKube, dir: &std::path::Path, name: &str, extra: &[&str]) -> Replica {
+        use std::io::BufRead;
+        let kubeconfig = dir.join("kubeconfig");
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\ncurrent-context: fake\n\
+                 contexts:\n- name: fake\n  context: {{cluster: fake, user: fake}}\n\
+                 clusters:\n- name: fake\n  cluster: {{server: '{}'}}\n\
+                 users:\n- name: fake\n  user: {{}}\n",
+                kube.url()
+            ),
+        )
+        .unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_autorepair"))
+            .args(["run", "--kube", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .args(["--config", "/dev/null", "--lock-file"])
+            .arg(dir.join(format!("{name}.lock")))
+            .args(["--loop", "--interval", "1h"])
+            .args(extra)
+            .env("POD_NAME", name)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(dir.join(format!("{name}.log"))).unwrap())
+            .spawn()
+            .expect("autorepair");
+        let out = child.stdout.take().unwrap();
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push((Instant::now(), line));
+            }
+        });
+        Replica { child, lines }
+    }
+
+    fn passes(&self) -> Vec<(Instant, String)> {
+        let lines = self.lines.lock().unwrap();
+        lines
+            .iter()
+            .filter(|(_, l)| l.starts_with("pass "))
+            .cloned()
+            .collect()
+    }
+
+    fn wait_passes(&self, n: usize, timeout: Duration) -> bool {
+        let until = Instant::now() + timeout;
+        while self.passes().len() < n {
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
+    /// SIGTERM, then the exit status within `timeout`.
+    fn stop(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let pid = self.child.id().to_string();
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until the number of open watches has stayed the same, and above zero, for 500 ms.
+fn watches_settled(kube: &FakeKube) {
+    let until = Instant::now() + Duration::from_secs(20);
+    let (mut last, mut since) = (0, Instant::now());
+    while Instant::now() < until {
+        let n = kube.open_watches();
+        if n != last {
+            (last, since) = (n, Instant::now());
+        } else if n > 0 && since.elapsed() > Duration::from_millis(500) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the watches never settled ({last} open)");
+}
+
+fn request(kube: &FakeKube) -> Instant {
+    let t = Instant::now();
+    kube.mutate(&MACHINE, "ns", "m1", |m| {
+        m["metadata"]["annotations"][REQUEST_KEY] = json!("");
+    });
+    t
+}
+
+fn host_rebooting(kube: &FakeKube) -> bool {
+    kube.annotation(
+        &BARE_METAL_HOST,
+        "ns",
+        "h1",
+        autorepair::metal3::objects::REBOOT_KEY,
+    )
+    .is_some()
+}
+
+#[test]
+fn the_loop_makes_a_pass_within_two_seconds_of_a_request_and_stops_on_sigterm() {
+    let kube = one_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Replica::start(&kube, dir.path(), "solo", &[]);
+    assert!(r.wait_passes(1, Duration::from_secs(20)), "no first pass");
+    watches_settled(&kube);
+    let asked = request(&kube);
+    assert!(
+        r.wait_passes(2, Duration::from_secs(5)),
+        "no pass after the change"
+    );
+    let took = r.passes()[1].0 - asked;
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // That pass acted on the request: the host is being powered off.
+    assert!(host_rebooting(&kube));
+    eprintln!("request to pass output: {took:?}");
+    let status = r
+        .stop(Duration::from_secs(10))
+        .expect("still running after SIGTERM");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn of_two_replicas_only_the_leader_passes_and_the_other_takes_over_on_sigterm() {
+    let kube = one_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let lease = ["--leader-elect", "--lease", "ns/autorepair"];
+    let mut a = Replica::start(&kube, dir.path(), "a", &lease);
+    assert!(a.wait_passes(1, Duration::from_secs(20)), "a never led");
+    let b = Replica::start(&kube, dir.path(), "b", &lease);
+    watches_settled(&kube);
+    std::thread::sleep(Duration::from_secs(1));
+    request(&kube);
+    assert!(a.wait_passes(2, Duration::from_secs(5)));
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        b.passes().is_empty(),
+        "b passed while a led: {:?}",
+        b.passes()
+    );
+    assert!(
+        holder(&kube).is_some_and(|h| h.starts_with("a_")),
+        "{:?}",
+        holder(&kube)
+    );
+    // a stops cleanly and gives the Lease up: b leads (and makes a pass) within seconds.
+    let stopped = Instant::now();
+    assert!(a.stop(Duration::from_secs(10)).is_some_and(|s| s.success()));
+    assert!(
+        b.wait_passes(1, Duration::from_secs(5)),
+        "b never took over"
+    );
+    let took = b.passes()[0].0 - stopped;
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    assert!(
+        holder(&kube).is_some_and(|h| h.starts_with("b_")),
+        "{:?}",
+        holder(&kube)
+    );
+}
