@@ -541,6 +541,22 @@ autorepair clear db1.example.com
 .EE
 .RE
 .PP
+sabakan machines (the machines family): CKE's repair procedures on a machines file, with the
+repair entries in ckecli's words:
+.PP
+.RS 4
+.EX
+autorepair --sabakan-file machines.json --nodes nodes.json --repair-config cluster.yml \e
+    --constraints constraints.json run
+autorepair --sabakan-file machines.json --repair-config cluster.yml repair add unreachable qemu 10.69.0.4
+autorepair --sabakan-file machines.json --repair-config cluster.yml repair list --json
+autorepair --sabakan-file machines.json --repair-config cluster.yml repair delete --finished
+autorepair --sabakan-file machines.json --repair-config cluster.yml repair reset-backoff
+autorepair --sabakan-file machines.json --repair-config cluster.yml repair disable
+autorepair --sabakan-file machines.json --repair-config cluster.yml repair enable
+.EE
+.RE
+.PP
 What a tag means, as JSON:
 .PP
 .RS 4
