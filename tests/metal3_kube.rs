@@ -12,7 +12,7 @@ use autorepair::metal3::objects::{REBOOT_KEY, REQUEST_KEY, Snapshot};
 use autorepair::metal3::{self, Action, Metal3, Op, OpId, Plan, Settings, Step};
 use fake_kube::{
     ApiError, BARE_METAL_HOST, CLUSTER, FakeKube, Fault, MACHINE, MACHINE_SET, METAL3_MACHINE,
-    NODE, RecordedRequest, Resource,
+    NODE, POD, RecordedRequest, Resource,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -21,17 +21,6 @@ use std::sync::{Arc, Mutex};
 
 /// 2027-01-15: long after the fixtures' Nodes changed state.
 const NOW: i64 = 1_800_000_000;
-
-const POD: Resource = Resource {
-    group: "",
-    versions: &["v1"],
-    kind: "Pod",
-    plural: "pods",
-    short_names: &["po"],
-    namespaced: true,
-    custom: false,
-    status_subresource: true,
-};
 
 const KUBEADM_CONTROL_PLANE: Resource = Resource {
     group: "controlplane.cluster.x-k8s.io",
@@ -44,12 +33,9 @@ const KUBEADM_CONTROL_PLANE: Resource = Resource {
     status_subresource: true,
 };
 
-/// A fake management cluster that also serves Pods and KubeadmControlPlanes.
+/// A fake management cluster that also serves KubeadmControlPlanes.
 fn server() -> FakeKube {
-    FakeKube::builder()
-        .resource(POD)
-        .resource(KUBEADM_CONTROL_PLANE)
-        .start()
+    FakeKube::builder().resource(KUBEADM_CONTROL_PLANE).start()
 }
 
 fn load(kube: &FakeKube, list: &Value) {

@@ -703,7 +703,7 @@ mod tests {
             value: "d".into(),
             effect: "NoSchedule".into(),
         };
-        assert_eq!(nodes.taints["host-3"], [want.clone()]);
+        assert_eq!(nodes.taints["host-3"], std::slice::from_ref(&want));
         assert_eq!(nodes.taints["10.0.0.3"], [want]);
     }
 }
