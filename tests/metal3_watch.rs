@@ -45,6 +45,9 @@ fn watching(kube: &FakeKube) -> Watcher {
     w
 }
 
+/// A change the test makes to the server.
+type Edit<'a> = Box<dyn Fn() + 'a>;
+
 /// How long after `change` the watcher lets a pass start (the loop's debounce included), and
 /// what it saw.
 fn reaction(w: &Watcher, change: impl FnOnce()) -> (Duration, Vec<String>) {
@@ -78,7 +81,7 @@ fn a_change_while_the_loop_waits_starts_a_pass_within_two_seconds() {
         latencies.push(took);
     }
     // A host powering off, a Node going NotReady, a Node deleted: each one change.
-    let cases: [(&str, Box<dyn Fn()>); 3] = [
+    let cases: [(&str, Edit); 3] = [
         (
             "baremetalhosts.metal3.io ns/h1 changed",
             Box::new(|| {
