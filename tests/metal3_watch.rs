@@ -45,6 +45,9 @@ fn watching(kube: &FakeKube) -> Watcher {
     w
 }
 
+/// A change the test makes to the server.
+type Edit<'a> = Box<dyn Fn() + 'a>;
+
 /// How long after `change` the watcher lets a pass start (the loop's debounce included), and
 /// what it saw.
 fn reaction(w: &Watcher, change: impl FnOnce()) -> (Duration, Vec<String>) {
@@ -78,7 +81,7 @@ fn a_change_while_the_loop_waits_starts_a_pass_within_two_seconds() {
         latencies.push(took);
     }
     // A host powering off, a Node going NotReady, a Node deleted: each one change.
-    let cases: [(&str, Box<dyn Fn()>); 3] = [
+    let cases: [(&str, Edit); 3] = [
         (
             "baremetalhosts.metal3.io ns/h1 changed",
             Box::new(|| {
@@ -530,4 +533,58 @@ fn of_two_replicas_only_the_leader_passes_and_the_other_takes_over_on_sigterm() 
         "{:?}",
         holder(&kube)
     );
+}
+
+#[test]
+fn leader_election_is_refused_where_there_is_no_lease_to_elect_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = dir.path().join("objects.json");
+    std::fs::write(&objects, Fleet::new().build().to_string()).unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, "apiVersion: v1\nkind: Config\n").unwrap();
+    let cases: [(Vec<&str>, &str); 3] = [
+        (
+            vec![
+                "--kube-objects",
+                objects.to_str().unwrap(),
+                "run",
+                "--loop",
+                "--leader-elect",
+            ],
+            "--leader-elect elects among replicas of `run --loop --kube`",
+        ),
+        (
+            vec![
+                "--kube",
+                "--kubeconfig",
+                kubeconfig.to_str().unwrap(),
+                "run",
+                "--leader-elect",
+            ],
+            "add --loop and --kube",
+        ),
+        (
+            vec![
+                "--kube",
+                "--kubeconfig",
+                kubeconfig.to_str().unwrap(),
+                "run",
+                "--loop",
+                "--leader-elect",
+                "--lease",
+                "autorepair",
+            ],
+            "--lease \"autorepair\": give the Lease as NAMESPACE/NAME",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_autorepair"))
+            .args(["--config", "/dev/null"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
 }

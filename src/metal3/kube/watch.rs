@@ -78,12 +78,6 @@ struct Streams {
     open: AtomicUsize,
 }
 
-/// How the watches reach the server.
-enum Reach {
-    Source(Source),
-    Config(Config),
-}
-
 /// The delay before trying again after the n-th failure in a row: 1 s doubling to 30 s.
 fn backoff(failures: u32) -> Duration {
     Duration::from_secs(1u64 << failures.min(5)).min(Duration::from_secs(30))
@@ -96,20 +90,21 @@ const WATCH_SECONDS: u32 = 290;
 impl Watcher {
     /// Starts watching the management cluster `source` names.
     pub fn connect(source: &Source, options: &Options) -> Result<Watcher, BackendError> {
-        Self::start(Reach::Source(source.clone()), options)
+        let rt = super::runtime()?;
+        let config = rt.block_on(load(source))?;
+        Self::start(rt, config, options)
     }
 
     /// Starts watching the server of a client configuration (the tests' fake server gives one).
     pub fn from_config(config: Config, options: &Options) -> Result<Watcher, BackendError> {
-        Self::start(Reach::Config(config), options)
+        Self::start(super::runtime()?, config, options)
     }
 
-    fn start(reach: Reach, options: &Options) -> Result<Watcher, BackendError> {
-        let rt = super::runtime()?;
-        let mut config = match reach {
-            Reach::Source(s) => rt.block_on(load(&s))?,
-            Reach::Config(c) => c,
-        };
+    fn start(
+        rt: tokio::runtime::Runtime,
+        mut config: Config,
+        options: &Options,
+    ) -> Result<Watcher, BackendError> {
         harden(&mut config, options)?;
         // A watch answers only when something changes: the read timeout must outlast the
         // server's own end of the request.

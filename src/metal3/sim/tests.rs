@@ -526,6 +526,59 @@ fn fences_at_once(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan
     p
 }
 
+fn tainting() -> Settings {
+    Settings {
+        fencing: crate::metal3::Fencing::OutOfServiceTaint,
+        ..settings()
+    }
+}
+
+/// With the out-of-service taint: taints the Node as soon as the power-off is asked for.
+fn taints_at_once(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan<Metal3> {
+    let mut p = plan_with(snap, &tainting(), limits, now, seed);
+    for t in &mut p.targets {
+        let starts = t
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::Repair(r) if r.ops.iter().any(|o| matches!(o, Op::PowerOff { .. }))));
+        let node = snap
+            .machines
+            .iter()
+            .find(|m| m.key == t.name)
+            .and_then(|m| m.node_ref.clone())
+            .filter(|n| snap.nodes.iter().any(|x| x.name == *n && !x.out_of_service));
+        if let (true, Some(node)) = (starts, node) {
+            t.actions.push(Action::Advance {
+                object: ObjectRef::new(kind::MACHINE, t.name.clone()),
+                op: Op::TaintNode {
+                    machine: t.name.clone(),
+                    node,
+                },
+                reason: "taint at once".into(),
+            });
+        }
+    }
+    p
+}
+
+/// With the out-of-service taint: never removes it.
+fn keeps_the_taint(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan<Metal3> {
+    let mut p = plan_with(snap, &tainting(), limits, now, seed);
+    let keep = |a: &Action<Metal3>| {
+        !matches!(
+            a,
+            Action::Advance {
+                op: Op::UntaintNode { .. },
+                ..
+            }
+        )
+    };
+    for t in &mut p.targets {
+        t.actions.retain(keep);
+    }
+    p
+}
+
 /// Has no reboot-loop guard.
 fn loops(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan<Metal3> {
     let blind = Settings {
@@ -663,7 +716,17 @@ fn broken_planners_are_caught_each_by_its_rule() {
         world: rates,
         ..Faults::default()
     };
-    let cases: [(&str, Broken, &[&str]); 10] = [
+    let cases: [(&str, Broken, &[&str]); 12] = [
+        (
+            "taints at once",
+            taints_at_once,
+            &["a Node tainted out of service while its host is on"],
+        ),
+        (
+            "keeps the taint",
+            keeps_the_taint,
+            &["an out-of-service taint left behind"],
+        ),
         (
             "drops the protocol",
             drops_the_protocol,
