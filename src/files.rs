@@ -3,8 +3,10 @@
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to a temporary file in `path`'s directory, syncs it, and renames it over
-/// `path`. The directory must be writable: the file is replaced, never rewritten in place.
+/// Writes `bytes` to a temporary file in `path`'s directory, syncs it, renames it over `path`,
+/// and syncs the directory: without that last sync a power loss can undo the rename, and a
+/// step recorded as started before its command ran would read as not started again. The
+/// directory must be writable: the file is replaced, never rewritten in place.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
@@ -14,5 +16,5 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    std::fs::File::open(dir)?.sync_all()
 }

@@ -376,6 +376,11 @@ impl<'a> Index<'a> {
 
     /// The least destructive level allowed on the machine, nearest scope first.
     fn allowed(&self, m: &'a Machine) -> Option<Reach> {
+        self.policy(m).and_then(Policy::allowed)
+    }
+
+    /// The machine's effective policy or suspend, nearest scope first.
+    pub(super) fn policy(&self, m: &'a Machine) -> Option<Policy<Reach>> {
         let own = object_policy(
             m.marks
                 .iter()
@@ -388,7 +393,6 @@ impl<'a> Index<'a> {
             .flatten()
             .map(|k| self.scope_policy.get(k).copied().flatten());
         crate::engine::policy::effective(std::iter::once(own).chain(scopes))
-            .and_then(Policy::allowed)
     }
 
     /// The level a new repair of this machine needs: its operation's steps, capped by what

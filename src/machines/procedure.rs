@@ -8,6 +8,7 @@ use super::entry::{Progress, Status, StepStatus};
 use super::snapshot::{Machine, Node};
 use super::{Command, Index, Machines, Op, Reach, labels, operation_of, pendings};
 use crate::engine::family::{Health, Need, Progress as Work};
+use crate::engine::policy::Policy;
 use crate::engine::text::rfc3339;
 use crate::engine::{Level, ObjectRef};
 
@@ -166,7 +167,9 @@ pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<Reach
     }
 }
 
-/// The level the entry's repair was started with: it caps the steps.
+/// The level the entry's repair was started with: it caps the steps. An entry no pending
+/// repair names (its labels were damaged and mended by hand, say) runs no step at all: a
+/// person decides, not a fallback.
 fn cap(m: &Machine, entry_index: u64) -> Reach {
     let mut ps: Vec<_> = pendings(m).map(|(_, p)| p).collect();
     ps.sort_by_key(|p| {
@@ -175,7 +178,7 @@ fn cap(m: &Machine, entry_index: u64) -> Reach {
             std::cmp::Reverse(p.since),
         )
     });
-    ps.first().map_or(Reach::ALL_STEPS, |p| p.repair)
+    ps.first().map_or(Reach::CHECK, |p| p.repair)
 }
 
 /// A deterministic jitter in `[0, span)` per machine and back-off count: the planner is pure.
@@ -273,7 +276,18 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
         };
         let node: Option<&Node> = index.node(m);
         let steps = &op.repair_steps;
-        let cap = cap(m, e.index);
+        // A suspend, or a policy lowered since the repair started, holds back every drain and
+        // command not yet started, as the engine pauses its own multi-step repairs (DESIGN §5
+        // rules 1-2); finishing, dequeuing and uncordoning go on.
+        let policy = index.policy(m);
+        let suspended = matches!(
+            policy,
+            Some(Policy::SuspendedForever | Policy::SuspendedUntil { .. })
+        );
+        let cap = match policy.and_then(Policy::allowed) {
+            Some(now_allowed) => cap(m, e.index).min(now_allowed),
+            None => cap(m, e.index),
+        };
         let mut p = p;
         let run = |p: Progress, m: &Machine| {
             let step = &steps[p.step];
@@ -339,11 +353,11 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
                         )));
                     } else if p.step >= cap.steps() {
                         out.push(fail(format!(
-                            "enoperm: step {} needs {}, more than the {cap} its repair was allowed",
+                            "enoperm: step {} needs {}, more than the {cap} this repair may use",
                             p.step + 1,
                             Reach::step(p.step + 1).as_str()
                         )));
-                    } else if !enabled || p.drain_backoff_expire > now {
+                    } else if !enabled || suspended || p.drain_backoff_expire > now {
                     } else if let (true, Some(n)) = (steps[p.step].need_drain, node) {
                         out.push(work(
                             m,
@@ -372,6 +386,8 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
                     let drained = node.is_none_or(|n| n.pods == 0);
                     if !enabled {
                         out.push(backoff(p, "the repair queue is disabled"));
+                    } else if suspended {
+                        out.push(backoff(p, "the machine or its scope is suspended"));
                     } else if drained {
                         out.push(run(p, m));
                     } else if p.last_transition + evict_timeout < now {

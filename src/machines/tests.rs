@@ -314,6 +314,8 @@ fn entries_follow_ckes_state_machine() {
         pods: usize,
         enabled: bool,
         level: Reach,
+        /// The machine's policy or suspend label.
+        policy: (&'static str, &'static str),
         want: &'static [&'static str],
     }
     let base = Case {
@@ -325,8 +327,10 @@ fn entries_follow_ckes_state_machine() {
         pods: 0,
         enabled: true,
         level: Reach::step(2),
+        policy: POLICY_ALL,
         want: &[],
     };
+    let suspend = ("autorepair.suspend", "");
     let cases = vec![
         Case {
             name: "healthy: succeeded without a step",
@@ -399,6 +403,45 @@ fn entries_follow_ckes_state_machine() {
             ..base
         },
         Case {
+            name: "suspended: no drain, no command",
+            in_cluster: true,
+            policy: suspend,
+            want: &[],
+            ..base
+        },
+        Case {
+            name: "suspended until later: no command either",
+            policy: ("autorepair.suspend", "1800003600"),
+            want: &[],
+            ..base
+        },
+        Case {
+            name: "suspended while draining: abandoned",
+            progress: draining(NOW - 10),
+            in_cluster: true,
+            pods: 2,
+            policy: suspend,
+            want: &["record autorepair.progress=processing.0.waiting"],
+            ..base
+        },
+        Case {
+            name: "suspended: health checks still finish entries",
+            healthy: true,
+            policy: suspend,
+            want: &["record autorepair.progress=succeeded"],
+            ..base
+        },
+        Case {
+            name: "policy lowered below the next step since the start: enoperm",
+            progress: watching(0, NOW - 60),
+            policy: ("autorepair.policy", "step-1"),
+            want: &[
+                "record autorepair.progress=processing.1.waiting",
+                "enoperm: step 2 needs step-2",
+            ],
+            ..base
+        },
+        Case {
             name: "watching within watch_seconds: nothing",
             progress: watching(0, NOW - 59),
             want: &[],
@@ -456,7 +499,7 @@ fn entries_follow_ckes_state_machine() {
     ];
     let s = settings(5);
     for c in cases {
-        let mut m = machine("a", 1, c.state, &[POLICY_ALL]);
+        let mut m = machine("a", 1, c.state, &[c.policy]);
         m.healthy = Some(c.healthy);
         let m = with_entry(m, 7, c.progress, c.level);
         let mut nodes = Vec::new();

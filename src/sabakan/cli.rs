@@ -190,13 +190,14 @@ fn generate_or_update(
                 path: Some(p.clone()),
                 context: args.kube_context.clone(),
             };
-            let (_, listed) = crate::k8s::nodes::read_nodes(&source, Duration::from_secs(30))
-                .map_err(|e| {
-                    fail(
-                        Failure::Unreachable,
-                        format!("reading the Nodes with kubeconfig {}: {e}", p.display()),
-                    )
-                })?;
+            let (_, listed) =
+                crate::k8s::nodes::read_nodes(&source, std::time::Duration::from_secs(30))
+                    .map_err(|e| {
+                        fail(
+                            Failure::Unreachable,
+                            format!("reading the Nodes with kubeconfig {}: {e}", p.display()),
+                        )
+                    })?;
             KubeNodes::from_nodes(&listed)
         }
         (None, None) => KubeNodes::default(),

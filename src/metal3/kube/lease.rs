@@ -10,8 +10,9 @@
 //! the API server stops acting before anyone else can start. On a clean stop it gives the
 //! Lease up (holder emptied), so another replica takes over at once.
 
-use super::{Options, Source, harden, load};
+use super::{Options, Source};
 use crate::engine::BackendError;
+use crate::k8s::client::{client_error, harden, load, runtime};
 use ::kube::api::{Api, DynamicObject, PostParams};
 use ::kube::core::ApiResource;
 use ::kube::{Client, Config};
@@ -94,7 +95,7 @@ impl Elector {
         identity: String,
         timing: Timing,
     ) -> Result<Elector, BackendError> {
-        let rt = super::runtime()?;
+        let rt = runtime()?;
         let config = rt.block_on(load(source))?;
         Self::start(rt, config, options, lease, identity, timing)
     }
@@ -107,7 +108,7 @@ impl Elector {
         identity: String,
         timing: Timing,
     ) -> Result<Elector, BackendError> {
-        Self::start(super::runtime()?, config, options, lease, identity, timing)
+        Self::start(runtime()?, config, options, lease, identity, timing)
     }
 
     fn start(
@@ -124,14 +125,14 @@ impl Elector {
                 timing.renew_deadline, timing.lease
             )));
         }
-        harden(&mut config, options)?;
+        harden(&mut config, options.timeout)?;
         // A renewal that takes longer than the deadline is useless: give up on it then.
         config.read_timeout = Some(timing.renew_deadline);
         config.write_timeout = Some(timing.renew_deadline);
         let server = config.cluster_url.to_string();
         let client = {
             let _entered = rt.enter();
-            Client::try_from(config).map_err(|e| super::client_error(&server, e))?
+            Client::try_from(config).map_err(|e| client_error(&server, e))?
         };
         let shared = Arc::new((Mutex::new(Shared::default()), Condvar::new()));
         let (stop, stopped) = tokio::sync::watch::channel(false);

@@ -19,8 +19,9 @@
 //! next resync) and Pods.
 
 use super::discovery::{self, Served};
-use super::{Options, Source, Workload, core, harden, load, resource_name};
+use super::{Options, Source, Workload, core, resource_name};
 use crate::engine::BackendError;
+use crate::k8s::client::{client_error, harden, load, runtime};
 use ::kube::api::{Api, DynamicObject, ListParams, WatchEvent, WatchParams};
 use ::kube::core::ApiResource;
 use ::kube::{Client, Config};
@@ -90,14 +91,14 @@ const WATCH_SECONDS: u32 = 290;
 impl Watcher {
     /// Starts watching the management cluster `source` names.
     pub fn connect(source: &Source, options: &Options) -> Result<Watcher, BackendError> {
-        let rt = super::runtime()?;
+        let rt = runtime()?;
         let config = rt.block_on(load(source))?;
         Self::start(rt, config, options)
     }
 
     /// Starts watching the server of a client configuration (the tests' fake server gives one).
     pub fn from_config(config: Config, options: &Options) -> Result<Watcher, BackendError> {
-        Self::start(super::runtime()?, config, options)
+        Self::start(runtime()?, config, options)
     }
 
     fn start(
@@ -105,14 +106,14 @@ impl Watcher {
         mut config: Config,
         options: &Options,
     ) -> Result<Watcher, BackendError> {
-        harden(&mut config, options)?;
+        harden(&mut config, options.timeout)?;
         // A watch answers only when something changes: the read timeout must outlast the
         // server's own end of the request.
         config.read_timeout = Some(Duration::from_secs(u64::from(WATCH_SECONDS) + 30));
         let server = config.cluster_url.to_string();
         let client = {
             let _entered = rt.enter();
-            Client::try_from(config).map_err(|e| super::client_error(&server, e))?
+            Client::try_from(config).map_err(|e| client_error(&server, e))?
         };
         let (tx, changes) = mpsc::channel();
         let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -139,9 +140,18 @@ impl Watcher {
         })
     }
 
-    /// The next relevant change, if one comes within `timeout`.
+    /// The next relevant change, if one comes within `timeout`. Once the watching thread has
+    /// ended (nothing to watch, or it died) this still waits out `timeout`: returning at once
+    /// would turn the daemon's wait into a busy loop until the next resync.
     pub fn next_change(&self, timeout: Duration) -> Option<Change> {
-        self.changes.recv_timeout(timeout).ok()
+        match self.changes.recv_timeout(timeout) {
+            Ok(change) => Some(change),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(timeout);
+                None
+            }
+        }
     }
 
     /// Forgets the changes seen so far: called as a pass starts, which reads them all anyway.
@@ -317,6 +327,9 @@ async fn watch_all(
         resources = ?kinds.iter().map(|(ar, _)| resource_name(ar)).collect::<Vec<_>>(),
         "watch: watching for changes between passes"
     );
+    if kinds.is_empty() {
+        tracing::warn!(server = %server, "watch: none of the kinds a pass reads is served here: passes come only every --interval");
+    }
     streams.kinds.store(kinds.len(), Ordering::SeqCst);
     let tasks = kinds
         .into_iter()
