@@ -112,6 +112,12 @@ impl NodesFile {
 impl Drainer for NodesFile {
     fn cordon(&mut self, node: &str) -> Result<(), BackendError> {
         let n = self.node_mut(node)?;
+        // Cordoned already: by us (nothing to do) or by someone else, a reboot tool say,
+        // whose cordon stays theirs: claiming it would make the uncordon after the repair
+        // undo it.
+        if n["spec"]["unschedulable"] == Value::Bool(true) {
+            return Ok(());
+        }
         n["spec"]["unschedulable"] = Value::Bool(true);
         if !n["metadata"]["annotations"].is_object() {
             n["metadata"]["annotations"] = Value::Object(Default::default());
@@ -159,6 +165,15 @@ mod tests {
         f.uncordon("10.0.0.1").unwrap();
         let n = &NodesFile::open(path).unwrap().nodes()[0];
         assert!(!n.unschedulable && !n.cordoned_by_us);
+        // Someone else's cordon is not claimed, so the uncordon after a repair leaves it.
+        let other = json!({"items": [{"metadata": {"name": "n2"}, "spec": {"unschedulable": true},
+            "status": {}}]});
+        let other_path = dir.path().join("other.json");
+        std::fs::write(&other_path, other.to_string()).unwrap();
+        let mut g = NodesFile::open(other_path.clone()).unwrap();
+        g.cordon("n2").unwrap();
+        let n = &NodesFile::open(other_path).unwrap().nodes()[0];
+        assert!(n.unschedulable && !n.cordoned_by_us);
         assert!(
             f.cordon("nope")
                 .unwrap_err()

@@ -82,6 +82,20 @@ fn set_label(m: &mut Value, name: &str, value: &str) {
     m["spec"]["labels"] = Value::Object(map);
 }
 
+/// Of two suspend label values (empty: for good; else until an epoch), the one that holds
+/// longer.
+fn stronger_suspend<'v>(current: Option<&'v str>, new: &'v str) -> &'v str {
+    match current {
+        None => new,
+        Some("") => "",
+        Some(_) if new.is_empty() => "",
+        Some(c) => match (c.parse::<i64>(), new.parse::<i64>()) {
+            (Ok(a), Ok(b)) if a > b => c,
+            _ => new,
+        },
+    }
+}
+
 /// Removes the label; with `only_if`, only while it still holds that value.
 fn remove_label(m: &mut Value, name: &str, only_if: Option<&str>) {
     let keep = |v: &Value| only_if.is_some_and(|want| v.as_str() != Some(want));
@@ -394,15 +408,23 @@ impl Backend<Machines> for MachinesFile {
     ) -> Result<(), BackendError> {
         let (serial, infix) = self.place(object)?;
         for mark in marks {
-            let (name, value) = labels::split(mark);
-            let name = stored_name(name, infix);
+            let (bare, value) = labels::split(mark);
+            let name = stored_name(bare, infix);
             if !labels::is_label_text(&name) || !labels::is_label_value(value) {
                 return Err(file_error(
                     &self.path,
                     format!("{object}: {mark:?} is not a valid sabakan label"),
                 ));
             }
-            self.set(&serial, &name, Some(value))?;
+            let mut value = value.to_owned();
+            if bare == labels::SUSPEND {
+                // Both suspends share one label: a new one must not weaken the one there.
+                let current = labels_of(self.machine_mut(&serial)?)
+                    .into_iter()
+                    .find_map(|(n, v)| (n == name).then_some(v));
+                value = stronger_suspend(current.as_deref(), &value).to_owned();
+            }
+            self.set(&serial, &name, Some(&value))?;
         }
         Ok(())
     }
@@ -468,8 +490,10 @@ impl Backend<Machines> for MachinesFile {
                 if let Some(p) = progress {
                     self.progress(serial, p)?;
                     self.flush()?;
-                    self.drainer()?.cordon(node)?;
                 }
+                // Every drain pass cordons (a no-op once cordoned): a crash between recording
+                // "draining" and the cordon must not leave the Node schedulable.
+                self.drainer()?.cordon(node)?;
                 self.drainer()?.evict(node)
             }
             Op::Run {
@@ -559,6 +583,25 @@ mod tests {
               "ipv4": ["10.0.0.2"], "bmc": {"bmcType": "qemu"}},
              "status": {"state": "UNHEALTHY", "duration": 10.0}}
         ]}})
+    }
+
+    #[test]
+    fn a_new_suspend_never_weakens_the_one_there() {
+        let cases = [
+            (None, "1800", "1800"),
+            (Some(""), "1800", ""),
+            (Some("1800"), "", ""),
+            (Some("1800"), "1700", "1800"),
+            (Some("1700"), "1800", "1800"),
+            (Some("garbage"), "1800", "1800"),
+        ];
+        for (current, new, want) in cases {
+            assert_eq!(
+                stronger_suspend(current, new),
+                want,
+                "{current:?} then {new:?}"
+            );
+        }
     }
 
     #[test]
