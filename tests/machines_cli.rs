@@ -188,16 +188,29 @@ fn admin_verbs_speak_ckecli() {
 }
 
 #[test]
-fn without_a_repair_config_it_says_what_to_pass() {
+fn a_missing_input_is_named_with_what_to_pass() {
     let t = Tour::new();
-    let mut c = Command::cargo_bin("autorepair").unwrap();
-    let out = c
-        .args(["--config", "/dev/null", "--sabakan-file"])
-        .arg(&t.machines)
-        .arg("status")
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(err.contains("--repair-config"), "{err}");
+    // (extra arguments, what the error must say)
+    let cases: [(&[&str], &str); 2] = [
+        (&[], "--repair-config"),
+        // The demo's procedure drains: without Nodes it would run undrained.
+        (
+            &["--repair-config", "fixtures/machines-demo.yml"],
+            "needs a drain, so autorepair must know which machines are Kubernetes Nodes: pass --nodes FILE",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut c = Command::cargo_bin("autorepair").unwrap();
+        let out = c
+            .current_dir(ROOT)
+            .args(["--config", "/dev/null", "--sabakan-file"])
+            .arg(&t.machines)
+            .args(extra)
+            .arg("status")
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains(want), "{extra:?}: {err}");
+    }
     let _ = Path::new(ROOT);
 }

@@ -133,6 +133,24 @@ pub fn source(
             });
         }
     };
+    // Without Nodes every machine would look out of the cluster, and a step that needs a
+    // drain would run undrained: refuse rather than let one forgotten flag do that.
+    if nodes.is_none() {
+        let drained = repair.repair_procedures.iter().find_map(|p| {
+            p.repair_operations.iter().find_map(|o| {
+                (o.repair_steps.iter().position(|s| s.need_drain))
+                    .map(|i| (p.machine_types.join(","), o.operation.clone(), i + 1))
+            })
+        });
+        if let Some((types, operation, step)) = drained {
+            return Err(super::config::ConfigError {
+                path: path.display().to_string(),
+                message: format!(
+                    "step {step} of operation {operation:?} (machine types {types}) needs a drain, so autorepair must know which machines are Kubernetes Nodes: pass --nodes FILE (`kubectl get nodes -o json`)"
+                ),
+            });
+        }
+    }
     let constraints = match constraints {
         Some(p) => Constraints::parse(&read(p)?, &p.display().to_string())?,
         None => Constraints::default(),

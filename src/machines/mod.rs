@@ -158,8 +158,11 @@ impl fmt::Display for Step {
 }
 
 /// A command as the configuration gives it; the machine's address is appended when it runs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// Shown (plans, `--dry-run`, logs, JSON) as its program and the number of its arguments
+/// only: CKE repair commands carry BMC passwords in their arguments (`ipmitool -P …`).
+#[derive(Clone, PartialEq, Eq, Serialize)]
 pub struct Command {
+    #[serde(serialize_with = "shown_argv")]
     pub argv: Vec<String>,
     /// Seconds; 0 = none.
     pub timeout: u64,
@@ -168,9 +171,34 @@ pub struct Command {
     pub interval: u64,
 }
 
+/// The program and how many arguments follow it, never the arguments themselves.
+fn shown(argv: &[String]) -> String {
+    match argv.split_first() {
+        None => String::new(),
+        Some((program, [])) => program.clone(),
+        Some((program, [_])) => format!("{program} (+1 argument)"),
+        Some((program, rest)) => format!("{program} (+{} arguments)", rest.len()),
+    }
+}
+
+fn shown_argv<S: serde::Serializer>(argv: &[String], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&shown(argv))
+}
+
 impl fmt::Display for Command {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.argv.join(" "))
+        f.write_str(&shown(&self.argv))
+    }
+}
+
+impl fmt::Debug for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Command")
+            .field("argv", &shown(&self.argv))
+            .field("timeout", &self.timeout)
+            .field("retries", &self.retries)
+            .field("interval", &self.interval)
+            .finish()
     }
 }
 

@@ -693,3 +693,29 @@ fn planning_10000_machines() {
     eprintln!("plan over 10,000 machines: best of 5 {best:?}");
     assert!(best < std::time::Duration::from_millis(100), "{best:?}");
 }
+
+#[test]
+fn commands_are_shown_without_their_arguments() {
+    // CKE repair commands carry BMC passwords: plans, logs and JSON show the program only.
+    let c = Command {
+        argv: vec![
+            "ipmitool".into(),
+            "-U".into(),
+            "admin".into(),
+            "-P".into(),
+            "s3cret".into(),
+        ],
+        timeout: 30,
+        retries: 0,
+        interval: 0,
+    };
+    let shown = [
+        c.to_string(),
+        format!("{c:?}"),
+        serde_json::to_string(&c).unwrap(),
+    ];
+    for s in shown {
+        assert!(!s.contains("s3cret") && !s.contains("admin"), "{s}");
+        assert!(s.contains("ipmitool (+4 arguments)"), "{s}");
+    }
+}
