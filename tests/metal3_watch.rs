@@ -322,6 +322,31 @@ fn a_leader_cut_off_stops_acting_before_another_takes_over() {
 }
 
 #[test]
+fn a_leader_that_lost_the_lease_and_won_it_back_is_in_a_new_term() {
+    // A pass checks the term it began in before each write: a plan made before the lapse is
+    // never carried out after it, when another replica may have acted in between.
+    let kube = one_machine();
+    let a = elector(&kube, "a");
+    assert!(a.wait_leader(Duration::from_secs(5)));
+    let first = a.term();
+    // Renewals fail for longer than the renew deadline, then work again.
+    kube.fault(
+        Fault::status(503)
+            .on_object(&LEASE, "ns", "autorepair")
+            .method("PUT")
+            .times(12),
+    );
+    let until = Instant::now() + Duration::from_secs(6);
+    while a.is_leader() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!a.is_leader(), "the leadership never lapsed");
+    assert_eq!(a.term(), first, "no new term before the lease is won back");
+    assert!(a.wait_leader(Duration::from_secs(10)));
+    assert_eq!(a.term(), first + 1);
+}
+
+#[test]
 fn a_lease_someone_else_holds_is_respected_until_it_runs_out() {
     let kube = one_machine();
     let now = jiff::Timestamp::now().to_string();

@@ -170,16 +170,27 @@ fn on_signal() -> Arc<AtomicBool> {
     flag
 }
 
-/// A backend that writes only while this replica holds the Lease: checked before every write,
-/// so a replica that lost it mid-pass writes nothing more.
+/// A backend that writes only while this replica holds the Lease in the term its pass began
+/// in: checked before every write, so a replica that lost it mid-pass (even if it won it back
+/// since) writes nothing more of a plan made before.
 pub struct Leading<'a, B> {
-    pub inner: B,
-    pub elector: &'a Elector,
+    inner: B,
+    elector: &'a Elector,
+    term: u64,
 }
 
-impl<B> Leading<'_, B> {
+impl<'a, B> Leading<'a, B> {
+    pub fn new(inner: B, elector: &'a Elector) -> Self {
+        let term = elector.term();
+        Leading {
+            inner,
+            elector,
+            term,
+        }
+    }
+
     fn check(&self) -> Result<(), BackendError> {
-        if self.elector.is_leader() {
+        if self.elector.is_leader() && self.elector.term() == self.term {
             return Ok(());
         }
         Err(BackendError::Api(format!(

@@ -83,7 +83,7 @@ fn one_pass(
         let mut backend = backend;
         match elector {
             Some(elector) => {
-                let leading = Leading { inner: backend.as_mut(), elector };
+                let leading = Leading::new(backend.as_mut(), elector);
                 pass_over(out, logs, fleet, run, pass, started, leading)
             }
             None => pass_over(out, logs, fleet, run, pass, started, backend.as_mut()),

@@ -74,6 +74,9 @@ struct Shared {
     until: Option<Instant>,
     /// Who holds the Lease, as last read.
     holder: Option<String>,
+    /// How many times this replica has become leader: a pass planned under one term must
+    /// not write under the next (another replica may have acted in between).
+    term: u64,
 }
 
 /// One replica's side of the election, run on a thread of its own until dropped (which gives
@@ -161,6 +164,12 @@ impl Elector {
     }
 
     /// Whether this replica holds the Lease now (and may write).
+    /// The current leadership term (see [`Self::is_leader`]); it changes each time this
+    /// replica becomes leader anew.
+    pub fn term(&self) -> u64 {
+        self.shared.0.lock().unwrap_or_else(|p| p.into_inner()).term
+    }
+
     pub fn is_leader(&self) -> bool {
         let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
         s.until.is_some_and(|t| Instant::now() < t)
@@ -260,6 +269,7 @@ impl Campaign {
                         s.until = Some(started + self.timing.renew_deadline);
                         s.holder = Some(self.identity.clone());
                         if !self.leading {
+                            s.term += 1;
                             tracing::info!(lease = %self.lease, identity = %self.identity, "leader election: this replica holds the lease and acts");
                         }
                         self.leading = true;
