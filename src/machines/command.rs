@@ -32,24 +32,25 @@ pub struct Output {
 
 fn wait(mut child: Child, program: &str, timeout: Option<Duration>) -> Result<Output, RunError> {
     // Drain both pipes beside the wait, so a chatty child never blocks on a full pipe.
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = pipe.read_to_string(&mut s);
+            let _ = tx.send(s);
+        });
+        rx
+    };
+    let out = read(Box::new(child.stdout.take().expect("piped")));
+    let err = read(Box::new(child.stderr.take().expect("piped")));
     let start = Instant::now();
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) => {}
             Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
                 return Err(RunError::Spawn {
                     program: program.to_owned(),
                     cause: e.to_string(),
@@ -73,8 +74,18 @@ fn wait(mut child: Child, program: &str, timeout: Option<Duration>) -> Result<Ou
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    // A child that left something running in the background (`ipmitool … &`) may keep the
+    // pipes open after it exits: its output is what came within a grace period, never a pass
+    // that hangs. Output cut short reads as not `true`, so a health check fails safe.
+    let grace = Duration::from_secs(2);
+    let stdout = out.recv_timeout(grace).unwrap_or_else(|_| {
+        tracing::warn!(
+            program,
+            "its standard output stayed open after it exited (a background process?): read as empty"
+        );
+        String::new()
+    });
+    let stderr = err.recv_timeout(grace).unwrap_or_default();
     if status.success() {
         Ok(Output { stdout })
     } else {
@@ -201,6 +212,19 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(10));
         // 0 means no timeout.
         run_once(&argv(&[&script("sleep-then-true"), "0"]), "a", 0).unwrap();
+    }
+
+    #[test]
+    fn a_background_process_holding_the_output_does_not_hang_the_pass() {
+        let start = Instant::now();
+        let got = healthy(&argv(&[&script("background-then-true")]), "a", 0);
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        // What it printed never arrived: it fails safe, as not healthy.
+        assert!(matches!(got, Ok(false)), "{got:?}");
     }
 
     #[test]
