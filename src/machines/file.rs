@@ -223,7 +223,17 @@ impl MachinesFile {
             )
         };
         match object.kind.as_ref() {
-            kind::MACHINE => Ok((object.name.clone(), "")),
+            kind::MACHINE => match racks.iter().find(|(_, s)| *s == object.name) {
+                // Its labels are the rack's: a policy meant for one machine would open or
+                // suspend the whole rack.
+                Some((rack, _)) => Err(file_error(
+                    &self.path,
+                    format!(
+                        "{object} is the boot server that holds rack {rack}'s labels, so it has none of its own: for the rack, name rack/{rack}"
+                    ),
+                )),
+                None => Ok((object.name.clone(), "")),
+            },
             kind::RACK => racks
                 .iter()
                 .find(|(r, _)| r.to_string() == object.name)
@@ -658,6 +668,21 @@ mod tests {
                 .get("autorepair.policy")
                 .is_none()
         );
+
+        // The rack's boot server has no marks of its own: naming it is refused, not taken
+        // as the rack.
+        let boot = f.document()[0]["spec"]["serial"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let e = f
+            .add_marks(
+                &ObjectRef::new(kind::MACHINE, boot),
+                &["autorepair.suspend=".into()],
+                "t",
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("name rack/0"), "{e}");
 
         let mut g = MachinesFile::in_memory(graphql(), Repair::default(), None).unwrap();
         let snap = g.snapshot().unwrap();
