@@ -664,7 +664,9 @@ impl Family for Machines {
             let Some(e) = m.entry() else { continue };
             let pending: Vec<_> = pendings(m).map(|(_, p)| p).collect();
             // The repair that records the entry; else (a pass died between creating the entry
-            // and recording it) the newest pending repair that records none.
+            // and recording it) the newest pending repair that records none, only while the
+            // entry is unfinished and not older than that repair: a once-off request (a pending
+            // repair without operations too) must not inherit an old entry's result.
             let owner = pending
                 .iter()
                 .find(|p| p.ops.iter::<OpId>().any(|id| id.0 == e.index))
@@ -672,6 +674,11 @@ impl Family for Machines {
                     pending
                         .iter()
                         .filter(|p| p.ops.is_empty())
+                        .filter(|p| {
+                            !e.progress.status.finished()
+                                && !e.progress.deleted
+                                && e.progress.last_transition >= p.since
+                        })
                         .max_by_key(|p| p.since)
                 });
             let Some(owner) = owner else { continue };

@@ -719,3 +719,45 @@ fn commands_are_shown_without_their_arguments() {
         assert!(s.contains("ipmitool (+4 arguments)"), "{s}");
     }
 }
+
+#[test]
+fn a_once_off_request_never_inherits_an_old_entry() {
+    // An entry left from an earlier repair (its result cleared) and a request: a pending
+    // repair with no operations, as a pass that died before recording its entry also leaves.
+    // Only an unfinished entry no older than the repair is adopted.
+    let request = Labels::render_pending(
+        Reach::step(2),
+        "6fa459ea-ee8a-3ca4-894e-db77e160355e",
+        NOW - 10,
+        &[],
+    )
+    .unwrap();
+    let (rn, rv) = labels::split(&request);
+    let cases = [
+        ("failed long ago", Status::Failed, NOW - 5000, false),
+        ("succeeded long ago", Status::Succeeded, NOW - 5000, false),
+        (
+            "queued before the request",
+            Status::Queued,
+            NOW - 5000,
+            false,
+        ),
+        ("queued by the dead pass", Status::Queued, NOW - 5, true),
+    ];
+    let s = settings(5);
+    for (name, status, at, adopted) in cases {
+        let p = Progress::queued(at).to(status, 0, StepStatus::Waiting, at);
+        let mut pairs: Vec<(String, String)> = entry_labels(7, "unhealthy", p).into();
+        pairs.push((POLICY_ALL.0.into(), POLICY_ALL.1.into()));
+        pairs.push((rn.into(), rv.into()));
+        let refs: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let m = machine("a", 1, State::Unhealthy, &refs);
+        let snap = fleet(vec![m], &[]);
+        let index = Machines::index(&snap, &s, NOW);
+        let owned = Machines::operations(&index).len() == 1;
+        assert_eq!(owned, adopted, "{name}");
+    }
+}
