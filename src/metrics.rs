@@ -11,6 +11,8 @@ use std::time::Duration;
 
 const STARTED: &str = "autorepair_repairs_started_total";
 const ENDED: &str = "autorepair_repairs_ended_total";
+const TOOK: &str = "autorepair_repair_duration_seconds";
+const HELD_PASSES: &str = "autorepair_mass_failure_passes";
 
 /// The value of a sample line `name{labels} value` in a previous file, 0 if absent.
 fn previous(text: &str, sample: &str) -> f64 {
@@ -41,6 +43,33 @@ pub fn render<F: FamilyFace>(
             }
         }
     }
+    // How long the repairs that ended in this pass took, from their pending mark's start: the
+    // alert "pending far longer than usual" compares against the running average.
+    let (mut took_sum, mut took_count) = (0i64, 0u64);
+    for t in &plan.targets {
+        for a in &t.actions {
+            let Action::AddMarks { marks, .. } = a else {
+                continue;
+            };
+            for m in marks {
+                let Ok(Mark::Result(r)) = F::Marks::parse(m) else {
+                    continue;
+                };
+                if let Some(p) = t.pending.iter().find(|p| p.id == r.id) {
+                    took_sum += (r.at - p.since).max(0);
+                    took_count += 1;
+                }
+            }
+        }
+    }
+    let oldest_pending = plan
+        .targets
+        .iter()
+        .flat_map(|t| &t.pending)
+        .map(|p| plan.now - p.since)
+        .max()
+        .unwrap_or(0)
+        .max(0);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -94,6 +123,19 @@ pub fn render<F: FamilyFace>(
             h.scope, h.limit
         );
     }
+    // Consecutive passes, read back like the counters: "held for more than a couple of passes"
+    // must not depend on how often cron runs the watcher.
+    let held = fleet.halted.is_some() || !fleet.halted_groups.is_empty();
+    gauge(
+        &mut out,
+        HELD_PASSES,
+        "Passes in a row in which a mass-failure limit held repairs back somewhere (0: not now).",
+        if held {
+            previous(prev, HELD_PASSES) + 1.0
+        } else {
+            0.0
+        },
+    );
     gauge(
         &mut out,
         "autorepair_down_nodes",
@@ -130,6 +172,33 @@ pub fn render<F: FamilyFace>(
         "autorepair_pass_duration_seconds",
         "How long the last pass took.",
         format!("{:.3}", took.as_secs_f64()),
+    );
+    let _ = writeln!(
+        out,
+        "# HELP {TOOK} How long repairs took, from start to result, counted when they end."
+    );
+    let _ = writeln!(out, "# TYPE {TOOK} summary");
+    let _ = writeln!(
+        out,
+        "{TOOK}_sum {}",
+        previous(prev, &format!("{TOOK}_sum")) + took_sum as f64
+    );
+    let _ = writeln!(
+        out,
+        "{TOOK}_count {}",
+        previous(prev, &format!("{TOOK}_count")) + took_count as f64
+    );
+    gauge(
+        &mut out,
+        "autorepair_oldest_pending_repair_age_seconds",
+        "Age of the oldest repair under way after the last pass (0: none).",
+        oldest_pending,
+    );
+    gauge(
+        &mut out,
+        "autorepair_last_pass_timestamp_seconds",
+        "When the last pass ended, whatever its actions did.",
+        now,
     );
     let last_ok = "autorepair_last_successful_pass_timestamp_seconds";
     let when = if done.errors.is_empty() {
@@ -250,6 +319,96 @@ mod tests {
         );
         // Only a fleet-wide halt sets the fleet-wide gauge.
         assert!(text.contains("autorepair_halted 0\n"), "{text}");
+    }
+
+    #[test]
+    fn repair_durations_accumulate_and_the_oldest_pending_repair_is_aged() {
+        use crate::ganeti::snapshot::{JobStatus, Op};
+        use crate::ganeti::testkit::{Fleet, JobExt, job};
+        const NOW: i64 = 1_000_000;
+        const A: &str = "aaaaaaaa-0000-4000-8000-000000000001";
+        const B: &str = "bbbbbbbb-0000-4000-8000-000000000002";
+        let failover = || Op::Failover {
+            target_node: None,
+            iallocator: None,
+        };
+        // i1's failover ends in this pass after 100 s; i2's has run for 500 s and goes on.
+        let snap = Fleet::new()
+            .group("g")
+            .autorepair(["failover"])
+            .node("n1", "g")
+            .node("n2", "g")
+            .instance("i1")
+            .primary("n1")
+            .secondary("n2")
+            .template("drbd")
+            .autorepair([format!("pending:failover:{A}:{}:1+3", NOW - 100)])
+            .instance("i2")
+            .primary("n1")
+            .secondary("n2")
+            .template("drbd")
+            .autorepair([format!("pending:failover:{B}:{}:2", NOW - 500)])
+            .job(
+                job(1, JobStatus::Success)
+                    .repair(A)
+                    .on("i1")
+                    .op(failover())
+                    .ended(NOW - 60)
+                    .opresult(serde_json::json!([null])),
+            )
+            .job(
+                job(3, JobStatus::Success)
+                    .repair(A)
+                    .on("i1")
+                    .op(Op::ReplaceDisks {
+                        remote_node: None,
+                        iallocator: Some("hail".into()),
+                    })
+                    .ended(NOW - 60)
+                    .opresult(serde_json::json!([null])),
+            )
+            .job(job(2, JobStatus::Running).repair(B).on("i2").op(failover()))
+            .build();
+        let plan = crate::ganeti::plan(&snap, NOW, &Limits::default(), 1);
+        let done = Report::default();
+        let first = render("", &plan, &done, Duration::ZERO, NOW);
+        for line in [
+            "autorepair_repair_duration_seconds_sum 100\n",
+            "autorepair_repair_duration_seconds_count 1\n",
+            "autorepair_oldest_pending_repair_age_seconds 500\n",
+            "autorepair_last_pass_timestamp_seconds 1000000\n",
+            "autorepair_mass_failure_passes 0\n",
+        ] {
+            assert!(first.contains(line), "{line:?} not in {first}");
+        }
+        let second = render(&first, &plan, &done, Duration::ZERO, NOW + 60);
+        assert!(second.contains("autorepair_repair_duration_seconds_sum 200\n"));
+        assert!(second.contains("autorepair_repair_duration_seconds_count 2\n"));
+    }
+
+    #[test]
+    fn passes_held_by_a_mass_failure_limit_are_counted_in_a_row() {
+        let snap = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
+        let strict = Limits {
+            max_down_nodes_per_group: 1,
+            ..Limits::default()
+        };
+        let held = crate::ganeti::plan(&snap, 1_800_000_000, &strict, 1);
+        let free = crate::ganeti::plan(&snap, 1_800_000_000, &Limits::default(), 1);
+        let done = Report::default();
+        let mut text = String::new();
+        for want in [1, 2, 3] {
+            text = render(&text, &held, &done, Duration::ZERO, 1_800_000_000);
+            assert!(
+                text.contains(&format!("autorepair_mass_failure_passes {want}\n")),
+                "{text}"
+            );
+        }
+        text = render(&text, &free, &done, Duration::ZERO, 1_800_000_000);
+        assert!(
+            text.contains("autorepair_mass_failure_passes 0\n"),
+            "{text}"
+        );
     }
 
     #[test]
