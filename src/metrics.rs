@@ -22,7 +22,45 @@ fn previous(text: &str, sample: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The textfile after a pass: every series carries `family="…"`, and the counters go on from
+/// `prev`, the file the previous pass wrote.
 pub fn render<F: FamilyFace>(
+    prev: &str,
+    plan: &Plan<F>,
+    done: &Report<F>,
+    took: Duration,
+    now: i64,
+) -> String {
+    let prev = without_family(prev, F::FAMILY);
+    with_family(&samples(&prev, plan, done, took, now), F::FAMILY)
+}
+
+/// `family="NAME"` first in every sample's labels.
+fn with_family(text: &str, family: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.lines().count() * (family.len() + 12));
+    for line in text.lines() {
+        if line.starts_with('#') || line.is_empty() {
+            out.push_str(line);
+        } else if let Some((name, rest)) = line.split_once('{') {
+            let _ = write!(out, "{name}{{family=\"{family}\",{rest}");
+        } else if let Some((name, value)) = line.split_once(' ') {
+            let _ = write!(out, "{name}{{family=\"{family}\"}} {value}");
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The inverse of [`with_family`], so the counters are read back by their unlabelled samples
+/// (and a file written before the label existed still counts on).
+fn without_family(text: &str, family: &str) -> String {
+    text.replace(&format!("{{family=\"{family}\"}}"), "")
+        .replace(&format!("{{family=\"{family}\","), "{")
+}
+
+fn samples<F: FamilyFace>(
     prev: &str,
     plan: &Plan<F>,
     done: &Report<F>,
@@ -253,7 +291,7 @@ mod tests {
         // One failure domain at a time: node-b4's three repairs start together.
         let plan = crate::ganeti::plan(&snap, 1_800_000_000, &Limits::default(), 1);
         let done = Report::default();
-        let first = render("", &plan, &done, Duration::from_millis(1500), 1_800_000_000);
+        let first = samples("", &plan, &done, Duration::from_millis(1500), 1_800_000_000);
         assert!(
             first.contains("autorepair_repairs_started_total 3\n"),
             "{first}"
@@ -273,7 +311,7 @@ mod tests {
             first.contains("autorepair_targets{state=\"suspended\"} 13\n"),
             "{first}"
         );
-        let second = render(
+        let second = samples(
             &first,
             &plan,
             &done,
@@ -290,7 +328,7 @@ mod tests {
             errors: vec![("x".into(), "boom".into())],
             ..Report::default()
         };
-        let third = render(&second, &plan, &failed, Duration::ZERO, 1_800_000_600);
+        let third = samples(&second, &plan, &failed, Duration::ZERO, 1_800_000_600);
         assert!(
             third.contains("autorepair_last_successful_pass_timestamp_seconds 1800000300\n"),
             "{third}"
@@ -306,7 +344,7 @@ mod tests {
             ..Limits::default()
         };
         let plan = crate::ganeti::plan(&snap, 1_800_000_000, &strict, 1);
-        let text = render("", &plan, &Report::default(), Duration::ZERO, 1_800_000_000);
+        let text = samples("", &plan, &Report::default(), Duration::ZERO, 1_800_000_000);
         let series: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with("autorepair_mass_failure{"))
@@ -371,7 +409,7 @@ mod tests {
             .build();
         let plan = crate::ganeti::plan(&snap, NOW, &Limits::default(), 1);
         let done = Report::default();
-        let first = render("", &plan, &done, Duration::ZERO, NOW);
+        let first = samples("", &plan, &done, Duration::ZERO, NOW);
         for line in [
             "autorepair_repair_duration_seconds_sum 100\n",
             "autorepair_repair_duration_seconds_count 1\n",
@@ -381,7 +419,7 @@ mod tests {
         ] {
             assert!(first.contains(line), "{line:?} not in {first}");
         }
-        let second = render(&first, &plan, &done, Duration::ZERO, NOW + 60);
+        let second = samples(&first, &plan, &done, Duration::ZERO, NOW + 60);
         assert!(second.contains("autorepair_repair_duration_seconds_sum 200\n"));
         assert!(second.contains("autorepair_repair_duration_seconds_count 2\n"));
     }
@@ -398,13 +436,13 @@ mod tests {
         let done = Report::default();
         let mut text = String::new();
         for want in [1, 2, 3] {
-            text = render(&text, &held, &done, Duration::ZERO, 1_800_000_000);
+            text = samples(&text, &held, &done, Duration::ZERO, 1_800_000_000);
             assert!(
                 text.contains(&format!("autorepair_mass_failure_passes {want}\n")),
                 "{text}"
             );
         }
-        text = render(&text, &free, &done, Duration::ZERO, 1_800_000_000);
+        text = samples(&text, &free, &done, Duration::ZERO, 1_800_000_000);
         assert!(
             text.contains("autorepair_mass_failure_passes 0\n"),
             "{text}"
@@ -412,9 +450,30 @@ mod tests {
     }
 
     #[test]
+    fn every_series_names_its_family_and_counters_read_it_back() {
+        let plan = crate::face::family::toy::plan();
+        let done = Report::default();
+        let first = render("", &plan, &done, Duration::ZERO, 1000);
+        for line in first.lines().filter(|l| !l.starts_with('#')) {
+            assert!(line.contains("{family=\"toy\""), "{line}");
+        }
+        assert!(first.contains("autorepair_targets{family=\"toy\",state=\"pending\"} 1\n"));
+        assert!(first.contains("autorepair_repairs_started_total{family=\"toy\"} 2\n"));
+        let second = render(&first, &plan, &done, Duration::ZERO, 1300);
+        assert!(
+            second.contains("autorepair_repairs_started_total{family=\"toy\"} 4\n"),
+            "{second}"
+        );
+        // A file from before the label: its counters go on.
+        let unlabelled = samples("", &plan, &done, Duration::ZERO, 1000);
+        let after = render(&unlabelled, &plan, &done, Duration::ZERO, 1300);
+        assert!(after.contains("autorepair_repairs_started_total{family=\"toy\"} 4\n"));
+    }
+
+    #[test]
     fn another_family_gets_the_same_series_in_its_own_words() {
         let plan = crate::face::family::toy::plan();
-        let text = render("", &plan, &Report::default(), Duration::ZERO, 1000);
+        let text = samples("", &plan, &Report::default(), Duration::ZERO, 1000);
         for line in [
             "autorepair_targets{state=\"pending\"} 1\n",
             // b1's restart and b4's requested one start; b2 gets its enoperm.

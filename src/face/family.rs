@@ -15,6 +15,9 @@ pub trait FamilyFace: Family {
     const FACT_COLUMNS: &'static [&'static str];
     /// What makes a failure domain down, as the metrics' help says it (`offline or drained`).
     const DOWN: &'static str;
+    /// The family's name, as the `family` label of its metrics says it: two families writing
+    /// textfiles on one host must not export the same series.
+    const FAMILY: &'static str;
 
     /// An object as an admin names it on the command line (`KIND/NAME`; a bare name is a
     /// target), or what is wrong with the text.
@@ -99,6 +102,7 @@ pub(crate) mod toy {
 
     impl FamilyFace for Toy {
         const FACT_COLUMNS: &'static [&'static str] = &["SHELF"];
+        const FAMILY: &'static str = "toy";
         const DOWN: &'static str = "fallen";
 
         fn parse_object(text: &str) -> Result<ObjectRef, String> {

@@ -9,6 +9,7 @@ use crate::face::settings::Fleet;
 
 impl FamilyFace for Ganeti {
     const FACT_COLUMNS: &'static [&'static str] = &["PRIMARY", "SECONDARY", "RUN"];
+    const FAMILY: &'static str = "ganeti";
     const DOWN: &'static str = "offline or drained";
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 impl FamilyFace for Machines {
     const FACT_COLUMNS: &'static [&'static str] = &["ADDRESS", "SABAKAN", "RACK", "NODE", "ENTRY"];
+    const FAMILY: &'static str = "machines";
     const DOWN: &'static str = "non-healthy in sabakan or under repair";
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
