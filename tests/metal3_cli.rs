@@ -142,3 +142,34 @@ fn a_broken_objects_file_is_named_and_nothing_is_written() {
         "{\"kind\": \"List\"}"
     );
 }
+
+#[test]
+fn a_pass_logs_its_writes_in_the_familys_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = demo(dir.path());
+    let mut err = String::new();
+    for i in 0..3 {
+        let out = bin(&objects)
+            .args(["run", "--now", &(NOW + 60 * i).to_string()])
+            .assert()
+            .success();
+        err.push_str(&String::from_utf8_lossy(&out.get_output().stderr));
+    }
+    for want in [
+        "annotation added",
+        "operation submitted",
+        "operation advanced",
+    ] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+    // Ganeti's words have no place in a metal3 pass's log.
+    for word in [
+        "tag added",
+        "tag removed",
+        "job submitted",
+        "jobs recorded",
+        "tag=",
+    ] {
+        assert!(!err.contains(word), "{word:?} in {err}");
+    }
+}

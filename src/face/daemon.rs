@@ -5,8 +5,8 @@
 
 use super::settings::{Leader, Run, Source};
 use super::{Error, LOG_TARGET};
-use crate::engine::{Backend, BackendError, Family, ObjectRef};
-use crate::metal3::kube::lease::{Elector, Timing};
+use crate::engine::{Backend, BackendError, Family, ObjectRef, WriteGuard};
+use crate::metal3::kube::lease::{Elector, Term, Timing};
 use crate::metal3::kube::watch::Watcher;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,9 +94,12 @@ impl Daemon {
         }
     }
 
-    /// The elector, to check before each write.
-    pub fn elector(&self) -> Option<&Elector> {
-        self.elector.as_ref()
+    /// What a pass starting now asks before each write (see [`write_guard`]).
+    pub fn guard(&self) -> WriteGuard {
+        write_guard(
+            self.stop.clone(),
+            self.elector.as_ref().map(Elector::this_term),
+        )
     }
 
     /// Between passes: until a relevant change settled, `interval` after `last` (the resync),
@@ -159,7 +162,7 @@ fn on_signal() -> Arc<AtomicBool> {
                     if n > 0 {
                         std::process::exit(143);
                     }
-                    tracing::info!(target: LOG_TARGET, "stop signal: stopping after the pass under way (a second signal stops at once)");
+                    tracing::info!(target: LOG_TARGET, "stop signal: stopping once the write under way is done (a second signal stops at once)");
                     raised.store(true, Ordering::SeqCst);
                 }
             });
@@ -170,41 +173,43 @@ fn on_signal() -> Arc<AtomicBool> {
     flag
 }
 
-/// A backend that writes only while this replica holds the Lease in the term its pass began
-/// in: checked before every write, so a replica that lost it mid-pass (even if it won it back
-/// since) writes nothing more of a plan made before.
-pub struct Leading<'a, B> {
-    inner: B,
-    elector: &'a Elector,
-    term: u64,
+/// What a pass on the loop asks before each write: no stop signal raised, and (with leader
+/// election) this replica still leading in the term the pass began in. A signal lets the write
+/// under way finish and stops the pass before the next; the executor records each write whole,
+/// so nothing is left half-recorded.
+fn write_guard(stop: Arc<AtomicBool>, term: Option<Term>) -> WriteGuard {
+    Arc::new(move || {
+        if stop.load(Ordering::SeqCst) {
+            return Err(BackendError::Halted(
+                "stop signal: the write under way was finished, nothing more is written".into(),
+            ));
+        }
+        term.as_ref().map_or(Ok(()), Term::check)
+    })
 }
 
-impl<'a, B> Leading<'a, B> {
-    pub fn new(inner: B, elector: &'a Elector) -> Self {
-        let term = elector.term();
-        Leading {
-            inner,
-            elector,
-            term,
-        }
+/// A backend whose every write is first asked of a [`WriteGuard`]; the guard is handed on to
+/// the backend too, for the calls that make several writes (a drain's evictions).
+pub struct Guarded<B> {
+    inner: B,
+    guard: WriteGuard,
+}
+
+impl<B> Guarded<B> {
+    pub fn new<F: Family>(mut inner: B, guard: WriteGuard) -> Self
+    where
+        B: Backend<F>,
+    {
+        inner.guard_writes(guard.clone());
+        Guarded { inner, guard }
     }
 
     fn check(&self) -> Result<(), BackendError> {
-        if self.elector.is_leader() && self.elector.term() == self.term {
-            return Ok(());
-        }
-        Err(BackendError::Api(format!(
-            "not written: this replica ({}) no longer holds the lease {} (held by {}); the leader's passes take over",
-            self.elector.identity(),
-            self.elector.lease(),
-            self.elector
-                .holder()
-                .unwrap_or_else(|| "nobody known".into())
-        )))
+        (self.guard)()
     }
 }
 
-impl<F: Family, B: Backend<F>> Backend<F> for Leading<'_, B> {
+impl<F: Family, B: Backend<F>> Backend<F> for Guarded<B> {
     fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
         self.inner.snapshot()
     }
@@ -241,5 +246,8 @@ impl<F: Family, B: Backend<F>> Backend<F> for Leading<'_, B> {
     }
     fn flush(&mut self) -> Result<(), BackendError> {
         self.inner.flush()
+    }
+    fn guard_writes(&mut self, guard: WriteGuard) {
+        self.inner.guard_writes(guard);
     }
 }
