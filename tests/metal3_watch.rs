@@ -3,6 +3,7 @@
 //! and a compacted history survived, irrelevant changes ignored) and leader election with a
 //! coordination.k8s.io/v1 Lease between two replicas.
 
+use autorepair::engine::BackendError;
 use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
 use autorepair::metal3::kube::Options;
 use autorepair::metal3::kube::lease::{Elector, LeaseName, Timing};
@@ -329,6 +330,8 @@ fn a_leader_that_lost_the_lease_and_won_it_back_is_in_a_new_term() {
     let a = elector(&kube, "a");
     assert!(a.wait_leader(Duration::from_secs(5)));
     let first = a.term();
+    let planned_in = a.this_term();
+    assert!(planned_in.check().is_ok());
     // Renewals fail for longer than the renew deadline, then work again.
     kube.fault(
         Fault::status(503)
@@ -344,6 +347,12 @@ fn a_leader_that_lost_the_lease_and_won_it_back_is_in_a_new_term() {
     assert_eq!(a.term(), first, "no new term before the lease is won back");
     assert!(a.wait_leader(Duration::from_secs(10)));
     assert_eq!(a.term(), first + 1);
+    // What a pass planned in the first term asks before each write: no.
+    match planned_in.check() {
+        Err(BackendError::Halted(why)) => assert!(why.contains("no longer holds"), "{why}"),
+        other => panic!("{:?}", other.err()),
+    }
+    assert!(a.this_term().check().is_ok());
 }
 
 #[test]
