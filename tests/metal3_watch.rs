@@ -7,7 +7,7 @@ use autorepair::engine::BackendError;
 use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
 use autorepair::metal3::kube::Options;
 use autorepair::metal3::kube::lease::{Elector, LeaseName, Timing};
-use autorepair::metal3::kube::watch::{ChangeKind, Watcher};
+use autorepair::metal3::kube::watch::{ChangeKind, PENDING, Watcher};
 use autorepair::metal3::objects::REQUEST_KEY;
 use fake_kube::{BARE_METAL_HOST, FakeKube, Fault, MACHINE, NODE, Resource};
 use serde_json::{Value, json};
@@ -621,4 +621,28 @@ fn leader_election_is_refused_where_there_is_no_lease_to_elect_with() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn changes_nobody_takes_wait_in_bounded_memory_and_the_next_still_comes() {
+    let kube = one_machine();
+    let w = watching(&kube);
+    for i in 0..PENDING + 300 {
+        kube.mutate(&MACHINE, "ns", "m1", |m| {
+            m["metadata"]["annotations"]["autorepair.io/policy"] = json!(format!("p{i}"));
+        });
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let waiting = w.forget();
+    assert!(
+        (1..=PENDING).contains(&waiting),
+        "{waiting} changes waiting"
+    );
+    let (took, seen) = reaction(&w, || {
+        kube.mutate(&MACHINE, "ns", "m1", |m| {
+            m["metadata"]["annotations"][REQUEST_KEY] = json!("");
+        });
+    });
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert!(!seen.is_empty());
 }
