@@ -82,11 +82,11 @@ fn rules(text: &str) -> Vec<Rule> {
     out
 }
 
-/// What RBAC sees of a request: (group, resource[/subresource], verb, namespace, name);
-/// `None` for discovery, which every authenticated user may read.
-fn attributes(
-    r: &RecordedRequest,
-) -> Option<(String, String, String, Option<String>, Option<String>)> {
+/// What RBAC sees of a request: group, resource[/subresource], verb, namespace, name.
+type Attributes = (String, String, String, Option<String>, Option<String>);
+
+/// The request's [`Attributes`]; `None` for discovery, which every authenticated user may read.
+fn attributes(r: &RecordedRequest) -> Option<Attributes> {
     let parts: Vec<&str> = r.path.trim_start_matches('/').split('/').collect();
     let (group, rest) = match parts.as_slice() {
         ["api", _version, rest @ ..] if !rest.is_empty() => (String::new(), rest),
