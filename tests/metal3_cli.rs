@@ -142,3 +142,81 @@ fn a_broken_objects_file_is_named_and_nothing_is_written() {
         "{\"kind\": \"List\"}"
     );
 }
+
+#[test]
+fn a_pass_logs_its_writes_in_the_familys_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = demo(dir.path());
+    let mut err = String::new();
+    for i in 0..3 {
+        let out = bin(&objects)
+            .args(["run", "--now", &(NOW + 60 * i).to_string()])
+            .assert()
+            .success();
+        err.push_str(&String::from_utf8_lossy(&out.get_output().stderr));
+    }
+    for want in [
+        "annotation added",
+        "operation submitted",
+        "operation advanced",
+    ] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+    // Ganeti's words have no place in a metal3 pass's log.
+    for word in [
+        "tag added",
+        "tag removed",
+        "job submitted",
+        "jobs recorded",
+        "tag=",
+    ] {
+        assert!(!err.contains(word), "{word:?} in {err}");
+    }
+}
+
+#[test]
+fn simulate_runs_the_metal3_world_over_kubernetes_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = demo(dir.path());
+    let untouched = std::fs::read(&objects).unwrap();
+    let out = bin(&objects)
+        .args([
+            "simulate",
+            "--scenarios",
+            "3",
+            "--passes",
+            "20",
+            "--json",
+            "--now",
+            &NOW.to_string(),
+        ])
+        .assert()
+        .success();
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["scenarios"], 3, "{summary}");
+    assert_eq!(summary["findings"], serde_json::json!([]), "{summary}");
+    assert!(
+        summary["stats"]["passes"].as_u64().unwrap() >= 60,
+        "{summary}"
+    );
+    // The metal3 world's own counts: it played hosts and Nodes, not Ganeti nodes.
+    let world = summary["stats"]["world"].as_object().expect("world counts");
+    assert!(
+        world
+            .keys()
+            .any(|k| k.contains("host") || k.contains("node")),
+        "{summary}"
+    );
+    assert_eq!(
+        std::fs::read(&objects).unwrap(),
+        untouched,
+        "in memory only"
+    );
+    let text = bin(&objects)
+        .args(["simulate", "--passes", "10", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&text.get_output().stdout).into_owned();
+    assert!(text.contains("operations submitted"), "{text}");
+    assert!(!text.contains("jobs"), "{text}");
+}

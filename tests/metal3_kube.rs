@@ -135,6 +135,33 @@ fn play_world(management: &FakeKube, workload: &FakeKube, machines: &[(&str, &st
             workload.insert(node_item(n));
         }
     }
+    // kubelet on a Node kept under an out-of-service taint: its host on again, it reports
+    // Ready anew, after the taint was added.
+    for (_, h, n) in machines {
+        let on = management
+            .get(&BARE_METAL_HOST, "ns", h)
+            .and_then(|h| h.pointer("/status/poweredOn").and_then(Value::as_bool))
+            == Some(true);
+        let added = workload.get(&NODE, "", n).and_then(|node| {
+            node["spec"]["taints"]
+                .as_array()?
+                .iter()
+                .find(|t| t["key"] == "node.kubernetes.io/out-of-service")?["timeAdded"]
+                .as_str()
+                .map(|t| t.parse::<jiff::Timestamp>().unwrap())
+        });
+        if let (true, Some(added)) = (on, added) {
+            let at = (added + jiff::SignedDuration::from_secs(1)).to_string();
+            workload.mutate(&NODE, "", n, |node| {
+                if node["status"]["conditions"][0]["lastTransitionTime"].as_str()
+                    < Some(at.as_str())
+                {
+                    node["status"]["conditions"] =
+                        json!([{"type": "Ready", "status": "True", "lastTransitionTime": at}]);
+                }
+            });
+        }
+    }
     for host in management.objects(&BARE_METAL_HOST) {
         let name = host["metadata"]["name"].as_str().unwrap().to_owned();
         let rebooting = host["metadata"]["annotations"]
@@ -1417,4 +1444,184 @@ fn the_out_of_service_taint_fences_without_deleting_the_node() {
         None
     );
     assert_nothing_written_blind(&kube.requests());
+}
+
+#[test]
+fn a_taint_someone_adds_after_the_read_is_never_claimed_nor_removed() {
+    let settings = Settings {
+        fencing: metal3::Fencing::OutOfServiceTaint,
+        ..Settings::default()
+    };
+    let kube = served(&one_machine(true, true, false, true));
+    let mut b = backend(&kube);
+    let snap = b.snapshot().unwrap();
+    let plan = metal3::plan(&snap, &settings, NOW, &Limits::default(), 7);
+    assert!(
+        plan.actions().any(|a| matches!(
+            a,
+            Action::Advance {
+                op: Op::TaintNode { .. },
+                ..
+            }
+        )),
+        "{:#?}",
+        plan.targets
+    );
+    // Someone else fences the Node between the read and the write.
+    kube.mutate(&NODE, "", "n1", |n| {
+        n["spec"]["taints"] = json!([{
+            "key": "node.kubernetes.io/out-of-service",
+            "value": "nodeshutdown",
+            "effect": "NoExecute",
+            "timeAdded": "2026-01-01T00:00:00Z"
+        }]);
+    });
+    let report = exec::execute(&plan, &mut b);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(
+        kube.annotation(&MACHINE, "ns", "m1", "autorepair.io/node-tainted"),
+        None,
+        "someone else's taint is not recorded as ours"
+    );
+    // The power cycle goes on (the Node counts as fenced) and ends; their taint stays.
+    for i in 1..6 {
+        let mut b = backend(&kube);
+        let snap = b.snapshot().unwrap();
+        let plan = metal3::plan(&snap, &settings, NOW + 60 * i, &Limits::default(), 7);
+        let report = exec::execute(&plan, &mut b);
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        play_world(&kube, &kube, &[("m1", "h1", "n1")]);
+    }
+    assert_eq!(seen(&kube).powered_on, Some(true));
+    assert_eq!(
+        kube.get(&NODE, "", "n1").unwrap()["spec"]["taints"][0]["timeAdded"],
+        "2026-01-01T00:00:00Z",
+        "their taint is still there"
+    );
+}
+
+#[test]
+fn an_unreadable_workload_cluster_never_makes_a_taint_forgotten() {
+    // autorepair tainted n1 (recorded on m1); the host is back on, the Node Ready since.
+    let workload = FakeKube::builder().tls().start();
+    let mut node = node_item("n1");
+    node["spec"]["taints"] = json!([{
+        "key": "node.kubernetes.io/out-of-service",
+        "value": "nodeshutdown",
+        "effect": "NoExecute",
+        "timeAdded": "2026-01-01T00:00:00Z"
+    }]);
+    node["status"]["conditions"] =
+        json!([{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T01:00:00Z"}]);
+    workload.insert(node);
+    let list = Fleet::new()
+        .machine(
+            Machine::new("ns", "m1")
+                .node("n1")
+                .host("h1")
+                .cluster("c1")
+                .annotate("autorepair.io/node-tainted", "n1"),
+        )
+        .host(Host::new("ns", "h1"))
+        .build();
+    let management = served(&list);
+    let settings = Settings {
+        fencing: metal3::Fencing::OutOfServiceTaint,
+        ..Settings::default()
+    };
+    let options = Options {
+        workload: Workload::ClusterSecrets,
+        ..Options::default()
+    };
+    let mut b = KubeBackend::from_config(management.config(), options).unwrap();
+    let tainted = |w: &FakeKube| {
+        w.get(&NODE, "", "n1").unwrap()["spec"]["taints"]
+            .as_array()
+            .is_some_and(|ts| {
+                ts.iter()
+                    .any(|t| t["key"] == "node.kubernetes.io/out-of-service")
+            })
+    };
+    let recorded = |m: &FakeKube| {
+        m.annotation(&MACHINE, "ns", "m1", "autorepair.io/node-tainted")
+            .is_some()
+    };
+    // No kubeconfig Secret yet: the Node cannot be looked at. Unknown, not gone.
+    for i in 0..2 {
+        let snap = b.snapshot().unwrap();
+        assert!(snap.nodes_unknown.contains("ns/m1"), "{:?}", snap.problems);
+        let plan = metal3::plan(&snap, &settings, NOW + 60 * i, &Limits::default(), 7);
+        let report = exec::execute(&plan, &mut b);
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        assert!(recorded(&management), "pass {i}: the record stays");
+        assert!(tainted(&workload));
+    }
+    // Readable again: the taint autorepair added goes, then its record.
+    management.insert(kubeconfig_secret("c1", &kubeconfig(workload.url())));
+    let snap = b.snapshot().unwrap();
+    assert!(snap.nodes_unknown.is_empty(), "{:?}", snap.problems);
+    let plan = metal3::plan(&snap, &settings, NOW + 180, &Limits::default(), 7);
+    let report = exec::execute(&plan, &mut b);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(!tainted(&workload), "the taint autorepair added is removed");
+    assert!(!recorded(&management));
+}
+
+#[test]
+fn a_guarded_drain_stops_between_two_evictions() {
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1"))
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1"))
+        .build();
+    let kube = served(&list);
+    kube.mutate(&NODE, "", "n1", |n| {
+        n["spec"]["unschedulable"] = json!(true)
+    });
+    for i in 0..5 {
+        kube.insert(
+            pod(&format!("web-{i}"), "n1")
+                .owner("apps/v1", "ReplicaSet", "web", "u-rs", true)
+                .build(),
+        );
+    }
+    let mut b = backend(&kube);
+    b.snapshot().unwrap();
+    // The lease is lost (or a stop signal comes) after two writes.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counted = asked.clone();
+    b.guard_writes(Arc::new(move || {
+        if counted.fetch_add(1, Ordering::SeqCst) < 2 {
+            Ok(())
+        } else {
+            Err(BackendError::Halted("the lease is lost".into()))
+        }
+    }));
+    kube.clear_requests();
+    let err = b
+        .advance(
+            &ObjectRef::new("node", "n1"),
+            &Op::Drain { node: "n1".into() },
+            "autorepair:0f8fad5b-d9cb-469f-a165-70867728950e",
+        )
+        .unwrap_err();
+    assert!(matches!(err, BackendError::Halted(_)), "{err}");
+    let evictions = kube
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/eviction"))
+        .count();
+    assert_eq!(evictions, 2, "each eviction asked the guard first");
+    assert_eq!(kube.objects(&POD).len(), 3);
+    // Every other write asks it too: a patch is refused before it is sent.
+    kube.clear_requests();
+    let err = b
+        .add_marks(
+            &ObjectRef::new("machine", "ns/m1"),
+            &["autorepair.io/policy=power-cycle".into()],
+            "",
+        )
+        .unwrap_err();
+    assert!(matches!(err, BackendError::Halted(_)), "{err}");
+    assert!(kube.writes().is_empty());
 }

@@ -3,10 +3,11 @@
 //! and a compacted history survived, irrelevant changes ignored) and leader election with a
 //! coordination.k8s.io/v1 Lease between two replicas.
 
+use autorepair::engine::BackendError;
 use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
 use autorepair::metal3::kube::Options;
 use autorepair::metal3::kube::lease::{Elector, LeaseName, Timing};
-use autorepair::metal3::kube::watch::{ChangeKind, Watcher};
+use autorepair::metal3::kube::watch::{ChangeKind, PENDING, Watcher};
 use autorepair::metal3::objects::REQUEST_KEY;
 use fake_kube::{BARE_METAL_HOST, FakeKube, Fault, MACHINE, NODE, Resource};
 use serde_json::{Value, json};
@@ -329,6 +330,8 @@ fn a_leader_that_lost_the_lease_and_won_it_back_is_in_a_new_term() {
     let a = elector(&kube, "a");
     assert!(a.wait_leader(Duration::from_secs(5)));
     let first = a.term();
+    let planned_in = a.this_term();
+    assert!(planned_in.check().is_ok());
     // Renewals fail for longer than the renew deadline, then work again.
     kube.fault(
         Fault::status(503)
@@ -344,6 +347,12 @@ fn a_leader_that_lost_the_lease_and_won_it_back_is_in_a_new_term() {
     assert_eq!(a.term(), first, "no new term before the lease is won back");
     assert!(a.wait_leader(Duration::from_secs(10)));
     assert_eq!(a.term(), first + 1);
+    // What a pass planned in the first term asks before each write: no.
+    match planned_in.check() {
+        Err(BackendError::Halted(why)) => assert!(why.contains("no longer holds"), "{why}"),
+        other => panic!("{:?}", other.err()),
+    }
+    assert!(a.this_term().check().is_ok());
 }
 
 #[test]
@@ -612,4 +621,28 @@ fn leader_election_is_refused_where_there_is_no_lease_to_elect_with() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn changes_nobody_takes_wait_in_bounded_memory_and_the_next_still_comes() {
+    let kube = one_machine();
+    let w = watching(&kube);
+    for i in 0..PENDING + 300 {
+        kube.mutate(&MACHINE, "ns", "m1", |m| {
+            m["metadata"]["annotations"]["autorepair.io/policy"] = json!(format!("p{i}"));
+        });
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let waiting = w.forget();
+    assert!(
+        (1..=PENDING).contains(&waiting),
+        "{waiting} changes waiting"
+    );
+    let (took, seen) = reaction(&w, || {
+        kube.mutate(&MACHINE, "ns", "m1", |m| {
+            m["metadata"]["annotations"][REQUEST_KEY] = json!("");
+        });
+    });
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    assert!(!seen.is_empty());
 }

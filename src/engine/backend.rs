@@ -4,6 +4,11 @@
 use super::family::Family;
 use super::object::ObjectRef;
 
+/// Asked before each write a backend makes; an error (normally [`BackendError::Halted`])
+/// stops the writing there. Whoever may have to stop a pass mid-way sets it (a replica that
+/// lost its leader election, a stop signal): see [`Backend::guard_writes`].
+pub type WriteGuard = std::sync::Arc<dyn Fn() -> Result<(), BackendError> + Send + Sync>;
+
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
     #[error("{object} does not exist")]
@@ -15,6 +20,10 @@ pub enum BackendError {
     /// Only for tests that kill the executor between two calls.
     #[error("crashed on purpose after {calls} backend calls")]
     Crashed { calls: usize },
+    /// Nothing more may be written this pass (the leader election lost, a stop signal): the
+    /// executor ends the pass here. The write asked for was not made; the ones before were.
+    #[error("{0}")]
+    Halted(String),
     /// The TLS handshake failed: most often a server certificate that the configured CA file
     /// does not vouch for. Never retried: the same certificate fails the same way.
     #[error("TLS handshake with {service} at {url} failed: {cause}. {hint}")]
@@ -140,6 +149,11 @@ pub trait Backend<F: Family> {
     fn flush(&mut self) -> Result<(), BackendError> {
         Ok(())
     }
+    /// Has the backend ask `guard` before every write it makes from now on, inside one call
+    /// too: one call may make many writes (a drain evicts every Pod of a Node), and a pass
+    /// must stop between two of them, not only between two calls. Backends whose calls make
+    /// one write each may ignore it: the caller asks the guard before each call.
+    fn guard_writes(&mut self, _guard: WriteGuard) {}
 }
 
 /// Passes calls through until `budget` writes were made, then fails every write as if the
@@ -174,6 +188,9 @@ impl<F: Family, B: Backend<F>> Backend<F> for Dying<B> {
     fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
         self.inner.snapshot()
     }
+    fn guard_writes(&mut self, guard: WriteGuard) {
+        self.inner.guard_writes(guard);
+    }
     fn add_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
         self.spend()?;
         self.inner.add_marks(o, t, r)
@@ -207,6 +224,9 @@ impl<F: Family, B: Backend<F>> Backend<F> for Dying<B> {
 impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
     fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
         (**self).snapshot()
+    }
+    fn guard_writes(&mut self, guard: WriteGuard) {
+        (**self).guard_writes(guard);
     }
     fn add_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
         (**self).add_marks(o, t, r)

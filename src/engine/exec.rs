@@ -1,8 +1,12 @@
 //! The executor: carries out a plan through a backend, in the crash-safe order, one target at
-//! a time. A failure on one target is logged and never stops the others.
+//! a time. A failure on one target is logged and never stops the others; a backend that says
+//! nothing more may be written ([`BackendError::Halted`]: the lease lost, a stop signal) ends
+//! the pass there. Its log lines speak the family's words ([`Family::WORDS`], the marks'
+//! noun): a Ganeti job and tag, a metal3 operation and annotation.
 
 use super::backend::{Backend, BackendError};
 use super::family::Family;
+use super::marks::Codec;
 use super::plan::{Action, Plan, RepairStart};
 use serde::Serialize;
 
@@ -15,6 +19,8 @@ pub struct Report<F: Family> {
     pub errors: Vec<(String, String)>,
     /// Set when the backend reported a crash (tests): nothing after it ran.
     pub crashed: bool,
+    /// Why the backend stopped the writing ([`BackendError::Halted`]): nothing after it ran.
+    pub halted: Option<String>,
 }
 
 impl<F: Family> Default for Report<F> {
@@ -24,6 +30,7 @@ impl<F: Family> Default for Report<F> {
             jobs_submitted: Vec::new(),
             errors: Vec::new(),
             crashed: false,
+            halted: None,
         }
     }
 }
@@ -38,6 +45,11 @@ pub fn execute<F: Family>(plan: &Plan<F>, backend: &mut dyn Backend<F>) -> Repor
                 Ok(()) => report.actions_done += 1,
                 Err(BackendError::Crashed { .. }) => {
                     report.crashed = true;
+                    return report;
+                }
+                Err(BackendError::Halted(why)) => {
+                    tracing::warn!(target_name = %name, action = %action, "{why}: the pass stops here, the rest of its plan is not carried out");
+                    report.halted = Some(why);
                     return report;
                 }
                 Err(e) => {
@@ -56,6 +68,7 @@ fn apply<F: Family>(
     backend: &mut dyn Backend<F>,
     report: &mut Report<F>,
 ) -> Result<(), BackendError> {
+    let noun = <F::Marks as Codec>::NOUN;
     match action {
         Action::AddMarks {
             object,
@@ -64,7 +77,7 @@ fn apply<F: Family>(
         } => {
             backend.add_marks(object, marks, reason)?;
             for mark in marks {
-                tracing::info!(object = %object, tag = %mark, reason = %reason, "tag added");
+                tracing::info!(object = %object, mark = %mark, reason = %reason, "{noun} added");
             }
         }
         Action::RemoveMarks {
@@ -74,13 +87,13 @@ fn apply<F: Family>(
         } => {
             backend.remove_marks(object, marks, reason)?;
             for mark in marks {
-                tracing::info!(object = %object, tag = %mark, reason = %reason, "tag removed");
+                tracing::info!(object = %object, mark = %mark, reason = %reason, "{noun} removed");
             }
         }
         Action::Repair(start) => repair(start, backend, report)?,
         Action::Advance { object, op, reason } => {
             backend.advance(object, op, reason)?;
-            tracing::info!(object = %object, op = %op, reason = %reason, "operation advanced");
+            tracing::info!(object = %object, op = %op, reason = %reason, "{} advanced", F::WORDS.op);
         }
     }
     Ok(())
@@ -95,9 +108,10 @@ fn repair<F: Family>(
     report: &mut Report<F>,
 ) -> Result<(), BackendError> {
     let object = r.object();
+    let (noun, words) = (<F::Marks as Codec>::NOUN, F::WORDS);
     if let Some(first) = &r.write_first {
         backend.add_marks(&object, std::slice::from_ref(first), &r.reason)?;
-        tracing::info!(object = %object, tag = %first, reason = "repair starting", "tag added");
+        tracing::info!(object = %object, mark = %first, reason = "repair starting", "{noun} added");
     }
     let mut new_ops: Vec<F::OpId> = Vec::new();
     for op in &r.ops {
@@ -107,7 +121,7 @@ fn repair<F: Family>(
             break;
         }
         let id = backend.submit(&r.target, op, &r.reason, after)?;
-        tracing::info!(object = %object, repair = %r.id, job = %id, op = %op, "job submitted");
+        tracing::info!(object = %object, repair = %r.id, id = %id, op = %op, "{} submitted", words.op);
         report.jobs_submitted.push(id.clone());
         new_ops.push(id);
     }
@@ -118,7 +132,8 @@ fn repair<F: Family>(
         ))
     })?;
     backend.add_marks(&object, std::slice::from_ref(&tag), &r.reason)?;
-    tracing::info!(object = %object, tag = %tag, reason = "jobs recorded", "tag added");
+    let recorded = format!("{} recorded", words.ops);
+    tracing::info!(object = %object, mark = %tag, reason = %recorded, "{noun} added");
     let old: Vec<String> = r
         .write_first
         .iter()
@@ -129,7 +144,7 @@ fn repair<F: Family>(
     if !old.is_empty() {
         backend.remove_marks(&object, &old, &r.reason)?;
         for t in &old {
-            tracing::info!(object = %object, tag = %t, reason = "superseded", "tag removed");
+            tracing::info!(object = %object, mark = %t, reason = "superseded", "{noun} removed");
         }
     }
     Ok(())

@@ -19,7 +19,7 @@ pub mod text;
 #[cfg(test)]
 pub(crate) mod toy;
 
-pub use backend::{Backend, BackendError, Dying};
+pub use backend::{Backend, BackendError, Dying, WriteGuard};
 pub use family::{Family, Health, Need, Words};
 pub use limits::Limits;
 pub use marks::{Level, Mark, RepairResult};

@@ -182,6 +182,8 @@ pub enum Command {
     /// What-if under chaos: many passes over the fleet (in memory: the file is not changed) while
     /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety
     /// rules are checked after every pass. Exit 1 on a violation, with the seed and a minimal history.
+    /// With --kube-objects (or --kube) the metal3 world: kubelets die, health checks request
+    /// remediation, BMCs break, zones go dark, Nodes are deleted.
     #[cfg(any(test, feature = "testkit"))]
     Simulate(SimulateArgs),
     /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs.
@@ -249,7 +251,7 @@ pub struct RunArgs {
     pub clock: ClockArgs,
     /// Keep making passes, --interval apart (the lock is let go in between). With --kube the
     /// next pass starts as soon as a watched object changes (within about a second), and at
-    /// least every --interval (a full resync); SIGTERM stops the loop after the pass under way.
+    /// least every --interval (a full resync); SIGTERM stops the loop once the write under way is done.
     #[arg(long = "loop")]
     pub loop_: bool,
     /// Time between passes with --loop; with --kube the longest time between two passes.

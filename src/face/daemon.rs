@@ -5,8 +5,8 @@
 
 use super::settings::{Leader, Run, Source};
 use super::{Error, LOG_TARGET};
-use crate::engine::{Backend, BackendError, Family, ObjectRef};
-use crate::metal3::kube::lease::{Elector, Timing};
+use crate::engine::{Backend, BackendError, Family, ObjectRef, WriteGuard};
+use crate::metal3::kube::lease::{Elector, Term, Timing};
 use crate::metal3::kube::watch::Watcher;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,7 +72,9 @@ impl Daemon {
     }
 
     /// Before a pass: `false` if this replica does not hold the Lease (it then waits, up to
-    /// `SLICE`, to get it).
+    /// `SLICE`, to get it). Standing by, it takes no notice of the changes the watches report
+    /// (it acts on none, and they would pile up); its first pass once leader reads everything
+    /// at once, a full resync, whatever the watches said meanwhile.
     pub fn may_act(&mut self) -> bool {
         let Some(e) = &self.elector else { return true };
         let leader = e.wait_leader(if self.was_leader {
@@ -80,8 +82,14 @@ impl Daemon {
         } else {
             SLICE
         });
+        if !leader && let Some(w) = &self.watcher {
+            w.forget();
+        }
         if self.was_leader && !leader {
             tracing::warn!(target: LOG_TARGET, lease = %e.lease(), holder = e.holder().unwrap_or_default(), "this replica lost the lease: it stands by");
+        }
+        if leader && !self.was_leader {
+            tracing::info!(target: LOG_TARGET, lease = %e.lease(), "this replica holds the lease: a full pass now");
         }
         self.was_leader = leader;
         leader
@@ -94,9 +102,12 @@ impl Daemon {
         }
     }
 
-    /// The elector, to check before each write.
-    pub fn elector(&self) -> Option<&Elector> {
-        self.elector.as_ref()
+    /// What a pass starting now asks before each write (see [`write_guard`]).
+    pub fn guard(&self) -> WriteGuard {
+        write_guard(
+            self.stop.clone(),
+            self.elector.as_ref().map(Elector::this_term),
+        )
     }
 
     /// Between passes: until a relevant change settled, `interval` after `last` (the resync),
@@ -159,7 +170,7 @@ fn on_signal() -> Arc<AtomicBool> {
                     if n > 0 {
                         std::process::exit(143);
                     }
-                    tracing::info!(target: LOG_TARGET, "stop signal: stopping after the pass under way (a second signal stops at once)");
+                    tracing::info!(target: LOG_TARGET, "stop signal: stopping once the write under way is done (a second signal stops at once)");
                     raised.store(true, Ordering::SeqCst);
                 }
             });
@@ -170,41 +181,43 @@ fn on_signal() -> Arc<AtomicBool> {
     flag
 }
 
-/// A backend that writes only while this replica holds the Lease in the term its pass began
-/// in: checked before every write, so a replica that lost it mid-pass (even if it won it back
-/// since) writes nothing more of a plan made before.
-pub struct Leading<'a, B> {
-    inner: B,
-    elector: &'a Elector,
-    term: u64,
+/// What a pass on the loop asks before each write: no stop signal raised, and (with leader
+/// election) this replica still leading in the term the pass began in. A signal lets the write
+/// under way finish and stops the pass before the next; the executor records each write whole,
+/// so nothing is left half-recorded.
+fn write_guard(stop: Arc<AtomicBool>, term: Option<Term>) -> WriteGuard {
+    Arc::new(move || {
+        if stop.load(Ordering::SeqCst) {
+            return Err(BackendError::Halted(
+                "stop signal: the write under way was finished, nothing more is written".into(),
+            ));
+        }
+        term.as_ref().map_or(Ok(()), Term::check)
+    })
 }
 
-impl<'a, B> Leading<'a, B> {
-    pub fn new(inner: B, elector: &'a Elector) -> Self {
-        let term = elector.term();
-        Leading {
-            inner,
-            elector,
-            term,
-        }
+/// A backend whose every write is first asked of a [`WriteGuard`]; the guard is handed on to
+/// the backend too, for the calls that make several writes (a drain's evictions).
+pub struct Guarded<B> {
+    inner: B,
+    guard: WriteGuard,
+}
+
+impl<B> Guarded<B> {
+    pub fn new<F: Family>(mut inner: B, guard: WriteGuard) -> Self
+    where
+        B: Backend<F>,
+    {
+        inner.guard_writes(guard.clone());
+        Guarded { inner, guard }
     }
 
     fn check(&self) -> Result<(), BackendError> {
-        if self.elector.is_leader() && self.elector.term() == self.term {
-            return Ok(());
-        }
-        Err(BackendError::Api(format!(
-            "not written: this replica ({}) no longer holds the lease {} (held by {}); the leader's passes take over",
-            self.elector.identity(),
-            self.elector.lease(),
-            self.elector
-                .holder()
-                .unwrap_or_else(|| "nobody known".into())
-        )))
+        (self.guard)()
     }
 }
 
-impl<F: Family, B: Backend<F>> Backend<F> for Leading<'_, B> {
+impl<F: Family, B: Backend<F>> Backend<F> for Guarded<B> {
     fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
         self.inner.snapshot()
     }
@@ -241,5 +254,171 @@ impl<F: Family, B: Backend<F>> Backend<F> for Leading<'_, B> {
     }
     fn flush(&mut self) -> Result<(), BackendError> {
         self.inner.flush()
+    }
+    fn guard_writes(&mut self, guard: WriteGuard) {
+        self.inner.guard_writes(guard);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::exec;
+    use crate::metal3::file::ObjectsFile;
+    use crate::metal3::fixture::{Fleet, Host, Machine, Node};
+    use crate::metal3::kube::Options;
+    use crate::metal3::kube::lease::LeaseName;
+    use crate::metal3::{Metal3, Settings};
+    use fake_kube::{FakeKube, MACHINE, Resource};
+
+    const LEASE: Resource = Resource {
+        group: "coordination.k8s.io",
+        versions: &["v1"],
+        kind: "Lease",
+        plural: "leases",
+        short_names: &[],
+        namespaced: true,
+        custom: false,
+        status_subresource: false,
+    };
+
+    fn one_machine() -> Fleet {
+        Fleet::new()
+            .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1"))
+    }
+
+    #[test]
+    fn a_replica_standing_by_takes_no_notice_of_the_changes_it_does_not_act_on() {
+        let kube = FakeKube::builder().resource(LEASE).start();
+        for item in one_machine().build()["items"].as_array().unwrap() {
+            kube.insert(item.clone());
+        }
+        let timing = Timing {
+            lease: Duration::from_secs(30),
+            renew_deadline: Duration::from_secs(20),
+            retry: Duration::from_millis(200),
+        };
+        let elector = |who: &str| {
+            let lease = LeaseName {
+                namespace: "ns".into(),
+                name: "autorepair".into(),
+            };
+            Elector::from_config(
+                kube.config(),
+                &Options::default(),
+                lease,
+                who.into(),
+                timing,
+            )
+            .unwrap()
+        };
+        let leader = elector("a");
+        assert!(leader.wait_leader(Duration::from_secs(5)));
+        let watcher = Watcher::from_config(kube.config(), &Options::default()).unwrap();
+        assert!(watcher.wait_watching(Duration::from_secs(10)));
+        let mut standby = Daemon {
+            watcher: Some(watcher),
+            elector: Some(elector("b")),
+            stop: Arc::new(AtomicBool::new(false)),
+            was_leader: false,
+        };
+        for i in 0..20 {
+            kube.mutate(&MACHINE, "ns", "m1", |m| {
+                m["metadata"]["annotations"]["autorepair.io/policy"] =
+                    serde_json::json!(format!("power-cycle-{i}"));
+            });
+        }
+        // The changes reach the watcher…
+        std::thread::sleep(Duration::from_millis(500));
+        // …and the replica standing by drops them, every time it looks.
+        for _ in 0..3 {
+            assert!(!standby.may_act());
+        }
+        let w = standby.watcher.as_ref().unwrap();
+        assert_eq!(
+            w.forget(),
+            0,
+            "changes left waiting for a replica that never acts"
+        );
+    }
+
+    /// Raises the stop flag once `after` writes went through.
+    struct SignalAfter<B> {
+        inner: B,
+        after: usize,
+        writes: usize,
+        stop: Arc<AtomicBool>,
+    }
+
+    impl<B> SignalAfter<B> {
+        fn wrote(&mut self) {
+            self.writes += 1;
+            if self.writes == self.after {
+                self.stop.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    impl<B: Backend<Metal3>> Backend<Metal3> for SignalAfter<B> {
+        fn snapshot(&mut self) -> Result<crate::metal3::objects::Snapshot, BackendError> {
+            self.inner.snapshot()
+        }
+        fn add_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
+            self.inner.add_marks(o, t, r)?;
+            self.wrote();
+            Ok(())
+        }
+        fn remove_marks(
+            &mut self,
+            o: &ObjectRef,
+            t: &[String],
+            r: &str,
+        ) -> Result<(), BackendError> {
+            self.inner.remove_marks(o, t, r)?;
+            self.wrote();
+            Ok(())
+        }
+        fn submit(
+            &mut self,
+            t: &str,
+            op: &crate::metal3::Op,
+            r: &str,
+            a: Option<&crate::metal3::OpId>,
+        ) -> Result<crate::metal3::OpId, BackendError> {
+            let id = self.inner.submit(t, op, r, a)?;
+            self.wrote();
+            Ok(id)
+        }
+    }
+
+    #[test]
+    fn a_stop_signal_stops_the_pass_after_the_write_under_way() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut file = ObjectsFile::in_memory(one_machine().build());
+        let snap = file.snapshot().unwrap();
+        let plan = crate::metal3::plan(
+            &snap,
+            &Settings::default(),
+            1_800_000_000,
+            &crate::engine::Limits::default(),
+            7,
+        );
+        // Starting the power cycle is several writes: the pending mark, the power-off, the
+        // mark that records it.
+        assert!(plan.actions().count() > 0);
+        let signalled = SignalAfter {
+            inner: &mut file,
+            after: 1,
+            writes: 0,
+            stop: stop.clone(),
+        };
+        let mut guarded = Guarded::new(signalled, write_guard(stop, None));
+        let report = exec::execute(&plan, &mut guarded);
+        assert_eq!(guarded.inner.writes, 1, "nothing written after the signal");
+        let why = report.halted.expect("the pass says it stopped");
+        assert!(why.contains("stop signal"), "{why}");
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
     }
 }

@@ -59,7 +59,7 @@ pub fn connect(source: &Source) -> Result<Backends, Error> {
     })
 }
 
-/// A Ganeti fleet's backend, for what only Ganeti has: `snapshot` and `simulate`.
+/// A Ganeti fleet's backend, for what only Ganeti has: `snapshot`.
 pub fn open(source: &Source) -> Result<Box<dyn Backend<Ganeti>>, Error> {
     match connect(source)? {
         Backends::Ganeti(backend) => Ok(backend),

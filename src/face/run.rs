@@ -1,7 +1,7 @@
 //! `run`: one pass, several back to back, or a loop; each reads, decides, acts, and writes the
 //! metrics file.
 
-use super::daemon::{Daemon, Leading, Next};
+use super::daemon::{Daemon, Guarded, Next};
 use super::family::FamilyFace;
 use super::fleet::{acquire_lock, connect, execute_and_save, on_family, plan};
 use super::printer::Printer;
@@ -25,7 +25,7 @@ pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<E
         }
         let started = std::time::Instant::now();
         pass += 1;
-        let elector = daemon.as_ref().and_then(Daemon::elector);
+        let guard = daemon.as_ref().map(Daemon::guard);
         // The lock is held while a pass acts and never while the loop sleeps, so an admin can
         // always suspend (or stop) the watcher between two passes.
         let outcome = run
@@ -33,7 +33,7 @@ pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<E
             .as_deref()
             .map(acquire_lock)
             .transpose()
-            .and_then(|_held| one_pass(out, logs, fleet, run, pass, elector));
+            .and_then(|_held| one_pass(out, logs, fleet, run, pass, guard));
         match outcome {
             Ok(Exit::Ok) => {}
             Ok(code) => worst = worst.max(code),
@@ -76,15 +76,15 @@ fn one_pass(
     fleet: &Fleet,
     run: &Run,
     pass: u32,
-    elector: Option<&crate::metal3::kube::lease::Elector>,
+    guard: Option<crate::engine::WriteGuard>,
 ) -> Result<Exit, Error> {
     let started = std::time::Instant::now();
     on_family!(connect(&fleet.source)?, backend => {
         let mut backend = backend;
-        match elector {
-            Some(elector) => {
-                let leading = Leading::new(backend.as_mut(), elector);
-                pass_over(out, logs, fleet, run, pass, started, leading)
+        match guard {
+            Some(guard) => {
+                let guarded = Guarded::new(backend.as_mut(), guard);
+                pass_over(out, logs, fleet, run, pass, started, guarded)
             }
             None => pass_over(out, logs, fleet, run, pass, started, backend.as_mut()),
         }
@@ -147,6 +147,9 @@ fn pass_over<F: FamilyFace>(
             done.errors.len(),
             report::counts_line(&plan).trim_end()
         ))?;
+    }
+    if let Some(why) = &done.halted {
+        out.line(format_args!("pass {pass} stopped before its end: {why}"))?;
     }
     if let Some(path) = &run.metrics_file {
         let previous = std::fs::read_to_string(path).unwrap_or_default();

@@ -44,12 +44,15 @@
 //! d.uncordon("node-1").await?;                  // after the repair, or on back-off
 //! ```
 //! Every write is conditioned on what was read: the cordon and uncordon patches carry the
-//! Node's resourceVersion, evictions and deletes the Pod's uid. The client must not retry by
+//! Node's resourceVersion, evictions and deletes the Pod's uid. A drainer made
+//! [`Drainer::guarded`] asks its guard before each write (each eviction, delete, patch), so a
+//! watcher that lost its leader election or is told to stop stops between two evictions, not
+//! after the whole Node. The client must not retry by
 //! itself ([`super::client::build`] turns kube's retries off): a 429 is the drain's to handle.
 
 use super::errors::{Call, from_kube, nonsense};
 use super::selector::LabelSelector;
-use crate::engine::BackendError;
+use crate::engine::{BackendError, WriteGuard};
 use ::kube::Client;
 use ::kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use ::kube::core::Request;
@@ -336,6 +339,8 @@ pub struct Drainer {
     options: Options,
     /// By Node, then by Pod `NAMESPACE/NAME`.
     refusals: HashMap<String, HashMap<String, Refusals>>,
+    /// Asked before each write; none: every write is made.
+    guard: Option<WriteGuard>,
 }
 
 impl Drainer {
@@ -345,6 +350,7 @@ impl Drainer {
             server: String::new(),
             options,
             refusals: HashMap::new(),
+            guard: None,
         }
     }
 
@@ -352,6 +358,17 @@ impl Drainer {
     pub fn named(mut self, server: impl Into<String>) -> Drainer {
         self.server = server.into();
         self
+    }
+
+    /// Asks `guard` before each write: its error is returned instead of making it (the writes
+    /// before it stay made, each whole).
+    pub fn guarded(mut self, guard: WriteGuard) -> Drainer {
+        self.guard = Some(guard);
+        self
+    }
+
+    fn may_write(&self) -> Result<(), BackendError> {
+        self.guard.as_ref().map_or(Ok(()), |g| g())
     }
 
     pub fn options(&self) -> &Options {
@@ -668,6 +685,7 @@ impl Drainer {
         current: &Value,
         mut body: Value,
     ) -> Result<(), BackendError> {
+        self.may_write()?;
         let rv = current
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
@@ -695,6 +713,9 @@ impl Drainer {
 
     /// Asks the Eviction API to evict the Pod (conditioned on its uid).
     async fn evict(&self, pod: &PodFacts, dry_run: bool) -> Result<Evicted, BackendError> {
+        if !dry_run {
+            self.may_write()?;
+        }
         let mut body = json!({
             "apiVersion": "policy/v1",
             "kind": "Eviction",
@@ -734,6 +755,7 @@ impl Drainer {
 
     /// Deletes the Pod (conditioned on its uid); false when it was gone or replaced.
     async fn delete_pod(&self, pod: &PodFacts) -> Result<bool, BackendError> {
+        self.may_write()?;
         let params = DeleteParams {
             preconditions: Some(Preconditions {
                 uid: Some(pod.uid.clone()),

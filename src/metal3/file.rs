@@ -5,7 +5,8 @@
 //! atomically. Nothing is simulated unless the file says so: with a top-level
 //! `"autorepairSimulation": {}` the baremetal-operator and kubelet are played between passes
 //! (a host powers off or on the pass after its reboot annotation changes; a powered-on host's
-//! Node registers again the pass after; a deleted Machine goes).
+//! Node registers again the pass after, or, still there under an out-of-service taint, reports
+//! Ready anew; a deleted Machine goes).
 
 use super::objects::{self, REBOOT_KEY, REQUEST_KEY, Snapshot, kind};
 use super::{Metal3, Op, OpId, Step, marks};
@@ -21,6 +22,9 @@ pub struct ObjectsFile {
     path: Option<PathBuf>,
     list: Value,
     dirty: bool,
+    /// The clock of the last pass that ended, for the times this backend writes (a taint's
+    /// `timeAdded`); the wall clock before the first.
+    clock: Option<i64>,
 }
 
 fn list_error(path: &Path, message: impl Into<String>) -> BackendError {
@@ -60,6 +64,7 @@ impl ObjectsFile {
             path: Some(path.to_owned()),
             list,
             dirty: false,
+            clock: None,
         })
     }
 
@@ -68,11 +73,22 @@ impl ObjectsFile {
             path: None,
             list,
             dirty: false,
+            clock: None,
         }
     }
 
     pub fn list(&self) -> &Value {
         &self.list
+    }
+
+    /// Sets the clock the times it writes are read from (the chaos simulator's).
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn set_clock(&mut self, now: i64) {
+        self.clock = Some(now);
+    }
+
+    fn now_rfc3339(&self) -> String {
+        self.clock.map_or_else(now_rfc3339, crate::engine::rfc3339)
     }
 
     /// The List itself, for the chaos simulator, which plays the cluster around the watcher.
@@ -217,11 +233,17 @@ impl ObjectsFile {
                 machine: m,
                 node: n,
             } => {
-                // Recorded first: a taint autorepair added is always one it knows to remove.
+                // Only a taint autorepair adds is recorded (someone else's fences the Node
+                // all the same, and is never autorepair's to remove); recorded first, so a
+                // taint autorepair added is always one it knows to remove.
+                if objects::out_of_service(self.object_mut(&node(n))?) {
+                    return Ok(());
+                }
                 self.annotations_mut(&machine(m))?
                     .insert(marks::NODE_TAINTED_KEY.into(), json!(n));
+                let stamp = self.now_rfc3339();
                 let item = self.object_mut(&node(n))?;
-                let taints = objects::with_out_of_service(item, true, &now_rfc3339());
+                let taints = objects::with_out_of_service(item, true, &stamp);
                 item["spec"]["taints"] = json!(taints);
             }
             Op::UntaintNode {
@@ -243,8 +265,8 @@ impl ObjectsFile {
         Ok(())
     }
 
-    /// One step of the baremetal-operator and kubelet, between passes.
-    fn simulate(&mut self) {
+    /// One step of the baremetal-operator and kubelet, between passes ending at `now`.
+    fn simulate(&mut self, now: i64) {
         let snap = Snapshot::from_items(self.items());
         // kubelet first: a host already on registers its Node now.
         let register: Vec<(String, Option<String>)> = snap
@@ -261,7 +283,7 @@ impl ObjectsFile {
                 (host_on && absent).then(|| (name, m.failure_domain.clone()))
             })
             .collect();
-        let now = now_rfc3339();
+        let registered = now_rfc3339();
         for (name, zone) in register {
             let mut labels = json!({"kubernetes.io/hostname": name});
             if let Some(z) = zone {
@@ -269,9 +291,39 @@ impl ObjectsFile {
             }
             self.items_mut().push(json!({
                 "apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "creationTimestamp": now, "labels": labels},
-                "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}]}
+                "metadata": {"name": name, "creationTimestamp": registered, "labels": labels},
+                "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": registered}]}
             }));
+        }
+        // kubelet on a Node kept through the power cycle under an out-of-service taint: the
+        // host on again, it reports Ready anew (after the taint, whatever the clocks say).
+        let back: Vec<(String, i64)> = snap
+            .machines
+            .iter()
+            .filter_map(|m| {
+                let n = snap
+                    .nodes
+                    .iter()
+                    .find(|n| Some(&n.name) == m.node_ref.as_ref())?;
+                let host_on = snap
+                    .hosts
+                    .iter()
+                    .find(|h| Some(&h.key) == m.host.as_ref())
+                    .is_some_and(|h| h.powered_on == Some(true));
+                let added = n.out_of_service_since.filter(|_| n.out_of_service)?;
+                (host_on && !super::protocol::ready_since_taint(n)).then(|| (n.name.clone(), added))
+            })
+            .collect();
+        for (name, added) in back {
+            let at = crate::engine::rfc3339(added.max(now) + 1);
+            if let Some(item) = self
+                .items_mut()
+                .iter_mut()
+                .find(|i| i["kind"] == "Node" && i["metadata"]["name"] == name)
+            {
+                item["status"]["conditions"] =
+                    json!([{"type": "Ready", "status": "True", "lastTransitionTime": at}]);
+            }
         }
         // The baremetal-operator: any reboot key keeps a host off; none lets an online host on.
         for item in self.items_mut() {
@@ -409,9 +461,10 @@ impl Backend<Metal3> for ObjectsFile {
         true
     }
 
-    fn finish_pass(&mut self, _now: i64) -> Result<(), BackendError> {
+    fn finish_pass(&mut self, now: i64) -> Result<(), BackendError> {
+        self.clock = Some(now);
         if self.simulated() {
-            self.simulate();
+            self.simulate(now);
         }
         self.flush()
     }

@@ -36,7 +36,7 @@ pub use crate::k8s::errors::{CONFLICT_HINT, is_conflict};
 
 use super::objects::{self, REBOOT_KEY, REQUEST_KEY, Snapshot, kind};
 use super::{Metal3, Op, OpId, Step, marks};
-use crate::engine::{Backend, BackendError, ObjectRef};
+use crate::engine::{Backend, BackendError, ObjectRef, WriteGuard};
 use crate::k8s::client::{build, load, runtime};
 use crate::k8s::drain::{self, Cordon, Drainer, Outcome};
 use crate::k8s::errors::{Call, from_kube, nonsense};
@@ -137,6 +137,8 @@ struct Inner {
     live: HashMap<ObjectRef, Live>,
     /// Clusters whose API server refused a Pod field selector: Pods are listed whole there.
     whole_pod_lists: HashSet<Home>,
+    /// Asked before every write ([`Backend::guard_writes`]).
+    guard: Option<WriteGuard>,
 }
 
 impl KubeBackend {
@@ -190,6 +192,7 @@ impl KubeBackend {
                 workloads: HashMap::new(),
                 live: HashMap::new(),
                 whole_pod_lists: HashSet::new(),
+                guard: None,
             },
         }
     }
@@ -504,8 +507,21 @@ impl Inner {
             self.remember(ObjectRef::new(kind::NODE, name), &node_api, home, &item);
             items.push(item);
         }
+        let mut nodes_unknown = std::collections::BTreeSet::new();
         for ((mut m, _), home) in machine_items.into_iter().zip(homes) {
             let node = text(&m, "/status/nodeRef/name").map(str::to_owned);
+            // Its Nodes were not looked at: one missing from the snapshot may exist.
+            let unknown = match &home {
+                None => true,
+                Some(Home::Workload(c)) => unreadable.contains_key(c),
+                Some(Home::Management) => false,
+            } || [node.as_deref(), tainted_node(&m)]
+                .into_iter()
+                .flatten()
+                .any(|n| ambiguous.contains(n));
+            if unknown {
+                nodes_unknown.insert(namespaced(&m));
+            }
             let why = match (&node, &home) {
                 (None, _) => None,
                 (Some(n), _) if ambiguous.contains(n) => Some(format!(
@@ -540,6 +556,7 @@ impl Inner {
 
         let mut snap = Snapshot::from_items(&items);
         snap.problems.extend(problems);
+        snap.nodes_unknown = nodes_unknown;
         Ok(snap)
     }
 
@@ -582,10 +599,18 @@ impl Inner {
         let mut out = Vec::new();
         let mut unreadable = HashMap::new();
         let wanted: HashSet<&Home> = homes.iter().flatten().collect();
+        // The Node a Machine names, and the one autorepair tainted for it (the same, unless
+        // the Machine names another since): both must be seen for the taint's sake.
         let named: HashSet<(&Home, &str)> = machines
             .iter()
             .zip(homes)
-            .filter_map(|((m, _), h)| Some((h.as_ref()?, text(m, "/status/nodeRef/name")?)))
+            .filter_map(|((m, _), h)| Some((h.as_ref()?, m)))
+            .flat_map(|(h, m)| {
+                [text(m, "/status/nodeRef/name"), tainted_node(m)]
+                    .into_iter()
+                    .flatten()
+                    .map(move |n| (h, n))
+            })
             .collect();
         let all_management = self.options.workload == Workload::Management;
         let management_nodes = match management_nodes {
@@ -731,9 +756,15 @@ impl Inner {
             })
     }
 
+    /// Whether the guard (if any) lets the next write be made.
+    fn may_write(&self) -> Result<(), BackendError> {
+        self.guard.as_ref().map_or(Ok(()), |g| g())
+    }
+
     /// A JSON merge patch conditioned on the resourceVersion the pass holds for the object;
     /// the answer's resourceVersion becomes the one it holds.
     async fn patch(&mut self, object: &ObjectRef, mut body: Value) -> Result<(), BackendError> {
+        self.may_write()?;
         let live = self.live(object)?.clone();
         let ep = self
             .endpoint(&live.home)
@@ -789,6 +820,7 @@ impl Inner {
 
     /// A DELETE conditioned on the object's uid (and resourceVersion).
     async fn delete(&mut self, object: &ObjectRef, with_version: bool) -> Result<(), BackendError> {
+        self.may_write()?;
         let live = self.live(object)?.clone();
         let ep = self
             .endpoint(&live.home)
@@ -963,6 +995,9 @@ impl Inner {
             })?;
         let mut drainer = Drainer::new(ep.client.clone(), drain_options(self.options.timeout))
             .named(ep.server.clone());
+        if let Some(g) = &self.guard {
+            drainer = drainer.guarded(g.clone());
+        }
         if let Cordon::Refused(why) = drainer.cordon(&node.name).await? {
             return Err(BackendError::Api(format!("{node}: {why}")));
         }
@@ -1018,6 +1053,14 @@ fn scope_kind(kind: &str) -> &'static str {
         "Cluster" => kind::CLUSTER,
         _ => kind::CONTROL_PLANE,
     }
+}
+
+/// The Node autorepair recorded tainting for a Machine ([`marks::NODE_TAINTED_KEY`]).
+fn tainted_node(machine: &Value) -> Option<&str> {
+    machine
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(marks::NODE_TAINTED_KEY))
+        .and_then(Value::as_str)
 }
 
 /// A Cluster API Machine's Cluster, `NAMESPACE/NAME`.
@@ -1093,5 +1136,11 @@ impl Backend<Metal3> for KubeBackend {
 
     fn supports(&self, _step: Step) -> bool {
         true
+    }
+
+    /// Every patch, delete and eviction asks it first: one operation may make many writes
+    /// (a drain, one eviction per Pod).
+    fn guard_writes(&mut self, guard: WriteGuard) {
+        self.inner.guard = Some(guard);
     }
 }

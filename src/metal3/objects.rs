@@ -8,7 +8,7 @@ use super::marks::{self, PREFIX};
 use crate::engine::ObjectRef;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The Machine annotation that asks for remediation (set by OpenShift's MachineHealthCheck, or
 /// by anyone): a once-off request for a power cycle.
@@ -122,11 +122,15 @@ pub struct Node {
     pub name: String,
     /// The Ready condition: `True`, `False` or `Unknown`, and since when (Unix seconds).
     pub ready: Option<(String, Option<i64>)>,
+    /// When the kubelet last posted the Ready condition (`lastHeartbeatTime`).
+    pub ready_heartbeat: Option<i64>,
     pub created: Option<i64>,
     pub deleting: bool,
     pub unschedulable: bool,
     /// It carries the out-of-service taint (key and effect; anyone's).
     pub out_of_service: bool,
+    /// When that taint was added (its `timeAdded`), if it says.
+    pub out_of_service_since: Option<i64>,
     pub zone: Option<String>,
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
@@ -163,6 +167,9 @@ pub struct Snapshot {
     pub pods: Vec<Pod>,
     /// Objects that could not be read: which, and why.
     pub problems: Vec<(String, String)>,
+    /// Machines (`NAMESPACE/NAME`) whose Nodes could not be looked at this pass (their
+    /// workload cluster unreadable): a Node of theirs missing from `nodes` may well exist.
+    pub nodes_unknown: BTreeSet<String>,
 }
 
 fn epoch(text: &Option<String>) -> Option<i64> {
@@ -405,20 +412,26 @@ fn host(meta: &Meta, v: &Value) -> Host {
 }
 
 fn node(meta: Meta, v: &Value) -> Node {
-    let ready = pointer(v, "/status/conditions")
+    let condition = pointer(v, "/status/conditions")
         .and_then(Value::as_array)
         .and_then(|cs| {
             cs.iter()
                 .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
-        })
-        .map(|c| {
-            (
-                text(c, "/status").unwrap_or_else(|| "Unknown".into()),
-                epoch(&text(c, "/lastTransitionTime")),
-            )
         });
+    let ready = condition.map(|c| {
+        (
+            text(c, "/status").unwrap_or_else(|| "Unknown".into()),
+            epoch(&text(c, "/lastTransitionTime")),
+        )
+    });
+    let out_of_service_since = pointer(v, "/spec/taints")
+        .and_then(Value::as_array)
+        .and_then(|ts| ts.iter().find(|t| is_out_of_service(t)))
+        .and_then(|t| epoch(&text(t, "/timeAdded")));
     Node {
         ready,
+        ready_heartbeat: condition.and_then(|c| epoch(&text(c, "/lastHeartbeatTime"))),
+        out_of_service_since,
         created: epoch(&meta.creation_timestamp),
         deleting: meta.deletion_timestamp.is_some(),
         unschedulable: pointer(v, "/spec/unschedulable")

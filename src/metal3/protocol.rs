@@ -16,7 +16,11 @@
 //! deleted: "delete the Node" becomes "taint it out of service", and a Node carrying that taint
 //! counts as fenced as a deleted one does (NRA∧¬PO∧RA∧NR∧tainted → remove NRA). The taint
 //! autorepair added (recorded on the Machine) is removed once the host is on again, without
-//! autorepair's reboot key, and the Node Ready ([`OUT_OF_SERVICE_TABLE`]).
+//! autorepair's reboot key, and the Node Ready since the taint was added
+//! ([`ready_since_taint`], [`OUT_OF_SERVICE_TABLE`]); a Node that could not be looked at
+//! ([`Snapshot::nodes_unknown`]) keeps its taint and the record until one can.
+//!
+//! [`Snapshot::nodes_unknown`]: super::objects::Snapshot::nodes_unknown
 //!
 //! Everything but the first row is [`progress`]: it runs every pass from the annotations and
 //! power states alone, so a pass killed anywhere resumes here, and every host is scanned, so a
@@ -25,7 +29,7 @@
 //! (a failure result, no power cycle recorded under way) is undone, and a Node that re-registers
 //! gets its backed-up labels and annotations back.
 
-use super::objects::{Host, Machine};
+use super::objects::{Host, Machine, Node};
 use super::{Fencing, Index, Metal3, Op, OpId, Phase, Remedy, Step};
 use crate::engine::family::{OpState, Progress};
 use crate::engine::text::rfc3339;
@@ -180,9 +184,7 @@ pub fn judge(
                 (false, Some(true)) => {
                     let back = match (&m.node_ref, index.node(m)) {
                         (None, _) => true,
-                        (Some(_), Some(n)) => {
-                            !n.deleting && n.ready.as_ref().is_some_and(|(st, _)| st == "True")
-                        }
+                        (Some(_), Some(n)) => !n.deleting && ready_since_taint(n),
                         (Some(_), None) => false,
                     };
                     if back {
@@ -360,14 +362,18 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
         let Some(tainted) = &m.node_tainted else {
             continue;
         };
+        // A Node that could not be looked at is not a Node gone: the record stays, and the
+        // taint with it, until a pass can see the Node.
+        if index.snap.nodes_unknown.contains(&m.key) {
+            continue;
+        }
         // Only once the host is back on and its Node Ready again: the taint is what keeps
         // the workloads away from a Node that may still be running them.
         let host_on = index
             .host(m)
             .is_none_or(|h| h.reboot.is_none() && h.powered_on == Some(true));
         let node = index.snap.nodes.iter().find(|n| n.name == *tainted);
-        let back = node
-            .is_none_or(|n| !n.deleting && n.ready.as_ref().is_some_and(|(st, _)| st == "True"));
+        let back = node.is_none_or(|n| !n.deleting && ready_since_taint(n));
         if host_on && back {
             out.push(Progress {
                 target: Some(m.key.clone()),
@@ -403,6 +409,24 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
         }
     }
     out
+}
+
+/// Whether the Node says Ready as of after its out-of-service taint was added. A Ready from
+/// before (the control plane had not yet noticed the power-off when the Node was tainted, or
+/// the kubelet's last word before it) says nothing of the host now: the condition must have
+/// changed, or the kubelet posted it, since. A Node without the taint (someone removed it) or
+/// whose taint has no `timeAdded` is judged by Ready alone.
+pub fn ready_since_taint(n: &Node) -> bool {
+    let Some((status, since)) = &n.ready else {
+        return false;
+    };
+    if status != "True" {
+        return false;
+    }
+    match n.out_of_service_since.filter(|_| n.out_of_service) {
+        None => true,
+        Some(added) => (*since).max(n.ready_heartbeat).is_some_and(|t| t > added),
+    }
 }
 
 /// When the Machine's power cycle ended as a failure and no power cycle of autorepair's is

@@ -1101,6 +1101,8 @@ impl World for Metal3World {
     }
 
     fn advance(&mut self, now: i64) {
+        // The times the watcher's writes carry (a taint's timeAdded) are the simulation's.
+        self.file.set_clock(now);
         self.replace_deleted();
         self.operate_hosts();
         self.kubelets(now, true);

@@ -1,9 +1,10 @@
 use super::file::ObjectsFile;
-use super::fixture::{Fleet, Host, Machine, Node};
+use super::fixture::{self, Fleet, Host, Machine, Node};
 use super::objects::Snapshot;
 use super::*;
 use crate::engine::backend::Dying;
 use crate::engine::{Backend, Limits, exec};
+use serde_json::json;
 
 /// 2027-01-15: long after the fixtures' Nodes changed state.
 const NOW: i64 = 1_800_000_000;
@@ -218,7 +219,12 @@ fn the_out_of_service_table_row_by_row() {
         let mut fleet = Fleet::new().machine(m).host(h);
         if nr == 1 {
             let n = Node::new("n1");
-            fleet = fleet.node(if tainted == 1 { n.out_of_service() } else { n });
+            // Tainted at T0, Ready since after: the kubelet is back.
+            fleet = fleet.node(if tainted == 1 {
+                n.out_of_service().ready("True", AFTER_T0)
+            } else {
+                n
+            });
         }
         let mut file = ObjectsFile::in_memory(fleet.build());
         let before = taint_seen(&file.snapshot().unwrap());
@@ -256,6 +262,80 @@ fn the_out_of_service_table_row_by_row() {
             "{row}: the taint is recorded while it is on"
         );
     }
+}
+
+/// An hour after the fixtures' [`T0`](crate::metal3::fixture::T0).
+const AFTER_T0: &str = "2026-01-01T01:00:00Z";
+
+/// A Machine whose host was power-cycled (on again, no reboot key) and whose Node autorepair
+/// tainted at T0 (recorded), the Node Ready as `ready` says.
+fn tainted_and_back(ready: Node) -> Fleet {
+    Fleet::new()
+        .machine(
+            Machine::new("ns", "m1")
+                .node("n1")
+                .host("h1")
+                .annotate(marks::NODE_TAINTED_KEY, "n1"),
+        )
+        .host(Host::new("ns", "h1"))
+        .node(ready.out_of_service())
+}
+
+#[test]
+fn the_taint_stays_until_the_node_is_ready_since_it_was_added() {
+    let cases = [
+        // (Ready, since, last heartbeat, removed)
+        ("True", fixture::T0, None, false),
+        ("True", "2025-12-31T23:00:00Z", None, false),
+        ("True", "2025-12-31T23:00:00Z", Some(fixture::T0), false),
+        ("Unknown", AFTER_T0, None, false),
+        ("True", AFTER_T0, None, true),
+        // The condition did not change, but the kubelet posted it after the taint.
+        ("True", "2025-12-31T23:00:00Z", Some(AFTER_T0), true),
+    ];
+    for (status, since, heartbeat, removed) in cases {
+        let mut list = tainted_and_back(Node::new("n1").ready(status, since)).build();
+        if let Some(h) = heartbeat {
+            let node = list["items"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .find(|i| i["kind"] == "Node")
+                .unwrap();
+            node["status"]["conditions"][0]["lastHeartbeatTime"] = json!(h);
+        }
+        let mut file = ObjectsFile::in_memory(list);
+        tainting_pass(&mut file, NOW);
+        let snap = file.snapshot().unwrap();
+        let case = format!("Ready {status} since {since}, heartbeat {heartbeat:?}");
+        assert_eq!(!snap.nodes[0].out_of_service, removed, "{case}");
+        assert_eq!(snap.machines[0].node_tainted.is_none(), removed, "{case}");
+    }
+}
+
+#[test]
+fn a_node_that_could_not_be_looked_at_keeps_its_taint_and_the_record() {
+    // The workload cluster unreadable: the Node is not in the snapshot, yet not gone.
+    let list = tainted_and_back(Node::new("n1").ready("True", AFTER_T0)).build();
+    let mut snap = Snapshot::from_items(list["items"].as_array().unwrap());
+    snap.nodes.clear();
+    snap.nodes_unknown.insert("ns/m1".into());
+    let keep = plan(&snap, &tainting(), NOW, &Limits::default(), 7);
+    assert!(keep.actions().next().is_none(), "{:#?}", keep.targets);
+    // Seen gone (not unknown), the record is forgotten.
+    snap.nodes_unknown.clear();
+    let forget = plan(&snap, &tainting(), NOW, &Limits::default(), 7);
+    assert!(
+        forget.actions().any(|a| matches!(
+            a,
+            Action::Advance {
+                op: Op::UntaintNode { .. },
+                ..
+            }
+        )),
+        "{:#?}",
+        forget.targets
+    );
 }
 
 #[test]

@@ -163,13 +163,23 @@ impl Elector {
         })
     }
 
-    /// Whether this replica holds the Lease now (and may write).
     /// The current leadership term (see [`Self::is_leader`]); it changes each time this
     /// replica becomes leader anew.
     pub fn term(&self) -> u64 {
         self.shared.0.lock().unwrap_or_else(|p| p.into_inner()).term
     }
 
+    /// The leadership term now, to check before each write of a pass planned in it.
+    pub fn this_term(&self) -> Term {
+        Term {
+            shared: self.shared.clone(),
+            term: self.term(),
+            lease: self.lease.clone(),
+            identity: self.identity.clone(),
+        }
+    }
+
+    /// Whether this replica holds the Lease now (and may write).
     pub fn is_leader(&self) -> bool {
         let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
         s.until.is_some_and(|t| Instant::now() < t)
@@ -218,6 +228,34 @@ impl Drop for Elector {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// One leadership term of this replica, as a pass planned in it saw it: a handle the pass
+/// checks before each write, so that a replica that lost the Lease mid-pass (even if it won it
+/// back since: another replica may have acted in between) writes nothing more of its plan.
+#[derive(Clone)]
+pub struct Term {
+    shared: Arc<(Mutex<Shared>, Condvar)>,
+    term: u64,
+    lease: LeaseName,
+    identity: String,
+}
+
+impl Term {
+    /// `Ok` while this replica still holds the Lease in this term; else a
+    /// [`BackendError::Halted`] saying who holds it.
+    pub fn check(&self) -> Result<(), BackendError> {
+        let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
+        if s.term == self.term && s.until.is_some_and(|t| Instant::now() < t) {
+            return Ok(());
+        }
+        Err(BackendError::Halted(format!(
+            "not written: this replica ({}) no longer holds the lease {} it planned this pass under (held by {}); the leader's passes take over",
+            self.identity,
+            self.lease,
+            s.holder.as_deref().unwrap_or("nobody known")
+        )))
     }
 }
 

@@ -21,7 +21,9 @@ use serde_json::{Value, json};
 impl Inner {
     /// Adds (`on`) or removes the out-of-service taint of `node`, recording it on `machine`
     /// first when adding and last when removing: a taint autorepair added is always one it
-    /// knows to remove.
+    /// knows to remove. Only a taint it adds is recorded: the Node is read again first, and one
+    /// already tainted (by someone else: a record would name it otherwise) fences it all the
+    /// same but is never claimed, so never removed by autorepair.
     pub(super) async fn taint(
         &mut self,
         machine: &ObjectRef,
@@ -33,23 +35,47 @@ impl Inner {
             .annotations
             .get(marks::NODE_TAINTED_KEY)
             .cloned();
-        if on && recorded.as_deref() != Some(node.name.as_str()) {
-            self.annotate(machine, one(marks::NODE_TAINTED_KEY, json!(node.name)))
-                .await?;
+        let ours = recorded.as_deref() == Some(node.name.as_str());
+        if on {
+            let now = self.node_now(node).await?;
+            if objects::out_of_service(&now) {
+                if !ours {
+                    tracing::info!(node = %node, machine = %machine, "the Node is already out of service (someone else's taint): it is fenced, and the taint is not autorepair's to remove");
+                }
+                return Ok(());
+            }
+            if !ours {
+                self.annotate(machine, one(marks::NODE_TAINTED_KEY, json!(node.name)))
+                    .await?;
+            }
+            let stamp = jiff::Timestamp::now()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string();
+            let taints = objects::with_out_of_service(&now, true, &stamp);
+            if let Err(e) = self.patch(node, json!({"spec": {"taints": taints}})).await {
+                // Not added: the record goes again where it can, so that a taint someone else
+                // adds before the next pass is not taken for ours.
+                if !ours
+                    && let Err(undo) = self
+                        .annotate(machine, one(marks::NODE_TAINTED_KEY, Value::Null))
+                        .await
+                {
+                    tracing::warn!(node = %node, machine = %machine, error = %undo, "the taint was not added and its record could not be withdrawn: a taint on the Node before the next pass would count as autorepair's");
+                }
+                return Err(e);
+            }
+            return Ok(());
         }
         // A Node gone since (deleted by someone) has no taint left to remove.
-        if on || self.live.contains_key(node) {
+        if self.live.contains_key(node) {
             let now = self.node_now(node).await?;
-            if objects::out_of_service(&now) != on {
-                let stamp = jiff::Timestamp::now()
-                    .strftime("%Y-%m-%dT%H:%M:%SZ")
-                    .to_string();
-                let taints = objects::with_out_of_service(&now, on, &stamp);
+            if objects::out_of_service(&now) {
+                let taints = objects::with_out_of_service(&now, false, "");
                 self.patch(node, json!({"spec": {"taints": taints}}))
                     .await?;
             }
         }
-        if !on && recorded.is_some() {
+        if recorded.is_some() {
             self.annotate(machine, one(marks::NODE_TAINTED_KEY, Value::Null))
                 .await?;
         }

@@ -84,6 +84,12 @@ fn backoff(failures: u32) -> Duration {
     Duration::from_secs(1u64 << failures.min(5)).min(Duration::from_secs(30))
 }
 
+/// How many changes wait for the loop at most. The loop takes them between passes; more than
+/// this waiting (a replica standing by, a long pass on a busy cluster) are dropped: any one of
+/// them already starts the next pass, which reads everything, so dropping costs nothing but a
+/// log line's count, and memory stays bounded however long nobody takes them.
+pub const PENDING: usize = 1024;
+
 /// How long a watch request may stay open: the server ends it first (`timeoutSeconds`), and a
 /// connection silent for longer than that is dead.
 const WATCH_SECONDS: u32 = 290;
@@ -115,7 +121,7 @@ impl Watcher {
             let _entered = rt.enter();
             Client::try_from(config).map_err(|e| client_error(&server, e))?
         };
-        let (tx, changes) = mpsc::channel();
+        let (tx, changes) = mpsc::sync_channel(PENDING);
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let nodes_here = options.workload == Workload::Management;
         let streams = Arc::new(Streams::default());
@@ -154,7 +160,8 @@ impl Watcher {
         }
     }
 
-    /// Forgets the changes seen so far: called as a pass starts, which reads them all anyway.
+    /// Forgets the changes seen so far (how many): called as a pass starts, which reads them
+    /// all anyway, and while a replica stands by, which acts on none.
     pub fn forget(&self) -> usize {
         self.changes.try_iter().count()
     }
@@ -302,7 +309,7 @@ async fn watch_all(
     client: Client,
     server: String,
     nodes_here: bool,
-    tx: mpsc::Sender<Change>,
+    tx: mpsc::SyncSender<Change>,
     streams: Arc<Streams>,
 ) {
     let mut failures = 0;
@@ -382,13 +389,14 @@ async fn watch_one(
     client: Client,
     ar: ApiResource,
     kind: Kind,
-    tx: mpsc::Sender<Change>,
+    tx: mpsc::SyncSender<Change>,
     streams: &Streams,
 ) {
     let api: Api<DynamicObject> = Api::all_with(client, &ar);
     let name = resource_name(&ar);
     let send = |object: String, what: ChangeKind| {
-        let _ = tx.send(Change {
+        // Full: a pass is due already and reads everything; the change adds nothing to it.
+        let _ = tx.try_send(Change {
             resource: name.clone(),
             object,
             what,
