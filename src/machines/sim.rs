@@ -1416,8 +1416,26 @@ impl World for MachinesWorld {
         self.check_rules(before, calls, &runs, now)
     }
 
-    fn check_end(&self, _now: i64) -> Result<(), (String, String)> {
+    fn check_end(&self, now: i64) -> Result<(), (String, String)> {
         let fleet = self.fleet();
+        // The engine's liveness judges machines still broken; an entry must also end on a
+        // machine that is healthy again (its health check finishes it), unless a suspend
+        // holds it.
+        if let Some(m) = fleet.machines.iter().find(|m| {
+            m.entry()
+                .is_some_and(|e| !e.progress.status.finished() && !e.progress.deleted)
+                && policy(fleet, m, now) != Some(None)
+        }) {
+            return broken(
+                "liveness: a repair entry never finished",
+                format!(
+                    "{} ({}) still has an unfinished entry after the quiet passes: {:?}",
+                    m.serial,
+                    m.info.state.as_str(),
+                    m.entry().map(|e| e.progress.value())
+                ),
+            );
+        }
         for n in fleet.nodes.iter().filter(|n| n.cordoned_by_us) {
             let holding = fleet.machines.iter().any(|m| {
                 m.address().is_some_and(|a| n.is(a))

@@ -509,13 +509,27 @@ fn broken_planners_are_caught_each_by_its_rule() {
         (
             "never finishes",
             never_finishes,
-            &["liveness: an allowed repair never happened"],
+            &[
+                "liveness: an allowed repair never happened",
+                "liveness: a repair entry never finished",
+            ],
         ),
     ];
     let cfg = cfg();
+    // Where every Node is a control plane, any two machines repaired at once are two.
+    let mut all_cps = fleet.clone();
+    all_cps
+        .nodes
+        .iter_mut()
+        .for_each(|n| n.control_plane = true);
     for (what, broken, rules) in cases {
+        let fleet = if what == "blind to control planes" {
+            &all_cps
+        } else {
+            &fleet
+        };
         let planner = |s: &Snapshot, now, seed| broken(&cfg.limits, s, now, seed);
-        let summary = explore::<MachinesWorld>(&fleet, 20, 1, 40, &cfg, &faults, &planner);
+        let summary = explore::<MachinesWorld>(fleet, 20, 1, 40, &cfg, &faults, &planner);
         let f = summary
             .findings
             .first()
@@ -526,8 +540,8 @@ fn broken_planners_are_caught_each_by_its_rule() {
             f.violation.rule, f.violation.detail
         );
         // The seed alone reproduces the rule.
-        let full = schedule::<MachinesWorld>(&fleet, 20, f.seed, &faults);
-        let again = run::<MachinesWorld>(&fleet, &full, &cfg, &planner).violation;
+        let full = schedule::<MachinesWorld>(fleet, 20, f.seed, &faults);
+        let again = run::<MachinesWorld>(fleet, &full, &cfg, &planner).violation;
         assert_eq!(
             again.map(|v| v.rule),
             Some(f.violation.rule.clone()),
