@@ -456,9 +456,18 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
             }
         }
     }
-    // Uncordon what autorepair cordoned, unless an entry still drains or watches it.
+    // Uncordon what autorepair cordoned, unless an entry still drains or watches it, or
+    // starts draining it this pass (a pass that died between recording a step's end and its
+    // drain leaves the entry waiting on its own cordon).
+    let draining: Vec<String> = out
+        .iter()
+        .filter_map(|w| match &w.op {
+            Op::Drain { node, .. } => Some(node.clone()),
+            _ => None,
+        })
+        .collect();
     for n in &index.snap.nodes {
-        if !n.cordoned_by_us {
+        if !n.cordoned_by_us || draining.contains(&n.name) {
             continue;
         }
         let holding = index.snap.machines.iter().find(|m| {

@@ -642,6 +642,33 @@ fn autorepairs_cordons_are_undone_when_no_entry_holds_them() {
         .map(|w| w.op.to_string())
         .collect();
     assert_eq!(got, vec![format!("uncordon node {}", m.address().unwrap())]);
+
+    // An entry waiting on a step that drains (the pass that recorded the step's start died
+    // before the drain) keeps its own cordon: the drain goes on, nothing uncordons.
+    let w = with_entry(
+        machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+        1,
+        waiting(0),
+        Reach::step(2),
+    );
+    let mut snap = fleet(vec![w.clone()], &[]);
+    snap.nodes = vec![Node {
+        unschedulable: true,
+        cordoned_by_us: true,
+        ..node_of(&w)
+    }];
+    let index = Machines::index(&snap, &s, NOW);
+    let got: Vec<String> = Machines::progress(&index, NOW)
+        .into_iter()
+        .map(|w| w.op.to_string())
+        .collect();
+    assert_eq!(
+        got,
+        vec![format!(
+            "cordon node {} and evict its pods",
+            w.address().unwrap()
+        )]
+    );
 }
 
 #[test]
