@@ -792,8 +792,10 @@ impl MachinesWorld {
                 return broken(
                     "a repair command run twice",
                     format!(
-                        "{} step {step} of its entry #{} ran again",
-                        r.context.serial, r.context.generation
+                        "{}: the command of step {} ran again for the same entry (the machine's entry no. {} in this scenario)",
+                        r.context.serial,
+                        step + 1,
+                        r.context.generation
                     ),
                 );
             }
