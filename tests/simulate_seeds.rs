@@ -4,16 +4,22 @@
 //! so a failure can be replayed exactly: `AUTOREPAIR_SIM_SEED=SEED cargo test --test
 //! simulate_seeds`. The failure also prints the failing scenario's minimal event history.
 
+use autorepair::engine::sim::{Faults as EngineFaults, World, explore as explore_world};
 use autorepair::ganeti::file::parse_fleet;
 use autorepair::ganeti::plan;
 use autorepair::ganeti::sim::{Faults, SimConfig, explore};
+use autorepair::machines::sim::{MachinesWorld, config, planner};
+
+fn seed() -> u64 {
+    std::env::var("AUTOREPAIR_SIM_SEED")
+        .ok()
+        .map(|s| s.parse().expect("AUTOREPAIR_SIM_SEED is a number"))
+        .unwrap_or(424_242)
+}
 
 #[test]
 fn the_planner_keeps_every_rule_on_this_commits_seeds() {
-    let seed: u64 = std::env::var("AUTOREPAIR_SIM_SEED")
-        .ok()
-        .map(|s| s.parse().expect("AUTOREPAIR_SIM_SEED is a number"))
-        .unwrap_or(424_242);
+    let seed = seed();
     eprintln!("simulator seeds {seed}..{}", seed + 150);
     let fleet = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
     let cfg = SimConfig {
@@ -25,4 +31,29 @@ fn the_planner_keeps_every_rule_on_this_commits_seeds() {
         panic!("seeds from {seed}: {f}");
     }
     assert!(summary.stats.jobs_submitted > 500, "{:?}", summary.stats);
+}
+
+#[test]
+fn the_machines_planner_keeps_every_rule_on_this_commits_seeds() {
+    let seed = seed();
+    eprintln!("machines simulator seeds {seed}..{}", seed + 100);
+    // A fleet of its own per commit too.
+    let fleet = MachinesWorld::generate(24, seed);
+    let summary = explore_world::<MachinesWorld>(
+        &fleet,
+        30,
+        seed,
+        100,
+        &config(),
+        &EngineFaults::default(),
+        &planner,
+    );
+    if let Some(f) = summary.findings.first() {
+        panic!("machines, fleet and seeds from {seed}: {f}");
+    }
+    assert!(
+        summary.stats.world("repair commands succeeded") > 200,
+        "{:?}",
+        summary.stats
+    );
 }

@@ -147,6 +147,28 @@ pub fn healthy(argv: &[String], address: &str, timeout: u64) -> Result<bool, Run
     run_once(argv, address, timeout).map(|o| o.stdout.trim() == "true")
 }
 
+/// Where the family's commands run: real child processes ([`Processes`]), or the outcomes a
+/// simulated world scripts (`super::sim`), so that the backend's record-then-run order is what
+/// the chaos simulator tests.
+pub trait Runner {
+    /// A repair or success command with its retries ([`run`]).
+    fn run(&self, cmd: &Command, address: &str) -> Result<(), RunError>;
+    /// A health check ([`healthy`]).
+    fn healthy(&self, argv: &[String], address: &str, timeout: u64) -> Result<bool, RunError>;
+}
+
+/// Real child processes.
+pub struct Processes;
+
+impl Runner for Processes {
+    fn run(&self, cmd: &Command, address: &str) -> Result<(), RunError> {
+        run(cmd, address)
+    }
+    fn healthy(&self, argv: &[String], address: &str, timeout: u64) -> Result<bool, RunError> {
+        healthy(argv, address, timeout)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

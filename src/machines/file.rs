@@ -31,6 +31,8 @@ pub struct MachinesFile {
     pub check_health: bool,
     /// The clock for REST machines' `status.timestamp` (`--now`); else the real one.
     pub now: Option<i64>,
+    /// Where commands and health checks run.
+    pub runner: Box<dyn command::Runner>,
 }
 
 fn file_error(path: &Option<PathBuf>, message: impl Into<String>) -> BackendError {
@@ -150,6 +152,7 @@ impl MachinesFile {
             dirty: false,
             check_health: true,
             now: None,
+            runner: Box::new(command::Processes),
         };
         f.list()?;
         Ok(f)
@@ -363,7 +366,7 @@ impl Backend<Machines> for MachinesFile {
                 {
                     Some(match self.repair.operation(&e.machine_type, &e.operation) {
                         Some(op) if !op.health_check_command.is_empty() => {
-                            match command::healthy(
+                            match self.runner.healthy(
                                 &op.health_check_command,
                                 a,
                                 op.command_timeout_seconds,
@@ -520,7 +523,7 @@ impl Backend<Machines> for MachinesFile {
                     self.progress(serial, p)?;
                     self.flush()?;
                 }
-                match command::run(command, address) {
+                match self.runner.run(command, address) {
                     Ok(()) => {
                         tracing::info!(machine = %serial, what = %what, "command succeeded");
                         if let Some(p) = after_ok {

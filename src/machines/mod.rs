@@ -9,6 +9,8 @@ pub mod drain;
 pub mod face;
 pub mod file;
 pub mod labels;
+#[cfg(any(test, feature = "testkit"))]
+pub mod sim;
 
 use crate::engine::Level;
 use serde::Serialize;

@@ -78,9 +78,17 @@ pub(super) fn take(index: &Index<'_>) -> Vec<bool> {
         .filter_map(|(i, m)| {
             let e = m.entry()?;
             let p = e.progress;
+            // A suspended machine's entry takes no slot (it would stall every other repair
+            // while it waits), except while draining: that pass abandons the drain.
+            let suspended = p.step_status != StepStatus::Draining
+                && matches!(
+                    index.policy(m),
+                    Some(Policy::SuspendedForever | Policy::SuspendedUntil { .. })
+                );
             let out = p.status.finished()
                 || p.deleted
                 || m.healthy == Some(true)
+                || suspended
                 || (p.step_status == StepStatus::Waiting && p.drain_backoff_expire > index.now);
             (!out).then(|| {
                 let cp = control_plane(index, m);
@@ -179,6 +187,15 @@ fn cap(m: &Machine, entry_index: u64) -> Reach {
         )
     });
     ps.first().map_or(Reach::CHECK, |p| p.repair)
+}
+
+/// Why a step (0-based) beyond the repair's cap fails the entry.
+fn beyond_cap(step: usize, cap: Reach) -> String {
+    format!(
+        "enoperm: step {} needs {}, more than the {cap} this repair may use",
+        step + 1,
+        Reach::step(step + 1).as_str()
+    )
 }
 
 /// A deterministic jitter in `[0, span)` per machine and back-off count: the planner is pure.
@@ -352,11 +369,7 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
                             steps.len()
                         )));
                     } else if p.step >= cap.steps() {
-                        out.push(fail(format!(
-                            "enoperm: step {} needs {}, more than the {cap} this repair may use",
-                            p.step + 1,
-                            Reach::step(p.step + 1).as_str()
-                        )));
+                        out.push(fail(beyond_cap(p.step, cap)));
                     } else if !enabled || suspended || p.drain_backoff_expire > now {
                     } else if let (true, Some(n)) = (steps[p.step].need_drain, node) {
                         out.push(work(
@@ -383,8 +396,24 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
                     break;
                 }
                 StepStatus::Draining => {
-                    let drained = node.is_none_or(|n| n.pods == 0);
-                    if !enabled {
+                    // Drained means cordoned too: a Node someone uncordoned since (a reboot
+                    // tool ending its own cordon, which autorepair did not claim) is drained
+                    // again, never repaired schedulable.
+                    let drained = node.is_none_or(|n| n.unschedulable && n.pods == 0);
+                    if p.step >= cap.steps() {
+                        // The policy was lowered while the step drained: its command must
+                        // not run.
+                        let why = beyond_cap(p.step, cap);
+                        out.push(work(
+                            m,
+                            Op::Record {
+                                serial: m.serial.clone(),
+                                progress: p.to(Status::Failed, p.step, StepStatus::Draining, now),
+                                why: why.clone(),
+                            },
+                            format!("repair entry #{}: {why}", e.index),
+                        ));
+                    } else if !enabled {
                         out.push(backoff(p, "the repair queue is disabled"));
                     } else if suspended {
                         out.push(backoff(p, "the machine or its scope is suspended"));
@@ -427,9 +456,18 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
             }
         }
     }
-    // Uncordon what autorepair cordoned, unless an entry still drains or watches it.
+    // Uncordon what autorepair cordoned, unless an entry still drains or watches it, or
+    // starts draining it this pass (a pass that died between recording a step's end and its
+    // drain leaves the entry waiting on its own cordon).
+    let draining: Vec<String> = out
+        .iter()
+        .filter_map(|w| match &w.op {
+            Op::Drain { node, .. } => Some(node.clone()),
+            _ => None,
+        })
+        .collect();
     for n in &index.snap.nodes {
-        if !n.cordoned_by_us {
+        if !n.cordoned_by_us || draining.contains(&n.name) {
             continue;
         }
         let holding = index.snap.machines.iter().find(|m| {

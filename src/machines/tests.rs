@@ -312,6 +312,8 @@ fn entries_follow_ckes_state_machine() {
         healthy: bool,
         in_cluster: bool,
         pods: usize,
+        /// Someone uncordoned the machine's Node.
+        uncordoned: bool,
         enabled: bool,
         level: Reach,
         /// The machine's policy or suspend label.
@@ -325,6 +327,7 @@ fn entries_follow_ckes_state_machine() {
         healthy: false,
         in_cluster: false,
         pods: 0,
+        uncordoned: false,
         enabled: true,
         level: Reach::step(2),
         policy: POLICY_ALL,
@@ -383,6 +386,22 @@ fn entries_follow_ckes_state_machine() {
             progress: draining(NOW - 10),
             in_cluster: true,
             want: &["run step 1 repair command: soft-reboot"],
+            ..base
+        },
+        Case {
+            name: "draining, no pods left, but someone uncordoned the Node: cordon again",
+            progress: draining(NOW - 10),
+            in_cluster: true,
+            uncordoned: true,
+            want: &["cordon node"],
+            ..base
+        },
+        Case {
+            name: "draining when the policy is lowered below the step: enoperm, no command",
+            progress: draining(NOW - 10),
+            in_cluster: true,
+            policy: ("autorepair.policy", "check"),
+            want: &["record autorepair.progress=failed.0.draining"],
             ..base
         },
         Case {
@@ -506,6 +525,7 @@ fn entries_follow_ckes_state_machine() {
         if c.in_cluster {
             nodes.push(Node {
                 pods: c.pods,
+                unschedulable: !c.uncordoned,
                 ..node_of(&m)
             });
         }
@@ -550,6 +570,31 @@ fn max_concurrent_repairs_and_one_control_plane() {
     let snap = fleet(vec![a.clone(), b.clone(), c], &[]);
     let index = Machines::index(&snap, &s, NOW);
     assert_eq!(index.taken, vec![false, false, true]);
+    // A suspended machine's entry holds no slot, but while draining (to abandon the drain).
+    let suspended = |step_status| {
+        with_entry(
+            machine("c", 2, State::Unhealthy, &[("autorepair.suspend", "")]),
+            3,
+            Progress::queued(NOW).to(Status::Processing, 0, step_status, NOW),
+            Reach::step(2),
+        )
+    };
+    let snap = fleet(
+        vec![a.clone(), b.clone(), suspended(StepStatus::Watching)],
+        &[],
+    );
+    assert_eq!(
+        Machines::index(&snap, &s, NOW).taken,
+        vec![false, true, false]
+    );
+    let snap = fleet(
+        vec![a.clone(), b.clone(), suspended(StepStatus::Draining)],
+        &[],
+    );
+    assert_eq!(
+        Machines::index(&snap, &s, NOW).taken,
+        vec![false, false, true]
+    );
     // Without c, b (index 1) before a (index 2).
     let snap = fleet(vec![a.clone(), b.clone()], &[]);
     assert_eq!(Machines::index(&snap, &s, NOW).taken, vec![false, true]);
@@ -597,6 +642,33 @@ fn autorepairs_cordons_are_undone_when_no_entry_holds_them() {
         .map(|w| w.op.to_string())
         .collect();
     assert_eq!(got, vec![format!("uncordon node {}", m.address().unwrap())]);
+
+    // An entry waiting on a step that drains (the pass that recorded the step's start died
+    // before the drain) keeps its own cordon: the drain goes on, nothing uncordons.
+    let w = with_entry(
+        machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+        1,
+        waiting(0),
+        Reach::step(2),
+    );
+    let mut snap = fleet(vec![w.clone()], &[]);
+    snap.nodes = vec![Node {
+        unschedulable: true,
+        cordoned_by_us: true,
+        ..node_of(&w)
+    }];
+    let index = Machines::index(&snap, &s, NOW);
+    let got: Vec<String> = Machines::progress(&index, NOW)
+        .into_iter()
+        .map(|w| w.op.to_string())
+        .collect();
+    assert_eq!(
+        got,
+        vec![format!(
+            "cordon node {} and evict its pods",
+            w.address().unwrap()
+        )]
+    );
 }
 
 #[test]

@@ -446,7 +446,10 @@ fn engine_liveness<W: World>(
         let still_running = |id: &<F<W> as Family>::OpId| {
             ops.iter().any(|o| o.id == *id && o.run == OpRun::Running)
         };
+        // A suspend pauses what is left of a repair whose steps the watcher drives itself
+        // (the machines family's entries): that is the person's hold, not a stuck repair.
         if t.state == State::Pending
+            && policy != Some(None)
             && t.pending
                 .iter()
                 .any(|p| p.jobs.iter().any(|j| still_running(&j.id)))
