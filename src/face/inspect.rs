@@ -79,7 +79,9 @@ fn write_report<F: FamilyFace>(
         scopes: &scopes,
         source: &source,
     });
-    files::write_atomically(path, page.as_bytes()).map_err(|source| Error::Report {
+    // Readable by all, as a page a web server serves: it holds nothing the fleet's readers
+    // may not see.
+    files::write_atomically_mode(path, page.as_bytes(), 0o644).map_err(|source| Error::Report {
         path: path.to_owned(),
         source,
     })?;

@@ -77,17 +77,21 @@ h3{font-size:14px;margin:0;display:flex;gap:10px;align-items:baseline;flex-wrap:
 .needs-repair{background:#fbd38d;color:#6b3410}
 .pending{background:#a9cdfa;color:#102a5c}
 .failed{background:#c62828;color:#fff}
+td.state{white-space:nowrap}
+td.name details ul{white-space:normal;font-weight:400;min-width:32em;max-width:48em}
 .cell.acts{box-shadow:inset 3px 0 0 #1f2933}
 .badge{font-size:12px;font-weight:600;padding:1px 8px;border-radius:10px;background:#e4e7eb;color:#323f4b}
 .badge.bad{background:#b91c1c;color:#fff}
 .badge.warn{background:#fbd38d;color:#6b3410}
 .badge.good{background:#cdebd3;color:#14532d}
 table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #d5dae1;font-size:13px}
-th,td{text-align:left;vertical-align:top;padding:5px 8px;border-bottom:1px solid #e4e7eb}
+th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid #e4e7eb}
 th{background:#eef1f4;font-weight:600;white-space:nowrap}
 td.name{white-space:nowrap;font-weight:600}
 td.num{text-align:right;white-space:nowrap}
-td{overflow-wrap:anywhere}
+td{overflow-wrap:break-word}
+td.level{white-space:nowrap}
+td.outcome{min-width:10em}
 details summary{cursor:pointer;color:#52606d}
 details ul{margin:4px 0 0 0;padding-left:18px}
 .muted{color:#7b8794}
@@ -117,8 +121,8 @@ pub fn page<F: FamilyFace>(p: &Page<'_, F>) -> String {
         let _ = writeln!(out, "<p class=\"banner\">HALTED: {}</p>", esc(&h.message));
     }
     grid(&mut out, p);
-    pending(&mut out, plan);
     limiter(&mut out, p);
+    pending(&mut out, plan);
     timeline(&mut out, plan);
     if !plan.lint.is_empty() {
         let _ = writeln!(
@@ -224,7 +228,7 @@ fn grid<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
             (Some(_), _) => "<span class=\"badge bad\">HALTED</span>".to_owned(),
             (None, 0) => String::new(),
             (None, n) => format!(
-                "<span class=\"badge warn\">{n} {} down</span>",
+                "<span class=\"badge warn\">down {}: {n}</span>",
                 esc(words.domains)
             ),
         };
@@ -302,17 +306,27 @@ fn pending<F: FamilyFace>(out: &mut String, plan: &Plan<F>) {
     }
     let _ = writeln!(
         out,
-        "<table><thead><tr><th>{}</th><th>state</th><th>what is wrong</th><th>needs</th><th>allowed</th><th>next pass</th><th>blocked because</th></tr></thead><tbody>",
+        "<table><thead><tr><th>{} <span class=\"muted\">(unfold: the reasoning)</span></th><th>state</th><th>what is wrong</th><th>needs</th><th>allowed <span class=\"muted\">(from)</span></th><th>next pass</th><th>held back because</th></tr></thead><tbody>",
         esc(words.target)
     );
     for t in rows.iter().take(MAX_ROWS) {
-        let next = next_text(t);
-        let blocked = t.blocked.as_ref().map(blocked_text).unwrap_or_default();
         let _ = write!(
             out,
-            "<tr><td class=\"name\"><span class=\"sw {state}\"></span> {name}</td><td>{state}</td><td>{problem}</td><td>{needs}</td><td>{allowed} <span class=\"muted\">({source})</span></td><td>{next}</td><td>{blocked}",
+            "<tr><td class=\"name\"><details><summary><i class=\"sw {state}\"></i> {name}</summary><ul>",
             state = t.state,
             name = esc(&t.name),
+        );
+        for n in &t.notes {
+            let _ = write!(out, "<li>{}</li>", esc(n));
+        }
+        let next = match t.next {
+            Next::Wait => "waits".to_owned(),
+            _ => next_text(t),
+        };
+        let _ = writeln!(
+            out,
+            "</ul></details></td><td class=\"state\">{state}</td><td>{problem}</td><td class=\"level\">{needs}</td><td>{allowed} <span class=\"muted\">({source})</span></td><td>{next}</td><td>{held}</td></tr>",
+            state = t.state,
             problem = esc(t.problem.as_deref().unwrap_or("")),
             needs = esc(&match (t.needed_repair, &t.needs_person) {
                 (Some(level), _) => level.to_string(),
@@ -322,16 +336,11 @@ fn pending<F: FamilyFace>(out: &mut String, plan: &Plan<F>) {
             allowed = esc(&t.allowed_repair.map_or("-".into(), |l| l.to_string())),
             source = esc(&t.policy_source),
             next = esc(&next),
-            blocked = esc(&blocked),
+            held = t
+                .blocked
+                .as_ref()
+                .map_or(String::new(), |b| held_back(b, t)),
         );
-        if !t.notes.is_empty() {
-            out.push_str("<details><summary>reasoning</summary><ul>");
-            for n in &t.notes {
-                let _ = write!(out, "<li>{}</li>", esc(n));
-            }
-            out.push_str("</ul></details>");
-        }
-        out.push_str("</td></tr>\n");
     }
     out.push_str("</tbody></table>\n");
     if rows.len() > MAX_ROWS {
@@ -344,12 +353,19 @@ fn pending<F: FamilyFace>(out: &mut String, plan: &Plan<F>) {
     }
 }
 
-/// Why a target is held back, with what a person can do when it is theirs to do.
-fn blocked_text<F: Family>(b: &Blocked<F>) -> String {
-    match b {
-        Blocked::Parked => format!("{b}: after investigating, `autorepair clear`"),
-        Blocked::NotAllowed { .. } => format!("{b}: `autorepair allow` or `request` would let it"),
-        _ => b.to_string(),
+/// Why a target is held back (HTML), with what a person can do when it is theirs to do.
+fn held_back<F: Family>(b: &Blocked<F>, t: &TargetPlan<F>) -> String {
+    match (b, &t.needs_person) {
+        (Blocked::Parked, _) => format!(
+            "{}: after investigating, <code>autorepair clear</code>",
+            esc(&b.to_string())
+        ),
+        (Blocked::NotAllowed { .. }, _) => format!(
+            "{}: <code>autorepair allow</code> or <code>request</code> would let it",
+            esc(&b.to_string())
+        ),
+        (Blocked::NeedsPerson, Some(why)) => format!("needs a person: {}", esc(why)),
+        _ => esc(&b.to_string()).to_string(),
     }
 }
 
@@ -601,7 +617,7 @@ fn timeline<F: FamilyFace>(out: &mut String, plan: &Plan<F>) {
         };
         let _ = writeln!(
             out,
-            "<tr><td class=\"name\">{}</td><td>{}</td><td>{started}</td><td>{ended}</td><td><span class=\"sw {class}\"></span> {}</td><td>{}</td><td><code>{}</code></td></tr>",
+            "<tr><td class=\"name\">{}</td><td class=\"level\">{}</td><td class=\"level\">{started}</td><td class=\"level\">{ended}</td><td class=\"outcome\"><span class=\"sw {class}\"></span> {}</td><td>{}</td><td><code>{}</code></td></tr>",
             esc(target),
             esc(&repair),
             esc(&outcome),
@@ -701,7 +717,7 @@ mod tests {
     fn one_grid_cell_per_target_coloured_by_its_state() {
         let plan = room_plan(&Limits::default());
         let page = render(&plan, &Limits::default());
-        let grid = &page[page.find("id=\"grid\"").unwrap()..page.find("id=\"pending\"").unwrap()];
+        let grid = &page[page.find("id=\"grid\"").unwrap()..page.find("id=\"limiter\"").unwrap()];
         assert_eq!(
             grid.matches("<div class=\"cell ").count(),
             plan.targets.len()
@@ -758,14 +774,16 @@ mod tests {
     fn the_pending_list_says_why_worst_first() {
         let page = render(&room_plan(&Limits::default()), &Limits::default());
         let pending = section(&page, "pending");
-        let b7 = pending.find("> b7</td>").expect("failed: listed");
-        let b2 = pending.find("> b2</td>").expect("needs-repair: listed");
-        let b4 = pending.find("> b4</td>").expect("pending: listed");
+        let b7 = pending.find("</i> b7</summary>").expect("failed: listed");
+        let b2 = pending
+            .find("</i> b2</summary>")
+            .expect("needs-repair: listed");
+        let b4 = pending.find("</i> b4</summary>").expect("pending: listed");
         assert!(b7 < b2 && b2 < b4, "{pending}");
         assert!(pending.contains("needs replace, the policy allows up to restart"));
         assert!(pending.contains("parked by a failure until cleared"));
         assert!(
-            !pending.contains("> b3</td>"),
+            !pending.contains("</i> b3</summary>"),
             "a healthy suspended box waits for nothing"
         );
     }
