@@ -2,6 +2,8 @@
 //! The family's words (its targets, its marks, its operations) come from [`Family::WORDS`] and
 //! its codec; its facts' columns from its [`FamilyFace`].
 
+pub mod html;
+
 use crate::engine::marks::Codec;
 use crate::engine::plan::{FleetSummary, Lint};
 use crate::engine::{Action, Family, Next, Plan, State, TargetPlan, rfc3339};

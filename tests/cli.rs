@@ -252,6 +252,53 @@ fn dry_run_changes_nothing_and_explain_gives_the_reasons() {
 }
 
 #[test]
+fn report_writes_one_page_of_the_fleet_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let before = std::fs::read(&path).unwrap();
+    let page = dir.path().join("fleet.html");
+    let out = bin()
+        .args(["report", "--now", NOW, "--html"])
+        .arg(&page)
+        .arg("--cluster")
+        .arg(&path)
+        .assert()
+        .success();
+    assert!(out.get_output().stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(&format!(
+            "wrote the report of 39 instances to {}",
+            page.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the fleet is unchanged"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The demo's groups, its failed instance and its halted-at-the-limit group.
+    for want in [
+        "<h3>group ams-a ",
+        "title=\"ops-a3.ams.example: failed",
+        "parked by a failure until cleared",
+        "at the limit: one more halts it",
+    ] {
+        assert!(html.contains(want), "{want:?} not in the page");
+    }
+    // A page that cannot be written fails like a metrics file that cannot.
+    bin()
+        .args(["report", "--now", NOW, "--html"])
+        .arg(dir.path().join("missing/fleet.html"))
+        .arg("--cluster")
+        .arg(&path)
+        .assert()
+        .code(3);
+}
+
+#[test]
 fn repeated_runs_repair_every_repairable_instance_and_touch_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let path = demo_copy(dir.path());

@@ -41,7 +41,7 @@ The fleet comes from one of two backends:
 .B Ganeti RAPI
 \fB--rapi\fR \fIURL\fR (or \fBurl\fR in the \fB[rapi]\fR section of the config file) works on a
 live cluster through Ganeti's remote API, with the user and password of a RAPI user.
-Reading (\fBstatus\fR, \fBsnapshot\fR, \fBexplain\fR, \fBrun --dry-run\fR) needs the \fBread\fR option,
+Reading (\fBstatus\fR, \fBsnapshot\fR, \fBexplain\fR, \fBreport\fR, \fBrun --dry-run\fR) needs the \fBread\fR option,
 for the query resource \fB/2/query/instance\fR; a user with no option is refused it (403) and
 reads the slow \fB/2/instances?bulk=1\fR instead. Writing tags and submitting repairs (\fBrun\fR,
 \fBsuspend\fR, \fBresume\fR, \fBallow\fR, \fBrequest\fR, \fBclear\fR) needs the \fBwrite\fR option.
@@ -57,7 +57,7 @@ a file; \fBautorepair generate\fR makes synthetic ones of any size.
 Run \fBautorepair run\fR every few minutes from \fBcron\fR(8) or a systemd timer, next to
 \fBganeti-watcher\fR(8), on one host only; or keep one \fBautorepair run --loop\fR running.
 \fBautorepair run --dry-run\fR, \fBstatus\fR and \fBexplain\fR show what it would do and why,
-and change nothing.
+and change nothing; \fBreport --html\fR writes the same as one page a person can look at.
 "#;
 
 const GLOBAL_OPTIONS_INTRO: &str = r#"These options may be given before or after the command. Command-line options override the config
@@ -71,7 +71,7 @@ A \fITYPE\fR is a repair type: \fBfix-storage\fR, \fBmigrate\fR, \fBfailover\fR 
 \fB90s\fR, \fB15min\fR, \fB2h\fR or \fB3days\fR.
 .PP
 \fBrun\fR (without \fB--dry-run\fR) and the admin commands take the lock (see \fBFILES\fR);
-\fBstatus\fR, \fBexplain\fR, \fBtags\fR, \fBsimulate\fR and \fBsnapshot\fR only read, and
+\fBstatus\fR, \fBexplain\fR, \fBreport\fR, \fBtags\fR, \fBsimulate\fR and \fBsnapshot\fR only read, and
 run at any time. An admin command changes only autorepair tags of the object it names, prints
 each change, and says so when there was nothing to change.
 "#;
@@ -405,7 +405,7 @@ suspended).
 .TP
 .B 3
 The fleet could not be read or saved (the cluster did not answer or refused, the fleet file is
-unreadable), or the metrics file could not be written; or sabakan (\fB--sabakan\fR) did not
+unreadable), or the metrics file or the report could not be written; or sabakan (\fB--sabakan\fR) did not
 answer, or answered with an error.
 .TP
 .B 4
@@ -504,6 +504,16 @@ autorepair run --dry-run
 autorepair status
 autorepair explain db1.example.com
 autorepair tags lint
+.EE
+.RE
+.PP
+The same as one page to look at in a browser (self-contained: no script, nothing fetched):
+the instances by state per node group, what is pending and why, the limiter's verdict and the
+recent repairs:
+.PP
+.RS 4
+.EX
+autorepair report --html /var/www/autorepair/index.html
 .EE
 .RE
 .PP

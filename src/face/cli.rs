@@ -15,7 +15,7 @@ repair jobs and records every step in the instances' own tags (prefix ganeti:wat
 It keeps no state of its own.",
     after_help = "Exit codes: 0 ok; 1 the pass finished but some action failed (or tags parse/lint found \
 invalid tags, or simulate found a violation); 2 usage or configuration error; 3 the fleet could not \
-be read or saved (or the metrics file written); 4 another run holds the lock."
+be read or saved (or the metrics file or report written); 4 another run holds the lock."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -118,6 +118,16 @@ pub enum Command {
         /// One JSON document: {"targets":[…],"counts":{…},"fleet":{…},"lint":[…]}.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        clock: ClockArgs,
+    },
+    /// Write the fleet as one self-contained HTML page (no script, nothing fetched): targets
+    /// by state per scope, what is pending and why, the limiter's verdict and the recent
+    /// repairs. Reads only; the file is replaced atomically.
+    Report {
+        /// Write the page here.
+        #[arg(long, value_name = "FILE")]
+        html: PathBuf,
         #[command(flatten)]
         clock: ClockArgs,
     },

@@ -28,11 +28,19 @@ pub trait FamilyFace: Family {
     fn fact_cells(facts: &Self::Facts) -> Vec<String>;
     /// Where the target lives and runs, as `explain` says it (`on NODE, …`).
     fn facts_line(facts: &Self::Facts) -> String;
+    /// The limiter scope a target counts in (its group, zone, rack), by the name the family's
+    /// [`DownDomain::scope_name`](crate::engine::family::DownDomain) gives it: the report shows
+    /// the targets of each scope beside that scope's limiter verdict. [`NO_SCOPE`] when it has
+    /// none.
+    fn report_scope<'a>(index: &Self::Index<'a>, target: &'a Self::Target) -> &'a str;
     /// The family's own metrics after a pass (Prometheus text), in its users' names.
     fn extra_metrics(_plan: &crate::engine::Plan<Self>) -> String {
         String::new()
     }
 }
+
+/// The scope of a target that counts in none (its node or zone is unknown).
+pub const NO_SCOPE: &str = "(none)";
 
 /// A level of the fleet's family, carried untyped: the settings stage reads it on the family's
 /// ladder, but `Job` is not generic over the family. It points into the ladder, so it prints
@@ -114,6 +122,9 @@ pub(crate) mod toy {
         }
         fn facts_line(facts: &ToyFacts) -> String {
             format!("on shelf {}", facts.shelf)
+        }
+        fn report_scope<'a>(_: &&'a ToyRoom, _: &'a ToyBox) -> &'a str {
+            "room"
         }
     }
 

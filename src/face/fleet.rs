@@ -90,13 +90,18 @@ pub fn plan<F: FamilyFace>(
 ) -> Result<Plan<F>, Error> {
     let snap = read(&fleet.source, backend)?;
     let settings = F::settings(fleet, backend);
-    Ok(engine::plan::<F>(
-        &snap,
-        &settings,
-        now,
-        &fleet.limits.engine(),
-        seed,
-    ))
+    Ok(plan_of(fleet, &snap, &settings, now, seed))
+}
+
+/// Plans one pass over a snapshot already read, with the config's limits.
+pub fn plan_of<F: FamilyFace>(
+    fleet: &Fleet,
+    snap: &F::Snapshot,
+    settings: &F::Settings,
+    now: i64,
+    seed: u64,
+) -> Plan<F> {
+    engine::plan::<F>(snap, settings, now, &fleet.limits.engine(), seed)
 }
 
 /// The plan of the fleet as it is now, for the commands that only show it.

@@ -1,14 +1,16 @@
-//! The commands that show the fleet and change nothing: `status`, `explain`, `snapshot`.
+//! The commands that show the fleet and change nothing: `status`, `explain`, `report`,
+//! `snapshot`.
 
 use super::family::FamilyFace;
-use super::fleet::{connect, on_family, open, read, read_plan};
+use super::fleet::{connect, on_family, open, plan_of, read, read_plan};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet};
 use super::{Error, Exit};
 use crate::{
-    engine::{Backend as _, Plan},
+    engine::{Backend, Plan},
+    files,
     ganeti::file::FleetFile,
-    report,
+    report::{self, html},
 };
 use std::path::Path;
 
@@ -44,6 +46,51 @@ fn show_explain<F: FamilyFace>(
         });
     };
     out.document(|| t, || report::explain(plan, t))?;
+    Ok(Exit::Ok)
+}
+
+/// Writes the fleet's page. It reads and plans as `status` does, and writes nothing to the
+/// fleet: the backend is dropped unsaved.
+pub fn report(out: &mut Printer, fleet: &Fleet, clock: Clock, path: &Path) -> Result<Exit, Error> {
+    on_family!(connect(&fleet.source)?, backend => {
+        write_report(out, fleet, clock.now(), backend, path)
+    })
+}
+
+fn write_report<F: FamilyFace>(
+    out: &mut Printer,
+    fleet: &Fleet,
+    now: i64,
+    mut backend: Box<dyn Backend<F>>,
+    path: &Path,
+) -> Result<Exit, Error> {
+    let snap = read(&fleet.source, backend.as_mut())?;
+    let settings = F::settings(fleet, backend.as_ref());
+    let plan = plan_of::<F>(fleet, &snap, &settings, now, 0);
+    let index = F::index(&snap, &settings, now);
+    let scopes: Vec<&str> = F::targets(&snap)
+        .iter()
+        .map(|t| F::report_scope(&index, t))
+        .collect();
+    let source = fleet.source.describe();
+    let page = html::page(&html::Page {
+        plan: &plan,
+        limits: &fleet.limits.engine(),
+        scopes: &scopes,
+        source: &source,
+    });
+    // Readable by all, as a page a web server serves: it holds nothing the fleet's readers
+    // may not see.
+    files::write_atomically_mode(path, page.as_bytes(), 0o644).map_err(|source| Error::Report {
+        path: path.to_owned(),
+        source,
+    })?;
+    out.note(format_args!(
+        "wrote the report of {} {} to {}",
+        plan.targets.len(),
+        F::WORDS.targets,
+        path.display()
+    ));
     Ok(Exit::Ok)
 }
 

@@ -98,6 +98,11 @@ pub enum Error {
     /// An admin verb's tag edit failed.
     #[error("{object}: {message}")]
     Act { object: ObjectRef, message: String },
+    #[error("cannot write the report {}: check that its directory exists and is writable", path.display())]
+    Report {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot write the metrics file {}", path.display())]
     Metrics {
         path: PathBuf,
@@ -134,7 +139,8 @@ impl Error {
             | Error::Save(_)
             | Error::PassNotSaved { .. }
             | Error::Act { .. }
-            | Error::Metrics { .. } => Exit::Unreadable,
+            | Error::Metrics { .. }
+            | Error::Report { .. } => Exit::Unreadable,
             Error::GanetiOnly { .. }
             | Error::Connect(_)
             | Error::Edit(_)
@@ -197,6 +203,7 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
             clock,
             instance,
         } => inspect::explain(out, &fleet, clock, &instance),
+        Job::Report { fleet, clock, html } => inspect::report(out, &fleet, clock, &html),
         Job::Snapshot { fleet, output } => inspect::snapshot(out, &fleet, output.as_deref()),
         Job::Repair { fleet, lock, cmd } => {
             crate::machines::face::repair(out, &logs, &fleet, &lock, cmd)

@@ -136,6 +136,11 @@ pub enum Job {
         clock: Clock,
         instance: String,
     },
+    Report {
+        fleet: Fleet,
+        clock: Clock,
+        html: PathBuf,
+    },
     Lint {
         fleet: Fleet,
         clock: Clock,
@@ -491,6 +496,11 @@ fn fleet_job(
                 clock: clock.into(),
             }
         }
+        Command::Report { html, clock } => Job::Report {
+            fleet,
+            clock: clock.into(),
+            html,
+        },
         Command::Explain {
             instance,
             json,

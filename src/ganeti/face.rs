@@ -1,10 +1,12 @@
 //! The Ganeti family as the command line shows it: objects named `cluster`, `group/NAME`,
 //! `node/NAME` or `instance/NAME`, and instances shown with their nodes and run status.
 
+use super::snapshot::Instance;
 use super::snapshot::OpKind;
-use super::{Facts, Ganeti, Settings};
+use super::{Facts, Ganeti, Index, Settings};
 use crate::engine::{Backend, ObjectRef};
 use crate::face::FamilyFace;
+use crate::face::family::NO_SCOPE;
 use crate::face::settings::Fleet;
 
 impl FamilyFace for Ganeti {
@@ -51,5 +53,12 @@ impl FamilyFace for Ganeti {
             line.push_str(&format!(", {}", facts.run_status));
         }
         line
+    }
+
+    /// The group of its primary node, as the limiter counts it.
+    fn report_scope<'a>(index: &Index<'a>, inst: &'a Instance) -> &'a str {
+        index
+            .node(&inst.pnode)
+            .map_or(NO_SCOPE, |n| index.group_name(n))
     }
 }

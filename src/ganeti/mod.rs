@@ -113,6 +113,14 @@ impl<'a> Index<'a> {
         self.nodes.get(name).map(|(n, _)| *n)
     }
 
+    /// The name of a node's group, for people (its uuid when the group is unknown).
+    fn group_name(&self, n: &'a Node) -> &'a str {
+        self.group_names
+            .get(n.group_uuid.as_str())
+            .copied()
+            .unwrap_or(&n.group_uuid)
+    }
+
     fn pool(&self) -> &NodePool<'a> {
         self.pool
             .get_or_init(|| NodePool::new(&self.snap.nodes, &self.snap.instances))
@@ -291,11 +299,7 @@ impl Family for Ganeti {
                 (state != NodeState::Usable).then(|| DownDomain {
                     name: &n.name,
                     scope_key: &n.group_uuid,
-                    scope_name: index
-                        .group_names
-                        .get(n.group_uuid.as_str())
-                        .copied()
-                        .unwrap_or(&n.group_uuid),
+                    scope_name: index.group_name(n),
                     state: state.as_str(),
                 })
             })

@@ -6,7 +6,8 @@ use super::admin::{self, Which};
 use super::config::{Constraints, Repair};
 use super::drain::NodesFile;
 use super::file::MachinesFile;
-use super::{Facts, Machines, Settings};
+use super::snapshot::Machine;
+use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
 use crate::face::cli::RepairCommand;
 use crate::face::printer::Printer;
@@ -43,6 +44,11 @@ impl FamilyFace for Machines {
             or_dash(facts.node.as_ref().map(ToString::to_string)),
             or_dash(facts.entry.as_ref().map(ToString::to_string)),
         ]
+    }
+
+    /// Its rack, as the limiter counts it.
+    fn report_scope<'a>(_index: &Index<'a>, m: &'a Machine) -> &'a str {
+        &m.rack
     }
 
     /// CKE's names (facts §9), prefix `cke_`, from the entries as the pass read them.

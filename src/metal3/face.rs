@@ -2,7 +2,8 @@
 //! `NS/NAME`), `machineset/…`, `machinedeployment/…`, `controlplane/…`, `cluster/NS/NAME`, and
 //! each Machine shown with its host, power, Node, request and where its power cycle stands.
 
-use super::{Facts, Metal3, Settings};
+use super::objects::Machine;
+use super::{Facts, Index, Metal3, Settings};
 use crate::engine::{Backend, ObjectRef};
 use crate::face::FamilyFace;
 use crate::face::settings::Fleet;
@@ -48,5 +49,11 @@ impl FamilyFace for Metal3 {
             line.push_str(&format!(", power cycle {p}"));
         }
         line
+    }
+
+    /// Its zone (the Machine's failure domain, else its Node's zone label), as the limiter
+    /// counts it.
+    fn report_scope<'a>(index: &Index<'a>, m: &'a Machine) -> &'a str {
+        index.zone_name(m)
     }
 }

@@ -422,6 +422,14 @@ impl<'a> Index<'a> {
             .and_then(|n| self.nodes.get(n).copied())
     }
 
+    /// [`Index::zone`] for people: a Machine in no zone counts in the unnamed one.
+    fn zone_name(&self, m: &'a Machine) -> &'a str {
+        match self.zone(m) {
+            "" => crate::face::family::NO_SCOPE,
+            zone => zone,
+        }
+    }
+
     fn zone(&self, m: &'a Machine) -> &'a str {
         m.failure_domain
             .as_deref()
@@ -729,11 +737,10 @@ impl Family for Metal3 {
                 } else {
                     return None;
                 };
-                let zone = index.zone(m);
                 Some(DownDomain {
                     name: &m.key,
-                    scope_key: zone,
-                    scope_name: if zone.is_empty() { "(none)" } else { zone },
+                    scope_key: index.zone(m),
+                    scope_name: index.zone_name(m),
                     state,
                 })
             })
