@@ -267,16 +267,10 @@ fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display
     let _ = writeln!(out, "{name} {value}");
 }
 
-/// The textfile collector may read at any moment: write a temporary file and rename it.
+/// The textfile collector may read at any moment, and runs as its own user (Debian's
+/// `prometheus`): a whole file, readable by all (the default temporary file is owner-only).
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::files::write_atomically_mode(path, text.as_bytes(), 0o644)
 }
 
 #[cfg(test)]

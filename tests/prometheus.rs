@@ -334,6 +334,9 @@ fn every_sample_reaches_prometheus_with_its_labels_and_the_dashboard_queries_run
 
     let mut written = BTreeSet::new();
     for ((file, family), target) in files.iter().zip(&targets) {
+        // Debian's node exporter runs as user prometheus, not as autorepair's root.
+        let mode = std::os::unix::fs::PermissionsExt::mode(&file.metadata().unwrap().permissions());
+        assert_eq!(mode & 0o777, 0o644, "{family}: {}", file.display());
         let text = std::fs::read_to_string(file).unwrap();
         written.extend(metric_names(&text));
         let lines: Vec<&str> = text

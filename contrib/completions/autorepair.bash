@@ -34,6 +34,9 @@ _autorepair() {
             autorepair,repair)
                 cmd="autorepair__subcmd__repair"
                 ;;
+            autorepair,report)
+                cmd="autorepair__subcmd__report"
+                ;;
             autorepair,request)
                 cmd="autorepair__subcmd__request"
                 ;;
@@ -78,6 +81,9 @@ _autorepair() {
                 ;;
             autorepair__subcmd__help,repair)
                 cmd="autorepair__subcmd__help__subcmd__repair"
+                ;;
+            autorepair__subcmd__help,report)
+                cmd="autorepair__subcmd__help__subcmd__report"
                 ;;
             autorepair__subcmd__help,request)
                 cmd="autorepair__subcmd__help__subcmd__request"
@@ -230,7 +236,7 @@ _autorepair() {
 
     case "${cmd}" in
         autorepair)
-            opts="-h -V --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --sabakan-file --repair-config --constraints --nodes --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help --version run status explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
+            opts="-h -V --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --sabakan-file --repair-config --constraints --nodes --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help --version run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -560,7 +566,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__help)
-            opts="run status explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
+            opts="run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -730,6 +736,20 @@ _autorepair() {
         autorepair__subcmd__help__subcmd__repair__subcmd__reset__subcmd__backoff)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__report)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1408,6 +1428,72 @@ _autorepair() {
                 return 0
             fi
             case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__report)
+            opts="-h --html --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
