@@ -9,6 +9,7 @@ pub mod drain;
 pub mod face;
 pub mod file;
 pub mod labels;
+pub mod live;
 
 use crate::engine::Level;
 use serde::Serialize;
