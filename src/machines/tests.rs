@@ -312,6 +312,8 @@ fn entries_follow_ckes_state_machine() {
         healthy: bool,
         in_cluster: bool,
         pods: usize,
+        /// The Node is not cordoned (by anyone).
+        schedulable: bool,
         enabled: bool,
         level: Reach,
         /// The machine's policy or suspend label.
@@ -325,6 +327,7 @@ fn entries_follow_ckes_state_machine() {
         healthy: false,
         in_cluster: false,
         pods: 0,
+        schedulable: false,
         enabled: true,
         level: Reach::step(2),
         policy: POLICY_ALL,
@@ -383,6 +386,14 @@ fn entries_follow_ckes_state_machine() {
             progress: draining(NOW - 10),
             in_cluster: true,
             want: &["run step 1 repair command: soft-reboot"],
+            ..base
+        },
+        Case {
+            name: "draining, nothing left but the Node not cordoned (a crash before the cordon): drain again",
+            progress: draining(NOW - 10),
+            in_cluster: true,
+            schedulable: true,
+            want: &["cordon node"],
             ..base
         },
         Case {
@@ -506,6 +517,7 @@ fn entries_follow_ckes_state_machine() {
         if c.in_cluster {
             nodes.push(Node {
                 pods: c.pods,
+                unschedulable: !c.schedulable,
                 ..node_of(&m)
             });
         }
