@@ -341,7 +341,10 @@ mod tests {
     #[test]
     fn the_machines_section_is_read_and_its_unknown_keys_refused() {
         let c = Config::from_toml("", "x").unwrap();
-        assert_eq!(c.machines.query(), crate::machines::Settings::default_query());
+        assert_eq!(
+            c.machines.query(),
+            crate::machines::Settings::default_query()
+        );
         let c = Config::from_toml(
             "[machines]\nsabakan = \"http://sabakan:10080\"\nkubeconfig = \"/k\"\n[machines.variables]\nhaving = { roles = [\"cs\"] }\n",
             "x",
@@ -355,13 +358,18 @@ mod tests {
         for (text, want) in [
             ("[machines]\nsabakan_url = \"x\"\n", "sabakan_url"),
             ("[machines.variables]\nnot_having = {}\n", "not_having"),
-            ("[machines.variables]\nhaving = { role = [\"cs\"] }\n", "role"),
+            (
+                "[machines.variables]\nhaving = { role = [\"cs\"] }\n",
+                "role",
+            ),
             (
                 "[machines.variables]\nhaving = { states = [\"broken\"] }\n",
                 "having.states: \"broken\"",
             ),
         ] {
-            let e = Config::from_toml(text, "/etc/a.toml").unwrap_err().to_string();
+            let e = Config::from_toml(text, "/etc/a.toml")
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("/etc/a.toml") && e.contains(want), "{want}: {e}");
         }
     }

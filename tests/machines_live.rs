@@ -140,12 +140,12 @@ fn a_full_repair_cycle_against_a_live_sabakan() {
     assert!(!t.labels("rack1-cs1").contains_key("autorepair.entry"));
 
     // ckecli's words, live.
-    let out = t
-        .bin()
-        .args(["repair", "list", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = t.bin().args(["repair", "list", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows[0]["address"], "10.69.0.5", "{rows}");
     assert_eq!(rows[0]["status"], "succeeded");
@@ -226,7 +226,10 @@ fn a_pass_costs_one_request_plus_one_per_label_write() {
         assert_eq!(requests.len(), 1 + labels, "pass {i}: {requests:?}");
         // Every machine, both variables sent as null: the query's defaults do not apply.
         let body: Value = serde_json::from_str(&queries[0].body).unwrap();
-        assert_eq!(body["variables"], json!({"having": null, "notHaving": null}));
+        assert_eq!(
+            body["variables"],
+            json!({"having": null, "notHaving": null})
+        );
         writes_seen += labels;
     }
     assert!(writes_seen > 8, "{writes_seen}");
@@ -246,8 +249,7 @@ fn the_fixed_clock_reaches_the_machines_file() {
     .unwrap();
     let since = 1_700_000_000;
     for m in demo.as_array_mut().unwrap() {
-        m["status"]["timestamp"] =
-            json!(jiff::Timestamp::from_second(since).unwrap().to_string());
+        m["status"]["timestamp"] = json!(jiff::Timestamp::from_second(since).unwrap().to_string());
         if m["spec"]["serial"] == "boot-1" {
             m["spec"]["labels"] = json!({});
         }
@@ -274,7 +276,11 @@ fn the_fixed_clock_reaches_the_machines_file() {
             ])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let s: Value = serde_json::from_slice(&out.stdout).unwrap();
         s["targets"]
             .as_array()
@@ -373,7 +379,11 @@ fn a_kubernetes_drain_by_ckes_rules() {
     std::fs::write(&cfg, kubeconfig(kube.url())).unwrap();
     let repair = t.dir.path().join("repair.yml");
     std::fs::write(&repair, REPAIR).unwrap();
-    kube.insert(node("10.69.0.4").label("node-role.kubernetes.io/control-plane", "true").build());
+    kube.insert(
+        node("10.69.0.4")
+            .label("node-role.kubernetes.io/control-plane", "true")
+            .build(),
+    );
     kube.insert(node("10.69.0.5").build());
     kube.insert(namespace_object("team").label("protected", "yes").build());
     kube.insert(namespace_object("scratch").build());
@@ -381,8 +391,18 @@ fn a_kubernetes_drain_by_ckes_rules() {
         pod(name)
             .namespace(ns)
             .node_name("10.69.0.5")
-            .label("app", name.trim_end_matches(char::is_numeric).trim_end_matches('-'))
-            .owner("apps/v1", kind, &format!("{name}-owner"), &format!("u-{name}"), true)
+            .label(
+                "app",
+                name.trim_end_matches(char::is_numeric)
+                    .trim_end_matches('-'),
+            )
+            .owner(
+                "apps/v1",
+                kind,
+                &format!("{name}-owner"),
+                &format!("u-{name}"),
+                true,
+            )
             .build()
     };
     kube.insert(on("web-1", "team", "ReplicaSet"));
@@ -423,7 +443,8 @@ fn a_kubernetes_drain_by_ckes_rules() {
     // (not protected), agent stays (DaemonSet).
     pass(NOW + 60);
     assert!(
-        t.progress("rack0-cs2").starts_with("processing.0.draining."),
+        t.progress("rack0-cs2")
+            .starts_with("processing.0.draining."),
         "{}",
         t.progress("rack0-cs2")
     );
@@ -441,7 +462,10 @@ fn a_kubernetes_drain_by_ckes_rules() {
     assert_eq!(evictions, 1, "{err}");
     assert!(err.contains("eviction refused"), "{err}");
     assert_eq!(pod_names(&kube), ["agent", "web-2"]);
-    assert!(t.progress("rack0-cs2").starts_with("processing.0.draining."));
+    assert!(
+        t.progress("rack0-cs2")
+            .starts_with("processing.0.draining.")
+    );
 
     // Past eviction_timeout_seconds: the repair backs off (CKE's back-off, count 1) and the
     // Node is uncordoned by the pass after.

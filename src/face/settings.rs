@@ -227,10 +227,9 @@ impl Source {
             Source::File(p) | Source::KubeObjects(p) => p.display().to_string(),
             Source::Machines(m) => match &m.from {
                 MachinesFrom::File(p) => p.display().to_string(),
-                MachinesFrom::Sabakan(e) => format!(
-                    "sabakan at {}",
-                    crate::sabakan::client::shown_str(&e.url)
-                ),
+                MachinesFrom::Sabakan(e) => {
+                    format!("sabakan at {}", crate::sabakan::client::shown_str(&e.url))
+                }
             },
             Source::Rapi(e) => e.url.clone(),
             Source::Kube { from, .. } => match from {
@@ -381,7 +380,9 @@ pub enum SettingsError {
         "--kubeconfig and --kube-context name the cluster of --kube (metal3) or the Nodes of a machines fleet (--sabakan, --sabakan-file): add one of them"
     )]
     KubeconfigAlone,
-    #[error("the config's [machines] section sets both {0} and {1}: keep one, or choose with a flag")]
+    #[error(
+        "the config's [machines] section sets both {0} and {1}: keep one, or choose with a flag"
+    )]
     MachinesTwice(&'static str, &'static str),
     #[error(
         "the config names two fleets ([machines] {0}, and fleet_file or rapi.url): keep one, or choose with a flag"
@@ -785,7 +786,10 @@ fn machines_source(
     let kube = |path: PathBuf| {
         NodesFrom::Kube(crate::k8s::Source::Kubeconfig {
             path: Some(path),
-            context: global.kube_context.clone().or_else(|| m.kube_context.clone()),
+            context: global
+                .kube_context
+                .clone()
+                .or_else(|| m.kube_context.clone()),
         })
     };
     let nodes = match (&global.machine_nodes, &global.kubeconfig) {
@@ -812,7 +816,10 @@ fn machines_source(
     };
     let settings = crate::machines::face::settings(
         &what,
-        global.repair_config.as_deref().or(m.repair_config.as_deref()),
+        global
+            .repair_config
+            .as_deref()
+            .or(m.repair_config.as_deref()),
         global
             .machine_constraints
             .as_deref()

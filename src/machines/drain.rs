@@ -190,8 +190,8 @@ pub fn drain_options(
         s.as_ref()
             .map(|s| {
                 let v = serde_json::to_value(s).expect("a selector serialises");
-                let sel: LabelSelector = serde_json::from_value(v)
-                    .map_err(|e| format!("repair: {what}: {e}"))?;
+                let sel: LabelSelector =
+                    serde_json::from_value(v).map_err(|e| format!("repair: {what}: {e}"))?;
                 sel.validate().map_err(|e| format!("repair: {what}: {e}"))?;
                 Ok::<_, String>(sel)
             })
@@ -277,10 +277,12 @@ impl Drainer for KubeNodes {
 
     fn evict(&mut self, node: &str, now: i64) -> Result<Option<String>, BackendError> {
         use crate::k8s::drain::Outcome;
-        Ok(match self.runtime.block_on(self.drain.evict_step(node, now))? {
-            Outcome::Drained | Outcome::Draining(_) => None,
-            Outcome::Failed(why) => Some(why),
-        })
+        Ok(
+            match self.runtime.block_on(self.drain.evict_step(node, now))? {
+                Outcome::Drained | Outcome::Draining(_) => None,
+                Outcome::Failed(why) => Some(why),
+            },
+        )
     }
 
     fn uncordon(&mut self, node: &str) -> Result<(), BackendError> {

@@ -15,9 +15,9 @@
 use super::command;
 use super::config::Repair;
 use super::drain::{Drainer, NodesFile};
-use super::live::Live;
 use super::entry::{Entry, Progress};
 use super::labels::{self, CLUSTER_PREFIX, ENTRY, PROGRESS, QUEUE};
+use super::live::Live;
 use super::snapshot::{self, Scope, Snapshot, kind};
 use super::{Machines, Op, OpId};
 use crate::engine::marks::{Codec, Mark};
@@ -218,7 +218,8 @@ impl MachinesFile {
 
     /// The pass's clock: `--now`, else the wall clock.
     fn clock(&self) -> i64 {
-        self.now.unwrap_or_else(|| jiff::Timestamp::now().as_second())
+        self.now
+            .unwrap_or_else(|| jiff::Timestamp::now().as_second())
     }
 
     pub fn document(&self) -> &Value {
@@ -380,9 +381,9 @@ impl MachinesFile {
         match (&mut self.kube, &mut self.nodes) {
             (Some(k), _) => Ok(k.as_mut()),
             (None, Some(n)) => Ok(n),
-            (None, None) => Err(origin.error(
-                "a drain needs Nodes: give --nodes FILE or --kubeconfig FILE",
-            )),
+            (None, None) => {
+                Err(origin.error("a drain needs Nodes: give --nodes FILE or --kubeconfig FILE"))
+            }
         }
     }
 
@@ -423,7 +424,10 @@ impl MachinesFile {
         let current = labels_of(self.machine_mut(serial)?)
             .into_iter()
             .find_map(|(n, v)| (n == PROGRESS).then_some(v))
-            .ok_or_else(|| self.origin.error(format!("machine {serial} has no repair entry")))?;
+            .ok_or_else(|| {
+                self.origin
+                    .error(format!("machine {serial} has no repair entry"))
+            })?;
         let current = Progress::parse(&current)
             .map_err(|e| self.origin.error(format!("machine {serial}: {e}")))?;
         let q = super::procedure::backed_off(current, serial, now);
@@ -544,9 +548,9 @@ impl Backend<Machines> for MachinesFile {
             let (bare, value) = labels::split(mark);
             let name = stored_name(bare, infix);
             if !labels::is_label_text(&name) || !labels::is_label_value(value) {
-                return Err(self.origin.error(
-                    format!("{object}: {mark:?} is not a valid sabakan label"),
-                ));
+                return Err(self
+                    .origin
+                    .error(format!("{object}: {mark:?} is not a valid sabakan label")));
             }
             let mut value = value.to_owned();
             if bare == labels::SUSPEND {
