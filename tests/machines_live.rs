@@ -502,3 +502,38 @@ fn a_kubernetes_drain_by_ckes_rules() {
     assert!(cp["spec"]["unschedulable"] != true);
     let _ = Path::new(ROOT);
 }
+
+/// An https:// sabakan is verified: a server whose certificate no trusted CA vouches for is
+/// refused; with `--sabakan-ca` the same server is talked to (here a fake API server that is
+/// no sabakan, so what fails then is the answer, not the handshake).
+#[test]
+fn an_https_sabakan_is_verified() {
+    let kube = FakeKube::builder().tls().start();
+    let dir = tempfile::tempdir().unwrap();
+    let status = |ca: bool| {
+        let mut c = Command::cargo_bin("autorepair").unwrap();
+        c.current_dir(ROOT)
+            .env_remove("AUTOREPAIR_CONFIG")
+            .args(["--config", "/dev/null", "--sabakan", kube.url()])
+            .arg("--lock-file")
+            .arg(dir.path().join("lock"))
+            .args(["--repair-config", "fixtures/machines-demo.yml", "--nodes"])
+            .arg(format!("{ROOT}/fixtures/machines-demo-nodes.json"));
+        if ca {
+            c.arg("--sabakan-ca")
+                .arg(format!("{ROOT}/crates/fake-kube/testdata/server.crt"));
+        }
+        let out = c.arg("status").output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = status(false);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+    let (code, err) = status(true);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(!err.to_lowercase().contains("certificate"), "{err}");
+    assert!(err.contains("answered HTTP"), "{err}");
+}
