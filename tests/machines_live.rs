@@ -379,9 +379,13 @@ fn a_kubernetes_drain_by_ckes_rules() {
     std::fs::write(&cfg, kubeconfig(kube.url())).unwrap();
     let repair = t.dir.path().join("repair.yml");
     std::fs::write(&repair, REPAIR).unwrap();
+    // rack0-cs1's Node is cordoned by someone else (a reboot tool, say): drained, but never
+    // claimed nor uncordoned.
+    t.sabakan.set_state("rack0-cs1", State::Unhealthy).unwrap();
     kube.insert(
         node("10.69.0.4")
             .label("node-role.kubernetes.io/control-plane", "true")
+            .unschedulable(true)
             .build(),
     );
     kube.insert(node("10.69.0.5").build());
@@ -497,9 +501,14 @@ fn a_kubernetes_drain_by_ckes_rules() {
     let labels = t.labels("rack0-cs2");
     assert!(succeeded_with_result(&labels), "{labels:?}");
     assert_eq!(cordon(&kube), (false, None));
-    // The control plane was never touched.
+    // Someone else's cordon stayed theirs, through a repair that drained the Node.
+    assert!(succeeded_with_result(&t.labels("rack0-cs1")));
     let cp = kube.get(&NODE, "", "10.69.0.4").unwrap();
-    assert!(cp["spec"]["unschedulable"] != true);
+    assert_eq!(cp["spec"]["unschedulable"], true, "{cp}");
+    assert_eq!(
+        kube.annotation(&NODE, "", "10.69.0.4", "autorepair.io/cordoned"),
+        None
+    );
     let _ = Path::new(ROOT);
 }
 

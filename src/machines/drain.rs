@@ -175,6 +175,8 @@ pub struct KubeNodes {
     server: String,
     timeout: std::time::Duration,
     drain: crate::k8s::drain::Drainer,
+    /// The Nodes cordoned when last listed, by anyone.
+    cordoned: std::collections::HashSet<String>,
 }
 
 /// The drain options of a CKE repair configuration. The dry run is the caller's
@@ -228,6 +230,7 @@ impl KubeNodes {
             server,
             timeout,
             drain,
+            cordoned: Default::default(),
         })
     }
 }
@@ -240,6 +243,11 @@ impl Drainer for KubeNodes {
             500,
             self.timeout,
         ))?;
+        self.cordoned = infos
+            .iter()
+            .filter(|n| n.unschedulable)
+            .map(|n| n.name.clone())
+            .collect();
         Ok(infos
             .into_iter()
             .map(|n| Node {
@@ -268,8 +276,16 @@ impl Drainer for KubeNodes {
 
     fn cordon(&mut self, node: &str) -> Result<(), BackendError> {
         use crate::k8s::drain::Cordon;
+        // Cordoned already: by us, or by someone else (a reboot tool), whose cordon stays
+        // theirs: marking it ours would make the uncordon after the repair undo it.
+        if self.cordoned.contains(node) {
+            return Ok(());
+        }
         match self.runtime.block_on(self.drain.cordon(node))? {
-            Cordon::Done => Ok(()),
+            Cordon::Done => {
+                self.cordoned.insert(node.to_owned());
+                Ok(())
+            }
             // Only the dry run refuses, and it is off here (see `drain_options`).
             Cordon::Refused(why) => Err(BackendError::Api(format!("node {node}: {why}"))),
         }
@@ -286,6 +302,7 @@ impl Drainer for KubeNodes {
     }
 
     fn uncordon(&mut self, node: &str) -> Result<(), BackendError> {
+        self.cordoned.remove(node);
         self.runtime.block_on(self.drain.uncordon(node)).map(drop)
     }
 }
