@@ -123,12 +123,10 @@ fn stronger_suspend<'v>(current: Option<&'v str>, new: &'v str) -> &'v str {
     }
 }
 
-/// Removes the label; with `only_if`, only while it still holds that value.
-fn remove_label(m: &mut Value, name: &str, only_if: Option<&str>) {
-    let keep = |v: &Value| only_if.is_some_and(|want| v.as_str() != Some(want));
+fn remove_label(m: &mut Value, name: &str) {
     match &mut m["spec"]["labels"] {
-        Value::Array(list) => list.retain(|l| l["name"] != name || keep(&l["value"])),
-        Value::Object(map) if map.get(name).is_some_and(|v| !keep(v)) => {
+        Value::Array(list) => list.retain(|l| l["name"] != name),
+        Value::Object(map) => {
             map.remove(name);
         }
         _ => {}
@@ -178,11 +176,6 @@ impl MachinesFile {
     pub fn with_drainer(mut self, drainer: Box<dyn Drainer>) -> MachinesFile {
         self.kube = Some(drainer);
         self
-    }
-
-    /// sabakan requests sent so far (0 for a file).
-    pub fn requests(&self) -> u64 {
-        self.live.as_ref().map_or(0, Live::requests)
     }
 
     pub fn in_memory(
@@ -338,7 +331,7 @@ impl MachinesFile {
         let m = self.machine_mut(serial)?;
         match value {
             Some(v) => set_label(m, name, v),
-            None => remove_label(m, name, None),
+            None => remove_label(m, name),
         }
         self.dirty = true;
         Ok(())

@@ -43,11 +43,6 @@ impl Live {
         &self.url
     }
 
-    /// Requests sent so far.
-    pub fn requests(&self) -> u64 {
-        self.client.requests()
-    }
-
     /// Every machine, as sabakan's GraphQL answer.
     pub fn read(&self) -> Result<Value, BackendError> {
         self.client
