@@ -17,6 +17,11 @@ impl Scratch {
         }
         std::fs::write(dir.path().join("pw"), "from-file\nsecond line\n").unwrap();
         std::fs::write(dir.path().join("empty-pw"), "\n").unwrap();
+        // CKE repair configurations: one step, undrained (`repair.yml`) or drained.
+        let repair = "repair:\n  repair_procedures:\n    - machine_types: [qemu]\n      repair_operations:\n        - operation: unhealthy\n          repair_steps:\n            - repair_command: [x]\n";
+        std::fs::write(dir.path().join("repair.yml"), repair).unwrap();
+        let drained = format!("{repair}              need_drain: true\n");
+        std::fs::write(dir.path().join("drain.yml"), drained).unwrap();
         Scratch { dir }
     }
 
@@ -615,8 +620,6 @@ fn admin_verbs_resolve_to_their_edit() {
 /// wins over the section; what a machines flag needs is named when it is missing.
 #[test]
 fn the_machines_fleet_is_the_flags_else_the_config_section() {
-    let repair = "repair:\n  repair_procedures:\n    - machine_types: [qemu]\n      repair_operations:\n        - operation: unhealthy\n          repair_steps:\n            - repair_command: [x]\n";
-    let drained = repair.replace("[x]\n", "[x]\n              need_drain: true\n");
     let project = |s: &Settings| {
         let fleet = match &s.job {
             Job::Status { fleet, .. } | Job::Run { fleet, .. } => fleet,
@@ -736,24 +739,5 @@ fn the_machines_fleet_is_the_flags_else_the_config_section() {
             Err(&["{dir}/autorepair.toml", "sabakn"]),
         ),
     ];
-    let scratch = Scratch::new();
-    std::fs::write(scratch.dir.path().join("repair.yml"), repair).unwrap();
-    std::fs::write(scratch.dir.path().join("drain.yml"), &drained).unwrap();
-    for (i, c) in cases.iter().enumerate() {
-        let got = scratch.resolve(c.args, c.config, &c.env);
-        let what = format!("case {i}: `{}` with config {:?}", c.args, c.config);
-        match (&got, &c.want) {
-            (Ok(s), Ok(want)) => assert_eq!(project(s), scratch.fill(want), "{what}"),
-            (Err(e), Err(words)) => {
-                let text = Chain(e).to_string();
-                for w in *words {
-                    assert!(
-                        text.contains(&scratch.fill(w)),
-                        "{what}: {text:?} lacks {w:?}"
-                    );
-                }
-            }
-            (got, want) => panic!("{what}: got {got:?}, want {want:?}"),
-        }
-    }
+    check(cases, project);
 }
