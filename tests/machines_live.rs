@@ -118,6 +118,36 @@ fn a_full_repair_cycle_against_a_live_sabakan() {
     // Dry run: one read, nothing written.
     let (code, err) = t.pass_with(t.bin(), NOW, &["--dry-run"]);
     assert_eq!(code, 0, "{err}");
+    // status and explain read sabakan too.
+    let out = t
+        .bin()
+        .args(["status", "--json", "--now", &NOW.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cs2 = status["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "rack0-cs2")
+        .unwrap();
+    assert_eq!(cs2["state"], "needs-repair", "{cs2}");
+    let out = t
+        .bin()
+        .args(["explain", "rack1-cs1", "--now", &NOW.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("suspend"));
     assert!(t.sabakan.writes().is_empty(), "{:?}", t.sabakan.writes());
 
     for i in 0..6 {
