@@ -2,6 +2,8 @@
 //! and the Kubernetes drainer (`--kubeconfig`) against the fake API server over verified TLS
 //! (crates/fake-kube), through the binary, with the README tour's real repair commands.
 
+mod common;
+
 use assert_cmd::Command;
 use fake_kube::{FakeKube, NODE, POD, POD_DISRUPTION_BUDGET, namespace_object, node, pod};
 use fake_sabakan::{FakeSabakan, Fault, State};
@@ -11,7 +13,6 @@ use std::path::{Path, PathBuf};
 
 const NOW: i64 = 1_800_000_000;
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const FAKE_CA: &str = include_str!("../crates/fake-kube/testdata/server.crt");
 
 /// The tour's machines in a fake sabakan, whose clock is the passes' `--now`.
 struct Live {
@@ -337,30 +338,6 @@ fn the_fixed_clock_reaches_the_machines_file() {
 // ---------------------------------------------------------------------------------------------
 // The Kubernetes drainer.
 
-fn kubeconfig(server: &str) -> String {
-    use base64::Engine;
-    let ca = base64::engine::general_purpose::STANDARD.encode(FAKE_CA);
-    format!(
-        "apiVersion: v1
-kind: Config
-current-context: other
-contexts:
-- name: fake
-  context: {{cluster: fake, user: u}}
-- name: other
-  context: {{cluster: nowhere, user: u}}
-clusters:
-- name: fake
-  cluster: {{server: '{server}', certificate-authority-data: {ca}}}
-- name: nowhere
-  cluster: {{server: 'https://127.0.0.1:1', certificate-authority-data: {ca}}}
-users:
-- name: u
-  user: {{token: not-a-real-token}}
-"
-    )
-}
-
 /// The demo's procedure with CKE's drain settings: `team` is protected, `scratch` is not.
 const REPAIR: &str = r#"
 repair:
@@ -406,7 +383,8 @@ fn a_kubernetes_drain_by_ckes_rules() {
     let t = Live::new();
     let kube = FakeKube::builder().tls().start();
     let cfg = t.dir.path().join("kubeconfig");
-    std::fs::write(&cfg, kubeconfig(kube.url())).unwrap();
+    // The current context is the wrong one: --kube-context picks the fake.
+    std::fs::write(&cfg, common::kubeconfig(kube.url(), "wrong")).unwrap();
     let repair = t.dir.path().join("repair.yml");
     std::fs::write(&repair, REPAIR).unwrap();
     // rack0-cs1's Node is cordoned by someone else (a reboot tool, say): drained, but never
@@ -459,7 +437,7 @@ fn a_kubernetes_drain_by_ckes_rules() {
             .arg(&repair)
             .arg("--kubeconfig")
             .arg(&cfg)
-            .args(["--kube-context", "fake"]);
+            .args(["--kube-context", "good"]);
         c
     };
     let pass = |now: i64| {
