@@ -17,6 +17,7 @@ pub struct Config {
     pub limits: Limits,
     pub rapi: Rapi,
     pub metal3: Metal3,
+    pub machines: Machines,
 }
 
 /// What the planner needs: limits, retention and how nodes are chosen.
@@ -200,6 +201,63 @@ impl Metal3 {
     }
 }
 
+/// The machines family's `[machines]` section: where the machines and their Nodes are, the
+/// repair configuration and constraints, and which machines the trigger repairs. Each has a
+/// flag, which wins.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Machines {
+    /// A live sabakan's URL (`--sabakan`).
+    pub sabakan: Option<String>,
+    /// A sabakan machines file instead (`--sabakan-file`).
+    pub sabakan_file: Option<PathBuf>,
+    /// A CA to trust for an https:// sabakan, besides the system's roots (`--sabakan-ca`).
+    pub ca_file: Option<PathBuf>,
+    /// Per-request timeout for sabakan.
+    #[serde(with = "humantime_serde")]
+    pub timeout: Duration,
+    /// CKE's cluster.yml, or its `repair:` section alone (`--repair-config`).
+    pub repair_config: Option<PathBuf>,
+    /// CKE's constraints, a JSON object (`--constraints`).
+    pub constraints: Option<PathBuf>,
+    /// The Nodes as `kubectl get nodes -o json` prints them (`--nodes`)...
+    pub nodes: Option<PathBuf>,
+    /// ...or the live cluster of this kubeconfig (`--kubeconfig`, `--kube-context`).
+    pub kubeconfig: Option<PathBuf>,
+    pub kube_context: Option<String>,
+    /// The trigger's `$having` and `$notHaving`, as `ckecli sabakan set-variables` takes them
+    /// (`having`, `notHaving`; `labels`, `racks`, `roles`, `states`, `minDaysBeforeRetire`).
+    /// Unset: CKE's, UNHEALTHY and UNREACHABLE machines that are not boot servers. Set, a key
+    /// left out is no condition (CKE sends it as `null`).
+    pub variables: Option<crate::sabakan::client::Variables>,
+}
+
+impl Default for Machines {
+    fn default() -> Self {
+        Machines {
+            sabakan: None,
+            sabakan_file: None,
+            ca_file: None,
+            timeout: crate::sabakan::client::Endpoint::new("").timeout,
+            repair_config: None,
+            constraints: None,
+            nodes: None,
+            kubeconfig: None,
+            kube_context: None,
+            variables: None,
+        }
+    }
+}
+
+impl Machines {
+    /// The trigger's query: the variables given, else CKE's.
+    pub fn query(&self) -> crate::sabakan::client::Variables {
+        self.variables
+            .clone()
+            .unwrap_or_else(crate::machines::Settings::default_query)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("config file {path}: {message}")]
 pub struct ConfigError {
@@ -210,10 +268,16 @@ pub struct ConfigError {
 impl Config {
     /// Parses a config file's text; `path` only names it in errors.
     pub fn from_toml(text: &str, path: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError {
+        let fail = |message: String| ConfigError {
             path: path.to_owned(),
-            message: e.to_string(),
-        })
+            message,
+        };
+        let c: Config = toml::from_str(text).map_err(|e| fail(e.to_string()))?;
+        if let Some(v) = &c.machines.variables {
+            v.validate()
+                .map_err(|e| fail(format!("[machines.variables]: {e}")))?;
+        }
+        Ok(c)
     }
 }
 
@@ -272,6 +336,42 @@ mod tests {
         let example =
             Config::from_toml(include_str!("../contrib/autorepair.toml"), "example").unwrap();
         assert_eq!(example, Config::default());
+    }
+
+    #[test]
+    fn the_machines_section_is_read_and_its_unknown_keys_refused() {
+        let c = Config::from_toml("", "x").unwrap();
+        assert_eq!(
+            c.machines.query(),
+            crate::machines::Settings::default_query()
+        );
+        let c = Config::from_toml(
+            "[machines]\nsabakan = \"http://sabakan:10080\"\nkubeconfig = \"/k\"\n[machines.variables]\nhaving = { roles = [\"cs\"] }\n",
+            "x",
+        )
+        .unwrap();
+        assert_eq!(c.machines.sabakan.as_deref(), Some("http://sabakan:10080"));
+        let q = c.machines.query();
+        assert_eq!(q.having.unwrap().roles, Some(vec!["cs".to_owned()]));
+        // Left out: no condition, as CKE sends it (null), not CKE's default.
+        assert_eq!(q.not_having, None);
+        for (text, want) in [
+            ("[machines]\nsabakan_url = \"x\"\n", "sabakan_url"),
+            ("[machines.variables]\nnot_having = {}\n", "not_having"),
+            (
+                "[machines.variables]\nhaving = { role = [\"cs\"] }\n",
+                "role",
+            ),
+            (
+                "[machines.variables]\nhaving = { states = [\"broken\"] }\n",
+                "having.states: \"broken\"",
+            ),
+        ] {
+            let e = Config::from_toml(text, "/etc/a.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("/etc/a.toml") && e.contains(want), "{want}: {e}");
+        }
     }
 
     #[test]

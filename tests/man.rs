@@ -383,6 +383,43 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         "metal3.fencing",
         r"How a powered-off host's Node is fenced: \fBdelete-node\fR (backed up on its Machine, restored when it registers again), or \fBout-of-service-taint\fR (the Node stays, tainted \fBnode.kubernetes.io/out-of-service=nodeshutdown:NoExecute\fR until its host is on and it is Ready; Kubernetes 1.28 or later), as \fB--out-of-service-taint\fR.",
     ),
+    (
+        "machines.sabakan",
+        r"A live sabakan's URL: the machines family, as \fB--sabakan\fR. One searchMachines query per pass, one REST call per label write.",
+    ),
+    (
+        "machines.sabakan_file",
+        r"A sabakan machines file instead (the JSON of GET /api/v1/machines), as \fB--sabakan-file\fR. Set one of the two.",
+    ),
+    (
+        "machines.ca_file",
+        r"A PEM file of a CA to trust for an https:// sabakan, besides the system's roots, as \fB--sabakan-ca\fR. The server is always verified.",
+    ),
+    ("machines.timeout", r"Per-request timeout for sabakan."),
+    (
+        "machines.repair_config",
+        r"CKE's cluster.yml, or its repair: section alone, as \fB--repair-config\fR. Required for the machines family.",
+    ),
+    (
+        "machines.constraints",
+        r"CKE's constraints as a JSON object, as \fB--constraints\fR. Without it maximum-repair-queue-entries is 0 and no repair starts.",
+    ),
+    (
+        "machines.nodes",
+        r"The Kubernetes Nodes as \fBkubectl get nodes -o json\fR prints them, as \fB--nodes\fR (cordons written into the file).",
+    ),
+    (
+        "machines.kubeconfig",
+        r"Or the live cluster of this kubeconfig, as \fB--kubeconfig\fR: Node membership, and drains through the Eviction API by CKE's rules. Set nodes or kubeconfig, not both.",
+    ),
+    (
+        "machines.kube_context",
+        r"The kubeconfig's context, as \fB--kube-context\fR; not set: its current context.",
+    ),
+    (
+        "machines.variables",
+        r"The trigger's \fBhaving\fR and \fBnotHaving\fR, as \fBckecli sabakan set-variables\fR takes them (a table: \fB[machines.variables]\fR). Not set: CKE's, the UNHEALTHY and UNREACHABLE machines that are not boot servers. Set, a key left out is no condition (CKE sends it as null).",
+    ),
 ];
 
 const EXIT_STATUS: &str = r#".SH "EXIT STATUS"

@@ -1,13 +1,14 @@
 //! `autorepair sabakan update --kubeconfig FILE`: the Nodes read from a (fake) Kubernetes API
 //! server over verified TLS, through the binary, give what `--nodes FILE` gives.
 
+mod common;
+
 use assert_cmd::Command;
 use fake_kube::FakeKube;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 const NOW: &str = "2026-06-01T00:00:00Z";
-const FAKE_CA: &str = include_str!("../crates/fake-kube/testdata/server.crt");
 
 fn bin() -> Command {
     let mut c = Command::cargo_bin("autorepair").unwrap();
@@ -23,29 +24,8 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Two contexts: `good` (the fake server, its CA) and `wrong` (nothing listens there).
 fn kubeconfig(server: &str) -> String {
-    use base64::Engine;
-    let ca = base64::engine::general_purpose::STANDARD.encode(FAKE_CA);
-    format!(
-        "apiVersion: v1
-kind: Config
-current-context: good
-contexts:
-- name: good
-  context: {{cluster: fake, user: u}}
-- name: wrong
-  context: {{cluster: nowhere, user: u}}
-clusters:
-- name: fake
-  cluster: {{server: '{server}', certificate-authority-data: {ca}}}
-- name: nowhere
-  cluster: {{server: 'https://127.0.0.1:1', certificate-authority-data: {ca}}}
-users:
-- name: u
-  user: {{token: not-a-real-token}}
-"
-    )
+    common::kubeconfig(server, "good")
 }
 
 fn run(c: &mut Command) -> (i32, String, String) {

@@ -41,11 +41,14 @@ pub struct GlobalArgs {
     #[arg(long, global = true, conflicts_with_all = ["cluster", "rapi", "kube_objects"])]
     pub kube: bool,
     /// Kubeconfig of the management cluster, with --kube [default: $KUBECONFIG, ~/.kube/config;
-    /// in a Pod without either: its service account].
-    #[arg(long, global = true, value_name = "FILE", requires = "kube")]
+    /// in a Pod without either: its service account]. With a machines fleet: the Kubernetes
+    /// cluster whose Nodes the machines are, drained through the Eviction API (TLS verified;
+    /// the credentials stay in the file).
+    #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Context of the kubeconfig to use, with --kube [default: its current context].
-    #[arg(long, global = true, value_name = "NAME", requires = "kube")]
+    /// Context of the kubeconfig to use, with --kube or --kubeconfig [default: its current
+    /// context].
+    #[arg(long, global = true, value_name = "NAME")]
     pub kube_context: Option<String>,
     /// With --kube: the Machines' Nodes are in their workload clusters, reached through each
     /// Cluster's <cluster>-kubeconfig Secret [default: in the management cluster].
@@ -55,17 +58,27 @@ pub struct GlobalArgs {
     /// searchMachines answer) to work on: the machines family. Labels are written back into it.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["cluster", "rapi", "kube_objects", "kube"])]
     pub sabakan_file: Option<PathBuf>,
-    /// With --sabakan-file: the CKE cluster.yml whose repair: section to use (or that section
-    /// alone).
-    #[arg(long, value_name = "FILE", requires = "sabakan_file")]
+    /// Work on a live sabakan (the machines family): its URL, e.g. http://sabakan:10080. Each
+    /// pass reads the machines with one GraphQL query and writes each label with one REST
+    /// call. sabakan takes no credentials: its allowed-ips setting decides who may write.
+    #[arg(long = "sabakan", value_name = "URL", conflicts_with_all = ["cluster", "rapi", "kube_objects", "kube", "sabakan_file"])]
+    pub sabakan_url: Option<String>,
+    /// With --sabakan over https: a PEM file of the CA to trust besides the system's roots
+    /// (the server is always verified).
+    #[arg(long, value_name = "FILE")]
+    pub sabakan_ca: Option<PathBuf>,
+    /// With a machines fleet (--sabakan or --sabakan-file): the CKE cluster.yml whose repair:
+    /// section to use (or that section alone) [default: machines.repair_config in the config].
+    #[arg(long, value_name = "FILE")]
     pub repair_config: Option<PathBuf>,
-    /// With --sabakan-file: CKE's constraints as a JSON object (maximum-repair-queue-entries,
+    /// With a machines fleet: CKE's constraints as a JSON object (maximum-repair-queue-entries,
     /// wait-seconds-to-repair-rebooting; both default to 0, and 0 entries starts nothing).
-    #[arg(long = "constraints", value_name = "FILE", requires = "sabakan_file")]
+    #[arg(long = "constraints", value_name = "FILE")]
     pub machine_constraints: Option<PathBuf>,
-    /// With --sabakan-file: the Kubernetes Nodes (`kubectl get nodes -o json`); a machine is in
-    /// the cluster when a Node's name or InternalIP is its address. Cordons are written into it.
-    #[arg(long = "nodes", value_name = "FILE", requires = "sabakan_file")]
+    /// With a machines fleet: the Kubernetes Nodes (`kubectl get nodes -o json`); a machine is
+    /// in the cluster when a Node's name or InternalIP is its address. Cordons are written into
+    /// it. For a live cluster, give --kubeconfig instead.
+    #[arg(long = "nodes", value_name = "FILE", conflicts_with = "kubeconfig")]
     pub machine_nodes: Option<PathBuf>,
     /// metal3: fence a powered-off host's Node with the out-of-service taint
     /// (node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, Kubernetes ≥ 1.28) instead of
@@ -144,7 +157,7 @@ pub enum Command {
     /// The tag language as a tool.
     #[command(subcommand)]
     Tags(TagsCommand),
-    /// The machines family's repair entries, in ckecli's words (with --sabakan-file).
+    /// The machines family's repair entries, in ckecli's words (with --sabakan or --sabakan-file).
     #[command(subcommand)]
     Repair(RepairCommand),
     /// Allow repairs up to TYPE on an object (replaces its other policy tags); `none` removes

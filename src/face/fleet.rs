@@ -49,7 +49,7 @@ pub fn connect(source: &Source) -> Result<Backends, Error> {
         Source::KubeObjects(path) => Backends::Metal3(Box::new(
             ObjectsFile::open(path).map_err(|e| Error::Open(e.into()))?,
         )),
-        Source::SabakanFile(s) => Backends::Machines(Box::new(
+        Source::Machines(s) => Backends::Machines(Box::new(
             crate::machines::face::open(s).map_err(|e| Error::Open(e.into()))?,
         )),
         Source::Kube { from, options } => Backends::Metal3(Box::new(

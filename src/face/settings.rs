@@ -183,12 +183,30 @@ pub struct Fleet {
     pub metal3: crate::config::Metal3,
 }
 
-/// A sabakan machines file, with what the machines family reads beside it.
+/// A machines fleet (sabakan, live or a file), with what the machines family reads beside it.
 #[derive(Debug)]
-pub struct SabakanFile {
-    pub path: PathBuf,
-    pub nodes: Option<PathBuf>,
+pub struct MachinesFleet {
+    pub from: MachinesFrom,
+    pub nodes: NodesFrom,
     pub settings: crate::machines::Settings,
+    /// The command's `--now`: the clock every part of the family reads (the file's state
+    /// timestamps, the drain's retry interval and back-off), not only the planner.
+    pub now: Option<i64>,
+}
+
+/// Where the machines are.
+#[derive(Debug)]
+pub enum MachinesFrom {
+    File(PathBuf),
+    Sabakan(crate::sabakan::client::Endpoint),
+}
+
+/// Which machines are Kubernetes Nodes, and how they are drained.
+#[derive(Debug, Clone)]
+pub enum NodesFrom {
+    None,
+    File(PathBuf),
+    Kube(crate::k8s::Source),
 }
 
 /// Where the fleet comes from.
@@ -198,8 +216,8 @@ pub enum Source {
     Rapi(Endpoint),
     /// A Kubernetes objects file (the metal3 family).
     KubeObjects(PathBuf),
-    /// A sabakan machines file (the machines family).
-    SabakanFile(Box<SabakanFile>),
+    /// sabakan's machines, live or in a file (the machines family).
+    Machines(Box<MachinesFleet>),
     /// A live Kubernetes management cluster (the metal3 family).
     Kube {
         from: crate::k8s::Source,
@@ -212,7 +230,12 @@ impl Source {
     pub fn describe(&self) -> String {
         match self {
             Source::File(p) | Source::KubeObjects(p) => p.display().to_string(),
-            Source::SabakanFile(s) => s.path.display().to_string(),
+            Source::Machines(m) => match &m.from {
+                MachinesFrom::File(p) => p.display().to_string(),
+                MachinesFrom::Sabakan(e) => {
+                    format!("sabakan at {}", crate::sabakan::client::shown_str(&e.url))
+                }
+            },
             Source::Rapi(e) => e.url.clone(),
             Source::Kube { from, .. } => match from {
                 crate::k8s::Source::InCluster => "the Kubernetes cluster it runs in".into(),
@@ -232,7 +255,8 @@ impl Source {
     /// rather than making each one with the call that asks for it.
     pub fn buffers_writes(&self) -> bool {
         match self {
-            Source::File(_) | Source::KubeObjects(_) | Source::SabakanFile(_) => true,
+            Source::File(_) | Source::KubeObjects(_) => true,
+            Source::Machines(m) => matches!(m.from, MachinesFrom::File(_)),
             Source::Rapi(_) | Source::Kube { .. } => false,
         }
     }
@@ -242,7 +266,7 @@ impl Source {
         match self {
             Source::File(_) | Source::Rapi(_) => FamilyArgs::of::<Ganeti>(),
             Source::KubeObjects(_) | Source::Kube { .. } => FamilyArgs::of::<Metal3>(),
-            Source::SabakanFile(_) => FamilyArgs::of::<crate::machines::Machines>(),
+            Source::Machines(_) => FamilyArgs::of::<crate::machines::Machines>(),
         }
     }
 }
@@ -350,9 +374,25 @@ pub enum SettingsError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(
-        "`autorepair repair` works on sabakan machines: pass --sabakan-file FILE --repair-config FILE"
+        "`autorepair repair` works on sabakan machines: pass --sabakan URL (or --sabakan-file FILE) and --repair-config FILE"
     )]
     NotMachines,
+    #[error(
+        "{0} is for a machines fleet: add --sabakan URL or --sabakan-file FILE (or set one in the config's [machines] section)"
+    )]
+    MachinesOnly(&'static str),
+    #[error(
+        "--kubeconfig and --kube-context name the cluster of --kube (metal3) or the Nodes of a machines fleet (--sabakan, --sabakan-file): add one of them"
+    )]
+    KubeconfigAlone,
+    #[error(
+        "the config's [machines] section sets both {0} and {1}: keep one, or choose with a flag"
+    )]
+    MachinesTwice(&'static str, &'static str),
+    #[error(
+        "the config names two fleets ([machines] {0}, and fleet_file or rapi.url): keep one, or choose with a flag"
+    )]
+    MachinesAndFleet(&'static str),
     /// The machines family's repair configuration or constraints.
     #[error(transparent)]
     Machines(crate::machines::config::ConfigError),
@@ -477,6 +517,9 @@ fn fleet_job(
             })
         };
     let read = fleet.source.family_args();
+    if let Source::Machines(m) = &mut fleet.source {
+        m.now = command_now(&command);
+    }
     Ok(match command {
         Command::Run(args) => {
             output.json = args.json;
@@ -565,7 +608,7 @@ fn fleet_job(
             output: file,
         },
         Command::Repair(cmd) => {
-            if !matches!(fleet.source, Source::SabakanFile(_)) {
+            if !matches!(fleet.source, Source::Machines(_)) {
                 return Err(SettingsError::NotMachines);
             }
             if let crate::face::cli::RepairCommand::List { json } = &cmd {
@@ -580,6 +623,23 @@ fn fleet_job(
         #[cfg(any(test, feature = "testkit"))]
         Command::Generate { .. } => unreachable!("resolved without a fleet"),
     })
+}
+
+/// The command's `--now`, if it takes one.
+fn command_now(command: &Command) -> Option<i64> {
+    use crate::face::cli::RepairCommand;
+    match command {
+        Command::Run(args) => args.clock.now,
+        Command::Status { clock, .. }
+        | Command::Explain { clock, .. }
+        | Command::Tags(TagsCommand::Lint { clock, .. })
+        | Command::Suspend { clock, .. }
+        | Command::Request { clock, .. }
+        | Command::Repair(RepairCommand::Add { clock, .. }) => clock.now,
+        #[cfg(any(test, feature = "testkit"))]
+        Command::Simulate(args) => args.clock.now,
+        _ => None,
+    }
 }
 
 fn run_settings(
@@ -678,6 +738,118 @@ fn load_config(global: &GlobalArgs) -> Result<Config, SettingsError> {
 
 /// The fleet: `--cluster` or `--rapi`, else the config's `fleet_file` or `rapi.url` (not both).
 fn source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, SettingsError> {
+    let source = fleet_source(global, config, env)?;
+    let machines = matches!(source, Source::Machines(_));
+    let kube = matches!(source, Source::Kube { .. });
+    if !machines {
+        let flags: [(&'static str, bool); 4] = [
+            ("--repair-config", global.repair_config.is_some()),
+            ("--constraints", global.machine_constraints.is_some()),
+            ("--nodes", global.machine_nodes.is_some()),
+            ("--sabakan-ca", global.sabakan_ca.is_some()),
+        ];
+        if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
+            return Err(SettingsError::MachinesOnly(flag));
+        }
+    }
+    if !machines && !kube && (global.kubeconfig.is_some() || global.kube_context.is_some()) {
+        return Err(SettingsError::KubeconfigAlone);
+    }
+    Ok(source)
+}
+
+/// A machines fleet, when a flag or the config's `[machines]` section names one (a flag for
+/// another fleet wins over the section).
+fn machines_source(
+    global: &GlobalArgs,
+    config: &Config,
+) -> Result<Option<MachinesFleet>, SettingsError> {
+    let m = &config.machines;
+    let other_flag = global.cluster.is_some()
+        || global.rapi.is_some()
+        || global.kube_objects.is_some()
+        || global.kube;
+    let from = match (&global.sabakan_url, &global.sabakan_file) {
+        (Some(url), _) => Some(Ok(url.clone())),
+        (None, Some(path)) => Some(Err(path.clone())),
+        (None, None) if other_flag => None,
+        (None, None) => match (&m.sabakan, &m.sabakan_file) {
+            (Some(_), Some(_)) => {
+                return Err(SettingsError::MachinesTwice("sabakan", "sabakan_file"));
+            }
+            (Some(url), None) => Some(Ok(url.clone())),
+            (None, Some(path)) => Some(Err(path.clone())),
+            (None, None) => None,
+        },
+    };
+    let Some(from) = from else {
+        return Ok(None);
+    };
+    let from_config = global.sabakan_url.is_none() && global.sabakan_file.is_none();
+    if from_config && (config.fleet_file.is_some() || config.rapi.url.is_some()) {
+        return Err(SettingsError::MachinesAndFleet(if m.sabakan.is_some() {
+            "sabakan"
+        } else {
+            "sabakan_file"
+        }));
+    }
+    let kube = |path: PathBuf| {
+        NodesFrom::Kube(crate::k8s::Source::Kubeconfig {
+            path: Some(path),
+            context: global
+                .kube_context
+                .clone()
+                .or_else(|| m.kube_context.clone()),
+        })
+    };
+    let nodes = match (&global.machine_nodes, &global.kubeconfig) {
+        (Some(path), _) => NodesFrom::File(path.clone()),
+        (None, Some(path)) => kube(path.clone()),
+        (None, None) => match (&m.nodes, &m.kubeconfig) {
+            (Some(_), Some(_)) => return Err(SettingsError::MachinesTwice("nodes", "kubeconfig")),
+            (Some(path), None) => NodesFrom::File(path.clone()),
+            (None, Some(path)) => kube(path.clone()),
+            (None, None) => NodesFrom::None,
+        },
+    };
+    let from = match from {
+        Ok(url) => MachinesFrom::Sabakan(crate::sabakan::client::Endpoint {
+            url,
+            timeout: m.timeout,
+            ca_file: global.sabakan_ca.clone().or_else(|| m.ca_file.clone()),
+        }),
+        Err(path) => MachinesFrom::File(path),
+    };
+    let what = match &from {
+        MachinesFrom::File(p) => p.display().to_string(),
+        MachinesFrom::Sabakan(e) => crate::sabakan::client::shown_str(&e.url),
+    };
+    let settings = crate::machines::face::settings(
+        &what,
+        global
+            .repair_config
+            .as_deref()
+            .or(m.repair_config.as_deref()),
+        global
+            .machine_constraints
+            .as_deref()
+            .or(m.constraints.as_deref()),
+        !matches!(nodes, NodesFrom::None),
+        m.query(),
+    )
+    .map_err(SettingsError::Machines)?;
+    Ok(Some(MachinesFleet {
+        from,
+        nodes,
+        settings,
+        now: None,
+    }))
+}
+
+fn fleet_source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, SettingsError> {
+    if let Some(m) = machines_source(global, config)? {
+        return Ok(Source::Machines(Box::new(m)));
+    }
     let rapi = &config.rapi;
     if global.cluster.is_none()
         && global.rapi.is_none()
@@ -730,16 +902,6 @@ fn source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, Set
     if let Some(objects) = &global.kube_objects {
         return Ok(Source::KubeObjects(objects.clone()));
     }
-    if let Some(path) = &global.sabakan_file {
-        return crate::machines::face::source(
-            path,
-            global.repair_config.as_deref(),
-            global.machine_constraints.as_deref(),
-            global.machine_nodes.clone(),
-        )
-        .map(|s| Source::SabakanFile(Box::new(s)))
-        .map_err(SettingsError::Machines);
-    }
     if global.kube {
         use crate::metal3::kube;
         let in_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
@@ -786,12 +948,17 @@ fn lock_path(
         .or_else(|| config.lock_file.clone());
     match source {
         // Checked even with a named lock: a typo in the fleet path must leave no lock file behind.
-        Source::SabakanFile(s) => {
-            let fleet = &s.path;
-            let beside = lock::beside(fleet)
-                .map_err(|e| SettingsError::FleetFile(file::unreadable(fleet, &e).into()))?;
-            Ok(named.unwrap_or(beside))
-        }
+        Source::Machines(m) => match &m.from {
+            MachinesFrom::File(fleet) => {
+                let beside = lock::beside(fleet)
+                    .map_err(|e| SettingsError::FleetFile(file::unreadable(fleet, &e).into()))?;
+                Ok(named.unwrap_or(beside))
+            }
+            MachinesFrom::Sabakan(e) => match named {
+                Some(path) => Ok(path),
+                None => lock::for_url(&e.url).map_err(SettingsError::LockFile),
+            },
+        },
         Source::File(fleet) | Source::KubeObjects(fleet) => {
             let beside = lock::beside(fleet)
                 .map_err(|e| SettingsError::FleetFile(file::unreadable(fleet, &e).into()))?;

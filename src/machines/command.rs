@@ -60,11 +60,7 @@ fn wait(mut child: Child, program: &str, timeout: Option<Duration>) -> Result<Ou
         if let Some(t) = timeout.filter(|t| start.elapsed() >= *t) {
             // The child leads its own process group: kill what it started too (a repair
             // script's ipmitool), not just the script.
-            let _ = Process::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            kill_group(&child);
             let _ = child.kill();
             let _ = child.wait();
             return Err(RunError::Timeout {
@@ -99,6 +95,19 @@ fn wait(mut child: Child, program: &str, timeout: Option<Duration>) -> Result<Ou
                 format!(": {}", first.trim())
             },
         })
+    }
+}
+
+/// SIGKILL to the child's process group (it leads one: `process_group(0)`). Called before
+/// the child is reaped, so its pid, and with it the group id, cannot have been reused.
+fn kill_group(child: &Child) {
+    let Ok(pgid) = libc::pid_t::try_from(child.id()) else {
+        return;
+    };
+    // SAFETY: killpg only sends a signal; it reads and writes no memory of ours.
+    let r = unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    if r != 0 {
+        tracing::warn!(pgid, error = %std::io::Error::last_os_error(), "cannot kill the command's process group");
     }
 }
 
@@ -234,6 +243,36 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(10));
         // 0 means no timeout.
         run_once(&argv(&[&script("sleep-then-true"), "0"]), "a", 0).unwrap();
+    }
+
+    /// Whether the process runs (a zombie waiting for its reaper has ended).
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+        })
+    }
+
+    #[test]
+    fn a_timeout_kills_what_the_command_started_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let e = run_once(
+            &argv(&[&script("grandchild-then-wait"), pidfile.to_str().unwrap()]),
+            "a",
+            1,
+        )
+        .unwrap_err();
+        assert!(matches!(e, RunError::Timeout { .. }), "{e}");
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        let pid = pid.trim();
+        assert!(!pid.is_empty());
+        // SIGKILL is delivered at once, but the process leaves the table a moment later.
+        let start = Instant::now();
+        while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "the grandchild {pid} outlived the timeout");
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Draining a Node before a repair step that needs it (facts §6), behind a trait so that a
-//! Kubernetes implementation (the Eviction API, protected namespaces and Job pods) plugs in
-//! beside the nodes-file one here.
+//! Draining a Node before a repair step that needs it (facts §6), behind a trait: the
+//! nodes-file implementation here ([`NodesFile`], `--nodes FILE`) and the Kubernetes one
+//! ([`KubeNodes`], `--kubeconfig FILE`: the Eviction API, protected namespaces and Job pods,
+//! through `src/k8s/drain.rs`).
 
+use super::snapshot::Node;
 use crate::engine::BackendError;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -9,15 +11,32 @@ use std::path::PathBuf;
 /// The annotation autorepair sets on a Node it cordons, so that it uncordons only its own.
 pub const CORDON_ANNOTATION: &str = "autorepair.io/cordoned";
 
-/// Cordon, evict, uncordon. Whether a Node is drained is read with the snapshot
-/// ([`super::snapshot::Node::pods`]), so that the planner decides from one picture.
+/// Node membership, cordon, evict, uncordon. Whether a Node is drained is read with the
+/// snapshot ([`Node::pods`]), so that the planner decides from one picture.
 pub trait Drainer {
+    /// Every Node of the cluster (`pods` left at 0: [`Drainer::pods`] counts them).
+    fn list(&mut self) -> Result<Vec<Node>, BackendError>;
+    /// The Pods a drain must still move off the Node.
+    fn pods(&mut self, _node: &str) -> Result<usize, BackendError> {
+        Ok(0)
+    }
+    /// Before a drain starts (CKE's dry run): why it cannot, if it cannot.
+    fn check(&mut self, _node: &str) -> Result<Option<String>, BackendError> {
+        Ok(None)
+    }
     /// Marks the Node unschedulable, and as cordoned by autorepair.
     fn cordon(&mut self, node: &str) -> Result<(), BackendError>;
-    /// Starts moving the Node's pods away (evictions); called again while the drain lasts.
-    fn evict(&mut self, node: &str) -> Result<(), BackendError>;
+    /// One pass of the drain: moves away what is due (evictions). Why the drain cannot
+    /// finish, if it cannot (then the repair backs off).
+    fn evict(&mut self, node: &str, now: i64) -> Result<Option<String>, BackendError>;
     /// Undoes [`Drainer::cordon`].
     fn uncordon(&mut self, node: &str) -> Result<(), BackendError>;
+}
+
+/// Whether a Node's labels make it a control plane (kubeadm's role label, or CKE's).
+fn control_plane(label: impl Fn(&str) -> Option<String>) -> bool {
+    label("node-role.kubernetes.io/control-plane").is_some()
+        || label("cke.cybozu.com/master").as_deref() == Some("true")
 }
 
 /// `kubectl get nodes -o json`, kept in a file: a cordon is the Node's `spec.unschedulable`
@@ -64,13 +83,13 @@ impl NodesFile {
     }
 
     /// The Nodes, as the planner sees them.
-    pub fn nodes(&self) -> Vec<super::snapshot::Node> {
+    pub fn nodes(&self) -> Vec<Node> {
         let items = self.list["items"].as_array().cloned().unwrap_or_default();
         items
             .iter()
             .map(|n| {
                 let labels = &n["metadata"]["labels"];
-                super::snapshot::Node {
+                Node {
                     name: n["metadata"]["name"].as_str().unwrap_or("").to_owned(),
                     internal_ips: n["status"]["addresses"]
                         .as_array()
@@ -81,10 +100,9 @@ impl NodesFile {
                         .collect(),
                     unschedulable: n["spec"]["unschedulable"].as_bool().unwrap_or(false),
                     cordoned_by_us: n["metadata"]["annotations"][CORDON_ANNOTATION] == "true",
-                    control_plane: labels
-                        .get("node-role.kubernetes.io/control-plane")
-                        .is_some()
-                        || labels.get("cke.cybozu.com/master") == Some(&Value::from("true")),
+                    control_plane: control_plane(|k| {
+                        labels.get(k).map(|v| v.as_str().unwrap_or("").to_owned())
+                    }),
                     pods: 0,
                 }
             })
@@ -110,6 +128,10 @@ impl NodesFile {
 }
 
 impl Drainer for NodesFile {
+    fn list(&mut self) -> Result<Vec<Node>, BackendError> {
+        Ok(self.nodes())
+    }
+
     fn cordon(&mut self, node: &str) -> Result<(), BackendError> {
         let n = self.node_mut(node)?;
         // Cordoned already: by us (nothing to do) or by someone else, a reboot tool say,
@@ -126,8 +148,8 @@ impl Drainer for NodesFile {
         self.save()
     }
 
-    fn evict(&mut self, node: &str) -> Result<(), BackendError> {
-        self.node_mut(node).map(|_| ())
+    fn evict(&mut self, node: &str, _now: i64) -> Result<Option<String>, BackendError> {
+        self.node_mut(node).map(|_| None)
     }
 
     fn uncordon(&mut self, node: &str) -> Result<(), BackendError> {
@@ -139,6 +161,149 @@ impl Drainer for NodesFile {
             a.remove(CORDON_ANNOTATION);
         }
         self.save()
+    }
+}
+
+/// The Nodes of a live cluster (`--kubeconfig FILE [--kube-context NAME]`), drained by CKE's
+/// rules through [`crate::k8s::drain`]. The kube client is async; this drives it from the
+/// synchronous backend on a current-thread runtime of its own. The client does not retry by
+/// itself, so a refused eviction (429) comes back to the drain, which tries it again on a
+/// later pass.
+pub struct KubeNodes {
+    runtime: tokio::runtime::Runtime,
+    client: ::kube::Client,
+    server: String,
+    timeout: std::time::Duration,
+    drain: crate::k8s::drain::Drainer,
+    /// The Nodes cordoned when last listed, by anyone.
+    cordoned: std::collections::HashSet<String>,
+}
+
+/// The drain options of a CKE repair configuration. The dry run is the caller's
+/// ([`Drainer::check`], once when a drain starts): the cordon every later pass repeats must
+/// not refuse because a PodDisruptionBudget still holds a Pod it is waiting for.
+pub fn drain_options(
+    repair: &super::config::Repair,
+    timeout: std::time::Duration,
+) -> Result<crate::k8s::drain::Options, String> {
+    use crate::k8s::drain::{Options, Protection};
+    use crate::k8s::selector::LabelSelector;
+    let selector = |what: &str, s: &Option<super::config::Selector>| {
+        s.as_ref()
+            .map(|s| {
+                let v = serde_json::to_value(s).expect("a selector serialises");
+                let sel: LabelSelector =
+                    serde_json::from_value(v).map_err(|e| format!("repair: {what}: {e}"))?;
+                sel.validate().map_err(|e| format!("repair: {what}: {e}"))?;
+                Ok::<_, String>(sel)
+            })
+            .transpose()
+            .map(Protection::from_cke)
+    };
+    Ok(Options {
+        protected_namespaces: selector("protected_namespaces", &repair.protected_namespaces)?,
+        protected_job_pods: selector("protected_job_pods", &repair.protected_job_pods)?,
+        evict_retries: u32::try_from(repair.evict_retries.max(0)).unwrap_or(u32::MAX),
+        evict_interval: repair.evict_interval.max(0),
+        cordon_annotation: Some(CORDON_ANNOTATION.to_owned()),
+        check_before_cordon: false,
+        timeout,
+    })
+}
+
+impl KubeNodes {
+    pub fn connect(
+        source: &crate::k8s::client::Source,
+        options: crate::k8s::drain::Options,
+    ) -> Result<KubeNodes, BackendError> {
+        let runtime = crate::k8s::client::runtime()?;
+        let timeout = options.timeout;
+        // kube spawns the client's worker on the runtime it is built in.
+        let (client, server) = runtime.block_on(async {
+            let config = crate::k8s::client::load(source).await?;
+            crate::k8s::client::build(config, timeout)
+        })?;
+        let drain = crate::k8s::drain::Drainer::new(client.clone(), options).named(server.clone());
+        Ok(KubeNodes {
+            runtime,
+            client,
+            server,
+            timeout,
+            drain,
+            cordoned: Default::default(),
+        })
+    }
+}
+
+impl Drainer for KubeNodes {
+    fn list(&mut self) -> Result<Vec<Node>, BackendError> {
+        let infos = self.runtime.block_on(crate::k8s::nodes::list_nodes(
+            &self.client,
+            &self.server,
+            500,
+            self.timeout,
+        ))?;
+        self.cordoned = infos
+            .iter()
+            .filter(|n| n.unschedulable)
+            .map(|n| n.name.clone())
+            .collect();
+        Ok(infos
+            .into_iter()
+            .map(|n| Node {
+                cordoned_by_us: n.unschedulable
+                    && n.annotations.get(CORDON_ANNOTATION).map(String::as_str) == Some("true"),
+                control_plane: control_plane(|k| n.labels.get(k).cloned()),
+                internal_ips: n.internal_ip.into_iter().collect(),
+                unschedulable: n.unschedulable,
+                name: n.name,
+                pods: 0,
+            })
+            .collect())
+    }
+
+    fn pods(&mut self, node: &str) -> Result<usize, BackendError> {
+        let pods = self.runtime.block_on(self.drain.pods_on(node))?;
+        Ok(pods
+            .iter()
+            .filter(|p| crate::k8s::drain::blocks_drain(p))
+            .count())
+    }
+
+    fn check(&mut self, node: &str) -> Result<Option<String>, BackendError> {
+        self.runtime.block_on(self.drain.check(node))
+    }
+
+    fn cordon(&mut self, node: &str) -> Result<(), BackendError> {
+        use crate::k8s::drain::Cordon;
+        // Cordoned already: by us, or by someone else (a reboot tool), whose cordon stays
+        // theirs: marking it ours would make the uncordon after the repair undo it.
+        if self.cordoned.contains(node) {
+            return Ok(());
+        }
+        match self.runtime.block_on(self.drain.cordon(node))? {
+            Cordon::Done => {
+                self.cordoned.insert(node.to_owned());
+                Ok(())
+            }
+            // Only the dry run refuses, and it is off here (see `drain_options`).
+            Cordon::Refused(why) => Err(BackendError::Api(format!("node {node}: {why}"))),
+        }
+    }
+
+    fn evict(&mut self, node: &str, now: i64) -> Result<Option<String>, BackendError> {
+        use crate::k8s::drain::Outcome;
+        Ok(
+            match self.runtime.block_on(self.drain.evict_step(node, now))? {
+                Outcome::Drained | Outcome::Draining(_) => None,
+                Outcome::Failed(why) => Some(why),
+            },
+        )
+    }
+
+    fn uncordon(&mut self, node: &str) -> Result<(), BackendError> {
+        self.cordoned.remove(node);
+        self.runtime.block_on(self.drain.uncordon(node)).map(drop)
     }
 }
 

@@ -4,16 +4,16 @@
 
 use super::admin::{self, Which};
 use super::config::{Constraints, Repair};
-use super::drain::NodesFile;
+use super::drain::{KubeNodes, NodesFile, drain_options};
 use super::file::MachinesFile;
 use super::snapshot::Machine;
 use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
 use crate::face::cli::RepairCommand;
 use crate::face::printer::Printer;
-use crate::face::settings::{Fleet, Logs, SabakanFile, Source};
+use crate::face::settings::{Fleet, Logs, MachinesFleet, MachinesFrom, NodesFrom, Source};
 use crate::face::{Error, Exit, FamilyFace};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 impl FamilyFace for Machines {
     const FACT_COLUMNS: &'static [&'static str] = &["ADDRESS", "SABAKAN", "RACK", "NODE", "ENTRY"];
@@ -26,7 +26,7 @@ impl FamilyFace for Machines {
 
     fn settings(fleet: &Fleet, _backend: &dyn Backend<Machines>) -> Settings {
         match &fleet.source {
-            Source::SabakanFile(s) => s.settings.clone(),
+            Source::Machines(m) => m.settings.clone(),
             _ => Settings {
                 repair: Repair::default(),
                 constraints: Constraints::default(),
@@ -117,14 +117,15 @@ impl FamilyFace for Machines {
     }
 }
 
-/// Reads what `--sabakan-file` needs beside the file, and warns when the constraints start
-/// nothing.
-pub fn source(
-    path: &Path,
+/// Reads what a machines fleet needs beside the machines (`what` names them in messages),
+/// and warns when the constraints start nothing.
+pub fn settings(
+    what: &str,
     repair: Option<&Path>,
     constraints: Option<&Path>,
-    nodes: Option<PathBuf>,
-) -> Result<SabakanFile, super::config::ConfigError> {
+    has_nodes: bool,
+    query: crate::sabakan::client::Variables,
+) -> Result<Settings, super::config::ConfigError> {
     let read = |p: &Path| {
         std::fs::read_to_string(p).map_err(|e| super::config::ConfigError {
             path: p.display().to_string(),
@@ -135,14 +136,14 @@ pub fn source(
         Some(p) => Repair::parse(&read(p)?, &p.display().to_string())?,
         None => {
             return Err(super::config::ConfigError {
-                path: path.display().to_string(),
-                message: "the machines family needs its repair procedures: pass --repair-config FILE (a CKE cluster.yml or its repair: section)".into(),
+                path: what.to_owned(),
+                message: "the machines family needs its repair procedures: pass --repair-config FILE (a CKE cluster.yml or its repair: section), or set machines.repair_config in the config".into(),
             });
         }
     };
     // Without Nodes every machine would look out of the cluster, and a step that needs a
     // drain would run undrained: refuse rather than let one forgotten flag do that.
-    if nodes.is_none() {
+    if !has_nodes {
         let drained = repair.repair_procedures.iter().find_map(|p| {
             p.repair_operations.iter().find_map(|o| {
                 (o.repair_steps.iter().position(|s| s.need_drain))
@@ -151,13 +152,18 @@ pub fn source(
         });
         if let Some((types, operation, step)) = drained {
             return Err(super::config::ConfigError {
-                path: path.display().to_string(),
+                path: what.to_owned(),
                 message: format!(
-                    "step {step} of operation {operation:?} (machine types {types}) needs a drain, so autorepair must know which machines are Kubernetes Nodes: pass --nodes FILE (`kubectl get nodes -o json`)"
+                    "step {step} of operation {operation:?} (machine types {types}) needs a drain, so autorepair must know which machines are Kubernetes Nodes: pass --nodes FILE (`kubectl get nodes -o json`), or --kubeconfig FILE for the live cluster"
                 ),
             });
         }
     }
+    // The selectors are checked now, not at the first drain.
+    drain_options(&repair, DRAIN_TIMEOUT).map_err(|message| super::config::ConfigError {
+        path: what.to_owned(),
+        message,
+    })?;
     let constraints = match constraints {
         Some(p) => Constraints::parse(&read(p)?, &p.display().to_string())?,
         None => Constraints::default(),
@@ -165,20 +171,39 @@ pub fn source(
     if let Some(w) = constraints.warning() {
         tracing::warn!("{w}");
     }
-    Ok(SabakanFile {
-        path: path.to_owned(),
-        nodes,
-        settings: Settings {
-            repair,
-            constraints,
-            query: Settings::default_query(),
-        },
+    Ok(Settings {
+        repair,
+        constraints,
+        query,
     })
 }
 
-pub fn open(s: &SabakanFile) -> Result<MachinesFile, BackendError> {
-    let nodes = s.nodes.clone().map(NodesFile::open).transpose()?;
-    MachinesFile::open(&s.path, s.settings.repair.clone(), nodes)
+/// How long one request to the Kubernetes API may take.
+const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The backend of a machines fleet: a file or sabakan, with its Nodes from a file or a
+/// cluster, on the command's clock.
+pub fn open(s: &MachinesFleet) -> Result<MachinesFile, BackendError> {
+    let repair = s.settings.repair.clone();
+    let (nodes, kube) = match &s.nodes {
+        NodesFrom::None => (None, None),
+        NodesFrom::File(p) => (Some(NodesFile::open(p.clone())?), None),
+        NodesFrom::Kube(source) => {
+            let options = drain_options(&repair, DRAIN_TIMEOUT).map_err(BackendError::Api)?;
+            (None, Some(KubeNodes::connect(source, options)?))
+        }
+    };
+    let mut file = match &s.from {
+        MachinesFrom::File(path) => MachinesFile::open(path, repair, nodes)?,
+        MachinesFrom::Sabakan(endpoint) => {
+            MachinesFile::connect(super::live::Live::connect(endpoint)?, repair, nodes)?
+        }
+    };
+    if let Some(k) = kube {
+        file = file.with_drainer(Box::new(k));
+    }
+    file.now = s.now;
+    Ok(file)
 }
 
 fn act(e: BackendError) -> Error {
@@ -196,7 +221,7 @@ pub fn repair(
     lock: &Path,
     cmd: RepairCommand,
 ) -> Result<Exit, Error> {
-    let Source::SabakanFile(s) = &fleet.source else {
+    let Source::Machines(s) = &fleet.source else {
         return Err(Error::GanetiOnly {
             from: fleet.source.describe(),
         });

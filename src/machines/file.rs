@@ -3,6 +3,10 @@
 //! atomically at the end of each pass, and before any repair command runs (the step is
 //! recorded first). Kubernetes Nodes come from an optional `kubectl get nodes -o json` file.
 //!
+//! The live backend (`--sabakan URL`) is this one with another source ([`super::live`]): the
+//! document is sabakan's answer to one `searchMachines` query per pass, and every label write
+//! is made in sabakan, by the call that asks for it, before the document changes.
+//!
 //! sabakan has no object for a rack or the cluster, so their marks live on boot servers (role
 //! `boot`, never repaired by the default query): a rack's on its boot server with the lowest
 //! index-in-rack, the cluster's on the boot server of the lowest rack, under
@@ -13,6 +17,7 @@ use super::config::Repair;
 use super::drain::{Drainer, NodesFile};
 use super::entry::{Entry, Progress};
 use super::labels::{self, CLUSTER_PREFIX, ENTRY, PROGRESS, QUEUE};
+use super::live::Live;
 use super::snapshot::{self, Scope, Snapshot, kind};
 use super::{Machines, Op, OpId};
 use crate::engine::marks::{Codec, Mark};
@@ -21,11 +26,17 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 pub struct MachinesFile {
-    path: Option<PathBuf>,
+    origin: Origin,
+    /// sabakan, for the live backend: where the document is read from and writes go.
+    live: Option<Live>,
+    /// The live document was read by `connect` and not yet handed out by a snapshot.
+    fresh: bool,
     /// The machines as read: a JSON array, or a GraphQL answer.
     doc: Value,
     repair: Repair,
     pub nodes: Option<NodesFile>,
+    /// A live cluster's Nodes (`--kubeconfig`), used instead of `nodes` when set.
+    kube: Option<Box<dyn Drainer>>,
     dirty: bool,
     /// Whether health checks run when the snapshot is read (off for admin verbs).
     pub check_health: bool,
@@ -35,12 +46,28 @@ pub struct MachinesFile {
     pub runner: Box<dyn command::Runner>,
 }
 
-fn file_error(path: &Option<PathBuf>, message: impl Into<String>) -> BackendError {
-    BackendError::FleetFile {
-        path: path
-            .as_ref()
-            .map_or("(machines in memory)".into(), |p| p.display().to_string()),
-        message: message.into(),
+/// Where the machines come from, for messages.
+#[derive(Clone, Debug)]
+enum Origin {
+    Memory,
+    File(PathBuf),
+    Sabakan(String),
+}
+
+impl Origin {
+    fn error(&self, message: impl Into<String>) -> BackendError {
+        let message = message.into();
+        match self {
+            Origin::Memory => BackendError::FleetFile {
+                path: "(machines in memory)".into(),
+                message,
+            },
+            Origin::File(p) => BackendError::FleetFile {
+                path: p.display().to_string(),
+                message,
+            },
+            Origin::Sabakan(url) => BackendError::Api(format!("sabakan at {url}: {message}")),
+        }
     }
 }
 
@@ -98,12 +125,10 @@ fn stronger_suspend<'v>(current: Option<&'v str>, new: &'v str) -> &'v str {
     }
 }
 
-/// Removes the label; with `only_if`, only while it still holds that value.
-fn remove_label(m: &mut Value, name: &str, only_if: Option<&str>) {
-    let keep = |v: &Value| only_if.is_some_and(|want| v.as_str() != Some(want));
+fn remove_label(m: &mut Value, name: &str) {
     match &mut m["spec"]["labels"] {
-        Value::Array(list) => list.retain(|l| l["name"] != name || keep(&l["value"])),
-        Value::Object(map) if map.get(name).is_some_and(|v| !keep(v)) => {
+        Value::Array(list) => list.retain(|l| l["name"] != name),
+        Value::Object(map) => {
             map.remove(name);
         }
         _ => {}
@@ -125,18 +150,34 @@ impl MachinesFile {
         repair: Repair,
         nodes: Option<NodesFile>,
     ) -> Result<MachinesFile, BackendError> {
-        let p = Some(path.to_owned());
+        let origin = Origin::File(path.to_owned());
         let text = std::fs::read_to_string(path)
-            .map_err(|e| file_error(&p, format!("cannot read it: {e}")))?;
+            .map_err(|e| origin.error(format!("cannot read it: {e}")))?;
         let doc: Value = serde_json::from_str(&text).map_err(|e| {
-            file_error(
-                &p,
-                format!("not JSON ({e}): expected the answer of sabakan's GET /api/v1/machines"),
-            )
+            origin.error(format!(
+                "not JSON ({e}): expected the answer of sabakan's GET /api/v1/machines"
+            ))
         })?;
-        let mut f = MachinesFile::in_memory(doc, repair, nodes)?;
-        f.path = p;
+        MachinesFile::new(origin, None, doc, repair, nodes)
+    }
+
+    /// The live backend: sabakan at `live`, read once now.
+    pub fn connect(
+        live: Live,
+        repair: Repair,
+        nodes: Option<NodesFile>,
+    ) -> Result<MachinesFile, BackendError> {
+        let doc = live.read()?;
+        let origin = Origin::Sabakan(live.url().to_owned());
+        let mut f = MachinesFile::new(origin, Some(live), doc, repair, nodes)?;
+        f.fresh = true;
         Ok(f)
+    }
+
+    /// Nodes from a live cluster (or any other [`Drainer`]) instead of a nodes file.
+    pub fn with_drainer(mut self, drainer: Box<dyn Drainer>) -> MachinesFile {
+        self.kube = Some(drainer);
+        self
     }
 
     pub fn in_memory(
@@ -144,11 +185,24 @@ impl MachinesFile {
         repair: Repair,
         nodes: Option<NodesFile>,
     ) -> Result<MachinesFile, BackendError> {
+        MachinesFile::new(Origin::Memory, None, doc, repair, nodes)
+    }
+
+    fn new(
+        origin: Origin,
+        live: Option<Live>,
+        doc: Value,
+        repair: Repair,
+        nodes: Option<NodesFile>,
+    ) -> Result<MachinesFile, BackendError> {
         let f = MachinesFile {
-            path: None,
+            origin,
+            live,
+            fresh: false,
             doc,
             repair,
             nodes,
+            kube: None,
             dirty: false,
             check_health: true,
             now: None,
@@ -156,6 +210,12 @@ impl MachinesFile {
         };
         f.list()?;
         Ok(f)
+    }
+
+    /// The pass's clock: `--now`, else the wall clock.
+    fn clock(&self) -> i64 {
+        self.now
+            .unwrap_or_else(|| jiff::Timestamp::now().as_second())
     }
 
     pub fn document(&self) -> &Value {
@@ -170,8 +230,7 @@ impl MachinesFile {
                 .or_else(|| v["searchMachines"].as_array()),
         };
         list.ok_or_else(|| {
-            file_error(
-                &self.path,
+            self.origin.error(
                 "expected a JSON array of machines (GET /api/v1/machines) or a GraphQL answer {\"data\":{\"searchMachines\":[…]}}",
             )
         })
@@ -206,11 +265,11 @@ impl MachinesFile {
     }
 
     fn machine_mut(&mut self, serial: &str) -> Result<&mut Value, BackendError> {
-        let path = self.path.clone();
+        let origin = self.origin.clone();
         self.list_mut()
             .iter_mut()
             .find(|m| m["spec"]["serial"] == serial)
-            .ok_or_else(|| file_error(&path, format!("no machine with serial {serial}")))
+            .ok_or_else(|| origin.error(format!("no machine with serial {serial}")))
     }
 
     /// Where an object's marks live: a machine's serial, and the prefix its mark names get.
@@ -218,8 +277,7 @@ impl MachinesFile {
         let machines = self.parsed()?;
         let (racks, cluster) = MachinesFile::holders(&machines);
         let none = || {
-            file_error(
-                &self.path,
+            self.origin.error(
                 format!(
                     "{object} has no boot server to hold its labels (sabakan has no object for it; see docs/machines.md)"
                 ),
@@ -229,8 +287,7 @@ impl MachinesFile {
             kind::MACHINE => match racks.iter().find(|(_, s)| *s == object.name) {
                 // Its labels are the rack's: a policy meant for one machine would open or
                 // suspend the whole rack.
-                Some((rack, _)) => Err(file_error(
-                    &self.path,
+                Some((rack, _)) => Err(self.origin.error(
                     format!(
                         "{object} is the boot server that holds rack {rack}'s labels, so it has none of its own: for the rack, name rack/{rack}"
                     ),
@@ -256,20 +313,28 @@ impl MachinesFile {
                 .and_then(|t| jiff::Timestamp::from_second(t).ok())
                 .unwrap_or_else(jiff::Timestamp::now),
         )
-        .map_err(|e| file_error(&self.path, e.to_string()))
+        .map_err(|e| self.origin.error(e.to_string()))
     }
 
-    /// Sets (`Some`) or removes (`None`) one of the family's own labels on a machine.
+    /// Sets (`Some`) or removes (`None`) one of the family's own labels on a machine. Live,
+    /// sabakan is written first: when it refuses, the document stays as sabakan has it.
     pub fn set(
         &mut self,
         serial: &str,
         name: &str,
         value: Option<&str>,
     ) -> Result<(), BackendError> {
+        self.machine_mut(serial)?;
+        if let Some(live) = &self.live {
+            match value {
+                Some(v) => live.put(serial, name, v)?,
+                None => live.delete(serial, name)?,
+            }
+        }
         let m = self.machine_mut(serial)?;
         match value {
             Some(v) => set_label(m, name, v),
-            None => remove_label(m, name, None),
+            None => remove_label(m, name),
         }
         self.dirty = true;
         Ok(())
@@ -307,26 +372,80 @@ impl MachinesFile {
         self.set(serial, PROGRESS, Some(&p.value()))
     }
 
-    fn drainer(&mut self) -> Result<&mut NodesFile, BackendError> {
-        let path = self.path.clone();
-        self.nodes
-            .as_mut()
-            .ok_or_else(|| file_error(&path, "a drain needs Nodes: give --nodes FILE"))
+    fn drainer(&mut self) -> Result<&mut dyn Drainer, BackendError> {
+        let origin = self.origin.clone();
+        match (&mut self.kube, &mut self.nodes) {
+            (Some(k), _) => Ok(k.as_mut()),
+            (None, Some(n)) => Ok(n),
+            (None, None) => {
+                Err(origin.error("a drain needs Nodes: give --nodes FILE or --kubeconfig FILE"))
+            }
+        }
+    }
+
+    /// The Nodes, with the Pods still to move off those whose machine's entry drains.
+    fn read_nodes(
+        &mut self,
+        machines: &[snapshot::Machine],
+    ) -> Result<Vec<snapshot::Node>, BackendError> {
+        let Ok(drainer) = self.drainer() else {
+            return Ok(Vec::new());
+        };
+        let mut nodes = drainer.list()?;
+        for n in &mut nodes {
+            let draining = machines.iter().any(|m| {
+                m.address().is_some_and(|a| n.is(a))
+                    && m.entry().is_some_and(|e| {
+                        !e.progress.deleted
+                            && e.progress.status == super::entry::Status::Processing
+                            && e.progress.step_status == super::entry::StepStatus::Draining
+                    })
+            });
+            if draining {
+                n.pods = drainer.pods(&n.name)?;
+            }
+        }
+        Ok(nodes)
+    }
+
+    /// A drain that cannot go on (refused by its dry run, or failed): the entry backs off as
+    /// when the eviction timeout passes, and the Node is uncordoned if the drain cordoned it.
+    fn drain_refused(
+        &mut self,
+        serial: &str,
+        node: &str,
+        why: &str,
+        now: i64,
+    ) -> Result<(), BackendError> {
+        let current = labels_of(self.machine_mut(serial)?)
+            .into_iter()
+            .find_map(|(n, v)| (n == PROGRESS).then_some(v))
+            .ok_or_else(|| {
+                self.origin
+                    .error(format!("machine {serial} has no repair entry"))
+            })?;
+        let current = Progress::parse(&current)
+            .map_err(|e| self.origin.error(format!("machine {serial}: {e}")))?;
+        let q = super::procedure::backed_off(current, serial, now);
+        tracing::warn!(machine = serial, node, why, retry_after = %crate::engine::text::rfc3339(q.drain_backoff_expire), "drain refused: the repair backs off");
+        self.progress(serial, &q)?;
+        self.drainer()?.uncordon(node)
     }
 }
 
 impl Backend<Machines> for MachinesFile {
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
+        if let Some(live) = &self.live
+            && !std::mem::take(&mut self.fresh)
+        {
+            self.doc = live.read()?;
+            self.dirty = false;
+        }
         let machines = self.parsed()?;
         let raw = self.list()?;
         let (racks, cluster) = MachinesFile::holders(&machines);
         let mut snap = Snapshot {
             queue_enabled: true,
-            nodes: self
-                .nodes
-                .as_ref()
-                .map(NodesFile::nodes)
-                .unwrap_or_default(),
             ..Snapshot::default()
         };
         let mut scope_marks: Vec<(String, Vec<String>)> = Vec::new();
@@ -400,6 +519,7 @@ impl Backend<Machines> for MachinesFile {
                 marks,
             });
         }
+        snap.nodes = self.read_nodes(&snap.machines)?;
         if cluster.is_some() {
             snap.scopes.push(Scope {
                 object: ObjectRef::singleton(kind::CLUSTER),
@@ -424,10 +544,9 @@ impl Backend<Machines> for MachinesFile {
             let (bare, value) = labels::split(mark);
             let name = stored_name(bare, infix);
             if !labels::is_label_text(&name) || !labels::is_label_value(value) {
-                return Err(file_error(
-                    &self.path,
-                    format!("{object}: {mark:?} is not a valid sabakan label"),
-                ));
+                return Err(self
+                    .origin
+                    .error(format!("{object}: {mark:?} is not a valid sabakan label")));
             }
             let mut value = value.to_owned();
             if bare == labels::SUSPEND {
@@ -449,13 +568,17 @@ impl Backend<Machines> for MachinesFile {
         _reason: &str,
     ) -> Result<(), BackendError> {
         let (serial, infix) = self.place(object)?;
-        let m = self.machine_mut(&serial)?;
         for mark in marks {
             let (name, value) = labels::split(mark);
             let name = stored_name(name, infix);
-            remove_label(m, &name, Some(value));
+            // Only while it still holds that value.
+            let holds = labels_of(self.machine_mut(&serial)?)
+                .iter()
+                .any(|(n, v)| *n == name && v == value);
+            if holds {
+                self.set(&serial, &name, None)?;
+            }
         }
-        self.dirty = true;
         Ok(())
     }
 
@@ -473,14 +596,13 @@ impl Backend<Machines> for MachinesFile {
             at,
         } = op
         else {
-            return Err(file_error(
-                &self.path,
-                format!("machine/{target}: {op} is not submitted, it is advanced"),
-            ));
+            return Err(self.origin.error(format!(
+                "machine/{target}: {op} is not submitted, it is advanced"
+            )));
         };
         let index = self.next_index()?;
         let value = Entry::value(index, operation, machine_type)
-            .map_err(|e| file_error(&self.path, format!("machine/{serial}: {e}")))?;
+            .map_err(|e| self.origin.error(format!("machine/{serial}: {e}")))?;
         self.progress(serial, &Progress::queued(*at))?;
         self.set(serial, ENTRY, Some(&value))?;
         Ok(OpId(index))
@@ -488,10 +610,9 @@ impl Backend<Machines> for MachinesFile {
 
     fn advance(&mut self, object: &ObjectRef, op: &Op, _reason: &str) -> Result<(), BackendError> {
         match op {
-            Op::Enqueue { .. } => Err(file_error(
-                &self.path,
-                format!("{object}: {op} is submitted, not advanced"),
-            )),
+            Op::Enqueue { .. } => Err(self
+                .origin
+                .error(format!("{object}: {op} is submitted, not advanced"))),
             Op::Record {
                 serial, progress, ..
             } => self.progress(serial, progress),
@@ -500,14 +621,23 @@ impl Backend<Machines> for MachinesFile {
                 node,
                 progress,
             } => {
+                let now = self.clock();
                 if let Some(p) = progress {
+                    // A drain starting: CKE's dry run first (a live cluster: a protected
+                    // running Job Pod, or an eviction refused in a protected namespace).
+                    if let Some(why) = self.drainer()?.check(node)? {
+                        return self.drain_refused(serial, node, &why, now);
+                    }
                     self.progress(serial, p)?;
                     self.flush()?;
                 }
                 // Every drain pass cordons (a no-op once cordoned): a crash between recording
                 // "draining" and the cordon must not leave the Node schedulable.
                 self.drainer()?.cordon(node)?;
-                self.drainer()?.evict(node)
+                match self.drainer()?.evict(node, now)? {
+                    Some(why) => self.drain_refused(serial, node, &why, now),
+                    None => Ok(()),
+                }
             }
             Op::Run {
                 serial,
@@ -538,17 +668,15 @@ impl Backend<Machines> for MachinesFile {
                 Ok(())
             }
             Op::Dequeue { serial, .. } => {
-                let m = self.machine_mut(serial)?;
-                for (name, value) in labels_of(m) {
+                for (name, value) in labels_of(self.machine_mut(serial)?) {
                     let pending = matches!(
                         labels::Labels::parse(&labels::join(&name, &value)),
                         Ok(Mark::Pending(_))
                     );
                     if name == ENTRY || name == PROGRESS || pending {
-                        remove_label(m, &name, None);
+                        self.set(serial, &name, None)?;
                     }
                 }
-                self.dirty = true;
                 Ok(())
             }
             Op::Uncordon { node } => self.drainer()?.uncordon(node),
@@ -559,10 +687,11 @@ impl Backend<Machines> for MachinesFile {
         if !self.dirty {
             return Ok(());
         }
-        if let Some(path) = &self.path {
+        // Live, every write was made by the call that asked for it.
+        if let Origin::File(path) = &self.origin {
             let text = serde_json::to_string_pretty(&self.doc).expect("JSON serialises");
             crate::files::write_atomically(path, format!("{text}\n").as_bytes())
-                .map_err(|e| file_error(&self.path, format!("cannot write it: {e}")))?;
+                .map_err(|e| self.origin.error(format!("cannot write it: {e}")))?;
         }
         self.dirty = false;
         Ok(())

@@ -9,6 +9,7 @@ pub mod drain;
 pub mod face;
 pub mod file;
 pub mod labels;
+pub mod live;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
 

@@ -12,9 +12,6 @@ use crate::engine::policy::Policy;
 use crate::engine::text::rfc3339;
 use crate::engine::{Level, ObjectRef};
 
-/// CKE's drain back-off base (`drainBackOffBaseSeconds`).
-const BACKOFF_BASE: i64 = 300;
-
 fn procedure<'s>(index: &Index<'s>, machine_type: &str, operation: &str) -> Option<&'s Operation> {
     index.settings.repair.operation(machine_type, operation)
 }
@@ -212,6 +209,19 @@ fn jitter(serial: &str, count: u32, span: i64) -> i64 {
     (h % span as u64) as i64
 }
 
+/// The entry after a drain that failed or timed out: waiting again, its back-off count one
+/// more, retried after CKE's back-off (the planner's and the backend's, when the drain itself
+/// refuses).
+pub(super) fn backed_off(p: Progress, serial: &str, now: i64) -> Progress {
+    let mut q = p.to(Status::Processing, p.step, StepStatus::Waiting, now);
+    let next = p.drain_backoff_count.saturating_add(1);
+    (q.drain_backoff_count, q.drain_backoff_expire) =
+        crate::k8s::drain::backoff(p.drain_backoff_count, now, |bound| {
+            jitter(serial, next, bound)
+        });
+    q
+}
+
 fn step_command(s: &config::Step) -> Command {
     Command {
         argv: s.repair_command.clone(),
@@ -327,15 +337,7 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
             )
         };
         let backoff = |p: Progress, why: &str| {
-            let mut q = p.to(Status::Processing, p.step, StepStatus::Waiting, now);
-            q.drain_backoff_count = p.drain_backoff_count + 1;
-            q.drain_backoff_expire = now
-                + BACKOFF_BASE
-                + jitter(
-                    &m.serial,
-                    q.drain_backoff_count,
-                    BACKOFF_BASE * i64::from(q.drain_backoff_count),
-                );
+            let q = backed_off(p, &m.serial, now);
             work(
                 m,
                 Op::Record {

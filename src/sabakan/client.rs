@@ -94,7 +94,13 @@ impl Variables {
             return Err(bad("not a JSON object".into()));
         }
         let v: Variables = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
-        for (which, p) in [("having", &v.having), ("notHaving", &v.not_having)] {
+        v.validate()?;
+        Ok(v)
+    }
+
+    /// What the schema checks beyond the shape: states are sabakan's.
+    pub fn validate(&self) -> Result<(), ClientError> {
+        for (which, p) in [("having", &self.having), ("notHaving", &self.not_having)] {
             for s in p.iter().flat_map(|p| p.states.iter().flatten()) {
                 if !State::ALL.iter().any(|st| st.as_str() == s) {
                     return Err(ClientError::Variables(format!(
@@ -104,7 +110,7 @@ impl Variables {
                 }
             }
         }
-        Ok(v)
+        Ok(())
     }
 }
 
@@ -307,6 +313,41 @@ impl Sabakan {
         variables: Option<&Variables>,
         now: Timestamp,
     ) -> Result<Vec<Machine>, ClientError> {
+        let (value, url) = self.search(variables)?;
+        machines_from_value(value, now).map_err(|MachinesError(problem)| ClientError::Garbage {
+            url: shown(&url),
+            problem,
+        })
+    }
+
+    /// [`Sabakan::search_machines`]'s answer as sabakan sent it
+    /// (`{"data":{"searchMachines":[…]}}`), for a caller that keeps the labels as they are.
+    pub fn search_answer(
+        &self,
+        variables: Option<&Variables>,
+    ) -> Result<serde_json::Value, ClientError> {
+        let (value, url) = self.search(variables)?;
+        if !value
+            .pointer("/data/searchMachines")
+            .is_some_and(serde_json::Value::is_array)
+        {
+            return Err(ClientError::Garbage {
+                url: shown(&url),
+                problem: "no data.searchMachines list".into(),
+            });
+        }
+        Ok(value)
+    }
+
+    /// The base URL, as messages show it (no user information).
+    pub fn shown_url(&self) -> String {
+        shown(&self.base)
+    }
+
+    fn search(
+        &self,
+        variables: Option<&Variables>,
+    ) -> Result<(serde_json::Value, reqwest::Url), ClientError> {
         let url = self.url(&["graphql"]);
         let req = self.http.post(url.clone()).json(&request_body(variables));
         let (status, text) = self.send(req, &url)?;
@@ -332,10 +373,7 @@ impl Sabakan {
                 problem: messages.join("; "),
             });
         }
-        machines_from_value(value, now).map_err(|MachinesError(problem)| ClientError::Garbage {
-            url: shown(&url),
-            problem,
-        })
+        Ok((value, url))
     }
 
     /// `GET /api/v1/machines` with sabakan's query parameters (`[("without-role", "boot")]`;
@@ -480,7 +518,8 @@ fn shown(url: &reqwest::Url) -> String {
     u.to_string()
 }
 
-fn shown_str(url: &str) -> String {
+/// A URL given as text, as messages show it: without user and password.
+pub fn shown_str(url: &str) -> String {
     reqwest::Url::parse(url)
         .map(|u| shown(&u))
         .unwrap_or_else(|_| match url.rsplit_once('@') {

@@ -1,4 +1,5 @@
-//! What several test files share.
+//! What several test files share. Each test file compiles this module and uses part of it.
+#![allow(dead_code)]
 
 use proptest::test_runner::{Config, RngSeed};
 
@@ -21,4 +22,33 @@ pub fn proptest_config(cases: u32, default_seed: u64) -> Config {
         rng_seed,
         ..Config::default()
     }
+}
+
+/// The certificate the fake API server (crates/fake-kube) serves over TLS.
+pub const FAKE_KUBE_CA: &str = include_str!("../../crates/fake-kube/testdata/server.crt");
+
+/// A kubeconfig with two contexts: `good` (the fake API server at `server`, trusting its
+/// certificate) and `wrong` (nothing listens there); `current` is the current one.
+pub fn kubeconfig(server: &str, current: &str) -> String {
+    use base64::Engine;
+    let ca = base64::engine::general_purpose::STANDARD.encode(FAKE_KUBE_CA);
+    format!(
+        "apiVersion: v1
+kind: Config
+current-context: {current}
+contexts:
+- name: good
+  context: {{cluster: fake, user: u}}
+- name: wrong
+  context: {{cluster: nowhere, user: u}}
+clusters:
+- name: fake
+  cluster: {{server: '{server}', certificate-authority-data: {ca}}}
+- name: nowhere
+  cluster: {{server: 'https://127.0.0.1:1', certificate-authority-data: {ca}}}
+users:
+- name: u
+  user: {{token: not-a-real-token}}
+"
+    )
 }

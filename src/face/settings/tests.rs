@@ -17,6 +17,11 @@ impl Scratch {
         }
         std::fs::write(dir.path().join("pw"), "from-file\nsecond line\n").unwrap();
         std::fs::write(dir.path().join("empty-pw"), "\n").unwrap();
+        // CKE repair configurations: one step, undrained (`repair.yml`) or drained.
+        let repair = "repair:\n  repair_procedures:\n    - machine_types: [qemu]\n      repair_operations:\n        - operation: unhealthy\n          repair_steps:\n            - repair_command: [x]\n";
+        std::fs::write(dir.path().join("repair.yml"), repair).unwrap();
+        let drained = format!("{repair}              need_drain: true\n");
+        std::fs::write(dir.path().join("drain.yml"), drained).unwrap();
         Scratch { dir }
     }
 
@@ -609,4 +614,130 @@ fn admin_verbs_resolve_to_their_edit() {
     };
     assert_eq!((repair.to_string().as_str(), *now), ("migrate", 100));
     assert!(is_repair_id(id), "{id}");
+}
+
+/// The machines fleet: a flag, else the config's `[machines]` key; a flag for another fleet
+/// wins over the section; what a machines flag needs is named when it is missing.
+#[test]
+fn the_machines_fleet_is_the_flags_else_the_config_section() {
+    let project = |s: &Settings| {
+        let fleet = match &s.job {
+            Job::Status { fleet, .. } | Job::Run { fleet, .. } => fleet,
+            _ => return "other job".to_owned(),
+        };
+        let Source::Machines(m) = &fleet.source else {
+            return "not machines".to_owned();
+        };
+        let from = match &m.from {
+            MachinesFrom::File(p) => format!("file {}", p.display()),
+            MachinesFrom::Sabakan(e) => format!(
+                "sabakan {} {:?} {}",
+                e.url,
+                e.timeout,
+                e.ca_file
+                    .as_ref()
+                    .map_or("-".into(), |p| p.display().to_string())
+            ),
+        };
+        let nodes = match &m.nodes {
+            NodesFrom::None => "no nodes".to_owned(),
+            NodesFrom::File(p) => format!("nodes {}", p.display()),
+            NodesFrom::Kube(crate::k8s::Source::Kubeconfig { path, context }) => format!(
+                "kube {} {}",
+                path.as_ref().unwrap().display(),
+                context.as_deref().unwrap_or("-")
+            ),
+            NodesFrom::Kube(other) => format!("{other:?}"),
+        };
+        let query = serde_json::to_string(&m.settings.query).unwrap();
+        format!("{from}; {nodes}; now {:?}; {query}", m.now)
+    };
+    let cke = r#"{"having":{"labels":null,"racks":null,"roles":null,"states":["UNHEALTHY","UNREACHABLE"]},"notHaving":{"labels":null,"racks":null,"roles":["boot"],"states":null}}"#;
+    let cases = vec![
+        case(
+            "--sabakan http://s:10080 --repair-config {dir}/repair.yml status --now 5",
+            "",
+            Ok(Box::leak(
+                format!("sabakan http://s:10080 30s -; no nodes; now Some(5); {cke}")
+                    .into_boxed_str(),
+            )),
+        ),
+        case(
+            "run --now 7",
+            "[machines]\nsabakan = \"http://s:1\"\nrepair_config = \"{dir}/repair.yml\"\nnodes = \"{dir}/n.json\"\ntimeout = \"5s\"\nca_file = \"{dir}/ca.pem\"\n",
+            Ok(Box::leak(
+                format!(
+                    "sabakan http://s:1 5s {{dir}}/ca.pem; nodes {{dir}}/n.json; now Some(7); {cke}"
+                )
+                .into_boxed_str(),
+            )),
+        ),
+        // Flags win over their keys.
+        case(
+            "--sabakan-file {dir}/a.json --kubeconfig {dir}/kc --kube-context c2 status",
+            "[machines]\nsabakan = \"http://s:1\"\nrepair_config = \"{dir}/repair.yml\"\nnodes = \"{dir}/n.json\"\nkube_context = \"c1\"\n[machines.variables]\nhaving = { roles = [\"cs\"] }\n",
+            Ok(
+                r#"file {dir}/a.json; kube {dir}/kc c2; now None; {"having":{"labels":null,"racks":null,"roles":["cs"],"states":null},"notHaving":null}"#,
+            ),
+        ),
+        case(
+            "status",
+            "[machines]\nsabakan_file = \"{dir}/a.json\"\nrepair_config = \"{dir}/drain.yml\"\nkubeconfig = \"{dir}/kc\"\nkube_context = \"c1\"\n",
+            Ok(Box::leak(
+                format!("file {{dir}}/a.json; kube {{dir}}/kc c1; now None; {cke}")
+                    .into_boxed_str(),
+            )),
+        ),
+        // A flag for another fleet wins over the section.
+        case(
+            "status --cluster {dir}/a.json",
+            "[machines]\nsabakan = \"http://s:1\"\n",
+            Ok("not machines"),
+        ),
+        case(
+            "--repair-config {dir}/repair.yml status --cluster {dir}/a.json",
+            "",
+            Err(&["--repair-config", "machines fleet", "--sabakan URL"]),
+        ),
+        case(
+            "--kubeconfig {dir}/kc status --cluster {dir}/a.json",
+            "",
+            Err(&["--kubeconfig", "--kube", "--sabakan"]),
+        ),
+        case(
+            "status",
+            "fleet_file = \"{dir}/a.json\"\n[machines]\nsabakan = \"http://s:1\"\n",
+            Err(&["[machines] sabakan", "fleet_file"]),
+        ),
+        case(
+            "status",
+            "[machines]\nsabakan = \"http://s:1\"\nsabakan_file = \"{dir}/a.json\"\n",
+            Err(&["sabakan and sabakan_file"]),
+        ),
+        case(
+            "--sabakan http://s:1 status",
+            "[machines]\nrepair_config = \"{dir}/repair.yml\"\nnodes = \"{dir}/n\"\nkubeconfig = \"{dir}/kc\"\n",
+            Err(&["nodes and kubeconfig"]),
+        ),
+        case(
+            "--sabakan http://s:1 --repair-config {dir}/drain.yml status",
+            "",
+            Err(&["needs a drain", "--nodes FILE", "--kubeconfig FILE"]),
+        ),
+        case(
+            "--sabakan http://s:1 status",
+            "",
+            Err(&[
+                "http://s:1",
+                "--repair-config FILE",
+                "machines.repair_config",
+            ]),
+        ),
+        case(
+            "--sabakan http://s:1 status",
+            "[machines]\nsabakn = \"x\"\n",
+            Err(&["{dir}/autorepair.toml", "sabakn"]),
+        ),
+    ];
+    check(cases, project);
 }
