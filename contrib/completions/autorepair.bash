@@ -236,7 +236,7 @@ _autorepair() {
 
     case "${cmd}" in
         autorepair)
-            opts="-h -V --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --sabakan-file --repair-config --constraints --nodes --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help --version run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
+            opts="-h -V --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --sabakan-file --sabakan --sabakan-ca --repair-config --constraints --nodes --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help --version run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -263,6 +263,14 @@ _autorepair() {
                     return 0
                     ;;
                 --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
