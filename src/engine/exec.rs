@@ -2,7 +2,7 @@
 //! a time. A failure on one target is logged and never stops the others; a backend that says
 //! nothing more may be written ([`BackendError::Halted`]: the lease lost, a stop signal) ends
 //! the pass there. Its log lines speak the family's words ([`Family::WORDS`], the marks'
-//! noun): a Ganeti job and tag, a metal3 operation and annotation.
+//! noun): one family's job and tag is another's operation and annotation.
 
 use super::backend::{Backend, BackendError};
 use super::family::Family;
