@@ -575,11 +575,14 @@ fn list(
         .and_then(|l| l.parse().ok())
         .filter(|l| *l > 0)
         .unwrap_or(usize::MAX);
-    let selected: Vec<_> = store
-        .select(&rr.res, rr.namespace.as_deref(), &labels, &fields)
-        .into_iter()
-        .filter(|(k, _)| after.is_empty() || format!("{}/{}", k.namespace, k.name) > after)
-        .collect();
+    // The continue token is the last key served, "namespace/name" (namespace empty when
+    // cluster-scoped); neither part can hold a '/'.
+    let after = match after.split_once('/') {
+        Some(key) => Some(key),
+        None if after.is_empty() => None,
+        None => return Err(ApiError::bad_request("malformed continue token")),
+    };
+    let selected = store.select_after(&rr.res, rr.namespace.as_deref(), &labels, &fields, after);
     let page: Vec<_> = selected.iter().take(limit).collect();
     let items: Vec<Value> = page
         .iter()
