@@ -3,7 +3,7 @@
 
 use crate::engine::exec::Report;
 use crate::engine::marks::{Codec, Mark};
-use crate::engine::{Action, Plan, RepairResult, State};
+use crate::engine::{Action, Plan, RepairResult, State, TargetPlan};
 use crate::face::FamilyFace;
 use std::fmt::Write;
 use std::path::Path;
@@ -67,36 +67,31 @@ fn samples<F: FamilyFace>(
     took: Duration,
     now: i64,
 ) -> String {
-    let started = plan
-        .actions()
-        .filter(|a| matches!(a, Action::Repair(r) if r.write_first.is_some()))
+    // Only what the pass carried out counts: an action that failed, or that a halted pass never
+    // reached, is planned again by the next pass and counted then.
+    let carried = carried_out(plan, done);
+    let started = carried
+        .iter()
+        .filter(|(_, a)| matches!(a, Action::Repair(r) if r.write_first.is_some()))
         .count();
     let mut ended = [0usize; 3];
-    for a in plan.actions() {
-        if let Action::AddMarks { marks, .. } = a {
-            for m in marks {
-                if let Ok(Mark::Result(r)) = F::Marks::parse(m) {
-                    ended[r.result as usize] += 1;
-                }
-            }
-        }
-    }
     // How long the repairs that ended in this pass took, from their pending mark's start: the
     // alert "pending far longer than usual" compares against the running average.
     let (mut took_sum, mut took_count) = (0i64, 0u64);
-    for t in &plan.targets {
-        for a in &t.actions {
-            let Action::AddMarks { marks, .. } = a else {
+    let mut ended_ids = Vec::new();
+    for (target, a) in &carried {
+        let Action::AddMarks { marks, .. } = a else {
+            continue;
+        };
+        for m in marks {
+            let Ok(Mark::Result(r)) = F::Marks::parse(m) else {
                 continue;
             };
-            for m in marks {
-                let Ok(Mark::Result(r)) = F::Marks::parse(m) else {
-                    continue;
-                };
-                if let Some(p) = t.pending.iter().find(|p| p.id == r.id) {
-                    took_sum += (r.at - p.since).max(0);
-                    took_count += 1;
-                }
+            ended[r.result as usize] += 1;
+            if let Some(p) = target.and_then(|t| t.pending.iter().find(|p| p.id == r.id)) {
+                took_sum += (r.at - p.since).max(0);
+                took_count += 1;
+                ended_ids.push(r.id);
             }
         }
     }
@@ -104,6 +99,7 @@ fn samples<F: FamilyFace>(
         .targets
         .iter()
         .flat_map(|t| &t.pending)
+        .filter(|p| !ended_ids.contains(&p.id.as_str()))
         .map(|p| plan.now - p.since)
         .max()
         .unwrap_or(0)
@@ -158,7 +154,8 @@ fn samples<F: FamilyFace>(
         let _ = writeln!(
             out,
             "autorepair_mass_failure{{scope=\"{}\",limit=\"{}\"}} 1",
-            h.scope, h.limit
+            label_value(h.scope.as_ref()),
+            label_value(h.limit)
         );
     }
     // Consecutive passes, read back like the counters: "held for more than a couple of passes"
@@ -174,14 +171,12 @@ fn samples<F: FamilyFace>(
             0.0
         },
     );
+    // One HELP per name whatever the family: the textfile collector drops a series whose HELP
+    // differs from another file's on the same host.
     gauge(
         &mut out,
         "autorepair_down_nodes",
-        &format!(
-            "{} {} (failure domains) in the last pass.",
-            capitalised(F::WORDS.domains),
-            F::DOWN
-        ),
+        "Failure domains down in the last pass (Ganeti: nodes offline or drained; metal3: Machines unhealthy or under remediation; machines: machines non-healthy in sabakan or under repair).",
         fleet.down_nodes.len(),
     );
     gauge(
@@ -199,10 +194,7 @@ fn samples<F: FamilyFace>(
     gauge(
         &mut out,
         "autorepair_writes",
-        &format!(
-            "Writes ({} changes and operations) the last pass planned.",
-            F::Marks::NOUN
-        ),
+        "Writes (mark changes and operations) the last pass planned.",
         fleet.writes,
     );
     gauge(
@@ -235,30 +227,71 @@ fn samples<F: FamilyFace>(
     gauge(
         &mut out,
         "autorepair_last_pass_timestamp_seconds",
-        "When the last pass ended, whatever its actions did.",
+        "When the last pass began, whatever its actions did.",
         now,
     );
     let last_ok = "autorepair_last_successful_pass_timestamp_seconds";
+    // Before any pass without failed actions, the first pass this file recorded: "failing for
+    // hours" must count from when passes began, not from 1970.
+    let first_seen = if prev.contains(last_ok) {
+        previous(prev, last_ok)
+    } else {
+        now as f64
+    };
     let when = if done.errors.is_empty() {
         now as f64
     } else {
-        previous(prev, last_ok)
+        first_seen
     };
     gauge(
         &mut out,
         last_ok,
-        "When the last pass without failed actions ended.",
+        "When the last pass without failed actions began (before any: the first pass this file recorded).",
         when,
     );
     out.push_str(&F::extra_metrics(plan));
     out
 }
 
-fn capitalised(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
+/// The actions the executor carried out, in its order (scopes first, then each target's):
+/// a target whose action failed contributes none, and a halted pass only its first
+/// `actions_done`.
+fn carried_out<'p, F: FamilyFace>(
+    plan: &'p Plan<F>,
+    done: &Report<F>,
+) -> Vec<(Option<&'p TargetPlan<F>>, &'p Action<F>)> {
+    let failed: Vec<&str> = done.errors.iter().map(|(n, _)| n.as_str()).collect();
+    let stopped = done.halted.is_some() || done.crashed;
+    let mut budget = done.actions_done;
+    let groups = std::iter::once((None, "scopes", &plan.scope_actions)).chain(
+        plan.targets
+            .iter()
+            .map(|t| (Some(t), t.name.as_str(), &t.actions)),
+    );
+    let mut out = Vec::new();
+    for (target, name, actions) in groups {
+        if failed.contains(&name) {
+            continue;
+        }
+        for a in actions {
+            if stopped {
+                if budget == 0 {
+                    return out;
+                }
+                budget -= 1;
+            }
+            out.push((target, a));
+        }
+    }
+    out
+}
+
+/// A label value in the text format: a `"`, `\` or newline in a scope's or a machine's name
+/// would otherwise make the whole file unreadable to the collector.
+pub fn label_value(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
@@ -465,6 +498,72 @@ mod tests {
     }
 
     #[test]
+    fn only_what_the_pass_carried_out_is_counted() {
+        let plan = crate::face::family::toy::plan();
+        let count = |done: &Report<_>| {
+            let text = samples("", &plan, done, Duration::ZERO, 1000);
+            previous(&text, STARTED)
+        };
+        assert_eq!(count(&Report::default()), 2.0);
+        // Each target that starts a repair, failed: nothing of it counts.
+        let starters: Vec<String> = plan
+            .targets
+            .iter()
+            .filter(|t| t.actions.iter().any(|a| matches!(a, Action::Repair(_))))
+            .map(|t| t.name.clone())
+            .collect();
+        assert_eq!(starters.len(), 2, "{starters:?}");
+        let failed = Report {
+            errors: vec![(starters[0].clone(), "boom".into())],
+            ..Report::default()
+        };
+        assert_eq!(count(&failed), 1.0);
+        // A pass halted before its first write counts nothing.
+        let halted = Report {
+            halted: Some("lost the lease".into()),
+            ..Report::default()
+        };
+        assert_eq!(count(&halted), 0.0);
+    }
+
+    #[test]
+    fn a_file_that_never_saw_a_clean_pass_counts_failing_from_its_first_pass() {
+        let plan = crate::face::family::toy::plan();
+        let failed = Report {
+            errors: vec![("x".into(), "boom".into())],
+            ..Report::default()
+        };
+        let last_ok = "autorepair_last_successful_pass_timestamp_seconds";
+        let first = samples("", &plan, &failed, Duration::ZERO, 1000);
+        assert_eq!(previous(&first, last_ok), 1000.0, "{first}");
+        let second = samples(&first, &plan, &failed, Duration::ZERO, 1300);
+        assert_eq!(previous(&second, last_ok), 1000.0);
+    }
+
+    #[test]
+    fn labelled_counters_go_on_through_the_family_label() {
+        let plan = crate::face::family::toy::plan();
+        let done = Report::default();
+        let sample = "autorepair_repairs_ended_total{family=\"toy\",result=\"enoperm\"}";
+        let first = render("", &plan, &done, Duration::ZERO, 1000);
+        let second = render(&first, &plan, &done, Duration::ZERO, 1300);
+        assert_eq!(previous(&first, sample), 1.0, "{first}");
+        assert_eq!(previous(&second, sample), 2.0, "{second}");
+    }
+
+    #[test]
+    fn label_values_are_escaped_for_the_text_format() {
+        for (raw, want) in [
+            ("rack/0", "rack/0"),
+            ("a\"b", "a\\\"b"),
+            ("back\\slash", "back\\\\slash"),
+            ("two\nlines", "two\\nlines"),
+        ] {
+            assert_eq!(label_value(raw), want, "{raw:?}");
+        }
+    }
+
+    #[test]
     fn another_family_gets_the_same_series_in_its_own_words() {
         let plan = crate::face::family::toy::plan();
         let text = samples("", &plan, &Report::default(), Duration::ZERO, 1000);
@@ -473,7 +572,6 @@ mod tests {
             // b1's restart and b4's requested one start; b2 gets its enoperm.
             "autorepair_repairs_started_total 2\n",
             "autorepair_repairs_ended_total{result=\"enoperm\"} 1\n",
-            "# HELP autorepair_down_nodes Shelves fallen (failure domains) in the last pass.\n",
             "autorepair_down_nodes 1\n",
             "# HELP autorepair_writes Writes (mark changes and operations) the last pass planned.\n",
         ] {

@@ -13,8 +13,6 @@ use std::fmt;
 pub trait FamilyFace: Family {
     /// The status table's columns for [`Family::Facts`], between STATE and NEEDS.
     const FACT_COLUMNS: &'static [&'static str];
-    /// What makes a failure domain down, as the metrics' help says it (`offline or drained`).
-    const DOWN: &'static str;
     /// The family's name, as the `family` label of its metrics says it: two families writing
     /// textfiles on one host must not export the same series.
     const FAMILY: &'static str;
@@ -111,7 +109,6 @@ pub(crate) mod toy {
     impl FamilyFace for Toy {
         const FACT_COLUMNS: &'static [&'static str] = &["SHELF"];
         const FAMILY: &'static str = "toy";
-        const DOWN: &'static str = "fallen";
 
         fn parse_object(text: &str) -> Result<ObjectRef, String> {
             parse_object_ref(text, &["shelf", "box"], &["room"], "box")

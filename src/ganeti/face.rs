@@ -12,7 +12,6 @@ use crate::face::settings::Fleet;
 impl FamilyFace for Ganeti {
     const FACT_COLUMNS: &'static [&'static str] = &["PRIMARY", "SECONDARY", "RUN"];
     const FAMILY: &'static str = "ganeti";
-    const DOWN: &'static str = "offline or drained";
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)

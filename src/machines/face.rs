@@ -18,7 +18,6 @@ use std::path::Path;
 impl FamilyFace for Machines {
     const FACT_COLUMNS: &'static [&'static str] = &["ADDRESS", "SABAKAN", "RACK", "NODE", "ENTRY"];
     const FAMILY: &'static str = "machines";
-    const DOWN: &'static str = "non-healthy in sabakan or under repair";
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)
@@ -62,12 +61,15 @@ impl FamilyFace for Machines {
             "# HELP cke_repair_queue_enabled 1 when the repair queue is enabled.\n# TYPE cke_repair_queue_enabled gauge\ncke_repair_queue_enabled {}",
             u8::from(enabled)
         );
-        let entries: Vec<(&str, &super::EntryFacts)> = plan
+        let entries: Vec<(String, &super::EntryFacts)> = plan
             .targets
             .iter()
             .filter_map(|t| {
                 let a = t.facts.address.as_ref().map_or("", |a| a.as_str());
-                t.facts.entry.as_ref().map(|e| (a, e))
+                t.facts
+                    .entry
+                    .as_ref()
+                    .map(|e| (crate::metrics::label_value(a), e))
             })
             .collect();
         out.push_str("# HELP cke_repair_queue_items Repair entries by status.\n# TYPE cke_repair_queue_items gauge\n");
@@ -90,7 +92,10 @@ impl FamilyFace for Machines {
             let _ = writeln!(
                 out,
                 "cke_repair_queue_entries{{index=\"{}\",address=\"{a}\",operation=\"{}\",status=\"{}\",step=\"{}\"}} 1",
-                e.index, e.operation, e.status, e.step
+                e.index,
+                crate::metrics::label_value(&e.operation.to_string()),
+                e.status,
+                e.step
             );
         }
         out

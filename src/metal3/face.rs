@@ -11,7 +11,6 @@ use crate::face::settings::Fleet;
 impl FamilyFace for Metal3 {
     const FACT_COLUMNS: &'static [&'static str] = &["HOST", "POWER", "NODE", "REQUEST", "PHASE"];
     const FAMILY: &'static str = "metal3";
-    const DOWN: &'static str = "unhealthy or under remediation";
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)
