@@ -223,7 +223,7 @@ fn core(kind: &str, plural: &str) -> ApiResource {
 }
 
 fn text<'a>(v: &'a Value, path: &str) -> Option<&'a str> {
-    v.pointer(path).and_then(Value::as_str)
+    super::objects::pointer(v, path).and_then(Value::as_str)
 }
 
 fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
