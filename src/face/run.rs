@@ -141,9 +141,10 @@ fn pass_over<F: FamilyFace>(
     })?;
     if !out.json() {
         out.line(format_args!(
-            "pass {pass}: {} action(s), {} job(s) submitted, {} error(s); {}",
+            "pass {pass}: {} action(s), {} {} submitted, {} error(s); {}",
             done.actions_done,
             done.jobs_submitted.len(),
+            F::WORDS.ops,
             done.errors.len(),
             report::counts_line(&plan).trim_end()
         ))?;

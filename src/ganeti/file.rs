@@ -5,7 +5,6 @@ use super::Ganeti;
 use crate::engine::{Backend, BackendError};
 use crate::ganeti::health::{self, NodePicker, NodePool, NodeState, Storage};
 use crate::ganeti::snapshot::{Instance, Job, JobStatus, ObjectRef, Op, SimOutcome, Snapshot};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub struct FleetFile {
@@ -57,36 +56,12 @@ impl FleetFile {
             path: path.display().to_string(),
             message,
         };
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        // The file is replaced, never rewritten in place: its directory must be writable.
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        let mut text = serde_json::to_vec_pretty(&self.fleet)
+            .map_err(|e| fail(format!("cannot serialise: {e}")))?;
+        text.push(b'\n');
+        crate::files::write_atomically(path, &text).map_err(|e| {
             fail(format!(
-                "cannot save it: no new file can be created in its directory {} (it must be writable): {e}",
-                dir.display()
-            ))
-        })?;
-        let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-        serde_json::to_writer_pretty(&mut out, &self.fleet).map_err(|e| {
-            fail(if e.is_io() {
-                format!("cannot save it: {e}")
-            } else {
-                format!("cannot serialise: {e}")
-            })
-        })?;
-        out.write_all(b"\n")
-            .and_then(|_| out.flush())
-            .map_err(|e| fail(format!("cannot save it: {e}")))?;
-        drop(out);
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| fail(format!("cannot save it: sync failed: {e}")))?;
-        tmp.persist(path).map_err(|e| {
-            fail(format!(
-                "cannot save it: cannot replace the file: {}",
-                e.error
+                "cannot save it (its directory must be writable: the file is replaced, not rewritten): {e}"
             ))
         })?;
         Ok(())
