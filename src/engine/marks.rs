@@ -192,6 +192,66 @@ pub struct MarkError {
     pub message: String,
 }
 
+impl MarkError {
+    pub fn new(
+        noun: &'static str,
+        mark: &str,
+        code: ErrorCode,
+        message: impl Into<String>,
+    ) -> Self {
+        MarkError {
+            code,
+            noun,
+            mark: mark.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Splits a `name=value` mark (labels, annotations: a name never holds `=`).
+pub fn split_pair(text: &str) -> (&str, &str) {
+    text.split_once('=').unwrap_or((text, ""))
+}
+
+pub fn join_pair(name: &str, value: &str) -> String {
+    format!("{name}={value}")
+}
+
+/// A Unix time in a `name=value` mark's field: `0`, or digits without a leading zero, at most
+/// `i64::MAX`. One spelling per time, so that a rendered mark parses back to itself.
+pub fn pair_epoch(
+    noun: &'static str,
+    text: &str,
+    field: &str,
+    whole: &str,
+) -> Result<i64, MarkError> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    let canonical = text == "0" || !text.starts_with('0');
+    match text.parse::<i64>() {
+        Ok(t) if digits && canonical => Ok(t),
+        _ => Err(MarkError::new(
+            noun,
+            whole,
+            ErrorCode::BadEpoch,
+            format!(
+                "{field} {text:?} is not a Unix time in seconds (digits, no leading zero, e.g. 1800000000)"
+            ),
+        )),
+    }
+}
+
+/// A repair level named in a `name=value` mark.
+pub fn pair_level<L: Level>(noun: &'static str, text: &str, whole: &str) -> Result<L, MarkError> {
+    L::from_name(text).ok_or_else(|| {
+        MarkError::new(
+            noun,
+            whole,
+            ErrorCode::UnknownRepair,
+            format!("unknown repair level {text:?}: use {}", L::names()),
+        )
+    })
+}
+
 /// A mark the codec refused to render because its storage would refuse it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {

@@ -42,47 +42,17 @@ const MAX_NAME_LEN: usize = 63;
 pub struct Annotations;
 
 fn error(text: &str, code: ErrorCode, message: impl Into<String>) -> MarkError {
-    MarkError {
-        code,
-        noun: Annotations::NOUN,
-        mark: text.to_owned(),
-        message: message.into(),
-    }
+    MarkError::new(Annotations::NOUN, text, code, message)
 }
 
-/// Splits `key=value`.
-pub fn split(text: &str) -> (&str, &str) {
-    text.split_once('=').unwrap_or((text, ""))
-}
+pub use crate::engine::marks::{join_pair as join, split_pair as split};
 
-pub fn join(key: &str, value: &str) -> String {
-    format!("{key}={value}")
-}
-
-/// `0`, or digits without a leading zero, at most `i64::MAX` (tag-grammar/annotations.abnf).
 fn epoch(text: &str, field: &str, whole: &str) -> Result<i64, MarkError> {
-    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
-    let canonical = text == "0" || !text.starts_with('0');
-    match text.parse::<i64>() {
-        Ok(t) if digits && canonical => Ok(t),
-        _ => Err(error(
-            whole,
-            ErrorCode::BadEpoch,
-            format!(
-                "{field} {text:?} is not a Unix time in seconds (digits, no leading zero, e.g. 1800000000)"
-            ),
-        )),
-    }
+    crate::engine::marks::pair_epoch(Annotations::NOUN, text, field, whole)
 }
 
 fn level(text: &str, whole: &str) -> Result<Remedy, MarkError> {
-    Remedy::from_name(text).ok_or_else(|| {
-        error(
-            whole,
-            ErrorCode::UnknownRepair,
-            format!("unknown repair level {text:?}: use {}", Remedy::names()),
-        )
-    })
+    crate::engine::marks::pair_level(Annotations::NOUN, text, whole)
 }
 
 fn ops<'a>(text: &'a str, repair: &str, whole: &str) -> Result<OpList<'a>, MarkError> {
