@@ -36,7 +36,7 @@ fn a_rendered_fleet_reads_back_the_same() {
             30 + 4,
             "30 machines and a boot server per rack"
         );
-        let world = MachinesWorld::new(&snap);
+        let world = MachinesWorld::new(&snap, &None, START);
         let again = world.fleet();
         assert_eq!(
             format!("{:?}", again.machines),
