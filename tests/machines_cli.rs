@@ -28,6 +28,11 @@ impl Tour {
     }
 
     fn bin(&self) -> Command {
+        self.bin_with("fixtures/machines-demo.yml")
+    }
+
+    /// The tour's flags with another repair configuration.
+    fn bin_with(&self, repair_config: &str) -> Command {
         let mut c = Command::cargo_bin("autorepair").unwrap();
         c.current_dir(ROOT)
             .env("AUTOREPAIR_DEMO_DIR", self.dir.path().join("repaired"))
@@ -37,7 +42,7 @@ impl Tour {
             .arg(&self.nodes)
             .args([
                 "--repair-config",
-                "fixtures/machines-demo.yml",
+                repair_config,
                 "--constraints",
                 "fixtures/machines-constraints.json",
             ]);
@@ -213,4 +218,124 @@ fn a_missing_input_is_named_with_what_to_pass() {
         assert!(err.contains(want), "{extra:?}: {err}");
     }
     let _ = Path::new(ROOT);
+}
+
+/// The demo's procedures with every command (repair steps, health checks, a success command)
+/// replaced by a script that leaves `ran` behind, so that a command run shows.
+fn tattling_config(t: &Tour) -> (String, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let ran = t.dir.path().join("ran");
+    let tattle = t.dir.path().join("tattle");
+    std::fs::write(
+        &tattle,
+        format!("#!/bin/sh\ntouch '{}'\necho true\n", ran.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tattle, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let demo = std::fs::read_to_string(format!("{ROOT}/fixtures/machines-demo.yml")).unwrap();
+    let tattle = tattle.display().to_string();
+    let yml = demo
+        .replace("fixtures/machines/demo-repair", &tattle)
+        .replace(
+            r#"health_check_command: ["fixtures/machines/demo-health"]"#,
+            &format!(
+                r#"health_check_command: ["{tattle}"]
+          success_command: ["{tattle}"]"#
+            ),
+        );
+    assert_eq!(yml.matches(&tattle).count(), 6, "{yml}");
+    let path = t.dir.path().join("tattle.yml");
+    std::fs::write(&path, yml).unwrap();
+    (path.display().to_string(), ran)
+}
+
+fn simulate(t: &Tour, config: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
+    t.bin_with(config)
+        .args(["simulate", "--scenarios", "3", "--seed", "1", "--now"])
+        .arg(NOW.to_string())
+        .args(extra)
+        .assert()
+}
+
+#[test]
+fn simulate_exercises_the_fleets_procedures_and_runs_none_of_its_commands() {
+    let t = Tour::new();
+    let (config, ran) = tattling_config(&t);
+    // An unfinished entry: reading the file for a pass would run its health check.
+    t.bin_with(&config)
+        .args(["repair", "add", "unhealthy", "qemu", "10.69.0.5"])
+        .assert()
+        .success();
+    let read = |p: &Path| std::fs::read(p).unwrap();
+    let (machines, nodes) = (read(&t.machines), read(&t.nodes));
+    let out = simulate(&t, &config, &["--json"]).code(0);
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["scenarios"], 3, "{summary}");
+    assert_eq!(summary["findings"], serde_json::json!([]), "{summary}");
+    let stats = &summary["stats"];
+    // The world's own configuration has no procedure for type qemu: repairs and drains come
+    // from the fleet's.
+    for what in ["repairs_succeeded", "jobs_submitted", "kills"] {
+        assert!(stats[what].as_u64().unwrap() > 0, "{what}: {stats}");
+    }
+    for what in [
+        "drains started",
+        "repair commands succeeded",
+        "success commands run",
+    ] {
+        assert!(
+            stats["world"][what].as_u64().unwrap() > 0,
+            "{what}: {stats}"
+        );
+    }
+    assert!(!ran.exists(), "a command of the repair configuration ran");
+    assert_eq!(read(&t.machines), machines, "the machines file was written");
+    assert_eq!(read(&t.nodes), nodes, "the Nodes file was written");
+    assert!(!t.dir.path().join("repaired").exists());
+    // The same fleet and configuration in a real pass run the commands: the check above can
+    // fail.
+    t.bin_with(&config)
+        .args(["run", "--now"])
+        .arg(NOW.to_string())
+        .assert()
+        .success();
+    assert!(ran.exists(), "run did not run the health check");
+}
+
+#[test]
+fn simulate_says_the_same_for_a_seed_and_names_types_without_a_procedure() {
+    let t = Tour::new();
+    let mut fleet: Value =
+        serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
+    for m in fleet.as_array_mut().unwrap() {
+        if m["spec"]["serial"] == "rack1-ss1" {
+            m["spec"]["bmc"]["type"] = "IPMI-2.0".into();
+        }
+    }
+    std::fs::write(&t.machines, fleet.to_string()).unwrap();
+    let text = || {
+        let out = simulate(&t, "fixtures/machines-demo.yml", &[]).code(0);
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let first = text();
+    assert_eq!(text(), first, "the same seed gave another summary");
+    let lines: Vec<&str> = first.lines().collect();
+    assert!(lines[0].starts_with("3 scenario(s), "), "{first}");
+    let succeeded: u64 = lines[0]
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" repairs succeeded"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{first}"));
+    assert!(succeeded > 0, "{first}");
+    assert_eq!(
+        lines[1], "no safety or liveness rule was violated",
+        "{first}"
+    );
+    assert_eq!(
+        lines[2..],
+        [
+            r#"note: machine type "IPMI-2.0" (1 machine) has no procedure for unhealthy or unreachable in the repair configuration: the world breaks such machines too, and they are never repaired"#
+        ],
+        "{first}"
+    );
 }

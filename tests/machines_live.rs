@@ -266,6 +266,47 @@ fn a_pass_costs_one_request_plus_one_per_label_write() {
     assert!(writes_seen > 8, "{writes_seen}");
 }
 
+/// `simulate` on a live sabakan reads it once and writes nothing; the repairs it reports are
+/// the world's, on its copy, and none of the tour's repair commands runs.
+#[test]
+fn simulate_reads_sabakan_once_and_writes_nothing() {
+    let t = Live::new();
+    let before: Vec<_> = ["rack0-cs2", "rack1-cs1", "boot-0"]
+        .iter()
+        .map(|s| t.labels(s))
+        .collect();
+    t.sabakan.clear_requests();
+    let out = t
+        .bin()
+        .args(["simulate", "--scenarios", "2", "--json", "--now"])
+        .arg(NOW.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        summary["stats"]["repairs_succeeded"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
+    let requests = t.sabakan.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0].path, "/graphql", "{requests:?}");
+    let after: Vec<_> = ["rack0-cs2", "rack1-cs1", "boot-0"]
+        .iter()
+        .map(|s| t.labels(s))
+        .collect();
+    assert_eq!(after, before);
+    assert!(
+        !t.dir.path().join("repaired").exists(),
+        "a repair command ran"
+    );
+}
+
 /// `--now` reaches the backend: a REST machines file's state timestamps are read against it,
 /// so an UNREACHABLE machine out of the cluster waits `wait-seconds-to-repair-rebooting`
 /// counted from the fixed clock, not from the wall clock.

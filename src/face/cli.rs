@@ -206,7 +206,10 @@ pub enum Command {
     /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety
     /// rules are checked after every pass. Exit 1 on a violation, with the seed and a minimal history.
     /// With --kube-objects (or --kube) the metal3 world: kubelets die, health checks request
-    /// remediation, BMCs break, zones go dark, Nodes are deleted.
+    /// remediation, BMCs break, zones go dark, Nodes are deleted. With --sabakan-file (or
+    /// --sabakan) the machines world, with the fleet's own repair procedures and constraints:
+    /// machines break, commands fail or hang, drains are refused; no command of the procedures
+    /// runs (the simulator plays them) and nothing is written.
     #[cfg(any(test, feature = "testkit"))]
     Simulate(SimulateArgs),
     /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs.

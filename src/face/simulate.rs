@@ -1,16 +1,18 @@
 //! What-ifs: `simulate` (chaos over the fleet, in memory) and `generate` (a synthetic fleet).
-//! The family is the source's, as for every command: a Ganeti fleet (`--cluster`, `--rapi`)
-//! or Kubernetes objects (`--kube-objects`, `--kube`: the metal3 world, which plays the
-//! baremetal-operator, the kubelets and their BMCs).
+//! The family is the source's, as for every command: a Ganeti fleet (`--cluster`, `--rapi`),
+//! Kubernetes objects (`--kube-objects`, `--kube`: the metal3 world, which plays the
+//! baremetal-operator, the kubelets and their BMCs) or sabakan machines (`--sabakan-file`,
+//! `--sabakan`: the machines world, which plays sabakan's health monitoring, the repair
+//! commands, the health checks and the drains).
 
 use super::fleet::{Backends, connect};
 use super::printer::Printer;
-use super::settings::{Fleet, Simulate};
+use super::settings::{Fleet, MachinesFleet, Simulate, Source};
 use super::{Error, Exit};
 use crate::{
     engine::{
         Backend, Family,
-        sim::{self as engine_sim, Summary},
+        sim::{self as engine_sim, Summary, World},
     },
     ganeti::{
         self as plan,
@@ -18,17 +20,20 @@ use crate::{
         generate::{self, Spec},
         sim::{self as simulate, Faults, PASS_SECONDS, SimConfig},
     },
+    machines::{self, Machines, sim::MachinesWorld},
     metal3::{self, Metal3, sim::Metal3World},
 };
+use serde::Serialize;
 use std::path::Path;
 
 pub fn simulate(out: &mut Printer, fleet: &Fleet, args: &Simulate) -> Result<Exit, Error> {
+    if let Source::Machines(s) = &fleet.source {
+        return machines(out, fleet, args, s);
+    }
     match connect(&fleet.source)? {
         Backends::Ganeti(backend) => ganeti(out, fleet, args, backend),
         Backends::Metal3(backend) => metal3(out, fleet, args, backend),
-        Backends::Machines(_) => Err(Error::GanetiOnly {
-            from: fleet.source.describe(),
-        }),
+        Backends::Machines(_) => unreachable!("a machines source is simulated above"),
     }
 }
 
@@ -37,6 +42,15 @@ fn quiet_passes(fleet: &Fleet, args: &Simulate) -> u32 {
     let retries_end = fleet.limits.max_repair_age.as_secs() as i64 / PASS_SECONDS;
     args.quiet_passes
         .unwrap_or((retries_end as u32).saturating_add(20).max(80))
+}
+
+/// The engine's configuration of a family's scenarios: the config's limits, the command's clock.
+fn engine_config(fleet: &Fleet, args: &Simulate) -> engine_sim::SimConfig {
+    engine_sim::SimConfig {
+        limits: fleet.limits.engine(),
+        start: args.clock.now(),
+        quiet_passes: quiet_passes(fleet, args),
+    }
 }
 
 /// The metal3 world over the Machines, hosts and Nodes read, judged with its own settings
@@ -48,41 +62,72 @@ fn metal3(
     mut backend: Box<dyn Backend<Metal3>>,
 ) -> Result<Exit, Error> {
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
-    let cfg = engine_sim::SimConfig {
-        limits: fleet.limits.engine(),
-        start: args.clock.now(),
-        quiet_passes: quiet_passes(fleet, args),
-    };
+    let cfg = engine_config(fleet, args);
     let settings = metal3::sim::settings();
     let planner = |s: &metal3::objects::Snapshot, now: i64, seed: u64| {
         metal3::plan(s, &settings, now, &cfg.limits, seed)
     };
-    let faults = engine_sim::Faults::<metal3::sim::Rates>::default();
+    let summary = explore::<Metal3World>(out, &snap, &(), args, &cfg, &planner)?;
+    report::<Metal3>(out, &summary, &[])
+}
+
+/// The machines world over the machines read (sabakan or its file, read once and never
+/// written; the Nodes likewise), with the fleet's own repair configuration and constraints,
+/// and the config's limits: the procedures exercised are the operator's. The world plays
+/// every command they name, health checks included, from each machine's script: no program
+/// runs, here or when the source is read, and drains cordon a copy of the Nodes.
+fn machines(
+    out: &mut Printer,
+    fleet: &Fleet,
+    args: &Simulate,
+    s: &MachinesFleet,
+) -> Result<Exit, Error> {
+    let mut source = machines::face::open(s).map_err(|e| Error::Open(e.into()))?;
+    source.check_health = false;
+    let snap = source.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+    // Dropped unflushed: nothing read is ever written back.
+    drop(source);
+    let cfg = engine_config(fleet, args);
+    let planner = |snap: &machines::snapshot::Snapshot, now: i64, seed: u64| {
+        machines::plan(snap, &s.settings, now, &cfg.limits, seed)
+    };
+    let setup = Some(s.settings.clone());
+    let summary = explore::<MachinesWorld>(out, &snap, &setup, args, &cfg, &planner)?;
+    let notes = machines::sim::unrepairable(&snap, &s.settings);
+    report::<Machines>(out, &summary, &notes)
+}
+
+/// The scenarios of a world over `snap`, after one scenario's event log with `--verbose`.
+fn explore<W: World>(
+    out: &mut Printer,
+    snap: &W::Fleet,
+    setup: &W::Setup,
+    args: &Simulate,
+    cfg: &engine_sim::SimConfig,
+    planner: engine_sim::Planner<'_, W>,
+) -> Result<Summary, Error> {
+    let faults = engine_sim::Faults::<W::Rates>::default();
+    // The executor logs every action; thousands of simulated passes would drown the summary.
+    let quiet = || tracing::subscriber::NoSubscriber::default();
     if args.verbose && args.scenarios == 1 {
-        let sched = engine_sim::schedule::<Metal3World>(&snap, args.passes, args.seed, &faults);
-        let ran =
-            tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
-                engine_sim::run::<Metal3World>(&snap, &sched, &cfg, &planner)
-            });
+        let sched = engine_sim::schedule::<W>(snap, args.passes, args.seed, &faults);
+        let ran = tracing::subscriber::with_default(quiet(), || {
+            engine_sim::run_with::<W>(snap, setup, &sched, cfg, planner)
+        });
         for (pass, lines) in ran.log.iter().enumerate() {
             for l in lines {
                 out.line(format_args!("pass {pass}: {l}"))?;
             }
         }
     }
-    let summary =
-        tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
-            engine_sim::explore::<Metal3World>(
-                &snap,
-                args.passes,
-                args.seed,
-                args.scenarios,
-                &cfg,
-                &faults,
-                &planner,
-            )
-        });
-    report::<Metal3>(out, &summary)
+    let scenario = engine_sim::Scenario {
+        passes: args.passes,
+        seed: args.seed,
+        scenarios: args.scenarios,
+    };
+    Ok(tracing::subscriber::with_default(quiet(), || {
+        engine_sim::explore_with::<W>(snap, setup, &scenario, cfg, &faults, planner)
+    }))
 }
 
 fn ganeti(
@@ -121,13 +166,26 @@ fn ganeti(
                 plan::plan,
             )
         });
-    report::<crate::ganeti::Ganeti>(out, &summary)
+    report::<crate::ganeti::Ganeti>(out, &summary, &[])
 }
 
-/// The summary in the family's words; exit 1 on a violation.
-fn report<F: Family>(out: &mut Printer, summary: &Summary) -> Result<Exit, Error> {
+/// The summary with what the family says about the simulation itself.
+#[derive(Serialize)]
+struct Report<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    notes: &'a [String],
+}
+
+/// The summary in the family's words, then the notes; exit 1 on a violation.
+fn report<F: Family>(
+    out: &mut Printer,
+    summary: &Summary,
+    notes: &[String],
+) -> Result<Exit, Error> {
     out.document(
-        || summary,
+        || Report { summary, notes },
         || {
             let s = &summary.stats;
             let mut text = format!(
@@ -144,6 +202,9 @@ fn report<F: Family>(out: &mut Printer, summary: &Summary) -> Result<Exit, Error
             match summary.findings.first() {
                 None => text.push_str("no safety or liveness rule was violated\n"),
                 Some(f) => text.push_str(&format!("VIOLATION: {f}")),
+            }
+            for n in notes {
+                text.push_str(&format!("note: {n}\n"));
             }
             text
         },

@@ -103,8 +103,9 @@ impl World for FleetFile {
     type Fault = Fault;
     type Rates = Rates;
     type Chaos = Chaos;
+    type Setup = ();
 
-    fn new(fleet: &Snapshot) -> Self {
+    fn new(fleet: &Snapshot, _: &(), _start: i64) -> Self {
         FleetFile::in_memory(fleet.clone())
     }
 
@@ -216,7 +217,7 @@ impl World for FleetFile {
         self.advance_jobs(now);
     }
 
-    fn health(fleet: &Snapshot, inst: &Instance, _now: i64) -> Health<RepairType> {
+    fn health(&self, fleet: &Snapshot, inst: &Instance, _now: i64) -> Health<RepairType> {
         health::assess_with(inst, |n| node(fleet, n))
     }
 

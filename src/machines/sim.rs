@@ -443,8 +443,9 @@ pub struct MachinesWorld {
 }
 
 /// The machines as sabakan's REST API lists them, and the Nodes as `kubectl get nodes -o json`
-/// does, from a snapshot: what the backend reads of them comes back the same.
-pub fn render(snap: &Snapshot) -> (Value, Value) {
+/// does, from a snapshot read at `at`: what the backend reads of them at `at` comes back the
+/// same.
+pub fn render(snap: &Snapshot, at: i64) -> (Value, Value) {
     let machines: Vec<Value> = snap
         .machines
         .iter()
@@ -465,7 +466,7 @@ pub fn render(snap: &Snapshot) -> (Value, Value) {
                 },
                 "status": {
                     "state": i.state.as_str().to_ascii_lowercase(),
-                    "timestamp": rfc3339(START - i.duration as i64),
+                    "timestamp": rfc3339(at - i.duration as i64),
                 },
             })
         })
@@ -503,6 +504,42 @@ fn state_of(trouble: Option<Option<usize>>, unreachable: bool) -> &'static str {
         (Some(_), true) => "unreachable",
         (Some(_), false) => "unhealthy",
     }
+}
+
+/// The operations of the states the world breaks machines into (an entry's operation is the
+/// state in lower case).
+const OPERATIONS: [&str; 2] = ["unhealthy", "unreachable"];
+
+/// Whether faults may hit the machine: not a boot server (they hold the scopes' labels, and
+/// the trigger never repairs them), and with an address to run commands on.
+fn breakable(m: &Machine) -> bool {
+    m.info.role != "boot" && m.address().is_some()
+}
+
+/// What the world breaks and these settings cannot repair, in words: per machine type of the
+/// fleet, the operations without a procedure. Such machines stay broken in every scenario,
+/// as they would in the fleet.
+pub fn unrepairable(fleet: &Snapshot, settings: &Settings) -> Vec<String> {
+    let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in fleet.machines.iter().filter(|m| breakable(m)) {
+        *by_type.entry(m.info.bmc_type.as_str()).or_default() += 1;
+    }
+    by_type
+        .into_iter()
+        .filter_map(|(machine_type, n)| {
+            let missing: Vec<&str> = OPERATIONS
+                .into_iter()
+                .filter(|o| settings.repair.operation(machine_type, o).is_none())
+                .collect();
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "machine type {machine_type:?} ({n} machine{}) has no procedure for {} in the repair configuration: the world breaks such machines too, and they are never repaired",
+                    if n == 1 { "" } else { "s" },
+                    missing.join(" or ")
+                )
+            })
+        })
+        .collect()
 }
 
 fn broken(rule: &str, detail: String) -> Result<(), (String, String)> {
@@ -975,9 +1012,13 @@ impl World for MachinesWorld {
     type Fault = Fault;
     type Rates = Rates;
     type Chaos = Chaos;
+    /// The settings the world plays and judges by: its own ([`settings`]) unless given, such
+    /// as a fleet's own procedures and constraints for `autorepair simulate`. Whatever their
+    /// commands name, the world's runner answers them: no program runs.
+    type Setup = Option<Settings>;
 
-    fn new(fleet: &Snapshot) -> Self {
-        let (doc, nodes) = render(fleet);
+    fn new(fleet: &Snapshot, setup: &Option<Settings>, start: i64) -> Self {
+        let (doc, nodes) = render(fleet, start);
         let mut phys = BTreeMap::new();
         for m in &fleet.machines {
             let Some(a) = m.address() else { continue };
@@ -1000,7 +1041,7 @@ impl World for MachinesWorld {
             phys,
             ..Shared::default()
         }));
-        let settings = settings();
+        let settings = setup.clone().unwrap_or_else(settings);
         let mut file = MachinesFile::in_memory(
             doc,
             settings.repair.clone(),
@@ -1008,7 +1049,7 @@ impl World for MachinesWorld {
         )
         .expect("a rendered fleet is a list of machines");
         file.runner = Box::new(SimRunner(shared.clone()));
-        file.now = Some(START);
+        file.now = Some(start);
         let pods = fleet
             .nodes
             .iter()
@@ -1028,7 +1069,7 @@ impl World for MachinesWorld {
             snap: OnceCell::new(),
             shared,
             settings,
-            now: START,
+            now: start,
             pods,
             generation: BTreeMap::new(),
             ran: BTreeSet::new(),
@@ -1066,7 +1107,7 @@ impl World for MachinesWorld {
             serials: fleet
                 .machines
                 .iter()
-                .filter(|m| m.info.role != "boot" && m.address().is_some())
+                .filter(|m| breakable(m))
                 .map(|m| m.serial.clone())
                 .collect(),
             broken: Vec::new(),
@@ -1291,9 +1332,8 @@ impl World for MachinesWorld {
         self.invalidate();
     }
 
-    fn health(fleet: &Snapshot, m: &Machine, now: i64) -> Health<Reach> {
-        let settings = settings();
-        let index = Machines::index(fleet, &settings, now);
+    fn health(&self, fleet: &Snapshot, m: &Machine, now: i64) -> Health<Reach> {
+        let index = Machines::index(fleet, &self.settings, now);
         Machines::assess(&index, m).health
     }
 

@@ -913,8 +913,9 @@ impl World for Metal3World {
     type Fault = Fault;
     type Rates = Rates;
     type Chaos = Chaos;
+    type Setup = ();
 
-    fn new(fleet: &Snapshot) -> Self {
+    fn new(fleet: &Snapshot, _: &(), _start: i64) -> Self {
         let list =
             json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": render(fleet)});
         let mut homes = BTreeMap::new();
@@ -1108,7 +1109,7 @@ impl World for Metal3World {
         self.kubelets(now, true);
     }
 
-    fn health(fleet: &Snapshot, m: &Machine, now: i64) -> Health<Remedy> {
+    fn health(&self, fleet: &Snapshot, m: &Machine, now: i64) -> Health<Remedy> {
         let settings = settings();
         let index = Metal3::index(fleet, &settings, now);
         Metal3::assess(&index, m).health

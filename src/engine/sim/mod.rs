@@ -66,9 +66,12 @@ pub trait World: Sized {
     type Rates: Clone + fmt::Debug + Default;
     /// What drawing faults remembers from pass to pass (a flapping domain comes back).
     type Chaos;
+    /// What the world is built with besides the fleet: the family settings it plays and judges
+    /// by, when they are not fixed by the world (`()` otherwise). The default is the world's own.
+    type Setup: Default;
 
-    /// A world holding this fleet, with nothing scripted yet.
-    fn new(fleet: &Self::Fleet) -> Self;
+    /// A world holding this fleet, with nothing scripted yet, its clock at `start`.
+    fn new(fleet: &Self::Fleet, setup: &Self::Setup, start: i64) -> Self;
     /// A synthetic fleet of about `targets` targets, deterministic by seed, with marks of every
     /// kind (policies, suspends, foreign marks) on targets and scopes.
     fn generate(targets: usize, seed: u64) -> Self::Fleet;
@@ -86,7 +89,12 @@ pub trait World: Sized {
 
     /// Whether the target is broken and the level its repair needs, at `now` (a family may
     /// judge how long a symptom has lasted).
-    fn health(fleet: &Self::Fleet, target: &TargetOf<Self>, now: i64) -> Health<LevelOf<Self>>;
+    fn health(
+        &self,
+        fleet: &Self::Fleet,
+        target: &TargetOf<Self>,
+        now: i64,
+    ) -> Health<LevelOf<Self>>;
     /// A standing request from outside the marks that allows repairs up to a level on this
     /// target alone (another system's annotation asking for a repair), as the family's
     /// assessment grants it. Suspends and failures still hold it back.
@@ -460,14 +468,26 @@ impl<F: Family, B: Backend<F>> Backend<F> for Recording<'_, F, B> {
 }
 
 /// Runs the schedule, then quiet passes, checking every pass; stops at the first violation.
+/// The world is built with its own settings ([`World::Setup`]'s default).
 pub fn run<W: World>(
     fleet: &W::Fleet,
     schedule: &ScheduleOf<W>,
     cfg: &SimConfig,
     planner: Planner<'_, W>,
 ) -> Outcome {
+    run_with::<W>(fleet, &W::Setup::default(), schedule, cfg, planner)
+}
+
+/// [`run`], the world built with `setup`: the settings the planner under test plans with.
+pub fn run_with<W: World>(
+    fleet: &W::Fleet,
+    setup: &W::Setup,
+    schedule: &ScheduleOf<W>,
+    cfg: &SimConfig,
+    planner: Planner<'_, W>,
+) -> Outcome {
     let words = <W::Family as Family>::WORDS;
-    let mut world = W::new(fleet);
+    let mut world = W::new(fleet, setup, cfg.start);
     let mut stats = Stats::default();
     let mut log = Vec::new();
     let total = schedule.passes.len() + cfg.quiet_passes as usize;
@@ -558,8 +578,20 @@ pub fn minimize<W: World>(
     planner: Planner<'_, W>,
     rule: &str,
 ) -> ScheduleOf<W> {
+    minimize_with::<W>(fleet, &W::Setup::default(), schedule, cfg, planner, rule)
+}
+
+/// [`minimize`], the world built with `setup`.
+pub fn minimize_with<W: World>(
+    fleet: &W::Fleet,
+    setup: &W::Setup,
+    schedule: &ScheduleOf<W>,
+    cfg: &SimConfig,
+    planner: Planner<'_, W>,
+    rule: &str,
+) -> ScheduleOf<W> {
     let fails = |s: &ScheduleOf<W>| {
-        run::<W>(fleet, s, cfg, planner)
+        run_with::<W>(fleet, setup, s, cfg, planner)
             .violation
             .is_some_and(|v| v.rule == rule)
     };
@@ -629,6 +661,37 @@ pub fn explore<W: World>(
     faults: &Faults<W::Rates>,
     planner: Planner<'_, W>,
 ) -> Summary {
+    let scenario = Scenario {
+        passes,
+        seed,
+        scenarios,
+    };
+    explore_with::<W>(fleet, &W::Setup::default(), &scenario, cfg, faults, planner)
+}
+
+/// What [`explore_with`] runs: `scenarios` schedules of `passes` fault passes, seeds `seed`,
+/// `seed+1`, …
+#[derive(Clone, Copy, Debug)]
+pub struct Scenario {
+    pub passes: u32,
+    pub seed: u64,
+    pub scenarios: usize,
+}
+
+/// [`explore`], the world built with `setup`.
+pub fn explore_with<W: World>(
+    fleet: &W::Fleet,
+    setup: &W::Setup,
+    scenario: &Scenario,
+    cfg: &SimConfig,
+    faults: &Faults<W::Rates>,
+    planner: Planner<'_, W>,
+) -> Summary {
+    let Scenario {
+        passes,
+        seed,
+        scenarios,
+    } = *scenario;
     let mut summary = Summary {
         scenarios,
         ..Summary::default()
@@ -636,11 +699,13 @@ pub fn explore<W: World>(
     for k in 0..scenarios as u64 {
         let s = seed.wrapping_add(k);
         let sched = schedule::<W>(fleet, passes, s, faults);
-        let out = run::<W>(fleet, &sched, cfg, planner);
+        let out = run_with::<W>(fleet, setup, &sched, cfg, planner);
         summary.stats.add(&out.stats);
         if let Some(v) = out.violation {
-            let small = minimize::<W>(fleet, &sched, cfg, planner, &v.rule);
-            let violation = run::<W>(fleet, &small, cfg, planner).violation.unwrap_or(v);
+            let small = minimize_with::<W>(fleet, setup, &sched, cfg, planner, &v.rule);
+            let violation = run_with::<W>(fleet, setup, &small, cfg, planner)
+                .violation
+                .unwrap_or(v);
             let history = small
                 .passes
                 .iter()

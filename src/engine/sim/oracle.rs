@@ -61,16 +61,17 @@ fn has_failure<W: World>(marks: &[String]) -> bool {
     )
 }
 
-fn broken_count<W: World>(fleet: &W::Fleet, now: i64) -> usize {
+fn broken_count<W: World>(world: &W, fleet: &W::Fleet, now: i64) -> usize {
     <F<W>>::targets(fleet)
         .iter()
-        .filter(|t| W::health(fleet, t, now).is_broken())
+        .filter(|t| world.health(fleet, t, now).is_broken())
         .count()
 }
 
 /// A mass failure that holds `target` (or, with `None`, the whole fleet): too many down
 /// domains in its scope or the fleet, or too many broken targets when that brake is set.
 fn mass_failure<W: World>(
+    world: &W,
     fleet: &W::Fleet,
     limits: &Limits,
     target: Option<&Target<W>>,
@@ -80,7 +81,7 @@ fn mass_failure<W: World>(
     if down.len() > limits.max_down_nodes
         || limits
             .max_broken
-            .is_some_and(|max| broken_count::<W>(fleet, now) > max)
+            .is_some_and(|max| broken_count::<W>(world, fleet, now) > max)
     {
         return true;
     }
@@ -155,11 +156,12 @@ pub(super) fn check_pass<W: World>(
     limits: &Limits,
     now: i64,
 ) -> Result<(), Broken> {
-    engine_rules::<W>(before, world.fleet(), log, limits, now)?;
+    engine_rules::<W>(&*world, before, world.fleet(), log, limits, now)?;
     world.check_pass(before, log, now)
 }
 
 fn engine_rules<W: World>(
+    world: &W,
     before: &W::Fleet,
     after: &W::Fleet,
     log: &CallLog<F<W>>,
@@ -206,7 +208,7 @@ fn engine_rules<W: World>(
             <F<W>>::step_of(&s.op),
             s.target
         );
-        if mass_failure::<W>(before, limits, t, now) {
+        if mass_failure::<W>(world, before, limits, t, now) {
             return fail("started while the fleet-wide limit was exceeded", what);
         }
         let id = repair_of(&s.reason);
@@ -286,9 +288,15 @@ fn engine_rules<W: World>(
     // A mass failure writes nothing but the bookkeeping of repairs under way.
     for (object, mark) in log.added.iter().chain(&log.removed) {
         let held = if object.is(words.target) {
-            mass_failure::<W>(before, limits, target::<W>(before, &object.name), now)
+            mass_failure::<W>(
+                world,
+                before,
+                limits,
+                target::<W>(before, &object.name),
+                now,
+            )
         } else {
-            mass_failure::<W>(before, limits, None, now)
+            mass_failure::<W>(world, before, limits, None, now)
         };
         let bookkeeping = match parse::<W>(mark) {
             Some(Mark::Pending(p)) => !p.ops.is_empty() || had_ops(p.id),
@@ -361,7 +369,7 @@ pub(super) fn liveness<W: World>(
     pass: usize,
 ) -> Option<Violation> {
     let now = cfg.start + pass as i64 * PASS_SECONDS;
-    engine_liveness::<W>(world.fleet(), cfg, planner, pass, now).or_else(|| {
+    engine_liveness::<W>(world, world.fleet(), cfg, planner, pass, now).or_else(|| {
         world
             .check_end(now)
             .err()
@@ -370,13 +378,14 @@ pub(super) fn liveness<W: World>(
 }
 
 fn engine_liveness<W: World>(
+    world: &W,
     fleet: &W::Fleet,
     cfg: &SimConfig,
     planner: Planner<'_, W>,
     pass: usize,
     now: i64,
 ) -> Option<Violation> {
-    if mass_failure::<W>(fleet, &cfg.limits, None, now) {
+    if mass_failure::<W>(world, fleet, &cfg.limits, None, now) {
         return None;
     }
     let plan = planner(fleet, now, 0);
@@ -405,11 +414,11 @@ fn engine_liveness<W: World>(
         let Health::Broken {
             need: Need::Repair(needed),
             ..
-        } = W::health(fleet, target, now)
+        } = world.health(fleet, target, now)
         else {
             continue;
         };
-        if mass_failure::<W>(fleet, &cfg.limits, Some(target), now) {
+        if mass_failure::<W>(world, fleet, &cfg.limits, Some(target), now) {
             continue;
         }
         let policy = policy::<W>(fleet, target, now);

@@ -273,7 +273,7 @@ fn admin_edits_follow_the_ladder_and_refuse_what_the_verbs_refuse() {
     let shelf = ObjectRef::new("shelf", "s0");
     let b = ObjectRef::new("box", "b000");
     let now = 1000;
-    let mut world = ToyWorld::new(&room);
+    let mut world = ToyWorld::new(&room, &(), START);
     let marks = |w: &ToyWorld, o: &ObjectRef| -> Vec<String> {
         match o.kind.as_ref() {
             "shelf" => w.fleet().shelves[0].marks.clone(),
@@ -349,13 +349,13 @@ fn the_toy_world_repairs_what_it_is_asked_to() {
     let out = run::<ToyWorld>(&room, &sched, &cfg, &real);
     assert!(out.violation.is_none(), "{:?}", out.violation);
     assert_eq!(out.stats.repairs_succeeded, 8, "{:?}", out.log);
-    let mut world = ToyWorld::new(&room);
+    let mut world = ToyWorld::new(&room, &(), START);
     world.apply(&ToyFault::ShelfDown("s0".into()), START);
     let broken = world
         .fleet()
         .boxes
         .iter()
-        .filter(|b| ToyWorld::health(world.fleet(), b, START) != Health::Healthy)
+        .filter(|b| world.health(world.fleet(), b, START) != Health::Healthy)
         .count();
     assert_eq!(broken, 8);
 }

@@ -208,8 +208,9 @@ impl World for ToyWorld {
     type Fault = ToyFault;
     type Rates = ToyRates;
     type Chaos = ToyChaos;
+    type Setup = ();
 
-    fn new(room: &ToyRoom) -> Self {
+    fn new(room: &ToyRoom, _: &(), _start: i64) -> Self {
         ToyWorld {
             room: room.clone(),
             script: BTreeMap::new(),
@@ -368,7 +369,7 @@ impl World for ToyWorld {
         }
     }
 
-    fn health(_: &ToyRoom, b: &ToyBox, _now: i64) -> Health<ToyLevel> {
+    fn health(&self, _: &ToyRoom, b: &ToyBox, _now: i64) -> Health<ToyLevel> {
         match b.needs {
             None => Health::Healthy,
             Some(l) => Health::Broken {

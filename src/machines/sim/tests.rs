@@ -29,14 +29,21 @@ fn real(snap: &Snapshot, now: i64, seed: u64) -> Plan<Machines> {
 
 #[test]
 fn a_rendered_fleet_reads_back_the_same() {
-    for seed in 1..=4 {
+    // A fleet read at one clock and played from another (`simulate --now`) keeps how long
+    // each machine has been in its state.
+    for (seed, start) in [
+        (1, START),
+        (2, START),
+        (3, START - 300 * 86_400),
+        (4, START + 7),
+    ] {
         let snap = generate(30, seed);
         assert_eq!(
             snap.machines.len(),
             30 + 4,
             "30 machines and a boot server per rack"
         );
-        let world = MachinesWorld::new(&snap);
+        let world = MachinesWorld::new(&snap, &None, start);
         let again = world.fleet();
         assert_eq!(
             format!("{:?}", again.machines),
@@ -557,5 +564,50 @@ fn the_real_planner_is_not_caught_where_the_broken_ones_are() {
     let summary = explore::<MachinesWorld>(&fleet, 20, 1, 40, &cfg(), &busy(), planner);
     if let Some(f) = summary.findings.first() {
         panic!("{f}");
+    }
+}
+
+#[test]
+fn the_machine_types_a_configuration_cannot_repair_are_named() {
+    let config = |yaml: &str| Settings {
+        repair: Repair::parse(yaml, "test.yml").unwrap(),
+        ..settings()
+    };
+    let both = r#"
+repair_procedures:
+  - machine_types: ["IPMI-2.0", "qemu"]
+    repair_operations:
+      - operation: unhealthy
+        repair_steps: [{repair_command: ["r"]}]
+      - operation: unreachable
+        repair_steps: [{repair_command: ["r"]}]
+"#;
+    let unhealthy_only = r#"
+repair_procedures:
+  - machine_types: ["qemu"]
+    repair_operations:
+      - operation: unhealthy
+        repair_steps: [{repair_command: ["r"]}]
+"#;
+    // (configuration, machine types of the fleet, notes); the boot server is IPMI-2.0 and
+    // never broken, so never counted.
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        (both, &["qemu", "IPMI-2.0"], &[]),
+        (
+            unhealthy_only,
+            &["qemu", "qemu", "iDRAC-9"],
+            &[
+                r#"machine type "iDRAC-9" (1 machine) has no procedure for unhealthy or unreachable"#,
+                r#"machine type "qemu" (2 machines) has no procedure for unreachable"#,
+            ],
+        ),
+        (unhealthy_only, &[], &[]),
+    ];
+    for (yaml, types, want) in cases {
+        let notes = unrepairable(&small(types), &config(yaml));
+        assert_eq!(notes.len(), want.len(), "{types:?}: {notes:?}");
+        for (n, w) in notes.iter().zip(want) {
+            assert!(n.starts_with(w), "{types:?}: {n}");
+        }
     }
 }

@@ -220,7 +220,7 @@ fn the_world_plays_the_baremetal_operator_and_the_kubelets() {
         ),
     ];
     for (what, steps, expected) in cases {
-        let mut world = Metal3World::new(&one_machine(&[]));
+        let mut world = Metal3World::new(&one_machine(&[]), &(), START);
         let mut now = START;
         for step in steps {
             match step {
@@ -343,7 +343,7 @@ fn admin_edits_work_on_annotations_where_a_key_holds_one_value() {
         format!("autorepair.io/repair.{id}=result:power-cycle:5:failure:power-cycle.{id}");
     let mut snap = one_machine(&[]);
     snap.machines[0].marks = vec!["autorepair.io/policy=drain".into(), failure.clone()];
-    let mut world = Metal3World::new(&snap);
+    let mut world = Metal3World::new(&snap, &(), START);
     let m1 = ObjectRef::new(kind::MACHINE, "ns/m1");
     let now = START;
     let mut edit = |e: AdminEdit<Remedy>| {
@@ -612,11 +612,13 @@ fn ignores_the_limiter(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) ->
 /// Counts only unhealthy Machines as down, not those under remediation: its limits are raised
 /// by as many as are under remediation and look healthy.
 fn forgets_remediation(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan<Metal3> {
+    let world_settings = settings();
+    let index = Metal3::index(snap, &world_settings, now);
     let hidden = snap
         .machines
         .iter()
         .filter(|m| {
-            under_remediation(m, host_of(snap, m)) && !Metal3World::health(snap, m, now).is_broken()
+            under_remediation(m, host_of(snap, m)) && !Metal3::assess(&index, m).health.is_broken()
         })
         .count();
     let blind = Limits {
