@@ -202,6 +202,10 @@ pub enum OpState {
     /// The backend does not know it (purged, or never existed).
     Unknown,
     Running,
+    /// Unfinished, and it advances only by the watcher's own work, which a suspend of its
+    /// target holds back: it runs nothing meanwhile, so it holds no failure-domain slot (as a
+    /// chain paused before its next step does not), yet no other repair starts on the target.
+    Paused,
     Succeeded,
     /// Ended without success for lack of room: the repair retries later.
     LacksResources,

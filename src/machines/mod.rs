@@ -688,6 +688,9 @@ impl Family for Machines {
             let p = e.progress;
             let (state, failure) = match p.status {
                 _ if p.deleted => (OpState::Running, None),
+                Status::Queued | Status::Processing if procedure::paused(index, m, p) => {
+                    (OpState::Paused, None)
+                }
                 Status::Queued | Status::Processing => (OpState::Running, None),
                 Status::Succeeded => (OpState::Succeeded, None),
                 Status::Failed => (

@@ -60,6 +60,17 @@ pub(super) fn cluster_hold(index: &Index<'_>) -> Option<String> {
     })
 }
 
+/// Whether a suspend holds the machine's entry where it stands. Such an entry takes no slot,
+/// neither CKE's nor the engine's failure-domain one: it would stall every other repair while
+/// it waits. Except while draining: that pass abandons the drain.
+pub(super) fn paused(index: &Index<'_>, m: &Machine, p: Progress) -> bool {
+    p.step_status != StepStatus::Draining
+        && matches!(
+            index.policy(m),
+            Some(Policy::SuspendedForever | Policy::SuspendedUntil { .. })
+        )
+}
+
 fn control_plane(index: &Index<'_>, m: &Machine) -> bool {
     index.node(m).is_some_and(|n| n.control_plane)
 }
@@ -75,17 +86,10 @@ pub(super) fn take(index: &Index<'_>) -> Vec<bool> {
         .filter_map(|(i, m)| {
             let e = m.entry()?;
             let p = e.progress;
-            // A suspended machine's entry takes no slot (it would stall every other repair
-            // while it waits), except while draining: that pass abandons the drain.
-            let suspended = p.step_status != StepStatus::Draining
-                && matches!(
-                    index.policy(m),
-                    Some(Policy::SuspendedForever | Policy::SuspendedUntil { .. })
-                );
             let out = p.status.finished()
                 || p.deleted
                 || m.healthy == Some(true)
-                || suspended
+                || paused(index, m, p)
                 || (p.step_status == StepStatus::Waiting && p.drain_backoff_expire > index.now);
             (!out).then(|| {
                 let cp = control_plane(index, m);

@@ -1361,7 +1361,7 @@ impl World for MachinesWorld {
         scope_marks(fleet, m)
     }
 
-    fn ops(fleet: &Snapshot, _now: i64) -> Vec<OpFact<'_, Machines>> {
+    fn ops(fleet: &Snapshot, now: i64) -> Vec<OpFact<'_, Machines>> {
         let mut out = Vec::new();
         for m in &fleet.machines {
             let entry = m.entry();
@@ -1377,6 +1377,14 @@ impl World for MachinesWorld {
                     step: Some(Step::Enqueue),
                     run: match e.progress.status {
                         _ if e.progress.deleted => OpRun::Running,
+                        // A suspend holds an entry where it stands, but for a drain, which it
+                        // abandons on the next pass.
+                        Status::Queued | Status::Processing
+                            if policy(fleet, m, now) == Some(None)
+                                && e.progress.step_status != StepStatus::Draining =>
+                        {
+                            OpRun::Paused
+                        }
                         Status::Queued | Status::Processing => OpRun::Running,
                         Status::Succeeded => OpRun::Succeeded,
                         Status::Failed => OpRun::Failed,

@@ -614,6 +614,74 @@ fn max_concurrent_repairs_and_one_control_plane() {
     assert_eq!(Machines::index(&snap, &s2, NOW).taken, vec![true, true]);
 }
 
+/// The engine's failure-domain slot, as CKE's slot above: an entry a suspend holds where it
+/// stands gives it up, so that one machine suspended mid-repair does not stall every other
+/// repair (`simulate` found it on the demo fleet), yet it stays its machine's one repair.
+#[test]
+fn a_suspended_entry_holds_no_failure_domain_slot() {
+    let s = settings(5);
+    let held = |step_status, suspend: bool| {
+        let labels: &[(&str, &str)] = if suspend {
+            &[POLICY_ALL, ("autorepair.suspend", "")]
+        } else {
+            &[POLICY_ALL]
+        };
+        with_entry(
+            machine("a", 1, State::Unhealthy, labels),
+            1,
+            Progress::queued(NOW - 500).to(Status::Processing, 0, step_status, NOW - 400),
+            Reach::step(2),
+        )
+    };
+    let broken = machine("b", 2, State::Unreachable, &[POLICY_ALL]);
+    let limits = Limits {
+        max_domains_under_repair: 1,
+        ..Limits::default()
+    };
+    for (name, a, b_starts, a_note) in [
+        (
+            "suspended while watching",
+            held(StepStatus::Watching, true),
+            true,
+            "is paused",
+        ),
+        (
+            "suspended while waiting",
+            held(StepStatus::Waiting, true),
+            true,
+            "is paused",
+        ),
+        // The pass that abandons the drain still works on it.
+        (
+            "suspended while draining",
+            held(StepStatus::Draining, true),
+            false,
+            "is running",
+        ),
+        (
+            "not suspended",
+            held(StepStatus::Watching, false),
+            false,
+            "is running",
+        ),
+    ] {
+        let snap = fleet(vec![a, broken.clone()], &[]);
+        let p = plan(&snap, &s, NOW, &limits, 1);
+        let started: Vec<String> = starts(&p).into_iter().map(|(t, _)| t).collect();
+        assert_eq!(started == ["b"], b_starts, "{name}: {started:?}");
+        assert!(
+            !started.contains(&"a".to_owned()),
+            "{name}: a second repair of a"
+        );
+        let a_plan = p.targets.iter().find(|t| t.name == "a").unwrap();
+        assert!(
+            a_plan.notes.iter().any(|n| n.contains(a_note)),
+            "{name}: {:?}",
+            a_plan.notes
+        );
+    }
+}
+
 #[test]
 fn autorepairs_cordons_are_undone_when_no_entry_holds_them() {
     let s = settings(5);

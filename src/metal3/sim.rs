@@ -588,6 +588,7 @@ fn level_of(op: &Op) -> Remedy {
 fn run_of(state: OpState) -> OpRun {
     match state {
         OpState::Running => OpRun::Running,
+        OpState::Paused => OpRun::Paused,
         OpState::Succeeded => OpRun::Succeeded,
         OpState::Failed | OpState::LacksResources => OpRun::Failed,
         OpState::Unknown => OpRun::Unknown,

@@ -89,7 +89,7 @@ impl<'a, F: Family> Index<'a, F> {
             op_by_id.insert(op.id.clone(), i);
             if let Some(id) = op.repair {
                 ops_by_repair.entry(id).or_default().push(i);
-                if let (OpState::Running, Some(t)) = (op.state, op.target) {
+                if let (OpState::Running | OpState::Paused, Some(t)) = (op.state, op.target) {
                     unfinished_by_target.entry(t).or_default().push(i);
                 }
             }

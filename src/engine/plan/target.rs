@@ -77,6 +77,8 @@ struct InFlight<'t, F: Family> {
 
 enum Verdict<F: Family> {
     Running,
+    /// Unfinished, held back by a suspend ([`OpState::Paused`]).
+    Paused,
     Succeeded(Vec<F::OpId>),
     Failed(String, Vec<F::OpId>),
     /// Chain positions from `from` on still have to be submitted.
@@ -435,6 +437,9 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
         if ops.iter().any(|id| get(id).state == OpState::Running) {
             return Verdict::Running;
         }
+        if ops.iter().any(|id| get(id).state == OpState::Paused) {
+            return Verdict::Paused;
+        }
         // Operations judged as a whole: all must have succeeded.
         let whole = || match ops.iter().map(get).find(|o| o.state != OpState::Succeeded) {
             None => Verdict::Succeeded(ops.to_vec()),
@@ -578,6 +583,17 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                 self.active = true;
                 self.notes
                     .push(format!("repair {} ({}) is running", r.id, r.repair));
+                self.canonical_pending(r, &ops);
+            }
+            Verdict::Paused => {
+                // Paused, it runs nothing: it keeps no slot from other targets.
+                self.hold = true;
+                let (blocked, why) = self
+                    .blocked()
+                    .unwrap_or_else(|| (Blocked::Suspended, "its target is suspended".into()));
+                self.block(blocked);
+                self.notes
+                    .push(format!("repair {} ({}) is paused: {why}", r.id, r.repair));
                 self.canonical_pending(r, &ops);
             }
             Verdict::Succeeded(kept) => self.resolve(

@@ -166,6 +166,9 @@ pub struct OpFact<'f, F: Family> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpRun {
     Running,
+    /// Unfinished, held where it stands by a suspend of its target (a repair whose steps the
+    /// watcher drives itself): still the target's one repair, but it holds no slot.
+    Paused,
     Succeeded,
     /// Ended without success (failed, canceled, lacked resources).
     Failed,

@@ -237,17 +237,21 @@ fn engine_rules<W: World>(
             );
         }
     }
-    // Repairs under way right after the pass.
-    let mut running: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    // Repairs under way right after the pass; a paused one is still its target's repair.
+    let mut unfinished: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut running: BTreeSet<&str> = BTreeSet::new();
     for o in &ops_after {
-        if let (Some(id), Some(t), OpRun::Running) = (o.repair, o.target, o.run) {
-            running.entry(t).or_default().insert(id);
+        if let (Some(id), Some(t), OpRun::Running | OpRun::Paused) = (o.repair, o.target, o.run) {
+            unfinished.entry(t).or_default().insert(id);
+            if o.run == OpRun::Running {
+                running.insert(id);
+            }
         }
     }
-    if let Some((t, ids)) = running.iter().find(|(_, ids)| ids.len() > 1) {
+    if let Some((t, ids)) = unfinished.iter().find(|(_, ids)| ids.len() > 1) {
         return fail("two repairs at once on one target", format!("{t}: {ids:?}"));
     }
-    let total: usize = running.values().map(BTreeSet::len).sum();
+    let total = running.len();
     if let Some(cap) = limits.max_pending.filter(|cap| total > *cap) {
         return fail(
             "more repairs under way than max_pending",

@@ -416,6 +416,7 @@ impl World for ToyWorld {
                 step: Some(o.step),
                 run: match o.state {
                     OpState::Running => OpRun::Running,
+                    OpState::Paused => OpRun::Paused,
                     OpState::Succeeded => OpRun::Succeeded,
                     OpState::Failed | OpState::LacksResources => OpRun::Failed,
                     OpState::Unknown => OpRun::Unknown,
