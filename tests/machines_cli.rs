@@ -339,3 +339,33 @@ fn simulate_says_the_same_for_a_seed_and_names_types_without_a_procedure() {
         "{first}"
     );
 }
+
+/// Scenarios of the demo fleet, with the shipped limits, in which `simulate` found a bug:
+/// replayed, they must keep every rule.
+#[test]
+fn simulate_keeps_every_rule_where_it_once_found_a_bug() {
+    let t = Tour::new();
+    for (seed, bug) in [
+        (
+            16,
+            "a machine suspended mid-repair held the only failure-domain slot for ever",
+        ),
+        (
+            9394,
+            "the oracle gave a deleted entry to a once-off request, and counted it running",
+        ),
+    ] {
+        let out = t
+            .bin_with("fixtures/machines-demo.yml")
+            .args(["simulate", "--scenarios", "1", "--seed"])
+            .arg(seed.to_string())
+            .args(["--now", &NOW.to_string()])
+            .assert();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(
+            text.contains("no safety or liveness rule was violated"),
+            "seed {seed} ({bug}):\n{text}"
+        );
+        out.code(0);
+    }
+}

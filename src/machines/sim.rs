@@ -591,14 +591,19 @@ fn pendings(m: &Machine) -> impl Iterator<Item = Pending<'_, Reach>> {
 
 /// The repair that owns the entry: the one whose pending mark names it, else (a pass died
 /// between creating the entry and recording it) the newest that names none.
-fn owner(m: &Machine, index: u64) -> Option<Pending<'_, Reach>> {
+/// The repair an entry belongs to: the one that records it; else (a pass died between creating
+/// the entry and recording it) the newest that records nothing, if the entry is unfinished and
+/// not older than that repair: a once-off request never inherits an old entry.
+fn owner<'m>(m: &'m Machine, e: &Entry) -> Option<Pending<'m, Reach>> {
     let all: Vec<Pending<'_, Reach>> = pendings(m).collect();
+    let p = e.progress;
     all.iter()
-        .find(|p| p.ops.iter::<OpId>().any(|o| o.0 == index))
+        .find(|r| r.ops.iter::<OpId>().any(|o| o.0 == e.index))
         .or_else(|| {
             all.iter()
-                .filter(|p| p.ops.is_empty())
-                .max_by_key(|p| p.since)
+                .filter(|r| r.ops.is_empty())
+                .filter(|r| !p.status.finished() && !p.deleted && p.last_transition >= r.since)
+                .max_by_key(|r| r.since)
         })
         .cloned()
 }
@@ -884,7 +889,7 @@ impl MachinesWorld {
             };
             let level = Reach::step(step + 1);
             let Some(e) = m.entry() else { continue };
-            let Some(repair) = owner(m, e.index) else {
+            let Some(repair) = owner(m, e) else {
                 return broken(
                     "a step of an entry no repair names",
                     format!("{} entry #{} step {}", m.serial, e.index, step + 1),
@@ -1367,7 +1372,7 @@ impl World for MachinesWorld {
             let entry = m.entry();
             if let Some(e) = entry {
                 let finished = e.progress.status.finished() && !e.progress.deleted;
-                let repair = owner(m, e.index)
+                let repair = owner(m, e)
                     .filter(|p| !p.ops.is_empty() || !finished)
                     .map(|p| p.id);
                 out.push(OpFact {
