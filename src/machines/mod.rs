@@ -427,10 +427,17 @@ impl<'a> Index<'a> {
     }
 
     /// The level a new repair of this machine needs: its operation's steps, capped by what
-    /// its policy allows, so that the allowed steps run and the rest is refused (enoperm).
+    /// it may use, so that the allowed steps run and the rest is refused (enoperm). That is
+    /// the level of a once-off request waiting on the machine (a pending repair that recorded
+    /// nothing: the engine serves it next, up to its own level whatever the policy, DESIGN §5
+    /// rule 1), else what its policy allows.
     fn need(&self, m: &'a Machine, op: &config::Operation) -> Reach {
         let full = Reach::for_steps(op.repair_steps.len());
-        match self.allowed(m) {
+        let requested = pendings(m)
+            .filter(|(_, p)| p.ops.is_empty())
+            .map(|(_, p)| p.repair)
+            .max();
+        match requested.or_else(|| self.allowed(m)) {
             Some(a) if a >= Reach::step(1) && full > a => a,
             _ => full,
         }

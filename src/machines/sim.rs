@@ -589,8 +589,6 @@ fn pendings(m: &Machine) -> impl Iterator<Item = Pending<'_, Reach>> {
     })
 }
 
-/// The repair that owns the entry: the one whose pending mark names it, else (a pass died
-/// between creating the entry and recording it) the newest that names none.
 /// The repair an entry belongs to: the one that records it; else (a pass died between creating
 /// the entry and recording it) the newest that records nothing, if the entry is unfinished and
 /// not older than that repair: a once-off request never inherits an old entry.

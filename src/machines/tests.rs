@@ -293,6 +293,67 @@ fn the_cluster_policy_applies_through_the_scope_chain() {
     );
 }
 
+/// A once-off request allows repairs up to its own level on its machine, whatever the policy
+/// (DESIGN §5 rule 1): the two-step `unhealthy` procedure runs as far as the request says.
+#[test]
+fn a_once_off_request_allows_up_to_its_own_level() {
+    let request = |level: Reach| {
+        let mark =
+            Labels::render_pending(level, "3f0c2d9e-5b7a-4c1e-9f3a-2b8d6e4a1c70", NOW - 60, &[])
+                .unwrap();
+        let (a, b) = labels::split(&mark);
+        (a.to_owned(), b.to_owned())
+    };
+    let policy = |level: &str| ("autorepair.policy".to_owned(), level.to_owned());
+    for (name, labels, started) in [
+        (
+            "a policy alone caps the steps",
+            vec![policy("step-1")],
+            Some(Reach::step(1)),
+        ),
+        (
+            "a request above the policy: every step it allows",
+            vec![policy("step-1"), request(Reach::step(2))],
+            Some(Reach::step(2)),
+        ),
+        (
+            "a request above the procedure: the procedure's steps",
+            vec![policy("step-1"), request(Reach::step(8))],
+            Some(Reach::step(2)),
+        ),
+        (
+            "a request without a policy",
+            vec![request(Reach::step(2))],
+            Some(Reach::step(2)),
+        ),
+        (
+            "a request below the policy: its own level, never more",
+            vec![policy("step-8"), request(Reach::step(1))],
+            Some(Reach::step(1)),
+        ),
+        (
+            // The request ends as enoperm; the policy then starts a repair of its own.
+            "a request of no step at all, under a policy",
+            vec![policy("step-8"), request(Reach::CHECK)],
+            Some(Reach::step(2)),
+        ),
+        (
+            "a request of no step at all, alone: nothing starts",
+            vec![request(Reach::CHECK)],
+            None,
+        ),
+    ] {
+        let refs: Vec<(&str, &str)> = labels
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let snap = fleet(vec![machine("a", 1, State::Unhealthy, &refs)], &[]);
+        let p = run_plan(&snap, &settings(5));
+        let got = starts(&p).first().map(|(_, level)| *level);
+        assert_eq!(got, started, "{name}: {:?}", p.targets[0].notes);
+    }
+}
+
 fn waiting(step: usize) -> Progress {
     Progress::queued(NOW - 100).to(Status::Processing, step, StepStatus::Waiting, NOW - 100)
 }
