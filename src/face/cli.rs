@@ -8,11 +8,14 @@ use std::time::Duration;
 #[command(
     name = "autorepair",
     version,
-    about = "Repairs broken Ganeti instances automatically and safely, steered by tags",
-    long_about = "Repairs broken Ganeti instances automatically and safely, steered by tags.\n\n\
-Each pass reads the fleet, decides per instance whether a repair is needed and allowed, starts the \
-repair jobs and records every step in the instances' own tags (prefix ganeti:watcher:autorepair:). \
-It keeps no state of its own.",
+    about = "Repairs broken machines and VM instances automatically and safely, steered by their marks",
+    long_about = "Repairs broken machines and VM instances automatically and safely, steered by their \
+marks.\n\n\
+Each pass reads the fleet, decides per target whether a repair is needed and allowed, starts the \
+repairs and records every step in the targets' own marks. It keeps no state of its own. Three \
+families: Ganeti instances (--rapi or --cluster; tags ganeti:watcher:autorepair:*), metal3 \
+bare-metal Machines (--kube or --kube-objects; annotations autorepair.io/*) and sabakan machines \
+repaired by CKE procedures (--sabakan or --sabakan-file; labels autorepair.*).",
     after_help = "Exit codes: 0 ok; 1 the pass finished but some action failed (or tags parse/lint found \
 invalid tags, or simulate found a violation); 2 usage or configuration error; 3 the fleet could not \
 be read or saved (or the metrics file or report written); 4 another run holds the lock."
@@ -126,7 +129,7 @@ pub struct ClockArgs {
 pub enum Command {
     /// Make one pass (or several with --loop/--passes): read, decide, act.
     Run(RunArgs),
-    /// Show every instance's state, effective policy and where it came from.
+    /// Show every target's state, effective policy and where it came from.
     Status {
         /// One JSON document: {"targets":[…],"counts":{…},"fleet":{…},"lint":[…]}.
         #[arg(long)]
@@ -144,11 +147,11 @@ pub enum Command {
         #[command(flatten)]
         clock: ClockArgs,
     },
-    /// Show the reasoning for one instance.
+    /// Show the reasoning for one target.
     Explain {
-        /// The instance's full name.
-        instance: String,
-        /// The instance's plan as JSON.
+        /// The target: an instance's full name, a Machine's NS/NAME, a machine's serial.
+        target: String,
+        /// The target's plan as JSON.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -160,18 +163,21 @@ pub enum Command {
     /// The machines family's repair entries, in ckecli's words (with --sabakan or --sabakan-file).
     #[command(subcommand)]
     Repair(RepairCommand),
-    /// Allow repairs up to TYPE on an object (replaces its other policy tags); `none` removes
+    /// Allow repairs up to TYPE on an object (replaces its other policy marks); `none` removes
     /// them, so the object inherits the policy of the next level up.
     Allow {
-        /// fix-storage, migrate, failover, reinstall, or none.
+        /// The family's level, or none. Ganeti: fix-storage, migrate, failover, reinstall;
+        /// metal3: drain, power-cycle, reprovision; machines: check, step-1 … step-8.
         #[arg(value_parser = parse_level, value_name = "TYPE")]
         level: Level,
-        /// cluster, group/NAME or instance/NAME (a bare name is an instance).
+        /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
+        /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
         object: String,
     },
     /// Stop repairs from starting on an object, forever or for a while.
     Suspend {
-        /// cluster, group/NAME or instance/NAME (a bare name is an instance).
+        /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
+        /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
         object: String,
         /// Until this Unix time (in the future).
         #[arg(long, value_name = "EPOCH", conflicts_with = "for_")]
@@ -182,25 +188,26 @@ pub enum Command {
         #[command(flatten)]
         clock: ClockArgs,
     },
-    /// Remove every suspend tag from an object.
+    /// Remove every suspend mark from an object.
     Resume {
-        /// cluster, group/NAME or instance/NAME (a bare name is an instance).
+        /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
+        /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
         object: String,
     },
-    /// Ask for one repair of an instance, up to TYPE, whatever the policy says (not while suspended).
+    /// Ask for one repair of a target, up to TYPE, whatever the policy says (not while suspended).
     Request {
-        /// The most destructive repair allowed: fix-storage, migrate, failover or reinstall.
+        /// The most destructive repair allowed (a level of the target's family, as for allow).
         #[arg(value_name = "TYPE")]
         repair: String,
-        /// The instance's full name.
-        instance: String,
+        /// The target: an instance's full name, a Machine's NS/NAME, a machine's serial.
+        target: String,
         #[command(flatten)]
         clock: ClockArgs,
     },
-    /// Remove an instance's failure results after a person investigated, so repairs may start again.
+    /// Remove a target's failure results after a person investigated, so repairs may start again.
     Clear {
-        /// The instance's full name.
-        instance: String,
+        /// The target: an instance's full name, a Machine's NS/NAME, a machine's serial.
+        target: String,
     },
     /// What-if under chaos: many passes over the fleet (in memory: the file is not changed) while
     /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety

@@ -545,7 +545,7 @@ fn fleet_job(
             html,
         },
         Command::Explain {
-            instance,
+            target: instance,
             json,
             clock,
         } => {
@@ -584,7 +584,7 @@ fn fleet_job(
         Command::Resume { object } => admin(fleet, read.object(&object)?, Verb::Resume)?,
         Command::Request {
             repair,
-            instance: name,
+            target: name,
             clock,
         } => {
             let verb = Verb::Request {
@@ -594,7 +594,7 @@ fn fleet_job(
             };
             admin(fleet, read.object(&name)?, verb)?
         }
-        Command::Clear { instance: name } => admin(fleet, read.object(&name)?, Verb::Clear)?,
+        Command::Clear { target: name } => admin(fleet, read.object(&name)?, Verb::Clear)?,
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => {
             output.json = args.json;
