@@ -4,7 +4,7 @@
 
 use crate::engine::family::{Holder, Role};
 use crate::engine::marks::{Codec, Mark};
-use crate::engine::{Action, Family, ObjectRef, RepairResult};
+use crate::engine::{Action, Family, ObjectRef, RepairResult, rfc3339};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verb<L> {
@@ -55,16 +55,10 @@ give an end in the future (e.g. --for 2h), or neither --for nor --until to suspe
         rfc3339(*until)
     )]
     SuspendEndsInThePast { asked: String, until: i64, now: i64 },
-}
-
-fn rfc3339(epoch: i64) -> String {
-    u64::try_from(epoch)
-        .ok()
-        .and_then(|s| std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(s)))
-        .map_or_else(
-            || "before 1970".to_owned(),
-            |t| humantime::format_rfc3339_seconds(t).to_string(),
-        )
+    #[error(
+        "suspend {asked} ends after 9999-12-31T23:59:59Z, which no date can name: give neither --for nor --until to suspend until `autorepair resume`"
+    )]
+    SuspendEndsPastTheCalendar { asked: String },
 }
 
 /// When a suspend asked for with `--until` or `--for` ends (`None`: until resumed). An end at or
@@ -83,6 +77,9 @@ pub fn suspend_end(
         ),
         (None, None) => return Ok(None),
     };
+    if end > crate::engine::text::LAST_CALENDAR_SECOND {
+        return Err(AdminError::SuspendEndsPastTheCalendar { asked });
+    }
     if end <= now {
         return Err(AdminError::SuspendEndsInThePast {
             asked,
@@ -159,7 +156,7 @@ pub fn edits<F: Family>(
         Verb::Suspend { until } => {
             let mark = F::Marks::render_suspend(*until).map_err(|e| refuse(e.to_string()))?;
             let reason = match until {
-                Some(t) => format!("admin: suspend until {t}"),
+                Some(t) => format!("admin: suspend until {}", rfc3339(*t)),
                 None => "admin: suspend".into(),
             };
             (vec![mark], vec![], reason)
@@ -370,7 +367,7 @@ mod tests {
             Option<Duration>,
             Result<Option<i64>, &'static str>,
         );
-        let cases: [Case; 8] = [
+        let cases: [Case; 10] = [
             (None, None, Ok(None)),
             (Some(1001), None, Ok(Some(1001))),
             (None, Some(Duration::from_secs(7200)), Ok(Some(8200))),
@@ -383,7 +380,17 @@ mod tests {
             (None, Some(Duration::ZERO), Err("--for 0s ends at 1000")),
             // Less than a second is nothing at the tags' resolution.
             (None, Some(Duration::from_millis(500)), Err("--for 500ms")),
-            (Some(-1), None, Err("(before 1970)")),
+            (Some(-1), None, Err("(@-1)")),
+            (
+                Some(253_402_300_800),
+                None,
+                Err("ends after 9999-12-31T23:59:59Z"),
+            ),
+            (
+                None,
+                Some(Duration::MAX),
+                Err("ends after 9999-12-31T23:59:59Z"),
+            ),
         ];
         for (until, for_, want) in cases {
             let got = suspend_end(until, for_, now).map_err(|e| e.to_string());
@@ -391,8 +398,12 @@ mod tests {
                 (Ok(g), Ok(w)) => assert_eq!(*g, w, "{until:?} {for_:?}"),
                 (Err(e), Err(w)) => {
                     assert!(e.contains(w), "{until:?} {for_:?}: {e}");
-                    assert!(e.contains("not after now (1000)"), "{e}");
-                    assert!(e.contains("--for 2h"), "says what to do: {e}");
+                    if w.contains("9999") {
+                        assert!(e.contains("neither --for nor --until"), "{e}");
+                    } else {
+                        assert!(e.contains("not after now (1000)"), "{e}");
+                        assert!(e.contains("--for 2h"), "says what to do: {e}");
+                    }
                 }
                 _ => panic!("{until:?} {for_:?}: got {got:?}, want {want:?}"),
             }

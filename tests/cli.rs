@@ -95,7 +95,7 @@ fn the_clock_check_catches_a_command_without_now() {
 #[test]
 fn the_clock_check_lets_clockless_commands_and_given_clocks_pass() {
     for args in [
-        &["resume", "cluster", "--cluster", "x"][..],
+        &["resume", "cluster", "--now", "5", "--cluster", "x"][..],
         &["status", "--now", "5", "--cluster", "x"],
         &["tags", "parse", "x"],
     ] {
@@ -423,6 +423,8 @@ fn admin_verbs_write_the_tags() {
             "allow",
             "reinstall",
             "instance/log-b1.ams.example",
+            "--now",
+            "1800000000",
             "--cluster",
         ])
         .arg(&path)
@@ -454,12 +456,12 @@ fn admin_verbs_write_the_tags() {
         g.tags
     );
     bin()
-        .args(["resume", "group/ams-a", "--cluster"])
+        .args(["resume", "group/ams-a", "--now", "1800000000", "--cluster"])
         .arg(&path)
         .assert()
         .success();
     bin()
-        .args(["resume", "group/ams-a", "--cluster"])
+        .args(["resume", "group/ams-a", "--now", "1800000000", "--cluster"])
         .arg(&path)
         .assert()
         .code(2);
@@ -481,7 +483,13 @@ fn admin_verbs_write_the_tags() {
             .any(|t| t.starts_with(&format!("{PREFIX}pending:migrate:")) && t.ends_with(':'))
     );
     bin()
-        .args(["clear", "ops-a3.ams.example", "--cluster"])
+        .args([
+            "clear",
+            "ops-a3.ams.example",
+            "--now",
+            "1800000000",
+            "--cluster",
+        ])
         .arg(&path)
         .assert()
         .success();
@@ -491,7 +499,7 @@ fn admin_verbs_write_the_tags() {
             .any(|t| t.contains(":failure:"))
     );
     let out = bin()
-        .args(["clear", "nope", "--cluster"])
+        .args(["clear", "nope", "--now", "1800000000", "--cluster"])
         .arg(&path)
         .assert()
         .code(2);
@@ -735,7 +743,7 @@ fn a_missing_fleet_file_is_named_and_leaves_no_lock_behind() {
     for args in [
         &["run", "--now", NOW][..],
         &["suspend", "cluster", "--now", NOW],
-        &["resume", "cluster"],
+        &["resume", "cluster", "--now", NOW],
         &["status", "--now", NOW],
     ] {
         let out = bin()
@@ -864,7 +872,7 @@ fn an_os_error_is_said_once() {
         (
             {
                 let mut b = bin();
-                b.args(["resume", "cluster", "--cluster"])
+                b.args(["resume", "cluster", "--now", "1800000000", "--cluster"])
                     .arg(fleet)
                     .arg("--lock-file")
                     .arg(in_nowhere("x.lock"));

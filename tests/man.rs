@@ -67,8 +67,11 @@ file.
 const COMMANDS_INTRO: &str = r#"An \fIOBJECT\fR is \fBcluster\fR, \fBgroup/\fR\fINAME\fR or \fBinstance/\fR\fINAME\fR; a bare
 name is an instance. Autorepair tags on nodes have no effect, and the commands refuse them.
 A \fITYPE\fR is a repair type: \fBfix-storage\fR, \fBmigrate\fR, \fBfailover\fR or
-\fBreinstall\fR. An \fIEPOCH\fR is a Unix time in seconds; a \fIDURATION\fR is written like
-\fB90s\fR, \fB15min\fR, \fB2h\fR or \fB3days\fR.
+\fBreinstall\fR. A \fITIME\fR is RFC 3339 (\fB2026\-12\-01T00:00:00Z\fR) or Unix seconds, up to
+the end of year 9999; a \fIDURATION\fR is plain seconds or written like \fB90s\fR, \fB15min\fR,
+\fB2h\fR or \fB3days\fR. Times in tags are Unix seconds, shown as RFC 3339; a tag's time past
+year 9999 (another tool may write one) is honoured and shown as \fB@\fR\fISECONDS\fR, and
+\fBtags lint\fR reports it.
 .PP
 \fBrun\fR (without \fB--dry-run\fR) and the admin commands take the lock (see \fBFILES\fR);
 \fBstatus\fR, \fBexplain\fR, \fBreport\fR, \fBtags\fR, \fBsimulate\fR and \fBsnapshot\fR only read, and

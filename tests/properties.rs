@@ -278,12 +278,44 @@ fn job_id() -> impl Strategy<Value = u64> {
     ]
 }
 
-/// Around now (both sides of it), or anywhere.
+/// Around now (both sides of it), or anywhere, up to times no date can name (another tool may
+/// write `suspend:99999999999999999`).
 fn epoch() -> impl Strategy<Value = i64> {
     prop_oneof![
-        3 => (NOW - 10 * 86400)..(NOW + 10 * 86400),
-        1 => 0i64..=9_999_999_999,
+        6 => (NOW - 10 * 86400)..(NOW + 10 * 86400),
+        2 => 0i64..=9_999_999_999,
+        1 => prop_oneof![
+            Just(autorepair::engine::text::LAST_CALENDAR_SECOND + 1),
+            Just(i64::MAX),
+            autorepair::engine::text::LAST_CALENDAR_SECOND..=i64::MAX,
+        ],
     ]
+}
+
+/// Everything the tool shows of a plan: the status table and its JSON, every target's
+/// explanation and its JSON, the lint lines and the HTML report. None of it may fail, whatever
+/// times the marks carry.
+fn show_everything(p: &Plan, limits: &Limits) -> Result<(), TestCaseError> {
+    use autorepair::report::{self, html};
+    let table = report::status_table(p);
+    let json = serde_json::to_string(&report::status_json(p)).expect("status JSON");
+    prop_assert!(!table.is_empty() && !json.is_empty());
+    for t in &p.targets {
+        prop_assert!(!report::explain(p, t).is_empty());
+        serde_json::to_string(t).expect("explain JSON");
+    }
+    for l in &p.lint {
+        prop_assert!(!l.to_string().is_empty());
+    }
+    let scopes = vec![""; p.targets.len()];
+    let page = html::page(&html::Page {
+        plan: p,
+        limits: &limits.engine(),
+        scopes: &scopes,
+        source: "fleet.json",
+    });
+    prop_assert!(page.contains("</html>"));
+    Ok(())
 }
 
 fn valid_tag() -> impl Strategy<Value = String> {
@@ -1007,6 +1039,7 @@ proptest! {
     ) {
         let p = plan(&snap, now, &limits, seed);
         check_plan(&snap, &limits, &p)?;
+        show_everything(&p, &limits)?;
     }
 }
 

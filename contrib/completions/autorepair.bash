@@ -318,12 +318,16 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__allow)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -376,12 +380,16 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__clear)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1616,12 +1624,16 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__resume)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -64,7 +64,7 @@ complete -c autorepair -n "__fish_autorepair_needs_command" -f -a "generate" -d 
 complete -c autorepair -n "__fish_autorepair_needs_command" -f -a "sabakan" -d 'A CKE cluster configuration (cluster.yml) from a template and the machines sabakan knows: check the template, generate a configuration, or maintain one'
 complete -c autorepair -n "__fish_autorepair_needs_command" -f -a "snapshot" -d 'Save the fleet (e.g. a real cluster read over RAPI) as a fleet file, to replay it offline with --cluster and --dry-run'
 complete -c autorepair -n "__fish_autorepair_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l now -d 'Pretend it is this Unix time (for replays and tests) [default: now]' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l interval -d 'Time between passes with --loop; with --kube the longest time between two passes' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l lease -d 'The Lease of --leader-elect [default: namespace $POD_NAMESPACE, else the service account\'s, else `default`; name `autorepair`]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l passes -d 'Make this many passes, back to back (with --loop: at most this many)' -r
@@ -92,7 +92,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l out-of-ser
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l insecure -d 'Do not verify the RAPI server\'s certificate (tests only: anyone on the path can then read the password and forge answers)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l log-json -d 'Log one JSON object per line instead of text (logs go to stderr)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -s h -l help -d 'Print help'
-complete -c autorepair -n "__fish_autorepair_using_subcommand status" -l now -d 'Pretend it is this Unix time (for replays and tests) [default: now]' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand status" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand status" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand status" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand status" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -112,7 +112,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand status" -l insecur
 complete -c autorepair -n "__fish_autorepair_using_subcommand status" -l log-json -d 'Log one JSON object per line instead of text (logs go to stderr)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand status" -s h -l help -d 'Print help'
 complete -c autorepair -n "__fish_autorepair_using_subcommand report" -l html -d 'Write the page here' -r -F
-complete -c autorepair -n "__fish_autorepair_using_subcommand report" -l now -d 'Pretend it is this Unix time (for replays and tests) [default: now]' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand report" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand report" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand report" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand report" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -130,7 +130,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand report" -l out-of-
 complete -c autorepair -n "__fish_autorepair_using_subcommand report" -l insecure -d 'Do not verify the RAPI server\'s certificate (tests only: anyone on the path can then read the password and forge answers)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand report" -l log-json -d 'Log one JSON object per line instead of text (logs go to stderr)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand report" -s h -l help -d 'Print help'
-complete -c autorepair -n "__fish_autorepair_using_subcommand explain" -l now -d 'Pretend it is this Unix time (for replays and tests) [default: now]' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand explain" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand explain" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand explain" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand explain" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -187,7 +187,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand tags; and __fish_s
 complete -c autorepair -n "__fish_autorepair_using_subcommand tags; and __fish_seen_subcommand_from parse" -l insecure -d 'Do not verify the RAPI server\'s certificate (tests only: anyone on the path can then read the password and forge answers)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand tags; and __fish_seen_subcommand_from parse" -l log-json -d 'Log one JSON object per line instead of text (logs go to stderr)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand tags; and __fish_seen_subcommand_from parse" -s h -l help -d 'Print help'
-complete -c autorepair -n "__fish_autorepair_using_subcommand tags; and __fish_seen_subcommand_from lint" -l now -d 'Pretend it is this Unix time (for replays and tests) [default: now]' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand tags; and __fish_seen_subcommand_from lint" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand tags; and __fish_seen_subcommand_from lint" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand tags; and __fish_seen_subcommand_from lint" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand tags; and __fish_seen_subcommand_from lint" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -233,7 +233,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and not __
 complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and not __fish_seen_subcommand_from add list delete reset-backoff enable disable help" -f -a "enable" -d 'Let entries drain and run commands again'
 complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and not __fish_seen_subcommand_from add list delete reset-backoff enable disable help" -f -a "disable" -d 'Stop new drains and commands; health checks and finishing go on'
 complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and not __fish_seen_subcommand_from add list delete reset-backoff enable disable help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and __fish_seen_subcommand_from add" -l now -d 'Pretend it is this Unix time (for replays and tests) [default: now]' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and __fish_seen_subcommand_from add" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and __fish_seen_subcommand_from add" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and __fish_seen_subcommand_from add" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and __fish_seen_subcommand_from add" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -346,6 +346,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and __fish
 complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and __fish_seen_subcommand_from help" -f -a "enable" -d 'Let entries drain and run commands again'
 complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and __fish_seen_subcommand_from help" -f -a "disable" -d 'Stop new drains and commands; health checks and finishing go on'
 complete -c autorepair -n "__fish_autorepair_using_subcommand repair; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c autorepair -n "__fish_autorepair_using_subcommand allow" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand allow" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand allow" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand allow" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -363,9 +364,9 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand allow" -l out-of-s
 complete -c autorepair -n "__fish_autorepair_using_subcommand allow" -l insecure -d 'Do not verify the RAPI server\'s certificate (tests only: anyone on the path can then read the password and forge answers)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand allow" -l log-json -d 'Log one JSON object per line instead of text (logs go to stderr)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand allow" -s h -l help -d 'Print help'
-complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l until -d 'Until this Unix time (in the future)' -r
-complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l for -d 'For this long, e.g. 2h, 3days (at least a second)' -r
-complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l now -d 'Pretend it is this Unix time (for replays and tests) [default: now]' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l until -d 'Until this time (in the future), RFC 3339 or Unix seconds' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l for -d 'For this long, e.g. 2h, 3days, or seconds (at least a second)' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -383,6 +384,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l out-of
 complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l insecure -d 'Do not verify the RAPI server\'s certificate (tests only: anyone on the path can then read the password and forge answers)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -l log-json -d 'Log one JSON object per line instead of text (logs go to stderr)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand suspend" -s h -l help -d 'Print help'
+complete -c autorepair -n "__fish_autorepair_using_subcommand resume" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand resume" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand resume" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand resume" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -400,7 +402,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand resume" -l out-of-
 complete -c autorepair -n "__fish_autorepair_using_subcommand resume" -l insecure -d 'Do not verify the RAPI server\'s certificate (tests only: anyone on the path can then read the password and forge answers)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand resume" -l log-json -d 'Log one JSON object per line instead of text (logs go to stderr)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand resume" -s h -l help -d 'Print help'
-complete -c autorepair -n "__fish_autorepair_using_subcommand request" -l now -d 'Pretend it is this Unix time (for replays and tests) [default: now]' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand request" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand request" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand request" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand request" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -418,6 +420,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand request" -l out-of
 complete -c autorepair -n "__fish_autorepair_using_subcommand request" -l insecure -d 'Do not verify the RAPI server\'s certificate (tests only: anyone on the path can then read the password and forge answers)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand request" -l log-json -d 'Log one JSON object per line instead of text (logs go to stderr)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand request" -s h -l help -d 'Print help'
+complete -c autorepair -n "__fish_autorepair_using_subcommand clear" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand clear" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand clear" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand clear" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F
@@ -439,7 +442,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand simulate" -l passe
 complete -c autorepair -n "__fish_autorepair_using_subcommand simulate" -l seed -d 'Seed of the first scenario; scenario k uses seed+k' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand simulate" -l scenarios -d 'How many seeded scenarios to run' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand simulate" -l quiet-passes -d 'Passes without faults at the end [default: enough for max_repair_age to run out]' -r
-complete -c autorepair -n "__fish_autorepair_using_subcommand simulate" -l now -d 'Pretend it is this Unix time (for replays and tests) [default: now]' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand simulate" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand simulate" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand simulate" -l cluster -d 'Fleet file (JSON, shaped like Ganeti\'s RAPI answers) to work on instead of a cluster' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand simulate" -l kube-objects -d 'Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io, metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family' -r -F

@@ -11,8 +11,10 @@ fn ganeti_char(b: u8) -> bool {
 }
 
 fn check(text: &str) {
-    // The JSON view walks job lists with `expect`: it must not panic either.
+    // The JSON view walks job lists with `expect`, and the line `tags parse` shows renders the
+    // tag's time: neither may panic.
     let _ = TagJson::of(text);
+    let _ = autorepair::face::tags::describe(text);
     match tags::parse(text) {
         Ok(Tag::Foreign) => assert!(
             !text.starts_with(PREFIX),

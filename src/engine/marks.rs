@@ -150,6 +150,18 @@ pub enum Mark<'a, L> {
     Result(Outcome<'a, L>),
 }
 
+impl<L> Mark<'_, L> {
+    /// The time the mark carries, if any: a suspend's end, a repair's start or end.
+    pub fn time(&self) -> Option<i64> {
+        match self {
+            Mark::Suspend { until } => *until,
+            Mark::Pending(p) => Some(p.since),
+            Mark::Result(r) => Some(r.at),
+            Mark::Foreign | Mark::Policy(_) => None,
+        }
+    }
+}
+
 /// Why a mark is invalid. The code is stable (test vectors and tools use it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCode {

@@ -36,7 +36,9 @@ impl<L: Level> std::fmt::Display for Policy<L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Policy::Allow { up_to } => write!(f, "repairs up to {up_to} allowed"),
-            Policy::SuspendedUntil { until } => write!(f, "suspended until {until}"),
+            Policy::SuspendedUntil { until } => {
+                write!(f, "suspended until {}", super::text::rfc3339(*until))
+            }
             Policy::SuspendedForever => f.write_str("suspended"),
         }
     }

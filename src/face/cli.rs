@@ -1,5 +1,6 @@
 //! Command-line definitions (clap) only; the binary dispatches them.
 
+use crate::engine::text::{parse_duration, parse_time};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -120,8 +121,8 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Args, Clone, Copy)]
 pub struct ClockArgs {
-    /// Pretend it is this Unix time (for replays and tests) [default: now].
-    #[arg(long, value_name = "EPOCH")]
+    /// Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub now: Option<i64>,
 }
 
@@ -173,17 +174,19 @@ pub enum Command {
         /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
         /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
         object: String,
+        #[command(flatten)]
+        clock: ClockArgs,
     },
     /// Stop repairs from starting on an object, forever or for a while.
     Suspend {
         /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
         /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
         object: String,
-        /// Until this Unix time (in the future).
-        #[arg(long, value_name = "EPOCH", conflicts_with = "for_")]
+        /// Until this time (in the future), RFC 3339 or Unix seconds.
+        #[arg(long, value_name = "TIME", conflicts_with = "for_", value_parser = parse_time)]
         until: Option<i64>,
-        /// For this long, e.g. 2h, 3days (at least a second).
-        #[arg(long = "for", id = "for_", value_name = "DURATION", value_parser = humantime::parse_duration)]
+        /// For this long, e.g. 2h, 3days, or seconds (at least a second).
+        #[arg(long = "for", id = "for_", value_name = "DURATION", value_parser = parse_duration)]
         for_: Option<Duration>,
         #[command(flatten)]
         clock: ClockArgs,
@@ -193,6 +196,8 @@ pub enum Command {
         /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
         /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
         object: String,
+        #[command(flatten)]
+        clock: ClockArgs,
     },
     /// Ask for one repair of a target, up to TYPE, whatever the policy says (not while suspended).
     Request {
@@ -208,6 +213,8 @@ pub enum Command {
     Clear {
         /// The target: an instance's full name, a Machine's NS/NAME, a machine's serial.
         target: String,
+        #[command(flatten)]
+        clock: ClockArgs,
     },
     /// What-if under chaos: many passes over the fleet (in memory: the file is not changed) while
     /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety
@@ -288,7 +295,7 @@ pub struct RunArgs {
     #[arg(long = "loop")]
     pub loop_: bool,
     /// Time between passes with --loop; with --kube the longest time between two passes.
-    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
     pub interval: Duration,
     /// With --kube --loop: act only while holding a coordination.k8s.io/v1 Lease, so that of
     /// several replicas one acts; the others stand by and take over once its Lease runs out

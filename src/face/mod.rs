@@ -17,7 +17,7 @@ mod logs;
 mod run;
 #[cfg(any(test, feature = "testkit"))]
 mod simulate;
-mod tags;
+pub mod tags;
 
 use self::cli::Cli;
 pub use self::family::FamilyFace;

@@ -563,7 +563,7 @@ fn fleet_job(
                 clock: clock.into(),
             }
         }
-        Command::Allow { level, object } => {
+        Command::Allow { level, object, .. } => {
             let level = match level {
                 Level::None => None,
                 Level::UpTo(t) => Some(read.level(&t)?),
@@ -581,7 +581,7 @@ fn fleet_job(
                 .map_err(SettingsError::Suspend)?;
             admin(fleet, object, Verb::Suspend { until })?
         }
-        Command::Resume { object } => admin(fleet, read.object(&object)?, Verb::Resume)?,
+        Command::Resume { object, .. } => admin(fleet, read.object(&object)?, Verb::Resume)?,
         Command::Request {
             repair,
             target: name,
@@ -594,7 +594,7 @@ fn fleet_job(
             };
             admin(fleet, read.object(&name)?, verb)?
         }
-        Command::Clear { target: name } => admin(fleet, read.object(&name)?, Verb::Clear)?,
+        Command::Clear { target: name, .. } => admin(fleet, read.object(&name)?, Verb::Clear)?,
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => {
             output.json = args.json;
@@ -633,8 +633,11 @@ fn command_now(command: &Command) -> Option<i64> {
         Command::Status { clock, .. }
         | Command::Explain { clock, .. }
         | Command::Tags(TagsCommand::Lint { clock, .. })
+        | Command::Allow { clock, .. }
         | Command::Suspend { clock, .. }
+        | Command::Resume { clock, .. }
         | Command::Request { clock, .. }
+        | Command::Clear { clock, .. }
         | Command::Repair(RepairCommand::Add { clock, .. }) => clock.now,
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => args.clock.now,

@@ -22,7 +22,7 @@ pub fn parse(out: &mut Printer, tags: &[String]) -> Result<Exit, Error> {
 }
 
 /// What one tag says, in a line.
-fn describe(t: &str) -> String {
+pub fn describe(t: &str) -> String {
     match tags::parse(t) {
         Ok(Tag::Foreign) => format!("{t}: foreign (not an autorepair tag)"),
         Ok(Tag::Policy(r)) => format!("{t}: allows repairs up to {r}"),

@@ -145,6 +145,28 @@ pub(super) fn invalid_lint(object: &ObjectRef, e: MarkError) -> Lint {
     }
 }
 
+/// A mark whose time no date can name (after year 9999) is honoured as written, so a far-off
+/// suspend still holds; lint says so, because people and other tools cannot read the time.
+pub(super) fn lint_time<L>(object: &ObjectRef, text: &str, mark: &Mark<L>, lint: &mut Vec<Lint>) {
+    if let Some(t) = mark
+        .time()
+        .filter(|t| *t > crate::engine::text::LAST_CALENDAR_SECOND)
+    {
+        lint.push(Lint {
+            object: object.clone(),
+            tag: Some(text.to_owned()),
+            message: format!(
+                "its time {t} is after 9999-12-31T23:59:59Z, which no date can name: it is honoured as written (shown as @{t}); {}",
+                if matches!(mark, Mark::Suspend { .. }) {
+                    "to suspend until resumed, write the suspend without a time"
+                } else {
+                    "the tool that wrote it has a broken clock or a bug"
+                }
+            ),
+        });
+    }
+}
+
 /// Parses a scope's marks for policy, linting what does not belong there.
 fn scope_marks<'t, F: Family>(
     object: &ObjectRef,
@@ -155,7 +177,10 @@ fn scope_marks<'t, F: Family>(
     for t in marks {
         match F::Marks::parse(t) {
             Ok(Mark::Foreign) => {}
-            Ok(mark @ (Mark::Policy(_) | Mark::Suspend { .. })) => out.push((t.as_str(), mark)),
+            Ok(mark @ (Mark::Policy(_) | Mark::Suspend { .. })) => {
+                lint_time(object, t, &mark, lint);
+                out.push((t.as_str(), mark));
+            }
             Ok(_) => lint.push(Lint {
                 object: object.clone(),
                 tag: Some(t.clone()),

@@ -1,7 +1,7 @@
 //! One target's decisions: its marks read, its effective policy, the bookkeeping of repairs
 //! under way (judging their operations), and what it could start.
 
-use super::index::{Index, PolicySource, invalid_lint, lint_policy_mix, policy_note};
+use super::index::{Index, PolicySource, invalid_lint, lint_policy_mix, lint_time, policy_note};
 use super::{Blocked, HistoryEntry, IdMaker, Lint, Next, OpView, RepairStart, RepairView, State};
 use super::{TargetPlan, reason_for};
 use crate::engine::family::{Family, Health, Need, OpState, Operation};
@@ -103,7 +103,15 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
         for t in F::marks(target) {
             match F::Marks::parse(t) {
                 Ok(Mark::Foreign) => {}
-                Ok(mark) => parsed.push((t.as_str(), mark)),
+                Ok(mark) => {
+                    if mark
+                        .time()
+                        .is_some_and(|t| t > crate::engine::text::LAST_CALENDAR_SECOND)
+                    {
+                        lint_time(&object(), t, &mark, lint);
+                    }
+                    parsed.push((t.as_str(), mark));
+                }
                 Err(e) => lint.push(invalid_lint(&object(), e)),
             }
         }
