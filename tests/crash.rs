@@ -148,3 +148,62 @@ fn a_kill_after_any_backend_call_never_duplicates_a_job() {
     }
     assert_eq!(kills, total, "every call was a kill point");
 }
+
+/// A signal while a large fleet file is being saved (Ctrl-C, a service stop, a closed terminal)
+/// leaves the old file or the new one, and nothing else: the temporary file must not outlive
+/// the process. The signal is sent the moment the temporary file exists, named in the directory
+/// or anonymous among the process's open files, and the save is long enough (about 30 MB) to be
+/// caught in the middle.
+#[test]
+fn a_signal_during_a_save_leaves_no_stray_file() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let listing = |dir: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let mut caught_writing = 0;
+    for signal in ["INT", "TERM", "HUP"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_autorepair"))
+            .args(["generate", "--instances", "100000", "-o", "fleet.json"])
+            .current_dir(dir.path())
+            .spawn()
+            .unwrap();
+        let fds = format!("/proc/{}/fd", child.id());
+        let start = Instant::now();
+        let writing = loop {
+            let named = listing(dir.path()).iter().any(|n| n != "fleet.json");
+            // An O_TMPFILE file shows as "DIR/#INODE (deleted)" among the open files.
+            let anonymous = std::fs::read_dir(&fds)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| {
+                    std::fs::read_link(fd.path()).is_ok_and(|t| {
+                        t.starts_with(dir.path()) && t.to_string_lossy().contains('#')
+                    })
+                });
+            if named || anonymous || start.elapsed() > Duration::from_secs(60) {
+                break named || anonymous;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break false;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        caught_writing += usize::from(writing);
+        std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        child.wait().unwrap();
+        let left: Vec<String> = listing(dir.path())
+            .into_iter()
+            .filter(|n| n != "fleet.json")
+            .collect();
+        assert!(left.is_empty(), "SIG{signal} left {left:?}");
+    }
+    assert!(caught_writing > 0, "no signal landed during a save");
+}

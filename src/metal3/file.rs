@@ -354,12 +354,8 @@ impl ObjectsFile {
         let mut text = serde_json::to_string_pretty(&self.list)
             .map_err(|e| list_error(path, format!("cannot serialise: {e}")))?;
         text.push('\n');
-        crate::files::write_atomically(path, text.as_bytes()).map_err(|e| {
-            list_error(
-                path,
-                format!("cannot save it (its directory must be writable): {e}"),
-            )
-        })?;
+        crate::files::write_atomically(path, text.as_bytes())
+            .map_err(|e| list_error(path, format!("cannot save it: {e}")))?;
         self.dirty = false;
         Ok(())
     }

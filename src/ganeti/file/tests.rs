@@ -191,3 +191,39 @@ fn saving_is_atomic_and_round_trips() {
     let e = FleetFile::open(&path).err().unwrap().to_string();
     assert!(e.contains("fleet.json") && e.contains("line 1"), "{e}");
 }
+
+/// The job simulator's placement is kept up to date as jobs move instances; it must choose the
+/// nodes the pool built afresh from the fleet would, before and after moves (it replaced that
+/// pool, rebuilt from every instance for every job).
+#[test]
+fn placement_picks_what_a_fresh_pool_picks_as_instances_move() {
+    use crate::ganeti::generate::{Spec, generate};
+    use crate::ganeti::health::NodePool;
+    let mut fleet = generate(&Spec::new(3000, 7));
+    let mut placement = Placement::new(&fleet);
+    for round in 0..3 {
+        let pool = NodePool::new(&fleet.nodes, &fleet.instances);
+        for inst in fleet.instances.iter().step_by(7) {
+            let exclude: Vec<&str> = std::iter::once(inst.pnode.as_str())
+                .chain(inst.snodes.iter().map(String::as_str))
+                .collect();
+            for count in [1, 2] {
+                assert_eq!(
+                    placement.pick(&inst.pnode, &exclude, count),
+                    pool.pick(&inst.pnode, &exclude, count),
+                    "round {round}, {}",
+                    inst.name
+                );
+            }
+        }
+        // Move every 5th instance onto the node the pool would pick, as a failover does.
+        for i in (round..fleet.instances.len()).step_by(5) {
+            let inst = &fleet.instances[i];
+            let Some(to) = placement.pick(&inst.pnode, &[inst.pnode.as_str()], 1).pop() else {
+                continue;
+            };
+            placement.moved(&inst.pnode, &to);
+            fleet.instances[i].pnode = to;
+        }
+    }
+}
