@@ -1,5 +1,6 @@
 //! The layout docs/architecture.md promises: the engine names no family, imports neither a
-//! family nor the face, and does no I/O of its own.
+//! family nor the face, and does no I/O of its own; and the repository explains itself: no
+//! file cites a text outside it.
 
 use std::path::{Path, PathBuf};
 
@@ -60,7 +61,7 @@ fn engine_names_no_family_and_does_no_io() {
     );
 }
 
-/// The Kubernetes code the families share imports none of them (DESIGN §3).
+/// The Kubernetes code the families share imports none of them (docs/architecture.md).
 #[test]
 fn shared_kubernetes_code_imports_no_family() {
     let k8s = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/k8s");
@@ -88,6 +89,84 @@ fn shared_kubernetes_code_imports_no_family() {
     assert!(
         found.is_empty(),
         "src/k8s must not import a family:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The files the repository is made of: git's tracked files where git can tell, else every
+/// file outside build output and hidden directories (a source tarball has no `.git`).
+fn repository_files(root: &Path) -> Vec<PathBuf> {
+    let tracked = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(root)
+        .output()
+        .ok()
+        .filter(|o| o.status.success() && !o.stdout.is_empty());
+    if let Some(out) = tracked {
+        return out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| root.join(String::from_utf8_lossy(p).as_ref()))
+            .collect();
+    }
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("readable directory") {
+            let path = entry.expect("readable directory").path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if name.starts_with('.') || name == "target" {
+                continue;
+            }
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, &mut out);
+    out
+}
+
+/// The repository explains itself: no file cites the texts the project was built from, which
+/// a clone does not have (the design brief, its specs and fact sheets). Cite docs/design.md or
+/// a docs/ page, or state the fact with its upstream source.
+#[test]
+fn no_file_cites_texts_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = repository_files(root);
+    assert!(files.len() >= 50, "found only {} files", files.len());
+    // Spelled in pieces, so that this file does not cite them itself.
+    let citations = [
+        ["DESIGN", " §"],
+        ["DESIGN", ".md"],
+        ["shared", "/"],
+        ["facts", ".md"],
+        ["facts", " §"],
+        ["capi-", "facts"],
+        ["harep-", "facts"],
+        ["rapi-", "facts"],
+    ]
+    .map(|[a, b]| format!("{a}{b}"));
+    let mut found = Vec::new();
+    for file in &files {
+        // Images and other binary files cite nothing.
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            for citation in &citations {
+                if line.contains(citation.as_str()) {
+                    let path = file.strip_prefix(root).unwrap_or(file);
+                    found.push(format!("{}:{}: {citation}: {line}", path.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "these lines cite texts a clone of the repository does not have:\n{}",
         found.join("\n")
     );
 }

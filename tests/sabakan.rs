@@ -1,5 +1,6 @@
-//! The cluster generator (`autorepair::sabakan`): every rule of facts §8 and the spec's worked
-//! examples as tables, property tests, and a simulated year of a 500-machine data centre.
+//! The cluster generator (`autorepair::sabakan`): every rule of CKE's sabakan/ code and
+//! docs/sabakan-integration.md's worked examples as tables, property tests, and a simulated year of
+//! a 500-machine data centre.
 
 mod common;
 
@@ -171,7 +172,7 @@ fn as_current(t: &Template, nodes: &[Node]) -> Current {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scoring and selection (facts §8, the spec's "Node selection")
+// Scoring and selection (CKE's sabakan/score.go, its docs' "Node selection")
 
 /// Which machine is added as the single control plane, or the single worker.
 #[test]
@@ -355,7 +356,7 @@ fn removal_scores() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Maintenance actions, in the spec's order (facts §8)
+// Maintenance actions, in the order of CKE's docs/sabakan-integration.md
 
 /// Racks 1-4, machine index 1-4 each: `m(rack, i)`; all HEALTHY cs with 500 days left unless a
 /// row changes them.

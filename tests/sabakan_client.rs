@@ -49,8 +49,8 @@ fn serials(ms: &[autorepair::sabakan::Machine]) -> Vec<&str> {
     ms.iter().map(|m| m.serial.as_str()).collect()
 }
 
-/// The machines family's default (facts §2, §7): UNHEALTHY and UNREACHABLE, not boot, with
-/// both variables sent as CKE's Go code marshals them.
+/// The machines family's default (CKE's sabakan/query.go): UNHEALTHY and UNREACHABLE, not boot,
+/// with both variables sent as CKE's Go code marshals them.
 #[test]
 fn auto_repair_search_selects_broken_non_boot_machines() {
     let s = fleet();

@@ -1,6 +1,6 @@
 //! The mark language, as one model every storage encodes: policy `<level>`, `suspend`,
 //! `suspend:<epoch>`, `pending:<level>:<id>:<epoch>:<ops>` and
-//! `result:<level>:<id>:<epoch>:<result>:<ops>` (DESIGN §4). A family's [`Codec`] maps its
+//! `result:<level>:<id>:<epoch>:<result>:<ops>` (docs/design.md). A family's [`Codec`] maps its
 //! storage (tags, annotations, labels) to this model and back, losslessly.
 //!
 //! A mark is handed around as the text its codec renders. Set-shaped storages store that text

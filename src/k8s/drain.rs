@@ -1,4 +1,5 @@
-//! Draining a Node, by CKE's rules (`shared/cke/facts.md` §6), for a watcher that works in
+//! Draining a Node, by CKE's rules (its op/repair_drain_start.go and `evictOrDeleteNodePod` in
+//! op/reboot_decide.go; docs/drain.md), for a watcher that works in
 //! passes: each call does what is due now and returns; nothing sleeps or loops until done.
 //!
 //! # Rules

@@ -1,5 +1,5 @@
-//! Kubernetes code more than one family uses (DESIGN §3: a family never imports another):
-//! clients built from kubeconfigs ([`client`]), API errors that name the server and the
+//! Kubernetes code more than one family uses (docs/architecture.md: a family never imports
+//! another): clients built from kubeconfigs ([`client`]), API errors that name the server and the
 //! request ([`errors`]), Node membership ([`nodes`]), label selectors ([`selector`]), the
 //! syntax of names ([`names`]) and draining Nodes by CKE's rules ([`drain`]).
 //!

@@ -1,4 +1,5 @@
-//! `autorepair repair …`: ckecli's repair-queue verbs (facts §6) on the machines' labels.
+//! `autorepair repair …`: ckecli's repair-queue verbs (CKE's pkg/ckecli/cmd/repair_queue_*.go) on
+//! the machines' labels.
 
 use super::config::Repair;
 use super::entry::{Entry, Progress, Status};

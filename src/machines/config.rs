@@ -1,9 +1,9 @@
-//! CKE's `repair:` configuration, verbatim (facts §5), and the sabakan-trigger constraints
-//! (facts §4, §7). Parsing and validation only; no I/O.
+//! CKE's `repair:` configuration, verbatim (CKE's cluster.go), and the sabakan-trigger constraints
+//! (CKE's constraints.go, used by sabakan/repairer.go). Parsing and validation only; no I/O.
 //!
 //! One deliberate difference from CKE: unknown keys inside `repair:` are errors. CKE ignores
-//! them, and a real configuration was broken by that (facts §10: `success_command_timeout_seconds`
-//! is not a field, so the timeout silently stayed 30 s).
+//! them, and a real configuration was broken by that (CKE's own mtest/cke-cluster.yml:
+//! `success_command_timeout_seconds` is not a field, so the timeout silently stayed 30 s).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -203,7 +203,7 @@ impl Repair {
         Ok(repair)
     }
 
-    /// CKE's validation, and nothing more (facts §5).
+    /// CKE's validation, and nothing more (`validateRepair` in its cluster.go).
     fn check(&self) -> Result<(), String> {
         if self.max_concurrent_repairs == 0 {
             return Err("repair.max_concurrent_repairs must be more than 0".into());
@@ -240,7 +240,7 @@ impl Repair {
     }
 }
 
-/// The sabakan trigger's constraints, with CKE's names and defaults (facts §4, §7).
+/// The sabakan trigger's constraints, with CKE's names and defaults (its constraints.go).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Constraints {
     /// More entries than this (existing + new) and no entry is created: 0 creates none.

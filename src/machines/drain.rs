@@ -1,4 +1,4 @@
-//! Draining a Node before a repair step that needs it (facts §6), behind a trait: the
+//! Draining a Node before a repair step that needs it (docs/drain.md), behind a trait: the
 //! nodes-file implementation here ([`NodesFile`], `--nodes FILE`) and the Kubernetes one
 //! ([`KubeNodes`], `--kubeconfig FILE`: the Eviction API, protected namespaces and Job pods,
 //! through `src/k8s/drain.rs`).

@@ -1,4 +1,4 @@
-//! A repair entry (CKE's `RepairQueueEntry`, facts §6) kept in two labels of its machine:
+//! A repair entry (CKE's `RepairQueueEntry`, its repair.go) kept in two labels of its machine:
 //!
 //! - `autorepair.entry` = `<index>.<operation>.<machine type>`: what to run, fixed at creation;
 //! - `autorepair.progress` = `<status>.<step>.<step status>.<last transition>.<drain back-off

@@ -50,7 +50,7 @@ impl FamilyFace for Machines {
         &m.rack
     }
 
-    /// CKE's names (facts §9), prefix `cke_`, from the entries as the pass read them.
+    /// CKE's names (its metrics/metrics.go), prefix `cke_`, from the entries as the pass read them.
     fn extra_metrics(plan: &crate::engine::Plan<Machines>) -> String {
         use super::entry::Status;
         use std::fmt::Write;

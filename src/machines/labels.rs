@@ -1,7 +1,7 @@
-//! The mark language as sabakan labels (DESIGN §4). A label's name and value are each 1-63
-//! characters of `[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?` (a value may also be empty): no
-//! `:`, `/` or `+`. Labels are a map, so, as with Kubernetes annotations, each fact has its own
-//! name and a repair owns one name, its id:
+//! The mark language as sabakan labels (docs/design.md, The mark language). A label's name and
+//! value are each 1-63 characters of `[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?` (a value
+//! may also be empty): no `:`, `/` or `+`. Labels are a map, so, as with Kubernetes annotations,
+//! each fact has its own name and a repair owns one name, its id:
 //!
 //! | mark | label |
 //! |---|---|
@@ -48,8 +48,8 @@ pub const MAX_LEN: usize = 63;
 /// The label codec.
 pub struct Labels;
 
-/// Whether `text` is a valid sabakan label name, or a valid non-empty value (facts §3): the
-/// syntax of a Kubernetes name part.
+/// Whether `text` is a valid sabakan label name, or a valid non-empty value (sabakan's
+/// `reValidLabelName`, machines.go): the syntax of a Kubernetes name part.
 pub fn is_label_text(text: &str) -> bool {
     crate::k8s::names::name_part(text).is_ok()
 }

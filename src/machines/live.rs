@@ -23,7 +23,7 @@ pub struct Live {
 }
 
 /// The variables that select every machine: both sent as `null`, so the query's defaults
-/// (no boot, no RETIRED machine) do not apply (facts §2).
+/// (no boot, no RETIRED machine) do not apply (CKE's sabakan/query.go).
 fn everything() -> Variables {
     Variables {
         having: None::<MachineParams>,

@@ -1,5 +1,5 @@
 //! The machines family: sabakan machines repaired by CKE's repair procedures
-//! (`shared/specs/cke-repair.md`, `shared/specs/cke-sabakan-triggered-repair.md`, facts §1-§7),
+//! (CKE's docs/repair.md and docs/sabakan-triggered-repair.md, as its code does them),
 //! with every bit of progress in the machines' own sabakan labels (docs/machines.md).
 
 pub mod admin;
@@ -289,7 +289,7 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// CKE's query for sabakan-triggered repair (facts §2).
+    /// CKE's query for sabakan-triggered repair (CKE's sabakan/query.go).
     pub fn default_query() -> Variables {
         Variables {
             having: Some(MachineParams {
@@ -429,7 +429,7 @@ impl<'a> Index<'a> {
     /// The level a new repair of this machine needs: its operation's steps, capped by what
     /// it may use, so that the allowed steps run and the rest is refused (enoperm). That is
     /// the level of a once-off request waiting on the machine (a pending repair that recorded
-    /// nothing: the engine serves it next, up to its own level whatever the policy, DESIGN §5
+    /// nothing: the engine serves it next, up to its own level whatever the policy, docs/design.md,
     /// rule 1), else what its policy allows.
     fn need(&self, m: &'a Machine, op: &config::Operation) -> Reach {
         let full = Reach::for_steps(op.repair_steps.len());
@@ -449,7 +449,7 @@ fn operation_of(m: &Machine) -> String {
     m.info.state.as_str().to_ascii_lowercase()
 }
 
-/// sabakan's matching rules for `searchMachines` (facts §2).
+/// sabakan's matching rules for `searchMachines` (sabakan's `MatchMachine`, gql/match.go).
 pub fn matches(p: &MachineParams, m: &crate::sabakan::Machine, now: i64, having: bool) -> bool {
     let days = || {
         jiff::Timestamp::from_second(now)

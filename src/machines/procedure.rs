@@ -1,4 +1,5 @@
-//! CKE's repair procedure as a pure function of the snapshot and the clock (facts §6, §7):
+//! CKE's repair procedure as a pure function of the snapshot and the clock (CKE's `repairOps` in
+//! server/strategy.go and `Repairer` in sabakan/repairer.go; docs/machines.md):
 //! which machines need a new entry, which entries take a step this pass, and the transitions
 //! of each. The backend carries the transitions out in order; a transition that runs a repair
 //! command is recorded in the machine's labels before the command starts.
@@ -308,7 +309,7 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
         let node: Option<&Node> = index.node(m);
         let steps = &op.repair_steps;
         // A suspend, or a policy lowered since the repair started, holds back every drain and
-        // command not yet started, as the engine pauses its own multi-step repairs (DESIGN §5
+        // command not yet started, as the engine pauses its own multi-step repairs (docs/design.md,
         // rules 1-2); finishing, dequeuing and uncordoning go on.
         let policy = index.policy(m);
         let suspended = matches!(

@@ -606,7 +606,7 @@ fn owner<'m>(m: &'m Machine, e: &Entry) -> Option<Pending<'m, Reach>> {
         .cloned()
 }
 
-/// Whether sabakan's default query selects the machine (facts §2).
+/// Whether sabakan's default query selects the machine (sabakan's gql/match.go).
 fn selected(m: &Machine) -> bool {
     matches!(m.info.state, State::Unhealthy | State::Unreachable) && m.info.role != "boot"
 }
@@ -776,9 +776,9 @@ impl MachinesWorld {
         })
     }
 
-    /// The rules of the machines family (CKE's, facts §6-§7, and DESIGN §5 for steps), checked
-    /// after every pass from the fleet the watcher read, the world after the pass, the
-    /// watcher's calls and the commands the world ran:
+    /// The rules of the machines family (CKE's, docs/machines.md, and docs/design.md's rules for
+    /// steps), checked after every pass from the fleet the watcher read, the world after the pass,
+    /// the watcher's calls and the commands the world ran:
     ///
     /// - **the cluster limiter**: no entry is created while the entries recorded plus the new
     ///   ones exceed `maximum-repair-queue-entries`;

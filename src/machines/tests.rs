@@ -294,7 +294,7 @@ fn the_cluster_policy_applies_through_the_scope_chain() {
 }
 
 /// A once-off request allows repairs up to its own level on its machine, whatever the policy
-/// (DESIGN §5 rule 1): the two-step `unhealthy` procedure runs as far as the request says.
+/// (docs/design.md, rule 1): the two-step `unhealthy` procedure runs as far as the request says.
 #[test]
 fn a_once_off_request_allows_up_to_its_own_level() {
     let request = |level: Reach| {

@@ -1,5 +1,5 @@
-//! The mark language as Kubernetes annotations (DESIGN §4). Annotations are a map, so each fact
-//! has its own key under [`PREFIX`] and a repair owns one key, named by its id:
+//! The mark language as Kubernetes annotations (docs/design.md, The mark language). Annotations are
+//! a map, so each fact has its own key under [`PREFIX`] and a repair owns one key, named by its id:
 //!
 //! | mark | annotation |
 //! |---|---|

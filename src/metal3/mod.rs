@@ -1,5 +1,6 @@
 //! The metal3 family: Cluster API Machines on BareMetalHosts, fenced and power-cycled through
-//! annotations (`shared/specs/metal3-power-cycle-annotation.md`), drained, or reprovisioned.
+//! annotations (the design of metal3-docs PR #80, never merged; docs/metal3.md), drained, or
+//! reprovisioned.
 //!
 //! Two layers. The engine decides whether a repair may **start** (policy, suspends, limits, the
 //! reboot-loop guard) and keeps its pending/result annotations on the Machine. Once a power cycle
@@ -163,7 +164,7 @@ impl OpId {
 }
 
 /// How hard the host is powered off: `hard` (the default) cuts power at once; `soft` asks the
-/// OS first and can take minutes (facts §2).
+/// OS first (an ACPI shutdown through Ironic) and can take minutes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PowerMode {

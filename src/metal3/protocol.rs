@@ -2,7 +2,7 @@
 //!
 //! Inputs per host carrying autorepair's reboot annotation (RA): NRA, the request on its
 //! Machine; NR, the Node that `nodeRef` names exists; PO, the host's observed power. The table's
-//! fifteen rows reduce to (facts §5):
+//! fifteen rows reduce to (docs/metal3.md, The protocol):
 //!
 //! | NRA | PO | RA | NR | action |
 //! |---|---|---|---|---|

@@ -7,7 +7,7 @@
 //! the engine allows), how the watcher's own operations stand from the world's power states
 //! and Nodes (the protocol's judge), and the rest with this module's code. A Machine is its own
 //! failure domain and is down while it is unhealthy or under remediation; its zone is the scope
-//! the limits count in. On top of the engine's rules, the family's own (DESIGN §5 rule 7) are
+//! the limits count in. On top of the engine's rules, the family's own (docs/design.md, rule 7) are
 //! checked after every pass: see `Rules`.
 
 use super::file::ObjectsFile;
@@ -595,7 +595,7 @@ fn run_of(state: OpState) -> OpRun {
     }
 }
 
-/// The rules of DESIGN §5 rule 7, checked after every pass from the fleet before and after it
+/// The rules of docs/design.md, rule 7, checked after every pass from the fleet before and after it
 /// and the watcher's calls:
 ///
 /// - **a host the watcher powered off is powered on again**: autorepair's reboot key never stays

@@ -116,8 +116,8 @@ impl Variables {
 
 impl Variables {
     /// What the machines family asks by default, as CKE's sabakan-triggered repair does when
-    /// no variables are stored (facts §2, §7): the UNHEALTHY and UNREACHABLE machines that are
-    /// not boot servers. Both keys are sent, so the query's own defaults do not apply.
+    /// no variables are stored (CKE's sabakan/query.go): the UNHEALTHY and UNREACHABLE machines
+    /// that are not boot servers. Both keys are sent, so the query's own defaults do not apply.
     pub fn auto_repair() -> Variables {
         let none = MachineParams {
             labels: None,

@@ -1,6 +1,7 @@
 //! The cluster generator: initialization and maintenance of a CKE cluster configuration from
-//! a template, the constraints and the machines sabakan knows (the spec
-//! `cke-sabakan-integration.md`, facts §8, legacy design). Pure: the clock is an input.
+//! a template, the constraints and the machines sabakan knows (CKE's
+//! docs/sabakan-integration.md and sabakan/generator.go before its PR #796: the legacy design).
+//! Pure: the clock is an input.
 //!
 //! # Determinism
 //! Where CKE leaves ties to chance, the machine whose serial sorts first (then whose address
@@ -61,8 +62,8 @@ pub enum Action {
     None,
 }
 
-/// How a candidate was scored (facts §8): `score = (100 - rack_count) * 10 + days_score`,
-/// plus 1000 for a HEALTHY machine when choosing one to remove.
+/// How a candidate was scored (CKE's sabakan/score.go): `score = (100 - rack_count) * 10 +
+/// days_score`, plus 1000 for a HEALTHY machine when choosing one to remove.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scored {
     pub serial: String,

@@ -1,6 +1,7 @@
 //! Cluster configuration from sabakan: a CKE cluster.yml generated from a template and the
 //! machines sabakan knows, and maintained with the smallest change when machines fail,
-//! retire or appear (`shared/specs/cke-sabakan-integration.md`, facts §8).
+//! retire or appear (CKE's docs/sabakan-integration.md and sabakan/ code before
+//! its PR #796, which removed template weights).
 //!
 //! [`model`], [`template`], [`render`] and [`generator`] are pure: they read text and values
 //! and take the clock as an input. [`client`] (sabakan's GraphQL and REST API, shared with the

@@ -53,7 +53,7 @@ impl State {
     }
 
     /// The value of the `cke.cybozu.com/state` taint a node of a machine in this state carries,
-    /// with its effect (facts §8).
+    /// with its effect (CKE's sabakan/generator.go).
     pub fn taint(self) -> Option<(&'static str, &'static str)> {
         match self {
             State::Unreachable => Some(("unreachable", "NoSchedule")),

@@ -1,4 +1,5 @@
-//! A machine and its node template → a node of the cluster configuration (facts §8).
+//! A machine and its node template → a node of the cluster configuration (CKE's
+//! sabakan/generator.go).
 
 use super::model::{Machine, Taint};
 use super::template::{Node, NodeTemplate};
@@ -10,7 +11,7 @@ pub const STATE_TAINT: &str = "cke.cybozu.com/state";
 /// labels derived from the machine's fields. The machine must have an address.
 ///
 /// The docs also list `failure-domain.beta.kubernetes.io/zone`; CKE's code never sets it
-/// (facts §10), and neither does this, so nodes look the same as under CKE.
+/// (sabakan/generator.go), and neither does this, so nodes look the same as under CKE.
 pub fn node(m: &Machine, t: &NodeTemplate) -> Node {
     let tmpl = &t.node;
     let (register_date, register_month) = m.register_date.rfc3339_and_month();
@@ -134,7 +135,7 @@ mod tests {
         }
     }
 
-    /// The label and annotation tables of the spec (as the code renders them, facts §8).
+    /// The label and annotation tables of the spec (as CKE's code renders them).
     #[test]
     fn labels_and_annotations_from_machine_fields() {
         let n = node(&machine(State::Healthy), &template(false));

@@ -212,9 +212,9 @@ fn cidr(s: &str) -> Result<(), String> {
 }
 
 impl Template {
-    /// Parses and validates a template (facts §8, as the spec has it): at least two nodes,
-    /// exactly one control plane, with two or more worker templates each a distinct non-empty
-    /// role, weights positive numbers; plus CKE's generic cluster rules.
+    /// Parses and validates a template (as CKE's docs/sabakan-integration.md has it): at least two
+    /// nodes, exactly one control plane, with two or more worker templates each a distinct
+    /// non-empty role, weights positive numbers; plus CKE's generic cluster rules.
     pub fn parse(text: &str) -> Result<Template, InvalidCluster> {
         let (raw, view) = parse_document(text)?;
         if view.nodes.len() < 2 {
@@ -486,8 +486,9 @@ options:
     cri_endpoint: unix:///run/containerd/containerd.sock
 ";
 
-    /// Every template rule of facts §8, one row each: an edit of the minimal template (the
-    /// spec's first example) and the key the error must name, or None when valid.
+    /// Every template rule of CKE's sabakan/template.go (before PR #796), one row each: an edit of
+    /// the minimal template (the spec's first example) and the key the error must name, or None
+    /// when valid.
     #[test]
     fn template_rules() {
         let two_workers = |a: &str, b: &str| {

@@ -274,10 +274,10 @@ pub const DEFAULT_RESOURCES: &[Resource] = &[
 ];
 
 /// The default converter for CAPI Machines between v1beta1 and v1beta2, covering only the two
-/// references the metal3 family follows (facts.md §3): `status.nodeRef` (v1beta1
-/// ObjectReference ↔ v1beta2 `{name}`) and `spec.infrastructureRef` (v1beta1 ObjectReference
-/// with apiVersion/namespace ↔ v1beta2 `{apiGroup, kind, name}`). Every other field passes
-/// through unchanged; the real conversion webhook does much more.
+/// references the metal3 family follows (docs/metal3.md, Targets and scopes): `status.nodeRef`
+/// (v1beta1 ObjectReference ↔ v1beta2 `{name}`) and `spec.infrastructureRef` (v1beta1
+/// ObjectReference with apiVersion/namespace ↔ v1beta2 `{apiGroup, kind, name}`). Every other field
+/// passes through unchanged; the real conversion webhook does much more.
 pub fn capi_machine_conversion(obj: &mut Value, from: &str, to: &str) {
     let ns = obj
         .pointer("/metadata/namespace")

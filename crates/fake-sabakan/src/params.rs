@@ -173,7 +173,7 @@ mod tests {
         MachineParams::default()
     }
 
-    /// The cases of sabakan's gql/match_test.go, and the rules of facts §2.
+    /// The cases of sabakan's gql/match_test.go, and the rules of its gql/match.go.
     #[test]
     fn machine_params_match_as_sabakan() {
         let now: Timestamp = "2018-11-26T00:00:00Z".parse().unwrap();

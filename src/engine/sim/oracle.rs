@@ -1,4 +1,4 @@
-//! The oracle: the safety rules of the design (§5), checked after every pass from what the
+//! The oracle: the safety rules (docs/design.md), checked after every pass from what the
 //! world says and what the watcher did to it. Deliberately not the planner's code: policy,
 //! suspends, permissions, limits and failure domains are read again from the raw marks and the
 //! world's own facts, with simpler rules than the planner's, so that a planner bug is not
