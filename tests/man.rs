@@ -1091,6 +1091,8 @@ fn the_cron_and_systemd_command_lines_parse() {
     for file in [
         "contrib/cron.d/autorepair",
         "contrib/systemd/autorepair.service",
+        "contrib/cron.d/autorepair-sabakan",
+        "contrib/systemd/autorepair-sabakan.service",
     ] {
         let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));

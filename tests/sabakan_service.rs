@@ -300,15 +300,22 @@ fn live_args(file: &Path, url: &str) -> Command {
 
 fn live_args_with(file: &Path, url: &str, template: &Path) -> Command {
     let mut c = bin();
-    c.args(["sabakan", "update", "--template"])
-        .arg(template)
-        .arg("--constraints")
-        .arg(fixture("constraints.json"))
-        .args(["--sabakan", url])
-        .arg("--write")
-        .arg(file)
-        .args(["--now", NOW]);
+    c.args(live_argv(file, url, template));
     c
+}
+
+fn live_argv(file: &Path, url: &str, template: &Path) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = ["sabakan", "update", "--template"].map(Into::into).into();
+    v.push(template.into());
+    v.push("--constraints".into());
+    v.push(fixture("constraints.json").into());
+    for a in ["--sabakan", url, "--write"] {
+        v.push(a.into());
+    }
+    v.push(file.into());
+    v.push("--now".into());
+    v.push(NOW.into());
+    v
 }
 
 #[test]
@@ -376,14 +383,33 @@ fn the_loop_skips_rounds_while_sabakan_is_down_and_says_so_once() {
     // A template edited while the loop runs is picked up by the next pass.
     let template = dir.path().join("template.yml");
     std::fs::write(&template, read(&fixture("template.yml"))).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("autorepair"))
+        .env_remove("AUTOREPAIR_CONFIG")
+        .env_remove("RUST_LOG")
+        .args(live_argv(&file, s.url(), &template))
+        .args(["--loop", "--interval", "100ms", "--passes", "20"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
     let edited = read(&template).replace("name: tokyo0", "name: tokyo1");
-    let mut c = live_args_with(&file, s.url(), &template);
-    c.args(["--loop", "--interval", "50ms", "--passes", "2"]);
     std::fs::write(&template, edited).unwrap();
-    let r = run(&mut c);
-    assert_eq!(r.code, CHANGED, "{}", r.stderr);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(CHANGED), "{stdout}");
     assert!(read(&file).contains("name: tokyo1"));
-    assert!(r.stdout.contains("regenerate"), "{}", r.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 20, "{stdout}");
+    let at = lines.iter().position(|l| l.contains("regenerate")).unwrap();
+    assert!(at > 0, "{stdout}");
+    assert!(
+        lines
+            .iter()
+            .enumerate()
+            .all(|(i, l)| i == at || l.ends_with(": unchanged")),
+        "one change, the edit's: {stdout}"
+    );
 }
 
 /// A month of a 300-machine data centre, a pass every four hours: machines fail and come
@@ -431,6 +457,7 @@ fn a_month_of_a_data_centre() {
         (seed % n as u64) as usize
     };
     let mut changes = 0usize;
+    let mut actions = BTreeSet::new();
     let mut arrived = 0u32;
     let steps = 30 * 6;
     for step in 0..steps {
@@ -538,6 +565,7 @@ fn a_month_of_a_data_centre() {
         );
         if changed {
             changes += 1;
+            actions.insert(by_hand["action"].as_str().unwrap().to_owned());
             // One action per pass: the history's new entry names exactly the one by hand.
             let hist = read(&beside(&file, ".history"));
             let last: Value = serde_json::from_str(hist.lines().last().unwrap()).unwrap();
@@ -565,6 +593,17 @@ fn a_month_of_a_data_centre() {
         }
     }
     // The month did something of each kind.
+    eprintln!("{changes} changes: {actions:?}");
+    for a in [
+        "generate",
+        "remove-non-existent",
+        "replace-control-plane",
+        "taint",
+        "regenerate",
+        "increase-worker",
+    ] {
+        assert!(actions.contains(a), "no {a} in the month: {actions:?}");
+    }
     let hist = read(&beside(&file, ".history"));
     assert!(changes > 20, "only {changes} changes");
     assert!(hist.lines().count() <= 20);
