@@ -456,7 +456,7 @@ run: the next one carries on.
 .TP
 .B 5
 \fBsabakan update --write\fR changed the file (with \fB--dry-run\fR: would change it); 0 is
-unchanged. A failed apply command is 1, the file put back as last applied.
+unchanged. A failed apply command is 1, the file left as last applied.
 .PP
 \fBrun --loop\fR outlives a cluster that does not answer for a while: a pass that fails, or
 finds the lock held, is logged and the next one tries again. With \fB--passes\fR it ends with the worst status of its

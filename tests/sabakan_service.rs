@@ -51,16 +51,25 @@ fn beside(file: &Path, suffix: &str) -> PathBuf {
 /// `sabakan update --write FILE` on the fixture's template and constraints.
 fn write_args(file: &Path, machines: &Path) -> Command {
     let mut c = bin();
-    c.args(["sabakan", "update", "--template"])
-        .arg(fixture("template.yml"))
-        .arg("--constraints")
-        .arg(fixture("constraints.json"))
-        .arg("--machines")
-        .arg(machines)
-        .arg("--write")
-        .arg(file)
-        .args(["--now", NOW]);
+    c.args(write_argv(file, machines));
     c
+}
+
+fn write_argv(file: &Path, machines: &Path) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = Vec::new();
+    for a in ["sabakan", "update", "--template"] {
+        v.push(a.into());
+    }
+    v.push(fixture("template.yml").into());
+    v.push("--constraints".into());
+    v.push(fixture("constraints.json").into());
+    v.push("--machines".into());
+    v.push(machines.into());
+    v.push("--write".into());
+    v.push(file.into());
+    v.push("--now".into());
+    v.push(NOW.into());
+    v
 }
 
 /// The fixture's machines with the first control plane of `cluster` made UNREACHABLE.
@@ -202,6 +211,7 @@ fn refusal_and_bad_input_exit_codes_and_metrics() {
 fn apply_script(dir: &Path) -> Vec<String> {
     let script = format!(
         "if [ -e '{d}/fail' ]; then echo refused >&2; exit 3; fi; \
+         if [ -e '{d}/slow' ]; then sleep 5; fi; \
          n=$(ls '{d}' | grep -c '^applied-'); cp \"$1\" '{d}/applied-'$n.yml; echo applied $n",
         d = dir.display()
     );
@@ -236,14 +246,78 @@ fn a_failed_apply_leaves_the_file_as_applied_and_the_change_is_made_again() {
         "a change not applied is no change"
     );
 
+    // A command that hangs is killed at --apply-timeout, with the same outcome.
     std::fs::remove_file(applied.path().join("fail")).unwrap();
+    std::fs::write(applied.path().join("slow"), "").unwrap();
+    let r = run(write_args(&file, &failed)
+        .args(["--apply-timeout", "1s", "--"])
+        .args(&apply));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("did not finish within 1s"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(read(&file), first);
+    assert!(!beside(&file, ".new").exists());
+    assert_eq!(std::fs::read_dir(applied.path()).unwrap().count(), 2);
+
+    std::fs::remove_file(applied.path().join("slow")).unwrap();
     let r = run(write_args(&file, &failed).arg("--").args(&apply));
     assert_eq!(r.code, CHANGED, "{}", r.stderr);
     assert_ne!(read(&file), first);
     assert_eq!(read(&applied.path().join("applied-1.yml")), read(&file));
+    assert!(!beside(&file, ".new").exists());
+    assert_eq!(read(&beside(&file, ".prev")), first);
     let h = run(bin().args(["sabakan", "history", "--json"]).arg(&file));
     assert_eq!(h.stdout.lines().count(), 2);
     assert!(h.stdout.contains("applied 1"), "{}", h.stdout);
+}
+
+/// The pass is killed while the apply command runs: the file is still the version last
+/// applied, so the next pass makes the change again rather than finding it made.
+#[test]
+fn a_pass_killed_while_applying_leaves_the_change_to_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cluster.yml");
+    let applied = tempfile::tempdir().unwrap();
+    let apply = apply_script(applied.path());
+    let r = run(write_args(&file, &fixture("machines.json"))
+        .arg("--")
+        .args(&apply));
+    assert_eq!(r.code, CHANGED, "{}", r.stderr);
+    let first = read(&file);
+    let (failed, _) = first_cp_fails(&first, dir.path());
+
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("autorepair"))
+        .env_remove("AUTOREPAIR_CONFIG")
+        .args(write_argv(&file, &failed))
+        .args(["--", "sh", "-c", "sleep 3", "apply"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let staged = beside(&file, ".new");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    // Staged, or (were it written before being applied) in the file.
+    while !staged.exists() && read(&file) == first {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the change was never staged"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        read(&file) == first,
+        "killed before applied: the file must be as last applied"
+    );
+
+    let r = run(write_args(&file, &failed).arg("--").args(&apply));
+    assert_eq!(r.code, CHANGED, "{}", r.stderr);
+    assert_ne!(read(&file), first);
+    assert_eq!(read(&applied.path().join("applied-1.yml")), read(&file));
 }
 
 #[test]

@@ -161,9 +161,9 @@ pub struct MaintainArgs {
     /// The apply command's time limit; it is killed beyond it.
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = humantime::parse_duration)]
     pub apply_timeout: std::time::Duration,
-    /// With --write: a command run after each change, with FILE appended as its last argument,
-    /// e.g. `-- ckecli cluster set`. No shell. Its output is logged; when it fails, FILE goes
-    /// back to the version last applied and the change is tried again next pass.
+    /// With --write: a command run for each change, with the new version (FILE.new) appended
+    /// as its last argument, e.g. `-- ckecli cluster set`. No shell. Its output is logged;
+    /// FILE is replaced only once it succeeds, else the change is tried again next pass.
     #[arg(last = true, value_name = "APPLY", requires = "write")]
     pub apply: Vec<String>,
 }
@@ -179,7 +179,7 @@ pub enum Failure {
     Unreachable,
     /// Another pass holds the cluster file's lock.
     Busy,
-    /// The apply command failed: the file is back to the version last applied.
+    /// The apply command failed: the file is left as last applied.
     Apply,
 }
 

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::Instant;
 
 const PREV: &str = ".prev";
+const NEW: &str = ".new";
 const HISTORY: &str = ".history";
 const VARIABLES: &str = ".variables.json";
 const DISABLED: &str = ".disabled";
@@ -238,6 +239,17 @@ fn pass(
         }
         return Ok(Done::Changed);
     }
+    // With an apply command the change is staged in FILE.new and takes FILE's place only once
+    // applied: a pass killed while the command runs leaves FILE as last applied, so the next
+    // pass finds the same change to make, instead of a file that already shows it.
+    let applied = if m.apply.is_empty() {
+        None
+    } else {
+        let staged = beside(file, NEW);
+        crate::files::write_atomically(&staged, g.yaml.as_bytes())
+            .map_err(|e| io_error("cannot write", &staged, e))?;
+        Some(apply(file, &staged, m)?)
+    };
     let prev = beside(file, PREV);
     if let Some(old) = &old {
         crate::files::write_atomically(&prev, old.as_bytes())
@@ -245,11 +257,12 @@ fn pass(
     }
     crate::files::write_atomically(file, g.yaml.as_bytes())
         .map_err(|e| io_error("cannot write", file, e))?;
-    let applied = if m.apply.is_empty() {
-        None
-    } else {
-        Some(apply(file, old.as_deref(), m)?)
-    };
+    if applied.is_some() {
+        let staged = beside(file, NEW);
+        if let Err(e) = std::fs::remove_file(&staged) {
+            tracing::warn!(target: LOG_TARGET, "cannot remove {}: {e}", staged.display());
+        }
+    }
     let change = Change::new(
         jiff::Timestamp::from_second(now.as_second())
             .expect("a second of a valid time")
@@ -290,34 +303,24 @@ fn pass_time(source: &SourceArgs) -> Result<jiff::Timestamp, CliError> {
     }
 }
 
-/// Runs the apply command on the new file; when it fails, puts the version last applied back
-/// (or removes a file that did not exist), so the next pass makes the same change again.
-fn apply(file: &Path, old: Option<&str>, m: &super::cli::MaintainArgs) -> Result<String, CliError> {
+/// Runs the apply command on the staged new version; when it fails, removes it and leaves
+/// FILE as last applied, so the next pass makes the same change again.
+fn apply(file: &Path, staged: &Path, m: &super::cli::MaintainArgs) -> Result<String, CliError> {
     let timeout = m.apply_timeout.as_secs().max(1);
-    let path = file.to_string_lossy();
+    let path = staged.to_string_lossy();
     match crate::machines::command::run_once(&m.apply, &path, timeout) {
         Ok(output) => {
             tracing::info!(target: LOG_TARGET, command = %m.apply[0], output = %output.stdout.trim_end(), "apply command succeeded");
             Ok(output.stdout)
         }
         Err(e) => {
-            let restored = match old {
-                Some(old) => crate::files::write_atomically(file, old.as_bytes()),
-                None => std::fs::remove_file(file),
-            };
-            let back = match restored {
-                Ok(()) => format!(
-                    "{} is back to the version last applied, and the change is tried again next pass",
-                    file.display()
-                ),
-                Err(r) => format!(
-                    "and {} cannot be put back ({r}): it holds the change that was not applied",
-                    file.display()
-                ),
-            };
+            let _ = std::fs::remove_file(staged);
             Err(fail(
                 Failure::Apply,
-                format!("the apply command failed: {e}; {back}"),
+                format!(
+                    "the apply command failed: {e}; {} is left as last applied, and the change is tried again next pass",
+                    file.display()
+                ),
             ))
         }
     }
