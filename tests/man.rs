@@ -235,8 +235,13 @@ const SABAKAN: &str = r#".SH "CLUSTER CONFIGURATION FROM SABAKAN"
 \fBautorepair sabakan\fR writes and maintains the cluster configuration (\fBcluster.yml\fR) of a
 CKE Kubernetes cluster from a template and the machines sabakan knows, as CKE's sabakan
 integration does (with template weights, \fBminimum-workers\fR, \fBmaximum-workers\fR and the
-replacement of unhealthy control planes). It only prints: give the result to \fBckecli cluster
-set\fR. The same inputs always give the same file.
+replacement of unhealthy control planes). \fBgenerate\fR and \fBupdate\fR print: give the
+result to \fBckecli cluster set\fR. \fBupdate --write FILE\fR maintains FILE instead, once or
+with \fB--loop\fR: at most one action a pass, FILE replaced only when it changes (the version
+before kept as FILE.prev, the change in FILE.history, read by \fBsabakan history\fR), an
+optional apply command after \fB--\fR, CKE's metrics with \fB--metrics\fR, the query variables
+of \fBsabakan set-variables\fR and the switch of \fBsabakan enable\fR|\fBdisable\fR. The same
+inputs always give the same file.
 .PP
 The template is a cluster.yml whose node entries have no address: exactly one with
 \fBcontrol_plane: true\fR, and one or more worker templates. With two or more, each names its
@@ -451,6 +456,10 @@ answer, or answered with an error.
 .B 4
 Another run or an admin command holds the lock; this one did not act. Harmless for a periodic
 run: the next one carries on.
+.TP
+.B 5
+\fBsabakan update --write\fR changed the file (with \fB--dry-run\fR: would change it); 0 is
+unchanged. A failed apply command is 1, the file left as last applied.
 .PP
 \fBrun --loop\fR outlives a cluster that does not answer for a while: a pass that fails, or
 finds the lock held, is logged and the next one tries again. With \fB--passes\fR it ends with the worst status of its
@@ -653,6 +662,23 @@ autorepair sabakan generate --template template.yml --constraints constraints.js
     --sabakan http://sabakan.example.com:10080 > cluster.yml
 autorepair sabakan update --template template.yml --constraints constraints.json \e
     --machines machines.json --current cluster.yml --nodes nodes.json --json
+.EE
+.RE
+.PP
+Or maintain the file, as CKE's sabakan integration does, and apply each change:
+.PP
+.RS 4
+.EX
+autorepair sabakan set-variables /etc/cke/cluster.yml variables.json
+autorepair sabakan get-variables /etc/cke/cluster.yml
+autorepair sabakan update --template template.yml --constraints constraints.json \e
+    --sabakan http://sabakan.example.com:10080 --write /etc/cke/cluster.yml \e
+    --metrics /var/lib/prometheus/node-exporter/cke-sabakan.prom \e
+    --loop --interval 1m -- ckecli cluster set
+autorepair sabakan history /etc/cke/cluster.yml
+autorepair sabakan disable /etc/cke/cluster.yml
+autorepair sabakan is-enabled /etc/cke/cluster.yml
+autorepair sabakan enable /etc/cke/cluster.yml
 .EE
 .RE
 "#;
@@ -1068,6 +1094,8 @@ fn the_cron_and_systemd_command_lines_parse() {
     for file in [
         "contrib/cron.d/autorepair",
         "contrib/systemd/autorepair.service",
+        "contrib/cron.d/autorepair-sabakan",
+        "contrib/systemd/autorepair-sabakan.service",
     ] {
         let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));

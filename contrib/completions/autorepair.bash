@@ -130,8 +130,26 @@ _autorepair() {
             autorepair__subcmd__help__subcmd__repair,reset-backoff)
                 cmd="autorepair__subcmd__help__subcmd__repair__subcmd__reset__subcmd__backoff"
                 ;;
+            autorepair__subcmd__help__subcmd__sabakan,disable)
+                cmd="autorepair__subcmd__help__subcmd__sabakan__subcmd__disable"
+                ;;
+            autorepair__subcmd__help__subcmd__sabakan,enable)
+                cmd="autorepair__subcmd__help__subcmd__sabakan__subcmd__enable"
+                ;;
             autorepair__subcmd__help__subcmd__sabakan,generate)
                 cmd="autorepair__subcmd__help__subcmd__sabakan__subcmd__generate"
+                ;;
+            autorepair__subcmd__help__subcmd__sabakan,get-variables)
+                cmd="autorepair__subcmd__help__subcmd__sabakan__subcmd__get__subcmd__variables"
+                ;;
+            autorepair__subcmd__help__subcmd__sabakan,history)
+                cmd="autorepair__subcmd__help__subcmd__sabakan__subcmd__history"
+                ;;
+            autorepair__subcmd__help__subcmd__sabakan,is-enabled)
+                cmd="autorepair__subcmd__help__subcmd__sabakan__subcmd__is__subcmd__enabled"
+                ;;
+            autorepair__subcmd__help__subcmd__sabakan,set-variables)
+                cmd="autorepair__subcmd__help__subcmd__sabakan__subcmd__set__subcmd__variables"
                 ;;
             autorepair__subcmd__help__subcmd__sabakan,update)
                 cmd="autorepair__subcmd__help__subcmd__sabakan__subcmd__update"
@@ -187,11 +205,29 @@ _autorepair() {
             autorepair__subcmd__repair__subcmd__help,reset-backoff)
                 cmd="autorepair__subcmd__repair__subcmd__help__subcmd__reset__subcmd__backoff"
                 ;;
+            autorepair__subcmd__sabakan,disable)
+                cmd="autorepair__subcmd__sabakan__subcmd__disable"
+                ;;
+            autorepair__subcmd__sabakan,enable)
+                cmd="autorepair__subcmd__sabakan__subcmd__enable"
+                ;;
             autorepair__subcmd__sabakan,generate)
                 cmd="autorepair__subcmd__sabakan__subcmd__generate"
                 ;;
+            autorepair__subcmd__sabakan,get-variables)
+                cmd="autorepair__subcmd__sabakan__subcmd__get__subcmd__variables"
+                ;;
             autorepair__subcmd__sabakan,help)
                 cmd="autorepair__subcmd__sabakan__subcmd__help"
+                ;;
+            autorepair__subcmd__sabakan,history)
+                cmd="autorepair__subcmd__sabakan__subcmd__history"
+                ;;
+            autorepair__subcmd__sabakan,is-enabled)
+                cmd="autorepair__subcmd__sabakan__subcmd__is__subcmd__enabled"
+                ;;
+            autorepair__subcmd__sabakan,set-variables)
+                cmd="autorepair__subcmd__sabakan__subcmd__set__subcmd__variables"
                 ;;
             autorepair__subcmd__sabakan,update)
                 cmd="autorepair__subcmd__sabakan__subcmd__update"
@@ -199,11 +235,29 @@ _autorepair() {
             autorepair__subcmd__sabakan,validate-template)
                 cmd="autorepair__subcmd__sabakan__subcmd__validate__subcmd__template"
                 ;;
+            autorepair__subcmd__sabakan__subcmd__help,disable)
+                cmd="autorepair__subcmd__sabakan__subcmd__help__subcmd__disable"
+                ;;
+            autorepair__subcmd__sabakan__subcmd__help,enable)
+                cmd="autorepair__subcmd__sabakan__subcmd__help__subcmd__enable"
+                ;;
             autorepair__subcmd__sabakan__subcmd__help,generate)
                 cmd="autorepair__subcmd__sabakan__subcmd__help__subcmd__generate"
                 ;;
+            autorepair__subcmd__sabakan__subcmd__help,get-variables)
+                cmd="autorepair__subcmd__sabakan__subcmd__help__subcmd__get__subcmd__variables"
+                ;;
             autorepair__subcmd__sabakan__subcmd__help,help)
                 cmd="autorepair__subcmd__sabakan__subcmd__help__subcmd__help"
+                ;;
+            autorepair__subcmd__sabakan__subcmd__help,history)
+                cmd="autorepair__subcmd__sabakan__subcmd__help__subcmd__history"
+                ;;
+            autorepair__subcmd__sabakan__subcmd__help,is-enabled)
+                cmd="autorepair__subcmd__sabakan__subcmd__help__subcmd__is__subcmd__enabled"
+                ;;
+            autorepair__subcmd__sabakan__subcmd__help,set-variables)
+                cmd="autorepair__subcmd__sabakan__subcmd__help__subcmd__set__subcmd__variables"
                 ;;
             autorepair__subcmd__sabakan__subcmd__help,update)
                 cmd="autorepair__subcmd__sabakan__subcmd__help__subcmd__update"
@@ -820,7 +874,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__help__subcmd__sabakan)
-            opts="validate-template generate update"
+            opts="validate-template generate update history set-variables get-variables enable disable is-enabled"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -833,7 +887,91 @@ _autorepair() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autorepair__subcmd__help__subcmd__sabakan__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__sabakan__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autorepair__subcmd__help__subcmd__sabakan__subcmd__generate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__sabakan__subcmd__get__subcmd__variables)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__sabakan__subcmd__history)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__sabakan__subcmd__is__subcmd__enabled)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__sabakan__subcmd__set__subcmd__variables)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1772,8 +1910,124 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help validate-template generate update help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help validate-template generate update history set-variables get-variables enable disable is-enabled help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__disable)
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__enable)
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1915,9 +2169,95 @@ _autorepair() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        autorepair__subcmd__sabakan__subcmd__help)
-            opts="validate-template generate update help"
+        autorepair__subcmd__sabakan__subcmd__get__subcmd__variables)
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__help)
+            opts="validate-template generate update history set-variables get-variables enable disable is-enabled help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__help__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__help__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1943,7 +2283,63 @@ _autorepair() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autorepair__subcmd__sabakan__subcmd__help__subcmd__get__subcmd__variables)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autorepair__subcmd__sabakan__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__help__subcmd__history)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__help__subcmd__is__subcmd__enabled)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__help__subcmd__set__subcmd__variables)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1985,8 +2381,182 @@ _autorepair() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autorepair__subcmd__sabakan__subcmd__history)
+            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__is__subcmd__enabled)
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__sabakan__subcmd__set__subcmd__variables)
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autorepair__subcmd__sabakan__subcmd__update)
-            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --config --cluster --kube-objects --kube --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --write --dry-run --loop --interval --passes --metrics --apply-timeout --config --cluster --kube-objects --kube --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2029,6 +2599,26 @@ _autorepair() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --passes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --apply-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -51,6 +51,8 @@ pub enum Exit {
     Unreadable = 3,
     /// Another run holds the lock.
     Busy = 4,
+    /// `sabakan update --write` changed the file (or, with --dry-run, would).
+    Changed = 5,
 }
 
 impl From<Exit> for std::process::ExitCode {
@@ -146,9 +148,10 @@ impl Error {
             | Error::Edit(_)
             | Error::NoSuchTarget { .. } => Exit::Usage,
             Error::Sabakan(e) => match e.failure {
-                Failure::Refused => Exit::Partial,
+                Failure::Refused | Failure::Apply => Exit::Partial,
                 Failure::Usage => Exit::Usage,
                 Failure::Unreachable => Exit::Unreadable,
+                Failure::Busy => Exit::Busy,
             },
             Error::Output(_) => Exit::Usage,
         }
@@ -195,7 +198,10 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
         #[cfg(any(test, feature = "testkit"))]
         Job::Generate { spec, output } => simulate::generate(out, &spec, output.as_deref()),
         Job::Sabakan(cmd) => sabakan::cli::run(cmd)
-            .map(|()| Exit::Ok)
+            .map(|done| match done {
+                sabakan::cli::Done::Changed => Exit::Changed,
+                sabakan::cli::Done::Unchanged => Exit::Ok,
+            })
             .map_err(Error::Sabakan),
         Job::Status { fleet, clock } => inspect::status(out, &fleet, clock),
         Job::Explain {

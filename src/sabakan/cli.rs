@@ -4,6 +4,7 @@
 use super::client::{self, Endpoint, Sabakan, Variables};
 use super::generator::{self, Action, Inputs, Outcome};
 use super::model::{Constraints, KubeNodes, Stamp, parse_machines};
+use super::service::{self, Counts};
 use super::template::{Current, Template, to_yaml};
 use clap::{Args, Subcommand};
 use jiff::Timestamp;
@@ -24,10 +25,49 @@ pub enum SabakanCommand {
     Generate(SourceArgs),
     /// Print the current configuration maintained: the first maintenance action that applies,
     /// then filled up to the constraints; the current file unchanged when nothing applies.
-    Update(UpdateArgs),
+    /// With --write FILE, maintain FILE instead, as CKE's sabakan integration does
+    /// (docs/sabakan.md): exit 0 unchanged, 5 changed, else failed.
+    Update(Box<UpdateArgs>),
+    /// The changes `update --write FILE` made, oldest first, with their reasons and scores.
+    History {
+        /// The maintained cluster file.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Print the history as it is kept, one JSON object a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Store the query variables `update --write FILE` searches sabakan with, as `ckecli
+    /// sabakan set-variables` does: a JSON object with having and notHaving.
+    SetVariables {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        #[arg(value_name = "VARIABLES")]
+        variables: PathBuf,
+    },
+    /// Print the stored query variables of FILE.
+    GetVariables {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Let `update --write FILE` change FILE again (`ckecli sabakan enable`).
+    Enable {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Stop `update --write FILE` from changing FILE until enabled (`ckecli sabakan disable`).
+    Disable {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Print true or false (`ckecli sabakan is-enabled`).
+    IsEnabled {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct SourceArgs {
     /// The cluster template (YAML).
     #[arg(long, value_name = "FILE")]
@@ -49,7 +89,8 @@ pub struct SourceArgs {
     #[arg(long, value_name = "URL")]
     pub sabakan: Option<String>,
     /// The query's $having and $notHaving variables, a JSON object as `ckecli sabakan
-    /// set-variables` takes [default: the query's defaults, which leave out boot and RETIRED
+    /// set-variables` takes [default: with --write FILE those stored by `sabakan
+    /// set-variables FILE`, else the query's defaults, which leave out boot and RETIRED
     /// machines].
     #[arg(long, value_name = "FILE", requires = "sabakan")]
     pub variables: Option<PathBuf>,
@@ -77,10 +118,54 @@ pub struct SourceArgs {
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
     /// The current cluster configuration (YAML, as `ckecli cluster get` prints it).
-    #[arg(long, value_name = "FILE")]
-    pub current: PathBuf,
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "write",
+        conflicts_with = "write"
+    )]
+    pub current: Option<PathBuf>,
     #[command(flatten)]
     pub source: SourceArgs,
+    #[command(flatten)]
+    pub maintain: MaintainArgs,
+}
+
+/// `update --write`: the file maintained in place.
+#[derive(Debug, Args)]
+pub struct MaintainArgs {
+    /// Maintain FILE: read it (a new configuration when it does not exist), apply at most the
+    /// one action CKE would, and replace it atomically only when it changes, keeping the
+    /// version before as FILE.prev and the change in FILE.history. Exit 0 when unchanged, 5
+    /// when changed.
+    #[arg(long, value_name = "FILE")]
+    pub write: Option<PathBuf>,
+    /// With --write: print the change as a diff, and write nothing.
+    #[arg(long, requires = "write")]
+    pub dry_run: bool,
+    /// With --write: a pass every --interval until stopped; sabakan not answering skips the
+    /// round (said once until it answers again).
+    #[arg(long = "loop", requires = "write", conflicts_with = "dry_run")]
+    pub run_loop: bool,
+    /// The time between the starts of two passes of --loop.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = humantime::parse_duration)]
+    pub interval: std::time::Duration,
+    /// With --loop: stop after N passes.
+    #[arg(long, value_name = "N", requires = "run_loop")]
+    pub passes: Option<u32>,
+    /// With --write: write CKE's sabakan-integration metrics to this Prometheus textfile
+    /// (cke_sabakan_integration_successful, cke_sabakan_workers{role},
+    /// cke_sabakan_unused_machines).
+    #[arg(long, value_name = "FILE", requires = "write")]
+    pub metrics: Option<PathBuf>,
+    /// The apply command's time limit; it is killed beyond it.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = humantime::parse_duration)]
+    pub apply_timeout: std::time::Duration,
+    /// With --write: a command run for each change, with the new version (FILE.new) appended
+    /// as its last argument, e.g. `-- ckecli cluster set`. No shell. Its output is logged;
+    /// FILE is replaced only once it succeeds, else the change is tried again next pass.
+    #[arg(last = true, value_name = "APPLY", requires = "write")]
+    pub apply: Vec<String>,
 }
 
 /// How a failed command should exit.
@@ -92,6 +177,19 @@ pub enum Failure {
     Usage,
     /// sabakan did not answer, or answered with an error.
     Unreachable,
+    /// Another pass holds the cluster file's lock.
+    Busy,
+    /// The apply command failed: the file is left as last applied.
+    Apply,
+}
+
+/// How a command that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    /// Nothing was (or, with --dry-run, would be) written.
+    Unchanged,
+    /// `update --write` changed the file (or, with --dry-run, would).
+    Changed,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -101,23 +199,36 @@ pub struct CliError {
     pub message: String,
 }
 
-fn fail(failure: Failure, message: impl Into<String>) -> CliError {
+pub(super) fn fail(failure: Failure, message: impl Into<String>) -> CliError {
     CliError {
         failure,
         message: message.into(),
     }
 }
 
-fn read(path: &Path, what: &str) -> Result<String, CliError> {
+pub(super) fn read(path: &Path, what: &str) -> Result<String, CliError> {
     std::fs::read_to_string(path)
         .map_err(|e| fail(Failure::Usage, format!("{what} {}: {e}", path.display())))
 }
 
 /// Runs one `sabakan` command, printing to standard output.
-pub fn run(cmd: SabakanCommand) -> Result<(), CliError> {
+pub fn run(cmd: SabakanCommand) -> Result<Done, CliError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let text = match cmd {
+        SabakanCommand::Update(args) if args.maintain.write.is_some() => {
+            return super::maintain::run(&args, &mut out);
+        }
+        SabakanCommand::History { file, json } => super::maintain::history(&file, json)?,
+        SabakanCommand::SetVariables { file, variables } => {
+            super::maintain::set_variables(&file, &variables)?
+        }
+        SabakanCommand::GetVariables { file } => super::maintain::get_variables(&file)?,
+        SabakanCommand::Enable { file } => super::maintain::enable(&file, true)?,
+        SabakanCommand::Disable { file } => super::maintain::enable(&file, false)?,
+        SabakanCommand::IsEnabled { file } => {
+            format!("{}\n", !super::maintain::disabled(&file))
+        }
         SabakanCommand::ValidateTemplate { template } => {
             let text =
                 read(&template, "template").map_err(|e| fail(Failure::Refused, e.message))?;
@@ -130,22 +241,30 @@ pub fn run(cmd: SabakanCommand) -> Result<(), CliError> {
             format!("template {} is valid\n", template.display())
         }
         SabakanCommand::Generate(args) => {
-            let (outcome, yaml) = generate_or_update(&args, None)?;
-            render(&args, &outcome, &yaml)
+            let g = generate_or_update(&args, None, args.json)?;
+            render(&args, &g.outcome, &g.yaml)
         }
         SabakanCommand::Update(args) => {
-            let current = read(&args.current, "current configuration")?;
-            let (outcome, yaml) =
-                generate_or_update(&args.source, Some((&args.current, &current)))?;
-            render(&args.source, &outcome, &yaml)
+            let path = args
+                .current
+                .as_ref()
+                .expect("clap requires --current or --write");
+            let current = read(path, "current configuration")?;
+            let g = generate_or_update(&args.source, Some((path, &current)), args.source.json)?;
+            render(&args.source, &g.outcome, &g.yaml)
         }
     };
+    print(&mut out, &text)?;
+    Ok(Done::Unchanged)
+}
+
+pub(super) fn print(out: &mut impl Write, text: &str) -> Result<(), CliError> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| fail(Failure::Usage, format!("writing to standard output: {e}")))
 }
 
-fn render(args: &SourceArgs, outcome: &Outcome, yaml: &str) -> String {
+pub(super) fn render(args: &SourceArgs, outcome: &Outcome, yaml: &str) -> String {
     if !args.json {
         return yaml.to_owned();
     }
@@ -157,11 +276,22 @@ fn render(args: &SourceArgs, outcome: &Outcome, yaml: &str) -> String {
     s
 }
 
+/// What one run of the generator gives.
+pub(super) struct Generated {
+    pub outcome: Outcome,
+    /// The configuration after it, the current text byte for byte when nothing changed.
+    pub yaml: String,
+    /// What CKE's metrics report of that configuration.
+    pub counts: Counts,
+}
+
 /// Reads every input, runs the generator, and returns its outcome with the YAML to print.
-fn generate_or_update(
+/// `explain`: record every choice with every candidate's score.
+pub(super) fn generate_or_update(
     args: &SourceArgs,
     current: Option<(&PathBuf, &str)>,
-) -> Result<(Outcome, String), CliError> {
+    explain: bool,
+) -> Result<Generated, CliError> {
     let now = match &args.now {
         Some(s) => {
             Stamp::parse(s)
@@ -227,11 +357,11 @@ fn generate_or_update(
         machines: &machines,
         nodes: &nodes,
         now,
-        explain: args.json,
+        explain,
     };
     let refused = |e: generator::Error| fail(Failure::Refused, e.to_string());
-    let outcome = match current {
-        None => generator::generate(&inputs).map_err(refused)?,
+    let (outcome, cur) = match current {
+        None => (generator::generate(&inputs).map_err(refused)?, None),
         Some((path, text)) => {
             let cur = Current::parse(text).map_err(|e| {
                 fail(
@@ -239,15 +369,29 @@ fn generate_or_update(
                     format!("current configuration {}: {e}", path.display()),
                 )
             })?;
-            generator::update(&inputs, &cur).map_err(refused)?
+            (
+                generator::update(&inputs, &cur).map_err(refused)?,
+                Some(cur),
+            )
         }
     };
-    let yaml = match (&outcome.nodes, current) {
-        (Some(nodes), _) => to_yaml(&template.with_nodes(nodes)),
+    let (yaml, nodes) = match (&outcome.nodes, current, &cur) {
+        (Some(nodes), _, _) => (to_yaml(&template.with_nodes(nodes)), nodes),
         // Nothing applies: the current file, byte for byte.
-        (None, Some((_, text))) => text.to_owned(),
-        (None, None) => unreachable!("generate always produces nodes"),
+        (None, Some((_, text)), Some(cur)) => (text.to_owned(), &cur.nodes),
+        _ => unreachable!("generate always produces nodes"),
     };
+    let roles: Vec<String> = template
+        .workers
+        .iter()
+        .filter(|t| !t.role.is_empty())
+        .map(|t| t.role.clone())
+        .collect();
+    let counts = service::counts(nodes, &machines, &roles);
     debug_assert!(outcome.nodes.is_some() || outcome.action == Action::None);
-    Ok((outcome, yaml))
+    Ok(Generated {
+        outcome,
+        yaml,
+        counts,
+    })
 }

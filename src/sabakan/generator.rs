@@ -20,7 +20,7 @@ use super::model::{Constraints, KubeNodes, Machine, State};
 use super::render;
 use super::template::{Current, Node, NodeTemplate, Template};
 use jiff::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
@@ -47,7 +47,7 @@ pub struct Inputs<'a> {
 /// The maintenance actions, in the order they are tried; `Generate` makes a new configuration
 /// and `Regenerate` re-renders the same members when nothing else applies but the rendering
 /// changed (a template or a machine field changed); `None` leaves the configuration as it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Action {
     Generate,
@@ -60,6 +60,16 @@ pub enum Action {
     Taint,
     Regenerate,
     None,
+}
+
+impl std::fmt::Display for Action {
+    /// The name `--json` and the history use.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::String(s)) => f.write_str(&s),
+            _ => write!(f, "{self:?}"),
+        }
+    }
 }
 
 /// How a candidate was scored (CKE's sabakan/score.go): `score = (100 - rack_count) * 10 +

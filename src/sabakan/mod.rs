@@ -11,8 +11,10 @@ pub mod cli;
 pub mod client;
 pub mod generator;
 pub mod k8s;
+pub mod maintain;
 pub mod model;
 pub mod render;
+pub mod service;
 pub mod template;
 
 pub use generator::{Action, Error, Inputs, Outcome, generate, update};
