@@ -369,3 +369,32 @@ fn simulate_keeps_every_rule_where_it_once_found_a_bug() {
         out.code(0);
     }
 }
+
+/// CKE's index only grows: an entry deleted and removed must not give its index to the next
+/// one, or one index names two repairs in logs, metrics and `repair list`.
+#[test]
+fn an_index_is_never_given_twice() {
+    let t = Tour::new();
+    let add = |address: &str| {
+        let out = t
+            .bin()
+            .args(["repair", "add", "unreachable", "qemu", address])
+            .assert()
+            .success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    assert!(add("10.69.1.4").contains("#1 "));
+    t.bin()
+        .args(["repair", "delete", "10.69.1.4"])
+        .assert()
+        .success();
+    // The pass removes the deleted entry and every mark naming its index.
+    t.run(NOW);
+    let labels = t.labels("rack1-cs1");
+    assert!(labels.get("autorepair.entry").is_none(), "{labels}");
+    let added = add("10.69.1.4");
+    assert!(added.contains("#2 "), "{added}");
+    // A crash between taking an index and writing the entry only skips it: the counter is
+    // the cluster holder's label, written first.
+    assert_eq!(t.labels("boot-0")["autorepair.cluster.index"], "2");
+}

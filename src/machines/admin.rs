@@ -112,7 +112,7 @@ pub fn add(
         )));
     }
     let serial = m.serial.clone();
-    let index = file.next_index()?;
+    let index = file.take_index()?;
     let value = Entry::value(index, operation, machine_type).map_err(error)?;
     let id = uuid::Uuid::new_v4().to_string();
     let pending = Labels::render_pending(
