@@ -138,7 +138,14 @@ pub fn settings(
         })
     };
     let repair = match repair {
-        Some(p) => Repair::parse(&read(p)?, &p.display().to_string())?,
+        Some(p) => {
+            let path = p.display().to_string();
+            let repair = Repair::parse(&read(p)?, &path)?;
+            if let Some(w) = repair.warning(&path) {
+                tracing::warn!("{w}");
+            }
+            repair
+        }
         None => {
             return Err(super::config::ConfigError {
                 path: what.to_owned(),
