@@ -186,10 +186,8 @@ fn admin_verbs_speak_ckecli() {
     t.bin().args(["repair", "reset-backoff"]).assert().success();
     let table = t.bin().args(["repair", "list"]).assert().success();
     let text = String::from_utf8_lossy(&table.get_output().stdout).into_owned();
-    assert!(
-        text.lines().nth(1).unwrap().starts_with("1  10.69.1.4"),
-        "{text}"
-    );
+    let row: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(row[..2], ["1", "10.69.1.4"], "{text}");
 }
 
 #[test]
@@ -397,4 +395,79 @@ fn an_index_is_never_given_twice() {
     // A crash between taking an index and writing the entry only skips it: the counter is
     // the cluster holder's label, written first.
     assert_eq!(t.labels("boot-0")["autorepair.cluster.index"], "2");
+}
+
+/// Each field of every line starts where its column's header does.
+fn assert_aligned(table: &str) {
+    let starts = |line: &str| -> Vec<usize> {
+        let b = line.as_bytes();
+        (0..b.len())
+            .filter(|&i| b[i] != b' ' && (i == 0 || b[i - 1] == b' '))
+            .collect()
+    };
+    let mut lines = table.lines();
+    let header = starts(lines.next().unwrap());
+    for line in lines {
+        assert_eq!(starts(line), header, "not aligned:\n{table}");
+    }
+}
+
+#[test]
+fn repair_verbs_say_what_they_did_to_which_entry() {
+    let t = Tour::new();
+    for i in 0..6 {
+        t.run(NOW + 60 * i);
+    }
+    t.bin()
+        .args(["repair", "add", "unreachable", "qemu", "10.69.1.4"])
+        .assert()
+        .success();
+    let text = |args: &[&str]| {
+        let out = t.bin().args(args).assert().success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    let list = text(&["repair", "list"]);
+    assert_eq!(list.lines().count(), 3, "{list}");
+    assert_aligned(&list);
+
+    // Nothing is in back-off: nothing is cleared, the finished entry least of all.
+    let reset = text(&["repair", "reset-backoff"]);
+    assert!(
+        reset.contains("no repair entry is in drain back-off"),
+        "{reset}"
+    );
+    // An unfinished entry in back-off is cleared, and named.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
+    for m in doc.as_array_mut().unwrap() {
+        if m["spec"]["serial"] == "rack1-cs1" {
+            m["spec"]["labels"]["autorepair.progress"] =
+                "processing.0.waiting.1800000000.2.1800000900".into();
+        }
+    }
+    std::fs::write(&t.machines, doc.to_string()).unwrap();
+    let reset = text(&["repair", "reset-backoff"]);
+    assert!(
+        reset.contains("#2") && reset.contains("10.69.1.4"),
+        "{reset}"
+    );
+    assert!(!reset.contains("#1"), "{reset}");
+    assert_eq!(
+        t.labels("rack1-cs1")["autorepair.progress"],
+        "processing.0.waiting.1800000000.0.0"
+    );
+
+    // An entry already marked deleted is said to be so, not missing.
+    let deleted = text(&["repair", "delete", "--finished"]);
+    assert!(deleted.contains("#1"), "{deleted}");
+    let again = text(&["repair", "delete", "10.69.0.5"]);
+    assert!(again.contains("already marked deleted"), "{again}");
+    let list = text(&["repair", "list"]);
+    assert!(list.contains("true"), "{list}");
+    assert_aligned(&list);
+    // An address without any entry is still an error.
+    t.bin()
+        .args(["repair", "delete", "10.69.0.4"])
+        .assert()
+        .failure();
 }

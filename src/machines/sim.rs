@@ -1258,10 +1258,10 @@ impl World for MachinesWorld {
                 self.invalidate();
             }
             Fault::DeleteFinished => {
-                if let Ok(n) =
+                if let Ok(done) =
                     super::admin::delete(self.file.get_mut(), &super::admin::Which::Finished)
                 {
-                    *self.tally.entry("finished entries deleted").or_default() += n;
+                    *self.tally.entry("finished entries deleted").or_default() += done.marked.len();
                 }
                 self.invalidate();
             }
