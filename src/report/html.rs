@@ -395,7 +395,9 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
             out,
             "<tr><td>{} <span class=\"muted\">({key})</span></td><td class=\"num\">{n}</td><td class=\"num\">{}</td><td>{v}</td></tr>",
             esc(&what),
-            max.map_or("-".into(), |m| m.to_string()),
+            // usize::MAX: no limit (a machines fleet leaves unset domain limits to CKE's).
+            max.filter(|m| *m != usize::MAX)
+                .map_or("-".into(), |m| m.to_string()),
         );
     };
     row(
