@@ -33,19 +33,17 @@ impl Tour {
 
     /// The tour's flags with another repair configuration.
     fn bin_with(&self, repair_config: &str) -> Command {
+        // The demo's commands keep their marks in the directory autorepair runs in.
         let mut c = Command::cargo_bin("autorepair").unwrap();
-        c.current_dir(ROOT)
-            .env("AUTOREPAIR_DEMO_DIR", self.dir.path().join("repaired"))
+        c.current_dir(self.dir.path())
             .args(["--config", "/dev/null", "--sabakan-file"])
             .arg(&self.machines)
             .arg("--nodes")
             .arg(&self.nodes)
-            .args([
-                "--repair-config",
-                repair_config,
-                "--constraints",
-                "fixtures/machines-constraints.json",
-            ]);
+            .arg("--repair-config")
+            .arg(Path::new(ROOT).join(repair_config))
+            .arg("--constraints")
+            .arg(format!("{ROOT}/fixtures/machines-constraints.json"));
         c
     }
 
@@ -233,9 +231,12 @@ fn tattling_config(t: &Tour) -> (String, PathBuf) {
     let demo = std::fs::read_to_string(format!("{ROOT}/fixtures/machines-demo.yml")).unwrap();
     let tattle = tattle.display().to_string();
     let yml = demo
-        .replace("fixtures/machines/demo-repair", &tattle)
         .replace(
-            r#"health_check_command: ["fixtures/machines/demo-health"]"#,
+            r#"["sh", "-c", 'mkdir -p repaired && touch "repaired/$1" && echo "$0 repair of $1"', "#,
+            &format!(r#"["{tattle}", "#),
+        )
+        .replace(
+            r#"health_check_command: ["sh", "-c", 'if [ -e "repaired/$1" ]; then echo true; else echo false; fi', "demo-health"]"#,
             &format!(
                 r#"health_check_command: ["{tattle}"]
           success_command: ["{tattle}"]"#
@@ -488,4 +489,62 @@ fn repair_verbs_say_what_they_did_to_which_entry() {
         .args(["repair", "delete", "10.69.0.4"])
         .assert()
         .failure();
+}
+
+/// The README's machines tour, as `scripts/machines-tour` runs it: from a directory that is
+/// not the repository, twice, the same story both times, and nothing left behind (not in the
+/// directory it ran from, not in the temporary directory).
+#[test]
+fn the_tour_tells_the_same_story_from_anywhere_and_leaves_nothing_behind() {
+    let cwd = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let tour = || {
+        let out = std::process::Command::new(format!("{ROOT}/scripts/machines-tour"))
+            .current_dir(cwd.path())
+            .env("TMPDIR", tmp.path())
+            .env("AUTOREPAIR", env!("CARGO_BIN_EXE_autorepair"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let first = tour();
+    // The story: rack0-cs2's entry #1 runs its step and succeeds, then is deleted.
+    let list = first
+        .split("$ autorepair $M repair list\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{first}"));
+    let row: Vec<&str> = list.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        row[..6],
+        [
+            "1",
+            "10.69.0.5",
+            "10.69.0.5",
+            "qemu",
+            "unhealthy",
+            "succeeded"
+        ],
+        "{first}"
+    );
+    assert!(first.contains("marked deleted: #1 (10.69.0.5)"), "{first}");
+    assert_eq!(tour(), first, "the second tour told another story");
+    for dir in [cwd.path(), tmp.path()] {
+        let left: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "left behind in {}: {left:?}",
+            dir.display()
+        );
+    }
 }
