@@ -548,3 +548,22 @@ fn the_tour_tells_the_same_story_from_anywhere_and_leaves_nothing_behind() {
         );
     }
 }
+
+/// The engine's failure-domain limits, unset, are no limit for a machines fleet: the pages
+/// people read say so (`-`), not a 20-digit number.
+#[test]
+fn unset_domain_limits_are_shown_as_none() {
+    let t = Tour::new();
+    let page = t.dir.path().join("report.html");
+    t.bin()
+        .args(["report", "--now", &NOW.to_string(), "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("max_down_nodes_per_group</code> = -"),
+        "{html}"
+    );
+    assert!(!html.contains(&usize::MAX.to_string()), "{html}");
+}
