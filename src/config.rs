@@ -58,6 +58,10 @@ pub struct Limits {
     /// Ganeti iallocator that picks new nodes; empty string: autorepair picks the least
     /// loaded usable node of the instance's group itself.
     pub iallocator: String,
+    /// The keys the config file gives: a family whose own settings bring limits of their
+    /// own (the machines family, CKE's constraints) tells an operator's choice from a default.
+    #[serde(skip)]
+    pub given: std::collections::BTreeSet<String>,
 }
 
 impl Default for Limits {
@@ -76,6 +80,7 @@ impl Default for Limits {
             retry_interval: e.retry_interval,
             max_repair_age: e.max_repair_age,
             iallocator: "hail".into(),
+            given: Default::default(),
         }
     }
 }
@@ -272,7 +277,12 @@ impl Config {
             path: path.to_owned(),
             message,
         };
-        let c: Config = toml::from_str(text).map_err(|e| fail(e.to_string()))?;
+        let mut c: Config = toml::from_str(text).map_err(|e| fail(e.to_string()))?;
+        if let Ok(table) = text.parse::<toml::Table>()
+            && let Some(toml::Value::Table(limits)) = table.get("limits")
+        {
+            c.limits.given = limits.keys().cloned().collect();
+        }
         if let Some(v) = &c.machines.variables {
             v.validate()
                 .map_err(|e| fail(format!("[machines.variables]: {e}")))?;
@@ -329,12 +339,34 @@ mod tests {
         assert_eq!(c.limits.max_down_nodes_per_group, 0);
         assert_eq!(c.limits.result_retention, Duration::from_secs(2 * 86400));
         assert_eq!(c.limits.iallocator(), None);
+        assert_eq!(
+            c.limits
+                .given
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+            [
+                "iallocator",
+                "max_down_nodes_per_group",
+                "max_pending",
+                "result_retention"
+            ]
+        );
     }
 
     #[test]
     fn the_documented_example_states_the_real_defaults() {
-        let example =
+        let mut example =
             Config::from_toml(include_str!("../contrib/autorepair.toml"), "example").unwrap();
+        // Limits whose default depends on the family are left out, as an operator should.
+        for key in [
+            "max_down_nodes_per_group",
+            "max_down_nodes",
+            "max_domains_under_repair",
+        ] {
+            assert!(!example.limits.given.contains(key), "{key}");
+        }
+        example.limits.given.clear();
         assert_eq!(example, Config::default());
     }
 

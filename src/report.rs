@@ -232,6 +232,31 @@ pub fn explain<F: FamilyFace>(plan: &Plan<F>, t: &TargetPlan<F>) -> String {
     out
 }
 
+/// A plain table: the header, then one line per row, each column as wide as its widest cell,
+/// two spaces apart, no trailing blanks.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
+        for (i, c) in cells.enumerate() {
+            let _ = write!(out, "{c:<w$}  ", w = widths.get(i).copied().unwrap_or(0));
+        }
+        let trimmed = out.trim_end().len();
+        out.truncate(trimmed);
+        out.push('\n');
+    };
+    line(&mut header.iter().copied());
+    for r in rows {
+        line(&mut r.iter().map(String::as_str));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,19 +33,17 @@ impl Tour {
 
     /// The tour's flags with another repair configuration.
     fn bin_with(&self, repair_config: &str) -> Command {
+        // The demo's commands keep their marks in the directory autorepair runs in.
         let mut c = Command::cargo_bin("autorepair").unwrap();
-        c.current_dir(ROOT)
-            .env("AUTOREPAIR_DEMO_DIR", self.dir.path().join("repaired"))
+        c.current_dir(self.dir.path())
             .args(["--config", "/dev/null", "--sabakan-file"])
             .arg(&self.machines)
             .arg("--nodes")
             .arg(&self.nodes)
-            .args([
-                "--repair-config",
-                repair_config,
-                "--constraints",
-                "fixtures/machines-constraints.json",
-            ]);
+            .arg("--repair-config")
+            .arg(Path::new(ROOT).join(repair_config))
+            .arg("--constraints")
+            .arg(format!("{ROOT}/fixtures/machines-constraints.json"));
         c
     }
 
@@ -186,10 +184,8 @@ fn admin_verbs_speak_ckecli() {
     t.bin().args(["repair", "reset-backoff"]).assert().success();
     let table = t.bin().args(["repair", "list"]).assert().success();
     let text = String::from_utf8_lossy(&table.get_output().stdout).into_owned();
-    assert!(
-        text.lines().nth(1).unwrap().starts_with("1  10.69.1.4"),
-        "{text}"
-    );
+    let row: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(row[..2], ["1", "10.69.1.4"], "{text}");
 }
 
 #[test]
@@ -235,9 +231,12 @@ fn tattling_config(t: &Tour) -> (String, PathBuf) {
     let demo = std::fs::read_to_string(format!("{ROOT}/fixtures/machines-demo.yml")).unwrap();
     let tattle = tattle.display().to_string();
     let yml = demo
-        .replace("fixtures/machines/demo-repair", &tattle)
         .replace(
-            r#"health_check_command: ["fixtures/machines/demo-health"]"#,
+            r#"["sh", "-c", 'mkdir -p repaired && touch "repaired/$1" && echo "$0 repair of $1"', "#,
+            &format!(r#"["{tattle}", "#),
+        )
+        .replace(
+            r#"health_check_command: ["sh", "-c", 'if [ -e "repaired/$1" ]; then echo true; else echo false; fi', "demo-health"]"#,
             &format!(
                 r#"health_check_command: ["{tattle}"]
           success_command: ["{tattle}"]"#
@@ -368,4 +367,203 @@ fn simulate_keeps_every_rule_where_it_once_found_a_bug() {
         );
         out.code(0);
     }
+}
+
+/// CKE's index only grows: an entry deleted and removed must not give its index to the next
+/// one, or one index names two repairs in logs, metrics and `repair list`.
+#[test]
+fn an_index_is_never_given_twice() {
+    let t = Tour::new();
+    let add = |address: &str| {
+        let out = t
+            .bin()
+            .args(["repair", "add", "unreachable", "qemu", address])
+            .assert()
+            .success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    assert!(add("10.69.1.4").contains("#1 "));
+    t.bin()
+        .args(["repair", "delete", "10.69.1.4"])
+        .assert()
+        .success();
+    // The pass removes the deleted entry and every mark naming its index.
+    t.run(NOW);
+    let labels = t.labels("rack1-cs1");
+    assert!(labels.get("autorepair.entry").is_none(), "{labels}");
+    let added = add("10.69.1.4");
+    assert!(!added.contains("#1 "), "{added}");
+    // Every entry has its own index, and the counter (the cluster holder's label, written
+    // before the entry) is the highest given out.
+    let list = t
+        .bin()
+        .args(["repair", "list", "--json"])
+        .assert()
+        .success();
+    let rows: Value = serde_json::from_slice(&list.get_output().stdout).unwrap();
+    let mut indexes: Vec<u64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["index"].as_str().unwrap().parse().unwrap())
+        .collect();
+    let max = *indexes.iter().max().unwrap();
+    indexes.dedup();
+    assert_eq!(indexes.len(), rows.as_array().unwrap().len(), "{rows}");
+    assert_eq!(
+        t.labels("boot-0")["autorepair.cluster.index"],
+        max.to_string()
+    );
+}
+
+/// Each field of every line starts where its column's header does.
+fn assert_aligned(table: &str) {
+    let starts = |line: &str| -> Vec<usize> {
+        let b = line.as_bytes();
+        (0..b.len())
+            .filter(|&i| b[i] != b' ' && (i == 0 || b[i - 1] == b' '))
+            .collect()
+    };
+    let mut lines = table.lines();
+    let header = starts(lines.next().unwrap());
+    for line in lines {
+        assert_eq!(starts(line), header, "not aligned:\n{table}");
+    }
+}
+
+#[test]
+fn repair_verbs_say_what_they_did_to_which_entry() {
+    let t = Tour::new();
+    for i in 0..6 {
+        t.run(NOW + 60 * i);
+    }
+    t.bin()
+        .args(["repair", "add", "unreachable", "qemu", "10.69.1.4"])
+        .assert()
+        .success();
+    let text = |args: &[&str]| {
+        let out = t.bin().args(args).assert().success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    let list = text(&["repair", "list"]);
+    assert_eq!(list.lines().count(), 3, "{list}");
+    assert_aligned(&list);
+
+    // Nothing is in back-off: nothing is cleared, the finished entry least of all.
+    let reset = text(&["repair", "reset-backoff"]);
+    assert!(
+        reset.contains("no repair entry is in drain back-off"),
+        "{reset}"
+    );
+    // An unfinished entry in back-off is cleared, and named.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
+    for m in doc.as_array_mut().unwrap() {
+        if m["spec"]["serial"] == "rack1-cs1" {
+            m["spec"]["labels"]["autorepair.progress"] =
+                "processing.0.waiting.1800000000.2.1800000900".into();
+        }
+    }
+    std::fs::write(&t.machines, doc.to_string()).unwrap();
+    let reset = text(&["repair", "reset-backoff"]);
+    assert!(
+        reset.contains("#2") && reset.contains("10.69.1.4"),
+        "{reset}"
+    );
+    assert!(!reset.contains("#1"), "{reset}");
+    assert_eq!(
+        t.labels("rack1-cs1")["autorepair.progress"],
+        "processing.0.waiting.1800000000.0.0"
+    );
+
+    // An entry already marked deleted is said to be so, not missing.
+    let deleted = text(&["repair", "delete", "--finished"]);
+    assert!(deleted.contains("#1"), "{deleted}");
+    let again = text(&["repair", "delete", "10.69.0.5"]);
+    assert!(again.contains("already marked deleted"), "{again}");
+    let list = text(&["repair", "list"]);
+    assert!(list.contains("true"), "{list}");
+    assert_aligned(&list);
+    // An address without any entry is still an error.
+    t.bin()
+        .args(["repair", "delete", "10.69.0.4"])
+        .assert()
+        .failure();
+}
+
+/// The README's machines tour, as `scripts/machines-tour` runs it: from a directory that is
+/// not the repository, twice, the same story both times, and nothing left behind (not in the
+/// directory it ran from, not in the temporary directory).
+#[test]
+fn the_tour_tells_the_same_story_from_anywhere_and_leaves_nothing_behind() {
+    let cwd = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let tour = || {
+        let out = std::process::Command::new(format!("{ROOT}/scripts/machines-tour"))
+            .current_dir(cwd.path())
+            .env("TMPDIR", tmp.path())
+            .env("AUTOREPAIR", env!("CARGO_BIN_EXE_autorepair"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let first = tour();
+    // The story: rack0-cs2's entry #1 runs its step and succeeds, then is deleted.
+    let list = first
+        .split("$ autorepair $M repair list\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{first}"));
+    let row: Vec<&str> = list.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        row[..6],
+        [
+            "1",
+            "10.69.0.5",
+            "10.69.0.5",
+            "qemu",
+            "unhealthy",
+            "succeeded"
+        ],
+        "{first}"
+    );
+    assert!(first.contains("marked deleted: #1 (10.69.0.5)"), "{first}");
+    assert_eq!(tour(), first, "the second tour told another story");
+    for dir in [cwd.path(), tmp.path()] {
+        let left: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "left behind in {}: {left:?}",
+            dir.display()
+        );
+    }
+}
+
+/// The engine's failure-domain limits, unset, are no limit for a machines fleet: the pages
+/// people read say so (`-`), not a 20-digit number.
+#[test]
+fn unset_domain_limits_are_shown_as_none() {
+    let t = Tour::new();
+    let page = t.dir.path().join("report.html");
+    t.bin()
+        .args(["report", "--now", &NOW.to_string(), "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("max_down_nodes_per_group</code> = -"),
+        "{html}"
+    );
+    assert!(!html.contains(&usize::MAX.to_string()), "{html}");
 }

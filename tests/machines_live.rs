@@ -49,24 +49,27 @@ impl Live {
     /// The binary on this sabakan, without a repair configuration or Nodes.
     fn bare(&self) -> Command {
         let mut c = Command::cargo_bin("autorepair").unwrap();
-        c.current_dir(ROOT)
+        // The demo's commands keep their marks in the directory autorepair runs in.
+        c.current_dir(self.dir.path())
             .env_remove("AUTOREPAIR_CONFIG")
             .env_remove("KUBECONFIG")
             .env("RUST_LOG", "info")
-            .env("AUTOREPAIR_DEMO_DIR", self.dir.path().join("repaired"))
             .arg("--config")
             .arg(self.dir.path().join("autorepair.toml"))
             .args(["--sabakan", self.sabakan.url()])
             .arg("--lock-file")
             .arg(self.dir.path().join("lock"))
-            .args(["--constraints", "fixtures/machines-constraints.json"]);
+            .arg("--constraints")
+            .arg(format!("{ROOT}/fixtures/machines-constraints.json"));
         c
     }
 
     /// The tour's repair configuration and Nodes file.
     fn bin(&self) -> Command {
         let mut c = self.bare();
-        c.args(["--repair-config", "fixtures/machines-demo.yml", "--nodes"])
+        c.arg("--repair-config")
+            .arg(format!("{ROOT}/fixtures/machines-demo.yml"))
+            .arg("--nodes")
             .arg(&self.nodes);
         c
     }
@@ -338,9 +341,9 @@ fn the_fixed_clock_reaches_the_machines_file() {
             .arg(format!("{ROOT}/fixtures/machines-demo-nodes.json"))
             .args([
                 "--repair-config",
-                "fixtures/machines-demo.yml",
+                &format!("{ROOT}/fixtures/machines-demo.yml"),
                 "--constraints",
-                "fixtures/machines-constraints.json",
+                &format!("{ROOT}/fixtures/machines-constraints.json"),
                 "status",
                 "--json",
                 "--now",
@@ -387,9 +390,9 @@ repair:
       repair_operations:
         - operation: unhealthy
           repair_steps:
-            - repair_command: ["fixtures/machines/demo-repair", "soft"]
+            - repair_command: ["sh", "-c", 'mkdir -p repaired && touch "repaired/$1"', "demo-repair"]
               need_drain: true
-          health_check_command: ["fixtures/machines/demo-health"]
+          health_check_command: ["sh", "-c", 'if [ -e "repaired/$1" ]; then echo true; else echo false; fi', "demo-health"]
   max_concurrent_repairs: 2
   protected_namespaces: {matchLabels: {protected: "yes"}}
   evict_retries: 3
@@ -575,7 +578,9 @@ fn an_https_sabakan_is_verified() {
             .args(["--config", "/dev/null", "--sabakan", kube.url()])
             .arg("--lock-file")
             .arg(dir.path().join("lock"))
-            .args(["--repair-config", "fixtures/machines-demo.yml", "--nodes"])
+            .arg("--repair-config")
+            .arg(format!("{ROOT}/fixtures/machines-demo.yml"))
+            .arg("--nodes")
             .arg(format!("{ROOT}/fixtures/machines-demo-nodes.json"));
         if ca {
             c.arg("--sabakan-ca")

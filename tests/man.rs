@@ -311,7 +311,7 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "limits.max_domains_under_repair",
-        r"Repairs run for at most this many failure domains (down nodes) at once; all the repairs of one domain start together. 0 starts nothing new.",
+        r"Repairs run for at most this many failure domains (down nodes) at once; all the repairs of one domain start together. 0 starts nothing new. For the machines family these three limits apply only when set: unset, CKE's constraints are the limits (docs/machines.md).",
     ),
     (
         "limits.max_pending",

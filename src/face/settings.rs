@@ -478,9 +478,14 @@ impl Settings {
                         Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
                     );
                 }
+                // A machines fleet brings CKE's limits; the engine's give way where unset.
+                let limits = match &source {
+                    Source::Machines(_) => crate::machines::limits(&config.limits),
+                    _ => config.limits.clone(),
+                };
                 let fleet = Fleet {
                     source,
-                    limits: config.limits.clone(),
+                    limits,
                     metal3: crate::config::Metal3 {
                         fencing: if global.out_of_service_taint {
                             crate::metal3::Fencing::OutOfServiceTaint

@@ -113,7 +113,7 @@ pub fn add(
         )));
     }
     let serial = m.serial.clone();
-    let index = file.next_index()?;
+    let index = file.take_index()?;
     let value = Entry::value(index, operation, machine_type).map_err(error)?;
     let id = uuid::Uuid::new_v4().to_string();
     let pending = Labels::render_pending(
@@ -131,11 +131,22 @@ pub fn add(
     Ok(index)
 }
 
-/// Marks entries deleted; the next pass removes them (and uncordons their Nodes). Returns how
-/// many.
-pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<usize, BackendError> {
+/// What `repair delete` did: the entries it marked deleted, and those it found marked already
+/// (the next pass has not removed them yet), as `#index (address)`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Deleted {
+    pub marked: Vec<String>,
+    pub already: Vec<String>,
+}
+
+fn named(index: u64, address: Option<&str>) -> String {
+    format!("#{index} ({})", address.unwrap_or("no address"))
+}
+
+/// Marks entries deleted; the next pass removes them (and uncordons their Nodes).
+pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, BackendError> {
     let snap = file.snapshot()?;
-    let mut n = 0;
+    let mut done = Deleted::default();
     for m in &snap.machines {
         let Some(e) = m.entry() else { continue };
         let hit = match which {
@@ -143,38 +154,90 @@ pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<usize, BackendEr
             Which::Finished => e.progress.status.finished(),
             Which::Unfinished => !e.progress.status.finished(),
         };
-        if hit && !e.progress.deleted {
-            let p = Progress {
-                deleted: true,
-                ..e.progress
-            };
-            file.set(&m.serial, PROGRESS, Some(&p.value()))?;
-            n += 1;
+        if !hit {
+            continue;
         }
-    }
-    if let (Which::Address(a), 0) = (which, n) {
-        return Err(error(format!("no repair entry for address {a}")));
-    }
-    file.flush()?;
-    Ok(n)
-}
-
-/// Clears every entry's drain back-off.
-pub fn reset_backoff(file: &mut MachinesFile) -> Result<usize, BackendError> {
-    let snap = file.snapshot()?;
-    let mut n = 0;
-    for m in &snap.machines {
-        let Some(e) = m.entry() else { continue };
+        if e.progress.deleted {
+            done.already.push(named(e.index, m.address()));
+            continue;
+        }
         let p = Progress {
-            drain_backoff_count: 0,
-            drain_backoff_expire: 0,
+            deleted: true,
             ..e.progress
         };
         file.set(&m.serial, PROGRESS, Some(&p.value()))?;
-        n += 1;
+        done.marked.push(named(e.index, m.address()));
+    }
+    if let (Which::Address(a), true) = (which, done == Deleted::default()) {
+        return Err(error(format!(
+            "no repair entry for address {a}: `autorepair repair list` shows the entries"
+        )));
     }
     file.flush()?;
-    Ok(n)
+    Ok(done)
+}
+
+/// Clears the drain back-off of the entries it can still hold back: unfinished, not deleted,
+/// with a back-off count or expiry. A finished entry's count is what happened, and means
+/// nothing any more (ckecli zeroes it too). Returns the entries cleared, as `#index (address)`.
+pub fn reset_backoff(file: &mut MachinesFile) -> Result<Vec<String>, BackendError> {
+    let snap = file.snapshot()?;
+    let mut cleared = Vec::new();
+    for m in &snap.machines {
+        let Some(e) = m.entry() else { continue };
+        let p = e.progress;
+        let backed_off = p.drain_backoff_count > 0 || p.drain_backoff_expire > 0;
+        if p.status.finished() || p.deleted || !backed_off {
+            continue;
+        }
+        let p = Progress {
+            drain_backoff_count: 0,
+            drain_backoff_expire: 0,
+            ..p
+        };
+        file.set(&m.serial, PROGRESS, Some(&p.value()))?;
+        cleared.push(named(e.index, m.address()));
+    }
+    file.flush()?;
+    Ok(cleared)
+}
+
+/// `repair list` for people: CKE's columns, aligned.
+pub fn table(rows: &[Row]) -> String {
+    let header = [
+        "INDEX",
+        "ADDRESS",
+        "NODENAME",
+        "TYPE",
+        "OPERATION",
+        "STATUS",
+        "STEP",
+        "STEP_STATUS",
+        "DELETED",
+        "LAST_TRANSITION",
+    ];
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.index.clone(),
+                r.address.clone(),
+                if r.nodename.is_empty() {
+                    "-".into()
+                } else {
+                    r.nodename.clone()
+                },
+                r.machine_type.clone(),
+                r.operation.clone(),
+                r.status.to_string(),
+                r.step.to_string(),
+                r.step_status.to_owned(),
+                r.deleted.to_string(),
+                r.last_transition_time.clone(),
+            ]
+        })
+        .collect();
+    crate::report::table(&header, &cells)
 }
 
 /// `repair enable|disable`: the queue switch on the cluster's holder.

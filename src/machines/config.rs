@@ -20,6 +20,8 @@ pub struct ConfigError {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Repair {
+    /// Unset: none (CKE accepts an empty `repair:`; nothing is repaired).
+    #[serde(default)]
     pub repair_procedures: Vec<Procedure>,
     #[serde(default = "one")]
     pub max_concurrent_repairs: usize,
@@ -65,7 +67,10 @@ fn thirty() -> u64 {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Procedure {
+    /// Unset: none, as in CKE (the procedure matches no machine).
+    #[serde(default)]
     pub machine_types: Vec<String>,
+    #[serde(default)]
     pub repair_operations: Vec<Operation>,
 }
 
@@ -185,6 +190,10 @@ impl Repair {
         let doc: serde_yaml_ng::Value =
             serde_yaml_ng::from_str(text).map_err(|e| err(format!("not YAML (or JSON): {e}")))?;
         let section = match doc.get("repair") {
+            // `repair:` with nothing under it: an empty section, as Go reads it.
+            Some(serde_yaml_ng::Value::Null) => {
+                serde_yaml_ng::Value::Mapping(serde_yaml_ng::Mapping::new())
+            }
             Some(r) => r.clone(),
             None if doc.get("repair_procedures").is_some() => doc,
             None => {
@@ -195,12 +204,29 @@ impl Repair {
             }
         };
         let repair: Repair = serde_yaml_ng::from_value(section).map_err(|e| {
-            err(format!(
-                "repair: {e} (autorepair refuses keys CKE does not know: CKE would ignore them silently)"
-            ))
+            let e = e.to_string();
+            // Only an unknown key is where autorepair is stricter than CKE; a missing field
+            // or a bad value is an error in its own words.
+            if e.contains("unknown field") {
+                err(format!(
+                    "repair: {e} (autorepair refuses keys CKE does not know: CKE would ignore them silently)"
+                ))
+            } else {
+                err(format!("repair: {e}"))
+            }
         })?;
         repair.check().map_err(err)?;
         Ok(repair)
+    }
+
+    /// What to say at start-up when the configuration can repair nothing (`repair: {}`, which
+    /// CKE accepts too); `path` names the file.
+    pub fn warning(&self, path: &str) -> Option<String> {
+        self.repair_procedures.is_empty().then(|| {
+            format!(
+                "repair configuration {path}: no repair_procedures: no machine can be repaired, and no repair entry is created; add procedures for the machine types and operations (unhealthy, unreachable) to repair"
+            )
+        })
     }
 
     /// CKE's validation, and nothing more (`validateRepair` in its cluster.go).
@@ -407,6 +433,67 @@ repair:
         for (text, key) in cases {
             let e = Repair::parse(&text, "c.yml").unwrap_err().to_string();
             assert!(e.contains("c.yml") && e.contains(key), "{key}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_empty_repair_section_is_accepted_as_cke_does() {
+        for text in [
+            "repair: {}\n",
+            "name: x\nrepair:\n",
+            "repair:\n  max_concurrent_repairs: 2\n",
+        ] {
+            let r = Repair::parse(text, "c.yml").unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert!(r.repair_procedures.is_empty());
+            let w = r.warning("c.yml").expect("nothing can be repaired");
+            assert!(
+                w.contains("c.yml") && w.contains("repair_procedures"),
+                "{w}"
+            );
+        }
+        assert!(
+            Repair::parse(CLUSTER, "c.yml")
+                .unwrap()
+                .warning("c.yml")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn only_unknown_keys_are_said_to_be_unknown_to_cke() {
+        const SUFFIX: &str = "CKE does not know";
+        // (text, a word the error names, whether it is an unknown key)
+        let cases: Vec<(String, &str, bool)> = vec![
+            (
+                CLUSTER.replace("evict_retries: 3", "evict_retry: 3"),
+                "evict_retry",
+                true,
+            ),
+            (
+                CLUSTER.replace("- operation: unreachable", "- name: unreachable"),
+                "name",
+                true,
+            ),
+            (
+                CLUSTER.replace("- operation: unreachable", "- health_check_command: [x]"),
+                "operation",
+                false,
+            ),
+            (
+                CLUSTER.replace("command_retries: 2", "command_retries: -2"),
+                "-2",
+                false,
+            ),
+            (
+                CLUSTER.replace("watch_seconds: 600", "watch_seconds: soon"),
+                "soon",
+                false,
+            ),
+        ];
+        for (text, word, unknown) in cases {
+            let e = Repair::parse(&text, "c.yml").unwrap_err().to_string();
+            assert!(e.contains(word), "{word}: {e}");
+            assert_eq!(e.contains(SUFFIX), unknown, "{word}: {e}");
         }
     }
 

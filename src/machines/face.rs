@@ -138,7 +138,14 @@ pub fn settings(
         })
     };
     let repair = match repair {
-        Some(p) => Repair::parse(&read(p)?, &p.display().to_string())?,
+        Some(p) => {
+            let path = p.display().to_string();
+            let repair = Repair::parse(&read(p)?, &path)?;
+            if let Some(w) = repair.warning(&path) {
+                tracing::warn!("{w}");
+            }
+            repair
+        }
         None => {
             return Err(super::config::ConfigError {
                 path: what.to_owned(),
@@ -261,26 +268,7 @@ pub fn repair(
             if json {
                 out.json_line(&rows)?;
             } else {
-                out.line("INDEX  ADDRESS  NODENAME  TYPE  OPERATION  STATUS  STEP  STEP_STATUS  DELETED  LAST_TRANSITION")?;
-                for r in rows {
-                    out.line(format!(
-                        "{}  {}  {}  {}  {}  {}  {}  {}  {}  {}",
-                        r.index,
-                        r.address,
-                        if r.nodename.is_empty() {
-                            "-"
-                        } else {
-                            &r.nodename
-                        },
-                        r.machine_type,
-                        r.operation,
-                        r.status,
-                        r.step,
-                        r.step_status,
-                        r.deleted,
-                        r.last_transition_time
-                    ))?;
-                }
+                out.text(admin::table(&rows))?;
             }
         }
         RepairCommand::Delete {
@@ -293,16 +281,36 @@ pub fn repair(
                 (None, true, _) => Which::Finished,
                 _ => Which::Unfinished,
             };
-            let n = admin::delete(&mut file, &which).map_err(act)?;
-            out.line(format!(
-                "{n} repair entr{} marked deleted: the next pass removes {}",
-                if n == 1 { "y" } else { "ies" },
-                if n == 1 { "it" } else { "them" }
-            ))?;
+            let done = admin::delete(&mut file, &which).map_err(act)?;
+            if done.marked.is_empty() && done.already.is_empty() {
+                out.line("no repair entry to delete")?;
+            }
+            if !done.marked.is_empty() {
+                out.line(format!(
+                    "marked deleted: {}: the next pass removes {}",
+                    done.marked.join(", "),
+                    if done.marked.len() == 1 { "it" } else { "them" }
+                ))?;
+            }
+            if !done.already.is_empty() {
+                out.line(format!(
+                    "already marked deleted: {}: the next pass removes {}",
+                    done.already.join(", "),
+                    if done.already.len() == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    }
+                ))?;
+            }
         }
         RepairCommand::ResetBackoff => {
-            let n = admin::reset_backoff(&mut file).map_err(act)?;
-            out.line(format!("drain back-off cleared on {n} repair entries"))?;
+            let cleared = admin::reset_backoff(&mut file).map_err(act)?;
+            if cleared.is_empty() {
+                out.line("no repair entry is in drain back-off: nothing to clear")?;
+            } else {
+                out.line(format!("drain back-off cleared: {}", cleared.join(", ")))?;
+            }
         }
         RepairCommand::Enable | RepairCommand::Disable => {
             let on = matches!(cmd, RepairCommand::Enable);

@@ -16,7 +16,7 @@ use super::command;
 use super::config::Repair;
 use super::drain::{Drainer, NodesFile};
 use super::entry::{Entry, Progress};
-use super::labels::{self, CLUSTER_PREFIX, ENTRY, PROGRESS, QUEUE};
+use super::labels::{self, CLUSTER_PREFIX, ENTRY, INDEX, PROGRESS, QUEUE};
 use super::live::Live;
 use super::snapshot::{self, Scope, Snapshot, kind};
 use super::{Machines, Op, OpId};
@@ -345,13 +345,21 @@ impl MachinesFile {
         self.place(object).map(|(serial, _)| serial)
     }
 
-    /// The next entry index: above every index recorded in an entry or a repair mark.
+    /// The next entry index: above the entry counter and every index recorded in an entry or
+    /// a repair mark. The counter (`autorepair.cluster.index`) is read on every machine, not
+    /// only the cluster's holder: a boot server added to a lower rack becomes the holder
+    /// without the counter, and the old one still has it.
     pub fn next_index(&self) -> Result<u64, BackendError> {
+        let counter = stored_name(INDEX, "cluster.");
         let mut max = 0;
         for m in self.list()? {
             for (name, value) in labels_of(m) {
                 let text = labels::join(&name, &value);
-                if name == ENTRY {
+                if name == counter {
+                    // A counter that is not a number is ignored, not trusted: the recorded
+                    // indexes still hold.
+                    max = max.max(value.parse().unwrap_or(0));
+                } else if name == ENTRY {
                     if let Ok(Some(e)) = Entry::from_labels([
                         (ENTRY, value.as_str()),
                         (PROGRESS, "queued.0.waiting.0.0.0"),
@@ -366,6 +374,30 @@ impl MachinesFile {
             }
         }
         Ok(max + 1)
+    }
+
+    /// Gives out the next entry index, as CKE's write index does: the counter on the cluster's
+    /// holder is written first, so that deleting entries never makes an index come back, and a
+    /// crash before the entry is written only skips one. Without a boot server to hold it,
+    /// the index is derived from what is recorded (docs/machines.md).
+    pub fn take_index(&mut self) -> Result<u64, BackendError> {
+        let index = self.next_index()?;
+        match self.place(&ObjectRef::singleton(kind::CLUSTER)) {
+            Ok((holder, infix)) => {
+                self.set(
+                    &holder,
+                    &stored_name(INDEX, infix),
+                    Some(&index.to_string()),
+                )?;
+            }
+            Err(_) => {
+                tracing::warn!(
+                    index,
+                    "no boot server holds the cluster's labels: the repair entry index is derived from the recorded ones, and may repeat once they are removed"
+                );
+            }
+        }
+        Ok(index)
     }
 
     fn progress(&mut self, serial: &str, p: &Progress) -> Result<(), BackendError> {
@@ -526,7 +558,9 @@ impl Backend<Machines> for MachinesFile {
                 key: kind::CLUSTER.to_owned(),
                 marks: cluster_marks
                     .into_iter()
-                    .filter(|t| !t.starts_with(&format!("{QUEUE}=")))
+                    .filter(|t| {
+                        !t.starts_with(&format!("{QUEUE}=")) && !t.starts_with(&format!("{INDEX}="))
+                    })
                     .collect(),
             });
         }
@@ -600,7 +634,7 @@ impl Backend<Machines> for MachinesFile {
                 "machine/{target}: {op} is not submitted, it is advanced"
             )));
         };
-        let index = self.next_index()?;
+        let index = self.take_index()?;
         let value = Entry::value(index, operation, machine_type)
             .map_err(|e| self.origin.error(format!("machine/{serial}: {e}")))?;
         self.progress(serial, &Progress::queued(*at))?;
@@ -905,5 +939,41 @@ mod tests {
         }
         // The next index is above every recorded one.
         assert_eq!(f.next_index().unwrap(), 2);
+    }
+
+    #[test]
+    fn indexes_only_grow_whatever_is_removed() {
+        let mut f = MachinesFile::in_memory(rest(json!({})), Repair::default(), None).unwrap();
+        let enqueue = Op::Enqueue {
+            serial: "m1".into(),
+            operation: "unhealthy".into(),
+            machine_type: "qemu".into(),
+            at: 5,
+        };
+        assert_eq!(f.submit("m1", &enqueue, "r", None).unwrap(), OpId(1));
+        assert_eq!(
+            f.document()[0]["spec"]["labels"]["autorepair.cluster.index"],
+            "1"
+        );
+        // The entry removed, as a dequeue does: its index is not given again.
+        f.set("m1", ENTRY, None).unwrap();
+        f.set("m1", PROGRESS, None).unwrap();
+        assert_eq!(f.submit("m1", &enqueue, "r", None).unwrap(), OpId(2));
+        // A counter left on a machine that no longer holds the cluster's labels still counts;
+        // one that is not a number is ignored, the recorded indexes hold.
+        f.set("m1", "autorepair.cluster.index", Some("7")).unwrap();
+        assert_eq!(f.next_index().unwrap(), 8);
+        f.set("m1", "autorepair.cluster.index", None).unwrap();
+        f.set("boot0", "autorepair.cluster.index", Some("x"))
+            .unwrap();
+        assert_eq!(f.next_index().unwrap(), 3, "entry #2 is still recorded");
+        // The counter is not a mark of the cluster.
+        let snap = f.snapshot().unwrap();
+        let cluster = snap.scopes.iter().find(|s| s.key == "cluster").unwrap();
+        assert!(
+            cluster.marks.iter().all(|m| !m.contains("index")),
+            "{:?}",
+            cluster.marks
+        );
     }
 }

@@ -18,8 +18,8 @@
 //! for the index. A repair name is 47 characters (`autorepair.` and a UUID).
 //!
 //! Some names under the prefix are not marks but the family's own records: a repair entry
-//! ([`ENTRY`], [`PROGRESS`], see `super::entry`), the queue switch ([`QUEUE`]) and the
-//! cluster's marks ([`CLUSTER_PREFIX`]). The codec calls them foreign, so the engine never
+//! ([`ENTRY`], [`PROGRESS`], see `super::entry`), the queue switch ([`QUEUE`]), the
+//! entry counter ([`INDEX`]) and the cluster's marks ([`CLUSTER_PREFIX`]). The codec calls them foreign, so the engine never
 //! edits them; only the family and its backend write them.
 
 use super::{OpId, Reach};
@@ -38,6 +38,9 @@ pub const ENTRY: &str = "autorepair.entry";
 pub const PROGRESS: &str = "autorepair.progress";
 /// `disabled` stops new drains and commands, as `ckecli repair-queue disable` (not a mark).
 pub const QUEUE: &str = "autorepair.queue";
+/// The highest repair entry index ever given out (not a mark), kept on the cluster's holder as
+/// `autorepair.cluster.index`: CKE's counter only grows, so an index names one repair for good.
+pub const INDEX: &str = "autorepair.index";
 /// sabakan has no object for the cluster: its marks live on the cluster's holder machine
 /// under this prefix (`autorepair.cluster.policy`…), so that they do not mix with the marks of
 /// the rack that machine also holds. The backend maps them; to the codec they are foreign.
@@ -148,7 +151,7 @@ impl Codec for Labels {
     fn parse(text: &str) -> Result<Mark<'_, Reach>, MarkError> {
         let (name, value) = split(text);
         if !name.starts_with(PREFIX)
-            || [ENTRY, PROGRESS, QUEUE].contains(&name)
+            || [ENTRY, PROGRESS, QUEUE, INDEX].contains(&name)
             || name.starts_with(CLUSTER_PREFIX)
         {
             return Ok(Mark::Foreign);

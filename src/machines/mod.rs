@@ -310,6 +310,26 @@ impl Settings {
     }
 }
 
+/// The planner's limits for a machines fleet. CKE brings limits of its own, which the family
+/// enforces: `maximum-repair-queue-entries` (its cluster limiter, CKE's brake on a mass
+/// failure) and `max_concurrent_repairs`. The engine's failure-domain limits, which CKE does
+/// not have, apply only where the config file sets them: at their defaults (one machine under
+/// repair, two down per rack, four in all) they would silently override CKE's settings, and an
+/// operator moving from CKE would not get CKE's behaviour from them (docs/machines.md).
+pub fn limits(config: &crate::config::Limits) -> crate::config::Limits {
+    let mut l = config.clone();
+    for (key, value) in [
+        ("max_down_nodes_per_group", &mut l.max_down_nodes_per_group),
+        ("max_down_nodes", &mut l.max_down_nodes),
+        ("max_domains_under_repair", &mut l.max_domains_under_repair),
+    ] {
+        if !config.given.contains(key) {
+            *value = usize::MAX;
+        }
+    }
+    l
+}
+
 /// `machine/SERIAL`, `rack/N`, `cluster`, or a bare serial.
 pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
     parse_object_ref(

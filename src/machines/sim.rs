@@ -438,6 +438,8 @@ pub struct MachinesWorld {
     generation: BTreeMap<String, u64>,
     /// Every repair command that ran: (serial, generation, step).
     ran: BTreeSet<(String, u64, usize)>,
+    /// Every entry index recorded or given out in this scenario.
+    indexes: BTreeSet<u64>,
     timed: Vec<(i64, Timed)>,
     tally: BTreeMap<&'static str, usize>,
 }
@@ -792,7 +794,9 @@ impl MachinesWorld {
     ///   own labels, its rack's or the cluster's, nearest first) or while the queue is disabled;
     /// - **levels**: a step runs only within the level of the repair that owns the entry and of
     ///   the effective policy; an entry no repair names runs none;
-    /// - **others' cordons**: a Node someone else cordoned stays cordoned.
+    /// - **others' cordons**: a Node someone else cordoned stays cordoned;
+    /// - **indexes never repeat**: a new entry's index was never recorded or given out before
+    ///   in the scenario, however many entries were deleted and removed meanwhile.
     fn check_rules(
         &mut self,
         before: &Snapshot,
@@ -806,6 +810,23 @@ impl MachinesWorld {
             .iter()
             .filter(|m| m.entry().is_some())
             .count();
+        self.indexes.extend(
+            before
+                .machines
+                .iter()
+                .filter_map(|m| m.entry().map(|e| e.index)),
+        );
+        for s in &calls.submitted {
+            if !self.indexes.insert(s.id.0) {
+                return broken(
+                    "a repair entry index given twice",
+                    format!(
+                        "{}: entry #{} was created, an index an earlier entry of the scenario had",
+                        s.target, s.id
+                    ),
+                );
+            }
+        }
         let created = calls.submitted.len();
         if created > 0 && recorded + created > max_entries {
             return broken(
@@ -1076,6 +1097,7 @@ impl World for MachinesWorld {
             pods,
             generation: BTreeMap::new(),
             ran: BTreeSet::new(),
+            indexes: BTreeSet::new(),
             timed: Vec::new(),
             tally: BTreeMap::new(),
         }
@@ -1258,10 +1280,10 @@ impl World for MachinesWorld {
                 self.invalidate();
             }
             Fault::DeleteFinished => {
-                if let Ok(n) =
+                if let Ok(done) =
                     super::admin::delete(self.file.get_mut(), &super::admin::Which::Finished)
                 {
-                    *self.tally.entry("finished entries deleted").or_default() += n;
+                    *self.tally.entry("finished entries deleted").or_default() += done.marked.len();
                 }
                 self.invalidate();
             }

@@ -962,3 +962,274 @@ fn a_once_off_request_never_inherits_an_old_entry() {
         assert_eq!(owned, adopted, "{name}");
     }
 }
+
+/// CKE's own table of sabakan-triggered repair cases (`TestRepairer` in its
+/// `sabakan/repairer_test.go`), replayed with the shipped limits: an operator moving from CKE
+/// gets CKE's entries from CKE's settings (maximum-repair-queue-entries 3,
+/// wait-seconds-to-repair-rebooting 300). A reboot entry `rebooting` is a Node cordoned by
+/// someone else (autorepair's only sign of a reboot); `draining` is modelled as a schedulable
+/// Node, since CKE's trigger ignores it.
+#[test]
+fn ckes_trigger_cases_create_ckes_entries_with_the_shipped_limits() {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Reboot {
+        Rebooting,
+        Draining,
+    }
+    // serial, address, type, state, seconds in that state (CKE's `machines`).
+    let spec: [(&str, Option<&str>, &str, State, f64); 5] = [
+        ("0000", None, "", State::Unhealthy, 0.0),
+        ("1111", Some("1.1.1.1"), "type1", State::Unreachable, 30.0),
+        ("2222", Some("2.2.2.2"), "type2", State::Unhealthy, 30.0),
+        ("3333", Some("3.3.3.3"), "type3", State::Unreachable, 3000.0),
+        ("4444", Some("4.4.4.4"), "type4", State::Unreachable, 30.0),
+    ];
+    // CKE's `entries`: (serial, operation, type).
+    let entry = |i: usize| -> (&str, &str, &str) {
+        let (serial, _, t, state, _) = spec[i];
+        (
+            serial,
+            if state == State::Unhealthy {
+                "unhealthy"
+            } else {
+                "unreachable"
+            },
+            t,
+        )
+    };
+    struct Case {
+        name: &'static str,
+        failed: &'static [usize],
+        queued: Vec<(&'static str, &'static str, &'static str)>,
+        reboots: &'static [(usize, Reboot)],
+        in_cluster: bool,
+        want: &'static [usize],
+    }
+    let cases = [
+        Case {
+            name: "NoFailedMachine",
+            failed: &[],
+            queued: vec![entry(2)],
+            reboots: &[],
+            in_cluster: true,
+            want: &[],
+        },
+        Case {
+            name: "OneFailedMachine",
+            failed: &[1],
+            queued: vec![entry(2)],
+            reboots: &[],
+            in_cluster: true,
+            want: &[1],
+        },
+        Case {
+            name: "IgnoreNoIPAddress",
+            failed: &[0, 1],
+            queued: vec![entry(2)],
+            reboots: &[],
+            in_cluster: true,
+            want: &[1],
+        },
+        Case {
+            name: "IgnoreRecentlyRepaired",
+            failed: &[1, 2, 3],
+            queued: vec![entry(2)],
+            reboots: &[],
+            in_cluster: true,
+            want: &[1, 3],
+        },
+        Case {
+            name: "IgnoreRecentlyRepairedWithDifferentOperation",
+            failed: &[1, 2, 3],
+            queued: vec![("2222", "unreachable", "type2")],
+            reboots: &[],
+            in_cluster: true,
+            want: &[1, 3],
+        },
+        Case {
+            name: "IgnoreTooManyFailedMachines",
+            failed: &[1, 2, 3],
+            queued: vec![entry(2), entry(4)],
+            reboots: &[],
+            in_cluster: true,
+            want: &[],
+        },
+        Case {
+            name: "IgnoreRebootingUnreachableMachine",
+            failed: &[1],
+            queued: vec![],
+            reboots: &[(1, Reboot::Rebooting)],
+            in_cluster: true,
+            want: &[],
+        },
+        Case {
+            name: "RebootingButUnhealthy",
+            failed: &[2],
+            queued: vec![],
+            reboots: &[(2, Reboot::Rebooting)],
+            in_cluster: true,
+            want: &[2],
+        },
+        Case {
+            name: "RebootingButStale",
+            failed: &[3],
+            queued: vec![],
+            reboots: &[(3, Reboot::Rebooting)],
+            in_cluster: true,
+            want: &[3],
+        },
+        Case {
+            name: "QueuedButNotRebooting",
+            failed: &[4],
+            queued: vec![],
+            reboots: &[(4, Reboot::Draining)],
+            in_cluster: true,
+            want: &[4],
+        },
+        Case {
+            name: "IgnoreOutOfClusterUnreachableMachine",
+            failed: &[1],
+            queued: vec![],
+            reboots: &[(1, Reboot::Rebooting)],
+            in_cluster: false,
+            want: &[],
+        },
+        Case {
+            name: "OutOfClusterButUnhealthy",
+            failed: &[2],
+            queued: vec![],
+            reboots: &[(2, Reboot::Rebooting)],
+            in_cluster: false,
+            want: &[2],
+        },
+        Case {
+            name: "OutOfClusterButStale",
+            failed: &[3],
+            queued: vec![],
+            reboots: &[(3, Reboot::Rebooting)],
+            in_cluster: false,
+            want: &[3],
+        },
+    ];
+    let procedures: String = ["type1", "type2", "type3", "type4"]
+        .iter()
+        .map(|t| {
+            format!(
+                "  - machine_types: [{t}]\n    repair_operations:\n      - {{operation: unhealthy, repair_steps: [{{repair_command: [fix]}}], health_check_command: [check]}}\n      - {{operation: unreachable, repair_steps: [{{repair_command: [fix]}}], health_check_command: [check]}}\n"
+            )
+        })
+        .collect();
+    let settings = Settings {
+        repair: Repair::parse(&format!("repair_procedures:\n{procedures}"), "test").unwrap(),
+        constraints: Constraints {
+            maximum_repair_queue_entries: 3,
+            wait_seconds_to_repair_rebooting: 300,
+        },
+        query: Settings::default_query(),
+    };
+    // The limits of an operator who set none: the shipped ones, as the machines family
+    // composes them with CKE's.
+    let limits = super::limits(&crate::config::Limits::default()).engine();
+    assert_eq!(cases.len(), 13);
+    for c in &cases {
+        let mut machines = Vec::new();
+        let mut nodes = Vec::new();
+        for (i, &(serial, address, t, state, duration)) in spec.iter().enumerate() {
+            let failed = c.failed.contains(&i);
+            let mut labels: Vec<(String, String)> = Vec::new();
+            if let Some(&(_, operation, t)) = c.queued.iter().find(|q| q.0 == serial) {
+                labels.push((
+                    labels::ENTRY.into(),
+                    Entry::value(10 + i as u64, operation, t).unwrap(),
+                ));
+                labels.push((labels::PROGRESS.into(), Progress::queued(NOW - 100).value()));
+                let pending = Labels::render_pending(
+                    Reach::step(1),
+                    "0f8fad5b-d9cb-469f-a165-70867728950e",
+                    NOW - 100,
+                    &[OpId(10 + i as u64)],
+                )
+                .unwrap();
+                let (a, b) = labels::split(&pending);
+                labels.push((a.into(), b.into()));
+            }
+            let refs: Vec<(&str, &str)> = labels
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            let mut m = machine(
+                serial,
+                0,
+                if failed { state } else { State::Healthy },
+                &refs,
+            );
+            m.info.ipv4 = address.map(|a| vec![a.to_owned()]).unwrap_or_default();
+            m.info.bmc_type = t.into();
+            m.info.duration = duration;
+            if let (Some(a), true) = (address, c.in_cluster) {
+                let rebooting = c
+                    .reboots
+                    .iter()
+                    .any(|&(r, how)| r == i && how == Reboot::Rebooting);
+                nodes.push(Node {
+                    name: a.to_owned(),
+                    unschedulable: rebooting,
+                    ..Node::default()
+                });
+            }
+            machines.push(m);
+        }
+        let mut snap = fleet(machines, &["autorepair.policy=step-8"]);
+        snap.nodes = nodes;
+        let p = plan(&snap, &settings, NOW, &limits, 1);
+        let mut created: Vec<(String, String, String)> = p
+            .targets
+            .iter()
+            .flat_map(|t| t.actions.iter())
+            .filter_map(|a| match a {
+                Action::Repair(r) => Some(r.ops.iter()),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|op| match op {
+                Op::Enqueue {
+                    serial,
+                    operation,
+                    machine_type,
+                    ..
+                } => Some((serial.clone(), operation.clone(), machine_type.clone())),
+                _ => None,
+            })
+            .collect();
+        created.sort();
+        let want: Vec<(String, String, String)> = c
+            .want
+            .iter()
+            .map(|&i| {
+                let (s, o, t) = entry(i);
+                (s.to_owned(), o.to_owned(), t.to_owned())
+            })
+            .collect();
+        assert_eq!(created, want, "{}", c.name);
+    }
+}
+
+#[test]
+fn the_engines_domain_limits_apply_where_the_config_sets_them() {
+    let c = crate::config::Config::from_toml(
+        "[limits]\nmax_domains_under_repair = 1\nmax_writes_per_pass = 7\n",
+        "x",
+    )
+    .unwrap();
+    let l = super::limits(&c.limits);
+    assert_eq!(l.max_domains_under_repair, 1, "set: it applies");
+    assert_eq!(
+        (l.max_down_nodes, l.max_down_nodes_per_group),
+        (usize::MAX, usize::MAX),
+        "unset: CKE's limits alone"
+    );
+    assert_eq!(l.max_writes_per_pass, 7);
+    // Set to their default values, they still apply: what counts is that they are given.
+    let c = crate::config::Config::from_toml("[limits]\nmax_down_nodes = 4\n", "x").unwrap();
+    assert_eq!(super::limits(&c.limits).max_down_nodes, 4);
+}

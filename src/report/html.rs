@@ -369,6 +369,16 @@ fn held_back<F: Family>(b: &Blocked<F>, t: &TargetPlan<F>) -> String {
     }
 }
 
+/// A limit as a number, or `-` for none (usize::MAX: a machines fleet leaves the engine's
+/// unset failure-domain limits to CKE's).
+fn limit_text(max: usize) -> String {
+    if max == usize::MAX {
+        "-".into()
+    } else {
+        max.to_string()
+    }
+}
+
 fn verdict(n: usize, max: usize, halt: Option<&Halt>) -> String {
     match halt {
         Some(_) => "<span class=\"badge bad\">HALTED</span>".into(),
@@ -395,7 +405,7 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
             out,
             "<tr><td>{} <span class=\"muted\">({key})</span></td><td class=\"num\">{n}</td><td class=\"num\">{}</td><td>{v}</td></tr>",
             esc(&what),
-            max.map_or("-".into(), |m| m.to_string()),
+            max.map_or("-".into(), limit_text),
         );
     };
     row(
@@ -470,12 +480,12 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
     }
 
     let kind = words.domain_scope;
+    let per_group = limit_text(limits.max_down_nodes_per_group);
     let _ = writeln!(
         out,
-        "<h3 style=\"margin:14px 0 6px\">Per {}: {} down vs <code>max_down_nodes_per_group</code> = {}</h3>",
+        "<h3 style=\"margin:14px 0 6px\">Per {}: {} down vs <code>max_down_nodes_per_group</code> = {per_group}</h3>",
         esc(kind),
         esc(words.domains),
-        limits.max_down_nodes_per_group
     );
     let _ = writeln!(
         out,
@@ -504,7 +514,7 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
             "<tr><td class=\"name\">{}</td><td class=\"num\">{n}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}{}</td></tr>",
             esc(&scope_title(kind, scope)),
             down.len(),
-            limits.max_down_nodes_per_group,
+            per_group,
             esc(&down.join(", ")),
             verdict(down.len(), limits.max_down_nodes_per_group, halt)
                 .replace("at the limit", "at the limit: one more halts it"),
