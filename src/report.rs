@@ -107,7 +107,7 @@ pub fn status_table<F: FamilyFace>(plan: &Plan<F>) -> String {
         line(&mut out, &r.iter().map(String::as_str).collect::<Vec<_>>());
     }
     out.push('\n');
-    out.push_str(&counts_line(plan));
+    out.push_str(&counts_line(plan, "now"));
     out.push_str(&limits_lines(plan));
     if !plan.lint.is_empty() {
         let _ = writeln!(
@@ -148,13 +148,15 @@ pub fn limits_lines<F: Family>(plan: &Plan<F>) -> String {
     out
 }
 
-pub fn counts_line<F: Family>(plan: &Plan<F>) -> String {
+/// The targets by state, as the plan read them: `when` says when that was ("now" for status;
+/// after a pass, the states it began with, not those it left).
+pub fn counts_line<F: Family>(plan: &Plan<F>, when: &str) -> String {
     let parts: Vec<String> = State::ALL
         .iter()
         .map(|s| format!("{s}: {}", plan.counts.get(s).copied().unwrap_or(0)))
         .collect();
     format!(
-        "{} {}; {} (states now; times in UTC)\n",
+        "{} {}; {} (states {when}; times in UTC)\n",
         plan.targets.len(),
         F::WORDS.targets,
         parts.join(", ")

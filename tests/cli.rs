@@ -941,3 +941,61 @@ fn an_os_error_is_said_once() {
         assert_eq!(line.matches("(os error").count(), 1, "{:?}: {line}", b.args);
     }
 }
+
+/// After a pass, its line counts the tag writes (on Ganeti each is a job of its own) apart from
+/// the repair jobs, and says the states are those the pass began with; a daemon's passes warn
+/// of each bad tag once, and a lint about no tag in particular carries no empty tag field.
+#[test]
+fn a_pass_says_what_it_wrote_and_warns_of_each_bad_tag_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    // Two policies on one instance: a lint about the object, naming no single tag.
+    let mut fleet: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let web = fleet["instances"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|i| i["name"] == "web-a4.ams.example")
+        .unwrap();
+    for level in ["migrate", "failover"] {
+        let tag = format!("ganeti:watcher:autorepair:{level}");
+        web["tags"].as_array_mut().unwrap().push(tag.into());
+    }
+    std::fs::write(&path, fleet.to_string()).unwrap();
+    let out = bin()
+        .args([
+            "--config",
+            "/dev/null",
+            "run",
+            "--passes",
+            "3",
+            "--now",
+            "1800000000",
+        ])
+        .arg("--cluster")
+        .arg(&path)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let first = stdout.lines().find(|l| l.starts_with("pass 1:")).unwrap();
+    let tags: usize = first
+        .split(": ")
+        .nth(2)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{first}"));
+    assert!(tags > 0 && first.contains(" tag write(s), "), "{first}");
+    assert!(first.contains(" repair jobs submitted, "), "{first}");
+    assert!(first.contains("(states when the pass began;"), "{first}");
+    assert!(!stdout.contains("states now"), "{stdout}");
+    let teleport = stderr.matches("unknown kind \"teleport\"").count();
+    assert_eq!(teleport, 1, "said once in three passes: {stderr}");
+    let mix = stderr
+        .lines()
+        .find(|l| l.contains("2 policy tags"))
+        .unwrap();
+    assert!(!mix.contains("tag="), "{mix}");
+    assert_eq!(stderr.matches("2 policy tags").count(), 1, "{stderr}");
+}

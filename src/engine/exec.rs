@@ -14,6 +14,8 @@ use serde::Serialize;
 #[serde(bound = "")]
 pub struct Report<F: Family> {
     pub actions_done: usize,
+    /// Calls that added or removed marks (a backend may run each as a job of its own).
+    pub mark_writes: usize,
     pub jobs_submitted: Vec<F::OpId>,
     /// The object and what went wrong, for every action that failed.
     pub errors: Vec<(String, String)>,
@@ -27,6 +29,7 @@ impl<F: Family> Default for Report<F> {
     fn default() -> Self {
         Report {
             actions_done: 0,
+            mark_writes: 0,
             jobs_submitted: Vec::new(),
             errors: Vec::new(),
             crashed: false,
@@ -76,6 +79,7 @@ fn apply<F: Family>(
             reason,
         } => {
             backend.add_marks(object, marks, reason)?;
+            report.mark_writes += 1;
             for mark in marks {
                 tracing::info!(object = %object, mark = %mark, reason = %reason, "{noun} added");
             }
@@ -86,6 +90,7 @@ fn apply<F: Family>(
             reason,
         } => {
             backend.remove_marks(object, marks, reason)?;
+            report.mark_writes += 1;
             for mark in marks {
                 tracing::info!(object = %object, mark = %mark, reason = %reason, "{noun} removed");
             }
@@ -111,6 +116,7 @@ fn repair<F: Family>(
     let (noun, words) = (<F::Marks as Codec>::NOUN, F::WORDS);
     if let Some(first) = &r.write_first {
         backend.add_marks(&object, std::slice::from_ref(first), &r.reason)?;
+        report.mark_writes += 1;
         tracing::info!(object = %object, mark = %first, reason = "repair starting", "{noun} added");
     }
     let mut new_ops: Vec<F::OpId> = Vec::new();
@@ -132,6 +138,7 @@ fn repair<F: Family>(
         ))
     })?;
     backend.add_marks(&object, std::slice::from_ref(&tag), &r.reason)?;
+    report.mark_writes += 1;
     let recorded = format!("{} recorded", words.ops);
     tracing::info!(object = %object, mark = %tag, reason = %recorded, "{noun} added");
     let old: Vec<String> = r
@@ -143,6 +150,7 @@ fn repair<F: Family>(
         .collect();
     if !old.is_empty() {
         backend.remove_marks(&object, &old, &r.reason)?;
+        report.mark_writes += 1;
         for t in &old {
             tracing::info!(object = %object, mark = %t, reason = "superseded", "{noun} removed");
         }

@@ -92,7 +92,8 @@ pub struct Words {
     /// The kind of a target object, as in `KIND/NAME`.
     pub target: &'static str,
     pub targets: &'static str,
-    /// What a failure domain is, plural (`nodes`, `racks`).
+    /// What a failure domain is (`node`, `rack`), and several.
+    pub domain: &'static str,
     pub domains: &'static str,
     /// The whole fleet's scope, as the limiter names it (`cluster`).
     pub fleet: &'static str,

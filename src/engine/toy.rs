@@ -210,6 +210,7 @@ impl Family for Toy {
     const WORDS: Words = Words {
         target: "box",
         targets: "boxes",
+        domain: "shelf",
         domains: "shelves",
         fleet: "room",
         domain_scope: "room",

@@ -106,8 +106,8 @@ fn pass_over<F: FamilyFace>(
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
     }
-    for l in &plan.lint {
-        tracing::warn!(target: LOG_TARGET, object = %l.object, tag = l.tag.as_deref().unwrap_or(""), "{}", l.message);
+    for l in plan.lint.iter().filter(|l| first_time(l)) {
+        tracing::warn!(target: LOG_TARGET, object = %l.object, tag = l.tag.as_deref(), "{}", l.message);
     }
     for h in plan.fleet.halted.iter().chain(&plan.fleet.halted_groups) {
         tracing::warn!(target: LOG_TARGET, limit = h.limit, scope = %h.scope, "{h}");
@@ -126,7 +126,7 @@ fn pass_over<F: FamilyFace>(
             for a in plan.actions() {
                 out.line(format_args!("would: {a}"))?;
             }
-            out.text(report::counts_line(&plan))?;
+            out.text(report::counts_line(&plan, "now"))?;
             out.text(report::limits_lines(&plan))?;
         }
         return Ok(Exit::Ok);
@@ -140,13 +140,20 @@ fn pass_over<F: FamilyFace>(
         source: source.into(),
     })?;
     if !out.json() {
+        let noun = <F::Marks as crate::engine::marks::Codec>::NOUN;
+        let ops = F::WORDS.ops;
+        let repair_ops = if ops.starts_with("repair") {
+            ops.to_owned()
+        } else {
+            format!("repair {ops}")
+        };
         out.line(format_args!(
-            "pass {pass}: {} action(s), {} {} submitted, {} error(s); {}",
+            "pass {pass}: {} action(s): {} {noun} write(s), {} {repair_ops} submitted, {} error(s); {}",
             done.actions_done,
+            done.mark_writes,
             done.jobs_submitted.len(),
-            F::WORDS.ops,
             done.errors.len(),
-            report::counts_line(&plan).trim_end()
+            report::counts_line(&plan, "when the pass began").trim_end()
         ))?;
     }
     if let Some(why) = &done.halted {
@@ -165,4 +172,17 @@ fn pass_over<F: FamilyFace>(
     } else {
         Exit::Partial
     })
+}
+
+/// Whether this lint is new to the process: a daemon's every pass finds the same bad marks, and
+/// one warning each (until the process restarts) says all there is to say; `tags lint` and
+/// `status` list them all at any time.
+fn first_time(lint: &crate::engine::plan::Lint) -> bool {
+    static SAID: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
+        std::sync::Mutex::new(None);
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    said.get_or_insert_with(Default::default)
+        .insert(lint.to_string())
 }

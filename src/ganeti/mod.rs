@@ -143,6 +143,7 @@ impl Family for Ganeti {
     const WORDS: Words = Words {
         target: kind::INSTANCE,
         targets: "instances",
+        domain: "node",
         domains: "nodes",
         fleet: kind::CLUSTER,
         domain_scope: kind::GROUP,

@@ -541,6 +541,7 @@ impl Family for Machines {
     const WORDS: Words = Words {
         target: kind::MACHINE,
         targets: "machines",
+        domain: "machine",
         domains: "machines",
         fleet: "cluster",
         domain_scope: "rack",

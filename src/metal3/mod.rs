@@ -520,6 +520,7 @@ impl Family for Metal3 {
     const WORDS: Words = Words {
         target: kind::MACHINE,
         targets: "machines",
+        domain: "machine",
         domains: "machines",
         fleet: "fleet",
         domain_scope: "zone",

@@ -809,7 +809,7 @@ mod tests {
             ..Limits::default()
         };
         let page = render(&room_plan(&strict), &strict);
-        assert!(page.contains("<p class=\"banner\">HALTED: mass failure: 1 shelves are down"));
+        assert!(page.contains("<p class=\"banner\">HALTED: mass failure: 1 shelf is down"));
         let limiter = section(&page, "limiter");
         assert!(limiter.contains("<td class=\"num\">1</td><td class=\"num\">0</td><td><span class=\"badge bad\">HALTED"), "{limiter}");
     }

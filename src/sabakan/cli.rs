@@ -3,7 +3,7 @@
 
 use super::client::{self, Endpoint, Sabakan, Variables};
 use super::generator::{self, Action, Inputs, Outcome};
-use super::model::{Constraints, KubeNodes, Stamp, parse_machines};
+use super::model::{Constraints, KubeNodes, parse_machines};
 use super::service::{self, Counts};
 use super::template::{Current, Template, to_yaml};
 use clap::{Args, Subcommand};
@@ -106,9 +106,9 @@ pub struct SourceArgs {
     /// The kubeconfig's context to use [default: its current context].
     #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     pub kube_context: Option<String>,
-    /// Pretend it is this time, RFC 3339 (for scores and replays) [default: now].
-    #[arg(long, value_name = "RFC3339")]
-    pub now: Option<String>,
+    /// Pretend it is this time, RFC 3339 or Unix seconds (for scores and replays) [default: now].
+    #[arg(long, value_name = "TIME", value_parser = crate::engine::text::parse_time)]
+    pub now: Option<i64>,
     /// Print one JSON object instead: the action taken and why, the changes, every choice with
     /// every candidate's score, and the configuration as YAML text.
     #[arg(long)]
@@ -148,7 +148,7 @@ pub struct MaintainArgs {
     #[arg(long = "loop", requires = "write", conflicts_with = "dry_run")]
     pub run_loop: bool,
     /// The time between the starts of two passes of --loop.
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::engine::text::parse_duration)]
     pub interval: std::time::Duration,
     /// With --loop: stop after N passes.
     #[arg(long, value_name = "N", requires = "run_loop")]
@@ -159,7 +159,7 @@ pub struct MaintainArgs {
     #[arg(long, value_name = "FILE", requires = "write")]
     pub metrics: Option<PathBuf>,
     /// The apply command's time limit; it is killed beyond it.
-    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = crate::engine::text::parse_duration)]
     pub apply_timeout: std::time::Duration,
     /// With --write: a command run for each change, with the new version (FILE.new) appended
     /// as its last argument, e.g. `-- ckecli cluster set`. No shell. Its output is logged;
@@ -292,14 +292,7 @@ pub(super) fn generate_or_update(
     current: Option<(&PathBuf, &str)>,
     explain: bool,
 ) -> Result<Generated, CliError> {
-    let now = match &args.now {
-        Some(s) => {
-            Stamp::parse(s)
-                .map_err(|e| fail(Failure::Usage, format!("--now: {e}")))?
-                .at
-        }
-        None => Timestamp::now(),
-    };
+    let now = pass_time(args)?;
     let template_text = read(&args.template, "template")?;
     let template = Template::parse(&template_text).map_err(|e| {
         fail(
@@ -394,4 +387,14 @@ pub(super) fn generate_or_update(
         yaml,
         counts,
     })
+}
+
+/// The pass's time: --now, else the clock.
+pub(super) fn pass_time(args: &SourceArgs) -> Result<Timestamp, CliError> {
+    match args.now {
+        Some(t) => {
+            Timestamp::from_second(t).map_err(|e| fail(Failure::Usage, format!("--now {t}: {e}")))
+        }
+        None => Ok(Timestamp::now()),
+    }
 }

@@ -202,7 +202,7 @@ fn pass(
     };
     let path_buf = file.to_path_buf();
     let generated = generate_or_update(source, old.as_deref().map(|t| (&path_buf, t)), true);
-    let now = pass_time(source)?;
+    let now = super::cli::pass_time(source)?;
     if let Some(metrics) = &m.metrics {
         // As CKE: a refusal is an unsuccessful generation; an unreachable sabakan or a bad
         // input is no generation at all, and leaves the metrics as they were.
@@ -291,16 +291,6 @@ fn pass(
         super::cli::print(out, &summary)?;
     }
     Ok(Done::Changed)
-}
-
-/// The pass's time: --now, else the clock.
-fn pass_time(source: &SourceArgs) -> Result<jiff::Timestamp, CliError> {
-    match &source.now {
-        Some(s) => super::model::Stamp::parse(s)
-            .map(|st| st.at)
-            .map_err(|e| fail(Failure::Usage, format!("--now: {e}"))),
-        None => Ok(jiff::Timestamp::now()),
-    }
 }
 
 /// Runs the apply command on the staged new version; when it fails, removes it and leaves

@@ -4,7 +4,7 @@
 use super::index::Index;
 use super::target::{Candidate, StartKind, TargetEval};
 use super::{Action, Blocked, DownNode, Halt, RepairStart, TargetPlan};
-use crate::engine::family::Family;
+use crate::engine::family::{Family, Words};
 use crate::engine::limits::Limits;
 use crate::engine::text::{FxMap, FxSet, Text};
 use std::collections::BTreeMap;
@@ -50,9 +50,8 @@ impl<'a> Limiter<'a> {
                 words.fleet.into(),
                 "max_down_nodes",
                 format!(
-                    "mass failure: {} {} are down in the {} ({}), more than max_down_nodes = {}: nothing is written or started until fewer are down",
-                    all.len(),
-                    words.domains,
+                    "mass failure: {} down in the {} ({}), more than max_down_nodes = {}: nothing is written or started until fewer are down",
+                    down_count(all.len(), &words),
                     words.fleet,
                     names(&all),
                     limits.max_down_nodes
@@ -80,9 +79,8 @@ impl<'a> Limiter<'a> {
                     format!("{kind}/{name}"),
                     "max_down_nodes_per_group",
                     format!(
-                        "mass failure in {kind} {name}: {} {} are down ({}), more than max_down_nodes_per_group = {}: nothing is written or started for its {} until fewer are down",
-                        down.len(),
-                        words.domains,
+                        "mass failure in {kind} {name}: {} down ({}), more than max_down_nodes_per_group = {}: nothing is written or started for its {} until fewer are down",
+                        down_count(down.len(), &words),
                         names(&down),
                         limits.max_down_nodes_per_group,
                         words.targets
@@ -274,4 +272,13 @@ pub(super) fn spend_budget<F: Family>(
 fn repair_cost<F: Family>(r: &RepairStart<F>) -> usize {
     let superseded = r.write_first.is_some() || !r.replaces.is_empty();
     usize::from(r.write_first.is_some()) + r.ops.len() + 1 + usize::from(superseded)
+}
+
+/// "1 node is", "3 nodes are".
+fn down_count(n: usize, words: &Words) -> String {
+    if n == 1 {
+        format!("1 {} is", words.domain)
+    } else {
+        format!("{n} {} are", words.domains)
+    }
 }
