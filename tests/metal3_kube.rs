@@ -34,6 +34,9 @@ const KUBEADM_CONTROL_PLANE: Resource = Resource {
 };
 
 /// A fake management cluster that also serves KubeadmControlPlanes.
+/// A repair id, for marks the tests write as the engine would.
+const REPAIR: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
 fn server() -> FakeKube {
     FakeKube::builder().resource(KUBEADM_CONTROL_PLANE).start()
 }
@@ -184,6 +187,17 @@ fn play_world(management: &FakeKube, workload: &FakeKube, machines: &[(&str, &st
 /// with a resourceVersion, deletes with a uid, evictions with the Pod's uid.
 fn assert_nothing_written_blind(requests: &[RecordedRequest]) {
     for w in requests.iter().filter(|r| r.method != "GET") {
+        // As kube-apiserver's own clients write a query: no empty first parameter (`?&…`).
+        assert!(
+            !w.query.starts_with('&') && !w.query.contains("&&"),
+            "{} {}?{}",
+            w.method,
+            w.path,
+            w.query
+        );
+        if w.method == "PATCH" {
+            assert_eq!(w.query, "fieldManager=autorepair", "{w:?}");
+        }
         let body: Value = serde_json::from_str(&w.body)
             .unwrap_or_else(|e| panic!("{} {}: body not JSON ({e}): {}", w.method, w.path, w.body));
         match w.method.as_str() {
@@ -316,8 +330,8 @@ fn a_requested_power_cycle_runs_to_its_end_and_restores_the_node() {
         [
             "start power-cycle",
             "delete-node",
-            "clear-request",
             "power-on",
+            "clear-request",
             "restore-node"
         ]
     );
@@ -900,14 +914,28 @@ fn every_kind_is_read_and_kinds_not_served_are_skipped() {
 }
 
 #[test]
-fn discovery_runs_once_per_backend() {
+fn discovery_is_asked_once_per_process_and_again_when_a_kind_it_found_goes() {
+    // `run --loop` makes a new backend every pass: discovery is not asked again for each.
     let kube = served(&one_machine(true, false, true, false));
-    let mut b = backend(&kube);
+    let discoveries = || kube.requests().iter().filter(|r| r.path == "/apis").count();
     for _ in 0..3 {
+        let mut b = backend(&kube);
+        b.snapshot().unwrap();
         b.snapshot().unwrap();
     }
-    let discovery = kube.requests().iter().filter(|r| r.path == "/apis").count();
-    assert_eq!(discovery, 1);
+    assert_eq!(discoveries(), 1);
+    // Machines not served any more (the CRD went, or another server answers at that
+    // address): the pass asks discovery again and reads with its answer, missing nothing.
+    kube.fault(
+        fake_kube::Fault::status(404)
+            .on_collection(&fake_kube::MACHINE, "")
+            .method("GET"),
+    );
+    let snap = backend(&kube).snapshot().unwrap();
+    assert_eq!(discoveries(), 2);
+    assert_eq!(snap.machines.len(), 1, "{snap:#?}");
+    backend(&kube).snapshot().unwrap();
+    assert_eq!(discoveries(), 2);
 }
 
 #[test]
@@ -920,9 +948,11 @@ fn a_server_answering_nonsense_is_a_clear_error() {
     assert!(e.contains("baremetalhosts.metal3.io"), "{e}");
     assert!(e.contains("not what a Kubernetes API server sends"), "{e}");
 
-    kube.fault(Fault::error(nonsense()).on_path("/apis"));
-    let e = backend(&kube).snapshot().unwrap_err().to_string();
-    assert!(e.contains(kube.url()) && e.contains("discovery"), "{e}");
+    // Discovery is asked once per process and server: a server not asked yet.
+    let fresh = served(&one_machine(true, false, true, false));
+    fresh.fault(Fault::error(nonsense()).on_path("/apis"));
+    let e = backend(&fresh).snapshot().unwrap_err().to_string();
+    assert!(e.contains(fresh.url()) && e.contains("discovery"), "{e}");
 
     // An error status from a list names the server and the resource too.
     kube.fault(Fault::status(403).on_collection(&METAL3_MACHINE, ""));
@@ -1201,8 +1231,8 @@ fn nodes_are_read_and_fenced_in_the_workload_cluster_of_the_kubeconfig_secret() 
         [
             "start power-cycle on ns/m1",
             "delete-node",
-            "clear-request",
             "power-on",
+            "clear-request",
             "restore-node"
         ],
         "m2 and m3, whose Nodes cannot be read, are not judged on them"
@@ -1286,8 +1316,8 @@ fn an_unreachable_workload_cluster_powers_a_fenced_host_back_on_instead_of_waiti
     assert!(
         management
             .annotation(&MACHINE, "ns", "m1", REQUEST_KEY)
-            .is_none(),
-        "the request is served"
+            .is_some(),
+        "the request stays until the power cycle is seen done (the host on, the Node back)"
     );
 }
 
@@ -1382,6 +1412,13 @@ fn the_out_of_service_taint_fences_without_deleting_the_node() {
         ..Settings::default()
     };
     let kube = served(&one_machine(true, true, false, true));
+    // The power cycle under way, as the engine recorded it when it started.
+    kube.mutate(&MACHINE, "ns", "m1", |m| {
+        m["metadata"]["annotations"][format!("autorepair.io/repair.{REPAIR}")] = json!(format!(
+            "pending:power-cycle:{}:power-cycle.{REPAIR}",
+            NOW - 60
+        ));
+    });
     // Someone's own NoSchedule taint on the Node survives both patches.
     kube.mutate(&NODE, "", "n1", |n| {
         n["spec"]["taints"] = json!([{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]);
@@ -1432,7 +1469,7 @@ fn the_out_of_service_taint_fences_without_deleting_the_node() {
     }
     assert_eq!(
         steps,
-        ["taint-node", "clear-request", "power-on", "untaint-node"]
+        ["taint-node", "power-on", "clear-request", "untaint-node"]
     );
     assert!(
         kube.get(&NODE, "", "n1").is_some(),
