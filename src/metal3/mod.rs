@@ -12,7 +12,7 @@
 //! observed off; the Node is backed up and deleted; the request is removed; the reboot annotation
 //! is removed, so the host powers on; the Node re-registers and gets its labels back.
 
-
+pub mod due;
 pub mod face;
 pub mod file;
 #[cfg(any(test, feature = "testkit"))]
