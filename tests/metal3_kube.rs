@@ -218,6 +218,11 @@ fn assert_nothing_written_blind(requests: &[RecordedRequest]) {
                 let uid = body.pointer("/preconditions/uid").and_then(Value::as_str);
                 assert!(uid.is_some_and(|u| !u.is_empty()), "{w:?}");
             }
+            // An Event tells the story; it changes nothing the pass read.
+            "POST" if w.path.ends_with("/events") => {
+                assert_eq!(body["kind"], "Event", "{w:?}");
+                assert_eq!(body["source"]["component"], "autorepair", "{w:?}");
+            }
             "POST" => {
                 assert!(w.path.ends_with("/eviction"), "{w:?}");
                 assert_eq!(body["apiVersion"], "policy/v1", "{w:?}");
@@ -364,6 +369,36 @@ fn a_requested_power_cycle_runs_to_its_end_and_restores_the_node() {
             .values()
             .any(|v| v.as_str().is_some_and(|v| v.starts_with("pending:"))),
         "{m}"
+    );
+    // `kubectl describe` tells the story: the Events on the Machine and on its host (the
+    // server lists them by name, which is random: compared in order of reason).
+    let story = |kind: &str, name: &str| -> Vec<String> {
+        kube.objects(&fake_kube::EVENT)
+            .iter()
+            .filter(|e| e["involvedObject"]["kind"] == kind && e["involvedObject"]["name"] == name)
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["type"].as_str().unwrap(),
+                    e["reason"].as_str().unwrap()
+                )
+            })
+            .collect::<std::collections::BTreeSet<String>>()
+            .into_iter()
+            .collect::<Vec<String>>()
+    };
+    assert_eq!(
+        story("Machine", "m1"),
+        [
+            "Normal NodeFenced",
+            "Normal PowerCycleStarted",
+            "Normal RemediationRequestServed",
+            "Normal RemediationSucceeded"
+        ]
+    );
+    assert_eq!(
+        story("BareMetalHost", "h1"),
+        ["Normal PowerOff", "Normal PowerOn"]
     );
     assert_nothing_written_blind(&kube.requests());
 }

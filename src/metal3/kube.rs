@@ -26,6 +26,7 @@
 //! called from inside another tokio runtime.
 
 mod discovery;
+mod events;
 pub mod lease;
 mod taint;
 pub mod watch;
@@ -1129,14 +1130,26 @@ impl Backend<Metal3> for KubeBackend {
         &mut self,
         object: &ObjectRef,
         add: &[String],
-        _reason: &str,
+        reason: &str,
     ) -> Result<(), BackendError> {
         let live = self.inner.live(object)?;
         let changes: Map<String, Value> = pairs(add)
             .filter(|(k, v)| live.annotations.get(*k).map(String::as_str) != Some(*v))
             .map(|(k, v)| (k.to_owned(), json!(v)))
             .collect();
-        self.rt.block_on(self.inner.annotate(object, changes))
+        let fresh: Vec<String> = add
+            .iter()
+            .filter(|m| changes.contains_key(marks::split(m).0))
+            .cloned()
+            .collect();
+        self.rt.block_on(async {
+            self.inner.annotate(object, changes).await?;
+            // How a repair ended, told once: only when its result is written now.
+            self.inner
+                .tell(events::of_marks(object, &fresh, reason))
+                .await;
+            Ok(())
+        })
     }
 
     fn remove_marks(
@@ -1164,12 +1177,20 @@ impl Backend<Metal3> for KubeBackend {
         _after: Option<&OpId>,
     ) -> Result<OpId, BackendError> {
         let id = OpId::of_submission(target, op, reason)?;
-        self.rt.block_on(self.inner.apply(op))?;
+        self.rt.block_on(async {
+            self.inner.apply(op).await?;
+            self.inner.tell(events::of_op(op)).await;
+            Ok::<_, BackendError>(())
+        })?;
         Ok(id)
     }
 
     fn advance(&mut self, _object: &ObjectRef, op: &Op, _reason: &str) -> Result<(), BackendError> {
-        self.rt.block_on(self.inner.apply(op))
+        self.rt.block_on(async {
+            self.inner.apply(op).await?;
+            self.inner.tell(events::of_op(op)).await;
+            Ok(())
+        })
     }
 
     /// Every step waits for the world to show the one before.
