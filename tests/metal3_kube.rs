@@ -1697,3 +1697,71 @@ fn a_guarded_drain_stops_between_two_evictions() {
     assert!(matches!(err, BackendError::Halted(_)), "{err}");
     assert!(kube.writes().is_empty());
 }
+
+/// Cluster API's marks through the live backend: a paused Cluster (`spec.paused`, read from
+/// the whole Cluster) or a Machine's skip-remediation holds a requested power cycle back, and
+/// `explain`'s notes name the mark; lifted, the cycle starts.
+#[test]
+fn cluster_api_pauses_and_skips_hold_a_machine_back_on_a_live_cluster() {
+    let cluster = |paused: bool| {
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": "c1", "namespace": "ns"},
+            "spec": {"paused": paused},
+        })
+    };
+    let cases = [
+        (true, None, "spec.paused"),
+        (
+            false,
+            Some("cluster.x-k8s.io/skip-remediation"),
+            "skip-remediation",
+        ),
+        (
+            false,
+            Some("cluster.x-k8s.io/paused"),
+            "cluster.x-k8s.io/paused",
+        ),
+    ];
+    for (paused, mark, named) in cases {
+        let mut m = Machine::new("ns", "m1")
+            .node("n1")
+            .host("h1")
+            .cluster("c1")
+            .requested();
+        if let Some(k) = mark {
+            m = m.annotate(k, "");
+        }
+        let list = Fleet::new()
+            .machine(m)
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1"))
+            .item(cluster(paused))
+            .build();
+        let kube = served(&list);
+        let (_, plan) = clean_pass(&mut backend(&kube), NOW);
+        assert!(!seen(&kube).reboot, "{named}: held back");
+        let notes = format!("{:?}", plan.targets[0].notes);
+        assert!(
+            notes.contains("Cluster API holds it back") && notes.contains(named),
+            "{notes}"
+        );
+        assert!(kube.writes().is_empty(), "{named}: {:?}", kube.writes());
+        // Lifted: the next pass starts the power cycle.
+        match mark {
+            Some(k) => {
+                kube.mutate(&MACHINE, "ns", "m1", |m| {
+                    m["metadata"]["annotations"]
+                        .as_object_mut()
+                        .unwrap()
+                        .remove(k);
+                });
+            }
+            None => {
+                kube.mutate(&CLUSTER, "ns", "c1", |c| c["spec"]["paused"] = json!(false));
+            }
+        }
+        clean_pass(&mut backend(&kube), NOW + 60);
+        assert!(seen(&kube).reboot, "{named}: started once lifted");
+    }
+}
