@@ -34,6 +34,9 @@ const KUBEADM_CONTROL_PLANE: Resource = Resource {
 };
 
 /// A fake management cluster that also serves KubeadmControlPlanes.
+/// A repair id, for marks the tests write as the engine would.
+const REPAIR: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
 fn server() -> FakeKube {
     FakeKube::builder().resource(KUBEADM_CONTROL_PLANE).start()
 }
@@ -184,6 +187,17 @@ fn play_world(management: &FakeKube, workload: &FakeKube, machines: &[(&str, &st
 /// with a resourceVersion, deletes with a uid, evictions with the Pod's uid.
 fn assert_nothing_written_blind(requests: &[RecordedRequest]) {
     for w in requests.iter().filter(|r| r.method != "GET") {
+        // As kube-apiserver's own clients write a query: no empty first parameter (`?&…`).
+        assert!(
+            !w.query.starts_with('&') && !w.query.contains("&&"),
+            "{} {}?{}",
+            w.method,
+            w.path,
+            w.query
+        );
+        if w.method == "PATCH" {
+            assert_eq!(w.query, "fieldManager=autorepair", "{w:?}");
+        }
         let body: Value = serde_json::from_str(&w.body)
             .unwrap_or_else(|e| panic!("{} {}: body not JSON ({e}): {}", w.method, w.path, w.body));
         match w.method.as_str() {
@@ -203,6 +217,11 @@ fn assert_nothing_written_blind(requests: &[RecordedRequest]) {
             "DELETE" => {
                 let uid = body.pointer("/preconditions/uid").and_then(Value::as_str);
                 assert!(uid.is_some_and(|u| !u.is_empty()), "{w:?}");
+            }
+            // An Event tells the story; it changes nothing the pass read.
+            "POST" if w.path.ends_with("/events") => {
+                assert_eq!(body["kind"], "Event", "{w:?}");
+                assert_eq!(body["source"]["component"], "autorepair", "{w:?}");
             }
             "POST" => {
                 assert!(w.path.ends_with("/eviction"), "{w:?}");
@@ -316,8 +335,8 @@ fn a_requested_power_cycle_runs_to_its_end_and_restores_the_node() {
         [
             "start power-cycle",
             "delete-node",
-            "clear-request",
             "power-on",
+            "clear-request",
             "restore-node"
         ]
     );
@@ -350,6 +369,36 @@ fn a_requested_power_cycle_runs_to_its_end_and_restores_the_node() {
             .values()
             .any(|v| v.as_str().is_some_and(|v| v.starts_with("pending:"))),
         "{m}"
+    );
+    // `kubectl describe` tells the story: the Events on the Machine and on its host (the
+    // server lists them by name, which is random: compared in order of reason).
+    let story = |kind: &str, name: &str| -> Vec<String> {
+        kube.objects(&fake_kube::EVENT)
+            .iter()
+            .filter(|e| e["involvedObject"]["kind"] == kind && e["involvedObject"]["name"] == name)
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["type"].as_str().unwrap(),
+                    e["reason"].as_str().unwrap()
+                )
+            })
+            .collect::<std::collections::BTreeSet<String>>()
+            .into_iter()
+            .collect::<Vec<String>>()
+    };
+    assert_eq!(
+        story("Machine", "m1"),
+        [
+            "Normal NodeFenced",
+            "Normal PowerCycleStarted",
+            "Normal RemediationRequestServed",
+            "Normal RemediationSucceeded"
+        ]
+    );
+    assert_eq!(
+        story("BareMetalHost", "h1"),
+        ["Normal PowerOff", "Normal PowerOn"]
     );
     assert_nothing_written_blind(&kube.requests());
 }
@@ -900,14 +949,28 @@ fn every_kind_is_read_and_kinds_not_served_are_skipped() {
 }
 
 #[test]
-fn discovery_runs_once_per_backend() {
+fn discovery_is_asked_once_per_process_and_again_when_a_kind_it_found_goes() {
+    // `run --loop` makes a new backend every pass: discovery is not asked again for each.
     let kube = served(&one_machine(true, false, true, false));
-    let mut b = backend(&kube);
+    let discoveries = || kube.requests().iter().filter(|r| r.path == "/apis").count();
     for _ in 0..3 {
+        let mut b = backend(&kube);
+        b.snapshot().unwrap();
         b.snapshot().unwrap();
     }
-    let discovery = kube.requests().iter().filter(|r| r.path == "/apis").count();
-    assert_eq!(discovery, 1);
+    assert_eq!(discoveries(), 1);
+    // Machines not served any more (the CRD went, or another server answers at that
+    // address): the pass asks discovery again and reads with its answer, missing nothing.
+    kube.fault(
+        fake_kube::Fault::status(404)
+            .on_collection(&fake_kube::MACHINE, "")
+            .method("GET"),
+    );
+    let snap = backend(&kube).snapshot().unwrap();
+    assert_eq!(discoveries(), 2);
+    assert_eq!(snap.machines.len(), 1, "{snap:#?}");
+    backend(&kube).snapshot().unwrap();
+    assert_eq!(discoveries(), 2);
 }
 
 #[test]
@@ -920,9 +983,11 @@ fn a_server_answering_nonsense_is_a_clear_error() {
     assert!(e.contains("baremetalhosts.metal3.io"), "{e}");
     assert!(e.contains("not what a Kubernetes API server sends"), "{e}");
 
-    kube.fault(Fault::error(nonsense()).on_path("/apis"));
-    let e = backend(&kube).snapshot().unwrap_err().to_string();
-    assert!(e.contains(kube.url()) && e.contains("discovery"), "{e}");
+    // Discovery is asked once per process and server: a server not asked yet.
+    let fresh = served(&one_machine(true, false, true, false));
+    fresh.fault(Fault::error(nonsense()).on_path("/apis"));
+    let e = backend(&fresh).snapshot().unwrap_err().to_string();
+    assert!(e.contains(fresh.url()) && e.contains("discovery"), "{e}");
 
     // An error status from a list names the server and the resource too.
     kube.fault(Fault::status(403).on_collection(&METAL3_MACHINE, ""));
@@ -1201,8 +1266,8 @@ fn nodes_are_read_and_fenced_in_the_workload_cluster_of_the_kubeconfig_secret() 
         [
             "start power-cycle on ns/m1",
             "delete-node",
-            "clear-request",
             "power-on",
+            "clear-request",
             "restore-node"
         ],
         "m2 and m3, whose Nodes cannot be read, are not judged on them"
@@ -1286,8 +1351,8 @@ fn an_unreachable_workload_cluster_powers_a_fenced_host_back_on_instead_of_waiti
     assert!(
         management
             .annotation(&MACHINE, "ns", "m1", REQUEST_KEY)
-            .is_none(),
-        "the request is served"
+            .is_some(),
+        "the request stays until the power cycle is seen done (the host on, the Node back)"
     );
 }
 
@@ -1382,6 +1447,13 @@ fn the_out_of_service_taint_fences_without_deleting_the_node() {
         ..Settings::default()
     };
     let kube = served(&one_machine(true, true, false, true));
+    // The power cycle under way, as the engine recorded it when it started.
+    kube.mutate(&MACHINE, "ns", "m1", |m| {
+        m["metadata"]["annotations"][format!("autorepair.io/repair.{REPAIR}")] = json!(format!(
+            "pending:power-cycle:{}:power-cycle.{REPAIR}",
+            NOW - 60
+        ));
+    });
     // Someone's own NoSchedule taint on the Node survives both patches.
     kube.mutate(&NODE, "", "n1", |n| {
         n["spec"]["taints"] = json!([{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]);
@@ -1432,7 +1504,7 @@ fn the_out_of_service_taint_fences_without_deleting_the_node() {
     }
     assert_eq!(
         steps,
-        ["taint-node", "clear-request", "power-on", "untaint-node"]
+        ["taint-node", "power-on", "clear-request", "untaint-node"]
     );
     assert!(
         kube.get(&NODE, "", "n1").is_some(),
@@ -1624,4 +1696,72 @@ fn a_guarded_drain_stops_between_two_evictions() {
         .unwrap_err();
     assert!(matches!(err, BackendError::Halted(_)), "{err}");
     assert!(kube.writes().is_empty());
+}
+
+/// Cluster API's marks through the live backend: a paused Cluster (`spec.paused`, read from
+/// the whole Cluster) or a Machine's skip-remediation holds a requested power cycle back, and
+/// `explain`'s notes name the mark; lifted, the cycle starts.
+#[test]
+fn cluster_api_pauses_and_skips_hold_a_machine_back_on_a_live_cluster() {
+    let cluster = |paused: bool| {
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": "c1", "namespace": "ns"},
+            "spec": {"paused": paused},
+        })
+    };
+    let cases = [
+        (true, None, "spec.paused"),
+        (
+            false,
+            Some("cluster.x-k8s.io/skip-remediation"),
+            "skip-remediation",
+        ),
+        (
+            false,
+            Some("cluster.x-k8s.io/paused"),
+            "cluster.x-k8s.io/paused",
+        ),
+    ];
+    for (paused, mark, named) in cases {
+        let mut m = Machine::new("ns", "m1")
+            .node("n1")
+            .host("h1")
+            .cluster("c1")
+            .requested();
+        if let Some(k) = mark {
+            m = m.annotate(k, "");
+        }
+        let list = Fleet::new()
+            .machine(m)
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1"))
+            .item(cluster(paused))
+            .build();
+        let kube = served(&list);
+        let (_, plan) = clean_pass(&mut backend(&kube), NOW);
+        assert!(!seen(&kube).reboot, "{named}: held back");
+        let notes = format!("{:?}", plan.targets[0].notes);
+        assert!(
+            notes.contains("Cluster API holds it back") && notes.contains(named),
+            "{notes}"
+        );
+        assert!(kube.writes().is_empty(), "{named}: {:?}", kube.writes());
+        // Lifted: the next pass starts the power cycle.
+        match mark {
+            Some(k) => {
+                kube.mutate(&MACHINE, "ns", "m1", |m| {
+                    m["metadata"]["annotations"]
+                        .as_object_mut()
+                        .unwrap()
+                        .remove(k);
+                });
+            }
+            None => {
+                kube.mutate(&CLUSTER, "ns", "c1", |c| c["spec"]["paused"] = json!(false));
+            }
+        }
+        clean_pass(&mut backend(&kube), NOW + 60);
+        assert!(seen(&kube).reboot, "{named}: started once lifted");
+    }
 }

@@ -21,6 +21,22 @@ const MOST: Duration = Duration::from_secs(1);
 /// How often a waiting loop looks at the stop flag and the election.
 const SLICE: Duration = Duration::from_millis(250);
 
+/// When the last pass planned said a time threshold falls due (see [`falls_due`]).
+static DUE: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+
+/// Records that a threshold falls due `in_secs` seconds from now (as the family computed it
+/// from the snapshot just read), so that the loop wakes then rather than at its resync.
+pub fn falls_due(in_secs: Option<i64>) {
+    let at = in_secs.map(|s| Instant::now() + Duration::from_secs(s.max(0).unsigned_abs()));
+    *DUE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = at;
+}
+
+fn due() -> Option<Instant> {
+    *DUE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 pub struct Daemon {
     watcher: Option<Watcher>,
     elector: Option<Elector>,
@@ -114,6 +130,9 @@ impl Daemon {
     /// the Lease lost, or a stop signal.
     pub fn pause(&mut self, interval: Duration, last: Instant) -> Next {
         let resync = last + interval;
+        // A threshold falling due before the resync (a Node NotReady long enough, a timeout)
+        // wakes the loop then: no event announces the passing of time.
+        let wake = due().filter(|at| *at < resync);
         loop {
             if self.stopping() {
                 return Next::Stop;
@@ -126,11 +145,16 @@ impl Daemon {
                 tracing::info!(target: LOG_TARGET, "resync: {} since the last pass started", humantime::format_duration(interval));
                 return Next::Pass;
             }
+            if wake.is_some_and(|at| now >= at) {
+                tracing::info!(target: LOG_TARGET, "a time threshold falls due: next pass");
+                return Next::Pass;
+            }
+            let until = wake.unwrap_or(resync).min(resync);
             let Some(w) = &self.watcher else {
-                std::thread::sleep((resync - now).min(SLICE));
+                std::thread::sleep((until - now).min(SLICE));
                 continue;
             };
-            let seen = w.settle(now + (resync - now).min(SLICE), QUIET, MOST);
+            let seen = w.settle(now + (until - now).min(SLICE), QUIET, MOST);
             if let Some(first) = seen.first() {
                 tracing::info!(target: LOG_TARGET, changes = seen.len(), first = %first, "watch: {} change(s) seen, the first: {first}; next pass", seen.len());
                 return Next::Pass;

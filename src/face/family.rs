@@ -35,6 +35,12 @@ pub trait FamilyFace: Family {
     fn extra_metrics(_plan: &crate::engine::Plan<Self>) -> String {
         String::new()
     }
+    /// The earliest moment after `now` at which a time threshold falls due (a pass would then
+    /// decide something new though nothing changed): a `--loop` daemon wakes then rather than
+    /// at its next resync. `None`: nothing is due, or the family does not say.
+    fn next_due(_snap: &Self::Snapshot, _settings: &Self::Settings, _now: i64) -> Option<i64> {
+        None
+    }
 }
 
 /// The scope of a target that counts in none (its node or zone is unknown).

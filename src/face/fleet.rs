@@ -90,6 +90,7 @@ pub fn plan<F: FamilyFace>(
 ) -> Result<Plan<F>, Error> {
     let snap = read(&fleet.source, backend)?;
     let settings = F::settings(fleet, backend);
+    super::daemon::falls_due(F::next_due(&snap, &settings, now).map(|at| at - now));
     Ok(plan_of(fleet, &snap, &settings, now, seed))
 }
 

@@ -696,9 +696,12 @@ impl Drainer {
             field_manager: Some("autorepair".into()),
             ..PatchParams::default()
         };
-        let req = Request::new("/api/v1/nodes")
+        let mut req = Request::new("/api/v1/nodes")
             .patch(node, &params, &Patch::Merge(&body))
             .map_err(|e| BackendError::Api(format!("node {node}: cannot build the patch: {e}")))?;
+        if let Some(Ok(uri)) = super::tidy_query(&req.uri().to_string()).map(|u| u.parse()) {
+            *req.uri_mut() = uri;
+        }
         let path = req.uri().to_string();
         let what = format!("node {node}");
         let call = Call {

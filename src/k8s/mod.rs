@@ -16,3 +16,16 @@ pub use client::Source;
 pub use drain::{Cordon, Drainer, Outcome};
 pub use nodes::{NodeInfo, node_for};
 pub use selector::LabelSelector;
+
+/// A request path with its query string as kube-apiserver's own clients write it, if it is
+/// not: the kube client starts the query with `?&` (`…/m1?&fieldManager=autorepair`, an empty
+/// first parameter strict proxies and audit tools trip on) and leaves a bare `?` when there is
+/// none.
+pub fn tidy_query(uri: &str) -> Option<String> {
+    let (path, query) = uri.split_once('?')?;
+    let fixed = match query.trim_start_matches('&') {
+        "" => path.to_owned(),
+        query => format!("{path}?{query}"),
+    };
+    (fixed != uri).then_some(fixed)
+}

@@ -42,7 +42,7 @@ impl FamilyFace for Metal3 {
             None => line.push_str(", no Node"),
         }
         if facts.requested {
-            line.push_str(&format!(", {} set", super::objects::REQUEST_KEY));
+            line.push_str(", remediation requested");
         }
         if let Some(p) = facts.phase {
             line.push_str(&format!(", power cycle {p}"));
@@ -54,5 +54,9 @@ impl FamilyFace for Metal3 {
     /// counts it.
     fn report_scope<'a>(index: &Index<'a>, m: &'a Machine) -> &'a str {
         index.zone_name(m)
+    }
+
+    fn next_due(snap: &super::objects::Snapshot, settings: &Settings, now: i64) -> Option<i64> {
+        super::due::next_due(snap, settings, now)
     }
 }

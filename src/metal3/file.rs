@@ -8,7 +8,7 @@
 //! Node registers again the pass after, or, still there under an out-of-service taint, reports
 //! Ready anew; a deleted Machine goes).
 
-use super::objects::{self, REBOOT_KEY, REQUEST_KEY, Snapshot, kind};
+use super::objects::{self, REBOOT_KEY, REQUEST_KEY, REQUEST_KEYS, Snapshot, kind};
 use super::{Metal3, Op, OpId, Step, marks};
 use crate::engine::{Backend, BackendError, ObjectRef};
 use serde_json::{Map, Value, json};
@@ -166,7 +166,9 @@ impl ObjectsFile {
                 mode,
             } => {
                 let a = self.annotations_mut(&machine(m))?;
-                a.entry(REQUEST_KEY).or_insert_with(|| json!(""));
+                if !REQUEST_KEYS.iter().any(|k| a.contains_key(*k)) {
+                    a.insert(REQUEST_KEY.into(), json!(""));
+                }
                 self.annotations_mut(&host(h))?
                     .insert(REBOOT_KEY.into(), json!(mode.annotation()));
             }
@@ -191,7 +193,10 @@ impl ObjectsFile {
                 self.items_mut().remove(i);
             }
             Op::ClearRequest { machine: m } => {
-                self.annotations_mut(&machine(m))?.remove(REQUEST_KEY);
+                let a = self.annotations_mut(&machine(m))?;
+                for k in REQUEST_KEYS {
+                    a.remove(k);
+                }
             }
             Op::PowerOn { host: h } => {
                 self.annotations_mut(&host(h))?.remove(REBOOT_KEY);

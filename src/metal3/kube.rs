@@ -26,6 +26,7 @@
 //! called from inside another tokio runtime.
 
 mod discovery;
+mod events;
 pub mod lease;
 mod taint;
 pub mod watch;
@@ -34,7 +35,7 @@ pub mod workload;
 pub use crate::k8s::Source;
 pub use crate::k8s::errors::{CONFLICT_HINT, is_conflict};
 
-use super::objects::{self, REBOOT_KEY, REQUEST_KEY, Snapshot, kind};
+use super::objects::{self, REBOOT_KEY, REQUEST_KEY, REQUEST_KEYS, Snapshot, kind};
 use super::{Metal3, Op, OpId, Step, marks};
 use crate::engine::{Backend, BackendError, ObjectRef, WriteGuard};
 use crate::k8s::client::{build, load, runtime};
@@ -303,6 +304,8 @@ impl Inner {
                 // Not served (a CRD that is not installed, or went since discovery).
                 Err(::kube::Error::Api(s)) if s.code == 404 && token.is_none() => {
                     tracing::debug!(server = %ep.server, resource = %what, "not served: skipped");
+                    // What discovery found is out of date: the next backend asks again.
+                    discovery::forget(&ep.server);
                     return Ok(None);
                 }
                 Err(e) => return Err(from_kube(e, &call)),
@@ -368,7 +371,14 @@ impl Inner {
     ) -> Result<Vec<(Arc<ApiResource>, Vec<Value>)>, BackendError> {
         let mut out = Vec::new();
         for ar in scopes {
-            out.extend(self.list_served(Some(ar), Part::Metadata).await?);
+            // A Cluster's `spec.paused` holds its Machines back: read whole. The other scopes
+            // carry only marks and owners.
+            let part = if ar.kind == "Cluster" {
+                Part::Whole
+            } else {
+                Part::Metadata
+            };
+            out.extend(self.list_served(Some(ar), part).await?);
         }
         Ok(out)
     }
@@ -401,9 +411,30 @@ impl Inner {
     }
 
     async fn read(&mut self) -> Result<Snapshot, BackendError> {
+        let mut from_cache = false;
         if self.served.is_none() {
-            self.served = Some(self.discover().await?);
+            self.served = discovery::cached(&self.mgmt.server);
+            from_cache = self.served.is_some();
         }
+        if self.served.is_none() {
+            let served = self.discover().await?;
+            discovery::remember(&self.mgmt.server, &served);
+            self.served = Some(served);
+        }
+        let snap = self.read_served().await?;
+        // A kind the cached answer named was not served (a CRD removed, or another server at
+        // the same address): discovery is asked again and the pass reads with its answer, so
+        // nothing is missed for a stale cache.
+        if from_cache && discovery::cached(&self.mgmt.server).is_none() {
+            let served = self.discover().await?;
+            discovery::remember(&self.mgmt.server, &served);
+            self.served = Some(served);
+            return self.read_served().await;
+        }
+        Ok(snap)
+    }
+
+    async fn read_served(&mut self) -> Result<Snapshot, BackendError> {
         let served = self.served.clone().expect("discovered");
         self.live.clear();
         let mut items: Vec<Value> = Vec::new();
@@ -776,12 +807,15 @@ impl Inner {
             field_manager: Some("autorepair".into()),
             ..PatchParams::default()
         };
-        let req = Request::new(DynamicObject::url_path(
+        let mut req = Request::new(DynamicObject::url_path(
             &live.api,
             live.namespace.as_deref(),
         ))
         .patch(&live.name, &params, &Patch::Merge(&body))
         .map_err(|e| BackendError::Api(format!("{object}: cannot build the patch: {e}")))?;
+        if let Some(Ok(uri)) = crate::k8s::tidy_query(&req.uri().to_string()).map(|u| u.parse()) {
+            *req.uri_mut() = uri;
+        }
         let path = req.uri().to_string();
         let what = resource_name(&live.api);
         let call = Call {
@@ -834,12 +868,15 @@ impl Inner {
             }),
             ..DeleteParams::default()
         };
-        let req = Request::new(DynamicObject::url_path(
+        let mut req = Request::new(DynamicObject::url_path(
             &live.api,
             live.namespace.as_deref(),
         ))
         .delete(&live.name, &params)
         .map_err(|e| BackendError::Api(format!("{object}: cannot build the delete: {e}")))?;
+        if let Some(Ok(uri)) = crate::k8s::tidy_query(&req.uri().to_string()).map(|u| u.parse()) {
+            *req.uri_mut() = uri;
+        }
         let path = req.uri().to_string();
         let what = resource_name(&live.api);
         let call = Call {
@@ -878,7 +915,8 @@ impl Inner {
                 mode,
             } => {
                 let m = machine(m);
-                if !self.live(&m)?.annotations.contains_key(REQUEST_KEY) {
+                let annotations = &self.live(&m)?.annotations;
+                if !REQUEST_KEYS.iter().any(|k| annotations.contains_key(*k)) {
                     self.annotate(&m, one(REQUEST_KEY, json!(""))).await?;
                 }
                 let h = host(h);
@@ -913,8 +951,14 @@ impl Inner {
             }
             Op::ClearRequest { machine: m } => {
                 let m = machine(m);
-                if self.live(&m)?.annotations.contains_key(REQUEST_KEY) {
-                    self.annotate(&m, one(REQUEST_KEY, Value::Null)).await?;
+                let annotations = &self.live(&m)?.annotations;
+                let gone: Map<String, Value> = REQUEST_KEYS
+                    .iter()
+                    .filter(|k| annotations.contains_key(**k))
+                    .map(|k| ((*k).to_owned(), Value::Null))
+                    .collect();
+                if !gone.is_empty() {
+                    self.annotate(&m, gone).await?;
                 }
                 Ok(())
             }
@@ -1086,14 +1130,26 @@ impl Backend<Metal3> for KubeBackend {
         &mut self,
         object: &ObjectRef,
         add: &[String],
-        _reason: &str,
+        reason: &str,
     ) -> Result<(), BackendError> {
         let live = self.inner.live(object)?;
         let changes: Map<String, Value> = pairs(add)
             .filter(|(k, v)| live.annotations.get(*k).map(String::as_str) != Some(*v))
             .map(|(k, v)| (k.to_owned(), json!(v)))
             .collect();
-        self.rt.block_on(self.inner.annotate(object, changes))
+        let fresh: Vec<String> = add
+            .iter()
+            .filter(|m| changes.contains_key(marks::split(m).0))
+            .cloned()
+            .collect();
+        self.rt.block_on(async {
+            self.inner.annotate(object, changes).await?;
+            // How a repair ended, told once: only when its result is written now.
+            self.inner
+                .tell(events::of_marks(object, &fresh, reason))
+                .await;
+            Ok(())
+        })
     }
 
     fn remove_marks(
@@ -1121,12 +1177,20 @@ impl Backend<Metal3> for KubeBackend {
         _after: Option<&OpId>,
     ) -> Result<OpId, BackendError> {
         let id = OpId::of_submission(target, op, reason)?;
-        self.rt.block_on(self.inner.apply(op))?;
+        self.rt.block_on(async {
+            self.inner.apply(op).await?;
+            self.inner.tell(events::of_op(op)).await;
+            Ok::<_, BackendError>(())
+        })?;
         Ok(id)
     }
 
     fn advance(&mut self, _object: &ObjectRef, op: &Op, _reason: &str) -> Result<(), BackendError> {
-        self.rt.block_on(self.inner.apply(op))
+        self.rt.block_on(async {
+            self.inner.apply(op).await?;
+            self.inner.tell(events::of_op(op)).await;
+            Ok(())
+        })
     }
 
     /// Every step waits for the world to show the one before.

@@ -13,6 +13,7 @@
 //! observed off; the Node is backed up and deleted; the request is removed; the reboot annotation
 //! is removed, so the host powers on; the Node re-registers and gets its labels back.
 
+pub mod due;
 pub mod face;
 pub mod file;
 #[cfg(any(test, feature = "testkit"))]
@@ -270,6 +271,8 @@ pub enum Phase {
     Fencing,
     PoweringOn,
     AwaitingNode,
+    /// The host is on and the Node back: the request is removed.
+    Served,
     Deleting,
     Done,
     TimedOut,
@@ -284,6 +287,7 @@ impl Phase {
             Phase::Fencing => "fencing",
             Phase::PoweringOn => "powering-on",
             Phase::AwaitingNode => "awaiting-node",
+            Phase::Served => "served",
             Phase::Deleting => "deleting",
             Phase::Done => "done",
             Phase::TimedOut => "timed-out",
@@ -475,14 +479,28 @@ impl<'a> Index<'a> {
         m.marks
             .iter()
             .filter_map(|t| match Annotations::parse(t) {
+                // Only a power cycle that happened: its result names the power-cycle step. A
+                // request resolved without one (nothing to do) or an enoperm powered nothing.
                 Ok(Mark::Result(r))
-                    if r.repair == Remedy::PowerCycle && r.result != RepairResult::Enoperm =>
+                    if r.repair == Remedy::PowerCycle
+                        && r.result != RepairResult::Enoperm
+                        && r.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle) =>
                 {
                     Some((r.at, r.result))
                 }
                 _ => None,
             })
             .max_by_key(|(at, _)| *at)
+    }
+
+    /// The level of a once-off request (`autorepair request`) waiting on the Machine, if one
+    /// does: a pending mark no operation has run for yet.
+    fn waiting_request(m: &Machine) -> Option<Remedy> {
+        Index::pending(m)
+            .into_iter()
+            .filter(|p| p.ops.is_empty())
+            .map(|p| p.repair)
+            .max()
     }
 
     /// When the Machine was last power-cycled: the newest power cycle that ended, or the start
@@ -581,17 +599,39 @@ impl Family for Metal3 {
     fn assess<'a>(index: &Index<'a>, m: &'a Machine) -> Assessment<'a, Metal3> {
         let host = index.host(m);
         let node = index.node(m);
+        // A request is the health checker's (or a person's) verdict: the design's controller
+        // acts on it whatever the Node looks like, and so does a once-off `autorepair request`,
+        // which asks for the repair itself, not for a check (it really runs, and counts).
+        let waiting = Index::waiting_request(m);
         let problem = if m.deleting {
             None
         } else if m.requested {
-            Some(format!("remediation requested ({})", objects::REQUEST_KEY))
+            Some(format!(
+                "remediation requested ({} or {})",
+                objects::REQUEST_KEY,
+                objects::REMEDIATE_KEY
+            ))
+        } else if let Some(symptom) = index.symptom(m) {
+            Some(symptom)
         } else {
-            index.symptom(m)
+            waiting.map(|level| format!("a {level} was requested (autorepair request)"))
         };
+        // Cluster API's hold is said with the problem, so `explain` names it whatever else
+        // keeps the Machine waiting.
+        let problem = problem.map(|p| match &m.held {
+            Some(why) => format!("{p}; Cluster API holds it back: {why}"),
+            None => p,
+        });
         let health = match problem {
             None => Health::Healthy,
             Some(problem) => Health::Broken {
-                need: need(index, m, host),
+                need: match waiting {
+                    // A drain asked for on a Machine that shows nothing worse: just the drain.
+                    Some(Remedy::Drain) if !m.requested && index.symptom(m).is_none() => {
+                        Need::Repair(Remedy::Drain)
+                    }
+                    _ => need(index, m, host),
+                },
                 problem,
             },
         };
@@ -614,13 +654,27 @@ impl Family for Metal3 {
         }
         let zone = index.zone(m);
         let broken = health.is_broken();
+        // A request for a Machine Cluster API holds back waits (its start cannot be built),
+        // unless no automatic repair could serve it: then it would end as a failure, written
+        // on a Machine nothing may write on while it is held.
+        let person = matches!(
+            health,
+            Health::Broken {
+                need: Need::Person(_),
+                ..
+            }
+        );
+        let granted = (m.requested && !(m.held.is_some() && person)).then_some(Remedy::PowerCycle);
         Assessment {
             health,
             scopes: ScopeChain::new(&chain),
             halt_key: Some(zone),
             domain: broken.then_some(m.key.as_str()),
             home: &m.key,
-            granted: m.requested.then_some(Remedy::PowerCycle),
+            // A request for a Machine Cluster API holds back waits (its start cannot be built),
+            // unless no automatic repair could serve it: then it would end as a failure,
+            // written on a Machine nothing may write on while it is held.
+            granted,
             facts: Facts {
                 host: m.host.as_deref().map(|h| Text::Owned(h.to_owned())),
                 power: power_word(host),
@@ -642,6 +696,11 @@ impl Family for Metal3 {
     }
 
     fn build_ops<'a>(index: &Index<'a>, m: &'a Machine, steps: &[Step]) -> Result<Vec<Op>, String> {
+        // Cluster API's "leave it alone" marks hold back every start, as a suspend does; the
+        // protocol still finishes a power cycle under way (a host is never left off).
+        if let Some(why) = &m.held {
+            return Err(format!("Cluster API holds it back: {why}"));
+        }
         steps
             .iter()
             .map(|step| match step {

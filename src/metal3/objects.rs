@@ -13,6 +13,15 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The Machine annotation that asks for remediation (set by OpenShift's MachineHealthCheck, or
 /// by anyone): a once-off request for a power cycle.
 pub const REQUEST_KEY: &str = "host.metal3.io/external-remediation";
+/// Cluster API's manual remediation request on a Machine (set by a person; Cluster API itself
+/// never removes it): served as a request for a power cycle, and removed once served.
+pub const REMEDIATE_KEY: &str = "cluster.x-k8s.io/remediate-machine";
+/// Cluster API's opt-out on a Machine: its MachineHealthCheck leaves it out altogether.
+pub const SKIP_REMEDIATION_KEY: &str = "cluster.x-k8s.io/skip-remediation";
+/// Cluster API's pause of one object (value ignored); a Cluster pauses with `spec.paused`.
+pub const CAPI_PAUSED_KEY: &str = "cluster.x-k8s.io/paused";
+/// Every annotation that asks for a power cycle of a Machine, as the request the protocol serves.
+pub const REQUEST_KEYS: [&str; 2] = [REQUEST_KEY, REMEDIATE_KEY];
 /// The host annotation that powers it off until it is removed; autorepair's own reboot key.
 pub const REBOOT_KEY: &str = "reboot.metal3.io/machine-remediation";
 /// Any reboot request: the bare key or any `reboot.metal3.io/<suffix>`.
@@ -78,8 +87,11 @@ pub struct Machine {
     pub name: String,
     /// Its autorepair marks, as `key=value`.
     pub marks: Vec<String>,
-    /// [`REQUEST_KEY`] is set.
+    /// A request is set: [`REQUEST_KEY`] or [`REMEDIATE_KEY`].
     pub requested: bool,
+    /// Why Cluster API holds the Machine back from any new repair (its own skip-remediation or
+    /// paused annotation, or its Cluster's `spec.paused`), naming the mark; `None` if nothing does.
+    pub held: Option<String>,
     /// The Node `status.nodeRef` names (kept by Cluster API after the Node is gone).
     pub node_ref: Option<String>,
     /// The BareMetalHost, `NAMESPACE/NAME`, once the link is followed.
@@ -145,6 +157,8 @@ pub struct Scope {
     pub marks: Vec<String>,
     /// A MachineSet's MachineDeployment.
     pub parent: Option<String>,
+    /// A Cluster's `spec.paused`: Cluster API's controllers leave its objects alone.
+    pub paused: bool,
 }
 
 /// A Pod on a Node, for draining.
@@ -235,7 +249,7 @@ enum Item {
     Metal3Machine(Meta),
     Host(Meta, Value),
     Node(Meta, Value),
-    Scope(&'static str, Meta),
+    Scope(&'static str, Meta, Value),
     Pod(Meta, Value),
     Other,
 }
@@ -261,7 +275,7 @@ fn classify(item: &Value) -> Result<Item, String> {
         ("Node", "") => Item::Node(meta()?, item.clone()),
         ("Pod", "") => Item::Pod(meta()?, item.clone()),
         (k, _) => match scope_kind(k) {
-            Some(kind) => Item::Scope(kind, meta()?),
+            Some(kind) => Item::Scope(kind, meta()?, item.clone()),
             None => Item::Other,
         },
     })
@@ -299,7 +313,7 @@ impl Snapshot {
                         snap.pods.push(p);
                     }
                 }
-                Ok(Item::Scope(kind, meta)) => {
+                Ok(Item::Scope(kind, meta, v)) => {
                     let key = format!("{kind}/{}", key(&meta));
                     let parent = meta
                         .owner_references
@@ -316,14 +330,36 @@ impl Snapshot {
                         key,
                         marks: our_marks(&meta.annotations),
                         parent,
+                        paused: kind == kind::CLUSTER
+                            && pointer(&v, "/spec/paused").and_then(Value::as_bool) == Some(true),
                     });
                 }
                 Ok(Item::Other) => {}
             }
         }
+        let paused: BTreeSet<&str> = snap
+            .scopes
+            .iter()
+            .filter(|s| s.paused)
+            .map(|s| s.key.as_str())
+            .collect();
         snap.machines = machines
             .into_iter()
-            .map(|(meta, v)| machine(meta, &v, &m3m))
+            .map(|(meta, v)| {
+                let mut m = machine(meta, &v, &m3m);
+                if m.held.is_none()
+                    && let Some(c) = &m.cluster
+                {
+                    let key = format!("{}/{}/{c}", kind::CLUSTER, m.namespace);
+                    if paused.contains(key.as_str()) {
+                        m.held = Some(format!(
+                            "its Cluster {}/{c} is paused (spec.paused): Cluster API leaves its Machines alone",
+                            m.namespace
+                        ));
+                    }
+                }
+                m
+            })
             .collect();
         snap
     }
@@ -380,10 +416,20 @@ fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
         .get(CLUSTER_NAME_LABEL)
         .cloned()
         .or_else(|| text(v, "/spec/clusterName"));
+    let held = [
+        (SKIP_REMEDIATION_KEY, "Cluster API's opt-out of remediation"),
+        (CAPI_PAUSED_KEY, "paused for Cluster API"),
+    ]
+    .into_iter()
+    .find(|(k, _)| meta.annotations.contains_key(*k))
+    .map(|(k, what)| format!("it carries {k} ({what}): remove it to let repairs start"));
     Machine {
         key: key(&meta),
         marks: our_marks(&meta.annotations),
-        requested: meta.annotations.contains_key(REQUEST_KEY),
+        requested: REQUEST_KEYS
+            .iter()
+            .any(|k| meta.annotations.contains_key(*k)),
+        held,
         node_ref,
         host,
         host_link,

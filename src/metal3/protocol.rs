@@ -8,13 +8,24 @@
 //! |---|---|---|---|---|
 //! | 1 | 1 | 0 | any | add RA: a repair start, decided by the engine (policy, limits) |
 //! | 1 | 0 | 1 | 1 | delete the Node |
-//! | 1 | 0 | 1 | 0 | remove NRA |
+//! | 1 | 0 | 1 | 0 | remove RA: the host powers on (the design: remove NRA) |
 //! | 0 | 0 | 1 | any | remove RA: the host powers on |
+//! | 1 | 1 | 0 | back and Ready, the cycle under way | remove NRA: the request is served |
 //! | otherwise | | | | nothing |
+//!
+//! One change from the design: the request stays until the power cycle is done. The design
+//! removed it once the Node was gone, but OpenShift's MachineHealthCheck adds the request again
+//! to any unhealthy Machine that lacks it, and a Machine whose Node is gone is unhealthy at
+//! once: it came back before the Node did, and later rebooted a healthy Machine (the design's
+//! own "Assumptions" hazard; OpenShift's provider gave the table up for this). Kept, it is
+//! never re-added; removed once the Node is back and Ready, the Machine is healthy to the
+//! health checker, which then asks nothing. A request is either annotation: OpenShift's
+//! `host.metal3.io/external-remediation` or Cluster API's `cluster.x-k8s.io/remediate-machine`
+//! (which nothing else removes).
 //!
 //! With `fencing = out-of-service-taint` ([`Fencing::OutOfServiceTaint`]) the Node is not
 //! deleted: "delete the Node" becomes "taint it out of service", and a Node carrying that taint
-//! counts as fenced as a deleted one does (NRA∧¬PO∧RA∧NR∧tainted → remove NRA). The taint
+//! counts as fenced as a deleted one does (NRA∧¬PO∧RA∧NR∧tainted → remove RA). The taint
 //! autorepair added (recorded on the Machine) is removed once the host is on again, without
 //! autorepair's reboot key, and the Node Ready since the taint was added
 //! ([`ready_since_taint`], [`OUT_OF_SERVICE_TABLE`]); a Node that could not be looked at
@@ -51,7 +62,7 @@ pub const TRUTH_TABLE: [(u8, u8, u8, u8, &str); 16] = [
     (1, 0, 1, 1, "nothing"),
     (1, 1, 0, 0, "nothing"),
     (1, 1, 1, 1, "nothing"),
-    (0, 1, 0, 1, "remove request"),
+    (0, 1, 0, 1, "remove reboot"),
     (0, 0, 0, 1, "remove reboot"),
     (1, 0, 0, 1, "remove reboot"),
     (0, 0, 0, 0, "nothing"),
@@ -64,8 +75,8 @@ pub const TRUTH_TABLE: [(u8, u8, u8, u8, &str); 16] = [
 pub const OUT_OF_SERVICE_TABLE: [(u8, u8, u8, u8, u8, &str); 8] = [
     (1, 0, 1, 1, 0, "add reboot"),
     (1, 0, 1, 0, 1, "taint node"),
-    (1, 1, 1, 0, 1, "remove request"),
-    (0, 0, 1, 0, 1, "remove request"),
+    (1, 1, 1, 0, 1, "remove reboot"),
+    (0, 0, 1, 0, 1, "remove reboot"),
     (1, 1, 0, 0, 1, "remove reboot"),
     (1, 0, 0, 0, 1, "remove reboot"),
     (1, 1, 0, 1, 0, "remove taint"),
@@ -182,12 +193,11 @@ pub fn judge(
                 )),
                 (true, _) => (OpState::Running, Phase::PoweringOff, None),
                 (false, Some(true)) => {
-                    let back = match (&m.node_ref, index.node(m)) {
-                        (None, _) => true,
-                        (Some(_), Some(n)) => !n.deleting && ready_since_taint(n),
-                        (Some(_), None) => false,
-                    };
-                    if back {
+                    let back = node_back(index, m);
+                    if back && m.requested {
+                        // Done but for the request, removed this pass (see `progress`).
+                        (OpState::Running, Phase::Served, None)
+                    } else if back {
                         (OpState::Succeeded, Phase::Done, None)
                     } else if late(s.cycle_timeout) {
                         timed_out(format!(
@@ -265,17 +275,15 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
             None => None,
             Some(false) => match (m, node) {
                 // Fenced by the taint (ours or anyone's): the Node stays, tainted.
-                (Some(m), Some(n))
+                (Some(_), Some(n))
                     if requested
                         && index.settings.fencing == Fencing::OutOfServiceTaint
                         && n.out_of_service =>
                 {
                     Some((
-                        machine_ref(m),
-                        Op::ClearRequest {
-                            machine: m.key.clone(),
-                        },
-                        "host off and its Node out of service: the request is served".to_owned(),
+                        host_ref(h),
+                        Op::PowerOn { host: h.key.clone() },
+                        "host off and its Node out of service: power it back on".to_owned(),
                     ))
                 }
                 (Some(m), Some(n)) if requested => (!n.deleting).then(|| {
@@ -299,12 +307,10 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
                         ),
                     }
                 }),
-                (Some(m), None) if requested => Some((
-                    machine_ref(m),
-                    Op::ClearRequest {
-                        machine: m.key.clone(),
-                    },
-                    "host off and Node gone: the request is served".to_owned(),
+                (Some(_), None) if requested => Some((
+                    host_ref(h),
+                    Op::PowerOn { host: h.key.clone() },
+                    "host off and its Node gone: power it back on (the request stays until the Node is back)".to_owned(),
                 )),
                 _ => Some((
                     host_ref(h),
@@ -332,6 +338,29 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
                 object,
                 op,
                 reason,
+            });
+        }
+    }
+    // A power cycle done but for its request: the request is served. Only while the cycle is
+    // recorded under way, so a request that comes after its result is a new one.
+    for m in index.snap.machines.iter().filter(|m| m.requested) {
+        let cycling = Index::pending(m).iter().any(|p| {
+            p.ops
+                .iter::<OpId>()
+                .any(|id| id.step == Step::PowerCycle && id.repair == p.id)
+        });
+        let host_on = index
+            .host(m)
+            .is_some_and(|h| h.reboot.is_none() && h.powered_on == Some(true));
+        if cycling && host_on && node_back(index, m) {
+            out.push(Progress {
+                target: Some(m.key.clone()),
+                object: machine_ref(m),
+                op: Op::ClearRequest {
+                    machine: m.key.clone(),
+                },
+                reason: "the power cycle is done (host on, Node Ready): the request is served"
+                    .into(),
             });
         }
     }
@@ -409,6 +438,16 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
         }
     }
     out
+}
+
+/// Whether the Machine's Node is back after a power cycle: Ready (since the taint, if tainted)
+/// and not being deleted; a Machine without `nodeRef` has no Node to wait for.
+fn node_back(index: &Index<'_>, m: &Machine) -> bool {
+    match (&m.node_ref, index.node(m)) {
+        (None, _) => true,
+        (Some(_), Some(n)) => !n.deleting && ready_since_taint(n),
+        (Some(_), None) => false,
+    }
 }
 
 /// Whether the Node says Ready as of after its out-of-service taint was added. A Ready from

@@ -14,8 +14,8 @@ use super::file::ObjectsFile;
 use super::fixture;
 use super::marks::{Annotations, NODE_BACKUP_KEY, NODE_TAINTED_KEY};
 use super::objects::{
-    CLUSTER_NAME_LABEL, DETACHED_KEY, Host, Machine, PAUSED_KEY, REBOOT_KEY, REQUEST_KEY, Scope,
-    Snapshot, ZONE_LABEL, kind,
+    CAPI_PAUSED_KEY, CLUSTER_NAME_LABEL, DETACHED_KEY, Host, Machine, PAUSED_KEY, REBOOT_KEY,
+    REQUEST_KEY, SKIP_REMEDIATION_KEY, Scope, Snapshot, ZONE_LABEL, kind,
 };
 use super::{Metal3, Op, OpId, Remedy, Settings, Step, protocol};
 use crate::engine::backend::{Backend, BackendError};
@@ -66,6 +66,9 @@ pub enum Fault {
     ZoneBack(String),
     /// Someone deletes the Node of the host's Machine; the kubelet registers it again.
     NodeDeleted(String),
+    /// Someone puts Cluster API's `skip-remediation` on the host's Machine, and removes it.
+    CapiHold(String),
+    CapiRelease(String),
 }
 
 impl fmt::Display for Fault {
@@ -80,6 +83,15 @@ impl fmt::Display for Fault {
             Fault::ZoneDark(z) => write!(f, "zone {z} goes dark"),
             Fault::ZoneBack(z) => write!(f, "zone {z} is back"),
             Fault::NodeDeleted(h) => write!(f, "someone deletes the Node of the machine on {h}"),
+            Fault::CapiHold(h) => {
+                write!(f, "someone marks the machine on {h} {SKIP_REMEDIATION_KEY}")
+            }
+            Fault::CapiRelease(h) => {
+                write!(
+                    f,
+                    "someone removes {SKIP_REMEDIATION_KEY} from the machine on {h}"
+                )
+            }
         }
     }
 }
@@ -96,6 +108,8 @@ pub struct Rates {
     pub zone_dark: f64,
     pub zone_back: f64,
     pub node_deleted: f64,
+    pub capi_hold: f64,
+    pub capi_release: f64,
 }
 
 impl Default for Rates {
@@ -110,6 +124,10 @@ impl Default for Rates {
             zone_dark: 0.02,
             zone_back: 0.25,
             node_deleted: 0.04,
+            // Off by default: the scenarios that ask for holds set it (a rate drawn at all
+            // changes every seed's story).
+            capi_hold: 0.0,
+            capi_release: 0.3,
         }
     }
 }
@@ -123,6 +141,7 @@ pub struct Chaos {
     requested: Vec<String>,
     broken: Vec<String>,
     dark: Vec<String>,
+    held: Vec<String>,
 }
 
 /// A host's place: its zone, and the names its first Machine and Node had (replacements are
@@ -221,6 +240,12 @@ pub fn render(snap: &Snapshot) -> Vec<Value> {
         let mut a = Map::new();
         if m.requested {
             a.insert(REQUEST_KEY.into(), json!(""));
+        }
+        // Cluster API's own holds on the Machine (a paused Cluster is the Cluster's).
+        for key in [SKIP_REMEDIATION_KEY, CAPI_PAUSED_KEY] {
+            if m.held.as_deref().is_some_and(|why| why.contains(key)) {
+                a.insert(key.into(), json!(""));
+            }
         }
         if let Some(b) = &m.node_backup {
             a.insert(NODE_BACKUP_KEY.into(), json!(b));
@@ -347,6 +372,9 @@ pub fn render(snap: &Snapshot) -> Vec<Value> {
                 "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
                 "name": name_part(p), "controller": true,
             }]);
+        }
+        if s.paused {
+            item["spec"]["paused"] = json!(true);
         }
         out.push(item);
     }
@@ -734,6 +762,20 @@ impl Rules {
                 }
             }
         }
+        // Nothing starts on a Machine Cluster API holds back (safety rule 7).
+        for s in &calls.submitted {
+            if let Some(why) = before
+                .machines
+                .iter()
+                .find(|m| m.key == s.target)
+                .and_then(|m| m.held.as_deref())
+            {
+                return broken(
+                    "repair on a Machine Cluster API holds back",
+                    format!("{}: {} submitted though {why}", s.target, s.op),
+                );
+            }
+        }
         for s in &calls.submitted {
             let Op::PowerOff { machine, host, .. } = &s.op else {
                 continue;
@@ -991,6 +1033,7 @@ impl World for Metal3World {
                 .collect(),
             broken: Vec::new(),
             dark: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -1025,12 +1068,20 @@ impl World for Metal3World {
             if rng.random_bool(r.node_deleted) {
                 out.push(Fault::NodeDeleted(pick(rng, &c.hosts)));
             }
+            if r.capi_hold > 0.0 && rng.random_bool(r.capi_hold) {
+                let h = pick(rng, &c.hosts);
+                c.held.push(h.clone());
+                out.push(Fault::CapiHold(h));
+            }
         }
         if !c.dead.is_empty() && rng.random_bool(r.kubelet_back) {
             out.push(Fault::KubeletBack(take(rng, &mut c.dead)));
         }
         if !c.requested.is_empty() && rng.random_bool(r.withdraw) {
             out.push(Fault::Withdraw(take(rng, &mut c.requested)));
+        }
+        if !c.held.is_empty() && rng.random_bool(r.capi_release) {
+            out.push(Fault::CapiRelease(take(rng, &mut c.held)));
         }
         if !c.broken.is_empty() && rng.random_bool(r.bmc_fixed) {
             out.push(Fault::BmcFixed(take(rng, &mut c.broken)));
@@ -1088,6 +1139,17 @@ impl World for Metal3World {
             Fault::ZoneBack(z) => {
                 self.dark.remove(z);
                 self.kubelets(now, false);
+            }
+            Fault::CapiHold(h) => {
+                self.edit_machine(h, |a| {
+                    a.insert(SKIP_REMEDIATION_KEY.into(), json!(""));
+                });
+                self.count("machines held by Cluster API");
+            }
+            Fault::CapiRelease(h) => {
+                self.edit_machine(h, |a| {
+                    a.remove(SKIP_REMEDIATION_KEY);
+                });
             }
             Fault::NodeDeleted(h) => {
                 let Some(node) = self.machine_on(h).and_then(|m| m.node_ref.clone()) else {

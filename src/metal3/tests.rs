@@ -133,8 +133,8 @@ fn a_requested_power_cycle_runs_to_its_end_and_restores_the_node() {
         [
             "start power-cycle",
             "delete-node",
-            "clear-request",
             "power-on",
+            "clear-request",
             "restore-node"
         ]
     );
@@ -387,8 +387,8 @@ fn an_out_of_service_cycle_keeps_the_node_and_removes_the_taint_once_ready() {
         [
             "start power-cycle",
             "taint-node",
-            "clear-request",
             "power-on",
+            "clear-request",
             "untaint-node"
         ]
     );
@@ -847,9 +847,9 @@ fn the_demo_fleet_tells_its_story() {
 }
 
 #[test]
-fn a_request_while_a_power_cycle_ends_meets_the_loop_guard() {
-    // The power cycle ends in this pass (host on, Node Ready) while a health check asks again:
-    // its result is not written yet when the pass decides, and it still counts as a cycle.
+fn a_request_present_when_its_power_cycle_ends_is_served_not_a_new_one() {
+    // The cycle ends in this pass (host on, Node Ready) and the request it serves is still
+    // there: it is removed, and nothing else starts (no reprovision, no second cycle).
     let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
     let running = format!("pending:power-cycle:{}:power-cycle.{id}", NOW - 1200);
     let list = Fleet::new()
@@ -866,16 +866,301 @@ fn a_request_while_a_power_cycle_ends_meets_the_loop_guard() {
         .node(Node::new("n1"))
         .scope("MachineSet", "ns", "ms1", &[])
         .build();
-    let snap = ObjectsFile::in_memory(list).snapshot().unwrap();
-    let plan = plan_of(&snap, NOW);
-    let started: Vec<Remedy> = plan
+    let mut file = ObjectsFile::in_memory(list);
+    let (_, plan) = pass(&mut file, NOW);
+    let done: Vec<String> = plan
         .actions()
         .filter_map(|a| match a {
-            Action::Repair(r) => Some(r.repair),
+            Action::Repair(r) => Some(format!("start {}", r.repair)),
+            Action::Advance { op, .. } => Some(op_name(op).to_owned()),
             _ => None,
         })
         .collect();
-    assert_eq!(started, [Remedy::Reprovision], "{:#?}", plan.targets[0]);
+    assert_eq!(done, ["clear-request"], "{:#?}", plan.targets[0]);
+    let (_, plan) = pass(&mut file, NOW + 60);
+    assert!(plan.actions().all(|a| !matches!(a, Action::Repair(_))));
+    let m = &file.snapshot().unwrap().machines[0];
+    assert!(!m.requested);
+    assert!(
+        m.marks.iter().any(|t| t.contains(":success:power-cycle.")),
+        "{:?}",
+        m.marks
+    );
+}
+
+/// OpenShift's MachineHealthCheck, as its controller does it: an unhealthy Machine (its Node
+/// gone, or NotReady past the timeout) that lacks the request gets it; it is never removed.
+fn openshift_health_check(file: &mut ObjectsFile, now: i64) {
+    let snap = file.snapshot().unwrap();
+    let unhealthy: Vec<String> = snap
+        .machines
+        .iter()
+        .filter(|m| !m.requested)
+        .filter(|m| {
+            let node = m
+                .node_ref
+                .as_ref()
+                .and_then(|n| snap.nodes.iter().find(|x| &x.name == n));
+            match (&m.node_ref, node) {
+                (Some(_), None) => true,
+                (_, Some(n)) => n
+                    .ready
+                    .as_ref()
+                    .is_some_and(|(s, since)| s != "True" && now - since.unwrap_or(0) > 300),
+                (None, None) => false,
+            }
+        })
+        .map(|m| m.name.clone())
+        .collect();
+    for item in file.list_mut()["items"].as_array_mut().unwrap() {
+        if item["kind"] == "Machine"
+            && unhealthy
+                .iter()
+                .any(|n| item["metadata"]["name"] == n.as_str())
+        {
+            item["metadata"]["annotations"][objects::REQUEST_KEY] = json!("");
+        }
+    }
+}
+
+#[test]
+fn a_request_re_added_during_a_cycle_never_reboots_a_healthy_machine_later() {
+    // The health checker asked once; then it looks after every pass, as OpenShift's does on
+    // every reconcile, over two reboot-loop windows.
+    let list = Fleet::new()
+        .machine(
+            Machine::new("ns", "m1")
+                .node("n1")
+                .host("h1")
+                .owner("MachineSet", "ms1")
+                .requested(),
+        )
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1"))
+        .scope(
+            "MachineSet",
+            "ns",
+            "ms1",
+            &[("autorepair.io/policy", "power-cycle")],
+        )
+        .simulated()
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    let window = Settings::default().reboot_loop_window;
+    let mut power_offs = 0;
+    let mut rebooting = false;
+    let mut i = 0;
+    while 60 * i < 2 * window {
+        let now = NOW + 60 * i;
+        let (snap, _) = pass(&mut file, now);
+        let now_rebooting = seen(&snap).reboot;
+        power_offs += usize::from(now_rebooting && !rebooting);
+        rebooting = now_rebooting;
+        openshift_health_check(&mut file, now);
+        i += 1;
+    }
+    assert_eq!(power_offs, 1, "one power cycle, never a second one");
+    let snap = file.snapshot().unwrap();
+    let m = &snap.machines[0];
+    assert_eq!(
+        seen(&snap),
+        Seen {
+            node: true,
+            request: false,
+            powered_on: Some(true),
+            reboot: false
+        }
+    );
+    assert!(
+        !m.marks.iter().any(|t| t.contains(":enoperm:")),
+        "{:?}",
+        m.marks
+    );
+}
+
+#[test]
+fn a_request_on_a_healthy_machine_power_cycles_it_and_that_cycle_counts() {
+    // `autorepair request power-cycle ns/m1` on a Machine whose Node is Ready.
+    let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1").annotate(
+            &format!("autorepair.io/repair.{id}"),
+            &format!("pending:power-cycle:{}:", NOW - 10),
+        ))
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1"))
+        .simulated()
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    let mut power_offs = 0;
+    for i in 0..10 {
+        let (snap, _) = pass(&mut file, NOW + 60 * i);
+        power_offs += usize::from(seen(&snap).powered_on == Some(false));
+    }
+    assert!(power_offs > 0, "the host was powered off");
+    let snap = file.snapshot().unwrap();
+    let m = &snap.machines[0];
+    assert!(
+        m.marks
+            .iter()
+            .any(|t| t.contains(&format!(":success:power-cycle.{id}"))),
+        "the result names the power cycle that ran: {:?}",
+        m.marks
+    );
+    assert_eq!(seen(&snap).powered_on, Some(true));
+    assert!(!m.requested, "the request the cycle set is served");
+    // It happened, so the guard counts it.
+    assert!(
+        Index::last_power_cycle(m).is_some_and(|at| at > NOW),
+        "{:?}",
+        m.marks
+    );
+}
+
+#[test]
+fn only_power_cycles_that_happened_count_for_the_loop_guard() {
+    let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    // (result, what the NotReady Machine needs): a result without a power-cycle step is a
+    // request that ended with nothing to do, or an enoperm; neither powered anything.
+    let window = Settings::default().reboot_loop_window;
+    let cases = [
+        (
+            format!("result:power-cycle:{}:success:", NOW - 600),
+            Remedy::PowerCycle,
+        ),
+        (
+            format!("result:power-cycle:{}:enoperm:", NOW - 600),
+            Remedy::PowerCycle,
+        ),
+        (
+            format!("result:power-cycle:{}:success:power-cycle.{id}", NOW - 600),
+            Remedy::Reprovision,
+        ),
+        (
+            format!(
+                "result:power-cycle:{}:success:power-cycle.{id}",
+                NOW - 2 * window
+            ),
+            Remedy::PowerCycle,
+        ),
+    ];
+    for (result, needs) in cases {
+        let list = Fleet::new()
+            .machine(
+                Machine::new("ns", "m1")
+                    .node("n1")
+                    .host("h1")
+                    .owner("MachineSet", "ms1")
+                    .annotate(&format!("autorepair.io/repair.{id}"), &result)
+                    .annotate("autorepair.io/policy", "power-cycle"),
+            )
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1").ready("False", "2026-06-01T00:00:00Z"))
+            .scope("MachineSet", "ns", "ms1", &[])
+            .build();
+        let snap = ObjectsFile::in_memory(list).snapshot().unwrap();
+        let plan = plan_of(&snap, NOW);
+        assert_eq!(plan.targets[0].needed_repair, Some(needs), "{result}");
+        let started = plan.actions().any(|a| matches!(a, Action::Repair(_)));
+        assert_eq!(started, needs == Remedy::PowerCycle, "{result}");
+    }
+}
+
+/// Cluster API's own marks: which hold a broken Machine back (and what `explain` names), and
+/// its manual remediation request, served like OpenShift's.
+#[test]
+fn cluster_api_marks_hold_machines_back_or_ask_for_a_repair() {
+    let cluster = |paused: bool| {
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": "c1", "namespace": "ns", "annotations": {}},
+            "spec": {"paused": paused},
+        })
+    };
+    let (skip, pause) = (objects::SKIP_REMEDIATION_KEY, objects::CAPI_PAUSED_KEY);
+    // (Machine annotation, Cluster paused, request (else a policy), starts, what the notes name)
+    let cases: [(Option<&str>, bool, bool, bool, &str); 8] = [
+        (None, false, true, true, ""),
+        (None, false, false, true, ""),
+        (Some(skip), false, true, false, skip),
+        (Some(pause), false, true, false, pause),
+        (None, true, true, false, "spec.paused"),
+        (Some(skip), false, false, false, skip),
+        (None, true, false, false, "spec.paused"),
+        (Some(objects::REMEDIATE_KEY), false, false, true, ""),
+    ];
+    for (mark, paused, requested, starts, named) in cases {
+        let mut m = Machine::new("ns", "m1").node("n1").host("h1").cluster("c1");
+        if let Some(k) = mark {
+            m = m.annotate(k, "");
+        }
+        if requested {
+            m = m.requested();
+        } else if mark != Some(objects::REMEDIATE_KEY) {
+            // Cluster API's request needs no policy; the others are own health checks.
+            m = m.annotate("autorepair.io/policy", "power-cycle");
+        }
+        let list = Fleet::new()
+            .machine(m)
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1").ready("False", "2026-06-01T00:00:00Z"))
+            .item(cluster(paused))
+            .build();
+        let case = format!("{mark:?} paused {paused} requested {requested}");
+        let mut file = ObjectsFile::in_memory(list);
+        let (_, plan) = pass(&mut file, NOW);
+        let started = plan.actions().any(|a| matches!(a, Action::Repair(_)));
+        assert_eq!(started, starts, "{case}: {:#?}", plan.targets[0]);
+        assert_eq!(seen(&file.snapshot().unwrap()).reboot, starts, "{case}");
+        let notes = format!("{:?}", plan.targets[0].notes);
+        assert!(notes.contains(named), "{case}: {notes}");
+        if !starts {
+            assert!(
+                notes.contains("Cluster API holds it back"),
+                "{case}: {notes}"
+            );
+            assert_eq!(plan.actions().count(), 0, "{case}: nothing written");
+        }
+    }
+}
+
+#[test]
+fn cluster_apis_remediation_request_is_served_and_removed() {
+    let list = Fleet::new()
+        .machine(
+            Machine::new("ns", "m1")
+                .node("n1")
+                .host("h1")
+                .annotate(objects::REMEDIATE_KEY, ""),
+        )
+        .host(Host::new("ns", "h1"))
+        .node(Node::new("n1"))
+        .simulated()
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    let mut power_offs = 0;
+    for i in 0..10 {
+        let (snap, _) = pass(&mut file, NOW + 60 * i);
+        power_offs += usize::from(seen(&snap).powered_on == Some(false));
+    }
+    assert!(power_offs > 0, "the host was powered off");
+    let machine = file.list()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "Machine")
+        .unwrap()
+        .clone();
+    let annotations = &machine["metadata"]["annotations"];
+    assert!(
+        annotations.get(objects::REMEDIATE_KEY).is_none(),
+        "{annotations}"
+    );
+    assert!(
+        annotations.get(objects::REQUEST_KEY).is_none(),
+        "{annotations}"
+    );
+    assert_eq!(seen(&file.snapshot().unwrap()).powered_on, Some(true));
 }
 
 /// A drain under way with a Pod left (an eviction a PodDisruptionBudget refused) is asked for

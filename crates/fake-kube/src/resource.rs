@@ -254,6 +254,31 @@ pub const POD_DISRUPTION_BUDGET: Resource = Resource {
     status_subresource: true,
 };
 
+/// Core v1 Event: what `kubectl describe` shows under an object (`involvedObject`). Stored as
+/// posted; nothing expires them.
+pub const EVENT: Resource = Resource {
+    group: "",
+    versions: &["v1"],
+    kind: "Event",
+    plural: "events",
+    short_names: &["ev"],
+    namespaced: true,
+    custom: false,
+    status_subresource: false,
+};
+/// events.k8s.io/v1 Event (`regarding` instead of `involvedObject`), for clients that post
+/// the newer API.
+pub const EVENTS_V1: Resource = Resource {
+    group: "events.k8s.io",
+    versions: &["v1"],
+    kind: "Event",
+    plural: "events",
+    short_names: &[],
+    namespaced: true,
+    custom: false,
+    status_subresource: false,
+};
+
 /// What [`crate::FakeKube::start`] serves.
 pub const DEFAULT_RESOURCES: &[Resource] = &[
     MACHINE,
@@ -271,6 +296,8 @@ pub const DEFAULT_RESOURCES: &[Resource] = &[
     POD,
     NAMESPACE,
     POD_DISRUPTION_BUDGET,
+    EVENT,
+    EVENTS_V1,
 ];
 
 /// The default converter for CAPI Machines between v1beta1 and v1beta2, covering only the two

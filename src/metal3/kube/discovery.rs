@@ -3,6 +3,7 @@
 
 use ::kube::core::ApiResource;
 use ::kube::discovery::{ApiGroup, Discovery, verbs};
+use std::collections::BTreeMap;
 
 pub(super) const CAPI: &str = "cluster.x-k8s.io";
 pub(super) const INFRA: &str = "infrastructure.cluster.x-k8s.io";
@@ -68,6 +69,43 @@ impl Served {
             scopes,
         }
     }
+}
+
+/// How long what discovery found is trusted: a `--loop` daemon makes a new backend every pass,
+/// and asking every pass is seven requests and an INFO line each time for an answer that
+/// changes only when a CRD is installed or removed. A kind found missing (404) forgets it at
+/// once; one installed meanwhile is seen within this time.
+const TRUSTED_FOR: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// What discovery found, by management cluster (its server URL), for this process.
+static FOUND: std::sync::Mutex<BTreeMap<String, (Served, std::time::Instant)>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+fn found() -> std::sync::MutexGuard<'static, BTreeMap<String, (Served, std::time::Instant)>> {
+    // A panic elsewhere while holding it leaves a map that is still whole.
+    FOUND
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What discovery found on `server` less than [`TRUSTED_FOR`] ago, if anything.
+pub(super) fn cached(server: &str) -> Option<Served> {
+    found()
+        .get(server)
+        .filter(|(_, at)| at.elapsed() < TRUSTED_FOR)
+        .map(|(served, _)| served.clone())
+}
+
+pub(super) fn remember(server: &str, served: &Served) {
+    found().insert(
+        server.to_owned(),
+        (served.clone(), std::time::Instant::now()),
+    );
+}
+
+/// Drops what was found on `server`: a kind it listed is not served any more.
+pub(super) fn forget(server: &str) {
+    found().remove(server);
 }
 
 /// The kind in the first of `versions` the group serves it in, if it can be listed.

@@ -225,7 +225,9 @@ enum Kind {
     Machine,
     Host,
     Node,
-    /// Metal3Machines and scopes: their metadata only.
+    /// Clusters: read whole, for `spec.paused` (Cluster API's pause holds their Machines).
+    Cluster,
+    /// Metal3Machines and the other scopes: their metadata only.
     Metadata,
 }
 
@@ -240,7 +242,14 @@ fn watched(served: &Served, nodes_here: bool) -> Vec<(ApiResource, Kind)> {
     }
     out.extend(served.hosts.clone().map(|h| (h, Kind::Host)));
     out.extend(served.metal3_machines.clone().map(|m| (m, Kind::Metadata)));
-    out.extend(served.scopes.iter().cloned().map(|s| (s, Kind::Metadata)));
+    out.extend(served.scopes.iter().cloned().map(|s| {
+        let kind = if s.kind == "Cluster" {
+            Kind::Cluster
+        } else {
+            Kind::Metadata
+        };
+        (s, kind)
+    }));
     // OpenShift Machines' Nodes are in the management cluster whatever the workload setting.
     if nodes_here || served.openshift_machines.is_some() {
         out.push((core("Node", "nodes"), Kind::Node));
@@ -275,6 +284,7 @@ fn fingerprint(kind: Kind, v: &Value) -> u64 {
             "/status/provisioning/state",
         ],
         Kind::Node => &["/spec/unschedulable", "/spec/taints"],
+        Kind::Cluster => &["/spec/paused"],
         Kind::Metadata => &[],
     };
     for path in paths {
@@ -589,7 +599,14 @@ mod tests {
             *b.pointer_mut(path).unwrap_or_else(|| panic!("{path}")) = new;
             fingerprint(kind, a) == fingerprint(kind, &b)
         };
-        let cases: [(Kind, &Value, &str, Value, bool); 8] = [
+        let cluster = json!({
+            "metadata": {"name": "c1", "namespace": "ns", "resourceVersion": "1"},
+            "spec": {"paused": false},
+            "status": {"phase": "Provisioned"}
+        });
+        let cases: [(Kind, &Value, &str, Value, bool); 10] = [
+            (Kind::Cluster, &cluster, "/spec/paused", json!(true), false),
+            (Kind::Cluster, &cluster, "/status/phase", json!("x"), true),
             (
                 Kind::Node,
                 &node,

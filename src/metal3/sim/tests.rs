@@ -599,6 +599,13 @@ fn ignores_suspends(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Pl
     plan_with(&blind, &settings(), limits, now, seed)
 }
 
+/// Plans as if Cluster API held no Machine back.
+fn ignores_cluster_api(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan<Metal3> {
+    let mut blind = snap.clone();
+    blind.machines.iter_mut().for_each(|m| m.held = None);
+    plan_with(&blind, &settings(), limits, now, seed)
+}
+
 /// Has no mass-failure hold at all.
 fn ignores_the_limiter(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan<Metal3> {
     let blind = Limits {
@@ -712,13 +719,19 @@ fn broken_planners_are_caught_each_by_its_rule() {
         withdraw: 0.4,
         bmc_breaks: 0.2,
         bmc_fixed: 0.3,
+        capi_hold: 0.2,
         ..Rates::default()
     };
     let faults = Faults {
         world: rates,
         ..Faults::default()
     };
-    let cases: [(&str, Broken, &[&str]); 12] = [
+    let cases: [(&str, Broken, &[&str]); 13] = [
+        (
+            "ignores Cluster API's holds",
+            ignores_cluster_api,
+            &["repair on a Machine Cluster API holds back"],
+        ),
         (
             "taints at once",
             taints_at_once,
@@ -764,7 +777,10 @@ fn broken_planners_are_caught_each_by_its_rule() {
         (
             "forgets machines under remediation",
             forgets_remediation,
-            &["started while the fleet-wide limit was exceeded"],
+            &[
+                "started while the fleet-wide limit was exceeded",
+                "annotation written during a mass failure",
+            ],
         ),
         // Annotations are a map: these are caught only because the oracle does not take
         // marks for a set.
@@ -821,6 +837,7 @@ fn the_real_planner_is_not_caught_where_the_broken_ones_are() {
             withdraw: 0.4,
             bmc_breaks: 0.2,
             bmc_fixed: 0.3,
+            capi_hold: 0.2,
             ..Rates::default()
         },
         ..Faults::default()
