@@ -999,3 +999,50 @@ fn a_pass_says_what_it_wrote_and_warns_of_each_bad_tag_once() {
     assert!(!mix.contains("tag="), "{mix}");
     assert_eq!(stderr.matches("2 policy tags").count(), 1, "{stderr}");
 }
+
+/// `status | head -1`: a reader that stops reading is no failure (exit 0, nothing on standard
+/// error); and `run --passes 0`, which used to make a pass, is refused.
+#[test]
+fn a_closed_pipe_is_no_error_and_zero_passes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let mut child = std::process::Command::new(bin_path())
+        .args([
+            "--config",
+            "/dev/null",
+            "status",
+            "--now",
+            "1800000000",
+            "--cluster",
+        ])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+
+    let out = bin()
+        .args([
+            "--config",
+            "/dev/null",
+            "run",
+            "--passes",
+            "0",
+            "--now",
+            "1800000000",
+        ])
+        .arg("--cluster")
+        .arg(&path)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("--passes"), "{stderr}");
+    let fleet = std::fs::read_to_string(&path).unwrap();
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.json");
+    assert_eq!(fleet, std::fs::read_to_string(demo).unwrap(), "no pass ran");
+}

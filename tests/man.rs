@@ -1109,3 +1109,40 @@ fn the_cron_and_systemd_command_lines_parse() {
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
+
+/// `contrib/autorepair.toml` says it lists every key: each key of the config stands in it, in
+/// its section, set or commented out (`[metal3] fencing` was missing).
+#[test]
+fn the_example_config_lists_every_key() {
+    let example = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/autorepair.toml"),
+    )
+    .unwrap();
+    // Each key, as "section.key" (or "key" before any section), from the lines that set one.
+    let mut listed = BTreeSet::new();
+    let mut section = String::new();
+    for line in example.lines() {
+        let line = line.trim_start_matches('#').trim();
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name.to_owned();
+            // A table key unset by default (`[machines.variables]`) is listed as its section.
+            listed.insert(section.clone());
+        } else if let Some((key, _)) = line.split_once(" = ") {
+            let key = key.trim();
+            if !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+                listed.insert(if section.is_empty() {
+                    key.to_owned()
+                } else {
+                    format!("{section}.{key}")
+                });
+            }
+        }
+    }
+    let mut in_code = Vec::new();
+    config_paths(&config_defaults(), "", &mut in_code);
+    let missing: Vec<&String> = in_code.iter().filter(|k| !listed.contains(*k)).collect();
+    assert!(
+        missing.is_empty(),
+        "contrib/autorepair.toml lacks {missing:?}"
+    );
+}

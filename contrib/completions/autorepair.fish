@@ -67,7 +67,7 @@ complete -c autorepair -n "__fish_autorepair_needs_command" -f -a "help" -d 'Pri
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l interval -d 'Time between passes with --loop; with --kube the longest time between two passes' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l lease -d 'The Lease of --leader-elect [default: namespace $POD_NAMESPACE, else the service account\'s, else `default`; name `autorepair`]' -r
-complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l passes -d 'Make this many passes, back to back (with --loop: at most this many)' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l passes -d 'Make this many passes, back to back (with --loop: at most this many); at least 1' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l max-pending -d 'Override limits.max_pending' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l max-broken -d 'Override limits.max_broken' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l metrics-file -d 'Write Prometheus metrics (textfile collector format) here after each pass' -r -F

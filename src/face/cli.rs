@@ -307,8 +307,8 @@ pub struct RunArgs {
     /// account's, else `default`; name `autorepair`].
     #[arg(long, value_name = "NAMESPACE/NAME", requires = "leader_elect")]
     pub lease: Option<String>,
-    /// Make this many passes, back to back (with --loop: at most this many).
-    #[arg(long, value_name = "N")]
+    /// Make this many passes, back to back (with --loop: at most this many); at least 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub passes: Option<u32>,
     /// Override limits.max_pending.
     #[arg(long, value_name = "N")]

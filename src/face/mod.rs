@@ -162,8 +162,14 @@ impl Error {
         Chain(self)
     }
 
-    /// Says on standard error why the command failed, and gives its exit status.
+    /// Says on standard error why the command failed, and gives its exit status. A reader that
+    /// stopped reading (`status | head -1`) is no failure: nothing is said, and the exit is 0.
     pub fn report(&self) -> Exit {
+        if let Error::Output(e) = self
+            && e.kind() == std::io::ErrorKind::BrokenPipe
+        {
+            return Exit::Ok;
+        }
         Printer::standard(Default::default()).error(self.chain());
         self.exit()
     }
