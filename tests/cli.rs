@@ -1046,3 +1046,37 @@ fn a_closed_pipe_is_no_error_and_zero_passes_are_refused() {
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.json");
     assert_eq!(fleet, std::fs::read_to_string(demo).unwrap(), "no pass ran");
 }
+
+/// An admin command says its change once, on standard output, with the time as a date; the
+/// executor's log line for it comes back with `--log info`.
+#[test]
+fn an_admin_command_says_its_change_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let mark = "ganeti:watcher:autorepair:suspend:1800007200";
+    for (log, in_log) in [(None, 0), (Some("info"), 1)] {
+        let mut b = bin();
+        b.args([
+            "--config",
+            "/dev/null",
+            "suspend",
+            "instance/db-a1.ams.example",
+        ])
+        .args(["--for", "2h", "--now", "1800000000", "--cluster"])
+        .arg(&path);
+        if let Some(l) = log {
+            b.args(["--log", l]);
+        }
+        let out = b.assert().success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert_eq!(stdout.matches(mark).count(), 1, "{stdout}");
+        assert!(stdout.contains("until 2027-01-15T10:00:00Z"), "{stdout}");
+        assert_eq!(stderr.matches(mark).count(), in_log, "{log:?}: {stderr}");
+        std::fs::copy(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.json"),
+            &path,
+        )
+        .unwrap();
+    }
+}

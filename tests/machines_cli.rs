@@ -567,3 +567,87 @@ fn unset_domain_limits_are_shown_as_none() {
     );
     assert!(!html.contains(&usize::MAX.to_string()), "{html}");
 }
+
+/// Each error names the file at fault, as what it is: a missing --nodes is the repair
+/// configuration's drain step (not the machines file), a bad constraints file is a constraints
+/// file, a bad or missing nodes file is a nodes file.
+#[test]
+fn errors_name_the_file_at_fault() {
+    let t = Tour::new();
+    let dir = t.dir.path();
+    std::fs::write(dir.join("bad.json"), "{bad").unwrap();
+    let repair = format!("{ROOT}/fixtures/machines-demo.yml");
+    let constraints = format!("{ROOT}/fixtures/machines-constraints.json");
+    let machines = t.machines.display().to_string();
+    let nodes = t.nodes.display().to_string();
+    let bad = dir.join("bad.json").display().to_string();
+    let missing = dir.join("missing.json").display().to_string();
+    // (flags, what the error must start with)
+    let cases: [(Vec<&str>, String); 5] = [
+        (
+            vec!["--repair-config", &repair, "--constraints", &constraints],
+            format!("repair configuration {repair}: step 1 of operation"),
+        ),
+        (
+            vec![
+                "--nodes",
+                &nodes,
+                "--repair-config",
+                &repair,
+                "--constraints",
+                &bad,
+            ],
+            format!("constraints file {bad}: "),
+        ),
+        (
+            vec![
+                "--nodes",
+                &bad,
+                "--repair-config",
+                &repair,
+                "--constraints",
+                &constraints,
+            ],
+            format!("nodes file {bad}: "),
+        ),
+        (
+            vec![
+                "--nodes",
+                &missing,
+                "--repair-config",
+                &repair,
+                "--constraints",
+                &constraints,
+            ],
+            format!("nodes file {missing}: "),
+        ),
+        (
+            vec![
+                "--nodes",
+                &nodes,
+                "--repair-config",
+                &bad,
+                "--constraints",
+                &constraints,
+            ],
+            format!("repair configuration {bad}: "),
+        ),
+    ];
+    for (flags, want) in cases {
+        let out = Command::cargo_bin("autorepair")
+            .unwrap()
+            .current_dir(dir)
+            .args(["--config", "/dev/null", "--sabakan-file", &machines])
+            .args(&flags)
+            .args(["status", "--now", &NOW.to_string()])
+            .assert()
+            .failure();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        let said = stderr.trim_start_matches("autorepair: error: ");
+        assert!(said.starts_with(&want), "{flags:?}: {stderr}");
+        assert!(
+            !said.contains(&format!("{machines}:")),
+            "blames the machines file: {stderr}"
+        );
+    }
+}

@@ -15,6 +15,13 @@ pub enum BackendError {
     NoSuchObject { object: ObjectRef },
     #[error("fleet file {path}: {message}")]
     FleetFile { path: String, message: String },
+    /// A file the backend reads beside the fleet, named by what it is (`nodes file`).
+    #[error("{what} {path}: {message}")]
+    File {
+        what: &'static str,
+        path: String,
+        message: String,
+    },
     #[error("{0}")]
     Api(String),
     /// Only for tests that kill the executor between two calls.

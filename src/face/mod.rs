@@ -193,7 +193,7 @@ impl std::fmt::Display for Chain<'_> {
 /// Runs the command: logs set up, settings resolved, the job done.
 pub fn run(cli: Cli) -> Result<Exit, Error> {
     let env = Env::from_process();
-    let logs = Logs::resolve(&cli.global, &env);
+    let logs = Logs::resolve(&cli.global, &env, &cli.command);
     logs.init();
     let Settings { logs, output, job } = Settings::resolve(cli, logs, &env)?;
     let mut printer = Printer::standard(output);

@@ -73,15 +73,27 @@ pub enum LogFilter {
     Env(String),
     /// `info`.
     Default,
+    /// `info`, but without the executor's line per mark written: an admin command prints its
+    /// change on standard output, and saying it twice helps no one (`--log info` has both).
+    AdminDefault,
 }
 
 impl Logs {
     /// The log settings come first, apart from the rest, so that what resolving the rest warns
     /// about is logged with them.
-    pub fn resolve(global: &GlobalArgs, env: &Env) -> Logs {
+    pub fn resolve(global: &GlobalArgs, env: &Env, command: &Command) -> Logs {
+        let admin = matches!(
+            command,
+            Command::Allow { .. }
+                | Command::Suspend { .. }
+                | Command::Resume { .. }
+                | Command::Request { .. }
+                | Command::Clear { .. }
+        );
         let filter = match (&global.log, &env.rust_log) {
             (Some(f), _) => LogFilter::Flag(f.clone()),
             (None, Some(v)) => LogFilter::Env(v.clone()),
+            (None, None) if admin => LogFilter::AdminDefault,
             (None, None) => LogFilter::Default,
         };
         Logs {

@@ -8,13 +8,18 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// A repair configuration that cannot be used; the message names the file and the key.
+/// A file of the machines family's settings that cannot be used; the message names what the
+/// file is (`repair configuration`, `constraints file`), the file and the key.
 #[derive(Debug, thiserror::Error)]
-#[error("repair configuration {path}: {message}")]
+#[error("{what} {path}: {message}")]
 pub struct ConfigError {
+    pub what: &'static str,
     pub path: String,
     pub message: String,
 }
+
+pub const REPAIR_CONFIG: &str = "repair configuration";
+pub const CONSTRAINTS: &str = "constraints file";
 
 /// `repair:` of a CKE cluster.yml.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -184,6 +189,7 @@ impl Repair {
     /// section alone. `path` names the file in errors.
     pub fn parse(text: &str, path: &str) -> Result<Repair, ConfigError> {
         let err = |message: String| ConfigError {
+            what: REPAIR_CONFIG,
             path: path.to_owned(),
             message,
         };
@@ -289,6 +295,7 @@ impl Constraints {
     /// A JSON object with CKE's names; `path` names the file in errors.
     pub fn parse(text: &str, path: &str) -> Result<Constraints, ConfigError> {
         let err = |message: String| ConfigError {
+            what: CONSTRAINTS,
             path: path.to_owned(),
             message,
         };

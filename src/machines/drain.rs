@@ -48,7 +48,8 @@ pub struct NodesFile {
 }
 
 fn file_error(path: &Option<PathBuf>, message: String) -> BackendError {
-    BackendError::FleetFile {
+    BackendError::File {
+        what: "nodes file",
         path: path
             .as_ref()
             .map_or("(nodes in memory)".into(), |p| p.display().to_string()),

@@ -131,23 +131,27 @@ pub fn settings(
     has_nodes: bool,
     query: crate::sabakan::client::Variables,
 ) -> Result<Settings, super::config::ConfigError> {
-    let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|e| super::config::ConfigError {
+    use super::config::{CONSTRAINTS, ConfigError, REPAIR_CONFIG};
+    let read = |what: &'static str, p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| ConfigError {
+            what,
             path: p.display().to_string(),
             message: format!("cannot read it: {e}"),
         })
     };
+    let repair_path = repair.map(|p| p.display().to_string()).unwrap_or_default();
     let repair = match repair {
         Some(p) => {
             let path = p.display().to_string();
-            let repair = Repair::parse(&read(p)?, &path)?;
+            let repair = Repair::parse(&read(REPAIR_CONFIG, p)?, &path)?;
             if let Some(w) = repair.warning(&path) {
                 tracing::warn!("{w}");
             }
             repair
         }
         None => {
-            return Err(super::config::ConfigError {
+            return Err(ConfigError {
+                what: "machines fleet",
                 path: what.to_owned(),
                 message: "the machines family needs its repair procedures: pass --repair-config FILE (a CKE cluster.yml or its repair: section), or set machines.repair_config in the config".into(),
             });
@@ -163,8 +167,10 @@ pub fn settings(
             })
         });
         if let Some((types, operation, step)) = drained {
-            return Err(super::config::ConfigError {
-                path: what.to_owned(),
+            // The step that needs Nodes is the repair configuration's; the machines file is fine.
+            return Err(ConfigError {
+                what: REPAIR_CONFIG,
+                path: repair_path.clone(),
                 message: format!(
                     "step {step} of operation {operation:?} (machine types {types}) needs a drain, so autorepair must know which machines are Kubernetes Nodes: pass --nodes FILE (`kubectl get nodes -o json`), or --kubeconfig FILE for the live cluster"
                 ),
@@ -172,12 +178,13 @@ pub fn settings(
         }
     }
     // The selectors are checked now, not at the first drain.
-    drain_options(&repair, DRAIN_TIMEOUT).map_err(|message| super::config::ConfigError {
-        path: what.to_owned(),
+    drain_options(&repair, DRAIN_TIMEOUT).map_err(|message| ConfigError {
+        what: REPAIR_CONFIG,
+        path: repair_path.clone(),
         message,
     })?;
     let constraints = match constraints {
-        Some(p) => Constraints::parse(&read(p)?, &p.display().to_string())?,
+        Some(p) => Constraints::parse(&read(CONSTRAINTS, p)?, &p.display().to_string())?,
         None => Constraints::default(),
     };
     if let Some(w) = constraints.warning() {

@@ -38,7 +38,7 @@ impl Scratch {
         argv.extend(self.fill(args).split_whitespace().map(str::to_owned));
         argv.extend(["--config".into(), conf.display().to_string()]);
         let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-        let logs = Logs::resolve(&cli.global, env);
+        let logs = Logs::resolve(&cli.global, env, &cli.command);
         Settings::resolve(cli, logs, env)
     }
 }
