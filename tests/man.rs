@@ -64,10 +64,15 @@ const GLOBAL_OPTIONS_INTRO: &str = r#"These options may be given before or after
 file.
 "#;
 
-const COMMANDS_INTRO: &str = r#"An \fIOBJECT\fR is \fBcluster\fR, \fBgroup/\fR\fINAME\fR or \fBinstance/\fR\fINAME\fR; a bare
-name is an instance. Autorepair tags on nodes have no effect, and the commands refuse them.
-A \fITYPE\fR is a repair type: \fBfix-storage\fR, \fBmigrate\fR, \fBfailover\fR or
-\fBreinstall\fR. A \fITIME\fR is RFC 3339 (\fB2026\-12\-01T00:00:00Z\fR) or Unix seconds, up to
+const COMMANDS_INTRO: &str = r#"An \fIOBJECT\fR is \fIKIND\fR\fB/\fR\fINAME\fR or \fBcluster\fR, in the words of the fleet's family; a bare
+name is a target. Ganeti: \fBcluster\fR, \fBgroup/\fR\fINAME\fR, \fBinstance/\fR\fINAME\fR (tags on
+nodes have no effect, and the commands refuse them). metal3: \fBcluster/\fR\fINS\fR\fB/\fR\fINAME\fR,
+\fBmachinedeployment/\fR, \fBmachineset/\fR or \fBcontrolplane/\fR\fINS\fR\fB/\fR\fINAME\fR, and
+\fBmachine/\fR\fINS\fR\fB/\fR\fINAME\fR. machines: \fBcluster\fR, \fBrack/\fR\fIN\fR,
+\fBmachine/\fR\fISERIAL\fR. A \fITYPE\fR is a level of the family's ladder, least destructive
+first: Ganeti \fBfix-storage\fR, \fBmigrate\fR, \fBfailover\fR, \fBreinstall\fR; metal3
+\fBdrain\fR, \fBpower-cycle\fR, \fBreprovision\fR; machines \fBcheck\fR, \fBstep-1\fR …
+\fBstep-8\fR. A \fITIME\fR is RFC 3339 (\fB2026\-12\-01T00:00:00Z\fR) or Unix seconds, up to
 the end of year 9999; a \fIDURATION\fR is plain seconds or written like \fB90s\fR, \fB15min\fR,
 \fB2h\fR or \fB3days\fR. Times in tags are Unix seconds, shown as RFC 3339; a tag's time past
 year 9999 (another tool may write one) is honoured and shown as \fB@\fR\fISECONDS\fR, and
