@@ -164,19 +164,28 @@ fn admin_verbs_speak_ckecli() {
         .args(["repair", "add", "unreachable", "qemu", "10.69.1.4"])
         .assert()
         .success();
-    let again = t
-        .bin()
-        .args(["repair", "add", "unreachable", "qemu", "10.69.1.4"])
-        .assert()
-        .failure();
-    let err = String::from_utf8_lossy(&again.get_output().stderr).into_owned();
-    assert!(err.contains("already has repair entry"), "{err}");
-    let bad = t
-        .bin()
-        .args(["repair", "add", "exploded", "qemu", "10.69.1.4"])
-        .assert()
-        .failure();
-    assert!(String::from_utf8_lossy(&bad.get_output().stderr).contains("no operation"));
+    // What the person asked does not fit the fleet: exit 2, as the README's exit codes say
+    // (these said 3, "could not read").
+    let refusals: [(&[&str], &str); 4] = [
+        (
+            &["add", "unreachable", "qemu", "10.69.1.4"],
+            "already has repair entry",
+        ),
+        (&["add", "exploded", "qemu", "10.69.1.4"], "no operation"),
+        (
+            &["add", "unreachable", "qemu", "10.9.9.9"],
+            "no machine has the address",
+        ),
+        (
+            &["delete", "10.9.9.9"],
+            "no repair entry for address 10.9.9.9",
+        ),
+    ];
+    for (args, says) in refusals {
+        let out = t.bin().arg("repair").args(args).assert().code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
     t.bin().args(["repair", "disable"]).assert().success();
     assert_eq!(t.labels("boot-0")["autorepair.cluster.queue"], "disabled");
     t.bin().args(["repair", "enable"]).assert().success();

@@ -81,6 +81,17 @@ fn error(message: String) -> BackendError {
     BackendError::Api(message)
 }
 
+/// Why a repair verb did nothing: what the person asked does not fit the fleet (an operation
+/// the configuration lacks, an address no machine has, no entry to delete), or the fleet could
+/// not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum VerbError {
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
 /// `repair add OPERATION MACHINE_TYPE ADDRESS`: an entry started by a person, with the repair
 /// that owns it (allowed every step of the operation, as a request is).
 pub fn add(
@@ -90,9 +101,9 @@ pub fn add(
     machine_type: &str,
     address: &str,
     now: i64,
-) -> Result<u64, BackendError> {
+) -> Result<u64, VerbError> {
     let op = repair.operation(machine_type, operation).ok_or_else(|| {
-        error(format!(
+        VerbError::Refused(format!(
             "the repair configuration has no operation {operation:?} for machine type {machine_type:?}: check `repair_procedures`"
         ))
     })?;
@@ -102,12 +113,12 @@ pub fn add(
         .iter()
         .find(|m| m.address() == Some(address))
         .ok_or_else(|| {
-            error(format!(
+            VerbError::Refused(format!(
                 "no machine has the address {address} (spec.ipv4[0])"
             ))
         })?;
     if let Some(e) = m.entry() {
-        return Err(error(format!(
+        return Err(VerbError::Refused(format!(
             "machine {} ({address}) already has repair entry #{} ({}): `autorepair repair delete {address}` first",
             m.serial, e.index, e.progress.status
         )));
@@ -144,7 +155,7 @@ fn named(index: u64, address: Option<&str>) -> String {
 }
 
 /// Marks entries deleted; the next pass removes them (and uncordons their Nodes).
-pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, BackendError> {
+pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, VerbError> {
     let snap = file.snapshot()?;
     let mut done = Deleted::default();
     for m in &snap.machines {
@@ -169,7 +180,7 @@ pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, Backend
         done.marked.push(named(e.index, m.address()));
     }
     if let (Which::Address(a), true) = (which, done == Deleted::default()) {
-        return Err(error(format!(
+        return Err(VerbError::Refused(format!(
             "no repair entry for address {a}: `autorepair repair list` shows the entries"
         )));
     }

@@ -232,6 +232,18 @@ fn act(e: BackendError) -> Error {
     }
 }
 
+/// A refusal is the person's to fix (exit 2, as for any admin command asked the impossible); a
+/// fleet that could not be read or written is exit 3.
+fn verb(e: admin::VerbError) -> Error {
+    match e {
+        admin::VerbError::Refused(message) => Error::Edit(crate::admin::AdminError::Refused {
+            object: ObjectRef::singleton("repair-queue"),
+            message,
+        }),
+        admin::VerbError::Backend(e) => act(e),
+    }
+}
+
 /// `autorepair repair …`, under the fleet's lock.
 pub fn repair(
     out: &mut Printer,
@@ -266,7 +278,7 @@ pub fn repair(
                 &address,
                 now,
             )
-            .map_err(act)?;
+            .map_err(verb)?;
             out.line(format!("repair entry #{index} added for {address}"))?;
         }
         RepairCommand::List { json } => {
@@ -288,7 +300,7 @@ pub fn repair(
                 (None, true, _) => Which::Finished,
                 _ => Which::Unfinished,
             };
-            let done = admin::delete(&mut file, &which).map_err(act)?;
+            let done = admin::delete(&mut file, &which).map_err(verb)?;
             if done.marked.is_empty() && done.already.is_empty() {
                 out.line("no repair entry to delete")?;
             }
