@@ -812,9 +812,10 @@ fn no_write_is_logged_before_the_fleet_file_is_saved() {
     let path = demo_copy(dir.path());
     let before = std::fs::read(&path).unwrap();
     let writes = ["tag added", "tag removed", "job submitted"];
+    // An admin command logs its writes only when asked to (it prints them on stdout).
     let cases = [
         &["run", "--now", NOW][..],
-        &["suspend", "cluster", "--now", NOW],
+        &["suspend", "cluster", "--now", NOW, "--log", "info"],
     ];
     for args in cases {
         let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
@@ -1078,5 +1079,56 @@ fn an_admin_command_says_its_change_once() {
             &path,
         )
         .unwrap();
+    }
+}
+
+/// `explain` takes a target as every other verb and the logs name it (`KIND/NAME`), and a bare
+/// name as before, in every family.
+#[test]
+fn explain_takes_the_object_syntax_of_every_verb() {
+    let f = |name: &str| format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (demo, objects, machines) = (
+        f("demo.json"),
+        f("metal3-demo.json"),
+        f("machines-demo.json"),
+    );
+    let (nodes, repair, constraints) = (
+        f("machines-demo-nodes.json"),
+        f("machines-demo.yml"),
+        f("machines-constraints.json"),
+    );
+    let ganeti = vec!["--cluster", demo.as_str()];
+    let metal3 = vec!["--kube-objects", objects.as_str()];
+    let sabakan = vec![
+        "--sabakan-file",
+        machines.as_str(),
+        "--nodes",
+        nodes.as_str(),
+        "--repair-config",
+        repair.as_str(),
+        "--constraints",
+        constraints.as_str(),
+    ];
+    let cases = [
+        (&ganeti, "db-a1.ams.example", "instance/db-a1.ams.example"),
+        (
+            &metal3,
+            "prod/workers-7d9f-c3",
+            "machine/prod/workers-7d9f-c3",
+        ),
+        (&sabakan, "rack0-cs2", "machine/rack0-cs2"),
+    ];
+    for (flags, bare, object) in cases {
+        let mut texts = Vec::new();
+        for name in [bare, object] {
+            let out = bin()
+                .args(["--config", "/dev/null"])
+                .args(flags.iter())
+                .args(["explain", name, "--now", "1800000000"])
+                .assert()
+                .success();
+            texts.push(String::from_utf8_lossy(&out.get_output().stdout).into_owned());
+        }
+        assert_eq!(texts[0], texts[1], "{object}");
     }
 }

@@ -37,7 +37,15 @@ fn show_explain<F: FamilyFace>(
     plan: &Plan<F>,
     name: &str,
 ) -> Result<Exit, Error> {
-    let Some(t) = plan.target(name) else {
+    // One object syntax everywhere: `instance/NAME`, `machine/SERIAL`, `machine/NS/NAME` name
+    // the target as the admin commands and the logs do; a bare name still works.
+    let kind_name = name
+        .strip_prefix(F::WORDS.target)
+        .and_then(|rest| rest.strip_prefix('/'));
+    let Some(t) = plan
+        .target(name)
+        .or_else(|| kind_name.and_then(|n| plan.target(n)))
+    else {
         return Err(Error::NoSuchTarget {
             name: name.to_owned(),
             from: fleet.source.describe(),
