@@ -220,3 +220,28 @@ fn simulate_runs_the_metal3_world_over_kubernetes_objects() {
     assert!(text.contains("operations submitted"), "{text}");
     assert!(!text.contains("jobs"), "{text}");
 }
+
+/// An admin command on what metal3 cannot mark says what to mark instead: a Node (it was "not
+/// in the fleet"), or another family's kind (`group/X` was read as a Machine in namespace
+/// group).
+#[test]
+fn admin_commands_on_what_cannot_be_marked_say_what_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = demo(dir.path());
+    let before = std::fs::read(&objects).unwrap();
+    let cases = [
+        ("node/worker-a1", "annotations on Nodes have no effect (a fenced Node"),
+        ("group/X", "a metal3 fleet has no groups"),
+        ("rack/1", "write machine/rack/1"),
+    ];
+    for (object, says) in cases {
+        let out = bin(&objects)
+            .args(["suspend", object, "--now", &NOW.to_string()])
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains(says), "{object}: {err}");
+        assert!(!err.contains("not in the fleet"), "{object}: {err}");
+    }
+    assert_eq!(std::fs::read(&objects).unwrap(), before);
+}

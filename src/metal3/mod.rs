@@ -345,6 +345,14 @@ pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
     let named_kind = text
         .split_once('/')
         .is_some_and(|(k, _)| KINDS.contains(&k));
+    // Another family's kinds are a mistake far more often than a namespace of that name.
+    if let Some((k @ ("group" | "instance" | "rack"), _)) = text.split_once('/')
+        && text.matches('/').count() == 1
+    {
+        return Err(format!(
+            "{text:?}: a metal3 fleet has no {k}s: name machine/NAMESPACE/NAME, machineset/…, machinedeployment/…, controlplane/…, or cluster/NAMESPACE/NAME (for a Machine in namespace {k}, write machine/{text})"
+        ));
+    }
     if !named_kind && text.matches('/').count() == 1 {
         return Ok(ObjectRef::new(kind::MACHINE, text));
     }
@@ -581,7 +589,15 @@ impl Family for Metal3 {
                     advice: "autorepair annotations on hosts have no effect: annotate the Machine, its MachineSet, MachineDeployment, control plane or Cluster",
                 },
             });
-        scopes.chain(hosts).collect()
+        // And every Node, likewise: a person who suspends a broken Node is told what to mark.
+        let nodes = snap.nodes.iter().map(|n| Holder {
+            object: ObjectRef::new(kind::NODE, n.name.clone()),
+            marks: &[],
+            role: Role::Inert {
+                advice: "autorepair annotations on Nodes have no effect (a fenced Node is deleted or tainted): annotate its Machine (machine/NAMESPACE/NAME), its MachineSet, MachineDeployment, control plane or Cluster",
+            },
+        });
+        scopes.chain(hosts).chain(nodes).collect()
     }
 
     fn targets(snap: &Snapshot) -> &[Machine] {
