@@ -13,9 +13,19 @@ pub const RUN_LOCK_DIR: &str = "/run/lock";
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error(
-        "another autorepair run or admin command holds the lock {path}: this one did not act; try again when it ends"
+        "another autorepair run or admin command holds the lock {path}: this one did not act; try again when it ends, or give --wait to wait for it"
     )]
     Busy { path: PathBuf },
+    #[error(
+        "another autorepair run or admin command still held the lock {} after --wait {}: this one did not act; wait longer, or see what holds it (fuser -v {})",
+        path.display(),
+        humantime::format_duration(*waited),
+        path.display()
+    )]
+    StillBusy {
+        path: PathBuf,
+        waited: std::time::Duration,
+    },
     // The OS error is the source, printed once by whoever prints the chain.
     #[error("cannot open the lock file {path}")]
     Io {
@@ -31,6 +41,31 @@ pub enum LockError {
 #[derive(Debug)]
 pub struct LockGuard {
     _file: File,
+}
+
+/// [`acquire`], waiting up to `wait` while another holder has it (`None`: not at all). The
+/// lock is asked for again every 100 ms: flock(2) cannot wait with a time limit.
+pub fn acquire_waiting(
+    path: &Path,
+    wait: Option<std::time::Duration>,
+) -> Result<LockGuard, LockError> {
+    let deadline = wait.map(|w| std::time::Instant::now() + w);
+    loop {
+        match acquire(path) {
+            Err(LockError::Busy { .. })
+                if deadline.is_some_and(|d| std::time::Instant::now() < d) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(LockError::Busy { path }) if wait.is_some() => {
+                return Err(LockError::StillBusy {
+                    path,
+                    waited: wait.unwrap_or_default(),
+                });
+            }
+            other => return other,
+        }
+    }
 }
 
 pub fn acquire(path: &Path) -> Result<LockGuard, LockError> {

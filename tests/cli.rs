@@ -1132,3 +1132,40 @@ fn explain_takes_the_object_syntax_of_every_verb() {
         assert_eq!(texts[0], texts[1], "{object}");
     }
 }
+
+/// `--wait[=DURATION]`: a command waits for the fleet's lock instead of failing at once with
+/// exit 4, and says how long it waited when the lock stayed held.
+#[test]
+fn wait_waits_for_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let lock = autorepair::lock::beside(&path).unwrap();
+    let suspend = |wait: Option<&str>| {
+        let mut b = bin();
+        b.args([
+            "--config",
+            "/dev/null",
+            "suspend",
+            "cluster",
+            "--now",
+            "1800000000",
+        ])
+        .arg("--cluster")
+        .arg(&path);
+        if let Some(w) = wait {
+            b.arg(w);
+        }
+        b.assert()
+    };
+    let held = autorepair::lock::acquire(&lock).unwrap();
+    let err = stderr_of(&suspend(None).code(4));
+    assert!(err.contains("give --wait"), "{err}");
+    let err = stderr_of(&suspend(Some("--wait=1s")).code(4));
+    assert!(err.contains("after --wait 1s"), "{err}");
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        drop(held);
+    });
+    suspend(Some("--wait")).success();
+    release.join().unwrap();
+}

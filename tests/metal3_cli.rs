@@ -230,7 +230,10 @@ fn admin_commands_on_what_cannot_be_marked_say_what_can() {
     let objects = demo(dir.path());
     let before = std::fs::read(&objects).unwrap();
     let cases = [
-        ("node/worker-a1", "annotations on Nodes have no effect (a fenced Node"),
+        (
+            "node/worker-a1",
+            "annotations on Nodes have no effect (a fenced Node",
+        ),
         ("group/X", "a metal3 fleet has no groups"),
         ("rack/1", "write machine/rack/1"),
     ];

@@ -290,7 +290,7 @@ _autorepair() {
 
     case "${cmd}" in
         autorepair)
-            opts="-h -V --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --sabakan-file --sabakan --sabakan-ca --repair-config --constraints --nodes --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help --version run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
+            opts="-h -V --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --sabakan-file --sabakan --sabakan-ca --repair-config --constraints --nodes --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help --version run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -360,6 +360,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -372,7 +376,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__allow)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -419,6 +423,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -434,7 +442,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__clear)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -481,6 +489,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -496,7 +508,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__explain)
-            opts="-h --json --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --json --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -546,6 +558,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -558,7 +574,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__generate)
-            opts="-o -h --instances --seed --broken --contradictions --output --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-o -h --instances --seed --broken --contradictions --output --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -621,6 +637,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1112,7 +1132,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help add list delete reset-backoff enable disable help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help add list delete reset-backoff enable disable help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1158,6 +1178,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1170,7 +1194,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__add)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1220,6 +1244,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1232,7 +1260,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__delete)
-            opts="-h --finished --unfinished --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --finished --unfinished --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1275,6 +1303,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1290,7 +1322,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__disable)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1333,6 +1365,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1348,7 +1384,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__enable)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1391,6 +1427,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1518,7 +1558,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__list)
-            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1561,6 +1601,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1576,7 +1620,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__reset__subcmd__backoff)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1622,6 +1666,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1634,7 +1682,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__report)
-            opts="-h --html --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --html --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1688,6 +1736,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1700,7 +1752,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__request)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1747,6 +1799,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1762,7 +1818,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__resume)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1812,6 +1868,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1824,7 +1884,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__run)
-            opts="-h --dry-run --now --loop --interval --leader-elect --lease --passes --max-pending --max-broken --json --metrics-file --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --dry-run --now --loop --interval --leader-elect --lease --passes --max-pending --max-broken --json --metrics-file --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1898,6 +1958,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1910,7 +1974,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help validate-template generate update history set-variables get-variables enable disable is-enabled help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help validate-template generate update history set-variables get-variables enable disable is-enabled help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1956,6 +2020,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1968,7 +2036,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__disable)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2011,6 +2079,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2026,7 +2098,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__enable)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2072,6 +2144,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2084,7 +2160,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__generate)
-            opts="-h --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --config --cluster --kube-objects --kube --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --config --cluster --kube-objects --kube --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2158,6 +2234,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2170,7 +2250,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__get__subcmd__variables)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2213,6 +2293,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2382,7 +2466,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__history)
-            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2425,6 +2509,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2440,7 +2528,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__is__subcmd__enabled)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2483,6 +2571,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2498,7 +2590,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__set__subcmd__variables)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2544,6 +2636,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2556,7 +2652,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__update)
-            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --write --dry-run --loop --interval --passes --metrics --apply-timeout --config --cluster --kube-objects --kube --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --write --dry-run --loop --interval --passes --metrics --apply-timeout --config --cluster --kube-objects --kube --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2654,6 +2750,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2666,7 +2766,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__validate__subcmd__template)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2712,6 +2812,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2724,7 +2828,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__simulate)
-            opts="-h --passes --seed --scenarios --quiet-passes --json --verbose --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --passes --seed --scenarios --quiet-passes --json --verbose --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2790,6 +2894,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2802,7 +2910,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__snapshot)
-            opts="-o -h --output --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-o -h --output --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2856,6 +2964,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2868,7 +2980,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__status)
-            opts="-h --json --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --json --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2918,6 +3030,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2930,7 +3046,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__suspend)
-            opts="-h --until --for --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --until --for --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2988,6 +3104,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3000,7 +3120,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__tags)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help parse lint help"
+            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help parse lint help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3043,6 +3163,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3114,7 +3238,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__tags__subcmd__lint)
-            opts="-h --json --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --json --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3164,6 +3288,10 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3176,7 +3304,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__tags__subcmd__parse)
-            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --log-json --log --help"
+            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3219,6 +3347,10 @@ _autorepair() {
                     return 0
                     ;;
                 --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

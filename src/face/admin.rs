@@ -20,7 +20,7 @@ pub fn admin(
     object: &ObjectRef,
     verb: &Verb<AnyLevel>,
 ) -> Result<Exit, Error> {
-    let _lock = acquire_lock(lock)?;
+    let _lock = acquire_lock(lock, fleet.lock_wait)?;
     on_family!(connect(&fleet.source)?, backend => edit(out, logs, fleet, backend, object, verb))
 }
 

@@ -111,6 +111,11 @@ pub struct GlobalArgs {
     /// /run/lock/autorepair-HOST:PORT.lock for RAPI].
     #[arg(long, global = true, value_name = "FILE")]
     pub lock_file: Option<PathBuf>,
+    /// When another run or admin command holds the fleet's lock, wait for it this long
+    /// (`--wait` alone: 10 minutes) instead of failing at once with exit 4.
+    #[arg(long, global = true, value_name = "DURATION", num_args = 0..=1, require_equals = true,
+          default_missing_value = "10m", value_parser = parse_duration)]
+    pub wait: Option<Duration>,
     /// Log one JSON object per line instead of text (logs go to stderr).
     #[arg(long, global = true)]
     pub log_json: bool,

@@ -145,6 +145,6 @@ pub fn execute_and_save<F: FamilyFace>(
 
 /// Another run holding the lock is the normal cron overlap (exit 4); a lock file that cannot be
 /// opened is a configuration error (exit 2), not to be mistaken for it.
-pub fn acquire_lock(path: &Path) -> Result<LockGuard, Error> {
-    Ok(lock::acquire(path)?)
+pub fn acquire_lock(path: &Path, wait: Option<std::time::Duration>) -> Result<LockGuard, Error> {
+    Ok(lock::acquire_waiting(path, wait)?)
 }

@@ -133,7 +133,7 @@ impl Error {
         match self {
             Error::Settings(SettingsError::FleetFile(_)) => Exit::Unreadable,
             Error::Settings(_) => Exit::Usage,
-            Error::Lock(LockError::Busy { .. }) => Exit::Busy,
+            Error::Lock(LockError::Busy { .. } | LockError::StillBusy { .. }) => Exit::Busy,
             Error::Lock(_) => Exit::Usage,
             Error::Open(_)
             | Error::Read { .. }

@@ -31,7 +31,7 @@ pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<E
         let outcome = run
             .lock
             .as_deref()
-            .map(acquire_lock)
+            .map(|path| acquire_lock(path, fleet.lock_wait))
             .transpose()
             .and_then(|_held| one_pass(out, logs, fleet, run, pass, guard));
         match outcome {

@@ -193,6 +193,9 @@ pub struct Fleet {
     pub limits: Limits,
     /// The config file's `[metal3]` section.
     pub metal3: crate::config::Metal3,
+    /// `--wait`: how long to wait for the fleet's lock when another run holds it (none: fail
+    /// at once, exit 4).
+    pub lock_wait: Option<std::time::Duration>,
 }
 
 /// A machines fleet (sabakan, live or a file), with what the machines family reads beside it.
@@ -506,6 +509,7 @@ impl Settings {
                         },
                         ..config.metal3.clone()
                     },
+                    lock_wait: global.wait,
                 };
                 fleet_job(global, &config, fleet, command, &mut output)?
             }

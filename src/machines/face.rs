@@ -257,7 +257,7 @@ pub fn repair(
             from: fleet.source.describe(),
         });
     };
-    let _lock = crate::lock::acquire(lock)?;
+    let _lock = crate::lock::acquire_waiting(lock, fleet.lock_wait)?;
     let mut file = open(s).map_err(|e| Error::Open(e.into()))?;
     file.check_health = false;
     match cmd {
