@@ -1169,3 +1169,33 @@ fn wait_waits_for_the_lock() {
     suspend(Some("--wait")).success();
     release.join().unwrap();
 }
+
+/// `status --no-headers`: one line a target and nothing else, for scripts.
+#[test]
+fn status_without_headers_is_one_line_a_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let status = |extra: &[&str]| {
+        let out = bin()
+            .args(["--config", "/dev/null", "status", "--now", "1800000000"])
+            .args(extra)
+            .arg("--cluster")
+            .arg(&path)
+            .assert()
+            .success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    let full = status(&[]);
+    let rows = status(&["--no-headers"]);
+    let instances = std::fs::read_to_string(&path)
+        .unwrap()
+        .matches("\"pnode\"")
+        .count();
+    assert_eq!(rows.lines().count(), instances, "{rows}");
+    assert!(
+        !rows.contains("INSTANCE") && !rows.contains("states now"),
+        "{rows}"
+    );
+    let body: Vec<&str> = full.lines().skip(1).take(instances).collect();
+    assert_eq!(rows.lines().collect::<Vec<_>>(), body);
+}

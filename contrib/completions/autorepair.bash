@@ -2980,7 +2980,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__status)
-            opts="-h --json --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --json --no-headers --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

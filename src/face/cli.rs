@@ -140,6 +140,9 @@ pub enum Command {
         /// One JSON document: {"targets":[…],"counts":{…},"fleet":{…},"lint":[…]}.
         #[arg(long)]
         json: bool,
+        /// The table's rows only: no header, no summary under it (for scripts, as kubectl's).
+        #[arg(long, conflicts_with = "json")]
+        no_headers: bool,
         #[command(flatten)]
         clock: ClockArgs,
     },

@@ -14,14 +14,32 @@ use crate::{
 };
 use std::path::Path;
 
-pub fn status(out: &mut Printer, fleet: &Fleet, clock: Clock) -> Result<Exit, Error> {
+pub fn status(
+    out: &mut Printer,
+    fleet: &Fleet,
+    clock: Clock,
+    no_headers: bool,
+) -> Result<Exit, Error> {
     on_family!(connect(&fleet.source)?, backend => {
-        show_status(out, &read_plan(fleet, clock, backend)?)
+        show_status(out, &read_plan(fleet, clock, backend)?, no_headers)
     })
 }
 
-fn show_status<F: FamilyFace>(out: &mut Printer, plan: &Plan<F>) -> Result<Exit, Error> {
-    out.document(|| report::status_json(plan), || report::status_table(plan))?;
+fn show_status<F: FamilyFace>(
+    out: &mut Printer,
+    plan: &Plan<F>,
+    no_headers: bool,
+) -> Result<Exit, Error> {
+    let table = || {
+        let table = report::status_table(plan);
+        if !no_headers {
+            return table;
+        }
+        // The header is the first line, then one line a target.
+        let rows: Vec<&str> = table.lines().skip(1).take(plan.targets.len()).collect();
+        rows.iter().map(|r| format!("{r}\n")).collect()
+    };
+    out.document(|| report::status_json(plan), table)?;
     Ok(Exit::Ok)
 }
 

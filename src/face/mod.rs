@@ -209,7 +209,11 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
                 sabakan::cli::Done::Unchanged => Exit::Ok,
             })
             .map_err(Error::Sabakan),
-        Job::Status { fleet, clock } => inspect::status(out, &fleet, clock),
+        Job::Status {
+            fleet,
+            clock,
+            no_headers,
+        } => inspect::status(out, &fleet, clock, no_headers),
         Job::Explain {
             fleet,
             clock,

@@ -142,6 +142,7 @@ pub enum Job {
     Status {
         fleet: Fleet,
         clock: Clock,
+        no_headers: bool,
     },
     Explain {
         fleet: Fleet,
@@ -553,11 +554,16 @@ fn fleet_job(
             }
             Job::Run { fleet, run }
         }
-        Command::Status { json, clock } => {
+        Command::Status {
+            json,
+            no_headers,
+            clock,
+        } => {
             output.json = json;
             Job::Status {
                 fleet,
                 clock: clock.into(),
+                no_headers,
             }
         }
         Command::Report { html, clock } => Job::Report {
