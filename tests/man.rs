@@ -473,7 +473,8 @@ The config file, as \fB--config\fR (which overrides it). A file named this way m
 .TP
 .B AUTOREPAIR_RAPI_PASSWORD
 The RAPI password, when neither \fB--rapi-password-file\fR nor \fBpassword_file\fR names a
-file.
+file. Read once, when the process starts: to rotate the password of \fBrun --loop\fR without a
+restart, use a password file.
 .TP
 .B RUST_LOG
 The log filter, e.g. \fBdebug\fR or \fBwarn,autorepair=debug\fR. When set, it replaces
@@ -500,7 +501,8 @@ ends, so a killed run leaves no stale lock. The file itself stays.
 .TP
 .B /etc/autorepair/rapi.password
 A customary place for the RAPI password (\fB--rapi-password-file\fR, \fBpassword_file\fR): its
-first line is the password. Make it readable by root only.
+first line is the password. Make it readable by root only. It is read again by every pass of
+\fBrun --loop\fR and every command, so a rotated password is used from the next pass on.
 .TP
 .B /var/lib/ganeti/rapi.pem
 Ganeti's RAPI certificate on the master node: copy it to the host autorepair runs on and name

@@ -29,12 +29,42 @@ use std::time::{Duration, Instant};
 
 mod errors;
 
-/// How to reach and trust a RAPI endpoint. The password is only ever held in memory.
+/// Where the RAPI password comes from. A file is read again by every [`Rapi::connect`], so a
+/// daemon (which connects for each pass) uses a rotated password from its next pass on.
+#[derive(Clone)]
+pub enum Password {
+    /// The first line of this file.
+    File(PathBuf),
+    /// The password itself: `AUTOREPAIR_RAPI_PASSWORD`, read when the process started (nothing
+    /// outside a process can change its environment, so rotating it means a restart).
+    Given(String),
+}
+
+impl Password {
+    /// The password now. Only ever held in memory, never shown.
+    pub fn read(&self) -> Result<String, BackendError> {
+        match self {
+            Password::File(path) => read_password(Some(path)),
+            Password::Given(password) => Ok(password.clone()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Password::File(path) => f.debug_tuple("File").field(path).finish(),
+            Password::Given(_) => f.write_str("Given(<hidden>)"),
+        }
+    }
+}
+
+/// How to reach and trust a RAPI endpoint.
 pub struct Endpoint {
     /// e.g. `https://cluster.example.org:5080`
     pub url: String,
     pub user: String,
-    pub password: String,
+    pub password: Password,
     /// PEM file with the server's certificate (Ganeti's `rapi.pem`) or a CA.
     pub ca_file: Option<std::path::PathBuf>,
     /// Skip certificate verification entirely.
@@ -51,7 +81,7 @@ impl std::fmt::Debug for Endpoint {
         f.debug_struct("Endpoint")
             .field("url", &self.url)
             .field("user", &self.user)
-            .field("password", &"<hidden>")
+            .field("password", &self.password)
             .field("ca_file", &self.ca_file)
             .field("insecure", &self.insecure)
             .finish()
@@ -105,7 +135,7 @@ impl Rapi {
             use13: AtomicBool::new(false),
             base: url,
             user: endpoint.user.clone(),
-            password: endpoint.password.clone(),
+            password: endpoint.password.read()?,
             timeout: endpoint.timeout,
             ca_file: endpoint.ca_file.clone(),
             insecure: endpoint.insecure,
@@ -136,7 +166,7 @@ impl Rapi {
             let endpoint = Endpoint {
                 url: self.base.clone(),
                 user: String::new(),
-                password: String::new(),
+                password: Password::Given(String::new()),
                 ca_file: self.ca_file.clone(),
                 insecure: self.insecure,
                 timeout: self.timeout,

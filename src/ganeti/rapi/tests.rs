@@ -149,6 +149,10 @@ fn the_password_comes_from_a_file_and_never_shows() {
     let file = dir.path().join("pw");
     std::fs::write(&file, "s3cret\n").unwrap();
     assert_eq!(read_password(Some(&file)).unwrap(), "s3cret");
+    // Read again each time: a connect after a rotation gets the new one.
+    let from_file = Password::File(file.clone());
+    std::fs::write(&file, "rotated\n").unwrap();
+    assert_eq!(from_file.read().unwrap(), "rotated");
     std::fs::write(&file, "\n").unwrap();
     assert!(
         read_password(Some(&file))
@@ -159,7 +163,7 @@ fn the_password_comes_from_a_file_and_never_shows() {
     let e = Endpoint {
         url: "https://x:5080".into(),
         user: "u".into(),
-        password: "s3cret".into(),
+        password: Password::Given("s3cret".into()),
         ca_file: None,
         insecure: false,
         timeout: Duration::from_secs(1),
@@ -173,7 +177,7 @@ fn plain_http_and_bad_certificate_files_are_refused_with_a_clear_error() {
     let endpoint = |url: &str, ca: Option<std::path::PathBuf>| Endpoint {
         url: url.into(),
         user: "u".into(),
-        password: "p".into(),
+        password: Password::Given("p".into()),
         ca_file: ca,
         insecure: false,
         timeout: Duration::from_secs(1),
@@ -311,7 +315,7 @@ fn rapi_at(url: &str, ca: Option<&str>) -> Rapi {
     let mut r = Rapi::connect(&Endpoint {
         url: url.into(),
         user: "reader".into(),
-        password: "p".into(),
+        password: Password::Given("p".into()),
         ca_file: ca.map(testdata),
         insecure: false,
         timeout: Duration::from_millis(1500),
