@@ -1273,3 +1273,62 @@ fn a_daemon_picks_up_a_rotated_rapi_password_on_its_next_pass() {
     );
     assert!(!stderr.contains("secret"), "{stderr}");
 }
+
+/// A RAPI user without the `write` option: the first write is refused (403), and the pass stops
+/// there with one error that says what to change, and an exit status of its own; it does not
+/// go on to send every other write to be refused the same way.
+#[test]
+fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
+    use fake_rapi::*;
+    let dir = tempfile::tempdir().unwrap();
+    let rapi = serve(Box::new(|seen| {
+        let this = seen.last().unwrap();
+        match cluster(&this.path) {
+            Some(body) if this.method == "GET" => (200, body.to_string()),
+            _ => (
+                403,
+                r#"{"code":403,"message":"Forbidden","explain":""}"#.into(),
+            ),
+        }
+    }));
+    let out = bin()
+        .env("AUTOREPAIR_RAPI_PASSWORD", "p")
+        .args([
+            "run",
+            "--now",
+            NOW,
+            "--rapi",
+            &rapi.url,
+            "--rapi-user",
+            "reader",
+        ])
+        .arg("--rapi-ca")
+        .arg(testdata("server.crt"))
+        .arg("--lock-file")
+        .arg(dir.path().join("lock"))
+        .assert();
+    let stderr = stderr_of(&out);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(
+        out.get_output().status.code(),
+        Some(6),
+        "{stdout}\n{stderr}"
+    );
+    let seen = rapi.seen.lock().unwrap();
+    let writes: Vec<_> = seen.iter().filter(|s| s.method != "GET").collect();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("ERROR")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    for words in [
+        "\"reader\" may not write",
+        "`write` option",
+        "/var/lib/ganeti/rapi/users",
+    ] {
+        assert!(
+            errors[0].contains(words),
+            "{words:?} missing: {}",
+            errors[0]
+        );
+    }
+    assert!(stdout.contains("stopped"), "{stdout}");
+}

@@ -460,6 +460,11 @@ run: the next one carries on.
 .B 5
 \fBsabakan update --write\fR changed the file (with \fB--dry-run\fR: would change it); 0 is
 unchanged. A failed apply command is 1, the file left as last applied.
+.TP
+.B 6
+The fleet refused a write for want of write access (a RAPI user without the \fBwrite\fR option
+in \fB/var/lib/ganeti/rapi/users\fR): the pass stopped at its first write, since every other
+one would be refused alike. Nothing after it was sent.
 .PP
 \fBrun --loop\fR outlives a cluster that does not answer for a while: a pass that fails, or
 finds the lock held, is logged and the next one tries again. With \fB--passes\fR it ends with the worst status of its

@@ -162,15 +162,17 @@ pub(super) fn http(
         .unwrap_or_else(|| body.trim().chars().take(300).collect());
     let user = ctx.user;
     let users = "/var/lib/ganeti/rapi/users on the master";
+    if status == StatusCode::FORBIDDEN && method != Method::GET {
+        return BackendError::NoWriteAccess(format!(
+            "{method} {url}: {SERVICE} answered 403 ({message}): the RAPI user {user:?} may not write: give it the `write` option (`{user} PASSWORD write`) in {users}, which Ganeti reads without a restart; status and run --dry-run need only read access"
+        ));
+    }
     let hint = match status.as_u16() {
         401 => format!(
             ": the user name or password was refused: check the RAPI user {user:?} (a line `{user} PASSWORD …` in {users}) and the password file"
         ),
-        403 if method == Method::GET => format!(
-            ": the RAPI user {user:?} may not read this resource: give it the `read` option (`{user} PASSWORD read`) in {users}"
-        ),
         403 => format!(
-            ": this call changes the cluster and needs a RAPI user with write access (`{user} PASSWORD write` in {users}); status and run --dry-run need only read access"
+            ": the RAPI user {user:?} may not read this resource: give it the `read` option (`{user} PASSWORD read`) in {users}"
         ),
         502..=504 => ": the RAPI daemon runs but got no answer from Ganeti's master daemons: check ganeti-luxid and ganeti-wconfd on the master".into(),
         _ => String::new(),
