@@ -174,7 +174,7 @@ mod tests {
     use super::*;
     use crate::engine::ObjectRef;
     use crate::engine::toy::ToyLevel;
-    use crate::engine::toy::{Toy, ToyRoom};
+    use crate::engine::toy::{Toy, ToyBox, ToyRoom, ToyShelf};
 
     /// Refuses every write the way a backend whose credentials may only read does.
     struct ReadOnly {
@@ -212,8 +212,24 @@ mod tests {
     #[test]
     fn a_backend_that_may_not_write_stops_the_pass_at_its_first_write_with_one_error() {
         let limits = crate::engine::limits::Limits::default();
-        let plan =
-            crate::engine::plan::<Toy>(&crate::face::family::toy::room(), &(), 1000, &limits, 1);
+        // A room allowing restarts whose shelf fell with two boxes on it.
+        let a_box = |name: &str| ToyBox {
+            name: name.into(),
+            shelf: "s1".into(),
+            marks: vec![],
+            needs: Some(ToyLevel::Restart),
+        };
+        let room = ToyRoom {
+            marks: vec!["restart".into()],
+            shelves: vec![ToyShelf {
+                name: "s1".into(),
+                marks: vec![],
+                down: true,
+            }],
+            boxes: vec![a_box("b1"), a_box("b2")],
+            ..ToyRoom::default()
+        };
+        let plan = crate::engine::plan::<Toy>(&room, &(), 1000, &limits, 1);
         let with_writes = plan
             .targets
             .iter()
