@@ -1332,3 +1332,42 @@ fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
     }
     assert!(stdout.contains("stopped"), "{stdout}");
 }
+
+/// A RAPI that refuses connections (ganeti-rapi stopped): the reads of a snapshot, made at
+/// once, are retried a bounded number of times with one warning in all, and the error says
+/// how many attempts were made over how long.
+#[test]
+fn a_refused_rapi_warns_once_and_the_error_counts_the_attempts() {
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("https://127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    let started = std::time::Instant::now();
+    let out = bin()
+        .env("AUTOREPAIR_RAPI_PASSWORD", "p")
+        .args([
+            "status",
+            "--now",
+            NOW,
+            "--rapi",
+            &closed,
+            "--rapi-user",
+            "u",
+        ])
+        .arg("--rapi-ca")
+        .arg(fake_rapi::testdata("server.crt"))
+        .assert()
+        .code(3);
+    let stderr = stderr_of(&out);
+    assert!(started.elapsed() < Duration::from_secs(20), "{stderr}");
+    let warnings = stderr.lines().filter(|l| l.contains(" WARN ")).count();
+    assert_eq!(warnings, 1, "{stderr}");
+    let error = stderr
+        .lines()
+        .find(|l| l.starts_with("autorepair: error:"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        error.contains("refused") && error.contains("4 attempts over"),
+        "{error}"
+    );
+}

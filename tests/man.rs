@@ -362,7 +362,10 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         "rapi.insecure",
         r"Do not verify the server's certificate, as \fB--insecure\fR. For tests only.",
     ),
-    ("rapi.timeout", r"Timeout of one RAPI request."),
+    (
+        "rapi.timeout",
+        r"Timeout of one whole RAPI request. Connecting (TCP and the TLS handshake) has a timeout of its own, 10 s or this one if shorter; an error says which of the two fired. A request that failed for a passing reason (refused, timed out, HTTP 5xx) is retried at most 3 times within 20 s; once one gave up, the rest of the pass is not retried, and the error says how many attempts were made over how long.",
+    ),
     (
         "metal3.node_unhealthy_after",
         r"A Node not Ready this long needs a power cycle (autorepair's own health check).",
