@@ -1199,3 +1199,328 @@ fn status_without_headers_is_one_line_a_target() {
     let body: Vec<&str> = full.lines().skip(1).take(instances).collect();
     assert_eq!(rows.lines().collect::<Vec<_>>(), body);
 }
+
+// ---------------------------------------------------------------------------------------------
+// `run` against a fake Ganeti RAPI on loopback: HTTPS with the unit tests' certificate (made for
+// 127.0.0.1), HTTP basic auth, and a two-node cluster whose node n1 is offline with two diskless
+// instances on it, under a cluster-wide failover policy, so a pass has writes to make.
+
+mod fake_rapi {
+    use base64::Engine;
+    use serde_json::{Value, json};
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::path::PathBuf;
+    use std::sync::{Arc, Mutex};
+
+    /// What one request was: method, path with query, and the password it carried.
+    #[derive(Debug, Clone)]
+    pub struct Seen {
+        pub method: String,
+        pub path: String,
+        pub password: Option<String>,
+    }
+
+    /// The status and body for a request, given everything seen so far (this one last).
+    pub type Answer = Box<dyn FnMut(&[Seen]) -> (u16, String) + Send>;
+
+    pub struct FakeRapi {
+        pub url: String,
+        pub seen: Arc<Mutex<Vec<Seen>>>,
+    }
+
+    pub fn testdata(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("src/ganeti/rapi/testdata")
+            .join(name)
+    }
+
+    /// Serves one connection at a time, in order: the requests a pass makes at once wait a
+    /// little, which is all the order the tests need.
+    pub fn serve(answer: Answer) -> FakeRapi {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!(
+            "https://127.0.0.1:{}",
+            listener.local_addr().unwrap().port()
+        );
+        let certs = CertificateDer::pem_file_iter(testdata("server.crt"))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_file(testdata("server.key")).unwrap();
+        let config = Arc::new(
+            rustls::ServerConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap(),
+        );
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let mut answer = answer;
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let conn = rustls::ServerConnection::new(config.clone()).unwrap();
+                let mut tls = rustls::StreamOwned::new(conn, stream);
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match tls.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => break,
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                let mut words = head.split_whitespace();
+                let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+                let header = |name: &str| {
+                    head.lines().find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+                    })
+                };
+                let length: usize = header("content-length")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                let mut body = vec![0; length];
+                if tls.read_exact(&mut body).is_err() {
+                    continue;
+                }
+                let password = header("authorization")
+                    .and_then(|v| v.strip_prefix("Basic ").map(str::to_owned))
+                    .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .and_then(|up| up.split_once(':').map(|(_, p)| p.to_owned()));
+                let (status, text) = {
+                    let mut seen = log.lock().unwrap();
+                    seen.push(Seen {
+                        method: method.to_owned(),
+                        path: path.to_owned(),
+                        password,
+                    });
+                    answer(&seen)
+                };
+                let resp = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+                let _ = tls.write_all(resp.as_bytes());
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            }
+        });
+        FakeRapi { url, seen }
+    }
+
+    /// The cluster's answer to a read, `None` for anything else.
+    pub fn cluster(path: &str) -> Option<Value> {
+        let p = path.split('?').next().unwrap_or("");
+        let instance = |name: &str| json!([[0, name], [0, []], [0, "up"], [0, "diskless"]]);
+        Some(match p {
+            "/2/info" => json!({"name": "c.example.test",
+                "tags": ["ganeti:watcher:autorepair:failover"]}),
+            "/2/groups" => json!([{"name": "default", "uuid": "g1", "tags": []}]),
+            "/2/query/node" => json!({
+                "fields": ["name", "offline", "drained", "vm_capable", "group.uuid", "tags",
+                           "pinst_list", "sinst_list"],
+                "data": [
+                    [[0, "n1"], [0, true], [0, false], [0, true], [0, "g1"], [0, []],
+                     [0, ["a", "b"]], [0, []]],
+                    [[0, "n2"], [0, false], [0, false], [0, true], [0, "g1"], [0, []],
+                     [0, []], [0, []]]]}),
+            "/2/query/instance" => json!({
+                "fields": ["name", "tags", "admin_state", "disk_template"],
+                "data": [instance("a"), instance("b")]}),
+            "/2/jobs" => json!([]),
+            _ => return None,
+        })
+    }
+
+    pub fn unauthorized() -> (u16, String) {
+        (401, r#"{"code":401,"message":"Unauthorized"}"#.into())
+    }
+}
+
+/// `run --loop` reads the password file again for each pass: after the password was rotated
+/// (file and RAPI users file changed between two passes) the next pass works, and the password
+/// shows nowhere in the logs.
+#[test]
+fn a_daemon_picks_up_a_rotated_rapi_password_on_its_next_pass() {
+    use fake_rapi::*;
+    let dir = tempfile::tempdir().unwrap();
+    let pw = dir.path().join("pw");
+    std::fs::write(&pw, "old-secret\n").unwrap();
+    let rotate = pw.clone();
+    // The passes have nothing to write: a pass is the five reads of a snapshot. Once the first
+    // pass read them all, the password changes.
+    let rapi = serve(Box::new(move |seen| {
+        let accepted = if seen.len() <= 5 {
+            "old-secret"
+        } else {
+            "new-secret"
+        };
+        let this = seen.last().unwrap();
+        let answer = if this.password.as_deref() == Some(accepted) {
+            let body = cluster(&this.path).expect("a read of the cluster");
+            // This pass would repair: keep it to reads with a suspend on the cluster.
+            let body = if this.path.starts_with("/2/info") {
+                serde_json::json!({"name": "c.example.test", "tags": [
+                    "ganeti:watcher:autorepair:suspend"]})
+            } else {
+                body
+            };
+            (200, body.to_string())
+        } else {
+            unauthorized()
+        };
+        if seen.len() == 5 {
+            std::fs::write(&rotate, "new-secret\n").unwrap();
+        }
+        answer
+    }));
+    let out = bin()
+        .args([
+            "run",
+            "--loop",
+            "--interval",
+            "1",
+            "--passes",
+            "2",
+            "--now",
+            NOW,
+        ])
+        .args(["--log", "debug", "--rapi", &rapi.url, "--rapi-user", "u"])
+        .arg("--rapi-password-file")
+        .arg(&pw)
+        .arg("--rapi-ca")
+        .arg(testdata("server.crt"))
+        .arg("--lock-file")
+        .arg(dir.path().join("lock"))
+        .assert();
+    let stderr = stderr_of(&out);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(
+        out.get_output().status.code(),
+        Some(0),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("pass ")).count(),
+        2,
+        "{stdout}"
+    );
+    let seen = rapi.seen.lock().unwrap();
+    assert_eq!(seen.len(), 10, "{seen:?}");
+    assert!(seen.iter().all(|s| s.method == "GET"), "{seen:?}");
+    assert!(
+        seen[5..]
+            .iter()
+            .all(|s| s.password.as_deref() == Some("new-secret")),
+        "{seen:?}"
+    );
+    assert!(!stderr.contains("secret"), "{stderr}");
+}
+
+/// A RAPI user without the `write` option: the first write is refused (403), and the pass stops
+/// there with one error that says what to change, and an exit status of its own; it does not
+/// go on to send every other write to be refused the same way.
+#[test]
+fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
+    use fake_rapi::*;
+    let dir = tempfile::tempdir().unwrap();
+    let rapi = serve(Box::new(|seen| {
+        let this = seen.last().unwrap();
+        match cluster(&this.path) {
+            Some(body) if this.method == "GET" => (200, body.to_string()),
+            _ => (
+                403,
+                r#"{"code":403,"message":"Forbidden","explain":""}"#.into(),
+            ),
+        }
+    }));
+    let out = bin()
+        .env("AUTOREPAIR_RAPI_PASSWORD", "p")
+        .args([
+            "run",
+            "--now",
+            NOW,
+            "--rapi",
+            &rapi.url,
+            "--rapi-user",
+            "reader",
+        ])
+        .arg("--rapi-ca")
+        .arg(testdata("server.crt"))
+        .arg("--lock-file")
+        .arg(dir.path().join("lock"))
+        .assert();
+    let stderr = stderr_of(&out);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(
+        out.get_output().status.code(),
+        Some(6),
+        "{stdout}\n{stderr}"
+    );
+    let seen = rapi.seen.lock().unwrap();
+    let writes: Vec<_> = seen.iter().filter(|s| s.method != "GET").collect();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("ERROR")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    for words in [
+        "\"reader\" may not write",
+        "`write` option",
+        "/var/lib/ganeti/rapi/users",
+    ] {
+        assert!(
+            errors[0].contains(words),
+            "{words:?} missing: {}",
+            errors[0]
+        );
+    }
+    assert!(stdout.contains("stopped"), "{stdout}");
+}
+
+/// A RAPI that refuses connections (ganeti-rapi stopped): the reads of a snapshot, made at
+/// once, are retried a bounded number of times with one warning in all, and the error says
+/// how many attempts were made over how long.
+#[test]
+fn a_refused_rapi_warns_once_and_the_error_counts_the_attempts() {
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("https://127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    let started = std::time::Instant::now();
+    let out = bin()
+        .env("AUTOREPAIR_RAPI_PASSWORD", "p")
+        .args([
+            "status",
+            "--now",
+            NOW,
+            "--rapi",
+            &closed,
+            "--rapi-user",
+            "u",
+        ])
+        .arg("--rapi-ca")
+        .arg(fake_rapi::testdata("server.crt"))
+        .assert()
+        .code(3);
+    let stderr = stderr_of(&out);
+    assert!(started.elapsed() < Duration::from_secs(20), "{stderr}");
+    let warnings = stderr.lines().filter(|l| l.contains(" WARN ")).count();
+    assert_eq!(warnings, 1, "{stderr}");
+    let error = stderr
+        .lines()
+        .find(|l| l.starts_with("autorepair: error:"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        error.contains("refused") && error.contains("4 attempts over"),
+        "{error}"
+    );
+}

@@ -8,7 +8,7 @@
 
 use assert_cmd::Command;
 use autorepair::engine::backend::{Backend, Dying};
-use autorepair::ganeti::rapi::{Endpoint, Rapi};
+use autorepair::ganeti::rapi::{Endpoint, Password, Rapi};
 use autorepair::ganeti::tags::{self, PREFIX, RepairResult, Tag};
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
@@ -337,7 +337,7 @@ impl Testbed {
         Endpoint {
             url: self.url.clone(),
             user: self.user.clone(),
-            password: self.password.clone(),
+            password: Password::Given(self.password.clone()),
             ca_file: Some(self.ca.clone()),
             insecure: false,
             timeout: Duration::from_secs(60),

@@ -367,7 +367,10 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         "rapi.insecure",
         r"Do not verify the server's certificate, as \fB--insecure\fR. For tests only.",
     ),
-    ("rapi.timeout", r"Timeout of one RAPI request."),
+    (
+        "rapi.timeout",
+        r"Timeout of one whole RAPI request. Connecting (TCP and the TLS handshake) has a timeout of its own, 10 s or this one if shorter; an error says which of the two fired. A request that failed for a passing reason (refused, timed out, HTTP 5xx) is retried at most 3 times within 20 s; once one gave up, the rest of the pass is not retried, and the error says how many attempts were made over how long.",
+    ),
     (
         "metal3.node_unhealthy_after",
         r"A Node not Ready this long needs a power cycle (autorepair's own health check).",
@@ -465,6 +468,11 @@ run: the next one carries on.
 .B 5
 \fBsabakan update --write\fR changed the file (with \fB--dry-run\fR: would change it); 0 is
 unchanged. A failed apply command is 1, the file left as last applied.
+.TP
+.B 6
+The fleet refused a write for want of write access (a RAPI user without the \fBwrite\fR option
+in \fB/var/lib/ganeti/rapi/users\fR): the pass stopped at its first write, since every other
+one would be refused alike. Nothing after it was sent.
 .PP
 \fBrun --loop\fR outlives a cluster that does not answer for a while: a pass that fails, or
 finds the lock held, is logged and the next one tries again. With \fB--passes\fR it ends with the worst status of its
@@ -478,7 +486,8 @@ The config file, as \fB--config\fR (which overrides it). A file named this way m
 .TP
 .B AUTOREPAIR_RAPI_PASSWORD
 The RAPI password, when neither \fB--rapi-password-file\fR nor \fBpassword_file\fR names a
-file.
+file. Read once, when the process starts: to rotate the password of \fBrun --loop\fR without a
+restart, use a password file.
 .TP
 .B RUST_LOG
 The log filter, e.g. \fBdebug\fR or \fBwarn,autorepair=debug\fR. When set, it replaces
@@ -505,7 +514,8 @@ ends, so a killed run leaves no stale lock. The file itself stays.
 .TP
 .B /etc/autorepair/rapi.password
 A customary place for the RAPI password (\fB--rapi-password-file\fR, \fBpassword_file\fR): its
-first line is the password. Make it readable by root only.
+first line is the password. Make it readable by root only. It is read again by every pass of
+\fBrun --loop\fR and every command, so a rotated password is used from the next pass on.
 .TP
 .B /var/lib/ganeti/rapi.pem
 Ganeti's RAPI certificate on the master node: copy it to the host autorepair runs on and name

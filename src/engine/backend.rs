@@ -31,6 +31,11 @@ pub enum BackendError {
     /// executor ends the pass here. The write asked for was not made; the ones before were.
     #[error("{0}")]
     Halted(String),
+    /// The backend's credentials may read but not write: every other write of the pass would be
+    /// refused the same way, so the executor ends the pass at the first, as one error. The
+    /// write asked for was not made; the ones before were. The text says what to grant.
+    #[error("{0}")]
+    NoWriteAccess(String),
     /// The TLS handshake failed: most often a server certificate that the configured CA file
     /// does not vouch for. Never retried: the same certificate fails the same way.
     #[error("TLS handshake with {service} at {url} failed: {cause}. {hint}")]

@@ -1,7 +1,8 @@
 //! The executor: carries out a plan through a backend, in the crash-safe order, one target at
 //! a time. A failure on one target is logged and never stops the others; a backend that says
 //! nothing more may be written ([`BackendError::Halted`]: the lease lost, a stop signal) ends
-//! the pass there. Its log lines speak the family's words ([`Family::WORDS`], the marks'
+//! the pass there, and so does one whose credentials may not write at all
+//! ([`BackendError::NoWriteAccess`]: every write would fail alike, so one error says it). Its log lines speak the family's words ([`Family::WORDS`], the marks'
 //! noun): one family's job and tag is another's operation and annotation.
 
 use super::backend::{Backend, BackendError};
@@ -23,6 +24,9 @@ pub struct Report<F: Family> {
     pub crashed: bool,
     /// Why the backend stopped the writing ([`BackendError::Halted`]): nothing after it ran.
     pub halted: Option<String>,
+    /// The backend may not write at all ([`BackendError::NoWriteAccess`]): the pass stopped at
+    /// its first write, which is also in `errors`.
+    pub no_write_access: Option<String>,
 }
 
 impl<F: Family> Default for Report<F> {
@@ -34,6 +38,7 @@ impl<F: Family> Default for Report<F> {
             errors: Vec::new(),
             crashed: false,
             halted: None,
+            no_write_access: None,
         }
     }
 }
@@ -53,6 +58,12 @@ pub fn execute<F: Family>(plan: &Plan<F>, backend: &mut dyn Backend<F>) -> Repor
                 Err(BackendError::Halted(why)) => {
                     tracing::warn!(target_name = %name, action = %action, "{why}: the pass stops here, the rest of its plan is not carried out");
                     report.halted = Some(why);
+                    return report;
+                }
+                Err(BackendError::NoWriteAccess(why)) => {
+                    tracing::error!(target_name = %name, action = %action, "{why}. The pass stops here: no write of it can succeed");
+                    report.errors.push((name.clone(), why.clone()));
+                    report.no_write_access = Some(why);
                     return report;
                 }
                 Err(e) => {
@@ -156,4 +167,82 @@ fn repair<F: Family>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ObjectRef;
+    use crate::engine::toy::ToyLevel;
+    use crate::engine::toy::{Toy, ToyBox, ToyRoom, ToyShelf};
+
+    /// Refuses every write the way a backend whose credentials may only read does.
+    struct ReadOnly {
+        writes: usize,
+    }
+
+    impl Backend<Toy> for ReadOnly {
+        fn snapshot(&mut self) -> Result<ToyRoom, BackendError> {
+            unreachable!("the executor reads nothing")
+        }
+        fn add_marks(&mut self, _: &ObjectRef, _: &[String], _: &str) -> Result<(), BackendError> {
+            self.writes += 1;
+            Err(BackendError::NoWriteAccess("user u may not write".into()))
+        }
+        fn remove_marks(
+            &mut self,
+            o: &ObjectRef,
+            m: &[String],
+            r: &str,
+        ) -> Result<(), BackendError> {
+            self.add_marks(o, m, r)
+        }
+        fn submit(
+            &mut self,
+            _: &str,
+            _: &ToyLevel,
+            _: &str,
+            _: Option<&u32>,
+        ) -> Result<u32, BackendError> {
+            self.writes += 1;
+            Err(BackendError::NoWriteAccess("user u may not write".into()))
+        }
+    }
+
+    #[test]
+    fn a_backend_that_may_not_write_stops_the_pass_at_its_first_write_with_one_error() {
+        let limits = crate::engine::limits::Limits::default();
+        // A room allowing restarts whose shelf fell with two boxes on it.
+        let a_box = |name: &str| ToyBox {
+            name: name.into(),
+            shelf: "s1".into(),
+            marks: vec![],
+            needs: Some(ToyLevel::Restart),
+        };
+        let room = ToyRoom {
+            marks: vec!["restart".into()],
+            shelves: vec![ToyShelf {
+                name: "s1".into(),
+                marks: vec![],
+                down: true,
+            }],
+            boxes: vec![a_box("b1"), a_box("b2")],
+            ..ToyRoom::default()
+        };
+        let plan = crate::engine::plan::<Toy>(&room, &(), 1000, &limits, 1);
+        let with_writes = plan
+            .targets
+            .iter()
+            .filter(|t| !t.actions.is_empty())
+            .count();
+        assert!(with_writes >= 2, "the room has writes for several boxes");
+        let mut backend = ReadOnly { writes: 0 };
+        let report = execute(&plan, &mut backend);
+        assert_eq!(backend.writes, 1, "no write after the first refused");
+        assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+        assert_eq!(
+            report.no_write_access.as_deref(),
+            Some("user u may not write")
+        );
+    }
 }

@@ -53,6 +53,9 @@ pub enum Exit {
     Busy = 4,
     /// `sabakan update --write` changed the file (or, with --dry-run, would).
     Changed = 5,
+    /// The fleet's credentials may read but not write (a RAPI user without the `write`
+    /// option): the pass stopped at its first write.
+    NoWriteAccess = 6,
 }
 
 impl From<Exit> for std::process::ExitCode {

@@ -159,6 +159,11 @@ fn pass_over<F: FamilyFace>(
     if let Some(why) = &done.halted {
         out.line(format_args!("pass {pass} stopped before its end: {why}"))?;
     }
+    if done.no_write_access.is_some() {
+        out.line(format_args!(
+            "pass {pass} stopped at its first write: the fleet refuses this user's writes (see the error logged)"
+        ))?;
+    }
     if let Some(path) = &run.metrics_file {
         let previous = std::fs::read_to_string(path).unwrap_or_default();
         let text = metrics::render(&previous, &plan, &done, started.elapsed(), at);
@@ -167,7 +172,9 @@ fn pass_over<F: FamilyFace>(
             source,
         })?;
     }
-    Ok(if done.errors.is_empty() {
+    Ok(if done.no_write_access.is_some() {
+        Exit::NoWriteAccess
+    } else if done.errors.is_empty() {
         Exit::Ok
     } else {
         Exit::Partial

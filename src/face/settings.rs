@@ -20,7 +20,7 @@ use crate::{
     engine::{BackendError, ObjectRef},
     ganeti::{
         Ganeti, file,
-        rapi::{self as ganeti, Endpoint},
+        rapi::{self as ganeti, Endpoint, Password},
     },
     lock::{self, LockError},
     sabakan::cli::SabakanCommand,
@@ -903,13 +903,18 @@ fn fleet_source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Sourc
             .rapi_password_file
             .clone()
             .or_else(|| rapi.password_file.clone());
+        // A file is read here to fail early, and again by each pass (a rotated password).
         let password = match password_file {
-            Some(path) => ganeti::read_password(Some(&path))
-                .map_err(|e| SettingsError::RapiPasswordFile(e.into()))?,
-            None => env
-                .rapi_password
-                .clone()
-                .ok_or(SettingsError::NoRapiPassword)?,
+            Some(path) => {
+                ganeti::read_password(Some(&path))
+                    .map_err(|e| SettingsError::RapiPasswordFile(e.into()))?;
+                Password::File(path)
+            }
+            None => Password::Given(
+                env.rapi_password
+                    .clone()
+                    .ok_or(SettingsError::NoRapiPassword)?,
+            ),
         };
         let insecure = global.insecure || rapi.insecure;
         let ca_file = global.rapi_ca.clone().or_else(|| rapi.ca_file.clone());

@@ -29,12 +29,42 @@ use std::time::{Duration, Instant};
 
 mod errors;
 
-/// How to reach and trust a RAPI endpoint. The password is only ever held in memory.
+/// Where the RAPI password comes from. A file is read again by every [`Rapi::connect`], so a
+/// daemon (which connects for each pass) uses a rotated password from its next pass on.
+#[derive(Clone)]
+pub enum Password {
+    /// The first line of this file.
+    File(PathBuf),
+    /// The password itself: `AUTOREPAIR_RAPI_PASSWORD`, read when the process started (nothing
+    /// outside a process can change its environment, so rotating it means a restart).
+    Given(String),
+}
+
+impl Password {
+    /// The password now. Only ever held in memory, never shown.
+    pub fn read(&self) -> Result<String, BackendError> {
+        match self {
+            Password::File(path) => read_password(Some(path)),
+            Password::Given(password) => Ok(password.clone()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Password::File(path) => f.debug_tuple("File").field(path).finish(),
+            Password::Given(_) => f.write_str("Given(<hidden>)"),
+        }
+    }
+}
+
+/// How to reach and trust a RAPI endpoint.
 pub struct Endpoint {
     /// e.g. `https://cluster.example.org:5080`
     pub url: String,
     pub user: String,
-    pub password: String,
+    pub password: Password,
     /// PEM file with the server's certificate (Ganeti's `rapi.pem`) or a CA.
     pub ca_file: Option<std::path::PathBuf>,
     /// Skip certificate verification entirely.
@@ -51,7 +81,7 @@ impl std::fmt::Debug for Endpoint {
         f.debug_struct("Endpoint")
             .field("url", &self.url)
             .field("user", &self.user)
-            .field("password", &"<hidden>")
+            .field("password", &self.password)
             .field("ca_file", &self.ca_file)
             .field("insecure", &self.insecure)
             .finish()
@@ -76,7 +106,47 @@ pub struct Rapi {
     /// Last tag job per object in this pass: later writes on the object depend on it, so
     /// Ganeti applies them in the order the executor made them without the pass waiting.
     last_tag_job: HashMap<ObjectRef, u64>,
+    retry: RetryPolicy,
+    /// What the retries of this connection (one pass, one command) did so far.
+    retried: Retried,
+}
+
+/// When a failed request is tried again. A connection lives for one pass (or one command), so
+/// these bound the retries of a pass: a RAPI daemon or luxid that is down costs a pass a few
+/// seconds and one warning, not minutes and a warning per request.
+#[derive(Clone, Copy, Debug)]
+struct RetryPolicy {
+    /// Retries of one request at most.
     retries: u32,
+    /// The pause before the first retry, doubled before each next one.
+    first_pause: Duration,
+    /// No retry starts later than this after the request's first attempt, nor after the
+    /// connection's first failure: a request that failed slowly (a timeout) is not tried again.
+    window: Duration,
+    /// How long connecting (TCP and the TLS handshake) may take: the endpoint's timeout if
+    /// shorter. An unreachable master is told at once, not after a whole request's time.
+    connect_timeout: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            retries: 3,
+            first_pause: Duration::from_millis(500),
+            window: Duration::from_secs(20),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Retried {
+    /// When a request of this connection first failed in a way worth retrying.
+    first_failure: std::sync::Mutex<Option<Instant>>,
+    /// A request gave up: the service is down for now, and the others do not retry.
+    gave_up: AtomicBool,
+    /// The kinds of failure already warned about: each says "retrying" once.
+    warned: std::sync::Mutex<Vec<String>>,
 }
 
 fn api(message: impl Into<String>) -> BackendError {
@@ -93,6 +163,10 @@ const TAG_JOB_WAIT: Duration = Duration::from_secs(15 * 60);
 
 impl Rapi {
     pub fn connect(endpoint: &Endpoint) -> Result<Rapi, BackendError> {
+        Self::connect_with(endpoint, RetryPolicy::default())
+    }
+
+    fn connect_with(endpoint: &Endpoint, retry: RetryPolicy) -> Result<Rapi, BackendError> {
         let url = endpoint.url.trim_end_matches('/').to_owned();
         if !url.starts_with("https://") {
             return Err(api(format!(
@@ -100,19 +174,20 @@ impl Rapi {
             )));
         }
         Ok(Rapi {
-            client: build_client(endpoint, false)?,
+            client: build_client(endpoint, retry.connect_timeout, false)?,
             client13: OnceLock::new(),
             use13: AtomicBool::new(false),
             base: url,
             user: endpoint.user.clone(),
-            password: endpoint.password.clone(),
+            password: endpoint.password.read()?,
             timeout: endpoint.timeout,
             ca_file: endpoint.ca_file.clone(),
             insecure: endpoint.insecure,
             run_status: endpoint.run_status,
             query_forbidden: AtomicBool::new(false),
             last_tag_job: HashMap::new(),
-            retries: 3,
+            retry,
+            retried: Retried::default(),
         })
     }
 
@@ -123,6 +198,7 @@ impl Rapi {
     fn context(&self) -> errors::Context<'_> {
         errors::Context {
             timeout: self.timeout,
+            connect_timeout: self.timeout.min(self.retry.connect_timeout),
             ca_file: self.ca_file.as_deref(),
             user: &self.user,
         }
@@ -136,20 +212,23 @@ impl Rapi {
             let endpoint = Endpoint {
                 url: self.base.clone(),
                 user: String::new(),
-                password: String::new(),
+                password: Password::Given(String::new()),
                 ca_file: self.ca_file.clone(),
                 insecure: self.insecure,
                 timeout: self.timeout,
                 run_status: self.run_status,
             };
             // The same settings built once already; only the protocol versions differ.
-            build_client(&endpoint, true).unwrap_or_else(|_| self.client.clone())
+            build_client(&endpoint, self.retry.connect_timeout, true)
+                .unwrap_or_else(|_| self.client.clone())
         })
     }
 
     /// Sends a request. Reads are retried with backoff when the error is transient
-    /// (`BackendError::is_transient`); writes only when nothing was sent yet, since a write
-    /// that reached Ganeti may have created a job already.
+    /// (`BackendError::is_transient`), within the bounds of [`RetryPolicy`]; writes only when
+    /// nothing was sent yet, since a write that reached Ganeti may have created a job already.
+    /// Each kind of failure is warned about once per connection; the error a request gives up
+    /// with says how many attempts it made over how long.
     fn send(
         &self,
         method: &reqwest::Method,
@@ -158,7 +237,9 @@ impl Rapi {
     ) -> Result<Response, BackendError> {
         let idempotent = *method == reqwest::Method::GET;
         let url = self.url(path);
+        let first = Instant::now();
         let mut attempt = 0;
+        let mut pause = self.retry.first_pause;
         loop {
             attempt += 1;
             let started = Instant::now();
@@ -192,16 +273,53 @@ impl Rapi {
                     )
                 }
             };
-            if attempt > self.retries || !err.is_transient() || (sent && !idempotent) {
+            if !err.is_transient() || (sent && !idempotent) {
                 return Err(err);
             }
-            let retry_after = Duration::from_millis(500 * (1 << (attempt - 1)));
-            tracing::warn!(
-                "{err} (attempt {attempt} of {}; retrying in {retry_after:?})",
-                self.retries + 1
-            );
-            std::thread::sleep(retry_after);
+            if !self.may_retry(attempt, first, pause) {
+                self.retried.gave_up.store(true, Ordering::Relaxed);
+                return Err(after_attempts(err, attempt, first.elapsed()));
+            }
+            let kind = failure_kind(&err);
+            let new_kind = {
+                let mut warned = self
+                    .retried
+                    .warned
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                !warned.contains(&kind) && {
+                    warned.push(kind);
+                    true
+                }
+            };
+            if new_kind {
+                tracing::warn!(
+                    "{err} (retrying, at most {} times within {})",
+                    self.retry.retries,
+                    humantime::format_duration(self.retry.window)
+                );
+            } else {
+                tracing::debug!(%url, attempt, "retrying: {err}");
+            }
+            std::thread::sleep(pause);
+            pause *= 2;
         }
+    }
+
+    /// Whether a request that failed `attempt` times since `first` is tried again after
+    /// `pause`.
+    fn may_retry(&self, attempt: u32, first: Instant, pause: Duration) -> bool {
+        let window = self.retry.window;
+        let failing_since = *self
+            .retried
+            .first_failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(Instant::now);
+        attempt <= self.retry.retries
+            && !self.retried.gave_up.load(Ordering::Relaxed)
+            && first.elapsed() + pause <= window
+            && failing_since.elapsed() + pause <= window
     }
 
     fn get(&self, path: &str) -> Result<Value, BackendError> {
@@ -428,6 +546,32 @@ impl Rapi {
     }
 }
 
+/// One word per kind of transient failure, to warn about each once.
+fn failure_kind(e: &BackendError) -> String {
+    match e {
+        BackendError::Http { status, .. } => format!("HTTP {status}"),
+        BackendError::Refused { .. } => "refused".into(),
+        BackendError::Timeout { .. } => "timeout".into(),
+        _ => "connect".into(),
+    }
+}
+
+/// The error a request gave up with, saying how many attempts it made over how long.
+fn after_attempts(mut err: BackendError, attempts: u32, over: Duration) -> BackendError {
+    let note = format!(
+        "{attempts} attempt{} over {over:.1?}",
+        if attempts == 1 { "" } else { "s" }
+    );
+    match &mut err {
+        BackendError::Refused { cause, .. }
+        | BackendError::Timeout { cause, .. }
+        | BackendError::Connect { cause, .. } => *cause = format!("{cause}; {note}"),
+        BackendError::Http { hint, .. } => *hint = format!("{hint} ({note})"),
+        _ => {}
+    }
+    err
+}
+
 fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
@@ -446,10 +590,14 @@ fn tls_versions(tls13: bool) -> &'static [&'static rustls::SupportedProtocolVers
     }
 }
 
-fn build_client(endpoint: &Endpoint, tls13: bool) -> Result<Client, BackendError> {
+fn build_client(
+    endpoint: &Endpoint,
+    connect_timeout: Duration,
+    tls13: bool,
+) -> Result<Client, BackendError> {
     let mut builder = Client::builder()
         .timeout(endpoint.timeout)
-        .connect_timeout(endpoint.timeout.min(Duration::from_secs(10)))
+        .connect_timeout(endpoint.timeout.min(connect_timeout))
         .pool_max_idle_per_host(PARALLEL_READS)
         .user_agent(concat!("autorepair/", env!("CARGO_PKG_VERSION")));
     if !tls13 {
@@ -932,6 +1080,7 @@ impl Backend<Ganeti> for Rapi {
         while !waiting.is_empty() {
             let paths: Vec<String> = waiting.iter().map(|id| format!("/2/jobs/{id}")).collect();
             let mut unfinished = Vec::new();
+            let mut lost: Vec<(u64, BackendError)> = Vec::new();
             for (&id, answer) in waiting.iter().zip(self.get_all(&paths)) {
                 match answer {
                     Ok(v) => {
@@ -941,10 +1090,13 @@ impl Backend<Ganeti> for Rapi {
                             unfinished.push(id);
                         }
                     }
-                    Err(e) => {
-                        tracing::warn!(job = id, "cannot follow a tag job: {e}");
-                    }
+                    Err(e) => lost.push((id, e)),
                 }
+            }
+            // Most often the RAPI went away: one line for all, not one per job.
+            if let Some((_, e)) = lost.first() {
+                let jobs: Vec<u64> = lost.iter().map(|(id, _)| *id).collect();
+                tracing::warn!(?jobs, "cannot follow {} tag job(s): {e}", jobs.len());
             }
             waiting = unfinished;
             if waiting.is_empty() {

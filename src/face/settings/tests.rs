@@ -238,7 +238,13 @@ fn rapi_credentials_come_from_flags_then_config_then_environment() {
     ];
     check(cases, |s| {
         let e = endpoint(s);
-        format!("{} {} {:?} {}", e.user, e.password, e.ca_file, e.insecure)
+        format!(
+            "{} {} {:?} {}",
+            e.user,
+            e.password.read().unwrap(),
+            e.ca_file,
+            e.insecure
+        )
     });
 }
 

@@ -15,7 +15,10 @@ const SERVICE: &str = "the Ganeti RAPI";
 
 /// What the error messages need to know about the endpoint.
 pub(super) struct Context<'a> {
+    /// The limit of a whole request (`rapi.timeout`).
     pub timeout: Duration,
+    /// The limit of connecting: the TCP connection and the TLS handshake.
+    pub connect_timeout: Duration,
     pub ca_file: Option<&'a Path>,
     pub user: &'a str,
 }
@@ -80,13 +83,37 @@ pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> Backend
             hint: tls_hint(tls, ctx),
         };
     }
-    if e.is_timeout() || c.io == Some(ErrorKind::TimedOut) {
+    let timed_out = e.is_timeout() || c.io == Some(ErrorKind::TimedOut);
+    if timed_out && e.is_connect() {
+        // Raising rapi.timeout does not help here: say which limit it was, and tell a host
+        // that cannot be reached from a daemon that accepts connections but never answers.
+        let within = ctx.connect_timeout;
+        return match accepts_tcp(&url, within) {
+            true => BackendError::Connect {
+                service: SERVICE,
+                url,
+                cause: format!(
+                    "the port accepts TCP connections, but the TLS handshake did not finish within {within:?}, the connect timeout (10 s, or rapi.timeout if shorter)"
+                ),
+                hint: "ganeti-rapi accepts connections but does not answer them: it is hung or overloaded. Check it on the master (/usr/lib/ganeti/daemon-util check ganeti-rapi) and restart it",
+            },
+            false => BackendError::Connect {
+                service: SERVICE,
+                url,
+                cause: format!(
+                    "no TCP connection within {within:?}, the connect timeout (10 s, or rapi.timeout if shorter)"
+                ),
+                hint: "The master is down or unreachable, or a firewall drops the packets: check the host, the address and the network path to port 5080",
+            },
+        };
+    }
+    if timed_out {
         return BackendError::Timeout {
             service: SERVICE,
             url,
             after: ctx.timeout,
-            cause: c.root,
-            hint: "The master may be overloaded, or a firewall drops the packets: check it, or raise rapi.timeout in the config",
+            cause: format!("{}; the limit of a whole request, rapi.timeout", c.root),
+            hint: "The RAPI daemon took the request but Ganeti did not answer in time: a large cluster or a busy master is slow (raise rapi.timeout in the config), or its master daemons hang (check ganeti-luxid and ganeti-wconfd on the master)",
         };
     }
     if c.io == Some(ErrorKind::ConnectionRefused) {
@@ -116,6 +143,22 @@ pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> Backend
         cause: c.root,
         hint: "Check the address and the network path to the master",
     }
+}
+
+/// Whether a TCP connection to the URL's host and port opens within `within` (at most 2 s).
+fn accepts_tcp(url: &str, within: Duration) -> bool {
+    let Some(addrs) = reqwest::Url::parse(url).ok().and_then(|u| {
+        let port = u.port_or_known_default()?;
+        (u.host_str()?.trim_matches(['[', ']']), port)
+            .to_socket_addrs()
+            .ok()
+    }) else {
+        return false;
+    };
+    let within = within.min(Duration::from_secs(2));
+    addrs
+        .take(2)
+        .any(|a| std::net::TcpStream::connect_timeout(&a, within).is_ok())
 }
 
 fn unresolvable(url: &str) -> Option<(String, String)> {
@@ -162,15 +205,17 @@ pub(super) fn http(
         .unwrap_or_else(|| body.trim().chars().take(300).collect());
     let user = ctx.user;
     let users = "/var/lib/ganeti/rapi/users on the master";
+    if status == StatusCode::FORBIDDEN && method != Method::GET {
+        return BackendError::NoWriteAccess(format!(
+            "{method} {url}: {SERVICE} answered 403 ({message}): the RAPI user {user:?} may not write: give it the `write` option (`{user} PASSWORD write`) in {users}, which Ganeti reads without a restart; status and run --dry-run need only read access"
+        ));
+    }
     let hint = match status.as_u16() {
         401 => format!(
             ": the user name or password was refused: check the RAPI user {user:?} (a line `{user} PASSWORD …` in {users}) and the password file"
         ),
-        403 if method == Method::GET => format!(
-            ": the RAPI user {user:?} may not read this resource: give it the `read` option (`{user} PASSWORD read`) in {users}"
-        ),
         403 => format!(
-            ": this call changes the cluster and needs a RAPI user with write access (`{user} PASSWORD write` in {users}); status and run --dry-run need only read access"
+            ": the RAPI user {user:?} may not read this resource: give it the `read` option (`{user} PASSWORD read`) in {users}"
         ),
         502..=504 => ": the RAPI daemon runs but got no answer from Ganeti's master daemons: check ganeti-luxid and ganeti-wconfd on the master".into(),
         _ => String::new(),

@@ -149,6 +149,10 @@ fn the_password_comes_from_a_file_and_never_shows() {
     let file = dir.path().join("pw");
     std::fs::write(&file, "s3cret\n").unwrap();
     assert_eq!(read_password(Some(&file)).unwrap(), "s3cret");
+    // Read again each time: a connect after a rotation gets the new one.
+    let from_file = Password::File(file.clone());
+    std::fs::write(&file, "rotated\n").unwrap();
+    assert_eq!(from_file.read().unwrap(), "rotated");
     std::fs::write(&file, "\n").unwrap();
     assert!(
         read_password(Some(&file))
@@ -159,7 +163,7 @@ fn the_password_comes_from_a_file_and_never_shows() {
     let e = Endpoint {
         url: "https://x:5080".into(),
         user: "u".into(),
-        password: "s3cret".into(),
+        password: Password::Given("s3cret".into()),
         ca_file: None,
         insecure: false,
         timeout: Duration::from_secs(1),
@@ -173,7 +177,7 @@ fn plain_http_and_bad_certificate_files_are_refused_with_a_clear_error() {
     let endpoint = |url: &str, ca: Option<std::path::PathBuf>| Endpoint {
         url: url.into(),
         user: "u".into(),
-        password: "p".into(),
+        password: Password::Given("p".into()),
         ca_file: ca,
         insecure: false,
         timeout: Duration::from_secs(1),
@@ -311,14 +315,14 @@ fn rapi_at(url: &str, ca: Option<&str>) -> Rapi {
     let mut r = Rapi::connect(&Endpoint {
         url: url.into(),
         user: "reader".into(),
-        password: "p".into(),
+        password: Password::Given("p".into()),
         ca_file: ca.map(testdata),
         insecure: false,
         timeout: Duration::from_millis(1500),
         run_status: true,
     })
     .unwrap();
-    r.retries = 0;
+    r.retry.retries = 0;
     r
 }
 
@@ -397,11 +401,11 @@ fn each_transport_failure_has_its_own_message_with_the_cause() {
     ];
     for (name, url, ca, class, words) in cases {
         let mut rapi = rapi_at(&url, ca);
-        rapi.retries = 2;
+        rapi.retry.retries = 2;
         let e = match name {
             // Nothing retries these, so retries cost no time here.
             "refused" | "timeout" => {
-                rapi.retries = 0;
+                rapi.retry.retries = 0;
                 rapi.get("/2/info").unwrap_err()
             }
             _ => rapi.get("/2/info").unwrap_err(),
@@ -439,7 +443,7 @@ fn http_errors_say_which_access_the_call_needs() {
             reqwest::Method::PUT,
             403,
             forbidden,
-            "needs a RAPI user with write access",
+            "\"reader\" may not write: give it the `write` option",
         ),
         (
             reqwest::Method::GET,
@@ -452,7 +456,7 @@ fn http_errors_say_which_access_the_call_needs() {
     for (method, status, body, hint) in cases {
         let (url, seen) = https_server(BOTH, Duration::ZERO, fixed(status, body));
         let mut rapi = rapi_at(&url, Some("server.crt"));
-        rapi.retries = 1;
+        rapi.retry.retries = 1;
         let e = if method == reqwest::Method::GET {
             rapi.get("/2/query/instance").unwrap_err()
         } else {
@@ -460,10 +464,16 @@ fn http_errors_say_which_access_the_call_needs() {
                 .unwrap_err()
         };
         let text = e.to_string();
-        assert!(
-            matches!(e, BackendError::Http { status: s, .. } if s == status),
-            "{e:?}"
-        );
+        match (&method, status) {
+            // Every write would be refused alike: the executor stops the pass at this one.
+            (&reqwest::Method::PUT, 403) => {
+                assert!(matches!(e, BackendError::NoWriteAccess(_)), "{e:?}")
+            }
+            _ => assert!(
+                matches!(e, BackendError::Http { status: s, .. } if s == status),
+                "{e:?}"
+            ),
+        }
         assert!(text.contains(hint) && text.contains(&url), "{text}");
         let tries = if status >= 500 { 2 } else { 1 };
         assert_eq!(
@@ -613,4 +623,94 @@ fn reads_run_concurrently_but_never_more_than_the_bound() {
         (4..=PARALLEL_READS).contains(&most),
         "at most {most} requests were in flight at once"
     );
+}
+
+fn endpoint_at(url: &str, timeout: Duration) -> Endpoint {
+    Endpoint {
+        url: url.into(),
+        user: "reader".into(),
+        password: Password::Given("p".into()),
+        ca_file: Some(testdata("server.crt")),
+        insecure: false,
+        timeout,
+        run_status: false,
+    }
+}
+
+/// The message names the limit that fired. A server that accepts TCP but never starts TLS
+/// trips the connect timeout, shorter than the request's: the error says so (and that the
+/// daemon hangs), not "did not answer within" the request's timeout with advice to raise it.
+/// A server that connects but answers late trips the request's timeout, which may be raised.
+#[test]
+fn a_timeout_names_the_limit_that_fired_and_what_helps() {
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("https://127.0.0.1:{}", silent.local_addr().unwrap().port());
+    let policy = RetryPolicy {
+        retries: 0,
+        connect_timeout: Duration::from_millis(300),
+        ..RetryPolicy::default()
+    };
+    let rapi =
+        Rapi::connect_with(&endpoint_at(&silent_url, Duration::from_secs(5)), policy).unwrap();
+    let started = Instant::now();
+    let e = rapi.get("/2/info").unwrap_err();
+    let text = e.to_string();
+    assert!(started.elapsed() < Duration::from_secs(3), "{text}");
+    assert!(matches!(e, BackendError::Connect { .. }), "{e:?}");
+    for words in [
+        "TLS handshake did not finish within 300ms",
+        "connect timeout",
+        "ganeti-rapi",
+    ] {
+        assert!(text.contains(words), "{words:?} missing: {text}");
+    }
+    assert!(
+        !text.contains("within 5s") && !text.contains("raise"),
+        "{text}"
+    );
+    assert!(e.is_transient());
+    drop(silent);
+
+    let (slow, _) = https_server(BOTH, Duration::from_secs(3), fixed(200, "{}"));
+    let rapi = Rapi::connect_with(&endpoint_at(&slow, Duration::from_millis(500)), policy).unwrap();
+    let e = rapi.get("/2/info").unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, BackendError::Timeout { .. }), "{e:?}");
+    for words in ["did not answer within 500ms", "raise rapi.timeout"] {
+        assert!(text.contains(words), "{words:?} missing: {text}");
+    }
+}
+
+/// A request that fails slowly is not retried past the window; one that gave up ends the
+/// retries of the connection (the pass): the next request is tried once. The error says how
+/// many attempts were made over how long.
+#[test]
+fn retries_are_bounded_in_count_and_time_and_the_error_counts_them() {
+    let (url, seen) = https_server(
+        BOTH,
+        Duration::from_millis(400),
+        fixed(502, r#"{"message":"Bad Gateway"}"#),
+    );
+    let policy = RetryPolicy {
+        retries: 3,
+        first_pause: Duration::from_millis(10),
+        window: Duration::from_secs(1),
+        ..RetryPolicy::default()
+    };
+    let rapi = Rapi::connect_with(&endpoint_at(&url, Duration::from_secs(5)), policy).unwrap();
+    let started = Instant::now();
+    let e = rapi.get("/2/info").unwrap_err();
+    let took = started.elapsed();
+    let text = e.to_string();
+    let tries = seen.connections.load(Ordering::SeqCst);
+    assert!((2..=3).contains(&tries), "{tries} attempts: {text}");
+    assert!(took < Duration::from_millis(2500), "{took:?}: {text}");
+    assert!(text.contains(&format!("({tries} attempts over ")), "{text}");
+    let e = rapi.get("/2/groups").unwrap_err();
+    assert_eq!(
+        seen.connections.load(Ordering::SeqCst),
+        tries + 1,
+        "the service is down for this pass: tried once"
+    );
+    assert!(e.to_string().contains("(1 attempt over "), "{e}");
 }
