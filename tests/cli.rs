@@ -1484,6 +1484,19 @@ fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
         );
     }
     assert!(stdout.contains("stopped"), "{stdout}");
+    drop(seen);
+    // An admin command by the same user says the same, with the same exit status.
+    let out = bin()
+        .env("AUTOREPAIR_RAPI_PASSWORD", "p")
+        .args(["suspend", "cluster", "--now", NOW, "--rapi", &rapi.url])
+        .args(["--rapi-user", "reader", "--rapi-ca"])
+        .arg(testdata("server.crt"))
+        .arg("--lock-file")
+        .arg(dir.path().join("lock"))
+        .assert()
+        .code(6);
+    let stderr = stderr_of(&out);
+    assert!(stderr.contains("`write` option"), "{stderr}");
 }
 
 /// A RAPI that refuses connections (ganeti-rapi stopped): the reads of a snapshot, made at

@@ -56,6 +56,12 @@ fn edit<F: FamilyFace>(
                 Ok(false)
             }
         });
+    if let Some(why) = &done.no_write_access {
+        return Err(Error::NoWriteAccess {
+            object: object.clone(),
+            message: why.clone(),
+        });
+    }
     if let Some((_, e)) = done.errors.first() {
         return Err(Error::Act {
             object: object.clone(),

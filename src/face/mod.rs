@@ -103,6 +103,9 @@ pub enum Error {
     /// An admin verb's tag edit failed.
     #[error("{object}: {message}")]
     Act { object: ObjectRef, message: String },
+    /// An admin verb's edit refused because the fleet's user may not write (exit 6, as `run`).
+    #[error("{object}: {message}")]
+    NoWriteAccess { object: ObjectRef, message: String },
     #[error("cannot write the report {}: check that its directory exists and is writable", path.display())]
     Report {
         path: PathBuf,
@@ -134,6 +137,7 @@ pub enum Error {
 impl Error {
     pub fn exit(&self) -> Exit {
         match self {
+            Error::NoWriteAccess { .. } => Exit::NoWriteAccess,
             Error::Settings(SettingsError::FleetFile(_)) => Exit::Unreadable,
             Error::Settings(_) => Exit::Usage,
             Error::Lock(LockError::Busy { .. } | LockError::StillBusy { .. }) => Exit::Busy,
