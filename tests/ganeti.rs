@@ -736,12 +736,14 @@ fn read_only_users_see_status_and_nodes_and_cannot_write() {
         );
         cmd().arg("status").assert().success();
         cmd().args(["run", "--dry-run"]).assert().success();
-        let out = cmd().arg("run").assert().failure();
+        // The pass stops at its first refused write, with one error and exit 6.
+        let out = cmd().arg("run").assert().code(6);
         let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         assert!(
-            stderr.contains("403") && stderr.contains("needs a RAPI user with write access"),
+            stderr.contains("403") && stderr.contains("may not write"),
             "{user}: {stderr}"
         );
+        assert_eq!(stderr.matches("ERROR").count(), 1, "{user}: {stderr}");
     }
     tb.settle();
     assert_eq!(tb.pnode("inst17"), tb.node2, "nothing was repaired");
