@@ -114,8 +114,14 @@ struct Leftovers {
 
 impl Leftovers {
     fn of(name: &str) -> Self {
+        // A file name has at most 255 bytes: a long target name is cut, so that its temporary
+        // names (about 60 bytes more) still fit.
+        let mut end = name.len().min(160);
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
         Leftovers {
-            prefix: format!(".{name}.autorepair-"),
+            prefix: format!(".{}.autorepair-", &name[..end]),
         }
     }
 
@@ -171,12 +177,18 @@ enum Unnamed {
 impl Unnamed {
     fn create(dir: &Path, leftovers: &Leftovers) -> std::io::Result<Self> {
         // Created as open(2) creates a new file, the umask applied; a kept mode replaces it.
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(OFlags::TMPFILE.bits() as i32)
-            .mode(0o666)
-            .open(dir)
-        {
+        // Naming it later goes through /proc/self/fd: without /proc, a named file from the
+        // start.
+        let anonymous = if Path::new("/proc/self/fd").is_dir() {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(OFlags::TMPFILE.bits() as i32)
+                .mode(0o666)
+                .open(dir)
+        } else {
+            Err(std::io::ErrorKind::Unsupported.into())
+        };
+        match anonymous {
             Ok(file) => Ok(Unnamed::Anonymous {
                 file,
                 dir: dir.to_owned(),
@@ -286,6 +298,16 @@ mod tests {
         std::fs::write(&page, "old").unwrap();
         std::fs::set_permissions(&page, std::fs::Permissions::from_mode(0o444)).unwrap();
         assert!(write_atomically_mode(&page, b"new", 0o644).is_err());
+    }
+
+    #[test]
+    fn a_file_with_the_longest_name_is_saved_too() {
+        let dir = tempfile::tempdir().unwrap();
+        // 255 bytes, the most a name may have; its temporary name must fit as well.
+        let name = format!("{}.json", "é".repeat(125));
+        let path = dir.path().join(&name);
+        write_atomically(&path, b"x").unwrap();
+        assert_eq!(entries(dir.path()), [name]);
     }
 
     #[test]
