@@ -8,7 +8,6 @@
 
 pub mod admin;
 pub mod config;
-pub mod engine;
 pub mod face;
 pub mod files;
 pub mod ganeti;
@@ -20,4 +19,5 @@ pub mod metrics;
 pub mod report;
 pub mod sabakan;
 
+pub use autorepair_engine as engine;
 pub use face::cli;

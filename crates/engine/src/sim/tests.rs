@@ -3,10 +3,10 @@
 
 use super::toy::{ToyFault, ToyWorld};
 use super::*;
-use crate::engine::family::Health;
-use crate::engine::marks::Codec;
-use crate::engine::plan::{Action, plan};
-use crate::engine::toy::{Toy, ToyLevel, ToyMarks, ToyRoom};
+use crate::family::Health;
+use crate::marks::Codec;
+use crate::plan::{Action, plan};
+use crate::toy::{Toy, ToyLevel, ToyMarks, ToyRoom};
 use std::time::Duration;
 
 const START: i64 = 1_800_000_000;

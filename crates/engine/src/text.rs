@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
 
-pub(crate) use rustc_hash::{FxHashMap as FxMap, FxHashSet as FxSet};
+pub use rustc_hash::{FxHashMap as FxMap, FxHashSet as FxSet};
 
 /// Explanation text in a plan ([`TargetPlan`](super::plan::TargetPlan)): a `str` that is static or shared when many targets say
 /// the same thing ("healthy", a group's policy), so a pass does not allocate it per target.

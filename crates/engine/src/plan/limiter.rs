@@ -4,9 +4,9 @@
 use super::index::Index;
 use super::target::{Candidate, StartKind, TargetEval};
 use super::{Action, Blocked, DownNode, Halt, RepairStart, TargetPlan};
-use crate::engine::family::{Family, Words};
-use crate::engine::limits::Limits;
-use crate::engine::text::{FxMap, FxSet, Text};
+use crate::family::{Family, Words};
+use crate::limits::Limits;
+use crate::text::{FxMap, FxSet, Text};
 use std::collections::BTreeMap;
 
 /// The mass-failure limits of one pass, counted in failure domains.

@@ -3,10 +3,10 @@
 //! directly (a person's edit is not the watcher's, so it is neither recorded nor killed).
 
 use super::{PASS_SECONDS, World};
-use crate::engine::backend::Backend;
-use crate::engine::family::Family;
-use crate::engine::marks::{Codec, Mark, RepairResult};
-use crate::engine::object::ObjectRef;
+use crate::backend::Backend;
+use crate::family::Family;
+use crate::marks::{Codec, Mark, RepairResult};
+use crate::object::ObjectRef;
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -5,10 +5,10 @@
 //! repeated here.
 
 use super::{CallLog, OpRun, PASS_SECONDS, Planner, SimConfig, Violation, World};
-use crate::engine::family::{Family, Health, Need};
-use crate::engine::limits::Limits;
-use crate::engine::marks::{Codec, Mark, RepairResult};
-use crate::engine::plan::{Blocked, REASON_PREFIX, State};
+use crate::family::{Family, Health, Need};
+use crate::limits::Limits;
+use crate::marks::{Codec, Mark, RepairResult};
+use crate::plan::{Blocked, REASON_PREFIX, State};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 type F<W> = <W as World>::Family;

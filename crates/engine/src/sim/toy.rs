@@ -1,14 +1,14 @@
-//! The toy family ([`crate::engine::toy`]) as a world: shelves go down (their boxes then need
+//! The toy family ([`crate::toy`]) as a world: shelves go down (their boxes then need
 //! replacing onto a shelf that is up), boxes break, steps fail, lack room or vanish. The
 //! smallest world, and the proof that the simulator and its oracle are the engine's.
 
 use super::{DownFact, OpFact, OpRun, Rng, World};
-use crate::engine::backend::{Backend, BackendError};
-use crate::engine::family::{Health, Need, OpState};
-use crate::engine::marks::Level;
-use crate::engine::object::ObjectRef;
-use crate::engine::plan::repair_of_reason;
-use crate::engine::toy::{Toy, ToyBox, ToyLevel, ToyOp, ToyRoom, ToyShelf};
+use crate::backend::{Backend, BackendError};
+use crate::family::{Health, Need, OpState};
+use crate::marks::Level;
+use crate::object::ObjectRef;
+use crate::plan::repair_of_reason;
+use crate::toy::{Toy, ToyBox, ToyLevel, ToyOp, ToyRoom, ToyShelf};
 use rand::{Rng as _, SeedableRng};
 use serde::Serialize;
 use std::collections::BTreeMap;

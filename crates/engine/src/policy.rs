@@ -96,13 +96,10 @@ pub fn effective<P>(chain: impl IntoIterator<Item = Option<P>>) -> Option<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::marks::Codec;
-    use crate::engine::toy::{Toy, ToyLevel::*, ToyMarks};
+    use crate::marks::Codec;
+    use crate::toy::{Toy, ToyLevel::*, ToyMarks};
 
-    fn policy_of(
-        marks: &[&str],
-        now: i64,
-    ) -> (Option<Policy<crate::engine::toy::ToyLevel>>, Vec<String>) {
+    fn policy_of(marks: &[&str], now: i64) -> (Option<Policy<crate::toy::ToyLevel>>, Vec<String>) {
         let parsed = marks
             .iter()
             .filter_map(|t| ToyMarks::parse(t).ok().map(|p| (*t, p)));

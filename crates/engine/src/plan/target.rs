@@ -4,12 +4,12 @@
 use super::index::{Index, PolicySource, invalid_lint, lint_policy_mix, lint_time, policy_note};
 use super::{Blocked, HistoryEntry, IdMaker, Lint, Next, OpView, RepairStart, RepairView, State};
 use super::{TargetPlan, reason_for};
-use crate::engine::family::{Family, Health, Need, OpState, Operation};
-use crate::engine::limits::Limits;
-use crate::engine::marks::{Codec, Mark, Outcome, Pending, RenderError, RepairResult};
-use crate::engine::object::ObjectRef;
-use crate::engine::policy::{self, Policy};
-use crate::engine::text::Text;
+use crate::family::{Family, Health, Need, OpState, Operation};
+use crate::limits::Limits;
+use crate::marks::{Codec, Mark, Outcome, Pending, RenderError, RepairResult};
+use crate::object::ObjectRef;
+use crate::policy::{self, Policy};
+use crate::text::Text;
 
 pub(super) struct Ctx<'c, 'a, F: Family> {
     pub index: &'c Index<'a, F>,
@@ -106,7 +106,7 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
                 Ok(mark) => {
                     if mark
                         .time()
-                        .is_some_and(|t| t > crate::engine::text::LAST_CALENDAR_SECOND)
+                        .is_some_and(|t| t > crate::text::LAST_CALENDAR_SECOND)
                     {
                         lint_time(&object(), t, &mark, lint);
                     }
@@ -274,7 +274,7 @@ struct TargetWork<'c, 'a, F: Family> {
     effective: Option<Eff<'c, F::Level>>,
     /// A standing request from outside the marks ([`Assessment::granted`]).
     ///
-    /// [`Assessment::granted`]: crate::engine::family::Assessment::granted
+    /// [`Assessment::granted`]: crate::family::Assessment::granted
     standing: Option<F::Level>,
     results: Vec<(&'a str, Outcome<'a, F::Level>)>,
     adds: Vec<Write>,

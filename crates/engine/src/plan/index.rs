@@ -3,11 +3,11 @@
 //! and the lint of marks on objects that are not targets.
 
 use super::Lint;
-use crate::engine::family::{Family, Holder, OpState, Operation, Role};
-use crate::engine::marks::{Codec, Level, Mark, MarkError};
-use crate::engine::object::ObjectRef;
-use crate::engine::policy::{self, Policy};
-use crate::engine::text::{FxMap, FxSet, Text};
+use crate::family::{Family, Holder, OpState, Operation, Role};
+use crate::marks::{Codec, Level, Mark, MarkError};
+use crate::object::ObjectRef;
+use crate::policy::{self, Policy};
+use crate::text::{FxMap, FxSet, Text};
 
 /// Where an effective policy came from, with its explanation rendered once per pass (a
 /// scope's is shared by all its targets).
@@ -150,7 +150,7 @@ pub(super) fn invalid_lint(object: &ObjectRef, e: MarkError) -> Lint {
 pub(super) fn lint_time<L>(object: &ObjectRef, text: &str, mark: &Mark<L>, lint: &mut Vec<Lint>) {
     if let Some(t) = mark
         .time()
-        .filter(|t| *t > crate::engine::text::LAST_CALENDAR_SECOND)
+        .filter(|t| *t > crate::text::LAST_CALENDAR_SECOND)
     {
         lint.push(Lint {
             object: object.clone(),

@@ -16,8 +16,8 @@ pub mod policy;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
 pub mod text;
-#[cfg(test)]
-pub(crate) mod toy;
+#[cfg(any(test, feature = "testkit"))]
+pub mod toy;
 
 pub use backend::{Backend, BackendError, Dying, WriteGuard};
 pub use family::{Family, Health, Need, Words};

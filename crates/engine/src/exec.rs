@@ -172,9 +172,9 @@ fn repair<F: Family>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ObjectRef;
-    use crate::engine::toy::ToyLevel;
-    use crate::engine::toy::{Toy, ToyBox, ToyRoom, ToyShelf};
+    use crate::ObjectRef;
+    use crate::toy::ToyLevel;
+    use crate::toy::{Toy, ToyBox, ToyRoom, ToyShelf};
 
     /// Refuses every write the way a backend whose credentials may only read does.
     struct ReadOnly {
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_backend_that_may_not_write_stops_the_pass_at_its_first_write_with_one_error() {
-        let limits = crate::engine::limits::Limits::default();
+        let limits = crate::limits::Limits::default();
         // A room allowing restarts whose shelf fell with two boxes on it.
         let a_box = |name: &str| ToyBox {
             name: name.into(),
@@ -229,7 +229,7 @@ mod tests {
             boxes: vec![a_box("b1"), a_box("b2")],
             ..ToyRoom::default()
         };
-        let plan = crate::engine::plan::<Toy>(&room, &(), 1000, &limits, 1);
+        let plan = crate::plan::<Toy>(&room, &(), 1000, &limits, 1);
         let with_writes = plan
             .targets
             .iter()
