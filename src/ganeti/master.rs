@@ -43,7 +43,7 @@ pub enum RoleError {
     )]
     Empty { path: PathBuf },
     #[error(
-        "this host's name {me:?} is not a node of the cluster ({}); name it with `node_name` in the config's [rapi] section",
+        "this host ({me}) is not one node of the cluster ({}); give its node name with `node_name` in the config's [rapi] section",
         nodes.join(", ")
     )]
     Unknown { me: String, nodes: Vec<String> },
@@ -54,31 +54,43 @@ fn canonical(name: &str) -> String {
     name.trim().trim_end_matches('.').to_ascii_lowercase()
 }
 
-/// Decides the role from ssconf's `master_node` and `node_list`, for a host called `me`.
+/// Decides the role from ssconf's `master_node` and `node_list`, for a host known by the names
+/// `me` (its kernel name, its fully qualified name).
 ///
-/// Ganeti names a node by its fully qualified name. A host whose own name is short (the kernel's
-/// host name often is) is the node whose first label it is, when exactly one node has it: a name
-/// that could be two nodes is refused rather than guessed.
-pub fn decide(master_node: &str, node_list: &str, me: &str) -> Result<Verdict, RoleError> {
+/// Ganeti names a node by its fully qualified name. A short name (the kernel's host name often
+/// is one) is the node whose first label it is, when exactly one node has it: a name that could
+/// be two nodes is refused rather than guessed.
+pub fn decide(master_node: &str, node_list: &str, me: &[String]) -> Result<Verdict, RoleError> {
     let master = canonical(master_node);
     if master == canonical(NO_MASTER) {
         return Ok(Verdict::NoMaster);
     }
-    let me = canonical(me);
+    let me: Vec<String> = me
+        .iter()
+        .map(|n| canonical(n))
+        .filter(|n| !n.is_empty())
+        .collect();
     let nodes: Vec<String> = node_list
         .lines()
         .map(canonical)
         .filter(|n| !n.is_empty())
         .collect();
-    let mine: Vec<&String> = nodes
-        .iter()
-        .filter(|n| **n == me || (!me.contains('.') && n.split('.').next() == Some(me.as_str())))
-        .collect();
+    let is_me = |node: &str| {
+        me.iter().any(|name| {
+            node == name || (!name.contains('.') && node.split('.').next() == Some(name.as_str()))
+        })
+    };
+    let mine: Vec<&String> = nodes.iter().filter(|n| is_me(n)).collect();
     let me_as_node = match mine.as_slice() {
         [one] => (*one).clone(),
         // A master that is not (yet) in our copy of the node list: only an exact name counts.
-        [] if master == me => return Ok(Verdict::Master),
-        _ => return Err(RoleError::Unknown { me, nodes }),
+        [] if me.contains(&master) => return Ok(Verdict::Master),
+        _ => {
+            return Err(RoleError::Unknown {
+                me: me.join(" or "),
+                nodes,
+            });
+        }
     };
     Ok(if me_as_node == master {
         Verdict::Master
@@ -87,8 +99,8 @@ pub fn decide(master_node: &str, node_list: &str, me: &str) -> Result<Verdict, R
     })
 }
 
-/// Reads this node's ssconf under `dir` and decides the role of the host called `me`.
-pub fn read(dir: &Path, me: &str) -> Result<Verdict, RoleError> {
+/// Reads this node's ssconf under `dir` and decides the role of the host known as `me`.
+pub fn read(dir: &Path, me: &[String]) -> Result<Verdict, RoleError> {
     let read = |key: &str| {
         let path = dir.join(format!("ssconf_{key}"));
         std::fs::read_to_string(&path).map_err(|source| RoleError::NotANode { path, source })
@@ -104,12 +116,24 @@ pub fn read(dir: &Path, me: &str) -> Result<Verdict, RoleError> {
     decide(&master, &nodes, me)
 }
 
-/// This host's name as the kernel has it (`uname -n`).
-pub fn host_name() -> String {
-    rustix::system::uname()
+/// This host's names: the kernel's (`uname -n`) and, when the resolver gives one, the fully
+/// qualified name (`hostname --fqdn`, the canonical name of the kernel's, as Ganeti's own
+/// `getfqdn` finds it through /etc/hosts or DNS).
+pub fn host_names() -> Vec<String> {
+    let kernel = rustix::system::uname()
         .nodename()
         .to_string_lossy()
-        .into_owned()
+        .into_owned();
+    let fqdn = std::process::Command::new("hostname")
+        .arg("--fqdn")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty());
+    std::iter::once(kernel).chain(fqdn).collect()
 }
 
 #[cfg(test)]
@@ -155,20 +179,20 @@ mod tests {
                 "a.one.test\n",
                 "a.one.test\na.two.test\n",
                 "a",
-                Err("not a node"),
+                Err("is not one node"),
             ),
             // A host that is no node of this cluster.
             (
                 "node1.example.test\n",
                 NODES,
                 "node9.example.test",
-                Err("not a node"),
+                Err("is not one node"),
             ),
             (
                 "node1.example.test\n",
                 NODES,
                 "node1.other.test",
-                Err("not a node"),
+                Err("is not one node"),
             ),
             // A failover in progress: nobody acts.
             ("NO MASTER\n", NODES, "node1.example.test", Ok(NoMaster)),
@@ -176,7 +200,7 @@ mod tests {
             ("node3.example.test\n", "", "node3.example.test", Ok(Master)),
         ];
         for (master, nodes, me, want) in cases {
-            let got = decide(master, nodes, me);
+            let got = decide(master, nodes, &[me.to_string()]);
             match (want, got) {
                 (Ok(w), Ok(g)) => assert_eq!(&g, w, "{me} with master {master:?}"),
                 (Err(text), Err(e)) => assert!(e.to_string().contains(text), "{e}"),
@@ -188,13 +212,14 @@ mod tests {
     #[test]
     fn reading_ssconf_names_the_file_at_fault() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let err = read(dir.path(), "node1").unwrap_err().to_string();
+        let node1 = ["node1".to_string()];
+        let err = read(dir.path(), &node1).unwrap_err().to_string();
         assert!(
             err.contains("ssconf_master_node") && err.contains("not a Ganeti node"),
             "{err}"
         );
         std::fs::write(dir.path().join("ssconf_master_node"), "\n").expect("write");
-        let err = read(dir.path(), "node1").unwrap_err().to_string();
+        let err = read(dir.path(), &node1).unwrap_err().to_string();
         assert!(err.contains("empty"), "{err}");
         std::fs::write(
             dir.path().join("ssconf_master_node"),
@@ -202,9 +227,9 @@ mod tests {
         )
         .expect("write");
         std::fs::write(dir.path().join("ssconf_node_list"), NODES).expect("write");
-        assert_eq!(read(dir.path(), "node1").expect("read"), Verdict::Master);
+        assert_eq!(read(dir.path(), &node1).expect("read"), Verdict::Master);
         assert_eq!(
-            read(dir.path(), "node2.example.test").expect("read"),
+            read(dir.path(), &["vm".into(), "node2.example.test".into()]).expect("read"),
             Verdict::Standby {
                 master: "node1.example.test".into()
             }
