@@ -1170,7 +1170,7 @@ fn drain_cordons_then_evicts_all_but_daemonset_and_mirror_pods() {
 // ---------------------------------------------------------------------------------------------
 // Workload clusters.
 
-const FAKE_CA: &str = include_str!("../crates/fake-kube/testdata/server.crt");
+const FAKE_CA: &str = include_str!("../../crates/fake-kube/testdata/server.crt");
 
 fn kubeconfig(server: &str) -> String {
     use base64::Engine;
