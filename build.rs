@@ -1,5 +1,5 @@
 //! `cfg(testbed)`: set when the Ganeti testbed's env file was sourced for the build
-//! (`AUTOREPAIR_TESTBED_RAPI`), so the real-cluster tests in tests/ganeti.rs run; without it the
+//! (`AUTOREPAIR_TESTBED_RAPI`), so the real-cluster tests in tests/it/ganeti.rs run; without it the
 //! test runner lists them as ignored instead of passing them without doing anything.
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(testbed)");

@@ -2,7 +2,7 @@
 //! and the Kubernetes drainer (`--kubeconfig`) against the fake API server over verified TLS
 //! (crates/fake-kube), through the binary, with the README tour's real repair commands.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use fake_kube::{FakeKube, NODE, POD, POD_DISRUPTION_BUDGET, namespace_object, node, pod};

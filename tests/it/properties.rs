@@ -4,7 +4,7 @@
 //! Failing cases are not persisted to disk (`failure_persistence: None`): when one fails, copy
 //! the shrunk case from the output into a plain `#[test]` below.
 
-mod common;
+use crate::common;
 
 use autorepair::config::Limits;
 use autorepair::engine::policy::Policy;

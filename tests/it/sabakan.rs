@@ -2,7 +2,7 @@
 //! docs/sabakan-integration.md's worked examples as tables, property tests, and a simulated year of
 //! a 500-machine data centre.
 
-mod common;
+use crate::common;
 
 use autorepair::sabakan::{
     Action, Constraints, Current, Error, Inputs, KubeNodes, Machine, Node, Outcome, Stamp, State,

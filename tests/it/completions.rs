@@ -1,7 +1,7 @@
 //! Shell completions for bash, zsh and fish in `contrib/completions/`, generated from the clap
 //! definitions with clap_complete, so they cannot drift from `--help`. The test builds each in
 //! memory and fails when it differs from the committed file; regenerate them, with the man page,
-//! by `AUTOREPAIR_REGEN_MAN=1 cargo test --test man --test completions`.
+//! by `AUTOREPAIR_REGEN_MAN=1 cargo test --test it -- man:: completions::`.
 
 use autorepair::cli::Cli;
 use clap::CommandFactory;
@@ -39,7 +39,7 @@ fn completions_match_the_command_line() {
     }
     assert!(
         stale.is_empty(),
-        "{} out of date: run `{REGEN_VAR}=1 cargo test --test man --test completions`",
+        "{} out of date: run `{REGEN_VAR}=1 cargo test --test it -- man:: completions::`",
         stale.join(", ")
     );
 }

@@ -370,7 +370,7 @@ fn the_docs_show_a_small_screenshot_of_each_family() {
         let path = format!("{ROOT}/docs/report-{family}.png");
         let size = std::fs::metadata(&path)
             .unwrap_or_else(|e| {
-                panic!("{path}: {e}: AUTOREPAIR_REGEN_SCREENSHOTS=1 cargo test --test report")
+                panic!("{path}: {e}: AUTOREPAIR_REGEN_SCREENSHOTS=1 cargo test --test it report::")
             })
             .len();
         assert!(size < 300 * 1024, "{path}: {size} bytes");

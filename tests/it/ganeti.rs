@@ -1,6 +1,6 @@
 //! Repairs on a real two-node Ganeti 3.0 cluster (contrib/testbed). Run with the testbed up and
 //! its env file sourced: `contrib/testbed/up && . /var/tmp/autorepair-testbed/env && cargo test
-//! --test ganeti`. build.rs sets `cfg(testbed)` when AUTOREPAIR_TESTBED_RAPI is set at build
+//! --test it ganeti::`. build.rs sets `cfg(testbed)` when AUTOREPAIR_TESTBED_RAPI is set at build
 //! time; without it every test here is reported as ignored, never as passed.
 //!
 //! Every assertion reads the cluster itself: where the instance runs, its tags as Ganeti stores

@@ -1,7 +1,7 @@
 //! `autorepair sabakan update --kubeconfig FILE`: the Nodes read from a (fake) Kubernetes API
 //! server over verified TLS, through the binary, give what `--nodes FILE` gives.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use fake_kube::FakeKube;

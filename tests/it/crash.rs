@@ -12,7 +12,7 @@ use autorepair::ganeti::tags::{self, Tag};
 use std::collections::HashMap;
 
 fn demo() -> Snapshot {
-    let mut s = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
+    let mut s = parse_fleet(include_str!("../../fixtures/demo.json")).unwrap();
     // Jobs take two passes so that crashes land while repairs are under way too.
     s.simulation.default_passes = Some(2);
     s

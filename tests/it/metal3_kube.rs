@@ -1170,7 +1170,7 @@ fn drain_cordons_then_evicts_all_but_daemonset_and_mirror_pods() {
 // ---------------------------------------------------------------------------------------------
 // Workload clusters.
 
-const FAKE_CA: &str = include_str!("../crates/fake-kube/testdata/server.crt");
+const FAKE_CA: &str = include_str!("../../crates/fake-kube/testdata/server.crt");
 
 fn kubeconfig(server: &str) -> String {
     use base64::Engine;
@@ -1386,7 +1386,7 @@ fn plain_lists(kube: &FakeKube, page: u32) -> std::time::Duration {
     t.elapsed()
 }
 
-/// `cargo test --test metal3_kube -- --ignored --nocapture five_thousand` (`PAGE=n` for
+/// `cargo test --test it -- --ignored --nocapture metal3_kube::five_thousand` (`PAGE=n` for
 /// another page size than 500). Prints the times; the fake server's own share is printed
 /// next to them, as it depends on the machine's load as much as the backend does.
 #[test]

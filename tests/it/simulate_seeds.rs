@@ -21,7 +21,7 @@ fn seed() -> u64 {
 fn the_planner_keeps_every_rule_on_this_commits_seeds() {
     let seed = seed();
     eprintln!("simulator seeds {seed}..{}", seed + 150);
-    let fleet = parse_fleet(include_str!("../fixtures/demo.json")).unwrap();
+    let fleet = parse_fleet(include_str!("../../fixtures/demo.json")).unwrap();
     let cfg = SimConfig {
         quiet_passes: 80,
         ..SimConfig::new(1_800_000_000)

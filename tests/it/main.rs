@@ -1,0 +1,29 @@
+//! The integration tests, one module per file, built as one binary (linking kube, rustls and
+//! tokio once instead of once per file). Run one file's tests with `cargo test --test it ganeti::`.
+
+mod cli;
+mod common;
+mod completions;
+mod crash;
+mod drain;
+mod fake_kube;
+mod field;
+mod ganeti;
+mod layout;
+mod machines_cli;
+mod machines_live;
+mod man;
+mod metal3_cli;
+mod metal3_kube;
+mod metal3_rbac;
+mod metal3_watch;
+mod prometheus;
+mod properties;
+mod report;
+mod sabakan;
+mod sabakan_cli;
+mod sabakan_client;
+mod sabakan_kube;
+mod sabakan_service;
+mod simulate_seeds;
+mod times;
