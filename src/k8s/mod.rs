@@ -8,9 +8,11 @@
 pub mod client;
 pub mod drain;
 pub mod errors;
+pub mod lease;
 pub mod names;
 pub mod nodes;
 pub mod selector;
+pub mod watch;
 
 pub use client::Source;
 pub use drain::{Cordon, Drainer, Outcome};

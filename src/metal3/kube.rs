@@ -25,12 +25,13 @@
 //! The backend owns a current-thread tokio runtime and blocks on it, so its methods must not be
 //! called from inside another tokio runtime.
 
-mod discovery;
+pub(crate) mod discovery;
 mod events;
-pub mod lease;
 mod taint;
-pub mod watch;
 pub mod workload;
+
+// Generic Kubernetes code, where it was before it served more than this family.
+pub use crate::k8s::{lease, watch};
 
 pub use crate::k8s::Source;
 pub use crate::k8s::errors::{CONFLICT_HINT, is_conflict};
@@ -205,7 +206,7 @@ impl KubeBackend {
 }
 
 /// `machines.cluster.x-k8s.io`, `nodes`: how the API server names a resource in messages.
-fn resource_name(ar: &ApiResource) -> String {
+pub(crate) fn resource_name(ar: &ApiResource) -> String {
     if ar.group.is_empty() {
         ar.plural.clone()
     } else {
@@ -213,7 +214,7 @@ fn resource_name(ar: &ApiResource) -> String {
     }
 }
 
-fn core(kind: &str, plural: &str) -> ApiResource {
+pub(crate) fn core(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: String::new(),
         version: "v1".into(),

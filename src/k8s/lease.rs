@@ -10,9 +10,9 @@
 //! the API server stops acting before anyone else can start. On a clean stop it gives the
 //! Lease up (holder emptied), so another replica takes over at once.
 
-use super::{Options, Source};
 use crate::engine::BackendError;
 use crate::k8s::client::{client_error, harden, load, runtime};
+use crate::metal3::kube::{Options, Source};
 use ::kube::api::{Api, DynamicObject, PostParams};
 use ::kube::core::ApiResource;
 use ::kube::{Client, Config};

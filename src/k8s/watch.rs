@@ -18,10 +18,10 @@
 //! Not watched: Nodes in workload clusters (`Workload::ClusterSecrets`; they are seen at the
 //! next resync) and Pods.
 
-use super::discovery::{self, Served};
-use super::{Options, Source, Workload, core, resource_name};
 use crate::engine::BackendError;
 use crate::k8s::client::{client_error, harden, load, runtime};
+use crate::metal3::kube::discovery::{self, Served};
+use crate::metal3::kube::{Options, Source, Workload, core, resource_name};
 use ::kube::api::{Api, DynamicObject, ListParams, WatchEvent, WatchParams};
 use ::kube::core::ApiResource;
 use ::kube::{Client, Config};
