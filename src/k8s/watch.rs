@@ -1,34 +1,34 @@
-//! What wakes `run --loop` on a live cluster between passes: one watch per kind a pass reads
-//! in the management cluster, reporting the changes a pass could act on.
+//! What wakes a loop on a live cluster between passes: one watch per kind a pass reads,
+//! reporting the changes a pass could act on. The caller says which kinds (found on the server
+//! by its own discovery) and what of each object it reads ([`Watched`]); this module knows no
+//! family.
 //!
 //! The pass still reads everything (the watches keep no cache the pass would trust): a watch
 //! only decides *when* the next pass starts. So a missed event costs latency, never
 //! correctness, and the periodic resync pass bounds that latency.
 //!
-//! Each watch lists its kind once (to learn the resourceVersion to watch from and what every
-//! object looks like), then watches from there with bookmarks. An event counts as a change only
-//! if it moves something the family reads ([`fingerprint`]): a BareMetalHost's status poll, a
-//! Node's heartbeat or our own resourceVersion bump with nothing else are not. Failures are
-//! survived: a history compacted past our resourceVersion (410 Expired) makes a new list,
-//! compared with what was seen so the changes missed in between are reported; a stream the
-//! server closed (its timeout) is watched again from the last resourceVersion; an API server
-//! that does not answer is retried with a growing delay (1 s doubling to 30 s). Each of those
-//! says so in the log.
-//!
-//! Not watched: Nodes in workload clusters (`Workload::ClusterSecrets`; they are seen at the
-//! next resync) and Pods.
+//! Each kind is followed by kube's own runtime watcher (`kube::runtime::watcher`): it lists
+//! the kind (paginated), watches from the list's resourceVersion with bookmarks, watches again
+//! from the last resourceVersion when the server closes the stream (its timeout), and lists
+//! again when the history was compacted past it (410 Expired); failures are retried after
+//! kube's growing delay (0.8 s doubling to 30 s, with jitter). What this module adds is what
+//! a pass needs of it: an event counts as a change only if it moves what the caller reads
+//! ([`Watched::digest`]; a status poll, a heartbeat or our own resourceVersion bump with
+//! nothing else are not), a new list is compared with what was seen before so the changes
+//! missed in between are reported, and every failure says so in the log.
 
 use crate::engine::BackendError;
 use crate::k8s::client::{client_error, harden, load, runtime};
-use crate::metal3::kube::discovery::{self, Served};
-use crate::metal3::kube::{Options, Source, Workload, core, resource_name};
-use ::kube::api::{Api, DynamicObject, ListParams, WatchEvent, WatchParams};
-use ::kube::core::ApiResource;
+use crate::k8s::{Source, resource_name};
+use ::kube::api::{Api, DynamicObject};
+use ::kube::core::{ApiResource, PartialObjectMeta};
+use ::kube::runtime::WatchStreamExt;
+use ::kube::runtime::watcher::{self, Event, watcher};
 use ::kube::{Client, Config};
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
@@ -64,6 +64,20 @@ impl std::fmt::Display for Change {
     }
 }
 
+/// A digest of what the caller reads of an object (JSON as the server sends it): an event
+/// that leaves it the same is no change.
+pub type Digest = Arc<dyn Fn(&Value) -> u64 + Send + Sync>;
+
+/// One kind to watch.
+#[derive(Clone)]
+pub struct Watched {
+    pub resource: ApiResource,
+    /// Only the objects' metadata (`PartialObjectMetadata`): less to send and parse, for kinds
+    /// whose metadata is all the caller reads.
+    pub metadata_only: bool,
+    pub digest: Digest,
+}
+
 /// The watches, running on a thread of their own until dropped.
 pub struct Watcher {
     changes: mpsc::Receiver<Change>,
@@ -79,7 +93,8 @@ struct Streams {
     open: AtomicUsize,
 }
 
-/// The delay before trying again after the n-th failure in a row: 1 s doubling to 30 s.
+/// The delay before asking discovery again after the n-th failure in a row: 1 s doubling to
+/// 30 s (the watches' own retries are kube's).
 fn backoff(failures: u32) -> Duration {
     Duration::from_secs(1u64 << failures.min(5)).min(Duration::from_secs(30))
 }
@@ -95,24 +110,47 @@ pub const PENDING: usize = 1024;
 const WATCH_SECONDS: u32 = 290;
 
 impl Watcher {
-    /// Starts watching the management cluster `source` names.
-    pub fn connect(source: &Source, options: &Options) -> Result<Watcher, BackendError> {
+    /// Starts watching the cluster `source` names; `discover` tells which kinds, asked (again
+    /// after a growing delay, until it answers) once the watching thread runs; `timeout` is how
+    /// long one request other than a watch may take.
+    pub fn connect<D, F>(
+        source: &Source,
+        timeout: Duration,
+        discover: D,
+    ) -> Result<Watcher, BackendError>
+    where
+        D: FnMut(Client) -> F + Send + 'static,
+        F: Future<Output = Result<Vec<Watched>, ::kube::Error>>,
+    {
         let rt = runtime()?;
         let config = rt.block_on(load(source))?;
-        Self::start(rt, config, options)
+        Self::start(rt, config, timeout, discover)
     }
 
     /// Starts watching the server of a client configuration (the tests' fake server gives one).
-    pub fn from_config(config: Config, options: &Options) -> Result<Watcher, BackendError> {
-        Self::start(runtime()?, config, options)
+    pub fn from_config<D, F>(
+        config: Config,
+        timeout: Duration,
+        discover: D,
+    ) -> Result<Watcher, BackendError>
+    where
+        D: FnMut(Client) -> F + Send + 'static,
+        F: Future<Output = Result<Vec<Watched>, ::kube::Error>>,
+    {
+        Self::start(runtime()?, config, timeout, discover)
     }
 
-    fn start(
+    fn start<D, F>(
         rt: tokio::runtime::Runtime,
         mut config: Config,
-        options: &Options,
-    ) -> Result<Watcher, BackendError> {
-        harden(&mut config, options.timeout)?;
+        timeout: Duration,
+        discover: D,
+    ) -> Result<Watcher, BackendError>
+    where
+        D: FnMut(Client) -> F + Send + 'static,
+        F: Future<Output = Result<Vec<Watched>, ::kube::Error>>,
+    {
+        harden(&mut config, timeout)?;
         // A watch answers only when something changes: the read timeout must outlast the
         // server's own end of the request.
         config.read_timeout = Some(Duration::from_secs(u64::from(WATCH_SECONDS) + 30));
@@ -123,7 +161,6 @@ impl Watcher {
         };
         let (tx, changes) = mpsc::sync_channel(PENDING);
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let nodes_here = options.workload == Workload::Management;
         let streams = Arc::new(Streams::default());
         let counts = streams.clone();
         let thread = std::thread::Builder::new()
@@ -132,7 +169,7 @@ impl Watcher {
                 rt.block_on(async move {
                     let mut stopped = stopped;
                     tokio::select! {
-                        () = watch_all(client, server, nodes_here, tx, counts) => {}
+                        () = watch_all(client, server, discover, tx, counts) => {}
                         _ = stopped.changed() => {}
                     }
                 });
@@ -218,93 +255,8 @@ impl Drop for Watcher {
     }
 }
 
-/// What the family reads of each kind (see `objects.rs`); anything else changing is no reason
-/// for a pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Machine,
-    Host,
-    Node,
-    /// Clusters: read whole, for `spec.paused` (Cluster API's pause holds their Machines).
-    Cluster,
-    /// Metal3Machines and the other scopes: their metadata only.
-    Metadata,
-}
-
-/// The watched kinds: the management cluster's, as discovery found them served.
-fn watched(served: &Served, nodes_here: bool) -> Vec<(ApiResource, Kind)> {
-    let mut out = Vec::new();
-    for m in [&served.machines, &served.openshift_machines]
-        .into_iter()
-        .flatten()
-    {
-        out.push((m.clone(), Kind::Machine));
-    }
-    out.extend(served.hosts.clone().map(|h| (h, Kind::Host)));
-    out.extend(served.metal3_machines.clone().map(|m| (m, Kind::Metadata)));
-    out.extend(served.scopes.iter().cloned().map(|s| {
-        let kind = if s.kind == "Cluster" {
-            Kind::Cluster
-        } else {
-            Kind::Metadata
-        };
-        (s, kind)
-    }));
-    // OpenShift Machines' Nodes are in the management cluster whatever the workload setting.
-    if nodes_here || served.openshift_machines.is_some() {
-        out.push((core("Node", "nodes"), Kind::Node));
-    }
-    out
-}
-
-/// A digest of what the family reads of an object.
-fn fingerprint(kind: Kind, v: &Value) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    let mut put = |path: &str| v.pointer(path).unwrap_or(&Value::Null).hash(&mut h);
-    for path in [
-        "/metadata/uid",
-        "/metadata/annotations",
-        "/metadata/labels",
-        "/metadata/ownerReferences",
-        "/metadata/deletionTimestamp",
-    ] {
-        put(path);
-    }
-    let paths: &[&str] = match kind {
-        Kind::Machine => &[
-            "/status/nodeRef",
-            "/spec/infrastructureRef",
-            "/spec/clusterName",
-            "/spec/failureDomain",
-        ],
-        Kind::Host => &[
-            "/status/poweredOn",
-            "/spec/online",
-            "/spec/disablePowerOff",
-            "/status/provisioning/state",
-        ],
-        Kind::Node => &["/spec/unschedulable", "/spec/taints"],
-        Kind::Cluster => &["/spec/paused"],
-        Kind::Metadata => &[],
-    };
-    for path in paths {
-        put(path);
-    }
-    if kind == Kind::Node {
-        // The Ready condition's status and since when, not its heartbeat.
-        let ready = v
-            .pointer("/status/conditions")
-            .and_then(Value::as_array)
-            .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"));
-        if let Some(c) = ready {
-            c["status"].hash(&mut h);
-            c["lastTransitionTime"].hash(&mut h);
-        }
-    }
-    h.finish()
-}
-
-fn key_of(v: &Value) -> String {
+/// `NAMESPACE/NAME`, or `NAME` for a cluster-scoped object.
+pub fn key_of(v: &Value) -> String {
     let name = v
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -315,21 +267,20 @@ fn key_of(v: &Value) -> String {
     }
 }
 
-async fn watch_all(
+async fn watch_all<D, F>(
     client: Client,
     server: String,
-    nodes_here: bool,
+    mut discover: D,
     tx: mpsc::SyncSender<Change>,
     streams: Arc<Streams>,
-) {
+) where
+    D: FnMut(Client) -> F,
+    F: Future<Output = Result<Vec<Watched>, ::kube::Error>>,
+{
     let mut failures = 0;
-    let served = loop {
-        let d = ::kube::Discovery::new(client.clone())
-            .filter(discovery::GROUPS)
-            .run()
-            .await;
-        match d {
-            Ok(d) => break Served::from_discovery(&d),
+    let kinds = loop {
+        match discover(client.clone()).await {
+            Ok(kinds) => break kinds,
             Err(e) => {
                 let delay = backoff(failures);
                 failures += 1;
@@ -338,10 +289,9 @@ async fn watch_all(
             }
         }
     };
-    let kinds = watched(&served, nodes_here);
     tracing::info!(
         server = %server,
-        resources = ?kinds.iter().map(|(ar, _)| resource_name(ar)).collect::<Vec<_>>(),
+        resources = ?kinds.iter().map(|w| resource_name(&w.resource)).collect::<Vec<_>>(),
         "watch: watching for changes between passes"
     );
     if kinds.is_empty() {
@@ -350,60 +300,23 @@ async fn watch_all(
     streams.kinds.store(kinds.len(), Ordering::SeqCst);
     let tasks = kinds
         .into_iter()
-        .map(|(ar, kind)| watch_one(client.clone(), ar, kind, tx.clone(), &streams));
+        .map(|w| watch_one(client.clone(), w, tx.clone(), &streams));
     futures_util::future::join_all(tasks).await;
 }
 
-/// Every object of the kind (paginated), with what the family reads of each, and the list's
-/// resourceVersion to watch from.
-async fn list_all(
-    api: &Api<DynamicObject>,
-    kind: Kind,
-) -> Result<(HashMap<String, u64>, String), ::kube::Error> {
-    let mut seen = HashMap::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut lp = ListParams::default().limit(500);
-        if let Some(t) = &token {
-            lp = lp.continue_token(t);
-        }
-        let (items, meta) = if kind == Kind::Metadata {
-            let l = api.list_metadata(&lp).await?;
-            let items: Vec<Value> = l
-                .items
-                .iter()
-                .map(|o| serde_json::to_value(o).unwrap_or_default())
-                .collect();
-            (items, l.metadata)
-        } else {
-            let l = api.list(&lp).await?;
-            let items: Vec<Value> = l
-                .items
-                .iter()
-                .map(|o| serde_json::to_value(o).unwrap_or_default())
-                .collect();
-            (items, l.metadata)
-        };
-        for v in &items {
-            seen.insert(key_of(v), fingerprint(kind, v));
-        }
-        token = meta.continue_.filter(|t| !t.is_empty());
-        if token.is_none() {
-            return Ok((seen, meta.resource_version.unwrap_or_default()));
-        }
+/// One kind, followed for as long as the watcher lives.
+async fn watch_one(client: Client, kind: Watched, tx: mpsc::SyncSender<Change>, streams: &Streams) {
+    let name = resource_name(&kind.resource);
+    let config = watcher::Config::default().timeout(WATCH_SECONDS);
+    let events = if kind.metadata_only {
+        let api = Api::<PartialObjectMeta<DynamicObject>>::all_with(client, &kind.resource);
+        watcher(api, config).map(as_json).boxed()
+    } else {
+        let api = Api::<DynamicObject>::all_with(client, &kind.resource);
+        watcher(api, config).map(as_json).boxed()
     }
-}
-
-/// One kind, listed then watched, for as long as the watcher lives.
-async fn watch_one(
-    client: Client,
-    ar: ApiResource,
-    kind: Kind,
-    tx: mpsc::SyncSender<Change>,
-    streams: &Streams,
-) {
-    let api: Api<DynamicObject> = Api::all_with(client, &ar);
-    let name = resource_name(&ar);
+    .default_backoff();
+    let mut events = std::pin::pin!(events);
     let send = |object: String, what: ChangeKind| {
         // Full: a pass is due already and reads everything; the change adds nothing to it.
         let _ = tx.try_send(Change {
@@ -412,169 +325,110 @@ async fn watch_one(
             what,
         });
     };
-    let mut failures = 0u32;
-    let mut seen: Option<HashMap<String, u64>> = None;
-    'list: loop {
-        let (fresh, mut version) = match list_all(&api, kind).await {
-            Ok(l) => l,
-            Err(e) => {
-                let delay = backoff(failures);
-                failures += 1;
-                tracing::warn!(resource = %name, error = %e, "watch: cannot list {name}; trying again in {delay:?}");
-                tokio::time::sleep(delay).await;
-                continue;
+    // What was seen of each object, from the last complete list on; `None` before the first.
+    let mut known: Option<HashMap<String, u64>> = None;
+    // A list under way.
+    let mut listing = HashMap::new();
+    let mut open = Open::new(&streams.open);
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(Event::Init) => {
+                open.close();
+                listing.clear();
             }
-        };
-        if let Some(old) = seen.take() {
-            for (k, fp) in &fresh {
-                if old.get(k) != Some(fp) {
-                    send(k.clone(), ChangeKind::Relisted);
-                }
+            Ok(Event::InitApply(v)) => {
+                listing.insert(key_of(&v), (kind.digest)(&v));
             }
-            for k in old.keys().filter(|k| !fresh.contains_key(*k)) {
-                send(k.clone(), ChangeKind::Deleted);
-            }
-        }
-        let mut known = fresh;
-        loop {
-            let wp = WatchParams::default().timeout(WATCH_SECONDS);
-            let opened = Instant::now();
-            let stream = if kind == Kind::Metadata {
-                api.watch_metadata(&wp, &version)
-                    .await
-                    .map(|s| s.map(|e| e.map(event_value)).boxed_local())
-            } else {
-                api.watch(&wp, &version)
-                    .await
-                    .map(|s| s.map(|e| e.map(event_value)).boxed_local())
-            };
-            let mut stream = match stream {
-                Ok(s) => s,
-                Err(::kube::Error::Api(s)) if s.code == 410 => {
-                    tracing::info!(resource = %name, resource_version = %version, "watch: the history of {name} was compacted past resourceVersion {version} (410 Expired): listing it again");
-                    seen = Some(known);
-                    continue 'list;
-                }
-                Err(e) => {
-                    let delay = backoff(failures);
-                    failures += 1;
-                    tracing::warn!(resource = %name, error = %e, "watch: cannot watch {name}; trying again in {delay:?}");
-                    tokio::time::sleep(delay).await;
-                    continue;
-                }
-            };
-            tracing::debug!(resource = %name, resource_version = %version, "watch: watching {name}");
-            let mut events = 0usize;
-            // After the stream: wait this long, and list again rather than watch.
-            let mut pause = None;
-            let mut relist = false;
-            {
-                let _open = Open::new(&streams.open);
-                while let Some(event) = stream.next().await {
-                    events += 1;
-                    match event {
-                        Ok(WatchEvent::Added(v) | WatchEvent::Modified(v)) => {
-                            failures = 0;
-                            if let Some(rv) = v
-                                .pointer("/metadata/resourceVersion")
-                                .and_then(Value::as_str)
-                            {
-                                version = rv.to_owned();
-                            }
-                            let k = key_of(&v);
-                            let fp = fingerprint(kind, &v);
-                            match known.insert(k.clone(), fp) {
-                                None => send(k, ChangeKind::Added),
-                                Some(old) if old != fp => send(k, ChangeKind::Changed),
-                                Some(_) => {}
-                            }
-                        }
-                        Ok(WatchEvent::Deleted(v)) => {
-                            if let Some(rv) = v
-                                .pointer("/metadata/resourceVersion")
-                                .and_then(Value::as_str)
-                            {
-                                version = rv.to_owned();
-                            }
-                            let k = key_of(&v);
-                            if known.remove(&k).is_some() {
-                                send(k, ChangeKind::Deleted);
-                            }
-                        }
-                        Ok(WatchEvent::Bookmark(b)) => version = b.metadata.resource_version,
-                        Ok(WatchEvent::Error(s)) if s.code == 410 => {
-                            tracing::info!(resource = %name, resource_version = %version, "watch: the history of {name} was compacted past resourceVersion {version} (410 Expired): listing it again");
-                            relist = true;
-                            break;
-                        }
-                        Ok(WatchEvent::Error(s)) => {
-                            let delay = backoff(failures);
-                            failures += 1;
-                            tracing::warn!(resource = %name, code = s.code, "watch: the server ended the watch of {name} with an error ({}: {}); listing it again in {delay:?}", s.reason, s.message);
-                            pause = Some(delay);
-                            relist = true;
-                            break;
-                        }
-                        Err(e) => {
-                            let delay = backoff(failures);
-                            failures += 1;
-                            tracing::warn!(resource = %name, error = %e, "watch: the watch of {name} broke; watching again in {delay:?}");
-                            pause = Some(delay);
-                            break;
+            Ok(Event::InitDone) => {
+                let fresh = std::mem::take(&mut listing);
+                if let Some(old) = known {
+                    for (k, fp) in &fresh {
+                        if old.get(k) != Some(fp) {
+                            send(k.clone(), ChangeKind::Relisted);
                         }
                     }
+                    for k in old.keys().filter(|k| !fresh.contains_key(*k)) {
+                        send(k.clone(), ChangeKind::Deleted);
+                    }
+                }
+                known = Some(fresh);
+                tracing::debug!(resource = %name, "watch: listed {name}; watching it");
+                open.open();
+            }
+            Ok(Event::Apply(v)) => {
+                open.open();
+                let known = known.get_or_insert_default();
+                let k = key_of(&v);
+                let fp = (kind.digest)(&v);
+                match known.insert(k.clone(), fp) {
+                    None => send(k, ChangeKind::Added),
+                    Some(old) if old != fp => send(k, ChangeKind::Changed),
+                    Some(_) => {}
                 }
             }
-            if let Some(delay) = pause {
-                tokio::time::sleep(delay).await;
+            Ok(Event::Delete(v)) => {
+                open.open();
+                let k = key_of(&v);
+                if known.as_mut().and_then(|known| known.remove(&k)).is_some() {
+                    send(k, ChangeKind::Deleted);
+                }
             }
-            if relist {
-                seen = Some(known);
-                continue 'list;
+            Err(watcher::Error::WatchError(s)) if s.code == 410 => {
+                open.close();
+                tracing::info!(resource = %name, "watch: the history of {name} was compacted past the resourceVersion watched from (410 Expired): listing it again");
             }
-            if pause.is_some() {
-                continue;
-            }
-            // The server ends a watch at its timeout: go on from the last resourceVersion. A
-            // stream that ends at once, empty, again and again is a server in trouble: wait.
-            if events == 0 && opened.elapsed() < Duration::from_secs(1) {
-                let delay = backoff(failures);
-                failures += 1;
-                tracing::warn!(resource = %name, "watch: the server closed the watch of {name} at once; watching again in {delay:?}");
-                tokio::time::sleep(delay).await;
-            } else {
-                tracing::debug!(resource = %name, resource_version = %version, "watch: the server closed the watch of {name}; watching again from resourceVersion {version}");
+            Err(e) => {
+                open.close();
+                tracing::warn!(resource = %name, error = %e, "watch: the watch of {name} failed; trying again after a growing delay");
             }
         }
     }
 }
 
-/// Counts an open watch for as long as it lives.
-struct Open<'a>(&'a AtomicUsize);
+/// Counts a kind as watched while it is: from the end of its list to its next failure, and
+/// again from the next event after one (kube's watcher resumes without telling).
+struct Open<'a> {
+    count: &'a AtomicUsize,
+    counted: bool,
+}
 
 impl<'a> Open<'a> {
-    fn new(n: &'a AtomicUsize) -> Self {
-        n.fetch_add(1, Ordering::SeqCst);
-        Open(n)
+    fn new(count: &'a AtomicUsize) -> Self {
+        Open {
+            count,
+            counted: false,
+        }
+    }
+
+    fn open(&mut self) {
+        if !std::mem::replace(&mut self.counted, true) {
+            self.count.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn close(&mut self) {
+        if std::mem::replace(&mut self.counted, false) {
+            self.count.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
 impl Drop for Open<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.close();
     }
 }
 
-/// A watch event with its object as JSON.
-fn event_value<K: serde::Serialize>(e: WatchEvent<K>) -> WatchEvent<Value> {
+/// A watcher event with its object as JSON, the form digests read.
+fn as_json<K: serde::Serialize>(e: watcher::Result<Event<K>>) -> watcher::Result<Event<Value>> {
     let v = |o: K| serde_json::to_value(o).unwrap_or_default();
-    match e {
-        WatchEvent::Added(o) => WatchEvent::Added(v(o)),
-        WatchEvent::Modified(o) => WatchEvent::Modified(v(o)),
-        WatchEvent::Deleted(o) => WatchEvent::Deleted(v(o)),
-        WatchEvent::Bookmark(b) => WatchEvent::Bookmark(b),
-        WatchEvent::Error(s) => WatchEvent::Error(s),
-    }
+    e.map(|e| match e {
+        Event::Apply(o) => Event::Apply(v(o)),
+        Event::Delete(o) => Event::Delete(v(o)),
+        Event::Init => Event::Init,
+        Event::InitApply(o) => Event::InitApply(v(o)),
+        Event::InitDone => Event::InitDone,
+    })
 }
 
 #[cfg(test)]
@@ -583,72 +437,15 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn only_what_the_family_reads_makes_a_change() {
-        let node = json!({
-            "metadata": {"name": "n1", "resourceVersion": "1", "labels": {"a": "b"}},
-            "status": {"conditions": [{"type": "Ready", "status": "True",
-                "lastHeartbeatTime": "2026-01-01T00:00:00Z", "lastTransitionTime": "2025-01-01T00:00:00Z"}]}
-        });
-        let host = json!({
-            "metadata": {"name": "h1", "namespace": "ns", "resourceVersion": "1"},
-            "spec": {"online": true},
-            "status": {"poweredOn": true, "lastUpdated": "2026-01-01T00:00:00Z"}
-        });
-        let same = |kind, a: &Value, path: &str, new: Value| {
-            let mut b = a.clone();
-            *b.pointer_mut(path).unwrap_or_else(|| panic!("{path}")) = new;
-            fingerprint(kind, a) == fingerprint(kind, &b)
-        };
-        let cluster = json!({
-            "metadata": {"name": "c1", "namespace": "ns", "resourceVersion": "1"},
-            "spec": {"paused": false},
-            "status": {"phase": "Provisioned"}
-        });
-        let cases: [(Kind, &Value, &str, Value, bool); 10] = [
-            (Kind::Cluster, &cluster, "/spec/paused", json!(true), false),
-            (Kind::Cluster, &cluster, "/status/phase", json!("x"), true),
-            (
-                Kind::Node,
-                &node,
-                "/metadata/resourceVersion",
-                json!("2"),
-                true,
-            ),
-            (
-                Kind::Node,
-                &node,
-                "/status/conditions/0/lastHeartbeatTime",
-                json!("x"),
-                true,
-            ),
-            (
-                Kind::Node,
-                &node,
-                "/status/conditions/0/status",
-                json!("False"),
-                false,
-            ),
-            (Kind::Node, &node, "/metadata/labels", json!({}), false),
-            (Kind::Host, &host, "/status/lastUpdated", json!("x"), true),
-            (Kind::Host, &host, "/status/poweredOn", json!(false), false),
-            (Kind::Host, &host, "/spec/online", json!(false), false),
-            (
-                Kind::Metadata,
-                &host,
-                "/status/poweredOn",
-                json!(false),
-                true,
-            ),
-        ];
-        for (kind, obj, path, new, want) in cases {
-            assert_eq!(same(kind, obj, path, new), want, "{kind:?} {path}");
-        }
+    fn objects_are_named_by_namespace_and_name() {
+        let host = json!({"metadata": {"name": "h1", "namespace": "ns"}});
+        let node = json!({"metadata": {"name": "n1"}});
         assert_eq!(key_of(&host), "ns/h1");
         assert_eq!(key_of(&node), "n1");
     }
 
     #[test]
-    fn the_backoff_doubles_to_thirty_seconds() {
+    fn discovery_is_asked_again_after_one_second_doubling_to_thirty() {
         let got: Vec<u64> = (0..8).map(|n| backoff(n).as_secs()).collect();
         assert_eq!(got, [1, 2, 4, 8, 16, 30, 30, 30]);
     }

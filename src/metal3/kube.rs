@@ -25,13 +25,14 @@
 //! The backend owns a current-thread tokio runtime and blocks on it, so its methods must not be
 //! called from inside another tokio runtime.
 
-pub(crate) mod discovery;
+mod discovery;
 mod events;
 mod taint;
+pub mod watch;
 pub mod workload;
 
 // Generic Kubernetes code, where it was before it served more than this family.
-pub use crate::k8s::{lease, watch};
+pub use crate::k8s::lease;
 
 pub use crate::k8s::Source;
 pub use crate::k8s::errors::{CONFLICT_HINT, is_conflict};
@@ -42,6 +43,7 @@ use crate::engine::{Backend, BackendError, ObjectRef, WriteGuard};
 use crate::k8s::client::{build, load, runtime};
 use crate::k8s::drain::{self, Cordon, Drainer, Outcome};
 use crate::k8s::errors::{Call, from_kube, nonsense};
+use crate::k8s::resource_name;
 use ::kube::api::{
     DeleteParams, DynamicObject, GetParams, ListParams, Patch, PatchParams, Preconditions,
 };
@@ -206,15 +208,7 @@ impl KubeBackend {
 }
 
 /// `machines.cluster.x-k8s.io`, `nodes`: how the API server names a resource in messages.
-pub(crate) fn resource_name(ar: &ApiResource) -> String {
-    if ar.group.is_empty() {
-        ar.plural.clone()
-    } else {
-        format!("{}.{}", ar.plural, ar.group)
-    }
-}
-
-pub(crate) fn core(kind: &str, plural: &str) -> ApiResource {
+fn core(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: String::new(),
         version: "v1".into(),

@@ -5,14 +5,14 @@ use ::kube::core::ApiResource;
 use ::kube::discovery::{ApiGroup, Discovery, verbs};
 use std::collections::BTreeMap;
 
-pub(crate) const CAPI: &str = "cluster.x-k8s.io";
-pub(crate) const INFRA: &str = "infrastructure.cluster.x-k8s.io";
-pub(crate) const METAL3: &str = "metal3.io";
-pub(crate) const OPENSHIFT: &str = "machine.openshift.io";
-pub(crate) const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
+pub(super) const CAPI: &str = "cluster.x-k8s.io";
+pub(super) const INFRA: &str = "infrastructure.cluster.x-k8s.io";
+pub(super) const METAL3: &str = "metal3.io";
+pub(super) const OPENSHIFT: &str = "machine.openshift.io";
+pub(super) const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
 
 /// The groups discovery asks about: nothing else is queried.
-pub(crate) const GROUPS: &[&str] = &[CAPI, INFRA, METAL3, OPENSHIFT, CONTROL_PLANE];
+pub(super) const GROUPS: &[&str] = &[CAPI, INFRA, METAL3, OPENSHIFT, CONTROL_PLANE];
 
 /// Cluster API's versions, most preferred first: v1beta2 is the storage version since CAPI
 /// 1.11; older management clusters serve only v1beta1. The fields the family reads
@@ -21,7 +21,7 @@ const CAPI_VERSIONS: &[&str] = &["v1beta2", "v1beta1"];
 
 /// What the management cluster serves of the kinds the family reads (`None`: not served).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Served {
+pub(super) struct Served {
     pub machines: Option<ApiResource>,
     pub openshift_machines: Option<ApiResource>,
     pub metal3_machines: Option<ApiResource>,
@@ -31,7 +31,7 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    pub(crate) fn from_discovery(d: &Discovery) -> Served {
+    pub(super) fn from_discovery(d: &Discovery) -> Served {
         let group = |g: &str| d.get(g);
         let capi = |g: Option<&ApiGroup>, kind: &str| g.and_then(|g| pick(g, kind, CAPI_VERSIONS));
         let mut scopes: Vec<ApiResource> = ["MachineSet", "MachineDeployment", "Cluster"]
@@ -89,14 +89,14 @@ fn found() -> std::sync::MutexGuard<'static, BTreeMap<String, (Served, std::time
 }
 
 /// What discovery found on `server` less than [`TRUSTED_FOR`] ago, if anything.
-pub(crate) fn cached(server: &str) -> Option<Served> {
+pub(super) fn cached(server: &str) -> Option<Served> {
     found()
         .get(server)
         .filter(|(_, at)| at.elapsed() < TRUSTED_FOR)
         .map(|(served, _)| served.clone())
 }
 
-pub(crate) fn remember(server: &str, served: &Served) {
+pub(super) fn remember(server: &str, served: &Served) {
     found().insert(
         server.to_owned(),
         (served.clone(), std::time::Instant::now()),
@@ -104,7 +104,7 @@ pub(crate) fn remember(server: &str, served: &Served) {
 }
 
 /// Drops what was found on `server`: a kind it listed is not served any more.
-pub(crate) fn forget(server: &str) {
+pub(super) fn forget(server: &str) {
     found().remove(server);
 }
 
