@@ -33,7 +33,7 @@ pub fn tidy_query(uri: &str) -> Option<String> {
     (fixed != uri).then_some(fixed)
 }
 
-/// The name of a resource in messages: `baremetalhosts.metal3.io`, `nodes`.
+/// The name of a resource in messages: `deployments.apps`, `nodes`.
 pub fn resource_name(ar: &::kube::core::ApiResource) -> String {
     if ar.group.is_empty() {
         ar.plural.clone()

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 /// A change one of the watches saw, for the log line that starts the next pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
-    /// `baremetalhosts.metal3.io`, `nodes`.
+    /// `deployments.apps`, `nodes`.
     pub resource: String,
     /// `NAMESPACE/NAME`, or `NAME` for cluster-scoped kinds.
     pub object: String,
