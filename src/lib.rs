@@ -19,5 +19,6 @@ pub mod metal3;
 pub mod metrics;
 pub mod report;
 pub mod sabakan;
+pub mod transport;
 
 pub use face::cli;
