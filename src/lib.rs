@@ -15,6 +15,7 @@ pub mod ganeti;
 pub mod k8s;
 pub mod lock;
 pub mod machines;
+pub mod marks_map;
 pub mod metal3;
 pub mod metrics;
 pub mod report;
