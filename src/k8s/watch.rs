@@ -29,6 +29,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
@@ -67,6 +68,13 @@ impl std::fmt::Display for Change {
 /// A digest of what the caller reads of an object (JSON as the server sends it): an event
 /// that leaves it the same is no change.
 pub type Digest = Arc<dyn Fn(&Value) -> u64 + Send + Sync>;
+
+/// Finding the kinds to watch on a server.
+pub type Discovering = Pin<Box<dyn Future<Output = Result<Vec<Watched>, ::kube::Error>>>>;
+
+/// How the kinds to watch are found: asked with a client of the server, again after a growing
+/// delay until it answers.
+pub type Discover = Box<dyn FnMut(Client) -> Discovering + Send>;
 
 /// One kind to watch.
 #[derive(Clone)]
@@ -110,46 +118,33 @@ pub const PENDING: usize = 1024;
 const WATCH_SECONDS: u32 = 290;
 
 impl Watcher {
-    /// Starts watching the cluster `source` names; `discover` tells which kinds, asked (again
-    /// after a growing delay, until it answers) once the watching thread runs; `timeout` is how
-    /// long one request other than a watch may take.
-    pub fn connect<D, F>(
+    /// Starts watching the cluster `source` names; `discover` tells which kinds, once the
+    /// watching thread runs; `timeout` is how long one request other than a watch may take.
+    pub fn connect(
         source: &Source,
         timeout: Duration,
-        discover: D,
-    ) -> Result<Watcher, BackendError>
-    where
-        D: FnMut(Client) -> F + Send + 'static,
-        F: Future<Output = Result<Vec<Watched>, ::kube::Error>>,
-    {
+        discover: Discover,
+    ) -> Result<Watcher, BackendError> {
         let rt = runtime()?;
         let config = rt.block_on(load(source))?;
         Self::start(rt, config, timeout, discover)
     }
 
     /// Starts watching the server of a client configuration (the tests' fake server gives one).
-    pub fn from_config<D, F>(
+    pub fn from_config(
         config: Config,
         timeout: Duration,
-        discover: D,
-    ) -> Result<Watcher, BackendError>
-    where
-        D: FnMut(Client) -> F + Send + 'static,
-        F: Future<Output = Result<Vec<Watched>, ::kube::Error>>,
-    {
+        discover: Discover,
+    ) -> Result<Watcher, BackendError> {
         Self::start(runtime()?, config, timeout, discover)
     }
 
-    fn start<D, F>(
+    fn start(
         rt: tokio::runtime::Runtime,
         mut config: Config,
         timeout: Duration,
-        discover: D,
-    ) -> Result<Watcher, BackendError>
-    where
-        D: FnMut(Client) -> F + Send + 'static,
-        F: Future<Output = Result<Vec<Watched>, ::kube::Error>>,
-    {
+        discover: Discover,
+    ) -> Result<Watcher, BackendError> {
         harden(&mut config, timeout)?;
         // A watch answers only when something changes: the read timeout must outlast the
         // server's own end of the request.
@@ -267,16 +262,13 @@ pub fn key_of(v: &Value) -> String {
     }
 }
 
-async fn watch_all<D, F>(
+async fn watch_all(
     client: Client,
     server: String,
-    mut discover: D,
+    mut discover: Discover,
     tx: mpsc::SyncSender<Change>,
     streams: Arc<Streams>,
-) where
-    D: FnMut(Client) -> F,
-    F: Future<Output = Result<Vec<Watched>, ::kube::Error>>,
-{
+) {
     let mut failures = 0;
     let kinds = loop {
         match discover(client.clone()).await {

@@ -426,11 +426,6 @@ pub(super) fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
     h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
-/// TLS 1.2 is preferred for Ganeti's RAPI, for speed. Its Python server sends TLS 1.3's
-/// session tickets after the handshake and leaves Nagle's algorithm on, so its answer waits
-/// until the client acknowledges them, which Linux delays by 40 ms: every TLS 1.3 request to
-/// the RAPI took at least 50 ms, and the same over TLS 1.2 about 18 ms (docs/ganeti-bench.md).
-
 pub(super) fn build_client(
     endpoint: &Endpoint,
     connect_timeout: Duration,

@@ -15,6 +15,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 pub use crate::k8s::watch::{Change, ChangeKind, PENDING, Watched, Watcher};
+use crate::k8s::watch::{Discover, Discovering};
 
 /// Starts watching the management cluster `source` names.
 pub fn connect(source: &Source, options: &Options) -> Result<Watcher, BackendError> {
@@ -27,13 +28,9 @@ pub fn from_config(config: Config, options: &Options) -> Result<Watcher, Backend
 }
 
 /// Asks the server which of the family's kinds it serves.
-fn discover(
-    workload: Workload,
-) -> impl FnMut(Client) -> std::pin::Pin<Box<dyn Future<Output = Result<Vec<Watched>, ::kube::Error>>>>
-+ Send
-+ 'static {
+fn discover(workload: Workload) -> Discover {
     let nodes_here = workload == Workload::Management;
-    move |client| {
+    Box::new(move |client: Client| -> Discovering {
         Box::pin(async move {
             let d = ::kube::Discovery::new(client)
                 .filter(discovery::GROUPS)
@@ -41,7 +38,7 @@ fn discover(
                 .await?;
             Ok(watched(&Served::from_discovery(&d), nodes_here))
         })
-    }
+    })
 }
 
 /// What the family reads of each kind (see `objects.rs`); anything else changing is no reason
