@@ -17,7 +17,7 @@ mod tests;
 #[cfg(test)]
 pub(crate) mod toy;
 
-use super::backend::{Backend, BackendError, Dying};
+use super::backend::{Backend, Dying, Intercepted, Interceptor, Write};
 use super::exec;
 use super::family::{Family, Health};
 use super::limits::Limits;
@@ -413,60 +413,34 @@ pub struct Advance<F: Family> {
     pub reason: String,
 }
 
-/// Logs what the watcher does to the world, and dies where the schedule says.
-struct Recording<'a, F: Family, B> {
-    inner: Dying<&'a mut B>,
-    log: CallLog<F>,
-}
-
-impl<F: Family, B: Backend<F>> Backend<F> for Recording<'_, F, B> {
-    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
-        self.inner.snapshot()
-    }
-    fn add_marks(&mut self, o: &ObjectRef, m: &[String], r: &str) -> Result<(), BackendError> {
-        self.inner.add_marks(o, m, r)?;
-        self.log
-            .added
-            .extend(m.iter().map(|m| (o.clone(), m.clone())));
-        Ok(())
-    }
-    fn remove_marks(&mut self, o: &ObjectRef, m: &[String], r: &str) -> Result<(), BackendError> {
-        self.inner.remove_marks(o, m, r)?;
-        self.log
-            .removed
-            .extend(m.iter().map(|m| (o.clone(), m.clone())));
-        Ok(())
-    }
-    fn submit(
-        &mut self,
-        t: &str,
-        op: &F::Op,
-        r: &str,
-        a: Option<&F::OpId>,
-    ) -> Result<F::OpId, BackendError> {
-        let id = self.inner.submit(t, op, r, a)?;
-        self.log.submitted.push(Submission {
-            target: t.to_owned(),
-            op: op.clone(),
-            reason: r.to_owned(),
-            id: id.clone(),
-        });
-        Ok(id)
-    }
-    fn advance(&mut self, o: &ObjectRef, op: &F::Op, r: &str) -> Result<(), BackendError> {
-        self.inner.advance(o, op, r)?;
-        self.log.advanced.push(Advance {
-            object: o.clone(),
-            op: op.clone(),
-            reason: r.to_owned(),
-        });
-        Ok(())
-    }
-    fn can_follow(&self, op: &F::Op) -> bool {
-        self.inner.can_follow(op)
-    }
-    fn supports(&self, step: F::Step) -> bool {
-        self.inner.supports(step)
+/// The log notes a write once it was made: one the kill refused never reached the world.
+impl<F: Family> Interceptor<F> for CallLog<F> {
+    fn after(&mut self, write: &Write<'_, F>, id: Option<&F::OpId>) {
+        match (write, id) {
+            (Write::AddMarks { object, marks, .. }, _) => self
+                .added
+                .extend(marks.iter().map(|m| ((*object).clone(), m.clone()))),
+            (Write::RemoveMarks { object, marks, .. }, _) => self
+                .removed
+                .extend(marks.iter().map(|m| ((*object).clone(), m.clone()))),
+            (
+                Write::Submit {
+                    target, op, reason, ..
+                },
+                Some(id),
+            ) => self.submitted.push(Submission {
+                target: (*target).to_owned(),
+                op: (*op).clone(),
+                reason: (*reason).to_owned(),
+                id: id.clone(),
+            }),
+            (Write::Submit { .. }, None) => {}
+            (Write::Advance { object, op, reason }, _) => self.advanced.push(Advance {
+                object: (*object).clone(),
+                op: (*op).clone(),
+                reason: (*reason).to_owned(),
+            }),
+        }
     }
 }
 
@@ -511,12 +485,10 @@ pub fn run_with<W: World>(
         if plan.fleet.halted.is_some() {
             stats.halted_passes += 1;
         }
-        let mut rec = Recording {
-            inner: Dying::new(world.backend(), kill_after),
-            log: CallLog::default(),
-        };
+        let mut rec =
+            Intercepted::wrap(Dying::new(world.backend(), kill_after), CallLog::default());
         let report = exec::execute(&plan, &mut rec);
-        let mut calls = rec.log;
+        let mut calls = rec.by;
         calls.crashed = report.crashed;
         if report.crashed {
             stats.kills += 1;
