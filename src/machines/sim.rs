@@ -31,7 +31,10 @@ use crate::engine::family::{Family, Health};
 use crate::engine::limits::Limits;
 use crate::engine::marks::{Codec, Mark, Pending, RepairResult};
 use crate::engine::object::ObjectRef;
-use crate::engine::sim::{CallLog, DownFact, OpFact, OpRun, PASS_SECONDS, Rng, SimConfig, World};
+pub use crate::engine::sim::START;
+use crate::engine::sim::{
+    self, CallLog, DownFact, OpFact, OpRun, PASS_SECONDS, Rng, SimConfig, World,
+};
 use crate::engine::text::rfc3339;
 use crate::sabakan::State;
 use rand::{Rng as _, SeedableRng};
@@ -42,9 +45,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The clock of the scenarios [`MachinesWorld::generate`] makes fleets for.
-pub const START: i64 = 1_800_000_000;
 
 /// Pods on a schedulable Node.
 const PODS: usize = 3;
@@ -548,40 +548,9 @@ fn broken(rule: &str, detail: String) -> Result<(), (String, String)> {
     Err((rule.to_owned(), detail))
 }
 
-/// One object's policy: `None` no policy mark, `Some(None)` suspended, `Some(Some(l))` repairs
-/// up to `l`.
-fn object_policy(marks: &[String], now: i64) -> Option<Option<Reach>> {
-    let parsed: Vec<Mark<'_, Reach>> = marks.iter().filter_map(|m| Labels::parse(m).ok()).collect();
-    if parsed.iter().any(|m| match m {
-        Mark::Suspend { until: None } => true,
-        Mark::Suspend { until: Some(u) } => *u > now,
-        _ => false,
-    }) {
-        return Some(None);
-    }
-    parsed
-        .iter()
-        .filter_map(|m| match m {
-            Mark::Policy(l) => Some(*l),
-            _ => None,
-        })
-        .min()
-        .map(Some)
-}
-
-fn scope_marks<'f>(fleet: &'f Snapshot, m: &Machine) -> Vec<&'f [String]> {
-    [m.rack.as_str(), kind::CLUSTER]
-        .into_iter()
-        .filter_map(|k| fleet.scopes.iter().find(|s| s.key == k))
-        .map(|s| s.marks.as_slice())
-        .collect()
-}
-
 /// The machine's effective policy, nearest first: its own labels, its rack's, the cluster's.
 fn policy(fleet: &Snapshot, m: &Machine, now: i64) -> Option<Option<Reach>> {
-    std::iter::once(m.marks.as_slice())
-        .chain(scope_marks(fleet, m))
-        .find_map(|marks| object_policy(marks, now))
+    sim::policy::<MachinesWorld>(fleet, m, now)
 }
 
 fn pendings(m: &Machine) -> impl Iterator<Item = Pending<'_, Reach>> {
@@ -1383,7 +1352,11 @@ impl World for MachinesWorld {
     }
 
     fn scope_marks<'f>(fleet: &'f Snapshot, m: &'f Machine) -> Vec<&'f [String]> {
-        scope_marks(fleet, m)
+        [m.rack.as_str(), kind::CLUSTER]
+            .into_iter()
+            .filter_map(|k| fleet.scopes.iter().find(|s| s.key == k))
+            .map(|s| s.marks.as_slice())
+            .collect()
     }
 
     fn ops(fleet: &Snapshot, now: i64) -> Vec<OpFact<'_, Machines>> {
@@ -1444,21 +1417,6 @@ impl World for MachinesWorld {
         // Creating an entry runs nothing: its steps are judged one by one, each at its own
         // level, by the family's rules.
         Reach::CHECK
-    }
-
-    fn marked_objects(fleet: &Snapshot) -> Vec<(String, &[String])> {
-        let mut out: Vec<(String, &[String])> = fleet
-            .scopes
-            .iter()
-            .map(|s| (s.key.clone(), s.marks.as_slice()))
-            .collect();
-        out.extend(fleet.machines.iter().map(|m| {
-            (
-                format!("{}/{}", kind::MACHINE, m.serial),
-                m.marks.as_slice(),
-            )
-        }));
-        out
     }
 
     fn check_pass(

@@ -15,13 +15,14 @@ use super::fixture;
 use super::marks::{Annotations, NODE_BACKUP_KEY, NODE_TAINTED_KEY};
 use super::objects::{
     CAPI_PAUSED_KEY, CLUSTER_NAME_LABEL, DETACHED_KEY, Host, Machine, PAUSED_KEY, REBOOT_KEY,
-    REQUEST_KEY, SKIP_REMEDIATION_KEY, Scope, Snapshot, ZONE_LABEL, kind,
+    REQUEST_KEY, SKIP_REMEDIATION_KEY, Snapshot, ZONE_LABEL, kind,
 };
 use super::{Metal3, Op, OpId, Remedy, Settings, Step, protocol};
 use crate::engine::backend::{Backend, BackendError};
 use crate::engine::family::{Family, Health, OpState};
 use crate::engine::marks::{Codec, Mark, Pending, RepairResult};
 use crate::engine::object::ObjectRef;
+pub use crate::engine::sim::START;
 use crate::engine::sim::{CallLog, DownFact, OpFact, OpRun, PASS_SECONDS, Rng, World};
 use rand::{Rng as _, SeedableRng};
 use serde::Serialize;
@@ -29,10 +30,6 @@ use serde_json::{Map, Value, json};
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-
-/// The clock of the scenarios [`Metal3World::generate`] makes fleets for: its timed suspends
-/// and recent results are relative to it.
-pub const START: i64 = 1_800_000_000;
 
 /// The settings the world is judged with: the planner under test must plan with them.
 pub fn settings() -> Settings {
@@ -1295,27 +1292,6 @@ impl World for Metal3World {
 
     fn level_of(op: &Op) -> Remedy {
         level_of(op)
-    }
-
-    fn marked_objects(fleet: &Snapshot) -> Vec<(String, &[String])> {
-        let mut out: Vec<(String, &[String])> = fleet
-            .scopes
-            .iter()
-            .map(|s: &Scope| (s.key.clone(), s.marks.as_slice()))
-            .collect();
-        out.extend(
-            fleet
-                .hosts
-                .iter()
-                .map(|h| (format!("{}/{}", kind::HOST, h.key), h.marks.as_slice())),
-        );
-        out.extend(fleet.machines.iter().enumerate().map(|(k, m)| {
-            (
-                format!("{}/{}#{k}", kind::MACHINE, m.key),
-                m.marks.as_slice(),
-            )
-        }));
-        out
     }
 
     fn check_pass(

@@ -30,9 +30,13 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 pub use admin::{AdminEdit, apply as admin_edit};
+pub use oracle::{object_policy, policy};
 
 /// Seconds between passes (cron every 5 minutes).
 pub const PASS_SECONDS: i64 = 300;
+
+/// The clock at which the worlds' fixtures and tests start (2027-01-15).
+pub const START: i64 = 1_800_000_000;
 
 /// The random source of every scenario: seeded, portable, the same on every machine.
 pub type Rng = rand_chacha::ChaCha8Rng;
@@ -115,8 +119,27 @@ pub trait World: Sized {
     fn ops(fleet: &Self::Fleet, now: i64) -> Vec<OpFact<'_, Self::Family>>;
     /// The least level whose repairs may run this operation.
     fn level_of(op: &<Self::Family as Family>::Op) -> LevelOf<Self>;
-    /// Every object that carries marks, by a key unique in the fleet (even where names repeat).
-    fn marked_objects(fleet: &Self::Fleet) -> Vec<(String, &[String])>;
+    /// Every object that carries marks, by a key unique in the fleet (even where names repeat):
+    /// by default the family's mark holders and its targets, each target keyed by its position
+    /// too. A world whose family leaves a marked object out of its holders names it here.
+    fn marked_objects(fleet: &Self::Fleet) -> Vec<(String, &[String])> {
+        type Fam<W> = <W as World>::Family;
+        let mut out: Vec<(String, &[String])> = Fam::<Self>::holders(fleet)
+            .into_iter()
+            .map(|h| (h.object.to_string(), h.marks))
+            .collect();
+        let kind = Fam::<Self>::WORDS.target;
+        out.extend(
+            Fam::<Self>::targets(fleet)
+                .iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    let name = Fam::<Self>::name(t);
+                    (format!("{kind}/{name}#{k}"), Fam::<Self>::marks(t))
+                }),
+        );
+        out
+    }
 
     /// The family's own safety rules, checked after every pass once the engine's hold:
     /// `before` is the fleet the watcher read, [`World::fleet`] the world right after it acted
