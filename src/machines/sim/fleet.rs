@@ -2,6 +2,7 @@
 //! synthetic fleets.
 
 use super::*;
+use crate::engine::sim::{self, DrawnPolicy};
 
 /// The machines as sabakan's REST API lists them, and the Nodes as `kubectl get nodes -o json`
 /// does, from a snapshot read at `at`: what the backend reads of them at `at` comes back the
@@ -119,10 +120,6 @@ pub(super) fn label_pairs(pairs: &[(String, String)]) -> serde_json::Map<String,
     pairs.iter().map(|(k, v)| (k.clone(), json!(v))).collect()
 }
 
-pub(super) fn uuid(rng: &mut Rng) -> String {
-    uuid::Uuid::from_u128(rng.random()).to_string()
-}
-
 /// About `targets` machines over racks of eight, each rack with a boot server that holds its
 /// labels (the first also the cluster's). Most machines are Nodes of the cluster, three of
 /// them control planes; machine types with procedures of one to three steps, and a few of a
@@ -142,18 +139,14 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
         Reach::ALL_STEPS,
     ];
     let policy = |rng: &mut Rng, suspend: f64, level: f64| -> Vec<(String, String)> {
-        let roll: f64 = rng.random();
         let mut out = Vec::new();
-        if roll < suspend {
-            let value = if rng.random_bool(0.5) {
-                String::new()
-            } else {
-                (START + rng.random_range(1..20) * PASS_SECONDS).to_string()
-            };
-            out.push((labels::SUSPEND.to_owned(), value));
-        } else if roll < suspend + level {
-            let l = levels[rng.random_range(0..levels.len())];
-            out.push((labels::POLICY.to_owned(), l.to_string()));
+        match sim::draw_policy(rng, suspend, level, &levels) {
+            Some(DrawnPolicy::Suspend(until)) => out.push((
+                labels::SUSPEND.to_owned(),
+                until.map_or_else(String::new, |t| t.to_string()),
+            )),
+            Some(DrawnPolicy::Allow(l)) => out.push((labels::POLICY.to_owned(), l.to_string())),
+            None => {}
         }
         out
     };
@@ -203,7 +196,7 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
                 };
             } else if roll < 0.16 {
                 // A finished entry of an earlier repair, with its result.
-                let id = uuid(&mut rng);
+                let id = sim::draw_uuid(&mut rng);
                 let index = 900 + n as u64;
                 let operation = "unhealthy";
                 pairs.push((
@@ -229,7 +222,7 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
                 pairs.push((a.into(), b.into()));
             } else if roll < 0.18 && room {
                 broken_at_start += 1;
-                let id = uuid(&mut rng);
+                let id = sim::draw_uuid(&mut rng);
                 state = "unhealthy";
                 let result = Labels::render_result(
                     Reach::step(2),

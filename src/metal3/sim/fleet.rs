@@ -2,6 +2,7 @@
 //! snapshot as the objects the backend reads, and generating synthetic fleets.
 
 use super::*;
+use crate::engine::sim::{self, DrawnPolicy};
 
 pub(super) fn items(file: &ObjectsFile) -> &[Value] {
     file.list()["items"].as_array().map_or(&[], Vec::as_slice)
@@ -235,10 +236,6 @@ pub(super) fn as_refs(v: &[(String, String)]) -> Vec<(&str, &str)> {
     v.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
-pub(super) fn uuid(rng: &mut Rng) -> String {
-    uuid::Uuid::from_u128(rng.random()).to_string()
-}
-
 /// About `targets` Machines in two clusters (`prod`, three quarters of them, and `edge`) over
 /// three zones, each with its host and Node. Each cluster has a control plane of three and two
 /// MachineDeployments with a MachineSet each; one Machine in ten has no owner. Policies and
@@ -254,18 +251,16 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
     let levels = [Remedy::Drain, Remedy::PowerCycle, Remedy::Reprovision];
     // A policy, a suspend, or nothing, with the odds given for each.
     let policy = |rng: &mut Rng, suspend: f64, level: f64| -> Vec<(String, String)> {
-        let roll: f64 = rng.random();
         let mut out = Vec::new();
-        if roll < suspend {
-            let value = if rng.random_bool(0.5) {
-                String::new()
-            } else {
-                (START + rng.random_range(1..20) * PASS_SECONDS).to_string()
-            };
-            out.push((crate::metal3::marks::SUSPEND_KEY.to_owned(), value));
-        } else if roll < suspend + level {
-            let l = levels[rng.random_range(0..levels.len())];
-            out.push((crate::metal3::marks::POLICY_KEY.to_owned(), l.to_string()));
+        match sim::draw_policy(rng, suspend, level, &levels) {
+            Some(DrawnPolicy::Suspend(until)) => out.push((
+                crate::metal3::marks::SUSPEND_KEY.to_owned(),
+                until.map_or_else(String::new, |t| t.to_string()),
+            )),
+            Some(DrawnPolicy::Allow(l)) => {
+                out.push((crate::metal3::marks::POLICY_KEY.to_owned(), l.to_string()))
+            }
+            None => {}
         }
         if rng.random_bool(0.3) {
             out.push((
@@ -343,14 +338,14 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
             } else if roll < 0.06 {
                 m = m.annotate("autorepair.io/owner", "team-1");
             } else if roll < 0.1 {
-                let id = uuid(&mut rng);
+                let id = sim::draw_uuid(&mut rng);
                 let at = START - rng.random_range(1..10) * PASS_SECONDS;
                 m = m.annotate(
                     &format!("autorepair.io/repair.{id}"),
                     &format!("result:power-cycle:{at}:success:power-cycle.{id}"),
                 );
             } else if roll < 0.12 {
-                let id = uuid(&mut rng);
+                let id = sim::draw_uuid(&mut rng);
                 m = m.annotate(
                     &format!("autorepair.io/repair.{id}"),
                     &format!(

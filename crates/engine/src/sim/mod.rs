@@ -41,6 +41,41 @@ pub const START: i64 = 1_800_000_000;
 /// The random source of every scenario: seeded, portable, the same on every machine.
 pub type Rng = rand_chacha::ChaCha8Rng;
 
+/// A policy a generated fleet gives an object ([`draw_policy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DrawnPolicy<L> {
+    /// A suspend: permanent, or until the time given.
+    Suspend(Option<i64>),
+    Allow(L),
+}
+
+/// With odds `suspend` a suspend (half of them timed, ending within 20 passes of [`START`]),
+/// else with odds `allow` a policy of one of `levels`, else nothing. The worlds' generators
+/// spread policies over their objects with it.
+pub fn draw_policy<L: Copy>(
+    rng: &mut Rng,
+    suspend: f64,
+    allow: f64,
+    levels: &[L],
+) -> Option<DrawnPolicy<L>> {
+    let roll: f64 = rng.random();
+    if roll < suspend {
+        let until = (!rng.random_bool(0.5)).then(|| START + rng.random_range(1..20) * PASS_SECONDS);
+        Some(DrawnPolicy::Suspend(until))
+    } else if roll < suspend + allow {
+        Some(DrawnPolicy::Allow(
+            levels[rng.random_range(0..levels.len())],
+        ))
+    } else {
+        None
+    }
+}
+
+/// A repair id for a generated fleet's marks.
+pub fn draw_uuid(rng: &mut Rng) -> String {
+    uuid::Uuid::from_u128(rng.random()).to_string()
+}
+
 /// A world's ladder.
 pub type LevelOf<W> = <<W as World>::Family as Family>::Level;
 /// One event of a world's scenarios.
