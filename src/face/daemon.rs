@@ -5,7 +5,7 @@
 
 use super::settings::{Leader, Run, Source};
 use super::{Error, LOG_TARGET};
-use crate::engine::{Backend, BackendError, Family, ObjectRef, WriteGuard};
+use crate::engine::{Backend, BackendError, Family, Intercepted, Interceptor, Write, WriteGuard};
 use crate::k8s::lease::{Elector, Term, Timing};
 use crate::k8s::watch::Watcher;
 use crate::metal3::kube::watch;
@@ -221,74 +221,29 @@ fn write_guard(stop: Arc<AtomicBool>, term: Option<Term>) -> WriteGuard {
     })
 }
 
-/// A backend whose every write is first asked of a [`WriteGuard`]; the guard is handed on to
-/// the backend too, for the calls that make several writes (a drain's evictions).
-pub struct Guarded<B> {
-    inner: B,
+/// Asks a [`WriteGuard`] before every write of the backend it wraps; the guard is handed on
+/// to the backend too, for the calls that make several writes (a drain's evictions).
+pub struct Guarded {
     guard: WriteGuard,
 }
 
-impl<B> Guarded<B> {
-    pub fn new<F: Family>(mut inner: B, guard: WriteGuard) -> Self
-    where
-        B: Backend<F>,
-    {
+impl Guarded {
+    pub fn new<F: Family, B: Backend<F>>(mut inner: B, guard: WriteGuard) -> Intercepted<B, Self> {
         inner.guard_writes(guard.clone());
-        Guarded { inner, guard }
-    }
-
-    fn check(&self) -> Result<(), BackendError> {
-        (self.guard)()
+        Intercepted::wrap(inner, Guarded { guard })
     }
 }
 
-impl<F: Family, B: Backend<F>> Backend<F> for Guarded<B> {
-    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
-        self.inner.snapshot()
-    }
-    fn add_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.check()?;
-        self.inner.add_marks(o, t, r)
-    }
-    fn remove_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.check()?;
-        self.inner.remove_marks(o, t, r)
-    }
-    fn submit(
-        &mut self,
-        t: &str,
-        op: &F::Op,
-        r: &str,
-        a: Option<&F::OpId>,
-    ) -> Result<F::OpId, BackendError> {
-        self.check()?;
-        self.inner.submit(t, op, r, a)
-    }
-    fn advance(&mut self, o: &ObjectRef, op: &F::Op, r: &str) -> Result<(), BackendError> {
-        self.check()?;
-        self.inner.advance(o, op, r)
-    }
-    fn can_follow(&self, op: &F::Op) -> bool {
-        self.inner.can_follow(op)
-    }
-    fn supports(&self, step: F::Step) -> bool {
-        self.inner.supports(step)
-    }
-    fn finish_pass(&mut self, now: i64) -> Result<(), BackendError> {
-        self.inner.finish_pass(now)
-    }
-    fn flush(&mut self) -> Result<(), BackendError> {
-        self.inner.flush()
-    }
-    fn guard_writes(&mut self, guard: WriteGuard) {
-        self.inner.guard_writes(guard);
+impl<F: Family> Interceptor<F> for Guarded {
+    fn before(&mut self, _: &Write<'_, F>) -> Result<(), BackendError> {
+        (self.guard)()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::exec;
+    use crate::engine::{ObjectRef, exec};
     use crate::k8s::lease::LeaseName;
     use crate::metal3::file::ObjectsFile;
     use crate::metal3::fixture::{Fleet, Host, Machine, Node};

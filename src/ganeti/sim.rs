@@ -282,31 +282,6 @@ impl World for FleetFile {
             OpKind::RecreateDisks | OpKind::Reinstall => RepairType::Reinstall,
         }
     }
-
-    fn marked_objects(fleet: &Snapshot) -> Vec<(String, &[String])> {
-        let mut out = vec![("cluster".to_owned(), fleet.cluster.tags.as_slice())];
-        out.extend(
-            fleet
-                .groups
-                .iter()
-                .map(|g| (format!("group/{}", g.name), g.tags.as_slice())),
-        );
-        out.extend(
-            fleet
-                .nodes
-                .iter()
-                .map(|n| (format!("node/{}", n.name), n.tags.as_slice())),
-        );
-        // Names may repeat: the position tells instances apart.
-        out.extend(
-            fleet
-                .instances
-                .iter()
-                .enumerate()
-                .map(|(k, i)| (format!("instance/{}#{k}", i.name), i.tags.as_slice())),
-        );
-        out
-    }
 }
 
 /// The planner under test, as the config file's limits drive it; the real one is

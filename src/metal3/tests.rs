@@ -445,7 +445,7 @@ fn a_kill_after_any_call_never_leaves_the_host_off_nor_cycles_twice() {
             let plan = plan_of(&snap, now);
             let mut dying = Dying::new(&mut file, Some(calls_left));
             let report = exec::execute(&plan, &mut dying);
-            calls_left = calls_left.saturating_sub(dying.calls);
+            calls_left = calls_left.saturating_sub(dying.calls());
             if report.crashed {
                 // The process died: whatever it wrote stays, the world moves on.
                 calls_left = usize::MAX;

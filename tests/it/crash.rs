@@ -33,7 +33,7 @@ fn pass(fleet: &mut FleetFile, now: i64, budget: usize) -> (usize, bool) {
     let p = plan(&snap, now, &limits(), now as u64);
     let mut dying = Dying::new(&mut *fleet, Some(budget));
     let report = exec::execute(&p, &mut dying);
-    let calls = dying.calls;
+    let calls = dying.calls();
     // The cluster keeps working whether or not the watcher died.
     fleet.advance_jobs(now);
     (calls, report.crashed)

@@ -168,26 +168,164 @@ pub trait Backend<F: Family> {
     fn guard_writes(&mut self, _guard: WriteGuard) {}
 }
 
-/// Passes calls through until `budget` writes were made, then fails every write as if the
-/// process had been killed right there. The crash tests and the chaos simulator use it.
-pub struct Dying<B> {
+/// One write a backend is asked to make, as an [`Interceptor`] sees it.
+pub enum Write<'a, F: Family> {
+    AddMarks {
+        object: &'a ObjectRef,
+        marks: &'a [String],
+        reason: &'a str,
+    },
+    RemoveMarks {
+        object: &'a ObjectRef,
+        marks: &'a [String],
+        reason: &'a str,
+    },
+    Submit {
+        target: &'a str,
+        op: &'a F::Op,
+        reason: &'a str,
+        after: Option<&'a F::OpId>,
+    },
+    /// Work on an operation the watcher runs itself (commands, power changes).
+    Advance {
+        object: &'a ObjectRef,
+        op: &'a F::Op,
+        reason: &'a str,
+    },
+}
+
+/// Sees every write an [`Intercepted`] backend is asked to make. Whatever must happen around
+/// writes (a crash budget, a leader-election guard, a log of calls, an operator's brake) is one
+/// of these, so that no wrapper writes the forwarding of [`Backend`]'s methods again and none
+/// can forget one.
+pub trait Interceptor<F: Family> {
+    /// Asked before the write. An error refuses it: the write is not made and the call
+    /// returns that error (the executor ends the pass on [`BackendError::Halted`]).
+    fn before(&mut self, _write: &Write<'_, F>) -> Result<(), BackendError> {
+        Ok(())
+    }
+    /// Told once the write was made; `id` is the operation's id for a [`Write::Submit`].
+    fn after(&mut self, _write: &Write<'_, F>, _id: Option<&F::OpId>) {}
+}
+
+/// Lets every write through.
+impl<F: Family> Interceptor<F> for () {}
+
+/// A backend whose every write goes past an [`Interceptor`]; reads, queries and the end of a
+/// pass go straight through. Every method of [`Backend`] is forwarded here, defaulted ones too,
+/// so an inner backend's own `finish_pass`, `flush` or `guard_writes` always runs.
+pub struct Intercepted<B, I> {
     pub inner: B,
+    pub by: I,
+}
+
+impl<B, I> Intercepted<B, I> {
+    pub fn wrap(inner: B, by: I) -> Self {
+        Intercepted { inner, by }
+    }
+}
+
+impl<B, I> Intercepted<B, I> {
+    /// A write that returns nothing, between the interceptor's two hooks.
+    fn write<F: Family>(
+        &mut self,
+        write: Write<'_, F>,
+        make: impl FnOnce(&mut B) -> Result<(), BackendError>,
+    ) -> Result<(), BackendError>
+    where
+        I: Interceptor<F>,
+    {
+        self.by.before(&write)?;
+        make(&mut self.inner)?;
+        self.by.after(&write, None);
+        Ok(())
+    }
+}
+
+impl<F: Family, B: Backend<F>, I: Interceptor<F>> Backend<F> for Intercepted<B, I> {
+    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
+        self.inner.snapshot()
+    }
+    fn add_marks(
+        &mut self,
+        object: &ObjectRef,
+        marks: &[String],
+        reason: &str,
+    ) -> Result<(), BackendError> {
+        let w = Write::AddMarks {
+            object,
+            marks,
+            reason,
+        };
+        self.write(w, |b| b.add_marks(object, marks, reason))
+    }
+    fn remove_marks(
+        &mut self,
+        object: &ObjectRef,
+        marks: &[String],
+        reason: &str,
+    ) -> Result<(), BackendError> {
+        let w = Write::RemoveMarks {
+            object,
+            marks,
+            reason,
+        };
+        self.write(w, |b| b.remove_marks(object, marks, reason))
+    }
+    fn submit(
+        &mut self,
+        target: &str,
+        op: &F::Op,
+        reason: &str,
+        after: Option<&F::OpId>,
+    ) -> Result<F::OpId, BackendError> {
+        let w = Write::Submit {
+            target,
+            op,
+            reason,
+            after,
+        };
+        self.by.before(&w)?;
+        let id = self.inner.submit(target, op, reason, after)?;
+        self.by.after(&w, Some(&id));
+        Ok(id)
+    }
+    fn advance(
+        &mut self,
+        object: &ObjectRef,
+        op: &F::Op,
+        reason: &str,
+    ) -> Result<(), BackendError> {
+        let w = Write::Advance { object, op, reason };
+        self.write(w, |b| b.advance(object, op, reason))
+    }
+    fn can_follow(&self, op: &F::Op) -> bool {
+        self.inner.can_follow(op)
+    }
+    fn supports(&self, step: F::Step) -> bool {
+        self.inner.supports(step)
+    }
+    fn finish_pass(&mut self, now: i64) -> Result<(), BackendError> {
+        self.inner.finish_pass(now)
+    }
+    fn flush(&mut self) -> Result<(), BackendError> {
+        self.inner.flush()
+    }
+    fn guard_writes(&mut self, guard: WriteGuard) {
+        self.inner.guard_writes(guard);
+    }
+}
+
+/// Lets `budget` writes through, then fails every write as if the process had been killed
+/// right there. The crash tests and the chaos simulator use it, as [`Dying`].
+pub struct Budget {
     budget: Option<usize>,
     /// Writes made so far.
     pub calls: usize,
 }
 
-impl<B> Dying<B> {
-    /// `None` never dies.
-    pub fn new(inner: B, budget: Option<usize>) -> Self {
-        Dying {
-            inner,
-            budget,
-            calls: 0,
-        }
-    }
-
-    fn spend(&mut self) -> Result<(), BackendError> {
+impl<F: Family> Interceptor<F> for Budget {
+    fn before(&mut self, _: &Write<'_, F>) -> Result<(), BackendError> {
         if self.budget == Some(self.calls) {
             return Err(BackendError::Crashed { calls: self.calls });
         }
@@ -196,40 +334,18 @@ impl<B> Dying<B> {
     }
 }
 
-impl<F: Family, B: Backend<F>> Backend<F> for Dying<B> {
-    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
-        self.inner.snapshot()
+/// A backend that dies after a number of writes ([`Budget`]).
+pub type Dying<B> = Intercepted<B, Budget>;
+
+impl<B> Dying<B> {
+    /// `None` never dies.
+    pub fn new(inner: B, budget: Option<usize>) -> Self {
+        Intercepted::wrap(inner, Budget { budget, calls: 0 })
     }
-    fn guard_writes(&mut self, guard: WriteGuard) {
-        self.inner.guard_writes(guard);
-    }
-    fn add_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.spend()?;
-        self.inner.add_marks(o, t, r)
-    }
-    fn remove_marks(&mut self, o: &ObjectRef, t: &[String], r: &str) -> Result<(), BackendError> {
-        self.spend()?;
-        self.inner.remove_marks(o, t, r)
-    }
-    fn submit(
-        &mut self,
-        t: &str,
-        op: &F::Op,
-        r: &str,
-        a: Option<&F::OpId>,
-    ) -> Result<F::OpId, BackendError> {
-        self.spend()?;
-        self.inner.submit(t, op, r, a)
-    }
-    fn advance(&mut self, o: &ObjectRef, op: &F::Op, r: &str) -> Result<(), BackendError> {
-        self.spend()?;
-        self.inner.advance(o, op, r)
-    }
-    fn can_follow(&self, op: &F::Op) -> bool {
-        self.inner.can_follow(op)
-    }
-    fn supports(&self, step: F::Step) -> bool {
-        self.inner.supports(step)
+
+    /// Writes made so far.
+    pub fn calls(&self) -> usize {
+        self.by.calls
     }
 }
 
@@ -269,5 +385,202 @@ impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
     }
     fn flush(&mut self) -> Result<(), BackendError> {
         (**self).flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toy::{Toy, ToyLevel, ToyRoom};
+
+    /// Notes every call that reaches it, by method name.
+    #[derive(Default)]
+    struct Probe {
+        calls: Vec<&'static str>,
+    }
+
+    impl Backend<Toy> for Probe {
+        fn snapshot(&mut self) -> Result<ToyRoom, BackendError> {
+            self.calls.push("snapshot");
+            Ok(ToyRoom::default())
+        }
+        fn add_marks(&mut self, _: &ObjectRef, _: &[String], _: &str) -> Result<(), BackendError> {
+            self.calls.push("add_marks");
+            Ok(())
+        }
+        fn remove_marks(
+            &mut self,
+            _: &ObjectRef,
+            _: &[String],
+            _: &str,
+        ) -> Result<(), BackendError> {
+            self.calls.push("remove_marks");
+            Ok(())
+        }
+        fn submit(
+            &mut self,
+            _: &str,
+            _: &ToyLevel,
+            _: &str,
+            _: Option<&u32>,
+        ) -> Result<u32, BackendError> {
+            self.calls.push("submit");
+            Ok(7)
+        }
+        fn advance(&mut self, _: &ObjectRef, _: &ToyLevel, _: &str) -> Result<(), BackendError> {
+            self.calls.push("advance");
+            Ok(())
+        }
+        fn can_follow(&self, _: &ToyLevel) -> bool {
+            false
+        }
+        fn supports(&self, _: ToyLevel) -> bool {
+            false
+        }
+        fn finish_pass(&mut self, _: i64) -> Result<(), BackendError> {
+            self.calls.push("finish_pass");
+            Ok(())
+        }
+        fn flush(&mut self) -> Result<(), BackendError> {
+            self.calls.push("flush");
+            Ok(())
+        }
+        fn guard_writes(&mut self, _: WriteGuard) {
+            self.calls.push("guard_writes");
+        }
+    }
+
+    /// Calls every method of the trait once, defaulted ones too; the answers of the two
+    /// queries are returned so that a wrapper answering with the trait's default shows.
+    fn call_every_method(b: &mut dyn Backend<Toy>) -> (bool, bool) {
+        let o = ObjectRef::new("box", "b1");
+        let marks = ["m".to_owned()];
+        b.snapshot().unwrap();
+        b.add_marks(&o, &marks, "r").unwrap();
+        b.remove_marks(&o, &marks, "r").unwrap();
+        assert_eq!(b.submit("b1", &ToyLevel::Nudge, "r", None).unwrap(), 7);
+        b.advance(&o, &ToyLevel::Nudge, "r").unwrap();
+        b.finish_pass(0).unwrap();
+        b.flush().unwrap();
+        b.guard_writes(std::sync::Arc::new(|| Ok(())));
+        (b.can_follow(&ToyLevel::Nudge), b.supports(ToyLevel::Nudge))
+    }
+
+    const EVERY_CALL: [&str; 8] = [
+        "snapshot",
+        "add_marks",
+        "remove_marks",
+        "submit",
+        "advance",
+        "finish_pass",
+        "flush",
+        "guard_writes",
+    ];
+
+    #[test]
+    fn every_wrapper_hands_every_call_to_its_backend_once() {
+        let mut probe = Probe::default();
+        let answers = call_every_method(&mut &mut probe);
+        assert_eq!(probe.calls, EVERY_CALL, "through &mut");
+        assert_eq!(answers, (false, false), "through &mut");
+
+        let mut dying = Dying::new(Probe::default(), None);
+        let answers = call_every_method(&mut dying);
+        assert_eq!(dying.inner.calls, EVERY_CALL, "through Dying");
+        assert_eq!(answers, (false, false), "through Dying");
+
+        let mut passed = Intercepted::wrap(Probe::default(), ());
+        let answers = call_every_method(&mut passed);
+        assert_eq!(passed.inner.calls, EVERY_CALL, "through Intercepted");
+        assert_eq!(answers, (false, false), "through Intercepted");
+    }
+
+    /// Refuses every write with an error of its own, and notes what it was told was made.
+    #[derive(Default)]
+    struct Brake {
+        refuse: bool,
+        seen: Vec<String>,
+        made: Vec<String>,
+    }
+
+    fn kind(w: &Write<'_, Toy>) -> String {
+        match w {
+            Write::AddMarks { marks, .. } => format!("add {}", marks.join(",")),
+            Write::RemoveMarks { marks, .. } => format!("remove {}", marks.join(",")),
+            Write::Submit { op, .. } => format!("submit {op}"),
+            Write::Advance { op, .. } => format!("advance {op}"),
+        }
+    }
+
+    impl Interceptor<Toy> for Brake {
+        fn before(&mut self, w: &Write<'_, Toy>) -> Result<(), BackendError> {
+            self.seen.push(kind(w));
+            if self.refuse {
+                return Err(BackendError::Halted("braked".into()));
+            }
+            Ok(())
+        }
+        fn after(&mut self, w: &Write<'_, Toy>, id: Option<&u32>) {
+            self.made.push(format!("{} -> {id:?}", kind(w)));
+        }
+    }
+
+    #[test]
+    fn an_interceptor_sees_every_write_and_may_refuse_any() {
+        let o = ObjectRef::new("box", "b1");
+        let m = ["m".to_owned()];
+        for refuse in [false, true] {
+            let brake = Brake {
+                refuse,
+                ..Brake::default()
+            };
+            let mut b = Intercepted::wrap(Probe::default(), brake);
+            let results = [
+                b.add_marks(&o, &m, "r"),
+                b.remove_marks(&o, &m, "r"),
+                b.submit("b1", &ToyLevel::Replace, "r", None).map(|_| ()),
+                b.advance(&o, &ToyLevel::Nudge, "r"),
+            ];
+            let writes = ["add m", "remove m", "submit replace", "advance nudge"];
+            assert_eq!(b.by.seen, writes);
+            if refuse {
+                assert!(
+                    results
+                        .iter()
+                        .all(|r| matches!(r, Err(BackendError::Halted(w)) if w == "braked"))
+                );
+                assert!(b.inner.calls.is_empty(), "{:?}", b.inner.calls);
+                assert!(b.by.made.is_empty(), "{:?}", b.by.made);
+            } else {
+                assert!(results.iter().all(Result::is_ok));
+                assert_eq!(
+                    b.inner.calls,
+                    ["add_marks", "remove_marks", "submit", "advance"]
+                );
+                let made = [
+                    "add m -> None",
+                    "remove m -> None",
+                    "submit replace -> Some(7)",
+                    "advance nudge -> None",
+                ];
+                assert_eq!(b.by.made, made);
+            }
+        }
+    }
+
+    #[test]
+    fn a_dying_backend_makes_its_budget_of_writes_and_no_more() {
+        let o = ObjectRef::new("box", "b1");
+        let mut b = Dying::new(Probe::default(), Some(2));
+        b.add_marks(&o, &[], "r").unwrap();
+        b.submit("b1", &ToyLevel::Nudge, "r", None).unwrap();
+        let died = b.advance(&o, &ToyLevel::Nudge, "r");
+        assert!(
+            matches!(died, Err(BackendError::Crashed { calls: 2 })),
+            "{died:?}"
+        );
+        assert!(b.remove_marks(&o, &[], "r").is_err());
+        assert_eq!(b.calls(), 2);
+        assert_eq!(b.inner.calls, ["add_marks", "submit"]);
     }
 }

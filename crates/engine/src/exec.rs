@@ -173,6 +173,7 @@ fn repair<F: Family>(
 mod tests {
     use super::*;
     use crate::ObjectRef;
+    use crate::plan::Plan;
     use crate::toy::ToyLevel;
     use crate::toy::{Toy, ToyBox, ToyRoom, ToyShelf};
 
@@ -244,5 +245,278 @@ mod tests {
             report.no_write_access.as_deref(),
             Some("user u may not write")
         );
+    }
+
+    /// Notes every write in a line, numbers operations from 1, and fails the first write whose
+    /// line contains `fail_on` with its error.
+    #[derive(Default)]
+    struct Log {
+        lines: Vec<String>,
+        fail_on: Option<(String, fn() -> BackendError)>,
+        next_id: u32,
+        no_chaining: bool,
+    }
+
+    impl Log {
+        fn failing(fail_on: &str, error: fn() -> BackendError) -> Self {
+            Log {
+                fail_on: Some((fail_on.to_owned(), error)),
+                ..Log::default()
+            }
+        }
+
+        fn write(&mut self, line: String) -> Result<(), BackendError> {
+            if let Some((needle, error)) = &self.fail_on
+                && line.contains(needle.as_str())
+            {
+                let error = *error;
+                self.fail_on = None;
+                return Err(error());
+            }
+            self.lines.push(line);
+            Ok(())
+        }
+    }
+
+    impl Backend<Toy> for Log {
+        fn snapshot(&mut self) -> Result<ToyRoom, BackendError> {
+            unreachable!("the executor reads nothing")
+        }
+        fn add_marks(&mut self, o: &ObjectRef, m: &[String], _: &str) -> Result<(), BackendError> {
+            self.write(format!("{o} add {}", m.join(" ")))
+        }
+        fn remove_marks(
+            &mut self,
+            o: &ObjectRef,
+            m: &[String],
+            _: &str,
+        ) -> Result<(), BackendError> {
+            self.write(format!("{o} remove {}", m.join(" ")))
+        }
+        fn submit(
+            &mut self,
+            t: &str,
+            op: &ToyLevel,
+            r: &str,
+            after: Option<&u32>,
+        ) -> Result<u32, BackendError> {
+            let id = self.next_id + 1;
+            self.write(format!("{t} submit {op} #{id} after {after:?} ({r})"))?;
+            self.next_id = id;
+            Ok(id)
+        }
+        fn can_follow(&self, _: &ToyLevel) -> bool {
+            !self.no_chaining
+        }
+    }
+
+    const NOW: i64 = 1_800_000_000;
+    const REQUEST_ID: &str = "0b4f6f6e-7e2a-4c1e-9d7a-2f4b1c3d5e6f";
+
+    fn refused() -> BackendError {
+        BackendError::Api("refused".into())
+    }
+
+    /// Two broken boxes on one shelf under a room that allows restarts: both start a repair.
+    /// `b2` was asked for by a once-off request (a pending mark without operations).
+    fn two_repairs() -> Plan<Toy> {
+        two_repairs_b1_marked(vec![])
+    }
+
+    fn two_repairs_b1_marked(b1: Vec<String>) -> Plan<Toy> {
+        let request = format!("pending:restart:{REQUEST_ID}:{}:", NOW - 60);
+        let a_box = |name: &str, marks: Vec<String>| ToyBox {
+            name: name.into(),
+            shelf: "s1".into(),
+            marks,
+            needs: Some(ToyLevel::Restart),
+        };
+        let room = ToyRoom {
+            marks: vec!["restart".into()],
+            shelves: vec![ToyShelf {
+                name: "s1".into(),
+                marks: vec![],
+                down: false,
+            }],
+            boxes: vec![a_box("b1", b1), a_box("b2", vec![request])],
+            ..ToyRoom::default()
+        };
+        crate::plan::<Toy>(&room, &(), NOW, &crate::limits::Limits::default(), 1)
+    }
+
+    fn b1_id(plan: &Plan<Toy>) -> String {
+        match plan.targets[0].actions.first() {
+            Some(Action::Repair(r)) => r.id.clone(),
+            other => panic!("a repair for b1 first, not {other:?}"),
+        }
+    }
+
+    /// What the executor wrote, with b1's new repair id as `ID` and b2's request as `REQ`.
+    fn written(plan: &Plan<Toy>, log: &Log) -> Vec<String> {
+        let id = b1_id(plan);
+        log.lines
+            .iter()
+            .map(|l| l.replace(&id, "ID").replace(REQUEST_ID, "REQ"))
+            .collect()
+    }
+
+    /// b2's repair, whole, its operation numbered `op`.
+    fn b2_whole(op: u32) -> Vec<String> {
+        let (t, r) = (NOW, NOW - 60);
+        vec![
+            format!("box/b2 add pending:restart:REQ:{t}:"),
+            format!("b2 submit restart #{op} after None (autorepair:REQ)"),
+            format!("box/b2 add pending:restart:REQ:{t}:{op}"),
+            format!("box/b2 remove pending:restart:REQ:{t}: pending:restart:REQ:{r}:"),
+        ]
+    }
+
+    #[test]
+    fn a_repair_is_written_in_the_crash_safe_order() {
+        let plan = two_repairs();
+        let mut log = Log::default();
+        let report = execute(&plan, &mut log);
+        let t = NOW;
+        let mut want = vec![
+            // The pending mark before the operation: a pass killed after the submit finds the
+            // operation by the repair id the pending mark names.
+            format!("box/b1 add pending:restart:ID:{t}:"),
+            "b1 submit restart #1 after None (autorepair:ID)".into(),
+            format!("box/b1 add pending:restart:ID:{t}:1"),
+            format!("box/b1 remove pending:restart:ID:{t}:"),
+        ];
+        // A request: the same order under the request's id; the request goes last.
+        want.extend(b2_whole(2));
+        assert_eq!(written(&plan, &log), want);
+        assert_eq!(report.actions_done, 2);
+        assert_eq!(report.mark_writes, 6);
+        assert_eq!(report.jobs_submitted, [1, 2]);
+        assert!(report.errors.is_empty() && !report.crashed && report.halted.is_none());
+    }
+
+    #[test]
+    fn a_failed_write_stops_what_depends_on_it_and_never_the_other_targets() {
+        let t = NOW;
+        // What failed, the write's line, what b1 wrote, and the number of b2's operation.
+        let cases: Vec<(&str, String, Vec<String>, u32)> = vec![
+            // Without its pending mark, the operation would be an orphan: none is submitted.
+            (
+                "the first pending mark",
+                "box/b1 add pending".into(),
+                vec![],
+                1,
+            ),
+            (
+                // The operation was not made: no id to record, and the empty pending mark
+                // stays for the next pass to continue the repair.
+                "the submit",
+                "b1 submit".into(),
+                vec![format!("box/b1 add pending:restart:ID:{t}:")],
+                1,
+            ),
+            (
+                // The empty pending mark is removed only once the one with the operation is.
+                "recording the operation",
+                format!(":{t}:1"),
+                vec![
+                    format!("box/b1 add pending:restart:ID:{t}:"),
+                    "b1 submit restart #1 after None (autorepair:ID)".into(),
+                ],
+                2,
+            ),
+        ];
+        for (what, fail_on, b1_wrote, op) in cases {
+            let plan = two_repairs();
+            let mut log = Log::failing(&fail_on, refused);
+            let report = execute(&plan, &mut log);
+            let want: Vec<String> = b1_wrote.into_iter().chain(b2_whole(op)).collect();
+            assert_eq!(written(&plan, &log), want, "{what} failed");
+            assert_eq!(
+                report.errors,
+                [("b1".to_owned(), "refused".to_owned())],
+                "{what} failed"
+            );
+            assert_eq!(report.actions_done, 1, "{what} failed: b2's repair is done");
+        }
+    }
+
+    #[test]
+    fn a_failed_action_skips_the_rest_of_its_target_only() {
+        // b1's timed suspend is over: its plan starts the repair, then removes the suspend.
+        let over = format!("suspend:{}", NOW - 1);
+        let plan = two_repairs_b1_marked(vec![over.clone()]);
+        assert_eq!(plan.targets[0].actions.len(), 2, "{:?}", plan.targets[0]);
+        let mut log = Log::failing("b1 submit", refused);
+        let report = execute(&plan, &mut log);
+        let want: Vec<String> = std::iter::once(format!("box/b1 add pending:restart:ID:{NOW}:"))
+            .chain(b2_whole(1))
+            .collect();
+        assert_eq!(written(&plan, &log), want, "the suspend stays");
+        assert_eq!(report.errors.len(), 1);
+    }
+
+    #[test]
+    fn a_crash_or_a_halt_ends_the_pass_at_that_write() {
+        let crashed = || BackendError::Crashed { calls: 1 };
+        let halted = || BackendError::Halted("lease lost".into());
+        for (error, is_crash) in [(crashed as fn() -> BackendError, true), (halted, false)] {
+            let plan = two_repairs();
+            let mut log = Log::failing("b1 submit", error);
+            let report = execute(&plan, &mut log);
+            assert_eq!(
+                log.lines.len(),
+                1,
+                "only b1's first pending mark: {:?}",
+                log.lines
+            );
+            assert_eq!(report.crashed, is_crash);
+            assert_eq!(report.halted.is_some(), !is_crash);
+            assert!(report.errors.is_empty(), "{:?}", report.errors);
+            assert_eq!(report.actions_done, 0);
+        }
+    }
+
+    #[test]
+    fn steps_are_chained_each_after_the_last_and_only_where_the_backend_can() {
+        let mut plan = two_repairs();
+        plan.targets.truncate(1);
+        if let Action::Repair(r) = &mut plan.targets[0].actions[0] {
+            r.ops = vec![ToyLevel::Nudge, ToyLevel::Restart, ToyLevel::Replace];
+        }
+        let t = NOW;
+        for (no_chaining, want) in [
+            (
+                false,
+                vec![
+                    format!("box/b1 add pending:restart:ID:{t}:"),
+                    "b1 submit nudge #1 after None (autorepair:ID)".into(),
+                    "b1 submit restart #2 after Some(1) (autorepair:ID)".into(),
+                    "b1 submit replace #3 after Some(2) (autorepair:ID)".into(),
+                    format!("box/b1 add pending:restart:ID:{t}:1+2+3"),
+                    format!("box/b1 remove pending:restart:ID:{t}:"),
+                ],
+            ),
+            (
+                // A later pass submits the rest: the pending mark records only what ran.
+                true,
+                vec![
+                    format!("box/b1 add pending:restart:ID:{t}:"),
+                    "b1 submit nudge #1 after None (autorepair:ID)".into(),
+                    format!("box/b1 add pending:restart:ID:{t}:1"),
+                    format!("box/b1 remove pending:restart:ID:{t}:"),
+                ],
+            ),
+        ] {
+            let mut log = Log {
+                no_chaining,
+                ..Log::default()
+            };
+            execute(&plan, &mut log);
+            assert_eq!(
+                written(&plan, &log),
+                want,
+                "chaining refused: {no_chaining}"
+            );
+        }
     }
 }

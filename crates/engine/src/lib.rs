@@ -19,7 +19,7 @@ pub mod text;
 #[cfg(any(test, feature = "testkit"))]
 pub mod toy;
 
-pub use backend::{Backend, BackendError, Dying, WriteGuard};
+pub use backend::{Backend, BackendError, Dying, Intercepted, Interceptor, Write, WriteGuard};
 pub use family::{Family, Health, Need, Words};
 pub use limits::Limits;
 pub use marks::{Level, Mark, RepairResult};

@@ -1,4 +1,5 @@
 use super::*;
+use crate::engine::sim::START;
 use crate::ganeti::file::parse_fleet;
 use crate::ganeti::plan;
 use crate::ganeti::tags::{self, Tag};
@@ -6,8 +7,6 @@ use crate::ganeti::tags::{self, Tag};
 fn demo() -> Snapshot {
     parse_fleet(include_str!("../../../fixtures/demo.json")).unwrap()
 }
-
-const START: i64 = 1_800_000_000;
 
 #[test]
 fn the_real_planner_keeps_every_rule_over_many_seeded_scenarios() {

@@ -646,3 +646,6 @@ fn expire_suspends<F: Family>(object: &ObjectRef, marks: &[String], now: i64) ->
         reason: "timed suspend is over".into(),
     })
 }
+
+#[cfg(test)]
+mod tests;

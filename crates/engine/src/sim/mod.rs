@@ -17,7 +17,7 @@ mod tests;
 #[cfg(test)]
 pub(crate) mod toy;
 
-use super::backend::{Backend, BackendError, Dying};
+use super::backend::{Backend, Dying, Intercepted, Interceptor, Write};
 use super::exec;
 use super::family::{Family, Health};
 use super::limits::Limits;
@@ -30,12 +30,51 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 pub use admin::{AdminEdit, apply as admin_edit};
+pub use oracle::{object_policy, policy};
 
 /// Seconds between passes (cron every 5 minutes).
 pub const PASS_SECONDS: i64 = 300;
 
+/// The clock at which the worlds' fixtures and tests start (2027-01-15).
+pub const START: i64 = 1_800_000_000;
+
 /// The random source of every scenario: seeded, portable, the same on every machine.
 pub type Rng = rand_chacha::ChaCha8Rng;
+
+/// A policy a generated fleet gives an object ([`draw_policy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DrawnPolicy<L> {
+    /// A suspend: permanent, or until the time given.
+    Suspend(Option<i64>),
+    Allow(L),
+}
+
+/// With odds `suspend` a suspend (half of them timed, ending within 20 passes of [`START`]),
+/// else with odds `allow` a policy of one of `levels`, else nothing. The worlds' generators
+/// spread policies over their objects with it.
+pub fn draw_policy<L: Copy>(
+    rng: &mut Rng,
+    suspend: f64,
+    allow: f64,
+    levels: &[L],
+) -> Option<DrawnPolicy<L>> {
+    let roll: f64 = rng.random();
+    if roll < suspend {
+        let until = (!rng.random_bool(0.5)).then(|| START + rng.random_range(1..20) * PASS_SECONDS);
+        Some(DrawnPolicy::Suspend(until))
+    } else if roll < suspend + allow {
+        Some(DrawnPolicy::Allow(
+            levels[rng.random_range(0..levels.len())],
+        ))
+    } else {
+        None
+    }
+}
+
+/// A repair id for a generated fleet's marks.
+pub fn draw_uuid(rng: &mut Rng) -> String {
+    uuid::Uuid::from_u128(rng.random()).to_string()
+}
 
 /// A world's ladder.
 pub type LevelOf<W> = <<W as World>::Family as Family>::Level;
@@ -115,8 +154,27 @@ pub trait World: Sized {
     fn ops(fleet: &Self::Fleet, now: i64) -> Vec<OpFact<'_, Self::Family>>;
     /// The least level whose repairs may run this operation.
     fn level_of(op: &<Self::Family as Family>::Op) -> LevelOf<Self>;
-    /// Every object that carries marks, by a key unique in the fleet (even where names repeat).
-    fn marked_objects(fleet: &Self::Fleet) -> Vec<(String, &[String])>;
+    /// Every object that carries marks, by a key unique in the fleet (even where names repeat):
+    /// by default the family's mark holders and its targets, each target keyed by its position
+    /// too. A world whose family leaves a marked object out of its holders names it here.
+    fn marked_objects(fleet: &Self::Fleet) -> Vec<(String, &[String])> {
+        type Fam<W> = <W as World>::Family;
+        let mut out: Vec<(String, &[String])> = Fam::<Self>::holders(fleet)
+            .into_iter()
+            .map(|h| (h.object.to_string(), h.marks))
+            .collect();
+        let kind = Fam::<Self>::WORDS.target;
+        out.extend(
+            Fam::<Self>::targets(fleet)
+                .iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    let name = Fam::<Self>::name(t);
+                    (format!("{kind}/{name}#{k}"), Fam::<Self>::marks(t))
+                }),
+        );
+        out
+    }
 
     /// The family's own safety rules, checked after every pass once the engine's hold:
     /// `before` is the fleet the watcher read, [`World::fleet`] the world right after it acted
@@ -413,60 +471,34 @@ pub struct Advance<F: Family> {
     pub reason: String,
 }
 
-/// Logs what the watcher does to the world, and dies where the schedule says.
-struct Recording<'a, F: Family, B> {
-    inner: Dying<&'a mut B>,
-    log: CallLog<F>,
-}
-
-impl<F: Family, B: Backend<F>> Backend<F> for Recording<'_, F, B> {
-    fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
-        self.inner.snapshot()
-    }
-    fn add_marks(&mut self, o: &ObjectRef, m: &[String], r: &str) -> Result<(), BackendError> {
-        self.inner.add_marks(o, m, r)?;
-        self.log
-            .added
-            .extend(m.iter().map(|m| (o.clone(), m.clone())));
-        Ok(())
-    }
-    fn remove_marks(&mut self, o: &ObjectRef, m: &[String], r: &str) -> Result<(), BackendError> {
-        self.inner.remove_marks(o, m, r)?;
-        self.log
-            .removed
-            .extend(m.iter().map(|m| (o.clone(), m.clone())));
-        Ok(())
-    }
-    fn submit(
-        &mut self,
-        t: &str,
-        op: &F::Op,
-        r: &str,
-        a: Option<&F::OpId>,
-    ) -> Result<F::OpId, BackendError> {
-        let id = self.inner.submit(t, op, r, a)?;
-        self.log.submitted.push(Submission {
-            target: t.to_owned(),
-            op: op.clone(),
-            reason: r.to_owned(),
-            id: id.clone(),
-        });
-        Ok(id)
-    }
-    fn advance(&mut self, o: &ObjectRef, op: &F::Op, r: &str) -> Result<(), BackendError> {
-        self.inner.advance(o, op, r)?;
-        self.log.advanced.push(Advance {
-            object: o.clone(),
-            op: op.clone(),
-            reason: r.to_owned(),
-        });
-        Ok(())
-    }
-    fn can_follow(&self, op: &F::Op) -> bool {
-        self.inner.can_follow(op)
-    }
-    fn supports(&self, step: F::Step) -> bool {
-        self.inner.supports(step)
+/// The log notes a write once it was made: one the kill refused never reached the world.
+impl<F: Family> Interceptor<F> for CallLog<F> {
+    fn after(&mut self, write: &Write<'_, F>, id: Option<&F::OpId>) {
+        match (write, id) {
+            (Write::AddMarks { object, marks, .. }, _) => self
+                .added
+                .extend(marks.iter().map(|m| ((*object).clone(), m.clone()))),
+            (Write::RemoveMarks { object, marks, .. }, _) => self
+                .removed
+                .extend(marks.iter().map(|m| ((*object).clone(), m.clone()))),
+            (
+                Write::Submit {
+                    target, op, reason, ..
+                },
+                Some(id),
+            ) => self.submitted.push(Submission {
+                target: (*target).to_owned(),
+                op: (*op).clone(),
+                reason: (*reason).to_owned(),
+                id: id.clone(),
+            }),
+            (Write::Submit { .. }, None) => {}
+            (Write::Advance { object, op, reason }, _) => self.advanced.push(Advance {
+                object: (*object).clone(),
+                op: (*op).clone(),
+                reason: (*reason).to_owned(),
+            }),
+        }
     }
 }
 
@@ -511,12 +543,10 @@ pub fn run_with<W: World>(
         if plan.fleet.halted.is_some() {
             stats.halted_passes += 1;
         }
-        let mut rec = Recording {
-            inner: Dying::new(world.backend(), kill_after),
-            log: CallLog::default(),
-        };
+        let mut rec =
+            Intercepted::wrap(Dying::new(world.backend(), kill_after), CallLog::default());
         let report = exec::execute(&plan, &mut rec);
-        let mut calls = rec.log;
+        let mut calls = rec.by;
         calls.crashed = report.crashed;
         if report.crashed {
             stats.kills += 1;

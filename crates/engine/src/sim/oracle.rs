@@ -27,8 +27,8 @@ fn target<'f, W: World>(fleet: &'f W::Fleet, name: &str) -> Option<&'f Target<W>
 }
 
 /// One object's policy: `None` no policy mark, `Some(None)` suspended, `Some(Some(l))` repairs
-/// up to `l`.
-fn object_policy<W: World>(marks: &[String], now: i64) -> Option<Option<Level<W>>> {
+/// up to `l`. Worlds whose own rules ask for it use this one too.
+pub fn object_policy<W: World>(marks: &[String], now: i64) -> Option<Option<Level<W>>> {
     let parsed: Vec<Mark<'_, Level<W>>> = marks.iter().filter_map(|m| parse::<W>(m)).collect();
     let suspended = parsed.iter().any(|m| match m {
         Mark::Suspend { until: None } => true,
@@ -48,8 +48,9 @@ fn object_policy<W: World>(marks: &[String], now: i64) -> Option<Option<Level<W>
         .map(Some)
 }
 
-/// Nearest wins: the target's own marks, then its scopes'.
-fn policy<W: World>(fleet: &W::Fleet, t: &Target<W>, now: i64) -> Option<Option<Level<W>>> {
+/// The target's effective policy ([`object_policy`]), nearest wins: its own marks, then its
+/// scopes' ([`World::scope_marks`]).
+pub fn policy<W: World>(fleet: &W::Fleet, t: &Target<W>, now: i64) -> Option<Option<Level<W>>> {
     std::iter::once(<F<W>>::marks(t))
         .chain(W::scope_marks(fleet, t))
         .find_map(|marks| object_policy::<W>(marks, now))
@@ -115,16 +116,18 @@ fn marks_where<W: World>(
     fleet: &W::Fleet,
     keep: impl Fn(&str) -> bool,
 ) -> BTreeMap<String, Vec<&str>> {
+    // An object with none of the marks kept is left out: one that comes or goes (a Node
+    // deleted and made again) without any changes none.
     W::marked_objects(fleet)
         .into_iter()
-        .map(|(key, marks)| {
+        .filter_map(|(key, marks)| {
             let mut kept: Vec<&str> = marks
                 .iter()
                 .map(String::as_str)
                 .filter(|m| keep(m))
                 .collect();
             kept.sort_unstable();
-            (key, kept)
+            (!kept.is_empty()).then_some((key, kept))
         })
         .collect()
 }
@@ -317,10 +320,14 @@ fn engine_rules<W: World>(
     // Rule 4.
     let (foreign_before, foreign_after) = (foreign_marks::<W>(before), foreign_marks::<W>(after));
     if foreign_before != foreign_after {
-        let changed = foreign_before
-            .iter()
-            .find(|(k, v)| foreign_after.get(*k) != Some(v))
-            .map_or_else(String::new, |(k, _)| format!(": {k}"));
+        let differs = |a: &BTreeMap<String, Vec<&str>>, b: &BTreeMap<String, Vec<&str>>| {
+            a.iter()
+                .find(|(k, v)| b.get(*k) != Some(v))
+                .map(|(k, _)| k.clone())
+        };
+        let changed = differs(&foreign_before, &foreign_after)
+            .or_else(|| differs(&foreign_after, &foreign_before))
+            .map_or_else(String::new, |k| format!(": {k}"));
         return fail(
             &format!("foreign {noun} touched"),
             format!("{noun}s autorepair does not own changed{changed}"),

@@ -9,8 +9,6 @@ use crate::plan::{Action, plan};
 use crate::toy::{Toy, ToyLevel, ToyMarks, ToyRoom};
 use std::time::Duration;
 
-const START: i64 = 1_800_000_000;
-
 fn cfg() -> SimConfig {
     SimConfig {
         limits: Limits {

@@ -428,20 +428,4 @@ impl World for ToyWorld {
     fn level_of(op: &ToyLevel) -> ToyLevel {
         *op
     }
-
-    fn marked_objects(room: &ToyRoom) -> Vec<(String, &[String])> {
-        let mut out = vec![("room".to_owned(), room.marks.as_slice())];
-        out.extend(
-            room.shelves
-                .iter()
-                .map(|s| (format!("shelf/{}", s.name), s.marks.as_slice())),
-        );
-        out.extend(
-            room.boxes
-                .iter()
-                .enumerate()
-                .map(|(k, b)| (format!("box/{}#{k}", b.name), b.marks.as_slice())),
-        );
-        out
-    }
 }

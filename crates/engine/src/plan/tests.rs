@@ -1,0 +1,420 @@
+//! The planner on the toy family: boxes on shelves in one room. Each case is a room, limits
+//! and what the planner must make of every box: its state, what it does next, why it waits.
+
+use super::*;
+use crate::family::OpState;
+use crate::toy::{Toy, ToyBox, ToyLevel, ToyOp, ToyRoom, ToyShelf};
+use ToyLevel::{Nudge, Restart};
+
+const NOW: i64 = 1_800_000_000;
+const ID: &str = "0b4f6f6e-7e2a-4c1e-9d7a-2f4b1c3d5e6f";
+const OTHER_ID: &str = "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d";
+
+fn boxed(name: &str, shelf: &str, marks: &[&str], needs: Option<ToyLevel>) -> ToyBox {
+    ToyBox {
+        name: name.into(),
+        shelf: shelf.into(),
+        marks: marks.iter().map(|m| (*m).to_owned()).collect(),
+        needs,
+    }
+}
+
+fn room(marks: &[&str], down: &[&str], boxes: Vec<ToyBox>) -> ToyRoom {
+    let mut shelves: Vec<String> = boxes.iter().map(|b| b.shelf.clone()).collect();
+    shelves.extend(down.iter().map(|d| (*d).to_owned()));
+    shelves.sort();
+    shelves.dedup();
+    ToyRoom {
+        marks: marks.iter().map(|m| (*m).to_owned()).collect(),
+        shelves: shelves
+            .into_iter()
+            .map(|name| ToyShelf {
+                down: down.contains(&name.as_str()),
+                name,
+                marks: vec![],
+            })
+            .collect(),
+        boxes,
+        ops: vec![],
+    }
+}
+
+fn op(id: u32, target: &str, repair: &str, state: OpState) -> ToyOp {
+    ToyOp {
+        id,
+        target: target.into(),
+        repair: repair.into(),
+        step: Restart,
+        state,
+        ended: (state != OpState::Running).then_some(NOW - 60),
+    }
+}
+
+/// What the planner made of one box, in a line: `state next blocked`.
+fn outcome(t: &TargetPlan<Toy>) -> String {
+    let next = match &t.next {
+        Next::Nothing => "nothing".to_owned(),
+        Next::Start { repair, .. } => format!("start {repair}"),
+        Next::Continue { repair, .. } => format!("continue {repair}"),
+        Next::UpdateMarks => "update".to_owned(),
+        Next::Wait => "wait".to_owned(),
+    };
+    let blocked = t
+        .blocked
+        .as_ref()
+        .map_or(String::new(), |b| format!(" ({b})"));
+    format!("{}: {} {next}{blocked}", t.name, t.state.as_str())
+}
+
+fn outcomes(p: &Plan<Toy>) -> Vec<String> {
+    p.targets.iter().map(outcome).collect()
+}
+
+fn plan_with(room: &ToyRoom, limits: &Limits) -> Plan<Toy> {
+    plan::<Toy>(room, &(), NOW, limits, 1)
+}
+
+/// The plan in lines: every box's outcome, then every action, with a repair id the pass made
+/// up as `NEW` (the ids follow the seed: [`a_new_repair_writes_its_pending_mark_first_and_its_ids_follow_the_seed`]).
+fn lines(p: &Plan<Toy>) -> Vec<String> {
+    let mut out = outcomes(p);
+    out.extend(p.actions().map(|a| new_ids_as_new(&format!("  {a}"))));
+    out
+}
+
+fn new_ids_as_new(line: &str) -> String {
+    let mut out = line.to_owned();
+    let mut i = 0;
+    while i + 36 <= out.len() {
+        if !out.is_char_boundary(i) || !out.is_char_boundary(i + 36) {
+            i += 1;
+            continue;
+        }
+        let id = &out[i..i + 36];
+        if crate::marks::is_uuid(id) && id != ID && id != OTHER_ID {
+            out.replace_range(i..i + 36, "NEW");
+        }
+        i += 1;
+    }
+    out
+}
+
+fn one(marks: &[&str], own: &[&str], needs: Option<ToyLevel>, ops: Vec<ToyOp>) -> ToyRoom {
+    ToyRoom {
+        ops,
+        ..room(marks, &[], vec![boxed("b1", "s1", own, needs)])
+    }
+}
+
+#[test]
+fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
+    let pending = format!("pending:restart:{ID}:{}:5", NOW - 600);
+    let request = format!("pending:replace:{ID}:{}:", NOW - 600);
+    let failure = format!("result:restart:{OTHER_ID}:{}:failure:4", NOW - 3600);
+    let (over, later) = (
+        format!("suspend:{}", NOW - 1),
+        format!("suspend:{}", NOW + 600),
+    );
+    let running = |state| vec![op(5, "b1", ID, state)];
+    let cases: Vec<(&str, ToyRoom, Vec<String>)> = vec![
+        (
+            "a healthy box is left alone",
+            one(&["replace"], &[], None, vec![]),
+            vec!["b1: healthy nothing".into()],
+        ),
+        (
+            "no policy anywhere: never touched, not even a result",
+            one(&[], &[], Some(Restart), vec![]),
+            vec!["b1: needs-repair nothing (no policy: never touched)".into()],
+        ),
+        (
+            "a policy below the need records enoperm once",
+            one(&["nudge"], &[], Some(Restart), vec![]),
+            vec![
+                "b1: needs-repair update (needs restart, the policy allows up to nudge)".into(),
+                format!(
+                    "  box/b1: add result:restart:NEW:{NOW}:enoperm: (needs restart, policy allows repairs up to nudge)"
+                ),
+            ],
+        ),
+        (
+            "an allowed repair starts: pending mark first, then its step, carrying the repair id",
+            one(&["restart"], &[], Some(Restart), vec![]),
+            vec![
+                "b1: needs-repair start restart".into(),
+                "  box/b1: restart repair NEW: submit restart (autorepair:NEW)".into(),
+            ],
+        ),
+        (
+            "the nearest policy wins: the box's own over the room's",
+            one(&["replace"], &["nudge"], Some(Restart), vec![]),
+            vec![
+                "b1: needs-repair update (needs restart, the policy allows up to nudge)".into(),
+                format!(
+                    "  box/b1: add result:restart:NEW:{NOW}:enoperm: (needs restart, policy allows repairs up to nudge)"
+                ),
+            ],
+        ),
+        (
+            "a suspended box waits",
+            one(&["replace"], &["suspend"], Some(Restart), vec![]),
+            vec!["b1: suspended wait (suspended)".into()],
+        ),
+        (
+            "a suspended room holds its boxes",
+            one(&["replace", "suspend"], &[], Some(Restart), vec![]),
+            vec!["b1: suspended wait (suspended)".into()],
+        ),
+        (
+            "a timed suspend holds until its time",
+            one(&["replace"], &[&later], Some(Restart), vec![]),
+            vec!["b1: suspended wait (suspended)".into()],
+        ),
+        (
+            "a timed suspend that is over is removed and the repair starts",
+            one(&["replace"], &[&over], Some(Restart), vec![]),
+            vec![
+                "b1: needs-repair start restart".into(),
+                "  box/b1: restart repair NEW: submit restart (autorepair:NEW)".into(),
+                format!("  box/b1: remove {over} (timed suspend is over)"),
+            ],
+        ),
+        (
+            "a failure parks the box until a person clears it",
+            one(&["replace"], &[&failure], Some(Restart), vec![]),
+            vec!["b1: failed wait (parked by a failure until cleared)".into()],
+        ),
+        (
+            "a pending repair whose step runs is waited for, and no second one starts",
+            one(
+                &["replace"],
+                &[&pending],
+                Some(Restart),
+                running(OpState::Running),
+            ),
+            vec!["b1: pending nothing".into()],
+        ),
+        (
+            "a pending repair whose steps succeeded becomes a success result",
+            one(&["replace"], &[&pending], None, running(OpState::Succeeded)),
+            vec![
+                "b1: pending update".into(),
+                format!(
+                    "  box/b1: add result:restart:{ID}:{NOW}:success:5 (all its steps succeeded)"
+                ),
+                format!("  box/b1: remove {pending} (all its steps succeeded)"),
+            ],
+        ),
+        (
+            "a failed step becomes a failure result, result before the pending mark goes",
+            one(
+                &["replace"],
+                &[&pending],
+                Some(Restart),
+                running(OpState::Failed),
+            ),
+            vec![
+                "b1: pending update (parked by a failure until cleared)".into(),
+                format!(
+                    "  box/b1: add result:restart:{ID}:{NOW}:failure:5 (step 5 did not succeed)"
+                ),
+                format!("  box/b1: remove {pending} (step 5 did not succeed)"),
+            ],
+        ),
+        (
+            "a step gone from the backend is a failure: nobody knows what it did",
+            one(&["replace"], &[&pending], Some(Restart), vec![]),
+            vec![
+                "b1: pending update (parked by a failure until cleared)".into(),
+                format!("  box/b1: add result:restart:{ID}:{NOW}:failure: (step 5 is gone)"),
+                format!("  box/b1: remove {pending} (step 5 is gone)"),
+            ],
+        ),
+        (
+            "a step that lacked resources is retried after retry_interval",
+            one(
+                &["replace"],
+                &[&pending],
+                Some(Restart),
+                running(OpState::LacksResources),
+            ),
+            vec!["b1: pending wait (lacked resources, retrying at 2027-01-15T08:14:00Z)".into()],
+        ),
+        (
+            "a once-off request starts its repair under its own id, without any policy",
+            one(&[], &[&request], Some(Restart), vec![]),
+            vec![
+                "b1: pending start restart".into(),
+                format!("  box/b1: restart repair {ID}: submit restart (autorepair:{ID})"),
+            ],
+        ),
+        (
+            "a request on a healthy box ends as a success with nothing done",
+            one(&[], &[&request], None, vec![]),
+            vec![
+                "b1: pending update".into(),
+                format!(
+                    "  box/b1: add result:replace:{ID}:{NOW}:success: (the target is healthy: nothing to repair)"
+                ),
+                format!("  box/b1: remove {request} (the target is healthy: nothing to repair)"),
+            ],
+        ),
+        (
+            "a suspend holds a request too",
+            one(&[], &[&request, "suspend"], Some(Restart), vec![]),
+            vec!["b1: pending wait (suspended)".into()],
+        ),
+    ];
+    for (case, r, want) in cases {
+        let got = lines(&plan_with(&r, &Limits::default()));
+        assert_eq!(got, want, "{case}");
+    }
+}
+
+fn two_broken(shelf2: &str) -> ToyRoom {
+    room(
+        &["replace"],
+        &[],
+        vec![
+            boxed("b1", "s1", &[], Some(Restart)),
+            boxed("b2", shelf2, &[], Some(Nudge)),
+        ],
+    )
+}
+
+#[test]
+fn the_limits_hold_repairs_back_by_failure_domain_and_fleet() {
+    let limits = |f: fn(&mut Limits)| {
+        let mut l = Limits::default();
+        f(&mut l);
+        l
+    };
+    let both_start = [
+        "b1: needs-repair start restart",
+        "b2: needs-repair start nudge",
+    ];
+    let cases: Vec<(&str, ToyRoom, Limits, [&str; 2])> = vec![
+        (
+            "one domain: all its repairs start together",
+            two_broken("s1"),
+            Limits::default(),
+            both_start,
+        ),
+        (
+            "two domains, one slot: the second waits",
+            two_broken("s2"),
+            Limits::default(),
+            [
+                "b1: needs-repair start restart",
+                "b2: needs-repair wait (no free slot (max_domains_under_repair))",
+            ],
+        ),
+        (
+            "two domains, two slots",
+            two_broken("s2"),
+            limits(|l| l.max_domains_under_repair = 2),
+            both_start,
+        ),
+        (
+            "no slot at all",
+            two_broken("s1"),
+            limits(|l| l.max_domains_under_repair = 0),
+            [
+                "b1: needs-repair wait (no free slot (max_domains_under_repair))",
+                "b2: needs-repair wait (no free slot (max_domains_under_repair))",
+            ],
+        ),
+        (
+            "max_pending counts repairs, not domains",
+            two_broken("s1"),
+            limits(|l| l.max_pending = Some(1)),
+            [
+                "b1: needs-repair start restart",
+                "b2: needs-repair wait (no free slot (max_pending))",
+            ],
+        ),
+        (
+            "more broken than max_broken: nothing starts",
+            two_broken("s1"),
+            limits(|l| l.max_broken = Some(1)),
+            [
+                "b1: needs-repair wait (mass failure in room (max_broken))",
+                "b2: needs-repair wait (mass failure in room (max_broken))",
+            ],
+        ),
+        (
+            "exactly max_broken: they start",
+            two_broken("s1"),
+            limits(|l| l.max_broken = Some(2)),
+            both_start,
+        ),
+        (
+            "the write budget spent: the rest waits for the next pass",
+            two_broken("s1"),
+            limits(|l| l.max_writes_per_pass = 1),
+            [
+                "b1: needs-repair start restart",
+                "b2: needs-repair wait (write budget of this pass spent)",
+            ],
+        ),
+    ];
+    for (case, r, l, want) in cases {
+        assert_eq!(outcomes(&plan_with(&r, &l)), want, "{case}");
+    }
+}
+
+#[test]
+fn more_domains_down_than_allowed_is_a_mass_failure_that_starts_nothing() {
+    for (down, per_group, want) in [
+        (&["s1", "s2"][..], 2, "b1: needs-repair start restart"),
+        (
+            &["s1", "s2", "s3"][..],
+            2,
+            "b1: needs-repair wait (mass failure in room/room (max_down_nodes_per_group))",
+        ),
+        (&["s1", "s2", "s3"][..], 3, "b1: needs-repair start restart"),
+    ] {
+        let r = room(
+            &["replace"],
+            down,
+            vec![boxed("b1", "s1", &[], Some(Restart))],
+        );
+        let l = Limits {
+            max_down_nodes_per_group: per_group,
+            ..Limits::default()
+        };
+        let p = plan_with(&r, &l);
+        assert_eq!(outcomes(&p), [want], "{down:?} down, {per_group} allowed");
+        assert_eq!(
+            p.actions().count(),
+            usize::from(!want.contains("wait")),
+            "{down:?}"
+        );
+    }
+}
+
+#[test]
+fn a_new_repair_writes_its_pending_mark_first_and_its_ids_follow_the_seed() {
+    let r = one(&["restart"], &[], Some(Restart), vec![]);
+    let start = |seed| {
+        let p = plan::<Toy>(&r, &(), NOW, &Limits::default(), seed);
+        match p.actions().next() {
+            Some(Action::Repair(s)) => s.clone(),
+            other => panic!("a repair start, not {other:?}"),
+        }
+    };
+    let s = start(1);
+    assert!(crate::marks::is_uuid(&s.id), "{}", s.id);
+    assert_eq!(s.reason, reason_for(&s.id));
+    assert_eq!(
+        s.write_first,
+        Some(format!("pending:restart:{}:{NOW}:", s.id))
+    );
+    assert_eq!((s.ops.as_slice(), s.since), (&[Restart][..], NOW));
+    assert_eq!(
+        s.pending_mark(&[3, 4]).unwrap(),
+        format!("pending:restart:{}:{NOW}:3+4", s.id)
+    );
+    assert_eq!(start(1).id, s.id, "the same seed gives the same id");
+    assert_ne!(start(2).id, s.id, "another seed another id");
+}
