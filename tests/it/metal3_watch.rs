@@ -9,9 +9,9 @@ use autorepair::metal3::kube::Options;
 use autorepair::metal3::kube::lease::{Elector, LeaseName, Timing};
 use autorepair::metal3::kube::watch::{ChangeKind, PENDING, Watcher};
 use autorepair::metal3::objects::REQUEST_KEY;
-use fake_kube::{BARE_METAL_HOST, FakeKube, Fault, MACHINE, NODE, Resource};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use testsupport::kube::{BARE_METAL_HOST, FakeKube, Fault, MACHINE, NODE, Resource};
 
 const LEASE: Resource = Resource {
     group: "coordination.k8s.io",

@@ -2,11 +2,11 @@
 //! resourceVersion counter, a bounded history of changes for watches, the open watches, the
 //! injected faults, the reactors and the request log.
 
-use crate::fault::FaultEntry;
-use crate::resource::Resource;
-use crate::selector::{FieldSelector, LabelSelector};
-use crate::status::ApiError;
-use crate::{Converter, Reactor, RecordedRequest};
+use crate::kube::fault::FaultEntry;
+use crate::kube::resource::Resource;
+use crate::kube::selector::{FieldSelector, LabelSelector};
+use crate::kube::status::ApiError;
+use crate::kube::{Converter, Reactor, RecordedRequest};
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap, VecDeque};

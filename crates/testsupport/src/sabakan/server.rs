@@ -1,10 +1,10 @@
 //! The HTTP side: hyper on a tokio runtime of its own, fault injection, and sabakan's REST
 //! handlers (web/labels.go, state.go, machines.go, retire_date.go) with their statuses.
 
-use crate::fault::Action;
-use crate::machine::{State, StateError, is_valid_label_name, is_valid_label_value};
-use crate::params::{QueryError, RestQuery};
-use crate::{RecordedRequest, Shared, World, graphql};
+use crate::sabakan::fault::Action;
+use crate::sabakan::machine::{State, StateError, is_valid_label_name, is_valid_label_value};
+use crate::sabakan::params::{QueryError, RestQuery};
+use crate::sabakan::{RecordedRequest, Shared, World, graphql};
 use bytes::Bytes;
 use http::{Method, Request, Response, header};
 use http_body_util::{BodyExt, Full};

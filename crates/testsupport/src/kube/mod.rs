@@ -205,9 +205,9 @@ async fn serve_connection(
 fn tls_config() -> (Arc<rustls::ServerConfig>, Vec<u8>) {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let cert = CertificateDer::from_pem_slice(include_bytes!("../testdata/server.crt"))
+    let cert = CertificateDer::from_pem_slice(include_bytes!("../../testdata/server.crt"))
         .expect("testdata/server.crt");
-    let key = PrivateKeyDer::from_pem_slice(include_bytes!("../testdata/server.key"))
+    let key = PrivateKeyDer::from_pem_slice(include_bytes!("../../testdata/server.key"))
         .expect("testdata/server.key");
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),

@@ -1,8 +1,8 @@
 //! Fault injection: the next N requests that match answer an error, wait, or find their object
 //! changed by someone else first.
 
-use crate::resource::Resource;
-use crate::status::ApiError;
+use crate::kube::resource::Resource;
+use crate::kube::status::ApiError;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,7 +35,7 @@ pub(crate) enum Action {
     Mutate(Arc<dyn Fn(&mut Value) + Send + Sync>),
 }
 
-/// A fault to inject with [`crate::FakeKube::fault`]. Built from what happens
+/// A fault to inject with [`crate::kube::FakeKube::fault`]. Built from what happens
 /// ([`Fault::status`], [`Fault::conflict`], [`Fault::delay`], [`Fault::mutate`]) narrowed by
 /// where ([`Fault::on_object`], [`Fault::on_collection`], [`Fault::on_path`]), which method
 /// ([`Fault::method`]) and how often ([`Fault::times`], default once).

@@ -15,7 +15,7 @@ pub(crate) enum Action {
     Hangup,
 }
 
-/// A fault for [`crate::FakeSabakan::fault`]: what happens ([`Fault::status`],
+/// A fault for [`crate::sabakan::FakeSabakan::fault`]: what happens ([`Fault::status`],
 /// [`Fault::garbage`], [`Fault::delay`], [`Fault::hangup`]), narrowed by
 /// [`Fault::on_path`] and [`Fault::method`], for [`Fault::times`] requests (default 1).
 ///
