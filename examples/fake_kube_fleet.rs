@@ -1,4 +1,4 @@
-//! Serves a fake management cluster (crates/fake-kube) with N Machines, their Metal3Machines,
+//! Serves a fake management cluster (crates/testsupport, `kube`) with N Machines, their Metal3Machines,
 //! BareMetalHosts and Nodes, for measuring the `autorepair` process against it
 //! (docs/benchmarks.md):
 //!

@@ -1,5 +1,5 @@
 //! The shared drain (`autorepair::k8s::drain`) against the fake API server
-//! (crates/fake-kube), through the real kube client: CKE's rules (docs/drain.md) pass by pass.
+//! (crates/testsupport, `kube`), through the real kube client: CKE's rules (docs/drain.md) pass by pass.
 
 use autorepair::k8s::client;
 use autorepair::k8s::drain::{Cordon, Drainer, Options, Outcome, Protection};

@@ -1,4 +1,4 @@
-//! The fake Kubernetes API server (crates/fake-kube) driven through the real kube client:
+//! The fake Kubernetes API server (crates/testsupport, `kube`) driven through the real kube client:
 //! what the metal3 family's tests will rely on. See docs/testing.md.
 
 use futures::{StreamExt, TryStreamExt};

@@ -1,6 +1,6 @@
-//! The machines family live: `--sabakan URL` against the fake sabakan (crates/fake-sabakan),
+//! The machines family live: `--sabakan URL` against the fake sabakan (crates/testsupport, `sabakan`),
 //! and the Kubernetes drainer (`--kubeconfig`) against the fake API server over verified TLS
-//! (crates/fake-kube), through the binary, with the README tour's real repair commands.
+//! (crates/testsupport, `kube`), through the binary, with the README tour's real repair commands.
 
 use crate::common;
 
@@ -583,8 +583,7 @@ fn an_https_sabakan_is_verified() {
             .arg("--nodes")
             .arg(format!("{ROOT}/fixtures/machines-demo-nodes.json"));
         if ca {
-            c.arg("--sabakan-ca")
-                .arg(format!("{ROOT}/crates/testsupport/testdata/server.crt"));
+            c.arg("--sabakan-ca").arg(testsupport::CA_FILE);
         }
         let out = c.arg("status").output().unwrap();
         (

@@ -1,5 +1,5 @@
 //! The metal3 family's live backend (`metal3::kube::KubeBackend`) against the fake API server
-//! (crates/fake-kube), through the real kube client over HTTP: the design's truth table, full
+//! (crates/testsupport, `kube`), through the real kube client over HTTP: the design's truth table, full
 //! power cycles with the tests playing the baremetal-operator and kubelet between passes, a
 //! kill after every API write, conflicts, v1beta1-only servers, workload clusters reached
 //! through their kubeconfig Secrets.
@@ -1170,7 +1170,7 @@ fn drain_cordons_then_evicts_all_but_daemonset_and_mirror_pods() {
 // ---------------------------------------------------------------------------------------------
 // Workload clusters.
 
-const FAKE_CA: &str = include_str!("../../crates/testsupport/testdata/server.crt");
+const FAKE_CA: &str = testsupport::CA_PEM;
 
 fn kubeconfig(server: &str) -> String {
     use base64::Engine;

@@ -1,4 +1,4 @@
-//! `run --loop` on a live cluster, against the fake API server (crates/fake-kube) through the
+//! `run --loop` on a live cluster, against the fake API server (crates/testsupport, `kube`) through the
 //! real kube client: the watches that start the next pass (a change within 2 s, a closed watch
 //! and a compacted history survived, irrelevant changes ignored) and leader election with a
 //! coordination.k8s.io/v1 Lease between two replicas.

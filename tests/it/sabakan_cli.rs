@@ -1,5 +1,5 @@
 //! `autorepair sabakan …` as a user runs it, on the example files in fixtures/sabakan/, and
-//! against the fake sabakan (crates/fake-sabakan).
+//! against the fake sabakan (crates/testsupport, `sabakan`).
 
 use assert_cmd::Command;
 use serde_json::Value;

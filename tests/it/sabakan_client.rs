@@ -1,4 +1,4 @@
-//! The sabakan client against the fake sabakan (crates/fake-sabakan): CKE's search with the
+//! The sabakan client against the fake sabakan (crates/testsupport, `sabakan`): CKE's search with the
 //! machines family's variables, the REST list, label writes, what each failure says, and
 //! how many requests a pass costs.
 
@@ -302,10 +302,7 @@ fn https_is_verified_against_the_given_ca() {
     let trusted = Sabakan::new(&Endpoint {
         url,
         timeout: Duration::from_secs(5),
-        ca_file: Some(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("crates/testsupport/testdata/server.crt"),
-        ),
+        ca_file: Some(testsupport::CA_FILE.into()),
     })
     .unwrap();
     let e = trusted.search_machines(None, now()).unwrap_err();

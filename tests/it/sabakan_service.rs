@@ -1,6 +1,6 @@
 //! `autorepair sabakan update --write FILE`, the maintained mode: the file kept, its previous
 //! version, history, metrics, apply command, lock, switch and stored variables; and a month of
-//! a 300-machine data centre against the fake sabakan (crates/fake-sabakan).
+//! a 300-machine data centre against the fake sabakan (crates/testsupport, `sabakan`).
 
 use assert_cmd::Command;
 use serde_json::Value;

@@ -210,13 +210,8 @@ fn take_fault(store: &mut Store, method: &str, path: &str) -> Outcome {
     };
     let hit = store
         .faults
-        .iter_mut()
-        .find(|f| f.remaining > 0 && f.fault.matches(method, path, rr))
-        .map(|f| {
-            f.remaining -= 1;
-            f.fault.action.clone()
-        });
-    store.faults.retain(|f| f.remaining > 0);
+        .take(|f| f.matches(method, path, rr))
+        .map(|f| f.action);
     match (hit, r) {
         (None, _) => Outcome::Serve,
         (Some(Action::Conflict), Route::Resource(rr)) => Outcome::Answer(Reply::from(
