@@ -14,10 +14,12 @@ pub mod ganeti;
 pub mod k8s;
 pub mod lock;
 pub mod machines;
+pub mod marks_map;
 pub mod metal3;
 pub mod metrics;
 pub mod report;
 pub mod sabakan;
+pub mod transport;
 
 pub use autorepair_engine as engine;
 pub use face::cli;

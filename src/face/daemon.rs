@@ -6,8 +6,9 @@
 use super::settings::{Leader, Run, Source};
 use super::{Error, LOG_TARGET};
 use crate::engine::{Backend, BackendError, Family, ObjectRef, WriteGuard};
-use crate::metal3::kube::lease::{Elector, Term, Timing};
-use crate::metal3::kube::watch::Watcher;
+use crate::k8s::lease::{Elector, Term, Timing};
+use crate::k8s::watch::Watcher;
+use crate::metal3::kube::watch;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -61,12 +62,12 @@ impl Daemon {
         if run.every.is_none() {
             return Ok(None);
         }
-        let watcher = Watcher::connect(from, options).map_err(|e| Error::Connect(e.into()))?;
+        let watcher = watch::connect(from, options).map_err(|e| Error::Connect(e.into()))?;
         let elector = match &run.leader {
             Some(Leader { lease, identity }) => Some(
                 Elector::connect(
                     from,
-                    options,
+                    options.timeout,
                     lease.clone(),
                     identity.clone(),
                     Timing::default(),
@@ -288,10 +289,10 @@ impl<F: Family, B: Backend<F>> Backend<F> for Guarded<B> {
 mod tests {
     use super::*;
     use crate::engine::exec;
+    use crate::k8s::lease::LeaseName;
     use crate::metal3::file::ObjectsFile;
     use crate::metal3::fixture::{Fleet, Host, Machine, Node};
     use crate::metal3::kube::Options;
-    use crate::metal3::kube::lease::LeaseName;
     use crate::metal3::{Metal3, Settings};
     use testsupport::kube::{FakeKube, MACHINE, Resource};
 
@@ -331,7 +332,7 @@ mod tests {
             };
             Elector::from_config(
                 kube.config(),
-                &Options::default(),
+                Options::default().timeout,
                 lease,
                 who.into(),
                 timing,
@@ -340,7 +341,7 @@ mod tests {
         };
         let leader = elector("a");
         assert!(leader.wait_leader(Duration::from_secs(5)));
-        let watcher = Watcher::from_config(kube.config(), &Options::default()).unwrap();
+        let watcher = watch::from_config(kube.config(), &Options::default()).unwrap();
         assert!(watcher.wait_watching(Duration::from_secs(10)));
         let mut standby = Daemon {
             watcher: Some(watcher),

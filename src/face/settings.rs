@@ -357,7 +357,7 @@ pub struct Run {
 /// Leader election between replicas of `run --loop --kube`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leader {
-    pub lease: crate::metal3::kube::lease::LeaseName,
+    pub lease: crate::k8s::lease::LeaseName,
     /// This replica's name in the Lease.
     pub identity: String,
 }
@@ -704,7 +704,7 @@ fn leader(fleet: &Fleet, args: &RunArgs) -> Result<Option<Leader>, SettingsError
     if !matches!(fleet.source, Source::Kube { .. }) || !args.loop_ {
         return Err(SettingsError::LeaderElect);
     }
-    use crate::metal3::kube::lease::{DEFAULT_LEASE, LeaseName};
+    use crate::k8s::lease::{DEFAULT_LEASE, LeaseName};
     let lease = match &args.lease {
         Some(text) => match text.split_once('/') {
             Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {

@@ -7,6 +7,7 @@ pub mod file;
 #[cfg(any(test, feature = "testkit"))]
 pub mod generate;
 pub mod health;
+pub mod master;
 pub mod rapi;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;

@@ -1,11 +1,10 @@
 //! Failed Kubernetes API calls as [`BackendError`]s that name the server, the request and what
-//! to do. Transport failures are classified on the error *types* in kube's source chain
-//! (rustls, io), never on message text: the text only goes into the message as the cause.
+//! to do. Transport failures are classified by [`crate::transport`]; this file says what they
+//! mean for a Kubernetes API server.
 
 use crate::engine::{BackendError, ObjectRef};
+use crate::transport::{self, Advice};
 use std::error::Error as StdError;
-use std::io::ErrorKind;
-use std::net::ToSocketAddrs;
 use std::time::Duration;
 
 /// How errors name the service.
@@ -123,107 +122,21 @@ fn http(status: &::kube::core::Status, call: &Call) -> BackendError {
     }
 }
 
-/// What a failed request's source chain holds.
-#[derive(Default)]
-struct Chain {
-    tls: Option<rustls::Error>,
-    /// The innermost I/O error's kind.
-    io: Option<ErrorKind>,
-    /// The innermost error's text: the cause without the client's wrappers.
-    root: String,
-}
-
-fn chain(e: &(dyn StdError + 'static)) -> Chain {
-    let mut c = Chain::default();
-    let mut cur = Some(e);
-    while let Some(err) = cur {
-        if let Some(t) = err.downcast_ref::<rustls::Error>() {
-            c.tls.get_or_insert_with(|| t.clone());
-        }
-        c.root = err.to_string();
-        cur = match err.downcast_ref::<std::io::Error>() {
-            Some(io) => {
-                c.io = Some(io.kind());
-                // io::Error::source() skips the error it wraps (the rustls error, in
-                // tokio-rustls), so descend into that one instead.
-                match io.get_ref() {
-                    Some(inner) => Some(inner as &(dyn StdError + 'static)),
-                    None => io.source(),
-                }
-            }
-            None => err.source(),
-        };
-    }
-    c
-}
-
 /// A request that got no HTTP answer.
 fn transport(e: &(dyn StdError + 'static), call: &Call) -> BackendError {
-    let c = chain(e);
-    let url = call.url();
-    if let Some(tls) = &c.tls {
-        return BackendError::Tls {
+    // kube's client does not say when it was connecting: any failure may be a name that does
+    // not resolve.
+    transport::classify(e, call.server, false, true).into_error(
+        call.url(),
+        &Advice {
             service: SERVICE,
-            url,
-            cause: tls.to_string(),
-            hint: "The server's certificate is not signed by the kubeconfig's certificate-authority(-data), or names another host: check the kubeconfig (not retried: the same certificate fails the same way)".to_owned(),
-        };
-    }
-    if c.io == Some(ErrorKind::TimedOut) {
-        return BackendError::Timeout {
-            service: SERVICE,
-            url,
-            after: call.timeout,
-            cause: c.root,
-            hint: "The API server may be overloaded, or a firewall drops the packets",
-        };
-    }
-    if c.io == Some(ErrorKind::ConnectionRefused) {
-        return BackendError::Refused {
-            service: SERVICE,
-            url,
-            cause: c.root,
-            hint: "Check that the API server runs and that the kubeconfig's server URL is right",
-        };
-    }
-    if let Some((host, cause)) = unresolvable(call.server) {
-        return BackendError::Dns {
-            service: SERVICE,
-            url,
-            host,
-            cause,
-            hint: "check the kubeconfig's server URL and this host's DNS",
-        };
-    }
-    BackendError::Connect {
-        service: SERVICE,
-        url,
-        cause: c.root,
-        hint: "Check the address and the network path to the API server",
-    }
-}
-
-/// The resolver's error carries no type of its own; asking the system resolver again tells a
-/// name that does not resolve from any other failure to connect.
-fn unresolvable(server: &str) -> Option<(String, String)> {
-    let (scheme, rest) = server.split_once("://")?;
-    let authority = rest.split('/').next().unwrap_or(rest);
-    let default_port = if scheme == "http" { 80 } else { 443 };
-    if authority.starts_with('[') {
-        return None; // an IPv6 address: nothing to resolve
-    }
-    let (host, port) = match authority.split_once(':') {
-        Some((h, p)) => (h, p.parse::<u16>().ok()?),
-        None => (authority, default_port),
-    };
-    if host.parse::<std::net::IpAddr>().is_ok() {
-        return None;
-    }
-    match (host, port).to_socket_addrs() {
-        Err(e) => Some((host.to_owned(), e.to_string())),
-        Ok(mut addrs) => addrs
-            .next()
-            .is_none()
-            .then(|| (host.to_owned(), "no address".into())),
-    }
+            tls: &|_| "The server's certificate is not signed by the kubeconfig's certificate-authority(-data), or names another host: check the kubeconfig (not retried: the same certificate fails the same way)".to_owned(),
+            timeout: call.timeout,
+            timeout_limit: None,
+            timed_out: "The API server may be overloaded, or a firewall drops the packets",
+            refused: "Check that the API server runs and that the kubeconfig's server URL is right",
+            unresolvable: "check the kubeconfig's server URL and this host's DNS",
+            other: "Check the address and the network path to the API server",
+        },
+    )
 }

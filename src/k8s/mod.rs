@@ -1,16 +1,19 @@
 //! Kubernetes code more than one family uses (docs/architecture.md: a family never imports
 //! another): clients built from kubeconfigs ([`client`]), API errors that name the server and the
 //! request ([`errors`]), Node membership ([`nodes`]), label selectors ([`selector`]), the
-//! syntax of names ([`names`]) and draining Nodes by CKE's rules ([`drain`]).
+//! syntax of names ([`names`]), draining Nodes by CKE's rules ([`drain`]), the watches that
+//! wake a loop between passes ([`watch`]) and leader election with a Lease ([`lease`]).
 //!
 //! Named `k8s`, not `kube`, so that it does not shadow the `kube` crate.
 
 pub mod client;
 pub mod drain;
 pub mod errors;
+pub mod lease;
 pub mod names;
 pub mod nodes;
 pub mod selector;
+pub mod watch;
 
 pub use client::Source;
 pub use drain::{Cordon, Drainer, Outcome};
@@ -28,4 +31,13 @@ pub fn tidy_query(uri: &str) -> Option<String> {
         query => format!("{path}?{query}"),
     };
     (fixed != uri).then_some(fixed)
+}
+
+/// The name of a resource in messages: `deployments.apps`, `nodes`.
+pub fn resource_name(ar: &::kube::core::ApiResource) -> String {
+    if ar.group.is_empty() {
+        ar.plural.clone()
+    } else {
+        format!("{}.{}", ar.plural, ar.group)
+    }
 }

@@ -101,13 +101,14 @@ fn wait(mut child: Child, program: &str, timeout: Option<Duration>) -> Result<Ou
 /// SIGKILL to the child's process group (it leads one: `process_group(0)`). Called before
 /// the child is reaped, so its pid, and with it the group id, cannot have been reused.
 fn kill_group(child: &Child) {
-    let Ok(pgid) = libc::pid_t::try_from(child.id()) else {
+    let Some(pgid) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
         return;
     };
-    // SAFETY: killpg only sends a signal; it reads and writes no memory of ours.
-    let r = unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    if r != 0 {
-        tracing::warn!(pgid, error = %std::io::Error::last_os_error(), "cannot kill the command's process group");
+    if let Err(error) = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL) {
+        tracing::warn!(pgid = pgid.as_raw_nonzero().get(), %error, "cannot kill the command's process group");
     }
 }
 

@@ -23,10 +23,8 @@
 //! edits them; only the family and its backend write them.
 
 use super::{OpId, Reach};
-use crate::engine::Level;
-use crate::engine::marks::{
-    Codec, ErrorCode, Mark, MarkError, OpList, Outcome, Pending, RenderError, RepairResult, is_uuid,
-};
+use crate::engine::marks::{Codec, ErrorCode, Mark, MarkError, RenderError, RepairResult, is_uuid};
+use crate::marks_map::MapSyntax;
 
 /// Every autorepair label name starts with this.
 pub const PREFIX: &str = "autorepair.";
@@ -68,77 +66,34 @@ fn error(text: &str, code: ErrorCode, message: impl Into<String>) -> MarkError {
 
 pub use crate::engine::marks::{join_pair as join, split_pair as split};
 
-fn epoch(text: &str, field: &str, whole: &str) -> Result<i64, MarkError> {
-    crate::engine::marks::pair_epoch(Labels::NOUN, text, field, whole)
-}
+/// How labels hold marks: `.` between fields (no `:` in a label), `_` between operations.
+const SYNTAX: MapSyntax = MapSyntax {
+    noun: Labels::NOUN,
+    policy_key: POLICY,
+    suspend_key: SUSPEND,
+    repair_prefix: PREFIX,
+    field: '.',
+    op: '_',
+    ops_optional: true,
+    max_value: Some((MAX_LEN, "sabakan")),
+    bad_id: |id| {
+        format!(
+            "the name's repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits); autorepair's own labels are {POLICY}, {SUSPEND}, {ENTRY}, {PROGRESS} and {PREFIX}<repair id>"
+        )
+    },
+    field_count: |_| {
+        "a repair value is pending.<level>.<epoch>[.<ops>] or result.<level>.<epoch>.<result>[.<ops>]".to_owned()
+    },
+    // Every name under the prefix that is not the policy's or suspend's is a repair's.
+    unknown_key: |key| format!("{key:?} is not an autorepair label"),
+};
 
-fn level(text: &str, whole: &str) -> Result<Reach, MarkError> {
-    crate::engine::marks::pair_level(Labels::NOUN, text, whole)
-}
-
-fn ops<'a>(text: &'a str, whole: &str) -> Result<OpList<'a>, MarkError> {
-    for op in text.split('_') {
-        if op.parse::<OpId>().is_err() {
-            return Err(error(
-                whole,
-                ErrorCode::BadJob,
-                format!(
-                    "operation {op:?} is not a repair entry's index (digits, no leading zero); operations are joined by _"
-                ),
-            ));
-        }
-    }
-    Ok(OpList::new_unchecked(text, '_'))
-}
-
-fn parse_repair<'a>(
-    text: &'a str,
-    id: &'a str,
-    value: &'a str,
-) -> Result<Mark<'a, Reach>, MarkError> {
-    if !is_uuid(id) {
-        return Err(error(
-            text,
-            ErrorCode::BadId,
-            format!(
-                "the name's repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits); autorepair's own labels are {POLICY}, {SUSPEND}, {ENTRY}, {PROGRESS} and {PREFIX}<repair id>"
-            ),
-        ));
-    }
-    let fields: Vec<&str> = value.split('.').collect();
-    let list = |l: Option<&&'a str>| match l {
-        None => Ok(OpList::new_unchecked("", '_')),
-        Some(l) => ops(l, text),
-    };
-    match fields.as_slice() {
-        ["pending", l, since, rest @ ..] if rest.len() <= 1 => Ok(Mark::Pending(Pending {
-            repair: level(l, text)?,
-            id,
-            since: epoch(since, "start", text)?,
-            ops: list(rest.first())?,
-        })),
-        ["result", l, at, result, rest @ ..] if rest.len() <= 1 => Ok(Mark::Result(Outcome {
-            repair: level(l, text)?,
-            id,
-            at: epoch(at, "end", text)?,
-            result: RepairResult::from_name(result).ok_or_else(|| {
-                error(
-                    text,
-                    ErrorCode::UnknownResult,
-                    format!("unknown result {result:?}: use success, failure or enoperm"),
-                )
-            })?,
-            ops: list(rest.first())?,
-        })),
-        [kind, ..] if *kind == "pending" || *kind == "result" => Err(error(
-            text,
-            ErrorCode::FieldCount,
-            "a repair value is pending.<level>.<epoch>[.<ops>] or result.<level>.<epoch>.<result>[.<ops>]",
-        )),
-        _ => Err(error(
-            text,
-            ErrorCode::UnknownKind,
-            "a repair value starts with pending. or result.",
+/// An operation: a repair entry's index.
+fn op(op: &str, _repair: &str) -> Result<(), String> {
+    match op.parse::<OpId>() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(format!(
+            "operation {op:?} is not a repair entry's index (digits, no leading zero); operations are joined by _"
         )),
     }
 }
@@ -170,31 +125,15 @@ impl Codec for Labels {
                 "a sabakan label's name and value are letters, digits, _ . and -, starting and ending with a letter or digit",
             ));
         }
-        if name == POLICY {
-            return Ok(Mark::Policy(level(value, text)?));
-        }
-        if name == SUSPEND {
-            return Ok(Mark::Suspend {
-                until: if value.is_empty() {
-                    None
-                } else {
-                    Some(epoch(value, "suspend end", text)?)
-                },
-            });
-        }
-        parse_repair(text, &name[PREFIX.len()..], value)
+        SYNTAX.parse(text, name, value, op)
     }
 
     fn render_policy(level: Reach) -> String {
-        join(POLICY, level.as_str())
+        SYNTAX.render_policy(level)
     }
 
     fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
-        match until {
-            None => Ok(join(SUSPEND, "")),
-            Some(t) if t < 0 => Err(RenderError::NegativeEpoch { value: t }),
-            Some(t) => Ok(join(SUSPEND, &t.to_string())),
-        }
+        SYNTAX.render_suspend(until)
     }
 
     fn render_pending(
@@ -203,10 +142,7 @@ impl Codec for Labels {
         since: i64,
         ops: &[OpId],
     ) -> Result<String, RenderError> {
-        if since < 0 {
-            return Err(RenderError::NegativeEpoch { value: since });
-        }
-        repair_label(id, format!("pending.{level}.{since}"), ops)
+        SYNTAX.render_pending(level, id, since, ops)
     }
 
     fn render_result(
@@ -216,37 +152,12 @@ impl Codec for Labels {
         result: RepairResult,
         ops: &[OpId],
     ) -> Result<String, RenderError> {
-        if at < 0 {
-            return Err(RenderError::NegativeEpoch { value: at });
-        }
-        repair_label(id, format!("result.{level}.{at}.{result}"), ops)
+        SYNTAX.render_result(level, id, at, result, ops)
     }
 
     fn is_repair_id(id: &str) -> bool {
         is_uuid(id)
     }
-}
-
-fn repair_label(id: &str, mut value: String, ops: &[OpId]) -> Result<String, RenderError> {
-    if !is_uuid(id) {
-        return Err(RenderError::BadId { id: id.to_owned() });
-    }
-    if !ops.is_empty() {
-        value.push('.');
-        let list: Vec<String> = ops.iter().map(ToString::to_string).collect();
-        value.push_str(&list.join("_"));
-    }
-    let text = join(&format!("{PREFIX}{id}"), &value);
-    if value.len() > MAX_LEN {
-        return Err(RenderError::TooLong {
-            noun: Labels::NOUN,
-            store: "sabakan",
-            len: value.len(),
-            mark: text,
-            limit: MAX_LEN,
-        });
-    }
-    Ok(text)
 }
 
 #[cfg(test)]

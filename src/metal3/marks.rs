@@ -18,10 +18,8 @@
 //! (the admin verbs do that), which is all the engine's rules need on one object.
 
 use super::Remedy;
-use crate::engine::Level;
-use crate::engine::marks::{
-    Codec, ErrorCode, Mark, MarkError, OpList, Outcome, Pending, RenderError, RepairResult, is_uuid,
-};
+use crate::engine::marks::{Codec, Mark, MarkError, RenderError, RepairResult, is_uuid};
+use crate::marks_map::MapSyntax;
 
 /// Every autorepair annotation key starts with this.
 pub const PREFIX: &str = "autorepair.io/";
@@ -35,105 +33,51 @@ pub const NODE_BACKUP_KEY: &str = "autorepair.io/node-backup";
 /// Not a mark: the Node autorepair added the out-of-service taint to, kept on its Machine until
 /// the taint is removed; a taint someone else added is never removed.
 pub const NODE_TAINTED_KEY: &str = "autorepair.io/node-tainted";
-/// Kubernetes' limit on the name part of a qualified name.
-const MAX_NAME_LEN: usize = 63;
+/// Kubernetes' limit on the name part of a qualified name (a repair's key, a UUID's, fits).
+pub const MAX_NAME_LEN: usize = 63;
 
 /// The annotation codec.
 pub struct Annotations;
 
-fn error(text: &str, code: ErrorCode, message: impl Into<String>) -> MarkError {
-    MarkError::new(Annotations::NOUN, text, code, message)
-}
-
 pub use crate::engine::marks::{join_pair as join, split_pair as split};
 
-fn epoch(text: &str, field: &str, whole: &str) -> Result<i64, MarkError> {
-    crate::engine::marks::pair_epoch(Annotations::NOUN, text, field, whole)
-}
+/// How annotations hold marks: the Ganeti form of a repair's value minus its id.
+const SYNTAX: MapSyntax = MapSyntax {
+    noun: Annotations::NOUN,
+    policy_key: POLICY_KEY,
+    suspend_key: SUSPEND_KEY,
+    repair_prefix: REPAIR_KEY_PREFIX,
+    field: ':',
+    op: '+',
+    ops_optional: false,
+    // A value has no limit of its own.
+    max_value: None,
+    bad_id: |id| {
+        format!("the key's repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits)")
+    },
+    field_count: |kind| {
+        format!(
+            "a {kind} value has {} fields: pending:<level>:<epoch>:<steps> or result:<level>:<epoch>:<result>:<steps>",
+            if kind == "pending" { 4 } else { 5 }
+        )
+    },
+    unknown_key: |key| {
+        format!(
+            "unknown autorepair annotation key {key:?}: use {POLICY_KEY}, {SUSPEND_KEY} or {REPAIR_KEY_PREFIX}<repair id>"
+        )
+    },
+};
 
-fn level(text: &str, whole: &str) -> Result<Remedy, MarkError> {
-    crate::engine::marks::pair_level(Annotations::NOUN, text, whole)
-}
-
-fn ops<'a>(text: &'a str, repair: &str, whole: &str) -> Result<OpList<'a>, MarkError> {
-    for op in text.split('+') {
-        match op.parse::<super::OpId>() {
-            Ok(id) if id.repair == repair => {}
-            Ok(_) => {
-                return Err(error(
-                    whole,
-                    ErrorCode::BadJob,
-                    format!("operation {op:?} belongs to another repair than the key's"),
-                ));
-            }
-            Err(()) => {
-                return Err(error(
-                    whole,
-                    ErrorCode::BadJob,
-                    format!(
-                        "operation {op:?} is not <step>.<repair id> with a step among {}; operations are joined by +",
-                        super::Step::ALL.map(|s| s.as_str()).join(", ")
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(OpList::new_unchecked(text, '+'))
-}
-
-fn parse_repair<'a>(
-    text: &'a str,
-    id: &'a str,
-    value: &'a str,
-) -> Result<Mark<'a, Remedy>, MarkError> {
-    if !is_uuid(id) {
-        return Err(error(
-            text,
-            ErrorCode::BadId,
-            format!("the key's repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits)"),
-        ));
-    }
-    let fields: Vec<&str> = value.split(':').collect();
-    match fields.as_slice() {
-        ["pending", l, since, list] => Ok(Mark::Pending(Pending {
-            repair: level(l, text)?,
-            id,
-            since: epoch(since, "start", text)?,
-            ops: if list.is_empty() {
-                OpList::default()
-            } else {
-                ops(list, id, text)?
-            },
-        })),
-        ["result", l, at, result, list] => Ok(Mark::Result(Outcome {
-            repair: level(l, text)?,
-            id,
-            at: epoch(at, "end", text)?,
-            result: RepairResult::from_name(result).ok_or_else(|| {
-                error(
-                    text,
-                    ErrorCode::UnknownResult,
-                    format!("unknown result {result:?}: use success, failure or enoperm"),
-                )
-            })?,
-            ops: if list.is_empty() {
-                OpList::default()
-            } else {
-                ops(list, id, text)?
-            },
-        })),
-        [kind, ..] if *kind == "pending" || *kind == "result" => Err(error(
-            text,
-            ErrorCode::FieldCount,
-            format!(
-                "a {kind} value has {} fields: pending:<level>:<epoch>:<steps> or result:<level>:<epoch>:<result>:<steps>",
-                if *kind == "pending" { 4 } else { 5 }
-            ),
+/// An operation of the repair whose key holds it: `<step>.<repair id>`.
+fn op(op: &str, repair: &str) -> Result<(), String> {
+    match op.parse::<super::OpId>() {
+        Ok(id) if id.repair == repair => Ok(()),
+        Ok(_) => Err(format!(
+            "operation {op:?} belongs to another repair than the key's"
         )),
-        _ => Err(error(
-            text,
-            ErrorCode::UnknownKind,
-            "a repair value starts with pending: or result:",
+        Err(()) => Err(format!(
+            "operation {op:?} is not <step>.<repair id> with a step among {}; operations are joined by +",
+            super::Step::ALL.map(|s| s.as_str()).join(", ")
         )),
     }
 }
@@ -148,40 +92,15 @@ impl Codec for Annotations {
         if !key.starts_with(PREFIX) || key == NODE_BACKUP_KEY || key == NODE_TAINTED_KEY {
             return Ok(Mark::Foreign);
         }
-        if key == POLICY_KEY {
-            return Ok(Mark::Policy(level(value, text)?));
-        }
-        if key == SUSPEND_KEY {
-            return Ok(Mark::Suspend {
-                until: if value.is_empty() {
-                    None
-                } else {
-                    Some(epoch(value, "suspend end", text)?)
-                },
-            });
-        }
-        if let Some(id) = key.strip_prefix(REPAIR_KEY_PREFIX) {
-            return parse_repair(text, id, value);
-        }
-        Err(error(
-            text,
-            ErrorCode::UnknownKind,
-            format!(
-                "unknown autorepair annotation key {key:?}: use {POLICY_KEY}, {SUSPEND_KEY} or {REPAIR_KEY_PREFIX}<repair id>"
-            ),
-        ))
+        SYNTAX.parse(text, key, value, op)
     }
 
     fn render_policy(level: Remedy) -> String {
-        join(POLICY_KEY, level.as_str())
+        SYNTAX.render_policy(level)
     }
 
     fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
-        match until {
-            None => Ok(join(SUSPEND_KEY, "")),
-            Some(t) if t < 0 => Err(RenderError::NegativeEpoch { value: t }),
-            Some(t) => Ok(join(SUSPEND_KEY, &t.to_string())),
-        }
+        SYNTAX.render_suspend(until)
     }
 
     fn render_pending(
@@ -190,14 +109,7 @@ impl Codec for Annotations {
         since: i64,
         ops: &[super::OpId],
     ) -> Result<String, RenderError> {
-        let key = repair_key(id)?;
-        if since < 0 {
-            return Err(RenderError::NegativeEpoch { value: since });
-        }
-        Ok(join(
-            &key,
-            &format!("pending:{level}:{since}:{}", joined(ops)),
-        ))
+        SYNTAX.render_pending(level, id, since, ops)
     }
 
     fn render_result(
@@ -207,14 +119,7 @@ impl Codec for Annotations {
         result: RepairResult,
         ops: &[super::OpId],
     ) -> Result<String, RenderError> {
-        let key = repair_key(id)?;
-        if at < 0 {
-            return Err(RenderError::NegativeEpoch { value: at });
-        }
-        Ok(join(
-            &key,
-            &format!("result:{level}:{at}:{result}:{}", joined(ops)),
-        ))
+        SYNTAX.render_result(level, id, at, result, ops)
     }
 
     fn is_repair_id(id: &str) -> bool {
@@ -222,26 +127,10 @@ impl Codec for Annotations {
     }
 }
 
-fn joined(ops: &[super::OpId]) -> String {
-    ops.iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("+")
-}
-
-fn repair_key(id: &str) -> Result<String, RenderError> {
-    if !is_uuid(id) {
-        return Err(RenderError::BadId { id: id.to_owned() });
-    }
-    let key = format!("{REPAIR_KEY_PREFIX}{id}");
-    let name_len = key.len() - PREFIX.len();
-    debug_assert!(name_len <= MAX_NAME_LEN, "a UUID key fits a qualified name");
-    Ok(key)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::marks::ErrorCode;
     use crate::metal3::{OpId, Step};
 
     const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";

@@ -5,9 +5,9 @@
 
 use autorepair::engine::exec;
 use autorepair::engine::{Backend, Limits};
+use autorepair::k8s::lease::{Elector, LeaseName, Timing};
 use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
-use autorepair::metal3::kube::lease::{Elector, LeaseName, Timing};
-use autorepair::metal3::kube::watch::Watcher;
+use autorepair::metal3::kube::watch;
 use autorepair::metal3::kube::{KubeBackend, Options, Workload};
 use autorepair::metal3::{self, Op, Settings};
 use serde_json::{Value, json};
@@ -276,7 +276,7 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
     load(&kube, &Fleet::new().machine(m3).build());
     w.snapshot().unwrap();
     // The watches and the leader election.
-    let watcher = Watcher::from_config(kube.config(), &Options::default()).unwrap();
+    let watcher = watch::from_config(kube.config(), &Options::default()).unwrap();
     assert!(watcher.wait_watching(Duration::from_secs(10)));
     let timing = Timing {
         lease: Duration::from_secs(2),
@@ -289,7 +289,7 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
     };
     let elector = Elector::from_config(
         kube.config(),
-        &Options::default(),
+        Options::default().timeout,
         lease,
         "a".into(),
         timing,

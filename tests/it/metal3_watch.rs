@@ -4,10 +4,10 @@
 //! coordination.k8s.io/v1 Lease between two replicas.
 
 use autorepair::engine::BackendError;
+use autorepair::k8s::lease::{Elector, LeaseName, Timing};
 use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
 use autorepair::metal3::kube::Options;
-use autorepair::metal3::kube::lease::{Elector, LeaseName, Timing};
-use autorepair::metal3::kube::watch::{ChangeKind, PENDING, Watcher};
+use autorepair::metal3::kube::watch::{self, ChangeKind, PENDING, Watcher};
 use autorepair::metal3::objects::REQUEST_KEY;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -38,7 +38,7 @@ fn one_machine() -> FakeKube {
 }
 
 fn watching(kube: &FakeKube) -> Watcher {
-    let w = Watcher::from_config(kube.config(), &Options::default()).expect("watcher");
+    let w = watch::from_config(kube.config(), &Options::default()).expect("watcher");
     assert!(
         w.wait_watching(Duration::from_secs(10)),
         "the watches never opened"
@@ -206,7 +206,7 @@ fn an_api_server_that_fails_is_retried() {
             .method("GET")
             .times(2),
     );
-    let w = Watcher::from_config(kube.config(), &Options::default()).expect("watcher");
+    let w = watch::from_config(kube.config(), &Options::default()).expect("watcher");
     assert!(w.wait_watching(Duration::from_secs(15)));
     assert_eq!(kube.pending_faults(), 0);
     let (_, seen) = reaction(&w, || {
@@ -232,7 +232,7 @@ fn elector(kube: &FakeKube, who: &str) -> Elector {
     };
     Elector::from_config(
         kube.config(),
-        &Options::default(),
+        Options::default().timeout,
         lease,
         who.into(),
         fast(),

@@ -1,11 +1,10 @@
 //! Failed RAPI requests as typed errors that name the URL, the underlying cause and what to do.
-//! The class is decided on the error *types* in reqwest's source chain (rustls, io), never on
-//! message text: the text only goes into the message as the cause.
+//! Transport failures are classified by `crate::transport`; this file says what they mean for
+//! Ganeti's RAPI.
 
 use crate::engine::backend::BackendError;
+use crate::transport::{self, Advice, Failure};
 use reqwest::{Method, StatusCode};
-use std::error::Error as StdError;
-use std::io::ErrorKind;
 use std::net::ToSocketAddrs;
 use std::path::Path;
 use std::time::Duration;
@@ -23,47 +22,12 @@ pub(super) struct Context<'a> {
     pub user: &'a str,
 }
 
-/// What a failed request's source chain holds.
-#[derive(Default, Debug)]
-struct Chain {
-    tls: Option<rustls::Error>,
-    /// The innermost I/O error's kind.
-    io: Option<ErrorKind>,
-    /// The innermost error's text: the cause without reqwest's and hyper's wrappers
-    /// ("error sending request for url", "client error (Connect)").
-    root: String,
-}
-
-fn chain(e: &(dyn StdError + 'static)) -> Chain {
-    let mut c = Chain::default();
-    let mut cur = Some(e);
-    while let Some(err) = cur {
-        if let Some(t) = err.downcast_ref::<rustls::Error>() {
-            c.tls.get_or_insert_with(|| t.clone());
-        }
-        c.root = err.to_string();
-        cur = match err.downcast_ref::<std::io::Error>() {
-            Some(io) => {
-                c.io = Some(io.kind());
-                // io::Error::source() skips the error it wraps (an I/O error or the rustls
-                // error, in hyper-rustls and tokio-rustls), so descend into that one instead.
-                match io.get_ref() {
-                    Some(inner) => Some(inner as &(dyn StdError + 'static)),
-                    None => io.source(),
-                }
-            }
-            None => err.source(),
-        };
-    }
-    c
-}
-
 /// Whether the server refused the TLS versions offered (a server that speaks only TLS 1.3,
 /// when the client offered only 1.2).
 pub(super) fn refuses_protocol_version(e: &reqwest::Error) -> bool {
     use rustls::AlertDescription as A;
     matches!(
-        chain(e).tls,
+        transport::chain(e).tls,
         Some(
             rustls::Error::AlertReceived(A::ProtocolVersion | A::HandshakeFailure)
                 | rustls::Error::PeerIncompatible(_)
@@ -73,18 +37,9 @@ pub(super) fn refuses_protocol_version(e: &reqwest::Error) -> bool {
 
 /// A request that got no HTTP answer.
 pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> BackendError {
-    let c = chain(e);
+    let failed = transport::classify(e, url, e.is_timeout(), e.is_connect());
     let url = url.to_owned();
-    if let Some(tls) = &c.tls {
-        return BackendError::Tls {
-            service: SERVICE,
-            url,
-            cause: tls.to_string(),
-            hint: tls_hint(tls, ctx),
-        };
-    }
-    let timed_out = e.is_timeout() || c.io == Some(ErrorKind::TimedOut);
-    if timed_out && e.is_connect() {
+    if matches!(failed.failure, Failure::TimedOut) && e.is_connect() {
         // Raising rapi.timeout does not help here: say which limit it was, and tell a host
         // that cannot be reached from a daemon that accepts connections but never answers.
         let within = ctx.connect_timeout;
@@ -107,42 +62,19 @@ pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> Backend
             },
         };
     }
-    if timed_out {
-        return BackendError::Timeout {
-            service: SERVICE,
-            url,
-            after: ctx.timeout,
-            cause: format!("{}; the limit of a whole request, rapi.timeout", c.root),
-            hint: "The RAPI daemon took the request but Ganeti did not answer in time: a large cluster or a busy master is slow (raise rapi.timeout in the config), or its master daemons hang (check ganeti-luxid and ganeti-wconfd on the master)",
-        };
-    }
-    if c.io == Some(ErrorKind::ConnectionRefused) {
-        return BackendError::Refused {
-            service: SERVICE,
-            url,
-            cause: c.root,
-            hint: "Check that ganeti-rapi runs on the master (/usr/lib/ganeti/daemon-util check ganeti-rapi) and that host and port (5080 by default) are right",
-        };
-    }
-    // The resolver's error carries no type of its own; asking the system resolver again
-    // tells a name that does not resolve from any other failure to connect.
-    if e.is_connect()
-        && let Some((host, cause)) = unresolvable(&url)
-    {
-        return BackendError::Dns {
-            service: SERVICE,
-            url,
-            host,
-            cause,
-            hint: "check the name given with --rapi (or rapi.url) and this host's DNS",
-        };
-    }
-    BackendError::Connect {
-        service: SERVICE,
+    failed.into_error(
         url,
-        cause: c.root,
-        hint: "Check the address and the network path to the master",
-    }
+        &Advice {
+            service: SERVICE,
+            tls: &|tls| tls_hint(tls, ctx),
+            timeout: ctx.timeout,
+            timeout_limit: Some("the limit of a whole request, rapi.timeout"),
+            timed_out: "The RAPI daemon took the request but Ganeti did not answer in time: a large cluster or a busy master is slow (raise rapi.timeout in the config), or its master daemons hang (check ganeti-luxid and ganeti-wconfd on the master)",
+            refused: "Check that ganeti-rapi runs on the master (/usr/lib/ganeti/daemon-util check ganeti-rapi) and that host and port (5080 by default) are right",
+            unresolvable: "check the name given with --rapi (or rapi.url) and this host's DNS",
+            other: "Check the address and the network path to the master",
+        },
+    )
 }
 
 /// Whether a TCP connection to the URL's host and port opens within `within` (at most 2 s).
@@ -159,19 +91,6 @@ fn accepts_tcp(url: &str, within: Duration) -> bool {
     addrs
         .take(2)
         .any(|a| std::net::TcpStream::connect_timeout(&a, within).is_ok())
-}
-
-fn unresolvable(url: &str) -> Option<(String, String)> {
-    let u = reqwest::Url::parse(url).ok()?;
-    let host = u.host_str()?.to_owned();
-    if host.starts_with('[') || host.parse::<std::net::IpAddr>().is_ok() {
-        return None;
-    }
-    let port = u.port_or_known_default()?;
-    match (host.as_str(), port).to_socket_addrs() {
-        Err(e) => Some((host, e.to_string())),
-        Ok(mut addrs) => addrs.next().is_none().then(|| (host, "no address".into())),
-    }
 }
 
 fn tls_hint(tls: &rustls::Error, ctx: &Context) -> String {

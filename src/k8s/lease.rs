@@ -10,8 +10,8 @@
 //! the API server stops acting before anyone else can start. On a clean stop it gives the
 //! Lease up (holder emptied), so another replica takes over at once.
 
-use super::{Options, Source};
 use crate::engine::BackendError;
+use crate::k8s::Source;
 use crate::k8s::client::{client_error, harden, load, runtime};
 use ::kube::api::{Api, DynamicObject, PostParams};
 use ::kube::core::ApiResource;
@@ -90,34 +90,34 @@ pub struct Elector {
 }
 
 impl Elector {
-    /// Elects through the management cluster `source` names.
+    /// Elects through the cluster `source` names; `timeout` is how long one request may take.
     pub fn connect(
         source: &Source,
-        options: &Options,
+        timeout: Duration,
         lease: LeaseName,
         identity: String,
         timing: Timing,
     ) -> Result<Elector, BackendError> {
         let rt = runtime()?;
         let config = rt.block_on(load(source))?;
-        Self::start(rt, config, options, lease, identity, timing)
+        Self::start(rt, config, timeout, lease, identity, timing)
     }
 
     /// Elects through the server of a client configuration (tests).
     pub fn from_config(
         config: Config,
-        options: &Options,
+        timeout: Duration,
         lease: LeaseName,
         identity: String,
         timing: Timing,
     ) -> Result<Elector, BackendError> {
-        Self::start(runtime()?, config, options, lease, identity, timing)
+        Self::start(runtime()?, config, timeout, lease, identity, timing)
     }
 
     fn start(
         rt: tokio::runtime::Runtime,
         mut config: Config,
-        options: &Options,
+        timeout: Duration,
         lease: LeaseName,
         identity: String,
         timing: Timing,
@@ -128,7 +128,7 @@ impl Elector {
                 timing.renew_deadline, timing.lease
             )));
         }
-        harden(&mut config, options.timeout)?;
+        harden(&mut config, timeout)?;
         // A renewal that takes longer than the deadline is useless: give up on it then.
         config.read_timeout = Some(timing.renew_deadline);
         config.write_timeout = Some(timing.renew_deadline);

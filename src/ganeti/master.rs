@@ -1,0 +1,238 @@
+//! The cluster's master role, as the one actor among several watchers (docs/ganeti.md,
+//! "Running more than one"). Ganeti's own watcher runs from cron on every node and acts only on
+//! the node that is the master; a watcher installed on every master candidate does the same, so
+//! it follows a `gnt-cluster master-failover` with no coordination of its own.
+//!
+//! The role is read where Ganeti's tools read it: the node's ssconf file `master_node`, which
+//! the master pushes to every online node when the configuration changes, compared with this
+//! host's name as Ganeti spells it (the fully qualified name, lower case, no trailing dot).
+
+use std::path::{Path, PathBuf};
+
+/// Where a Ganeti node keeps its copy of the cluster's simple configuration.
+pub const SSCONF_DIR: &str = "/var/lib/ganeti";
+
+/// What ssconf says when the cluster has lost its master (a failed failover).
+const NO_MASTER: &str = "NO MASTER";
+
+/// Whether this host may act for the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// This host is the master.
+    Master,
+    /// Another node is: this host stands by.
+    Standby { master: String },
+    /// The cluster has no master right now (between a failover's steps): nobody acts.
+    NoMaster,
+}
+
+/// Why the role could not be read: each says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum RoleError {
+    #[error(
+        "{}: cannot read it ({source}): this host is not a Ganeti node, or not yet one. `only_on_master` runs the watcher on the cluster's nodes (each master candidate); elsewhere, turn it off and keep one watcher",
+        path.display()
+    )]
+    NotANode {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{}: empty; Ganeti writes the master's name there: check the node with `gnt-cluster verify`",
+        path.display()
+    )]
+    Empty { path: PathBuf },
+    #[error(
+        "this host ({me}) is not one node of the cluster ({}); give its node name with `node_name` in the config's [rapi] section",
+        nodes.join(", ")
+    )]
+    Unknown { me: String, nodes: Vec<String> },
+}
+
+/// A node name as Ganeti compares names: lower case, no trailing dot.
+fn canonical(name: &str) -> String {
+    name.trim().trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// Decides the role from ssconf's `master_node` and `node_list`, for a host known by the names
+/// `me` (its kernel name, its fully qualified name).
+///
+/// Ganeti names a node by its fully qualified name. A short name (the kernel's host name often
+/// is one) is the node whose first label it is, when exactly one node has it: a name that could
+/// be two nodes is refused rather than guessed.
+pub fn decide(master_node: &str, node_list: &str, me: &[String]) -> Result<Verdict, RoleError> {
+    let master = canonical(master_node);
+    if master == canonical(NO_MASTER) {
+        return Ok(Verdict::NoMaster);
+    }
+    let me: Vec<String> = me
+        .iter()
+        .map(|n| canonical(n))
+        .filter(|n| !n.is_empty())
+        .collect();
+    let nodes: Vec<String> = node_list
+        .lines()
+        .map(canonical)
+        .filter(|n| !n.is_empty())
+        .collect();
+    let is_me = |node: &str| {
+        me.iter().any(|name| {
+            node == name || (!name.contains('.') && node.split('.').next() == Some(name.as_str()))
+        })
+    };
+    let mine: Vec<&String> = nodes.iter().filter(|n| is_me(n)).collect();
+    let me_as_node = match mine.as_slice() {
+        [one] => (*one).clone(),
+        // A master that is not (yet) in our copy of the node list: only an exact name counts.
+        [] if me.contains(&master) => return Ok(Verdict::Master),
+        _ => {
+            return Err(RoleError::Unknown {
+                me: me.join(" or "),
+                nodes,
+            });
+        }
+    };
+    Ok(if me_as_node == master {
+        Verdict::Master
+    } else {
+        Verdict::Standby { master }
+    })
+}
+
+/// Reads this node's ssconf under `dir` and decides the role of the host known as `me`.
+pub fn read(dir: &Path, me: &[String]) -> Result<Verdict, RoleError> {
+    let read = |key: &str| {
+        let path = dir.join(format!("ssconf_{key}"));
+        std::fs::read_to_string(&path).map_err(|source| RoleError::NotANode { path, source })
+    };
+    let master = read("master_node")?;
+    if master.trim().is_empty() {
+        return Err(RoleError::Empty {
+            path: dir.join("ssconf_master_node"),
+        });
+    }
+    // An older node without the list still knows the master's name.
+    let nodes = read("node_list").unwrap_or_default();
+    decide(&master, &nodes, me)
+}
+
+/// This host's names: the kernel's (`uname -n`) and, when the resolver gives one, the fully
+/// qualified name (`hostname --fqdn`, the canonical name of the kernel's, as Ganeti's own
+/// `getfqdn` finds it through /etc/hosts or DNS).
+pub fn host_names() -> Vec<String> {
+    let kernel = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    let fqdn = std::process::Command::new("hostname")
+        .arg("--fqdn")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty());
+    std::iter::once(kernel).chain(fqdn).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NODES: &str = "node1.example.test\nnode2.example.test\n";
+
+    #[test]
+    fn the_role_follows_ssconf() {
+        use Verdict::*;
+        let standby = |m: &str| Standby { master: m.into() };
+        let cases: &[(&str, &str, &str, Result<Verdict, &str>)] = &[
+            (
+                "node1.example.test\n",
+                NODES,
+                "node1.example.test",
+                Ok(Master),
+            ),
+            (
+                "node1.example.test\n",
+                NODES,
+                "node2.example.test",
+                Ok(standby("node1.example.test")),
+            ),
+            // Ganeti compares lower-cased names without a trailing dot.
+            (
+                "Node1.Example.Test.\n",
+                NODES,
+                "node1.example.test.",
+                Ok(Master),
+            ),
+            // A short host name is the one node whose first label it is.
+            ("node1.example.test\n", NODES, "node1", Ok(Master)),
+            (
+                "node1.example.test\n",
+                NODES,
+                "NODE2",
+                Ok(standby("node1.example.test")),
+            ),
+            // Two nodes share the short name: refuse to guess.
+            (
+                "a.one.test\n",
+                "a.one.test\na.two.test\n",
+                "a",
+                Err("is not one node"),
+            ),
+            // A host that is no node of this cluster.
+            (
+                "node1.example.test\n",
+                NODES,
+                "node9.example.test",
+                Err("is not one node"),
+            ),
+            (
+                "node1.example.test\n",
+                NODES,
+                "node1.other.test",
+                Err("is not one node"),
+            ),
+            // A failover in progress: nobody acts.
+            ("NO MASTER\n", NODES, "node1.example.test", Ok(NoMaster)),
+            // A list without the master yet: only the exact name counts.
+            ("node3.example.test\n", "", "node3.example.test", Ok(Master)),
+        ];
+        for (master, nodes, me, want) in cases {
+            let got = decide(master, nodes, &[me.to_string()]);
+            match (want, got) {
+                (Ok(w), Ok(g)) => assert_eq!(&g, w, "{me} with master {master:?}"),
+                (Err(text), Err(e)) => assert!(e.to_string().contains(text), "{e}"),
+                (w, g) => panic!("{me} with master {master:?}: want {w:?}, got {g:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn reading_ssconf_names_the_file_at_fault() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let node1 = ["node1".to_string()];
+        let err = read(dir.path(), &node1).unwrap_err().to_string();
+        assert!(
+            err.contains("ssconf_master_node") && err.contains("not a Ganeti node"),
+            "{err}"
+        );
+        std::fs::write(dir.path().join("ssconf_master_node"), "\n").expect("write");
+        let err = read(dir.path(), &node1).unwrap_err().to_string();
+        assert!(err.contains("empty"), "{err}");
+        std::fs::write(
+            dir.path().join("ssconf_master_node"),
+            "node1.example.test\n",
+        )
+        .expect("write");
+        std::fs::write(dir.path().join("ssconf_node_list"), NODES).expect("write");
+        assert_eq!(read(dir.path(), &node1).expect("read"), Verdict::Master);
+        assert_eq!(
+            read(dir.path(), &["vm".into(), "node2.example.test".into()]).expect("read"),
+            Verdict::Standby {
+                master: "node1.example.test".into()
+            }
+        );
+    }
+}
