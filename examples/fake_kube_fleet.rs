@@ -1,4 +1,4 @@
-//! Serves a fake management cluster (crates/fake-kube) with N Machines, their Metal3Machines,
+//! Serves a fake management cluster (crates/testsupport, `kube`) with N Machines, their Metal3Machines,
 //! BareMetalHosts and Nodes, for measuring the `autorepair` process against it
 //! (docs/benchmarks.md):
 //!
@@ -38,7 +38,7 @@ fn main() {
             .host(Host::new("ns", &format!("h{i}")))
             .node(Node::new(&format!("n{i}")));
     }
-    let kube = fake_kube::FakeKube::start();
+    let kube = testsupport::kube::FakeKube::start();
     for item in fleet.build()["items"].as_array().expect("a List") {
         kube.insert(item.clone());
     }
@@ -52,7 +52,7 @@ fn main() {
     std::fs::write(&path, kubeconfig).expect("write the kubeconfig");
     println!(
         "ready: {} objects at {}",
-        kube.objects(&fake_kube::MACHINE).len() * 4 + 1,
+        kube.objects(&testsupport::kube::MACHINE).len() * 4 + 1,
         kube.url()
     );
     let _ = std::io::stdin().read_to_end(&mut Vec::new());

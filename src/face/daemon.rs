@@ -249,7 +249,7 @@ mod tests {
     use crate::metal3::fixture::{Fleet, Host, Machine, Node};
     use crate::metal3::kube::Options;
     use crate::metal3::{Metal3, Settings};
-    use fake_kube::{FakeKube, MACHINE, Resource};
+    use testsupport::kube::{FakeKube, MACHINE, Resource};
 
     const LEASE: Resource = Resource {
         group: "coordination.k8s.io",

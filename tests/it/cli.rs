@@ -1201,122 +1201,13 @@ fn status_without_headers_is_one_line_a_target() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// `run` against a fake Ganeti RAPI on loopback: HTTPS with the unit tests' certificate (made for
-// 127.0.0.1), HTTP basic auth, and a two-node cluster whose node n1 is offline with two diskless
-// instances on it, under a cluster-wide failover policy, so a pass has writes to make.
+// `run` against the fake Ganeti RAPI of crates/testsupport (HTTPS on 127.0.0.1, one connection
+// per request, HTTP basic auth), playing a two-node cluster whose node n1 is offline with two
+// diskless instances on it, under a cluster-wide failover policy, so a pass has writes to make.
 
 mod fake_rapi {
-    use base64::Engine;
     use serde_json::{Value, json};
-    use std::io::{Read, Write};
-    use std::net::TcpListener;
-    use std::path::PathBuf;
-    use std::sync::{Arc, Mutex};
-
-    /// What one request was: method, path with query, and the password it carried.
-    #[derive(Debug, Clone)]
-    pub struct Seen {
-        pub method: String,
-        pub path: String,
-        pub password: Option<String>,
-    }
-
-    /// The status and body for a request, given everything seen so far (this one last).
-    pub type Answer = Box<dyn FnMut(&[Seen]) -> (u16, String) + Send>;
-
-    pub struct FakeRapi {
-        pub url: String,
-        pub seen: Arc<Mutex<Vec<Seen>>>,
-    }
-
-    pub fn testdata(name: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("src/ganeti/rapi/testdata")
-            .join(name)
-    }
-
-    /// Serves one connection at a time, in order: the requests a pass makes at once wait a
-    /// little, which is all the order the tests need.
-    pub fn serve(answer: Answer) -> FakeRapi {
-        use rustls::pki_types::pem::PemObject;
-        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!(
-            "https://127.0.0.1:{}",
-            listener.local_addr().unwrap().port()
-        );
-        let certs = CertificateDer::pem_file_iter(testdata("server.crt"))
-            .unwrap()
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap();
-        let key = PrivateKeyDer::from_pem_file(testdata("server.key")).unwrap();
-        let config = Arc::new(
-            rustls::ServerConfig::builder_with_provider(Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(certs, key)
-            .unwrap(),
-        );
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = seen.clone();
-        let mut answer = answer;
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let conn = rustls::ServerConnection::new(config.clone()).unwrap();
-                let mut tls = rustls::StreamOwned::new(conn, stream);
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match tls.read(&mut byte) {
-                        Ok(1) => head.push(byte[0]),
-                        _ => break,
-                    }
-                }
-                let head = String::from_utf8_lossy(&head).to_string();
-                let mut words = head.split_whitespace();
-                let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-                let header = |name: &str| {
-                    head.lines().find_map(|l| {
-                        let (k, v) = l.split_once(':')?;
-                        k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
-                    })
-                };
-                let length: usize = header("content-length")
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0);
-                let mut body = vec![0; length];
-                if tls.read_exact(&mut body).is_err() {
-                    continue;
-                }
-                let password = header("authorization")
-                    .and_then(|v| v.strip_prefix("Basic ").map(str::to_owned))
-                    .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
-                    .and_then(|b| String::from_utf8(b).ok())
-                    .and_then(|up| up.split_once(':').map(|(_, p)| p.to_owned()));
-                let (status, text) = {
-                    let mut seen = log.lock().unwrap();
-                    seen.push(Seen {
-                        method: method.to_owned(),
-                        path: path.to_owned(),
-                        password,
-                    });
-                    answer(&seen)
-                };
-                let resp = format!(
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-                    text.len()
-                );
-                let _ = tls.write_all(resp.as_bytes());
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            }
-        });
-        FakeRapi { url, seen }
-    }
+    pub use testsupport::rapi::FakeRapi;
 
     /// The cluster's answer to a read, `None` for anything else.
     pub fn cluster(path: &str) -> Option<Value> {
@@ -1359,7 +1250,7 @@ fn a_daemon_picks_up_a_rotated_rapi_password_on_its_next_pass() {
     let rotate = pw.clone();
     // The passes have nothing to write: a pass is the five reads of a snapshot. Once the first
     // pass read them all, the password changes.
-    let rapi = serve(Box::new(move |seen| {
+    let rapi = FakeRapi::start(Box::new(move |seen| {
         let accepted = if seen.len() <= 5 {
             "old-secret"
         } else {
@@ -1395,11 +1286,11 @@ fn a_daemon_picks_up_a_rotated_rapi_password_on_its_next_pass() {
             "--now",
             NOW,
         ])
-        .args(["--log", "debug", "--rapi", &rapi.url, "--rapi-user", "u"])
+        .args(["--log", "debug", "--rapi", rapi.url(), "--rapi-user", "u"])
         .arg("--rapi-password-file")
         .arg(&pw)
         .arg("--rapi-ca")
-        .arg(testdata("server.crt"))
+        .arg(testsupport::CA_FILE)
         .arg("--lock-file")
         .arg(dir.path().join("lock"))
         .assert();
@@ -1415,7 +1306,7 @@ fn a_daemon_picks_up_a_rotated_rapi_password_on_its_next_pass() {
         2,
         "{stdout}"
     );
-    let seen = rapi.seen.lock().unwrap();
+    let seen = rapi.seen();
     assert_eq!(seen.len(), 10, "{seen:?}");
     assert!(seen.iter().all(|s| s.method == "GET"), "{seen:?}");
     assert!(
@@ -1434,7 +1325,7 @@ fn a_daemon_picks_up_a_rotated_rapi_password_on_its_next_pass() {
 fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
     use fake_rapi::*;
     let dir = tempfile::tempdir().unwrap();
-    let rapi = serve(Box::new(|seen| {
+    let rapi = FakeRapi::start(Box::new(|seen| {
         let this = seen.last().unwrap();
         match cluster(&this.path) {
             Some(body) if this.method == "GET" => (200, body.to_string()),
@@ -1451,12 +1342,12 @@ fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
             "--now",
             NOW,
             "--rapi",
-            &rapi.url,
+            rapi.url(),
             "--rapi-user",
             "reader",
         ])
         .arg("--rapi-ca")
-        .arg(testdata("server.crt"))
+        .arg(testsupport::CA_FILE)
         .arg("--lock-file")
         .arg(dir.path().join("lock"))
         .assert();
@@ -1467,7 +1358,7 @@ fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
         Some(6),
         "{stdout}\n{stderr}"
     );
-    let seen = rapi.seen.lock().unwrap();
+    let seen = rapi.seen();
     let writes: Vec<_> = seen.iter().filter(|s| s.method != "GET").collect();
     assert_eq!(writes.len(), 1, "{writes:?}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("ERROR")).collect();
@@ -1488,9 +1379,9 @@ fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
     // An admin command by the same user says the same, with the same exit status.
     let out = bin()
         .env("AUTOREPAIR_RAPI_PASSWORD", "p")
-        .args(["suspend", "cluster", "--now", NOW, "--rapi", &rapi.url])
+        .args(["suspend", "cluster", "--now", NOW, "--rapi", rapi.url()])
         .args(["--rapi-user", "reader", "--rapi-ca"])
-        .arg(testdata("server.crt"))
+        .arg(testsupport::CA_FILE)
         .arg("--lock-file")
         .arg(dir.path().join("lock"))
         .assert()
@@ -1521,7 +1412,7 @@ fn a_refused_rapi_warns_once_and_the_error_counts_the_attempts() {
             "u",
         ])
         .arg("--rapi-ca")
-        .arg(fake_rapi::testdata("server.crt"))
+        .arg(testsupport::CA_FILE)
         .assert()
         .code(3);
     let stderr = stderr_of(&out);

@@ -1,15 +1,15 @@
 //! The shared drain (`autorepair::k8s::drain`) against the fake API server
-//! (crates/fake-kube), through the real kube client: CKE's rules (docs/drain.md) pass by pass.
+//! (crates/testsupport, `kube`), through the real kube client: CKE's rules (docs/drain.md) pass by pass.
 
 use autorepair::k8s::client;
 use autorepair::k8s::drain::{Cordon, Drainer, Options, Outcome, Protection};
 use autorepair::k8s::{LabelSelector, nodes};
-use fake_kube::{
+use serde_json::{Value, json};
+use std::time::Duration;
+use testsupport::kube::{
     FakeKube, NODE, POD, POD_DISRUPTION_BUDGET, RecordedRequest, namespace_object, node, pod,
     pod_disruption_budget,
 };
-use serde_json::{Value, json};
-use std::time::Duration;
 
 const NOW: i64 = 1_800_000_000;
 const ANNOTATION: &str = "cke.cybozu.com/reboot";
@@ -24,7 +24,7 @@ fn selector(yaml: &str) -> LabelSelector {
 }
 
 /// A Pod on `n1` in `ns`, owned by a controller of `kind` (none if empty).
-fn on_n1(name: &str, ns: &str, kind: &str) -> fake_kube::Obj {
+fn on_n1(name: &str, ns: &str, kind: &str) -> testsupport::kube::Obj {
     let p = pod(name).namespace(ns).node_name("n1").label("app", name);
     if kind.is_empty() {
         p
@@ -318,7 +318,7 @@ async fn uncordon_leaves_someone_elses_cordon() {
     assert_eq!(cordoned(&kube), (true, Some("true".into())));
     // A stale resourceVersion: 409, nothing written, said so.
     kube.fault(
-        fake_kube::Fault::conflict()
+        testsupport::kube::Fault::conflict()
             .on_object(&NODE, "", "n1")
             .method("PATCH"),
     );
@@ -375,7 +375,7 @@ async fn nodes_are_listed_with_what_membership_needs() {
         .count();
     assert_eq!(pages, 3);
     // A refused list names the server and what to do.
-    kube.fault(fake_kube::Fault::status(403).on_path("/api/v1/nodes"));
+    kube.fault(testsupport::kube::Fault::status(403).on_path("/api/v1/nodes"));
     let e = nodes::list_nodes(&client, &server, 500, Duration::from_secs(10))
         .await
         .unwrap_err()

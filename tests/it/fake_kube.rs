@@ -1,7 +1,6 @@
-//! The fake Kubernetes API server (crates/fake-kube) driven through the real kube client:
+//! The fake Kubernetes API server (crates/testsupport, `kube`) driven through the real kube client:
 //! what the metal3 family's tests will rely on. See docs/testing.md.
 
-use fake_kube::*;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{
@@ -11,6 +10,7 @@ use kube::api::{
 use kube::core::Status;
 use serde_json::{Value, json};
 use std::time::Duration;
+use testsupport::kube::*;
 
 fn machines(kube: &FakeKube, ns: &str) -> Api<DynamicObject> {
     Api::namespaced_with(kube.client(), ns, &MACHINE.api_resource())

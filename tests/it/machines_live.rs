@@ -1,15 +1,15 @@
-//! The machines family live: `--sabakan URL` against the fake sabakan (crates/fake-sabakan),
+//! The machines family live: `--sabakan URL` against the fake sabakan (crates/testsupport, `sabakan`),
 //! and the Kubernetes drainer (`--kubeconfig`) against the fake API server over verified TLS
-//! (crates/fake-kube), through the binary, with the README tour's real repair commands.
+//! (crates/testsupport, `kube`), through the binary, with the README tour's real repair commands.
 
 use crate::common;
 
 use assert_cmd::Command;
-use fake_kube::{FakeKube, NODE, POD, POD_DISRUPTION_BUDGET, namespace_object, node, pod};
-use fake_sabakan::{FakeSabakan, Fault, State};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use testsupport::kube::{FakeKube, NODE, POD, POD_DISRUPTION_BUDGET, namespace_object, node, pod};
+use testsupport::sabakan::{FakeSabakan, Fault, State};
 
 const NOW: i64 = 1_800_000_000;
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -466,12 +466,12 @@ fn a_kubernetes_drain_by_ckes_rules() {
     kube.insert(on("cache", "scratch", "StatefulSet"));
     kube.insert(on("agent", "kube-system", "DaemonSet"));
     kube.insert(
-        fake_kube::pod_disruption_budget("web", &[("app", "web")], 1)
+        testsupport::kube::pod_disruption_budget("web", &[("app", "web")], 1)
             .namespace("team")
             .build(),
     );
     kube.insert(
-        fake_kube::pod_disruption_budget("cache", &[("app", "cache")], 0)
+        testsupport::kube::pod_disruption_budget("cache", &[("app", "cache")], 0)
             .namespace("scratch")
             .build(),
     );
@@ -583,8 +583,7 @@ fn an_https_sabakan_is_verified() {
             .arg("--nodes")
             .arg(format!("{ROOT}/fixtures/machines-demo-nodes.json"));
         if ca {
-            c.arg("--sabakan-ca")
-                .arg(format!("{ROOT}/crates/fake-kube/testdata/server.crt"));
+            c.arg("--sabakan-ca").arg(testsupport::CA_FILE);
         }
         let out = c.arg("status").output().unwrap();
         (

@@ -1,5 +1,5 @@
 //! The metal3 family's live backend (`metal3::kube::KubeBackend`) against the fake API server
-//! (crates/fake-kube), through the real kube client over HTTP: the design's truth table, full
+//! (crates/testsupport, `kube`), through the real kube client over HTTP: the design's truth table, full
 //! power cycles with the tests playing the baremetal-operator and kubelet between passes, a
 //! kill after every API write, conflicts, v1beta1-only servers, workload clusters reached
 //! through their kubeconfig Secrets.
@@ -10,14 +10,14 @@ use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
 use autorepair::metal3::kube::{CONFLICT_HINT, KubeBackend, Options, Workload, is_conflict};
 use autorepair::metal3::objects::{REBOOT_KEY, REQUEST_KEY, Snapshot};
 use autorepair::metal3::{self, Action, Metal3, Op, OpId, Plan, Settings, Step};
-use fake_kube::{
-    ApiError, BARE_METAL_HOST, CLUSTER, FakeKube, Fault, MACHINE, MACHINE_SET, METAL3_MACHINE,
-    NODE, POD, RecordedRequest, Resource,
-};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use testsupport::kube::{
+    ApiError, BARE_METAL_HOST, CLUSTER, FakeKube, Fault, MACHINE, MACHINE_SET, METAL3_MACHINE,
+    NODE, POD, RecordedRequest, Resource,
+};
 
 /// 2027-01-15: long after the fixtures' Nodes changed state.
 const NOW: i64 = 1_800_000_000;
@@ -373,7 +373,7 @@ fn a_requested_power_cycle_runs_to_its_end_and_restores_the_node() {
     // `kubectl describe` tells the story: the Events on the Machine and on its host (the
     // server lists them by name, which is random: compared in order of reason).
     let story = |kind: &str, name: &str| -> Vec<String> {
-        kube.objects(&fake_kube::EVENT)
+        kube.objects(&testsupport::kube::EVENT)
             .iter()
             .filter(|e| e["involvedObject"]["kind"] == kind && e["involvedObject"]["name"] == name)
             .map(|e| {
@@ -816,7 +816,7 @@ fn a_v1beta1_only_server_is_read_and_written_in_v1beta1() {
         let api = item["apiVersion"].as_str().unwrap().to_owned();
         if let Some(group) = api.strip_suffix("/v1beta2") {
             if item["kind"] == "Machine" {
-                fake_kube::capi_machine_conversion(&mut item, "v1beta2", "v1beta1");
+                testsupport::kube::capi_machine_conversion(&mut item, "v1beta2", "v1beta1");
             }
             item["apiVersion"] = json!(format!("{group}/v1beta1"));
         }
@@ -927,7 +927,7 @@ fn every_kind_is_read_and_kinds_not_served_are_skipped() {
             .build(),
     );
     bare.insert(
-        fake_kube::machine("m1")
+        testsupport::kube::machine("m1")
             .namespace("ns")
             .node_ref("n1")
             .annotation("metal3.io/BareMetalHost", "ns/h1")
@@ -962,8 +962,8 @@ fn discovery_is_asked_once_per_process_and_again_when_a_kind_it_found_goes() {
     // Machines not served any more (the CRD went, or another server answers at that
     // address): the pass asks discovery again and reads with its answer, missing nothing.
     kube.fault(
-        fake_kube::Fault::status(404)
-            .on_collection(&fake_kube::MACHINE, "")
+        testsupport::kube::Fault::status(404)
+            .on_collection(&testsupport::kube::MACHINE, "")
             .method("GET"),
     );
     let snap = backend(&kube).snapshot().unwrap();
@@ -1031,8 +1031,8 @@ fn a_certificate_not_vouched_for_is_a_tls_error() {
 // ---------------------------------------------------------------------------------------------
 // Drain.
 
-fn pod(name: &str, node: &str) -> fake_kube::Obj {
-    fake_kube::object(&POD, name)
+fn pod(name: &str, node: &str) -> testsupport::kube::Obj {
+    testsupport::kube::object(&POD, name)
         .namespace("ns")
         .set("/spec/nodeName", node)
         .set("/status/phase", "Running")
@@ -1170,7 +1170,7 @@ fn drain_cordons_then_evicts_all_but_daemonset_and_mirror_pods() {
 // ---------------------------------------------------------------------------------------------
 // Workload clusters.
 
-const FAKE_CA: &str = include_str!("../../crates/fake-kube/testdata/server.crt");
+const FAKE_CA: &str = testsupport::CA_PEM;
 
 fn kubeconfig(server: &str) -> String {
     use base64::Engine;
@@ -1193,7 +1193,7 @@ users:
 }
 
 fn kubeconfig_secret(cluster: &str, value: &str) -> Value {
-    fake_kube::secret(&format!("{cluster}-kubeconfig"))
+    testsupport::kube::secret(&format!("{cluster}-kubeconfig"))
         .namespace("ns")
         .string_data("value", value)
         .build()

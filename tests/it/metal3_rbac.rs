@@ -10,9 +10,9 @@ use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
 use autorepair::metal3::kube::watch;
 use autorepair::metal3::kube::{KubeBackend, Options, Workload};
 use autorepair::metal3::{self, Op, Settings};
-use fake_kube::{FakeKube, OPENSHIFT_MACHINE, POD, RecordedRequest, Resource};
 use serde_json::{Value, json};
 use std::time::Duration;
+use testsupport::kube::{FakeKube, OPENSHIFT_MACHINE, POD, RecordedRequest, Resource};
 
 const NOW: i64 = 1_800_000_000;
 
@@ -205,7 +205,7 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
         .build();
     load(&kube, &fleet);
     kube.insert(
-        fake_kube::object(&POD, "web")
+        testsupport::kube::object(&POD, "web")
             .namespace("ns")
             .set("/spec/nodeName", "n2")
             .set("/status/phase", "Running")
@@ -213,7 +213,7 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
             .build(),
     );
     kube.insert(
-        fake_kube::object(&POD, "batch")
+        testsupport::kube::object(&POD, "batch")
             .namespace("ns")
             .set("/spec/nodeName", "n2")
             .set("/status/phase", "Running")
@@ -235,12 +235,12 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
         );
         let report = exec::execute(&plan, &mut b);
         assert!(report.errors.is_empty(), "{:?}", report.errors);
-        for h in kube.objects(&fake_kube::BARE_METAL_HOST) {
+        for h in kube.objects(&testsupport::kube::BARE_METAL_HOST) {
             let name = h["metadata"]["name"].as_str().unwrap().to_owned();
             let off = h["metadata"]["annotations"]
                 .as_object()
                 .is_some_and(|a| a.keys().any(|k| k.starts_with("reboot.metal3.io")));
-            kube.mutate(&fake_kube::BARE_METAL_HOST, "ns", &name, |o| {
+            kube.mutate(&testsupport::kube::BARE_METAL_HOST, "ns", &name, |o| {
                 o["status"]["poweredOn"] = json!(!off);
             });
         }
@@ -261,7 +261,7 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
     .unwrap();
     // Nodes in workload clusters: the kubeconfig Secret, by name.
     kube.insert(
-        fake_kube::secret("c1-kubeconfig")
+        testsupport::kube::secret("c1-kubeconfig")
             .namespace("ns")
             .string_data("value", "not a kubeconfig")
             .build(),

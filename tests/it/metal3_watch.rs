@@ -1,4 +1,4 @@
-//! `run --loop` on a live cluster, against the fake API server (crates/fake-kube) through the
+//! `run --loop` on a live cluster, against the fake API server (crates/testsupport, `kube`) through the
 //! real kube client: the watches that start the next pass (a change within 2 s, a closed watch
 //! and a compacted history survived, irrelevant changes ignored) and leader election with a
 //! coordination.k8s.io/v1 Lease between two replicas.
@@ -9,9 +9,9 @@ use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
 use autorepair::metal3::kube::Options;
 use autorepair::metal3::kube::watch::{self, ChangeKind, PENDING, Watcher};
 use autorepair::metal3::objects::REQUEST_KEY;
-use fake_kube::{BARE_METAL_HOST, FakeKube, Fault, MACHINE, NODE, Resource};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use testsupport::kube::{BARE_METAL_HOST, FakeKube, Fault, MACHINE, NODE, Resource};
 
 const LEASE: Resource = Resource {
     group: "coordination.k8s.io",

@@ -1,10 +1,10 @@
 //! `autorepair sabakan …` as a user runs it, on the example files in fixtures/sabakan/, and
-//! against the fake sabakan (crates/fake-sabakan).
+//! against the fake sabakan (crates/testsupport, `sabakan`).
 
 use assert_cmd::Command;
-use fake_sabakan::{FakeSabakan, Fault, State, machine};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use testsupport::sabakan::{FakeSabakan, Fault, State, machine};
 
 const NOW: &str = "2026-06-01T00:00:00Z";
 

@@ -1,13 +1,13 @@
-//! The sabakan client against the fake sabakan (crates/fake-sabakan): CKE's search with the
+//! The sabakan client against the fake sabakan (crates/testsupport, `sabakan`): CKE's search with the
 //! machines family's variables, the REST list, label writes, what each failure says, and
 //! how many requests a pass costs.
 
 use autorepair::sabakan::State as ModelState;
 use autorepair::sabakan::client::{ClientError, Endpoint, Sabakan, Variables};
-use fake_sabakan::{FakeSabakan, Fault, State, machine};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use std::time::Duration;
+use testsupport::sabakan::{FakeSabakan, Fault, State, machine};
 
 const NOW: &str = "2026-06-01T00:00:00Z";
 
@@ -291,7 +291,7 @@ fn unusable_ca_file_is_named() {
 /// `/graphql` proves the request went through.)
 #[test]
 fn https_is_verified_against_the_given_ca() {
-    let kube = fake_kube::FakeKube::builder().tls().start();
+    let kube = testsupport::kube::FakeKube::builder().tls().start();
     let url = kube.url().replace("127.0.0.1", "localhost");
     assert!(url.starts_with("https://"), "{url}");
     let untrusted = Sabakan::new(&Endpoint::new(&url)).unwrap();
@@ -302,10 +302,7 @@ fn https_is_verified_against_the_given_ca() {
     let trusted = Sabakan::new(&Endpoint {
         url,
         timeout: Duration::from_secs(5),
-        ca_file: Some(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("crates/fake-kube/testdata/server.crt"),
-        ),
+        ca_file: Some(testsupport::CA_FILE.into()),
     })
     .unwrap();
     let e = trusted.search_machines(None, now()).unwrap_err();

@@ -4,9 +4,9 @@
 use crate::common;
 
 use assert_cmd::Command;
-use fake_kube::FakeKube;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use testsupport::kube::FakeKube;
 
 const NOW: &str = "2026-06-01T00:00:00Z";
 
@@ -73,7 +73,7 @@ fn update_reads_node_taints_through_a_kubeconfig() {
 
     // The first control plane's Node is named after its host; its InternalIP is the address.
     let kube = FakeKube::builder().tls().start();
-    let tainted = fake_kube::node("cp-host-0")
+    let tainted = testsupport::kube::node("cp-host-0")
         .taint("example.com/broken", "", "NoSchedule")
         .set(
             "/status/addresses",
@@ -84,7 +84,7 @@ fn update_reads_node_taints_through_a_kubeconfig() {
         )
         .build();
     kube.insert(tainted.clone());
-    kube.insert(fake_kube::node("unrelated").build());
+    kube.insert(testsupport::kube::node("unrelated").build());
     let config = dir.path().join("kubeconfig");
     std::fs::write(&config, kubeconfig(kube.url())).unwrap();
 
@@ -105,7 +105,7 @@ fn update_reads_node_taints_through_a_kubeconfig() {
     assert!(kube.writes().is_empty(), "reading Nodes writes nothing");
 
     // The same Nodes from a file give the same answer.
-    let list = serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": kube.objects(&fake_kube::NODE) });
+    let list = serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": kube.objects(&testsupport::kube::NODE) });
     let nodes_file = dir.path().join("nodes.json");
     std::fs::write(&nodes_file, list.to_string()).unwrap();
     let (code, out, err) = run(update(&current, &[]).arg("--nodes").arg(&nodes_file));
@@ -114,7 +114,7 @@ fn update_reads_node_taints_through_a_kubeconfig() {
     assert_eq!(from_file, through_kube);
 
     // Without the taint nothing applies: the current file, unchanged.
-    kube.mutate(&fake_kube::NODE, "", "cp-host-0", |n| {
+    kube.mutate(&testsupport::kube::NODE, "", "cp-host-0", |n| {
         n["spec"]["taints"] = Value::Null;
     });
     let (code, out, err) = run(update(&current, &[]).arg("--kubeconfig").arg(&config));

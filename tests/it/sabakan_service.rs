@@ -1,12 +1,12 @@
 //! `autorepair sabakan update --write FILE`, the maintained mode: the file kept, its previous
 //! version, history, metrics, apply command, lock, switch and stored variables; and a month of
-//! a 300-machine data centre against the fake sabakan (crates/fake-sabakan).
+//! a 300-machine data centre against the fake sabakan (crates/testsupport, `sabakan`).
 
 use assert_cmd::Command;
-use fake_sabakan::{FakeSabakan, Fault, State, machine};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use testsupport::sabakan::{FakeSabakan, Fault, State, machine};
 
 const NOW: &str = "2026-06-01T00:00:00Z";
 const CHANGED: i32 = 5;

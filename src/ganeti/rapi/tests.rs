@@ -199,111 +199,43 @@ fn plain_http_and_bad_certificate_files_are_refused_with_a_clear_error() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The transport against servers on loopback: a small HTTPS server (rustls, certificates in
-// testdata/, made with openssl for 127.0.0.1 and localhost), a closed port, a listener that
-// never answers, and a name under .invalid.
+// The transport against servers on loopback: the fake RAPI of crates/testsupport (rustls, one
+// connection per request), a closed port, a listener that never answers, and a name under
+// .invalid.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use testsupport::rapi::FakeRapi;
 
+/// `server.crt` is the certificate the fake RAPI serves (crates/testsupport); the others are
+/// in testdata/ (made with openssl for 127.0.0.1 and localhost).
 fn testdata(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src/ganeti/rapi/testdata")
-        .join(name)
+    match name {
+        "server.crt" => testsupport::CA_FILE.into(),
+        _ => std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/ganeti/rapi/testdata")
+            .join(name),
+    }
 }
 
+/// The status and body for a request: method, path with query.
 type Answer = Arc<dyn Fn(&str, &str) -> (u16, String) + Send + Sync>;
 
-/// Counts what the server saw.
-#[derive(Default)]
-struct Seen {
-    connections: AtomicUsize,
-    in_flight: AtomicUsize,
-    most_in_flight: AtomicUsize,
-}
-
-/// An HTTPS server on 127.0.0.1 that answers each request (method, path with query) with
-/// `answer`'s status and body, after `delay`, speaking only `versions`, one connection per
-/// request like Ganeti's RAPI daemon.
+/// The fake RAPI on 127.0.0.1 answering each request with `answer`'s status and body, after
+/// `delay`, speaking only `versions`; its URL and the handle that keeps it running.
 fn https_server(
     versions: &'static [&'static rustls::SupportedProtocolVersion],
     delay: Duration,
     answer: Answer,
-) -> (String, Arc<Seen>) {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "https://127.0.0.1:{}",
-        listener.local_addr().unwrap().port()
-    );
-    let certs = CertificateDer::pem_file_iter(testdata("server.crt"))
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
-    let key = PrivateKeyDer::from_pem_file(testdata("server.key")).unwrap();
-    let config = Arc::new(
-        rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_protocol_versions(versions)
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .unwrap(),
-    );
-    let seen = Arc::new(Seen::default());
-    let s = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            s.connections.fetch_add(1, Ordering::SeqCst);
-            let (config, answer, s) = (config.clone(), answer.clone(), s.clone());
-            std::thread::spawn(move || {
-                let conn = rustls::ServerConnection::new(config).unwrap();
-                let mut tls = rustls::StreamOwned::new(conn, stream);
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match tls.read(&mut byte) {
-                        Ok(1) => head.push(byte[0]),
-                        _ => return,
-                    }
-                }
-                let head = String::from_utf8_lossy(&head).to_string();
-                let mut words = head.split_whitespace();
-                let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-                let length = head
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase()
-                            .strip_prefix("content-length:")
-                            .map(|v| v.trim().to_owned())
-                    })
-                    .and_then(|v| v.parse::<usize>().ok())
-                    .unwrap_or(0);
-                let mut body = vec![0; length];
-                if tls.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let now = s.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-                s.most_in_flight.fetch_max(now, Ordering::SeqCst);
-                std::thread::sleep(delay);
-                s.in_flight.fetch_sub(1, Ordering::SeqCst);
-                let (status, text) = answer(method, path);
-                let resp = format!(
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-                    text.len()
-                );
-                let _ = tls.write_all(resp.as_bytes());
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            });
-        }
-    });
-    (url, seen)
+) -> (String, FakeRapi) {
+    let rapi = FakeRapi::builder()
+        .versions(versions)
+        .delay(delay)
+        .start(Box::new(move |seen| {
+            let last = seen.last().expect("the request being answered");
+            answer(&last.method, &last.path)
+        }));
+    (rapi.url().to_owned(), rapi)
 }
 
 fn fixed(status: u16, body: &str) -> Answer {
@@ -332,7 +264,7 @@ static TLS13_ONLY: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::T
 #[test]
 fn the_pinned_certificate_is_accepted_and_a_tls13_only_server_is_spoken_to_as_well() {
     for versions in [BOTH, &TLS13_ONLY[..]] {
-        let (url, _) = https_server(versions, Duration::ZERO, fixed(200, r#"{"name":"c"}"#));
+        let (url, _server) = https_server(versions, Duration::ZERO, fixed(200, r#"{"name":"c"}"#));
         let rapi = rapi_at(&url, Some("server.crt"));
         assert_eq!(
             rapi.get("/2/info").unwrap(),
@@ -427,7 +359,7 @@ fn each_transport_failure_has_its_own_message_with_the_cause() {
         );
     }
     assert_eq!(
-        tls_seen.connections.load(Ordering::SeqCst),
+        tls_seen.connections(),
         2,
         "a refused certificate is not retried"
     );
@@ -477,7 +409,7 @@ fn http_errors_say_which_access_the_call_needs() {
         assert!(text.contains(hint) && text.contains(&url), "{text}");
         let tries = if status >= 500 { 2 } else { 1 };
         assert_eq!(
-            seen.connections.load(Ordering::SeqCst),
+            seen.connections(),
             tries,
             "{method} {status}: only server errors on reads are retried"
         );
@@ -544,7 +476,7 @@ fn the_snapshot_has_run_status_and_placement_for_write_read_and_plain_users() {
             record.lock().unwrap().push(path.to_owned());
             base(m, path)
         });
-        let (url, _) = https_server(BOTH, Duration::ZERO, answer);
+        let (url, _server) = https_server(BOTH, Duration::ZERO, answer);
         let mut rapi = rapi_at(&url, Some("server.crt"));
         let snap = rapi.snapshot().unwrap();
         // The bulk resources ask every node daemon for live data: only for plain users.
@@ -618,7 +550,7 @@ fn reads_run_concurrently_but_never_more_than_the_bound() {
     let mut rapi = rapi_at(&url, Some("server.crt"));
     let snap = rapi.snapshot().unwrap();
     assert_eq!(snap.jobs.len(), 20);
-    let most = seen.most_in_flight.load(Ordering::SeqCst);
+    let most = seen.most_in_flight();
     assert!(
         (4..=PARALLEL_READS).contains(&most),
         "at most {most} requests were in flight at once"
@@ -671,7 +603,7 @@ fn a_timeout_names_the_limit_that_fired_and_what_helps() {
     assert!(e.is_transient());
     drop(silent);
 
-    let (slow, _) = https_server(BOTH, Duration::from_secs(3), fixed(200, "{}"));
+    let (slow, _server) = https_server(BOTH, Duration::from_secs(3), fixed(200, "{}"));
     let rapi = Rapi::connect_with(&endpoint_at(&slow, Duration::from_millis(500)), policy).unwrap();
     let e = rapi.get("/2/info").unwrap_err();
     let text = e.to_string();
@@ -702,13 +634,13 @@ fn retries_are_bounded_in_count_and_time_and_the_error_counts_them() {
     let e = rapi.get("/2/info").unwrap_err();
     let took = started.elapsed();
     let text = e.to_string();
-    let tries = seen.connections.load(Ordering::SeqCst);
+    let tries = seen.connections();
     assert!((2..=3).contains(&tries), "{tries} attempts: {text}");
     assert!(took < Duration::from_millis(2500), "{took:?}: {text}");
     assert!(text.contains(&format!("({tries} attempts over ")), "{text}");
     let e = rapi.get("/2/groups").unwrap_err();
     assert_eq!(
-        seen.connections.load(Ordering::SeqCst),
+        seen.connections(),
         tries + 1,
         "the service is down for this pass: tried once"
     );

@@ -24,8 +24,8 @@ pub fn proptest_config(cases: u32, default_seed: u64) -> Config {
     }
 }
 
-/// The certificate the fake API server (crates/fake-kube) serves over TLS.
-pub const FAKE_KUBE_CA: &str = include_str!("../../../crates/fake-kube/testdata/server.crt");
+/// The certificate the fake API server (crates/testsupport, `kube`) serves over TLS.
+pub const FAKE_KUBE_CA: &str = testsupport::CA_PEM;
 
 /// A kubeconfig with two contexts: `good` (the fake API server at `server`, trusting its
 /// certificate) and `wrong` (nothing listens there); `current` is the current one.

@@ -5,9 +5,9 @@
 //! 422 for parse and validation errors (`extensions.code` GRAPHQL_PARSE_FAILED /
 //! GRAPHQL_VALIDATION_FAILED), 200 with `errors` for resolver errors.
 
-use crate::World;
-use crate::machine::State;
-use crate::params::{MachineParams, matches};
+use crate::sabakan::World;
+use crate::sabakan::machine::State;
+use crate::sabakan::params::{MachineParams, matches};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 
@@ -872,10 +872,10 @@ pub(crate) fn execute(world: &mut World, body: &[u8]) -> (u16, Value) {
                         Ok(()) => Ok(m.gql_status(now)),
                         Err(e) => {
                             let kind = match e {
-                                crate::machine::StateError::Forbidden { .. } => {
+                                crate::sabakan::machine::StateError::Forbidden { .. } => {
                                     "INVALID_STATE_TRANSITION"
                                 }
-                                crate::machine::StateError::EncryptionKeyExists => {
+                                crate::sabakan::machine::StateError::EncryptionKeyExists => {
                                     "ENCRYPTION_KEY_EXISTS"
                                 }
                             };

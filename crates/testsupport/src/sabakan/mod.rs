@@ -29,6 +29,7 @@ pub use fault::Fault;
 pub use machine::{Machine, State, StateError, is_valid_label_name, is_valid_label_value, machine};
 pub use params::{MachineParams, matches};
 
+use crate::serve::{Faults, Options, Server};
 use jiff::Timestamp;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -52,7 +53,7 @@ pub(crate) struct World {
     pub machines: BTreeMap<String, Machine>,
     pub clock: Option<Timestamp>,
     pub requests: Vec<RecordedRequest>,
-    pub faults: Vec<(Fault, usize)>,
+    pub faults: Faults<Fault>,
     /// Writes are refused with 403, as from an address outside sabakan's allowed networks.
     pub read_only: bool,
 }
@@ -67,19 +68,8 @@ pub(crate) type Shared = Arc<Mutex<World>>;
 
 /// A running fake sabakan and the test's handle on it. Dropping it stops the server.
 pub struct FakeSabakan {
-    url: String,
+    server: Server,
     shared: Shared,
-    shutdown: tokio::sync::watch::Sender<bool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for FakeSabakan {
-    fn drop(&mut self) {
-        let _ = self.shutdown.send(true);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }
 
 impl FakeSabakan {
@@ -90,29 +80,22 @@ impl FakeSabakan {
             machines: BTreeMap::new(),
             clock: None,
             requests: Vec::new(),
-            faults: Vec::new(),
+            faults: Faults::default(),
             read_only: false,
         }));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let url = format!("http://{}", listener.local_addr().expect("local address"));
-        let (shutdown, stop) = tokio::sync::watch::channel(false);
+        let options = Options {
+            name: "fake-sabakan",
+            tls: None,
+            one_request_per_connection: false,
+        };
         let s = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("fake-sabakan".into())
-            .spawn(move || server::run(listener, s, stop))
-            .expect("spawn the fake-sabakan thread");
-        FakeSabakan {
-            url,
-            shared,
-            shutdown,
-            thread: Some(thread),
-        }
+        let server = Server::start(options, move |_| move |req| server::handle(s.clone(), req));
+        FakeSabakan { server, shared }
     }
 
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> &str {
-        &self.url
+        self.server.url()
     }
 
     fn world(&self) -> MutexGuard<'_, World> {
@@ -237,12 +220,12 @@ impl FakeSabakan {
     /// Injects a fault. Faults are tried in the order added; a request uses up at most one.
     pub fn fault(&self, f: Fault) {
         let n = f.times;
-        self.world().faults.push((f, n));
+        self.world().faults.push(f, n);
     }
 
     /// How many injected faults still wait for a request.
     pub fn pending_faults(&self) -> usize {
-        self.world().faults.iter().map(|(_, n)| n).sum()
+        self.world().faults.pending()
     }
 
     /// Every request so far, oldest first.

@@ -1,6 +1,7 @@
 //! Fault injection: the next N matching requests get an error status, a garbage body, a
 //! delay, or a closed connection instead of (or before) sabakan's answer.
 
+use crate::serve::Filter;
 use std::time::Duration;
 
 #[derive(Clone, Debug)]
@@ -15,7 +16,7 @@ pub(crate) enum Action {
     Hangup,
 }
 
-/// A fault for [`crate::FakeSabakan::fault`]: what happens ([`Fault::status`],
+/// A fault for [`crate::sabakan::FakeSabakan::fault`]: what happens ([`Fault::status`],
 /// [`Fault::garbage`], [`Fault::delay`], [`Fault::hangup`]), narrowed by
 /// [`Fault::on_path`] and [`Fault::method`], for [`Fault::times`] requests (default 1).
 ///
@@ -24,8 +25,7 @@ pub(crate) enum Action {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Fault {
-    pub(crate) method: Option<String>,
-    pub(crate) path: Option<String>,
+    filter: Filter,
     pub(crate) times: usize,
     pub(crate) action: Action,
 }
@@ -33,8 +33,7 @@ pub struct Fault {
 impl Fault {
     fn new(action: Action) -> Fault {
         Fault {
-            method: None,
-            path: None,
+            filter: Filter::default(),
             times: 1,
             action,
         }
@@ -78,13 +77,13 @@ impl Fault {
 
     /// Only requests whose path is `path` (a trailing `*` matches a prefix).
     pub fn on_path(mut self, path: &str) -> Fault {
-        self.path = Some(path.to_owned());
+        self.filter.set_path(path);
         self
     }
 
     /// Only requests with this method (`GET`, `PUT`, …).
     pub fn method(mut self, m: &str) -> Fault {
-        self.method = Some(m.to_ascii_uppercase());
+        self.filter.set_method(m);
         self
     }
 
@@ -95,13 +94,6 @@ impl Fault {
     }
 
     pub(crate) fn matches(&self, method: &str, path: &str) -> bool {
-        self.method.as_deref().is_none_or(|m| m == method)
-            && self
-                .path
-                .as_deref()
-                .is_none_or(|p| match p.strip_suffix('*') {
-                    Some(prefix) => path.starts_with(prefix),
-                    None => path == p,
-                })
+        self.filter.matches(method, path)
     }
 }

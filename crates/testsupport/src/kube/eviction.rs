@@ -11,10 +11,10 @@
 //! missing `disruptionsAllowed` = 0, `observedGeneration` is not compared), no
 //! `unhealthyPodEvictionPolicy`, and the delete is immediate (no grace period).
 
-use crate::resource::{POD, POD_DISRUPTION_BUDGET};
-use crate::selector::{FieldSelector, LabelSelector, label_selector_object};
-use crate::status::ApiError;
-use crate::store::{Key, Store, WriteOpts, now};
+use crate::kube::resource::{POD, POD_DISRUPTION_BUDGET};
+use crate::kube::selector::{FieldSelector, LabelSelector, label_selector_object};
+use crate::kube::status::ApiError;
+use crate::kube::store::{Key, Store, WriteOpts, now};
 use serde_json::{Value, json};
 
 /// The apiserver's message for a refused eviction (`errors.NewTooManyRequests`).

@@ -1,8 +1,9 @@
 //! Fault injection: the next N requests that match answer an error, wait, or find their object
 //! changed by someone else first.
 
-use crate::resource::Resource;
-use crate::status::ApiError;
+use crate::kube::resource::Resource;
+use crate::kube::status::ApiError;
+use crate::serve::Filter;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,8 +12,6 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 enum Target {
     Any,
-    /// The URL path (no query) equals this, or starts with it when it ends with `*`.
-    Path(String),
     /// The object's URL in any served version, and its subresources.
     Object {
         res: Resource,
@@ -35,7 +34,7 @@ pub(crate) enum Action {
     Mutate(Arc<dyn Fn(&mut Value) + Send + Sync>),
 }
 
-/// A fault to inject with [`crate::FakeKube::fault`]. Built from what happens
+/// A fault to inject with [`crate::kube::FakeKube::fault`]. Built from what happens
 /// ([`Fault::status`], [`Fault::conflict`], [`Fault::delay`], [`Fault::mutate`]) narrowed by
 /// where ([`Fault::on_object`], [`Fault::on_collection`], [`Fault::on_path`]), which method
 /// ([`Fault::method`]) and how often ([`Fault::times`], default once).
@@ -45,7 +44,8 @@ pub(crate) enum Action {
 /// ```
 #[derive(Clone)]
 pub struct Fault {
-    method: Option<String>,
+    /// Method and URL path (no query).
+    filter: Filter,
     target: Target,
     pub(crate) times: usize,
     pub(crate) action: Action,
@@ -54,7 +54,7 @@ pub struct Fault {
 impl Fault {
     fn new(action: Action) -> Fault {
         Fault {
-            method: None,
+            filter: Filter::default(),
             target: Target::Any,
             times: 1,
             action,
@@ -129,13 +129,13 @@ impl Fault {
 
     /// Only requests whose URL path is `path` (a trailing `*` matches a prefix).
     pub fn on_path(mut self, path: &str) -> Fault {
-        self.target = Target::Path(path.to_string());
+        self.filter.set_path(path);
         self
     }
 
     /// Only requests with this HTTP method (`GET`, `PATCH`, ...).
     pub fn method(mut self, m: &str) -> Fault {
-        self.method = Some(m.to_ascii_uppercase());
+        self.filter.set_method(m);
         self
     }
 
@@ -153,15 +153,11 @@ impl Fault {
         path: &str,
         route: Option<(&Resource, Option<&str>, Option<&str>)>,
     ) -> bool {
-        if self.method.as_deref().is_some_and(|m| m != method) {
+        if !self.filter.matches(method, path) {
             return false;
         }
         match &self.target {
             Target::Any => true,
-            Target::Path(p) => match p.strip_suffix('*') {
-                Some(prefix) => path.starts_with(prefix),
-                None => path == p,
-            },
             Target::Object { res, ns, name } => route.is_some_and(|(r, rns, rname)| {
                 same(r, res) && rns.unwrap_or_default() == ns && rname == Some(name.as_str())
             }),
@@ -174,10 +170,4 @@ impl Fault {
 
 fn same(a: &Resource, b: &Resource) -> bool {
     (a.group, a.plural) == (b.group, b.plural)
-}
-
-/// A fault with the count of requests it still applies to.
-pub(crate) struct FaultEntry {
-    pub fault: Fault,
-    pub remaining: usize,
 }

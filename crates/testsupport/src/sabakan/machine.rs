@@ -138,10 +138,10 @@ pub struct Machine {
     pub serial: String,
     pub labels: BTreeMap<String, String>,
     pub rack: u32,
-    /// `None`: given by [`crate::FakeSabakan::insert`], the next free index in the rack.
+    /// `None`: given by [`crate::sabakan::FakeSabakan::insert`], the next free index in the rack.
     pub index_in_rack: Option<u32>,
     pub role: String,
-    /// `None`: derived from rack and index by [`crate::FakeSabakan::insert`].
+    /// `None`: derived from rack and index by [`crate::sabakan::FakeSabakan::insert`].
     pub ipv4: Option<Vec<String>>,
     pub ipv6: Vec<String>,
     pub bmc_type: String,
@@ -155,7 +155,7 @@ pub struct Machine {
     pub encryption_keys: bool,
 }
 
-/// Starts a machine for [`crate::FakeSabakan::insert`]: HEALTHY, role `cs`, rack 0, BMC
+/// Starts a machine for [`crate::sabakan::FakeSabakan::insert`]: HEALTHY, role `cs`, rack 0, BMC
 /// `IPMI-2.0`, registered 2025-01-01, retiring 2030-01-01, no labels.
 pub fn machine(serial: &str) -> Machine {
     Machine {

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 /// One resource type (what a CRD or a built-in API registers).
 ///
 /// `versions[0]` is the storage and preferred version: objects are kept in it and converted to
-/// the version a request names (see [`crate::Converter`]).
+/// the version a request names (see [`crate::kube::Converter`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Resource {
     /// API group, `""` for the core group (`/api/v1`).
@@ -279,7 +279,7 @@ pub const EVENTS_V1: Resource = Resource {
     status_subresource: false,
 };
 
-/// What [`crate::FakeKube::start`] serves.
+/// What [`crate::kube::FakeKube::start`] serves.
 pub const DEFAULT_RESOURCES: &[Resource] = &[
     MACHINE,
     MACHINE_SET,

@@ -34,6 +34,7 @@ pub use resource::*;
 pub use selector::{FieldSelector, LabelSelector};
 pub use status::ApiError;
 
+use crate::serve::{Options, Server};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -133,111 +134,42 @@ impl Builder {
     pub fn start(self) -> FakeKube {
         let store = Store::new(self.resources, self.converters, self.history);
         let shared = Arc::new(Mutex::new(store));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let addr = listener.local_addr().expect("local address");
-        let (tls, ca) = if self.tls {
-            let (config, ca) = tls_config();
-            (Some(config), Some(ca))
-        } else {
-            (None, None)
+        let tls = self
+            .tls
+            .then(|| crate::serve::tls_config(rustls::DEFAULT_VERSIONS));
+        let ca = tls.is_some().then(|| {
+            use rustls::pki_types::CertificateDer;
+            use rustls::pki_types::pem::PemObject;
+            let cert = CertificateDer::from_pem_slice(crate::serve::CA_PEM.as_bytes());
+            cert.expect("testdata/server.crt").to_vec()
+        });
+        let options = Options {
+            name: "fake-kube",
+            tls,
+            one_request_per_connection: false,
         };
-        let scheme = if tls.is_some() { "https" } else { "http" };
-        let url = format!("{scheme}://{addr}");
-        let (shutdown, mut stop) = tokio::sync::watch::channel(false);
         let s = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("fake-kube".into())
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("tokio runtime");
-                rt.block_on(async move {
-                    let listener =
-                        tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-                    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-                    loop {
-                        tokio::select! {
-                            _ = stop.changed() => break,
-                            accepted = listener.accept() => {
-                                let Ok((tcp, _)) = accepted else { continue };
-                                tokio::spawn(serve_connection(tcp, acceptor.clone(), s.clone(), addr.to_string()));
-                            }
-                        }
-                    }
-                });
-            })
-            .expect("spawn fake-kube thread");
-        FakeKube {
-            url,
-            ca,
-            shared,
-            shutdown,
-            thread: Some(thread),
-        }
+        let server = Server::start(options, move |addr| {
+            let addr = addr.to_string();
+            move |req| server::handle(s.clone(), req, addr.clone())
+        });
+        FakeKube { server, ca, shared }
     }
-}
-
-async fn serve_connection(
-    tcp: tokio::net::TcpStream,
-    acceptor: Option<tokio_rustls::TlsAcceptor>,
-    shared: server::Shared,
-    addr: String,
-) {
-    use hyper_util::rt::TokioIo;
-    let svc =
-        hyper::service::service_fn(move |req| server::handle(shared.clone(), req, addr.clone()));
-    let http = hyper::server::conn::http1::Builder::new();
-    match acceptor {
-        Some(acceptor) => {
-            if let Ok(stream) = acceptor.accept(tcp).await {
-                let _ = http.serve_connection(TokioIo::new(stream), svc).await;
-            }
-        }
-        None => {
-            let _ = http.serve_connection(TokioIo::new(tcp), svc).await;
-        }
-    }
-}
-
-/// The server's TLS settings (ring provider) and its certificate (DER) for clients to trust.
-fn tls_config() -> (Arc<rustls::ServerConfig>, Vec<u8>) {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let cert = CertificateDer::from_pem_slice(include_bytes!("../testdata/server.crt"))
-        .expect("testdata/server.crt");
-    let key = PrivateKeyDer::from_pem_slice(include_bytes!("../testdata/server.key"))
-        .expect("testdata/server.key");
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("protocol versions")
-    .with_no_client_auth()
-    .with_single_cert(vec![cert.clone()], key)
-    .expect("certificate and key");
-    (Arc::new(config), cert.to_vec())
 }
 
 /// A running fake API server and the test's handle on its state. Dropping it stops the
 /// server and ends its watches.
 pub struct FakeKube {
-    url: String,
+    server: Server,
     ca: Option<Vec<u8>>,
     shared: server::Shared,
-    shutdown: tokio::sync::watch::Sender<bool>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Drop for FakeKube {
+    /// Ends the watches; dropping the server then stops it.
     fn drop(&mut self) {
-        let _ = self.shutdown.send(true);
         if let Ok(mut s) = self.shared.lock() {
             s.watchers.clear();
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
         }
     }
 }
@@ -254,13 +186,13 @@ impl FakeKube {
 
     /// `http://127.0.0.1:PORT` (or https).
     pub fn url(&self) -> &str {
-        &self.url
+        self.server.url()
     }
 
     /// A kube `Config` for this server: no credentials, namespace `default`, and the
     /// server's certificate as the only root when serving HTTPS.
     pub fn config(&self) -> kube::Config {
-        let mut c = kube::Config::new(self.url.parse().expect("server URL"));
+        let mut c = kube::Config::new(self.url().parse().expect("server URL"));
         if let Some(ca) = &self.ca {
             c.root_cert = Some(vec![ca.clone()]);
         }
@@ -366,16 +298,13 @@ impl FakeKube {
     /// Injects a fault (see [`Fault`]). Faults are tried in the order added; each request
     /// uses up at most one.
     pub fn fault(&self, f: Fault) {
-        let remaining = f.times;
-        self.store().faults.push(fault::FaultEntry {
-            fault: f,
-            remaining,
-        });
+        let times = f.times;
+        self.store().faults.push(f, times);
     }
 
     /// How many injected faults still wait for a request.
     pub fn pending_faults(&self) -> usize {
-        self.store().faults.iter().map(|f| f.remaining).sum()
+        self.store().faults.pending()
     }
 
     /// The current (last written) resourceVersion.

@@ -1,6 +1,6 @@
 //! `Status` bodies shaped like the real apiserver's (k8s.io/apimachinery/pkg/api/errors).
 
-use crate::resource::Resource;
+use crate::kube::resource::Resource;
 use serde_json::{Value, json};
 
 /// A failed request: HTTP code, `reason`, `message` and `details`, served as a `Status`.

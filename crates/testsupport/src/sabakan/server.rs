@@ -1,43 +1,14 @@
 //! The HTTP side: hyper on a tokio runtime of its own, fault injection, and sabakan's REST
 //! handlers (web/labels.go, state.go, machines.go, retire_date.go) with their statuses.
 
-use crate::fault::Action;
-use crate::machine::{State, StateError, is_valid_label_name, is_valid_label_value};
-use crate::params::{QueryError, RestQuery};
-use crate::{RecordedRequest, Shared, World, graphql};
+use crate::sabakan::fault::Action;
+use crate::sabakan::machine::{State, StateError, is_valid_label_name, is_valid_label_value};
+use crate::sabakan::params::{QueryError, RestQuery};
+use crate::sabakan::{RecordedRequest, Shared, World, graphql};
 use bytes::Bytes;
 use http::{Method, Request, Response, header};
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
-
-pub(crate) fn run(
-    listener: std::net::TcpListener,
-    shared: Shared,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-        loop {
-            tokio::select! {
-                _ = stop.changed() => break,
-                accepted = listener.accept() => {
-                    let Ok((tcp, _)) = accepted else { continue };
-                    let s = shared.clone();
-                    tokio::spawn(async move {
-                        let svc = hyper::service::service_fn(move |req| handle(s.clone(), req));
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(hyper_util::rt::TokioIo::new(tcp), svc)
-                            .await;
-                    });
-                }
-            }
-        }
-    });
-}
 
 /// An answer: status, content type, body.
 struct Reply(u16, &'static str, String);
@@ -70,7 +41,7 @@ impl Reply {
     }
 }
 
-async fn handle(
+pub(crate) async fn handle(
     shared: Shared,
     req: Request<hyper::body::Incoming>,
 ) -> Result<Response<Full<Bytes>>, std::io::Error> {
@@ -100,7 +71,9 @@ async fn handle(
             user: header("x-sabakan-user"),
             body: String::from_utf8_lossy(&bytes).into_owned(),
         });
-        take_fault(&mut w, parts.method.as_str(), &raw_path)
+        w.faults
+            .take(|f| f.matches(parts.method.as_str(), &raw_path))
+            .map(|f| f.action)
     };
     let reply = match fault {
         Some(Action::Respond {
@@ -123,17 +96,6 @@ async fn handle(
         .header(header::CONTENT_TYPE, content_type)
         .body(Full::new(Bytes::from(body)))
         .expect("a valid response"))
-}
-
-fn take_fault(w: &mut World, method: &str, path: &str) -> Option<Action> {
-    let i = w
-        .faults
-        .iter()
-        .position(|(f, n)| *n > 0 && f.matches(method, path))?;
-    w.faults[i].1 -= 1;
-    let action = w.faults[i].0.action.clone();
-    w.faults.retain(|(_, n)| *n > 0);
-    Some(action)
 }
 
 fn serve(

@@ -1,7 +1,7 @@
 //! Short builders for the objects the metal3 family reads, as JSON values:
 //! `machine("m1").namespace("ns").node_ref("n1").infrastructure_ref("m3m1")`.
 
-use crate::resource::{
+use crate::kube::resource::{
     BARE_METAL_HOST, MACHINE, METAL3_MACHINE, METAL3_REMEDIATION, NAMESPACE, NODE,
     OPENSHIFT_MACHINE, POD, POD_DISRUPTION_BUDGET, Resource, SECRET,
 };

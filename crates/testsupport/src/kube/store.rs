@@ -2,11 +2,12 @@
 //! resourceVersion counter, a bounded history of changes for watches, the open watches, the
 //! injected faults, the reactors and the request log.
 
-use crate::fault::FaultEntry;
-use crate::resource::Resource;
-use crate::selector::{FieldSelector, LabelSelector};
-use crate::status::ApiError;
-use crate::{Converter, Reactor, RecordedRequest};
+use crate::kube::fault::Fault;
+use crate::kube::resource::Resource;
+use crate::kube::selector::{FieldSelector, LabelSelector};
+use crate::kube::status::ApiError;
+use crate::kube::{Converter, Reactor, RecordedRequest};
+use crate::serve::Faults;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -110,7 +111,7 @@ pub(crate) struct Store {
     /// Every event with rv ≤ floor has been dropped from the history.
     pub history_floor: u64,
     pub watchers: Vec<Watcher>,
-    pub faults: Vec<FaultEntry>,
+    pub faults: Faults<Fault>,
     pub requests: Vec<RecordedRequest>,
     pub reactors: Vec<(Resource, Reactor)>,
     react_depth: usize,
@@ -209,7 +210,7 @@ impl Store {
             history_cap,
             history_floor: 0,
             watchers: Vec::new(),
-            faults: Vec::new(),
+            faults: Faults::default(),
             requests: Vec::new(),
             reactors: Vec::new(),
             react_depth: 0,

@@ -1,12 +1,12 @@
 //! The HTTP side: hyper on a tokio runtime of its own, URL routing, the verbs, discovery,
 //! fault injection and streaming watch bodies.
 
-use crate::RecordedRequest;
-use crate::fault::Action;
-use crate::resource::Resource;
-use crate::selector::{FieldSelector, LabelSelector};
-use crate::status::ApiError;
-use crate::store::{Key, Store, Watcher, WriteOpts, partial_metadata};
+use crate::kube::RecordedRequest;
+use crate::kube::fault::Action;
+use crate::kube::resource::Resource;
+use crate::kube::selector::{FieldSelector, LabelSelector};
+use crate::kube::status::ApiError;
+use crate::kube::store::{Key, Store, Watcher, WriteOpts, partial_metadata};
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body::Frame;
@@ -210,13 +210,8 @@ fn take_fault(store: &mut Store, method: &str, path: &str) -> Outcome {
     };
     let hit = store
         .faults
-        .iter_mut()
-        .find(|f| f.remaining > 0 && f.fault.matches(method, path, rr))
-        .map(|f| {
-            f.remaining -= 1;
-            f.fault.action.clone()
-        });
-    store.faults.retain(|f| f.remaining > 0);
+        .take(|f| f.matches(method, path, rr))
+        .map(|f| f.action);
     match (hit, r) {
         (None, _) => Outcome::Serve,
         (Some(Action::Conflict), Route::Resource(rr)) => Outcome::Answer(Reply::from(
@@ -385,7 +380,7 @@ fn serve(
     };
     let result: Result<(u16, Value), ApiError> = match (method.clone(), rr.name.clone()) {
         (Method::POST, Some(name)) if rr.eviction => parse_json(body)
-            .and_then(|b| crate::eviction::evict(store, &ns, &name, &b, opts))
+            .and_then(|b| crate::kube::eviction::evict(store, &ns, &name, &b, opts))
             .map(|v| (201, v)),
         (_, Some(_)) if rr.eviction => Err(ApiError::method_not_allowed()),
         (Method::GET, Some(name)) => store

@@ -1,7 +1,7 @@
 //! Label selectors (equality- and set-based) and the `metadata.name` / `metadata.namespace`
 //! field selectors.
 
-use crate::resource::Resource;
+use crate::kube::resource::Resource;
 use serde_json::Value;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn pod_and_node_field_selectors() {
-        use crate::resource::{MACHINE, NODE, POD};
+        use crate::kube::resource::{MACHINE, NODE, POD};
         let pod = json!({
             "metadata": { "name": "p", "namespace": "ns" },
             "spec": { "nodeName": "n1" },

@@ -1,7 +1,7 @@
 //! Which machines a search selects: GraphQL `MachineParams` (gql/match.go) and the REST
 //! machine query (query.go), with sabakan's rules.
 
-use crate::machine::{Machine, State};
+use crate::sabakan::machine::{Machine, State};
 use jiff::Timestamp;
 use std::collections::HashMap;
 
@@ -167,7 +167,7 @@ impl RestQuery {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::machine;
+    use crate::sabakan::machine::machine;
 
     fn p() -> MachineParams {
         MachineParams::default()

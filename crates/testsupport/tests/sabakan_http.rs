@@ -1,10 +1,10 @@
 //! The fake over real HTTP, as a client sees it: CKE's query and variables, sabakan's REST
 //! statuses, faults and the request record.
 
-use fake_sabakan::{FakeSabakan, Fault, State, machine};
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use testsupport::sabakan::{FakeSabakan, Fault, State, machine};
 
 /// The query CKE sends (cke sabakan/query.go), defaults included.
 const CKE_QUERY: &str = r#"query ckeSearch($having: MachineParams = null, $notHaving: MachineParams = {

@@ -2,12 +2,12 @@
 //! selectors, and cordoning, through the real kube client, checked against what
 //! kube-apiserver answers.
 
-use fake_kube::{
-    EVICTION_REFUSED, FakeKube, NODE, POD, POD_DISRUPTION_BUDGET, node, pod, pod_disruption_budget,
-};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
+use testsupport::kube::{
+    EVICTION_REFUSED, FakeKube, NODE, POD, POD_DISRUPTION_BUDGET, node, pod, pod_disruption_budget,
+};
 
 /// A client without kube's own retries, which would send a refused eviction (429) again.
 fn client(kube: &FakeKube) -> kube::Client {
