@@ -68,7 +68,7 @@ fn fleet() -> Value {
 
 fn bench(c: &mut Criterion) {
     let settings = Settings {
-        repair: Repair::parse(CONFIG, "bench").unwrap(),
+        repair: Repair::parse(CONFIG, "bench").expect("the bench's repair configuration parses"),
         constraints: Constraints {
             maximum_repair_queue_entries: 1000,
             wait_seconds_to_repair_rebooting: 0,
@@ -81,9 +81,10 @@ fn bench(c: &mut Criterion) {
         max_domains_under_repair: 100,
         ..Limits::default()
     };
-    let mut file = MachinesFile::in_memory(fleet(), settings.repair.clone(), None).unwrap();
+    let mut file = MachinesFile::in_memory(fleet(), settings.repair.clone(), None)
+        .expect("an in-memory fleet");
     file.check_health = false;
-    let snap = file.snapshot().unwrap();
+    let snap = file.snapshot().expect("an in-memory snapshot");
     assert_eq!(snap.machines.len(), 10_000);
     let p = plan(&snap, &settings, NOW, &limits, 1);
     assert!(p.targets.iter().any(|t| !t.actions.is_empty()));
@@ -94,7 +95,7 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("snapshot_and_plan_10000", |b| {
         b.iter(|| {
-            let snap = file.snapshot().unwrap();
+            let snap = file.snapshot().expect("an in-memory snapshot");
             plan(black_box(&snap), &settings, NOW, &limits, 1)
         })
     });

@@ -51,8 +51,10 @@ fn machines(racks: i64) -> Vec<Machine> {
                 index_in_rack: i,
                 role: if i <= 15 { "cs" } else { "ss" }.into(),
                 ipv4: vec![format!("10.{}.{}.{i}", rack / 256, rack % 256)],
-                register_date: Stamp::parse(&format!("{}-04-01T00:00:00Z", year - 5)).unwrap(),
-                retire_date: Stamp::parse(&format!("{year}-04-01T00:00:00Z")).unwrap(),
+                register_date: Stamp::parse(&format!("{}-04-01T00:00:00Z", year - 5))
+                    .expect("a valid date"),
+                retire_date: Stamp::parse(&format!("{year}-04-01T00:00:00Z"))
+                    .expect("a valid date"),
                 bmc_type: "IPMI-2.0".into(),
                 state: State::Healthy,
                 duration: 86_400.0,
@@ -70,7 +72,7 @@ fn bench(c: &mut Criterion) {
         maximum_workers: 0,
     };
     let nodes = KubeNodes::default();
-    let now = "2026-06-01T00:00:00Z".parse().unwrap();
+    let now = "2026-06-01T00:00:00Z".parse().expect("a valid time");
     let mut ms = machines(500);
     let n = ms.len();
     let generated = generate(&Inputs {
