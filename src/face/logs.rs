@@ -21,7 +21,7 @@ impl Logs {
             LogFilter::Flag(f) => EnvFilter::new(f),
             LogFilter::Env(v) => EnvFilter::try_new(v).unwrap_or_else(|_| EnvFilter::new("info")),
             LogFilter::Default => EnvFilter::new("info"),
-            LogFilter::AdminDefault => EnvFilter::new("info,autorepair::engine::exec=warn"),
+            LogFilter::AdminDefault => EnvFilter::new("info,autorepair_engine::exec=warn"),
         };
         let builder = tracing_subscriber::fmt()
             .with_env_filter(filter)
