@@ -16,6 +16,7 @@ pub mod lock;
 pub mod machines;
 pub mod metal3;
 pub mod metrics;
+pub mod plug;
 pub mod report;
 pub mod sabakan;
 

@@ -1,31 +1,114 @@
 //! The Ganeti family as the command line shows it: objects named `cluster`, `group/NAME`,
 //! `node/NAME` or `instance/NAME`, and instances shown with their nodes and run status.
 
+use super::file::{self, FleetFile};
+use super::rapi::{Endpoint, Rapi};
 use super::snapshot::Instance;
 use super::snapshot::OpKind;
 use super::{Facts, Ganeti, Index, Settings};
 use crate::engine::{Backend, ObjectRef};
-use crate::face::FamilyFace;
-use crate::face::family::NO_SCOPE;
-use crate::face::settings::Fleet;
+use crate::lock;
+use crate::plug::printer::Printer;
+use crate::plug::{Exit, Failure, FamilyFace, LockPathError, NO_SCOPE, OpenError};
+use std::path::{Path, PathBuf};
+
+/// Where a Ganeti fleet is.
+#[derive(Debug)]
+pub enum Where {
+    /// A fleet file, shaped like RAPI's answers.
+    File(PathBuf),
+    /// A real cluster, over RAPI.
+    Rapi(Endpoint),
+}
+
+/// A Ganeti fleet, and what the family reads beside it.
+#[derive(Debug)]
+pub struct Source {
+    pub from: Where,
+    /// The iallocator that picks new nodes; `None`: autorepair picks itself.
+    pub iallocator: Option<String>,
+}
 
 impl FamilyFace for Ganeti {
     const FACT_COLUMNS: &'static [&'static str] = &["PRIMARY", "SECONDARY", "RUN"];
     const FAMILY: &'static str = "ganeti";
+    const HOLDS: &'static str = "Ganeti instances";
+    type Source = Source;
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)
     }
 
+    fn describe(source: &Source) -> String {
+        match &source.from {
+            Where::File(p) => p.display().to_string(),
+            Where::Rapi(e) => e.url.clone(),
+        }
+    }
+
+    fn buffers_writes(source: &Source) -> bool {
+        matches!(source.from, Where::File(_))
+    }
+
+    fn lock_path(source: &Source, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
+        match &source.from {
+            // Checked even with a named lock: a typo in the fleet path must leave no lock file
+            // behind.
+            Where::File(fleet) => {
+                let beside = lock::beside(fleet)
+                    .map_err(|e| LockPathError::FleetFile(file::unreadable(fleet, &e)))?;
+                Ok(named.unwrap_or(beside))
+            }
+            Where::Rapi(endpoint) => match named {
+                Some(path) => Ok(path),
+                None => lock::for_url(&endpoint.url).map_err(LockPathError::Url),
+            },
+        }
+    }
+
+    fn open(source: &Source) -> Result<Box<dyn Backend<Ganeti>>, OpenError> {
+        Ok(match &source.from {
+            Where::File(path) => Box::new(FleetFile::open(path).map_err(OpenError::Open)?),
+            Where::Rapi(endpoint) => Box::new(Rapi::connect(endpoint).map_err(OpenError::Connect)?),
+        })
+    }
+
     /// The iallocator from the config; a repair needing an operation this backend lacks
     /// (Ganeti 3.0's RAPI cannot move an instance) is left to a person.
-    fn settings(fleet: &Fleet, backend: &dyn Backend<Ganeti>) -> Settings {
-        let mut settings = fleet.limits.ganeti();
-        settings.unsupported = OpKind::ALL
-            .into_iter()
-            .filter(|k| !backend.supports(*k))
-            .collect();
-        settings
+    fn settings(source: &Source, backend: &dyn Backend<Ganeti>) -> Settings {
+        Settings {
+            iallocator: source.iallocator.clone(),
+            unsupported: OpKind::ALL
+                .into_iter()
+                .filter(|k| !backend.supports(*k))
+                .collect(),
+        }
+    }
+
+    /// Saves the fleet as a fleet file, or prints it.
+    fn snapshot(
+        source: &Source,
+        out: &mut Printer,
+        output: Option<&Path>,
+    ) -> Result<Exit, Failure> {
+        let mut backend = Self::open(source)?;
+        let snap = backend.snapshot().map_err(|e| Failure::Read {
+            from: Self::describe(source),
+            source: e.into(),
+        })?;
+        match output {
+            Some(path) => {
+                let mut file = FleetFile::create(path, snap);
+                file.flush().map_err(|e| Failure::Save(e.into()))?;
+                out.note(format_args!(
+                    "saved {} instances to {}",
+                    file.fleet().instances.len(),
+                    path.display()
+                ));
+            }
+            None => out.json_document(&snap)?,
+        }
+        Ok(Exit::Ok)
     }
 
     fn fact_cells(facts: &Facts) -> Vec<String> {

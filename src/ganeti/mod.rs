@@ -2,7 +2,7 @@
 //! steered by `ganeti:watcher:autorepair:*` tags (the `tags` codec), over RAPI (`rapi`) or a
 //! fleet file (`file`, with its job simulator). It plugs into the engine as [`Ganeti`].
 
-mod face;
+pub mod face;
 pub mod file;
 #[cfg(any(test, feature = "testkit"))]
 pub mod generate;
