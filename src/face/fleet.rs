@@ -52,7 +52,7 @@ pub fn plan_of<F: FamilyFace>(
     now: i64,
     seed: u64,
 ) -> Plan<F> {
-    engine::plan::<F>(snap, settings, now, &fleet.limits.engine(), seed)
+    engine::plan::<F>(snap, settings, now, &fleet.limits, seed)
 }
 
 /// The plan of the fleet as it is now, for the commands that only show it.

@@ -82,7 +82,7 @@ pub fn report<F: FamilyFace>(
     let source = fleet.describe();
     let page = html::page(&html::Page {
         plan: &plan,
-        limits: &fleet.limits.engine(),
+        limits: &fleet.limits,
         scopes: &scopes,
         source: &source,
     });

@@ -423,7 +423,9 @@ impl Settings {
                 }
                 // A machines fleet brings CKE's limits; the engine's give way where unset.
                 let limits = match &source {
-                    Source::Machines(_) => crate::machines::limits(&config.limits),
+                    Source::Machines(_) => {
+                        crate::machines::limits(&config.limits, &config.limits_given)
+                    }
                     _ => config.limits.clone(),
                 };
                 let now = command_now(&command);
@@ -840,7 +842,7 @@ fn fleet_source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Sourc
     let ganeti_source = |from| {
         Source::Ganeti(crate::ganeti::face::Source {
             from,
-            iallocator: config.limits.iallocator().map(str::to_owned),
+            iallocator: config.ganeti.iallocator().map(str::to_owned),
         })
     };
     let metal3_source = |from| {

@@ -59,7 +59,7 @@ fn quiet_passes<F: FamilyFace>(fleet: &Fleet<F>, args: &Simulate) -> u32 {
 /// The engine's configuration of a family's scenarios: the config's limits, the command's clock.
 fn engine_config<F: FamilyFace>(fleet: &Fleet<F>, args: &Simulate) -> engine_sim::SimConfig {
     engine_sim::SimConfig {
-        limits: fleet.limits.engine(),
+        limits: fleet.limits.clone(),
         start: args.clock.now(),
         quiet_passes: quiet_passes(fleet, args),
     }
@@ -151,13 +151,14 @@ fn ganeti(
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
     let mut cfg = SimConfig::new(args.clock.now());
     cfg.limits = fleet.limits.clone();
+    cfg.settings.iallocator = fleet.source.iallocator.clone();
     cfg.quiet_passes = quiet_passes(fleet, args);
     let faults = Faults::default();
     if args.verbose && args.scenarios == 1 {
         let sched = simulate::schedule(&snap, args.passes, args.seed, &faults);
         let ran =
             tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
-                simulate::run(&snap, &sched, &cfg, plan::plan)
+                simulate::run(&snap, &sched, &cfg, plan::plan_with)
             });
         for (pass, lines) in ran.log.iter().enumerate() {
             for l in lines {
@@ -175,7 +176,7 @@ fn ganeti(
                 args.scenarios,
                 &cfg,
                 &faults,
-                plan::plan,
+                plan::plan_with,
             )
         });
     report::<crate::ganeti::Ganeti>(out, &summary, &[])
