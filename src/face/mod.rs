@@ -35,9 +35,7 @@ use crate::{
 };
 use std::path::PathBuf;
 
-/// The target of the logs this layer writes: the module they came from before it was split,
-/// kept so that log filters (`--log autorepair::app=warn`) and log readers go on working.
-const LOG_TARGET: &str = "autorepair::app";
+use crate::plug::LOG_TARGET;
 
 pub use crate::plug::Exit;
 

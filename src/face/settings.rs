@@ -6,7 +6,6 @@
 //! password is the one exception, documented as it is: a password file named by the flag or the
 //! config wins over `AUTOREPAIR_RAPI_PASSWORD`.
 
-use super::LOG_TARGET;
 #[cfg(any(test, feature = "testkit"))]
 use super::cli::SimulateArgs;
 use super::cli::{Cli, ClockArgs, Command, GlobalArgs, Level, RunArgs, TagsCommand};
@@ -18,7 +17,6 @@ use crate::{
     admin::{self, AdminError, Verb},
     config::{Config, ConfigError, DEFAULT_CONFIG_PATH, Limits},
     engine::{BackendError, ObjectRef},
-    ganeti::rapi::{self as ganeti, Endpoint, Password},
     lock::LockError,
     plug::LockPathError,
     sabakan::cli::SabakanCommand,
@@ -349,15 +347,9 @@ pub enum SettingsError {
     LeaderElect,
     #[error("--lease {0:?}: give the Lease as NAMESPACE/NAME, e.g. --lease autorepair/autorepair")]
     Lease(String),
-    #[error("no RAPI user: pass --rapi-user USER or set rapi.user in the config")]
-    NoRapiUser,
-    /// The password file named by --rapi-password-file or rapi.password_file.
+    /// The RAPI endpoint's user or password.
     #[error(transparent)]
-    RapiPasswordFile(Box<BackendError>),
-    #[error(
-        "no RAPI password: give --rapi-password-file FILE (or rapi.password_file in the config), or set AUTOREPAIR_RAPI_PASSWORD"
-    )]
-    NoRapiPassword,
+    Rapi(#[from] crate::ganeti::face::EndpointError),
     /// The fleet file to take the lock beside is missing or unreadable.
     #[error(transparent)]
     FleetFile(Box<BackendError>),
@@ -876,45 +868,15 @@ fn fleet_source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Sourc
         global.rapi.clone().or_else(|| rapi.url.clone())
     };
     if let Some(url) = chosen_rapi {
-        let user = global
-            .rapi_user
-            .clone()
-            .or_else(|| rapi.user.clone())
-            .ok_or(SettingsError::NoRapiUser)?;
-        let password_file = global
-            .rapi_password_file
-            .clone()
-            .or_else(|| rapi.password_file.clone());
-        // A file is read here to fail early, and again by each pass (a rotated password).
-        let password = match password_file {
-            Some(path) => {
-                ganeti::read_password(Some(&path))
-                    .map_err(|e| SettingsError::RapiPasswordFile(e.into()))?;
-                Password::File(path)
-            }
-            None => Password::Given(
-                env.rapi_password
-                    .clone()
-                    .ok_or(SettingsError::NoRapiPassword)?,
-            ),
+        let flags = crate::ganeti::face::RapiFlags {
+            user: global.rapi_user.clone(),
+            password_file: global.rapi_password_file.clone(),
+            ca_file: global.rapi_ca.clone(),
+            insecure: global.insecure,
         };
-        let insecure = global.insecure || rapi.insecure;
-        let ca_file = global.rapi_ca.clone().or_else(|| rapi.ca_file.clone());
-        if ca_file.is_none() && !insecure {
-            tracing::warn!(
-                target: LOG_TARGET,
-                "no --rapi-ca given: the RAPI server is verified against the public web roots, which a self-signed Ganeti certificate never passes"
-            );
-        }
-        return Ok(ganeti_source(Where::Rapi(Endpoint {
-            url,
-            user,
-            password,
-            ca_file,
-            insecure,
-            timeout: rapi.timeout,
-            run_status: false,
-        })));
+        let endpoint =
+            crate::ganeti::face::endpoint(url, flags, rapi, env.rapi_password.as_deref())?;
+        return Ok(ganeti_source(Where::Rapi(endpoint)));
     }
     if let Some(objects) = &global.kube_objects {
         return Ok(metal3_source(Metal3Where::Objects(objects.clone())));

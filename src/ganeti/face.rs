@@ -2,14 +2,14 @@
 //! `node/NAME` or `instance/NAME`, and instances shown with their nodes and run status.
 
 use super::file::{self, FleetFile};
-use super::rapi::{Endpoint, Rapi};
+use super::rapi::{Endpoint, Password, Rapi};
 use super::snapshot::Instance;
 use super::snapshot::OpKind;
 use super::{Facts, Ganeti, Index, Settings};
 use crate::engine::{Backend, ObjectRef};
 use crate::lock;
 use crate::plug::printer::Printer;
-use crate::plug::{Exit, Failure, FamilyFace, LockPathError, NO_SCOPE, OpenError};
+use crate::plug::{Exit, Failure, FamilyFace, LOG_TARGET, LockPathError, NO_SCOPE, OpenError};
 use std::path::{Path, PathBuf};
 
 /// Where a Ganeti fleet is.
@@ -27,6 +27,71 @@ pub struct Source {
     pub from: Where,
     /// The iallocator that picks new nodes; `None`: autorepair picks itself.
     pub iallocator: Option<String>,
+}
+
+/// What the command line says of a RAPI endpoint; each value left out comes from the
+/// config's `[rapi]` section.
+#[derive(Debug, Default)]
+pub struct RapiFlags {
+    pub user: Option<String>,
+    pub password_file: Option<PathBuf>,
+    pub ca_file: Option<PathBuf>,
+    pub insecure: bool,
+}
+
+/// Why no RAPI endpoint can be made of the flags, the config and the environment.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    #[error("no RAPI user: pass --rapi-user USER or set rapi.user in the config")]
+    NoUser,
+    /// The password file named by --rapi-password-file or rapi.password_file.
+    #[error(transparent)]
+    PasswordFile(Box<crate::engine::BackendError>),
+    #[error(
+        "no RAPI password: give --rapi-password-file FILE (or rapi.password_file in the config), or set AUTOREPAIR_RAPI_PASSWORD"
+    )]
+    NoPassword,
+}
+
+/// The endpoint at `url`: each value from its flag, else the config's `[rapi]` section; the
+/// password from a file (named by the flag or the config), else `env_password`
+/// (`AUTOREPAIR_RAPI_PASSWORD`). A password file is read here to fail early, and again by each
+/// pass (a rotated password).
+pub fn endpoint(
+    url: String,
+    flags: RapiFlags,
+    config: &crate::config::Rapi,
+    env_password: Option<&str>,
+) -> Result<Endpoint, EndpointError> {
+    let user = flags
+        .user
+        .or_else(|| config.user.clone())
+        .ok_or(EndpointError::NoUser)?;
+    let password = match flags.password_file.or_else(|| config.password_file.clone()) {
+        Some(path) => {
+            super::rapi::read_password(Some(&path))
+                .map_err(|e| EndpointError::PasswordFile(e.into()))?;
+            Password::File(path)
+        }
+        None => Password::Given(env_password.ok_or(EndpointError::NoPassword)?.to_owned()),
+    };
+    let insecure = flags.insecure || config.insecure;
+    let ca_file = flags.ca_file.or_else(|| config.ca_file.clone());
+    if ca_file.is_none() && !insecure {
+        tracing::warn!(
+            target: LOG_TARGET,
+            "no --rapi-ca given: the RAPI server is verified against the public web roots, which a self-signed Ganeti certificate never passes"
+        );
+    }
+    Ok(Endpoint {
+        url,
+        user,
+        password,
+        ca_file,
+        insecure,
+        timeout: config.timeout,
+        run_status: false,
+    })
 }
 
 impl FamilyFace for Ganeti {

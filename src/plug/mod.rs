@@ -114,6 +114,11 @@ pub struct Live {
     pub options: crate::metal3::kube::Options,
 }
 
+/// The target of the logs the command line's layer writes (a family's settings too): the
+/// module they came from before it was split, kept so that log filters
+/// (`--log autorepair::app=warn`) and log readers go on working.
+pub const LOG_TARGET: &str = "autorepair::app";
+
 /// The scope of a target that counts in none (its node or zone is unknown).
 pub const NO_SCOPE: &str = "(none)";
 

@@ -1,5 +1,6 @@
 use super::super::Chain;
 use super::*;
+use crate::ganeti::rapi::Endpoint;
 use crate::ganeti::tags::is_repair_id;
 use clap::Parser;
 
