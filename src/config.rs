@@ -15,104 +15,40 @@ pub struct Config {
     /// Lock file; default: one per fleet (`lock::beside`, `lock::for_url`).
     pub lock_file: Option<PathBuf>,
     pub limits: Limits,
+    pub ganeti: Ganeti,
     pub rapi: Rapi,
     pub metal3: Metal3,
     pub machines: Machines,
+    /// The keys the config file gives in `[limits]`: a family whose own settings bring limits
+    /// of their own (the machines family, CKE's constraints) tells an operator's choice from a
+    /// default.
+    #[serde(skip)]
+    pub limits_given: std::collections::BTreeSet<String>,
 }
 
-/// What the planner needs: limits, retention and how nodes are chosen.
+/// The `[limits]` section: the engine's limits, read as they are (`engine::Limits`).
+pub use crate::engine::Limits;
+
+/// The Ganeti family's `[ganeti]` section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Limits {
-    /// More down (offline or drained) nodes than this in one node group at once is a mass
-    /// failure there (a rack, a switch, a power feed): nothing is written or started for the
-    /// group's instances until fewer are down.
-    pub max_down_nodes_per_group: usize,
-    /// The same, counted over the whole cluster: beyond it, the pass writes and starts nothing.
-    pub max_down_nodes: usize,
-    /// Repairs run for at most this many failure domains (down nodes) at once; all the
-    /// repairs of one domain start together, and Ganeti's locks order what conflicts.
-    /// 0 starts nothing new.
-    pub max_domains_under_repair: usize,
-    /// Optional cap on repairs under way at once, fleet-wide, whatever their domain.
-    pub max_pending: Option<usize>,
-    /// Optional brake in targets: if more than this need repair at once, start nothing.
-    pub max_broken: Option<usize>,
-    /// At most this many writes per pass: each tag change and each submitted operation is a
-    /// Ganeti job, and a flood of them stalls the master. What does not fit waits for the
-    /// next pass, bookkeeping of repairs under way first. The default lets one dead node that
-    /// is primary of 40 drbd instances and secondary of 40 more start all 80 repairs at once
-    /// (5 and 4 writes each).
-    pub max_writes_per_pass: usize,
-    /// Success and enoperm results older than this are removed. Failures never are.
-    #[serde(with = "humantime_serde")]
-    pub result_retention: Duration,
-    /// At most this many success/enoperm results are kept per target (newest first).
-    pub max_results: usize,
-    /// A repair that failed for lack of resources is retried this long after its job ended.
-    #[serde(with = "humantime_serde")]
-    pub retry_interval: Duration,
-    /// A repair still unfinished this long after it started is recorded as a failure.
-    #[serde(with = "humantime_serde")]
-    pub max_repair_age: Duration,
+pub struct Ganeti {
     /// Ganeti iallocator that picks new nodes; empty string: autorepair picks the least
     /// loaded usable node of the instance's group itself.
     pub iallocator: String,
-    /// The keys the config file gives: a family whose own settings bring limits of their
-    /// own (the machines family, CKE's constraints) tells an operator's choice from a default.
-    #[serde(skip)]
-    pub given: std::collections::BTreeSet<String>,
 }
 
-impl Default for Limits {
+impl Default for Ganeti {
     fn default() -> Self {
-        // The engine's defaults, kept in one place.
-        let e = crate::engine::Limits::default();
-        Limits {
-            max_down_nodes_per_group: e.max_down_nodes_per_group,
-            max_down_nodes: e.max_down_nodes,
-            max_domains_under_repair: e.max_domains_under_repair,
-            max_pending: e.max_pending,
-            max_broken: e.max_broken,
-            max_writes_per_pass: e.max_writes_per_pass,
-            result_retention: e.result_retention,
-            max_results: e.max_results,
-            retry_interval: e.retry_interval,
-            max_repair_age: e.max_repair_age,
-            iallocator: "hail".into(),
-            given: Default::default(),
+        Ganeti {
+            iallocator: crate::ganeti::DEFAULT_IALLOCATOR.into(),
         }
     }
 }
 
-impl Limits {
+impl Ganeti {
     pub fn iallocator(&self) -> Option<&str> {
         Some(self.iallocator.as_str()).filter(|a| !a.is_empty())
-    }
-
-    /// The limits the engine enforces, for every family.
-    pub fn engine(&self) -> crate::engine::Limits {
-        crate::engine::Limits {
-            max_down_nodes_per_group: self.max_down_nodes_per_group,
-            max_down_nodes: self.max_down_nodes,
-            max_domains_under_repair: self.max_domains_under_repair,
-            max_pending: self.max_pending,
-            max_broken: self.max_broken,
-            max_writes_per_pass: self.max_writes_per_pass,
-            result_retention: self.result_retention,
-            max_results: self.max_results,
-            retry_interval: self.retry_interval,
-            max_repair_age: self.max_repair_age,
-        }
-    }
-
-    /// What the Ganeti family's planning needs from this section; what the backend cannot run
-    /// is the backend's to say (`FamilyFace::settings`).
-    pub fn ganeti(&self) -> crate::ganeti::Settings {
-        crate::ganeti::Settings {
-            iallocator: self.iallocator().map(str::to_owned),
-            unsupported: vec![],
-        }
     }
 }
 
@@ -277,11 +213,19 @@ impl Config {
             path: path.to_owned(),
             message,
         };
-        let mut c: Config = toml::from_str(text).map_err(|e| fail(e.to_string()))?;
+        let mut c: Config = match moved_iallocator(text) {
+            Some(table) => {
+                tracing::warn!(
+                    "config file {path}: limits.iallocator is Ganeti's own setting: move it to the [ganeti] section (iallocator = …); it is read from [limits] until then"
+                );
+                Config::deserialize(toml::Value::Table(table)).map_err(|e| fail(e.to_string()))?
+            }
+            None => toml::from_str(text).map_err(|e| fail(e.to_string()))?,
+        };
         if let Ok(table) = text.parse::<toml::Table>()
             && let Some(toml::Value::Table(limits)) = table.get("limits")
         {
-            c.limits.given = limits.keys().cloned().collect();
+            c.limits_given = limits.keys().cloned().collect();
         }
         if let Some(v) = &c.machines.variables {
             v.validate()
@@ -289,6 +233,23 @@ impl Config {
         }
         Ok(c)
     }
+}
+
+/// The config's table with `limits.iallocator`, the key's old place, moved to
+/// `ganeti.iallocator` (where a value already set wins), when the file has it there.
+fn moved_iallocator(text: &str) -> Option<toml::Table> {
+    let mut table: toml::Table = text.parse().ok()?;
+    let old = match table.get_mut("limits") {
+        Some(toml::Value::Table(limits)) => limits.remove("iallocator")?,
+        _ => return None,
+    };
+    let ganeti = table
+        .entry("ganeti")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(ganeti) = ganeti {
+        ganeti.entry("iallocator").or_insert(old);
+    }
+    Some(table)
 }
 
 #[cfg(test)]
@@ -324,7 +285,7 @@ mod tests {
         let c = Config::from_toml("", "x").unwrap();
         assert_eq!(c.limits.max_pending, None);
         assert_eq!(c.limits.max_domains_under_repair, 1);
-        assert_eq!(c.limits.iallocator(), Some("hail"));
+        assert_eq!(c.ganeti.iallocator(), Some("hail"));
         assert!(!c.rapi.insecure);
     }
 
@@ -338,10 +299,9 @@ mod tests {
         assert_eq!(c.limits.max_pending, Some(3));
         assert_eq!(c.limits.max_down_nodes_per_group, 0);
         assert_eq!(c.limits.result_retention, Duration::from_secs(2 * 86400));
-        assert_eq!(c.limits.iallocator(), None);
+        assert_eq!(c.ganeti.iallocator(), None);
         assert_eq!(
-            c.limits
-                .given
+            c.limits_given
                 .iter()
                 .map(String::as_str)
                 .collect::<Vec<_>>(),
@@ -364,9 +324,9 @@ mod tests {
             "max_down_nodes",
             "max_domains_under_repair",
         ] {
-            assert!(!example.limits.given.contains(key), "{key}");
+            assert!(!example.limits_given.contains(key), "{key}");
         }
-        example.limits.given.clear();
+        example.limits_given.clear();
         assert_eq!(example, Config::default());
     }
 
@@ -404,6 +364,32 @@ mod tests {
                 .to_string();
             assert!(e.contains("/etc/a.toml") && e.contains(want), "{want}: {e}");
         }
+    }
+
+    /// The iallocator moved from `[limits]` to `[ganeti]`: a file with it at the old place
+    /// still works (with a warning), and the new place wins when both are set.
+    #[test]
+    fn the_iallocator_is_read_in_its_section_and_at_its_old_place() {
+        for (text, want) in [
+            ("", Some("hail")),
+            ("[ganeti]\niallocator = \"\"\n", None),
+            ("[limits]\niallocator = \"\"\n", None),
+            (
+                "[limits]\niallocator = \"mine\"\nmax_pending = 2\n",
+                Some("mine"),
+            ),
+            (
+                "[limits]\niallocator = \"old\"\n[ganeti]\niallocator = \"new\"\n",
+                Some("new"),
+            ),
+        ] {
+            let c = Config::from_toml(text, "x").unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(c.ganeti.iallocator(), want, "{text}");
+        }
+        let c = Config::from_toml("[limits]\niallocator = \"\"\nmax_pending = 2\n", "x").unwrap();
+        assert_eq!(c.limits.max_pending, Some(2));
+        let e = Config::from_toml("[ganeti]\niallocatr = \"x\"\n", "/etc/a.toml").unwrap_err();
+        assert!(e.to_string().contains("iallocatr"), "{e}");
     }
 
     #[test]

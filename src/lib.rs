@@ -17,6 +17,7 @@ pub mod machines;
 pub mod marks_map;
 pub mod metal3;
 pub mod metrics;
+pub mod plug;
 pub mod report;
 pub mod sabakan;
 pub mod transport;

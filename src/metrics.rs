@@ -4,7 +4,7 @@
 use crate::engine::exec::Report;
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::{Action, Plan, RepairResult, State, TargetPlan};
-use crate::face::FamilyFace;
+use crate::plug::FamilyFace;
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Duration;

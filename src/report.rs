@@ -7,7 +7,7 @@ pub mod html;
 use crate::engine::marks::Codec;
 use crate::engine::plan::{FleetSummary, Lint};
 use crate::engine::{Action, Family, Next, Plan, State, TargetPlan, rfc3339};
-use crate::face::FamilyFace;
+use crate::plug::FamilyFace;
 use serde::Serialize;
 use std::fmt::Write;
 

@@ -1,44 +1,29 @@
 //! The admin verbs (allow, suspend, resume, request, clear): under the fleet's lock, read the
 //! fleet, compute the mark edits (`crate::admin`), carry them out and save, then say what changed.
 
-use super::family::{AnyLevel, FamilyFace};
-use super::fleet::{acquire_lock, connect, execute_and_save, on_family};
+use super::family::FamilyFace;
+use super::fleet::{acquire_lock, connect, execute_and_save};
 use super::printer::Printer;
 use super::settings::{Fleet, Logs};
 use super::{Error, Exit};
 use crate::{
     admin::{self, Verb},
-    engine::{Backend, ObjectRef, Plan},
+    engine::{ObjectRef, Plan},
 };
 use std::path::Path;
 
-pub fn admin(
+pub fn admin<F: FamilyFace>(
     out: &mut Printer,
     logs: &Logs,
-    fleet: &Fleet,
+    fleet: &Fleet<F>,
     lock: &Path,
     object: &ObjectRef,
-    verb: &Verb<AnyLevel>,
+    verb: &Verb<F::Level>,
 ) -> Result<Exit, Error> {
     let _lock = acquire_lock(lock, fleet.lock_wait)?;
-    on_family!(connect(&fleet.source)?, backend => edit(out, logs, fleet, backend, object, verb))
-}
-
-fn edit<F: FamilyFace>(
-    out: &mut Printer,
-    logs: &Logs,
-    fleet: &Fleet,
-    mut backend: Box<dyn Backend<F>>,
-    object: &ObjectRef,
-    verb: &Verb<AnyLevel>,
-) -> Result<Exit, Error> {
-    let verb = verb.clone().map(|level| {
-        level
-            .get::<F::Level>()
-            .expect("the settings stage read the level on the ladder of the fleet's family")
-    });
+    let mut backend = connect(fleet)?;
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
-    let actions = admin::edits::<F>(&snap, object, &verb).map_err(Error::Edit)?;
+    let actions = admin::edits::<F>(&snap, object, verb).map_err(Error::Edit)?;
     let plan = Plan {
         now: 0,
         targets: vec![],
@@ -48,14 +33,13 @@ fn edit<F: FamilyFace>(
         counts: Default::default(),
     };
     // An edit that failed halfway is not saved: the admin runs the command again, whole.
-    let (done, saved) =
-        execute_and_save(logs, &fleet.source, &plan, backend.as_mut(), |b, done| {
-            if done.errors.is_empty() {
-                b.flush().map(|()| true)
-            } else {
-                Ok(false)
-            }
-        });
+    let (done, saved) = execute_and_save(logs, fleet, &plan, backend.as_mut(), |b, done| {
+        if done.errors.is_empty() {
+            b.flush().map(|()| true)
+        } else {
+            Ok(false)
+        }
+    });
     if let Some(why) = &done.no_write_access {
         return Err(Error::NoWriteAccess {
             object: object.clone(),

@@ -3,7 +3,7 @@
 //! between replicas, and a clean stop on SIGTERM or SIGINT (the Lease is given up).
 //! The Ganeti and file backends keep the plain sleep between passes.
 
-use super::settings::{Leader, Run, Source};
+use super::settings::{Leader, Run};
 use super::{Error, LOG_TARGET};
 use crate::engine::{Backend, BackendError, Family, Intercepted, Interceptor, Write, WriteGuard};
 use crate::k8s::lease::{Elector, Term, Timing};
@@ -55,8 +55,8 @@ pub enum Next {
 impl Daemon {
     /// For `run --loop` on a live cluster: the watches, the election, the signal handler.
     /// `None` for one-off passes and the other backends.
-    pub fn start(source: &Source, run: &Run) -> Result<Option<Daemon>, Error> {
-        let Source::Kube { from, options } = source else {
+    pub fn start(run: &Run) -> Result<Option<Daemon>, Error> {
+        let Some(crate::plug::Live { from, options }) = &run.live else {
             return Ok(None);
         };
         if run.every.is_none() {

@@ -4,78 +4,28 @@
 use super::Error;
 use super::family::FamilyFace;
 use super::logs::Held;
-use super::settings::{Clock, Fleet, Logs, Source};
+use super::settings::{Clock, Fleet, Logs};
 use crate::{
     engine::{
         self, Backend, BackendError, Plan,
         exec::{self, Report},
     },
-    ganeti::{Ganeti, file::FleetFile, rapi},
     lock::{self, LockGuard},
-    metal3::{Metal3, file::ObjectsFile},
 };
 use std::path::Path;
 
-/// A fleet's backend, typed by its family. [`on_family!`] is the one match on it: everything
-/// the commands do with a fleet is written once, generic over [`FamilyFace`].
-pub enum Backends {
-    Ganeti(Box<dyn Backend<Ganeti>>),
-    Metal3(Box<dyn Backend<Metal3>>),
-    Machines(Box<dyn Backend<crate::machines::Machines>>),
-}
-
-/// Calls `$body` with `$backend` bound to the `Box<dyn Backend<F>>` inside `$backends`, for
-/// whichever family `F` it is: the body is a generic call, made once per family here.
-macro_rules! on_family {
-    ($backends:expr, $backend:ident => $body:expr) => {
-        match $backends {
-            $crate::face::fleet::Backends::Ganeti($backend) => $body,
-            $crate::face::fleet::Backends::Metal3($backend) => $body,
-            $crate::face::fleet::Backends::Machines($backend) => $body,
-        }
-    };
-}
-pub(super) use on_family;
-
-/// The backend of the family `source` belongs to.
-pub fn connect(source: &Source) -> Result<Backends, Error> {
-    Ok(match source {
-        Source::File(path) => Backends::Ganeti(Box::new(
-            FleetFile::open(path).map_err(|e| Error::Open(e.into()))?,
-        )),
-        Source::Rapi(endpoint) => Backends::Ganeti(Box::new(
-            rapi::Rapi::connect(endpoint).map_err(|e| Error::Connect(e.into()))?,
-        )),
-        Source::KubeObjects(path) => Backends::Metal3(Box::new(
-            ObjectsFile::open(path).map_err(|e| Error::Open(e.into()))?,
-        )),
-        Source::Machines(s) => Backends::Machines(Box::new(
-            crate::machines::face::open(s).map_err(|e| Error::Open(e.into()))?,
-        )),
-        Source::Kube { from, options } => Backends::Metal3(Box::new(
-            crate::metal3::kube::KubeBackend::connect(from, options.clone())
-                .map_err(|e| Error::Connect(e.into()))?,
-        )),
-    })
-}
-
-/// A Ganeti fleet's backend, for what only Ganeti has: `snapshot`.
-pub fn open(source: &Source) -> Result<Box<dyn Backend<Ganeti>>, Error> {
-    match connect(source)? {
-        Backends::Ganeti(backend) => Ok(backend),
-        Backends::Metal3(_) | Backends::Machines(_) => Err(Error::GanetiOnly {
-            from: source.describe(),
-        }),
-    }
+/// The fleet's backend.
+pub fn connect<F: FamilyFace>(fleet: &Fleet<F>) -> Result<Box<dyn Backend<F>>, Error> {
+    Ok(F::open(&fleet.source)?)
 }
 
 /// The backend's snapshot; an error names where the fleet was read from.
 pub fn read<F: FamilyFace>(
-    source: &Source,
+    fleet: &Fleet<F>,
     backend: &mut dyn Backend<F>,
 ) -> Result<F::Snapshot, Error> {
     backend.snapshot().map_err(|source_error| Error::Read {
-        from: source.describe(),
+        from: fleet.describe(),
         source: source_error.into(),
     })
 }
@@ -83,31 +33,31 @@ pub fn read<F: FamilyFace>(
 /// Reads the fleet and plans one pass over it, with the config's limits and what this backend
 /// can run. `seed` only feeds the repair ids.
 pub fn plan<F: FamilyFace>(
-    fleet: &Fleet,
+    fleet: &Fleet<F>,
     backend: &mut dyn Backend<F>,
     now: i64,
     seed: u64,
 ) -> Result<Plan<F>, Error> {
-    let snap = read(&fleet.source, backend)?;
-    let settings = F::settings(fleet, backend);
+    let snap = read(fleet, backend)?;
+    let settings = F::settings(&fleet.source, backend);
     super::daemon::falls_due(F::next_due(&snap, &settings, now).map(|at| at - now));
     Ok(plan_of(fleet, &snap, &settings, now, seed))
 }
 
 /// Plans one pass over a snapshot already read, with the config's limits.
 pub fn plan_of<F: FamilyFace>(
-    fleet: &Fleet,
+    fleet: &Fleet<F>,
     snap: &F::Snapshot,
     settings: &F::Settings,
     now: i64,
     seed: u64,
 ) -> Plan<F> {
-    engine::plan::<F>(snap, settings, now, &fleet.limits.engine(), seed)
+    engine::plan::<F>(snap, settings, now, &fleet.limits, seed)
 }
 
 /// The plan of the fleet as it is now, for the commands that only show it.
 pub fn read_plan<F: FamilyFace>(
-    fleet: &Fleet,
+    fleet: &Fleet<F>,
     clock: Clock,
     mut backend: Box<dyn Backend<F>>,
 ) -> Result<Plan<F>, Error> {
@@ -121,12 +71,12 @@ pub fn read_plan<F: FamilyFace>(
 /// out at once.
 pub fn execute_and_save<F: FamilyFace>(
     logs: &Logs,
-    source: &Source,
+    fleet: &Fleet<F>,
     plan: &Plan<F>,
     backend: &mut dyn Backend<F>,
     save: impl FnOnce(&mut dyn Backend<F>, &Report<F>) -> Result<bool, BackendError>,
 ) -> (Report<F>, Result<(), BackendError>) {
-    if !source.buffers_writes() {
+    if !F::buffers_writes(&fleet.source) {
         let done = exec::execute(plan, backend);
         let saved = save(backend, &done).map(drop);
         return (done, saved);

@@ -2,34 +2,24 @@
 //! `snapshot`.
 
 use super::family::FamilyFace;
-use super::fleet::{connect, on_family, open, plan_of, read, read_plan};
+use super::fleet::{connect, plan_of, read, read_plan};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet};
 use super::{Error, Exit};
 use crate::{
-    engine::{Backend, Plan},
     files,
-    ganeti::file::FleetFile,
     report::{self, html},
 };
 use std::path::Path;
 
-pub fn status(
+pub fn status<F: FamilyFace>(
     out: &mut Printer,
-    fleet: &Fleet,
+    fleet: &Fleet<F>,
     clock: Clock,
     no_headers: bool,
 ) -> Result<Exit, Error> {
-    on_family!(connect(&fleet.source)?, backend => {
-        show_status(out, &read_plan(fleet, clock, backend)?, no_headers)
-    })
-}
-
-fn show_status<F: FamilyFace>(
-    out: &mut Printer,
-    plan: &Plan<F>,
-    no_headers: bool,
-) -> Result<Exit, Error> {
+    let plan = read_plan(fleet, clock, connect(fleet)?)?;
+    let plan = &plan;
     let table = || {
         let table = report::status_table(plan);
         if !no_headers {
@@ -43,18 +33,14 @@ fn show_status<F: FamilyFace>(
     Ok(Exit::Ok)
 }
 
-pub fn explain(out: &mut Printer, fleet: &Fleet, clock: Clock, name: &str) -> Result<Exit, Error> {
-    on_family!(connect(&fleet.source)?, backend => {
-        show_explain(out, fleet, &read_plan(fleet, clock, backend)?, name)
-    })
-}
-
-fn show_explain<F: FamilyFace>(
+pub fn explain<F: FamilyFace>(
     out: &mut Printer,
-    fleet: &Fleet,
-    plan: &Plan<F>,
+    fleet: &Fleet<F>,
+    clock: Clock,
     name: &str,
 ) -> Result<Exit, Error> {
+    let plan = read_plan(fleet, clock, connect(fleet)?)?;
+    let plan = &plan;
     // One object syntax everywhere: `instance/NAME`, `machine/SERIAL`, `machine/NS/NAME` name
     // the target as the admin commands and the logs do; a bare name still works.
     let kind_name = name
@@ -66,7 +52,7 @@ fn show_explain<F: FamilyFace>(
     else {
         return Err(Error::NoSuchTarget {
             name: name.to_owned(),
-            from: fleet.source.describe(),
+            from: fleet.describe(),
             kind: F::WORDS.target,
             kinds: F::WORDS.targets,
         });
@@ -77,31 +63,26 @@ fn show_explain<F: FamilyFace>(
 
 /// Writes the fleet's page. It reads and plans as `status` does, and writes nothing to the
 /// fleet: the backend is dropped unsaved.
-pub fn report(out: &mut Printer, fleet: &Fleet, clock: Clock, path: &Path) -> Result<Exit, Error> {
-    on_family!(connect(&fleet.source)?, backend => {
-        write_report(out, fleet, clock.now(), backend, path)
-    })
-}
-
-fn write_report<F: FamilyFace>(
+pub fn report<F: FamilyFace>(
     out: &mut Printer,
-    fleet: &Fleet,
-    now: i64,
-    mut backend: Box<dyn Backend<F>>,
+    fleet: &Fleet<F>,
+    clock: Clock,
     path: &Path,
 ) -> Result<Exit, Error> {
-    let snap = read(&fleet.source, backend.as_mut())?;
-    let settings = F::settings(fleet, backend.as_ref());
+    let now = clock.now();
+    let mut backend = connect(fleet)?;
+    let snap = read(fleet, backend.as_mut())?;
+    let settings = F::settings(&fleet.source, backend.as_ref());
     let plan = plan_of::<F>(fleet, &snap, &settings, now, 0);
     let index = F::index(&snap, &settings, now);
     let scopes: Vec<&str> = F::targets(&snap)
         .iter()
         .map(|t| F::report_scope(&index, t))
         .collect();
-    let source = fleet.source.describe();
+    let source = fleet.describe();
     let page = html::page(&html::Page {
         plan: &plan,
-        limits: &fleet.limits.engine(),
+        limits: &fleet.limits,
         scopes: &scopes,
         source: &source,
     });
@@ -120,20 +101,11 @@ fn write_report<F: FamilyFace>(
     Ok(Exit::Ok)
 }
 
-/// Saves the fleet as a fleet file, or prints it.
-pub fn snapshot(out: &mut Printer, fleet: &Fleet, output: Option<&Path>) -> Result<Exit, Error> {
-    let snap = read(&fleet.source, open(&fleet.source)?.as_mut())?;
-    match output {
-        Some(path) => {
-            let mut file = FleetFile::create(path, snap);
-            file.flush().map_err(|e| Error::Save(e.into()))?;
-            out.note(format_args!(
-                "saved {} instances to {}",
-                file.fleet().instances.len(),
-                path.display()
-            ));
-        }
-        None => out.json_document(&snap)?,
-    }
-    Ok(Exit::Ok)
+/// Saves the fleet as a fleet file, or prints it: a capability of the family.
+pub fn snapshot<F: FamilyFace>(
+    out: &mut Printer,
+    fleet: &Fleet<F>,
+    output: Option<&Path>,
+) -> Result<Exit, Error> {
+    Ok(F::snapshot(&fleet.source, out, output)?)
 }

@@ -6,8 +6,8 @@
 
 pub mod cli;
 pub mod family;
-pub mod printer;
 pub mod settings;
+pub use crate::plug::printer;
 
 mod admin;
 mod daemon;
@@ -22,11 +22,12 @@ pub mod tags;
 use self::cli::Cli;
 pub use self::family::FamilyFace;
 use self::printer::Printer;
-use self::settings::{Env, Job, Logs, Settings, SettingsError};
+use self::settings::{Env, FleetJob, Job, Logs, Settings, SettingsError};
 use crate::{
     admin::AdminError,
     engine::{BackendError, ObjectRef},
     lock::LockError,
+    plug::Failure as FamilyFailure,
     sabakan::{
         self,
         cli::{CliError, Failure},
@@ -34,35 +35,9 @@ use crate::{
 };
 use std::path::PathBuf;
 
-/// The target of the logs this layer writes: the module they came from before it was split,
-/// kept so that log filters (`--log autorepair::app=warn`) and log readers go on working.
-const LOG_TARGET: &str = "autorepair::app";
+use crate::plug::LOG_TARGET;
 
-/// Exit codes, documented in the man page and `--help`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum Exit {
-    Ok = 0,
-    /// The pass finished but some action failed; invalid tags; a simulated violation.
-    Partial = 1,
-    /// A usage or configuration error.
-    Usage = 2,
-    /// The fleet could not be read or saved (or the metrics file written).
-    Unreadable = 3,
-    /// Another run holds the lock.
-    Busy = 4,
-    /// `sabakan update --write` changed the file (or, with --dry-run, would).
-    Changed = 5,
-    /// The fleet's credentials may read but not write (a RAPI user without the `write`
-    /// option): the pass stopped at its first write.
-    NoWriteAccess = 6,
-}
-
-impl From<Exit> for std::process::ExitCode {
-    fn from(exit: Exit) -> Self {
-        std::process::ExitCode::from(exit as u8)
-    }
-}
+pub use crate::plug::Exit;
 
 /// Why a command failed. Each says what is at fault; [`Error::exit`] gives its exit status.
 #[derive(Debug, thiserror::Error)]
@@ -124,10 +99,9 @@ pub enum Error {
         kind: &'static str,
         kinds: &'static str,
     },
-    #[error(
-        "{from} holds Kubernetes objects (the metal3 family): this command works on Ganeti fleets only"
-    )]
-    GanetiOnly { from: String },
+    /// A command another family has and this one not (`snapshot`, `repair`).
+    #[error(transparent)]
+    Unsupported(Box<FamilyFailure>),
     #[error(transparent)]
     Sabakan(CliError),
     #[error("writing to standard output")]
@@ -150,7 +124,7 @@ impl Error {
             | Error::Act { .. }
             | Error::Metrics { .. }
             | Error::Report { .. } => Exit::Unreadable,
-            Error::GanetiOnly { .. }
+            Error::Unsupported(_)
             | Error::Connect(_)
             | Error::Edit(_)
             | Error::NoSuchTarget { .. } => Exit::Usage,
@@ -182,6 +156,32 @@ impl Error {
     }
 }
 
+impl From<FamilyFailure> for Error {
+    /// A family's own command fails as the face's commands do, with the same words and exit.
+    fn from(failure: FamilyFailure) -> Error {
+        match failure {
+            FamilyFailure::Lock(e) => Error::Lock(e),
+            FamilyFailure::Open(e) => Error::Open(e),
+            FamilyFailure::Connect(e) => Error::Connect(e),
+            FamilyFailure::Read { from, source } => Error::Read { from, source },
+            FamilyFailure::Snapshot(e) => Error::Snapshot(e),
+            FamilyFailure::Save(e) => Error::Save(e),
+            FamilyFailure::Act { object, message } => Error::Act { object, message },
+            FamilyFailure::Edit(e) => Error::Edit(e),
+            FamilyFailure::Output(e) => Error::Output(e),
+            unsupported @ FamilyFailure::Unsupported { .. } => {
+                Error::Unsupported(Box::new(unsupported))
+            }
+        }
+    }
+}
+
+impl From<crate::plug::OpenError> for Error {
+    fn from(e: crate::plug::OpenError) -> Error {
+        FamilyFailure::from(e).into()
+    }
+}
+
 /// An error with its causes, as one line.
 pub struct Chain<'a>(&'a (dyn std::error::Error + 'static));
 
@@ -207,7 +207,6 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
     let out = &mut printer;
     match job {
         Job::TagsParse { tags } => tags::parse(out, &tags),
-        Job::Lint { fleet, clock } => tags::lint(out, &fleet, clock),
         #[cfg(any(test, feature = "testkit"))]
         Job::Generate { spec, output } => simulate::generate(out, &spec, output.as_deref()),
         Job::Sabakan(cmd) => sabakan::cli::run(cmd)
@@ -216,29 +215,58 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
                 sabakan::cli::Done::Unchanged => Exit::Ok,
             })
             .map_err(Error::Sabakan),
-        Job::Status {
+        Job::Ganeti(job) => fleet_job(out, &logs, *job),
+        Job::Metal3(job) => fleet_job(out, &logs, *job),
+        Job::Machines(job) => fleet_job(out, &logs, *job),
+    }
+}
+
+/// A family's what-if world for `simulate` (the simulator is built with the `testkit`
+/// feature only).
+pub trait Simulated: FamilyFace {
+    /// Many chaos scenarios over the fleet as it is, in memory.
+    #[cfg(any(test, feature = "testkit"))]
+    fn simulate(
+        out: &mut Printer,
+        fleet: &settings::Fleet<Self>,
+        args: &settings::Simulate,
+    ) -> Result<Exit, Error>;
+}
+
+#[cfg(not(any(test, feature = "testkit")))]
+impl<F: FamilyFace> Simulated for F {}
+
+/// Runs a command on a fleet of the family `F`.
+fn fleet_job<F: Simulated>(
+    out: &mut Printer,
+    logs: &Logs,
+    job: FleetJob<F>,
+) -> Result<Exit, Error> {
+    match job {
+        FleetJob::Status {
             fleet,
             clock,
             no_headers,
         } => inspect::status(out, &fleet, clock, no_headers),
-        Job::Explain {
+        FleetJob::Explain {
             fleet,
             clock,
             instance,
         } => inspect::explain(out, &fleet, clock, &instance),
-        Job::Report { fleet, clock, html } => inspect::report(out, &fleet, clock, &html),
-        Job::Snapshot { fleet, output } => inspect::snapshot(out, &fleet, output.as_deref()),
-        Job::Repair { fleet, lock, cmd } => {
-            crate::machines::face::repair(out, &logs, &fleet, &lock, cmd)
+        FleetJob::Report { fleet, clock, html } => inspect::report(out, &fleet, clock, &html),
+        FleetJob::Lint { fleet, clock } => tags::lint(out, &fleet, clock),
+        FleetJob::Snapshot { fleet, output } => inspect::snapshot(out, &fleet, output.as_deref()),
+        FleetJob::Repair { fleet, lock, cmd } => {
+            Ok(F::repair(&fleet.source, out, &lock, fleet.lock_wait, cmd)?)
         }
-        Job::Run { fleet, run } => run::run(out, &logs, &fleet, &run),
-        Job::Admin {
+        FleetJob::Run { fleet, run } => run::run(out, logs, &fleet, &run),
+        FleetJob::Admin {
             fleet,
             lock,
             object,
             verb,
-        } => admin::admin(out, &logs, &fleet, &lock, &object, &verb),
+        } => admin::admin(out, logs, &fleet, &lock, &object, &verb),
         #[cfg(any(test, feature = "testkit"))]
-        Job::Simulate { fleet, simulate } => simulate::simulate(out, &fleet, &simulate),
+        FleetJob::Simulate { fleet, simulate } => F::simulate(out, &fleet, &simulate),
     }
 }

@@ -3,16 +3,21 @@
 
 use super::daemon::{Daemon, Guarded, Next};
 use super::family::FamilyFace;
-use super::fleet::{acquire_lock, connect, execute_and_save, on_family, plan};
+use super::fleet::{acquire_lock, connect, execute_and_save, plan};
 use super::printer::Printer;
 use super::settings::{Fleet, Logs, Run};
 use super::{Error, Exit, LOG_TARGET};
 use crate::{engine::Backend, metrics, report};
 
-pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<Exit, Error> {
+pub fn run<F: FamilyFace>(
+    out: &mut Printer,
+    logs: &Logs,
+    fleet: &Fleet<F>,
+    run: &Run,
+) -> Result<Exit, Error> {
     let mut worst = Exit::Ok;
     let mut pass = 0u32;
-    let mut daemon = Daemon::start(&fleet.source, run)?;
+    let mut daemon = Daemon::start(run)?;
     loop {
         if let Some(d) = &mut daemon {
             if d.stopping() {
@@ -70,31 +75,29 @@ pub fn run(out: &mut Printer, logs: &Logs, fleet: &Fleet, run: &Run) -> Result<E
     }
 }
 
-fn one_pass(
+fn one_pass<F: FamilyFace>(
     out: &mut Printer,
     logs: &Logs,
-    fleet: &Fleet,
+    fleet: &Fleet<F>,
     run: &Run,
     pass: u32,
     guard: Option<crate::engine::WriteGuard>,
 ) -> Result<Exit, Error> {
     let started = std::time::Instant::now();
-    on_family!(connect(&fleet.source)?, backend => {
-        let mut backend = backend;
-        match guard {
-            Some(guard) => {
-                let guarded = Guarded::new(backend.as_mut(), guard);
-                pass_over(out, logs, fleet, run, pass, started, guarded)
-            }
-            None => pass_over(out, logs, fleet, run, pass, started, backend.as_mut()),
+    let mut backend = connect(fleet)?;
+    match guard {
+        Some(guard) => {
+            let guarded = Guarded::new(backend.as_mut(), guard);
+            pass_over(out, logs, fleet, run, pass, started, guarded)
         }
-    })
+        None => pass_over(out, logs, fleet, run, pass, started, backend.as_mut()),
+    }
 }
 
 fn pass_over<F: FamilyFace>(
     out: &mut Printer,
     logs: &Logs,
-    fleet: &Fleet,
+    fleet: &Fleet<F>,
     run: &Run,
     pass: u32,
     started: std::time::Instant,
@@ -131,7 +134,7 @@ fn pass_over<F: FamilyFace>(
         }
         return Ok(Exit::Ok);
     }
-    let (done, saved) = execute_and_save(logs, &fleet.source, &plan, &mut backend, |b, _| {
+    let (done, saved) = execute_and_save(logs, fleet, &plan, &mut backend, |b, _| {
         b.finish_pass(at).map(|()| true)
     });
     saved.map_err(|source| Error::PassNotSaved {

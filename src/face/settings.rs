@@ -6,28 +6,25 @@
 //! password is the one exception, documented as it is: a password file named by the flag or the
 //! config wins over `AUTOREPAIR_RAPI_PASSWORD`.
 
-use super::LOG_TARGET;
 #[cfg(any(test, feature = "testkit"))]
 use super::cli::SimulateArgs;
 use super::cli::{Cli, ClockArgs, Command, GlobalArgs, Level, RunArgs, TagsCommand};
-use super::family::{AnyLevel, FamilyFace};
+use super::family::FamilyFace;
+use crate::engine::marks::Level as _;
 #[cfg(any(test, feature = "testkit"))]
 use crate::ganeti::generate::Spec;
-use crate::metal3::Metal3;
 use crate::{
     admin::{self, AdminError, Verb},
     config::{Config, ConfigError, DEFAULT_CONFIG_PATH, Limits},
     engine::{BackendError, ObjectRef},
-    ganeti::{
-        Ganeti, file,
-        rapi::{self as ganeti, Endpoint, Password},
-    },
-    lock::{self, LockError},
+    lock::LockError,
+    plug::LockPathError,
     sabakan::cli::SabakanCommand,
 };
+use crate::{ganeti::Ganeti, machines::Machines, metal3::Metal3};
 use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// What the process environment contributes, read once ([`Env::from_process`]) so that the stage
@@ -110,14 +107,7 @@ fn colour(is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
     is_terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
-/// How the command's own output (stdout) is written; see `printer.rs`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Output {
-    /// The command's `--json`.
-    pub json: bool,
-    /// Standard output is a terminal and NO_COLOR does not forbid colour.
-    pub colour: bool,
-}
+pub use crate::plug::printer::Output;
 
 /// Every resolved value one command needs.
 #[derive(Debug)]
@@ -139,48 +129,58 @@ pub enum Job {
         output: Option<PathBuf>,
     },
     Sabakan(SabakanCommand),
+    /// A command on a fleet, typed by its family.
+    Ganeti(Box<FleetJob<Ganeti>>),
+    Metal3(Box<FleetJob<Metal3>>),
+    Machines(Box<FleetJob<Machines>>),
+}
+
+/// A command on a fleet of the family `F`, with everything it needs resolved: the levels it
+/// names are read on `F`'s ladder.
+#[derive(Debug)]
+pub enum FleetJob<F: FamilyFace> {
     Status {
-        fleet: Fleet,
+        fleet: Fleet<F>,
         clock: Clock,
         no_headers: bool,
     },
     Explain {
-        fleet: Fleet,
+        fleet: Fleet<F>,
         clock: Clock,
         instance: String,
     },
     Report {
-        fleet: Fleet,
+        fleet: Fleet<F>,
         clock: Clock,
         html: PathBuf,
     },
     Lint {
-        fleet: Fleet,
+        fleet: Fleet<F>,
         clock: Clock,
     },
     Run {
-        fleet: Fleet,
+        fleet: Fleet<F>,
         run: Run,
     },
     /// allow, suspend, resume, request, clear.
     Admin {
-        fleet: Fleet,
+        fleet: Fleet<F>,
         lock: PathBuf,
         object: ObjectRef,
-        verb: Verb<AnyLevel>,
+        verb: Verb<F::Level>,
     },
     #[cfg(any(test, feature = "testkit"))]
     Simulate {
-        fleet: Fleet,
+        fleet: Fleet<F>,
         simulate: Simulate,
     },
     Snapshot {
-        fleet: Fleet,
+        fleet: Fleet<F>,
         output: Option<PathBuf>,
     },
-    /// `repair …`, the machines family's entries.
+    /// `repair …`, a repair queue's entries (the machines family's).
     Repair {
-        fleet: Fleet,
+        fleet: Fleet<F>,
         lock: PathBuf,
         cmd: crate::face::cli::RepairCommand,
     },
@@ -188,126 +188,45 @@ pub enum Job {
 
 /// The fleet a command works on, and the planner's limits for it.
 #[derive(Debug)]
-pub struct Fleet {
-    pub source: Source,
+pub struct Fleet<F: FamilyFace> {
+    pub source: F::Source,
     /// The config file's limits, with the command's overrides.
     pub limits: Limits,
-    /// The config file's `[metal3]` section.
-    pub metal3: crate::config::Metal3,
     /// `--wait`: how long to wait for the fleet's lock when another run holds it (none: fail
     /// at once, exit 4).
     pub lock_wait: Option<std::time::Duration>,
 }
 
-/// A machines fleet (sabakan, live or a file), with what the machines family reads beside it.
-#[derive(Debug)]
-pub struct MachinesFleet {
-    pub from: MachinesFrom,
-    pub nodes: NodesFrom,
-    pub settings: crate::machines::Settings,
-    /// The command's `--now`: the clock every part of the family reads (the file's state
-    /// timestamps, the drain's retry interval and back-off), not only the planner.
-    pub now: Option<i64>,
+impl<F: FamilyFace> Fleet<F> {
+    /// Where the fleet is, for messages.
+    pub fn describe(&self) -> String {
+        F::describe(&self.source)
+    }
 }
 
-/// Where the machines are.
-#[derive(Debug)]
-pub enum MachinesFrom {
-    File(PathBuf),
-    Sabakan(crate::sabakan::client::Endpoint),
-}
+pub use crate::machines::face::{MachinesFleet, MachinesFrom, NodesFrom};
 
-/// Which machines are Kubernetes Nodes, and how they are drained.
-#[derive(Debug, Clone)]
-pub enum NodesFrom {
-    None,
-    File(PathBuf),
-    Kube(crate::k8s::Source),
-}
-
-/// Where the fleet comes from.
+/// Where the fleet comes from: a source of one family.
 #[derive(Debug)]
 pub enum Source {
-    File(PathBuf),
-    Rapi(Endpoint),
-    /// A Kubernetes objects file (the metal3 family).
-    KubeObjects(PathBuf),
-    /// sabakan's machines, live or in a file (the machines family).
+    Ganeti(crate::ganeti::face::Source),
+    Metal3(crate::metal3::face::Source),
     Machines(Box<MachinesFleet>),
-    /// A live Kubernetes management cluster (the metal3 family).
-    Kube {
-        from: crate::k8s::Source,
-        options: crate::metal3::kube::Options,
-    },
 }
 
-impl Source {
-    /// The fleet file's path or the RAPI URL, for messages.
-    pub fn describe(&self) -> String {
-        match self {
-            Source::File(p) | Source::KubeObjects(p) => p.display().to_string(),
-            Source::Machines(m) => match &m.from {
-                MachinesFrom::File(p) => p.display().to_string(),
-                MachinesFrom::Sabakan(e) => {
-                    format!("sabakan at {}", crate::sabakan::client::shown_str(&e.url))
-                }
-            },
-            Source::Rapi(e) => e.url.clone(),
-            Source::Kube { from, .. } => match from {
-                crate::k8s::Source::InCluster => "the Kubernetes cluster it runs in".into(),
-                crate::k8s::Source::Kubeconfig { path, context } => format!(
-                    "the Kubernetes cluster of {}{}",
-                    path.as_ref()
-                        .map_or("the default kubeconfig".into(), |p| p.display().to_string()),
-                    context
-                        .as_ref()
-                        .map_or(String::new(), |c| format!(" (context {c})"))
-                ),
-            },
-        }
-    }
-
-    /// Whether the backend keeps its writes in memory until the fleet is saved (a file),
-    /// rather than making each one with the call that asks for it.
-    pub fn buffers_writes(&self) -> bool {
-        match self {
-            Source::File(_) | Source::KubeObjects(_) => true,
-            Source::Machines(m) => matches!(m.from, MachinesFrom::File(_)),
-            Source::Rapi(_) | Source::Kube { .. } => false,
-        }
-    }
-
-    /// How the admin commands' objects and levels read for this fleet's family.
-    fn family_args(&self) -> FamilyArgs {
-        match self {
-            Source::File(_) | Source::Rapi(_) => FamilyArgs::of::<Ganeti>(),
-            Source::KubeObjects(_) | Source::Kube { .. } => FamilyArgs::of::<Metal3>(),
-            Source::Machines(_) => FamilyArgs::of::<crate::machines::Machines>(),
-        }
-    }
+/// An object as an admin command names it, on the family's own syntax.
+fn read_object<F: FamilyFace>(text: &str) -> Result<ObjectRef, SettingsError> {
+    F::parse_object(text).map_err(SettingsError::Object)
 }
 
-/// The objects and levels of one family, as the admin commands name them.
-struct FamilyArgs {
-    object: fn(&str) -> Result<ObjectRef, String>,
-    level: fn(&str) -> Result<AnyLevel, String>,
-}
-
-impl FamilyArgs {
-    fn of<F: FamilyFace>() -> FamilyArgs {
-        FamilyArgs {
-            object: F::parse_object,
-            level: AnyLevel::parse::<F::Level>,
-        }
-    }
-
-    fn object(&self, text: &str) -> Result<ObjectRef, SettingsError> {
-        (self.object)(text).map_err(SettingsError::Object)
-    }
-
-    fn level(&self, text: &str) -> Result<AnyLevel, SettingsError> {
-        (self.level)(text).map_err(SettingsError::Level)
-    }
+/// A level on the family's ladder, or a message listing the ladder.
+fn read_level<F: FamilyFace>(name: &str) -> Result<F::Level, SettingsError> {
+    F::Level::from_name(name).ok_or_else(|| {
+        SettingsError::Level(format!(
+            "unknown repair type {name:?}: use {}",
+            F::Level::names()
+        ))
+    })
 }
 
 /// The time a command takes as now: `--now`, or the wall clock each time it is asked.
@@ -352,6 +271,8 @@ pub struct Run {
     pub metrics_file: Option<PathBuf>,
     /// `--leader-elect`.
     pub leader: Option<Leader>,
+    /// The live cluster a `--loop` watches for changes, when the family has one.
+    pub live: Option<crate::plug::Live>,
 }
 
 /// Leader election between replicas of `run --loop --kube`.
@@ -426,15 +347,9 @@ pub enum SettingsError {
     LeaderElect,
     #[error("--lease {0:?}: give the Lease as NAMESPACE/NAME, e.g. --lease autorepair/autorepair")]
     Lease(String),
-    #[error("no RAPI user: pass --rapi-user USER or set rapi.user in the config")]
-    NoRapiUser,
-    /// The password file named by --rapi-password-file or rapi.password_file.
+    /// The RAPI endpoint's user or password.
     #[error(transparent)]
-    RapiPasswordFile(Box<BackendError>),
-    #[error(
-        "no RAPI password: give --rapi-password-file FILE (or rapi.password_file in the config), or set AUTOREPAIR_RAPI_PASSWORD"
-    )]
-    NoRapiPassword,
+    Rapi(#[from] crate::ganeti::face::EndpointError),
     /// The fleet file to take the lock beside is missing or unreadable.
     #[error(transparent)]
     FleetFile(Box<BackendError>),
@@ -488,7 +403,11 @@ impl Settings {
                 let config = load_config(global)?;
                 let mut source = source(global, &config, env)?;
                 // Only what a person reads shows the run status; passes need not pay for it.
-                if let Source::Rapi(endpoint) = &mut source {
+                if let Source::Ganeti(crate::ganeti::face::Source {
+                    from: crate::ganeti::face::Where::Rapi(endpoint),
+                    ..
+                }) = &mut source
+                {
                     endpoint.run_status = matches!(
                         command,
                         Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
@@ -496,23 +415,51 @@ impl Settings {
                 }
                 // A machines fleet brings CKE's limits; the engine's give way where unset.
                 let limits = match &source {
-                    Source::Machines(_) => crate::machines::limits(&config.limits),
+                    Source::Machines(_) => {
+                        crate::machines::limits(&config.limits, &config.limits_given)
+                    }
                     _ => config.limits.clone(),
                 };
-                let fleet = Fleet {
-                    source,
-                    limits,
-                    metal3: crate::config::Metal3 {
-                        fencing: if global.out_of_service_taint {
-                            crate::metal3::Fencing::OutOfServiceTaint
-                        } else {
-                            config.metal3.fencing
+                let now = command_now(&command);
+                let wait = global.wait;
+                match source {
+                    Source::Ganeti(source) => Job::Ganeti(Box::new(fleet_job(
+                        global,
+                        &config,
+                        Fleet {
+                            source,
+                            limits,
+                            lock_wait: wait,
                         },
-                        ..config.metal3.clone()
-                    },
-                    lock_wait: global.wait,
-                };
-                fleet_job(global, &config, fleet, command, &mut output)?
+                        command,
+                        &mut output,
+                    )?)),
+                    Source::Metal3(source) => Job::Metal3(Box::new(fleet_job(
+                        global,
+                        &config,
+                        Fleet {
+                            source,
+                            limits,
+                            lock_wait: wait,
+                        },
+                        command,
+                        &mut output,
+                    )?)),
+                    Source::Machines(mut source) => {
+                        source.now = now;
+                        Job::Machines(Box::new(fleet_job(
+                            global,
+                            &config,
+                            Fleet {
+                                source: *source,
+                                limits,
+                                lock_wait: wait,
+                            },
+                            command,
+                            &mut output,
+                        )?))
+                    }
+                }
             }
         };
         Ok(Settings { logs, output, job })
@@ -521,27 +468,25 @@ impl Settings {
 
 /// The commands that work on a fleet, in the order the checks were always made: config, fleet,
 /// the command's own arguments, then its lock.
-fn fleet_job(
+fn fleet_job<F: FamilyFace>(
     global: &GlobalArgs,
     config: &Config,
-    mut fleet: Fleet,
+    mut fleet: Fleet<F>,
     command: Command,
     output: &mut Output,
-) -> Result<Job, SettingsError> {
-    let admin =
-        |fleet: Fleet, object: ObjectRef, verb: Verb<AnyLevel>| -> Result<Job, SettingsError> {
-            let lock = lock_path(global, config, &fleet.source)?;
-            Ok(Job::Admin {
-                fleet,
-                lock,
-                object,
-                verb,
-            })
-        };
-    let read = fleet.source.family_args();
-    if let Source::Machines(m) = &mut fleet.source {
-        m.now = command_now(&command);
-    }
+) -> Result<FleetJob<F>, SettingsError> {
+    let admin = |fleet: Fleet<F>,
+                 object: ObjectRef,
+                 verb: Verb<F::Level>|
+     -> Result<FleetJob<F>, SettingsError> {
+        let lock = lock_path::<F>(global, config, &fleet.source)?;
+        Ok(FleetJob::Admin {
+            fleet,
+            lock,
+            object,
+            verb,
+        })
+    };
     Ok(match command {
         Command::Run(args) => {
             output.json = args.json;
@@ -552,7 +497,7 @@ fn fleet_job(
             if let Some(n) = args.max_broken {
                 fleet.limits.max_broken = Some(n);
             }
-            Job::Run { fleet, run }
+            FleetJob::Run { fleet, run }
         }
         Command::Status {
             json,
@@ -560,13 +505,13 @@ fn fleet_job(
             clock,
         } => {
             output.json = json;
-            Job::Status {
+            FleetJob::Status {
                 fleet,
                 clock: clock.into(),
                 no_headers,
             }
         }
-        Command::Report { html, clock } => Job::Report {
+        Command::Report { html, clock } => FleetJob::Report {
             fleet,
             clock: clock.into(),
             html,
@@ -577,7 +522,7 @@ fn fleet_job(
             clock,
         } => {
             output.json = json;
-            Job::Explain {
+            FleetJob::Explain {
                 fleet,
                 clock: clock.into(),
                 instance,
@@ -585,7 +530,7 @@ fn fleet_job(
         }
         Command::Tags(TagsCommand::Lint { json, clock }) => {
             output.json = json;
-            Job::Lint {
+            FleetJob::Lint {
                 fleet,
                 clock: clock.into(),
             }
@@ -593,9 +538,9 @@ fn fleet_job(
         Command::Allow { level, object, .. } => {
             let level = match level {
                 Level::None => None,
-                Level::UpTo(t) => Some(read.level(&t)?),
+                Level::UpTo(t) => Some(read_level::<F>(&t)?),
             };
-            admin(fleet, read.object(&object)?, Verb::Allow(level))?
+            admin(fleet, read_object::<F>(&object)?, Verb::Allow(level))?
         }
         Command::Suspend {
             object,
@@ -603,46 +548,43 @@ fn fleet_job(
             for_,
             clock,
         } => {
-            let object = read.object(&object)?;
+            let object = read_object::<F>(&object)?;
             let until = admin::suspend_end(until, for_, Clock::from(clock).now())
                 .map_err(SettingsError::Suspend)?;
             admin(fleet, object, Verb::Suspend { until })?
         }
-        Command::Resume { object, .. } => admin(fleet, read.object(&object)?, Verb::Resume)?,
+        Command::Resume { object, .. } => admin(fleet, read_object::<F>(&object)?, Verb::Resume)?,
         Command::Request {
             repair,
             target: name,
             clock,
         } => {
             let verb = Verb::Request {
-                repair: read.level(&repair)?,
+                repair: read_level::<F>(&repair)?,
                 id: uuid::Uuid::new_v4().to_string(),
                 now: Clock::from(clock).now(),
             };
-            admin(fleet, read.object(&name)?, verb)?
+            admin(fleet, read_object::<F>(&name)?, verb)?
         }
-        Command::Clear { target: name, .. } => admin(fleet, read.object(&name)?, Verb::Clear)?,
+        Command::Clear { target: name, .. } => admin(fleet, read_object::<F>(&name)?, Verb::Clear)?,
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => {
             output.json = args.json;
-            Job::Simulate {
+            FleetJob::Simulate {
                 fleet,
                 simulate: simulate_settings(&args),
             }
         }
-        Command::Snapshot { output: file } => Job::Snapshot {
+        Command::Snapshot { output: file } => FleetJob::Snapshot {
             fleet,
             output: file,
         },
         Command::Repair(cmd) => {
-            if !matches!(fleet.source, Source::Machines(_)) {
-                return Err(SettingsError::NotMachines);
-            }
             if let crate::face::cli::RepairCommand::List { json } = &cmd {
                 output.json = *json;
             }
-            let lock = lock_path(global, config, &fleet.source)?;
-            Job::Repair { fleet, lock, cmd }
+            let lock = lock_path::<F>(global, config, &fleet.source)?;
+            FleetJob::Repair { fleet, lock, cmd }
         }
         Command::Tags(TagsCommand::Parse { .. }) | Command::Sabakan(_) => {
             unreachable!("resolved without a fleet")
@@ -672,16 +614,16 @@ fn command_now(command: &Command) -> Option<i64> {
     }
 }
 
-fn run_settings(
+fn run_settings<F: FamilyFace>(
     global: &GlobalArgs,
     config: &Config,
-    fleet: &Fleet,
+    fleet: &Fleet<F>,
     args: &RunArgs,
 ) -> Result<Run, SettingsError> {
     let lock = if args.dry_run {
         None
     } else {
-        Some(lock_path(global, config, &fleet.source)?)
+        Some(lock_path::<F>(global, config, &fleet.source)?)
     };
     Ok(Run {
         clock: args.clock.into(),
@@ -690,18 +632,22 @@ fn run_settings(
         every: args.loop_.then_some(args.interval),
         passes: args.passes,
         metrics_file: args.metrics_file.clone(),
-        leader: leader(fleet, args)?,
+        live: F::live(&fleet.source).cloned(),
+        leader: leader::<F>(fleet, args)?,
     })
 }
 
 /// Where the service account's namespace is, in a Pod.
 const POD_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
-fn leader(fleet: &Fleet, args: &RunArgs) -> Result<Option<Leader>, SettingsError> {
+fn leader<F: FamilyFace>(
+    fleet: &Fleet<F>,
+    args: &RunArgs,
+) -> Result<Option<Leader>, SettingsError> {
     if !args.leader_elect {
         return Ok(None);
     }
-    if !matches!(fleet.source, Source::Kube { .. }) || !args.loop_ {
+    if F::live(&fleet.source).is_none() || !args.loop_ {
         return Err(SettingsError::LeaderElect);
     }
     use crate::k8s::lease::{DEFAULT_LEASE, LeaseName};
@@ -770,7 +716,13 @@ fn load_config(global: &GlobalArgs) -> Result<Config, SettingsError> {
 fn source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, SettingsError> {
     let source = fleet_source(global, config, env)?;
     let machines = matches!(source, Source::Machines(_));
-    let kube = matches!(source, Source::Kube { .. });
+    let kube = matches!(
+        source,
+        Source::Metal3(crate::metal3::face::Source {
+            from: crate::metal3::face::Where::Kube(_),
+            ..
+        })
+    );
     if !machines {
         let flags: [(&'static str, bool); 4] = [
             ("--repair-config", global.repair_config.is_some()),
@@ -877,6 +829,28 @@ fn machines_source(
 }
 
 fn fleet_source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, SettingsError> {
+    use crate::ganeti::face::Where;
+    use crate::metal3::face::Where as Metal3Where;
+    let ganeti_source = |from| {
+        Source::Ganeti(crate::ganeti::face::Source {
+            from,
+            iallocator: config.ganeti.iallocator().map(str::to_owned),
+        })
+    };
+    let metal3_source = |from| {
+        let section = crate::config::Metal3 {
+            fencing: if global.out_of_service_taint {
+                crate::metal3::Fencing::OutOfServiceTaint
+            } else {
+                config.metal3.fencing
+            },
+            ..config.metal3.clone()
+        };
+        Source::Metal3(crate::metal3::face::Source {
+            from,
+            settings: section.settings(),
+        })
+    };
     if let Some(m) = machines_source(global, config)? {
         return Ok(Source::Machines(Box::new(m)));
     }
@@ -894,48 +868,18 @@ fn fleet_source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Sourc
         global.rapi.clone().or_else(|| rapi.url.clone())
     };
     if let Some(url) = chosen_rapi {
-        let user = global
-            .rapi_user
-            .clone()
-            .or_else(|| rapi.user.clone())
-            .ok_or(SettingsError::NoRapiUser)?;
-        let password_file = global
-            .rapi_password_file
-            .clone()
-            .or_else(|| rapi.password_file.clone());
-        // A file is read here to fail early, and again by each pass (a rotated password).
-        let password = match password_file {
-            Some(path) => {
-                ganeti::read_password(Some(&path))
-                    .map_err(|e| SettingsError::RapiPasswordFile(e.into()))?;
-                Password::File(path)
-            }
-            None => Password::Given(
-                env.rapi_password
-                    .clone()
-                    .ok_or(SettingsError::NoRapiPassword)?,
-            ),
+        let flags = crate::ganeti::face::RapiFlags {
+            user: global.rapi_user.clone(),
+            password_file: global.rapi_password_file.clone(),
+            ca_file: global.rapi_ca.clone(),
+            insecure: global.insecure,
         };
-        let insecure = global.insecure || rapi.insecure;
-        let ca_file = global.rapi_ca.clone().or_else(|| rapi.ca_file.clone());
-        if ca_file.is_none() && !insecure {
-            tracing::warn!(
-                target: LOG_TARGET,
-                "no --rapi-ca given: the RAPI server is verified against the public web roots, which a self-signed Ganeti certificate never passes"
-            );
-        }
-        return Ok(Source::Rapi(Endpoint {
-            url,
-            user,
-            password,
-            ca_file,
-            insecure,
-            timeout: rapi.timeout,
-            run_status: false,
-        }));
+        let endpoint =
+            crate::ganeti::face::endpoint(url, flags, rapi, env.rapi_password.as_deref())?;
+        return Ok(ganeti_source(Where::Rapi(endpoint)));
     }
     if let Some(objects) = &global.kube_objects {
-        return Ok(Source::KubeObjects(objects.clone()));
+        return Ok(metal3_source(Metal3Where::Objects(objects.clone())));
     }
     if global.kube {
         use crate::metal3::kube;
@@ -960,55 +904,34 @@ fn fleet_source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Sourc
             },
             ..kube::Options::default()
         };
-        return Ok(Source::Kube { from, options });
+        return Ok(metal3_source(Metal3Where::Kube(crate::plug::Live {
+            from,
+            options,
+        })));
     }
     global
         .cluster
         .clone()
         .or_else(|| config.fleet_file.clone())
-        .map(Source::File)
+        .map(|path| ganeti_source(Where::File(path)))
         .ok_or(SettingsError::NoFleet)
 }
 
 /// The lock of this fleet (see `lock`): two clusters never share one unless the config or
 /// --lock-file says so.
-fn lock_path(
+fn lock_path<F: FamilyFace>(
     global: &GlobalArgs,
     config: &Config,
-    source: &Source,
+    source: &F::Source,
 ) -> Result<PathBuf, SettingsError> {
     let named = global
         .lock_file
         .clone()
         .or_else(|| config.lock_file.clone());
-    match source {
-        // Checked even with a named lock: a typo in the fleet path must leave no lock file behind.
-        Source::Machines(m) => match &m.from {
-            MachinesFrom::File(fleet) => {
-                let beside = lock::beside(fleet)
-                    .map_err(|e| SettingsError::FleetFile(file::unreadable(fleet, &e).into()))?;
-                Ok(named.unwrap_or(beside))
-            }
-            MachinesFrom::Sabakan(e) => match named {
-                Some(path) => Ok(path),
-                None => lock::for_url(&e.url).map_err(SettingsError::LockFile),
-            },
-        },
-        Source::File(fleet) | Source::KubeObjects(fleet) => {
-            let beside = lock::beside(fleet)
-                .map_err(|e| SettingsError::FleetFile(file::unreadable(fleet, &e).into()))?;
-            Ok(named.unwrap_or(beside))
-        }
-        Source::Rapi(endpoint) => match named {
-            Some(path) => Ok(path),
-            None => lock::for_url(&endpoint.url).map_err(SettingsError::LockFile),
-        },
-        // One watcher per host by default; replicas in a cluster are kept apart by the CronJob's
-        // concurrency policy.
-        Source::Kube { .. } => {
-            Ok(named.unwrap_or_else(|| Path::new(lock::RUN_LOCK_DIR).join("autorepair-kube.lock")))
-        }
-    }
+    F::lock_path(source, named).map_err(|e| match e {
+        LockPathError::FleetFile(e) => SettingsError::FleetFile(e.into()),
+        LockPathError::Url(e) => SettingsError::LockFile(e),
+    })
 }
 
 #[cfg(test)]

@@ -5,17 +5,18 @@
 //! `--sabakan`: the machines world, which plays sabakan's health monitoring, the repair
 //! commands, the health checks and the drains).
 
-use super::fleet::{Backends, connect};
+use super::family::FamilyFace;
+use super::fleet::connect;
 use super::printer::Printer;
-use super::settings::{Fleet, MachinesFleet, Simulate, Source};
-use super::{Error, Exit};
+use super::settings::{Fleet, MachinesFleet, Simulate};
+use super::{Error, Exit, Simulated};
 use crate::{
     engine::{
         Backend, Family,
         sim::{self as engine_sim, Summary, World},
     },
     ganeti::{
-        self as plan,
+        self as plan, Ganeti,
         file::FleetFile,
         generate::{self, Spec},
         sim::{self as simulate, Faults, PASS_SECONDS, SimConfig},
@@ -26,28 +27,39 @@ use crate::{
 use serde::Serialize;
 use std::path::Path;
 
-pub fn simulate(out: &mut Printer, fleet: &Fleet, args: &Simulate) -> Result<Exit, Error> {
-    if let Source::Machines(s) = &fleet.source {
-        return machines(out, fleet, args, s);
+impl Simulated for Ganeti {
+    fn simulate(out: &mut Printer, fleet: &Fleet<Ganeti>, args: &Simulate) -> Result<Exit, Error> {
+        ganeti(out, fleet, args, connect(fleet)?)
     }
-    match connect(&fleet.source)? {
-        Backends::Ganeti(backend) => ganeti(out, fleet, args, backend),
-        Backends::Metal3(backend) => metal3(out, fleet, args, backend),
-        Backends::Machines(_) => unreachable!("a machines source is simulated above"),
+}
+
+impl Simulated for Metal3 {
+    fn simulate(out: &mut Printer, fleet: &Fleet<Metal3>, args: &Simulate) -> Result<Exit, Error> {
+        metal3(out, fleet, args, connect(fleet)?)
+    }
+}
+
+impl Simulated for Machines {
+    fn simulate(
+        out: &mut Printer,
+        fleet: &Fleet<Machines>,
+        args: &Simulate,
+    ) -> Result<Exit, Error> {
+        machines(out, fleet, args, &fleet.source)
     }
 }
 
 /// How many quiet passes follow the faults: enough for `max_repair_age` to run out.
-fn quiet_passes(fleet: &Fleet, args: &Simulate) -> u32 {
+fn quiet_passes<F: FamilyFace>(fleet: &Fleet<F>, args: &Simulate) -> u32 {
     let retries_end = fleet.limits.max_repair_age.as_secs() as i64 / PASS_SECONDS;
     args.quiet_passes
         .unwrap_or((retries_end as u32).saturating_add(20).max(80))
 }
 
 /// The engine's configuration of a family's scenarios: the config's limits, the command's clock.
-fn engine_config(fleet: &Fleet, args: &Simulate) -> engine_sim::SimConfig {
+fn engine_config<F: FamilyFace>(fleet: &Fleet<F>, args: &Simulate) -> engine_sim::SimConfig {
     engine_sim::SimConfig {
-        limits: fleet.limits.engine(),
+        limits: fleet.limits.clone(),
         start: args.clock.now(),
         quiet_passes: quiet_passes(fleet, args),
     }
@@ -57,7 +69,7 @@ fn engine_config(fleet: &Fleet, args: &Simulate) -> engine_sim::SimConfig {
 /// (`metal3::sim::settings`: the rules assume them) and the config's limits.
 fn metal3(
     out: &mut Printer,
-    fleet: &Fleet,
+    fleet: &Fleet<Metal3>,
     args: &Simulate,
     mut backend: Box<dyn Backend<Metal3>>,
 ) -> Result<Exit, Error> {
@@ -78,7 +90,7 @@ fn metal3(
 /// runs, here or when the source is read, and drains cordon a copy of the Nodes.
 fn machines(
     out: &mut Printer,
-    fleet: &Fleet,
+    fleet: &Fleet<Machines>,
     args: &Simulate,
     s: &MachinesFleet,
 ) -> Result<Exit, Error> {
@@ -132,20 +144,21 @@ fn explore<W: World>(
 
 fn ganeti(
     out: &mut Printer,
-    fleet: &Fleet,
+    fleet: &Fleet<Ganeti>,
     args: &Simulate,
-    mut backend: Box<dyn Backend<crate::ganeti::Ganeti>>,
+    mut backend: Box<dyn Backend<Ganeti>>,
 ) -> Result<Exit, Error> {
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
     let mut cfg = SimConfig::new(args.clock.now());
     cfg.limits = fleet.limits.clone();
+    cfg.settings.iallocator = fleet.source.iallocator.clone();
     cfg.quiet_passes = quiet_passes(fleet, args);
     let faults = Faults::default();
     if args.verbose && args.scenarios == 1 {
         let sched = simulate::schedule(&snap, args.passes, args.seed, &faults);
         let ran =
             tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || {
-                simulate::run(&snap, &sched, &cfg, plan::plan)
+                simulate::run(&snap, &sched, &cfg, plan::plan_with)
             });
         for (pass, lines) in ran.log.iter().enumerate() {
             for l in lines {
@@ -163,7 +176,7 @@ fn ganeti(
                 args.scenarios,
                 &cfg,
                 &faults,
-                plan::plan,
+                plan::plan_with,
             )
         });
     report::<crate::ganeti::Ganeti>(out, &summary, &[])

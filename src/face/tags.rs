@@ -1,12 +1,12 @@
 //! `tags parse` (Ganeti's tag language as a tool) and `tags lint` (any family's marks).
 
 use super::family::FamilyFace;
-use super::fleet::{connect, on_family, read_plan};
+use super::fleet::{connect, read_plan};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet};
 use super::{Error, Exit};
 use crate::{
-    engine::{Plan, marks::Codec, rfc3339},
+    engine::{marks::Codec, rfc3339},
     ganeti::tags::{self, Tag, TagJson, TagJsonBody},
 };
 
@@ -53,13 +53,13 @@ pub fn describe(t: &str) -> String {
 }
 
 /// Exit 1 if the fleet carries any invalid or conflicting autorepair mark.
-pub fn lint(out: &mut Printer, fleet: &Fleet, clock: Clock) -> Result<Exit, Error> {
-    on_family!(connect(&fleet.source)?, backend => {
-        show_lint(out, &read_plan(fleet, clock, backend)?)
-    })
-}
-
-fn show_lint<F: FamilyFace>(out: &mut Printer, plan: &Plan<F>) -> Result<Exit, Error> {
+pub fn lint<F: FamilyFace>(
+    out: &mut Printer,
+    fleet: &Fleet<F>,
+    clock: Clock,
+) -> Result<Exit, Error> {
+    let plan = read_plan(fleet, clock, connect(fleet)?)?;
+    let plan = &plan;
     for l in &plan.lint {
         out.item(|| l, || l)?;
     }

@@ -1,31 +1,179 @@
 //! The Ganeti family as the command line shows it: objects named `cluster`, `group/NAME`,
 //! `node/NAME` or `instance/NAME`, and instances shown with their nodes and run status.
 
+use super::file::{self, FleetFile};
+use super::rapi::{Endpoint, Password, Rapi};
 use super::snapshot::Instance;
 use super::snapshot::OpKind;
 use super::{Facts, Ganeti, Index, Settings};
 use crate::engine::{Backend, ObjectRef};
-use crate::face::FamilyFace;
-use crate::face::family::NO_SCOPE;
-use crate::face::settings::Fleet;
+use crate::lock;
+use crate::plug::printer::Printer;
+use crate::plug::{Exit, Failure, FamilyFace, LOG_TARGET, LockPathError, NO_SCOPE, OpenError};
+use std::path::{Path, PathBuf};
+
+/// Where a Ganeti fleet is.
+#[derive(Debug)]
+pub enum Where {
+    /// A fleet file, shaped like RAPI's answers.
+    File(PathBuf),
+    /// A real cluster, over RAPI.
+    Rapi(Endpoint),
+}
+
+/// A Ganeti fleet, and what the family reads beside it.
+#[derive(Debug)]
+pub struct Source {
+    pub from: Where,
+    /// The iallocator that picks new nodes; `None`: autorepair picks itself.
+    pub iallocator: Option<String>,
+}
+
+/// What the command line says of a RAPI endpoint; each value left out comes from the
+/// config's `[rapi]` section.
+#[derive(Debug, Default)]
+pub struct RapiFlags {
+    pub user: Option<String>,
+    pub password_file: Option<PathBuf>,
+    pub ca_file: Option<PathBuf>,
+    pub insecure: bool,
+}
+
+/// Why no RAPI endpoint can be made of the flags, the config and the environment.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    #[error("no RAPI user: pass --rapi-user USER or set rapi.user in the config")]
+    NoUser,
+    /// The password file named by --rapi-password-file or rapi.password_file.
+    #[error(transparent)]
+    PasswordFile(Box<crate::engine::BackendError>),
+    #[error(
+        "no RAPI password: give --rapi-password-file FILE (or rapi.password_file in the config), or set AUTOREPAIR_RAPI_PASSWORD"
+    )]
+    NoPassword,
+}
+
+/// The endpoint at `url`: each value from its flag, else the config's `[rapi]` section; the
+/// password from a file (named by the flag or the config), else `env_password`
+/// (`AUTOREPAIR_RAPI_PASSWORD`). A password file is read here to fail early, and again by each
+/// pass (a rotated password).
+pub fn endpoint(
+    url: String,
+    flags: RapiFlags,
+    config: &crate::config::Rapi,
+    env_password: Option<&str>,
+) -> Result<Endpoint, EndpointError> {
+    let user = flags
+        .user
+        .or_else(|| config.user.clone())
+        .ok_or(EndpointError::NoUser)?;
+    let password = match flags.password_file.or_else(|| config.password_file.clone()) {
+        Some(path) => {
+            super::rapi::read_password(Some(&path))
+                .map_err(|e| EndpointError::PasswordFile(e.into()))?;
+            Password::File(path)
+        }
+        None => Password::Given(env_password.ok_or(EndpointError::NoPassword)?.to_owned()),
+    };
+    let insecure = flags.insecure || config.insecure;
+    let ca_file = flags.ca_file.or_else(|| config.ca_file.clone());
+    if ca_file.is_none() && !insecure {
+        tracing::warn!(
+            target: LOG_TARGET,
+            "no --rapi-ca given: the RAPI server is verified against the public web roots, which a self-signed Ganeti certificate never passes"
+        );
+    }
+    Ok(Endpoint {
+        url,
+        user,
+        password,
+        ca_file,
+        insecure,
+        timeout: config.timeout,
+        run_status: false,
+    })
+}
 
 impl FamilyFace for Ganeti {
     const FACT_COLUMNS: &'static [&'static str] = &["PRIMARY", "SECONDARY", "RUN"];
     const FAMILY: &'static str = "ganeti";
+    const HOLDS: &'static str = "Ganeti instances";
+    type Source = Source;
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)
     }
 
+    fn describe(source: &Source) -> String {
+        match &source.from {
+            Where::File(p) => p.display().to_string(),
+            Where::Rapi(e) => e.url.clone(),
+        }
+    }
+
+    fn buffers_writes(source: &Source) -> bool {
+        matches!(source.from, Where::File(_))
+    }
+
+    fn lock_path(source: &Source, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
+        match &source.from {
+            // Checked even with a named lock: a typo in the fleet path must leave no lock file
+            // behind.
+            Where::File(fleet) => {
+                let beside = lock::beside(fleet)
+                    .map_err(|e| LockPathError::FleetFile(file::unreadable(fleet, &e)))?;
+                Ok(named.unwrap_or(beside))
+            }
+            Where::Rapi(endpoint) => match named {
+                Some(path) => Ok(path),
+                None => lock::for_url(&endpoint.url).map_err(LockPathError::Url),
+            },
+        }
+    }
+
+    fn open(source: &Source) -> Result<Box<dyn Backend<Ganeti>>, OpenError> {
+        Ok(match &source.from {
+            Where::File(path) => Box::new(FleetFile::open(path).map_err(OpenError::Open)?),
+            Where::Rapi(endpoint) => Box::new(Rapi::connect(endpoint).map_err(OpenError::Connect)?),
+        })
+    }
+
     /// The iallocator from the config; a repair needing an operation this backend lacks
     /// (Ganeti 3.0's RAPI cannot move an instance) is left to a person.
-    fn settings(fleet: &Fleet, backend: &dyn Backend<Ganeti>) -> Settings {
-        let mut settings = fleet.limits.ganeti();
-        settings.unsupported = OpKind::ALL
-            .into_iter()
-            .filter(|k| !backend.supports(*k))
-            .collect();
-        settings
+    fn settings(source: &Source, backend: &dyn Backend<Ganeti>) -> Settings {
+        Settings {
+            iallocator: source.iallocator.clone(),
+            unsupported: OpKind::ALL
+                .into_iter()
+                .filter(|k| !backend.supports(*k))
+                .collect(),
+        }
+    }
+
+    /// Saves the fleet as a fleet file, or prints it.
+    fn snapshot(
+        source: &Source,
+        out: &mut Printer,
+        output: Option<&Path>,
+    ) -> Result<Exit, Failure> {
+        let mut backend = Self::open(source)?;
+        let snap = backend.snapshot().map_err(|e| Failure::Read {
+            from: Self::describe(source),
+            source: e.into(),
+        })?;
+        match output {
+            Some(path) => {
+                let mut file = FleetFile::create(path, snap);
+                file.flush().map_err(|e| Failure::Save(e.into()))?;
+                out.note(format_args!(
+                    "saved {} instances to {}",
+                    file.fleet().instances.len(),
+                    path.display()
+                ));
+            }
+            None => out.json_document(&snap)?,
+        }
+        Ok(Exit::Ok)
     }
 
     fn fact_cells(facts: &Facts) -> Vec<String> {

@@ -2,7 +2,7 @@
 //! steered by `ganeti:watcher:autorepair:*` tags (the `tags` codec), over RAPI (`rapi`) or a
 //! fleet file (`file`, with its job simulator). It plugs into the engine as [`Ganeti`].
 
-mod face;
+pub mod face;
 pub mod file;
 #[cfg(any(test, feature = "testkit"))]
 pub mod generate;
@@ -83,10 +83,35 @@ pub struct Settings {
     pub unsupported: Vec<OpKind>,
 }
 
-/// Plans one pass over a Ganeti snapshot with the config file's limits (the engine's, and
-/// the iallocator and backend capabilities for this family).
-pub fn plan(snap: &Snapshot, now: i64, limits: &crate::config::Limits, seed: u64) -> Plan {
-    crate::engine::plan::<Ganeti>(snap, &limits.ganeti(), now, &limits.engine(), seed)
+/// The iallocator of a config file that names none.
+pub const DEFAULT_IALLOCATOR: &str = "hail";
+
+impl Settings {
+    /// What a config file that says nothing gives: the iallocator `hail`, every operation run.
+    pub fn shipped() -> Settings {
+        Settings {
+            iallocator: Some(DEFAULT_IALLOCATOR.into()),
+            unsupported: vec![],
+        }
+    }
+}
+
+/// Plans one pass over a Ganeti snapshot with the engine's limits and the family's shipped
+/// settings ([`Settings::shipped`]).
+pub fn plan(snap: &Snapshot, now: i64, limits: &crate::engine::Limits, seed: u64) -> Plan {
+    plan_with(snap, &Settings::shipped(), now, limits, seed)
+}
+
+/// Plans one pass over a Ganeti snapshot with the engine's limits and the family's settings
+/// (the iallocator, what the backend cannot run).
+pub fn plan_with(
+    snap: &Snapshot,
+    settings: &Settings,
+    now: i64,
+    limits: &crate::engine::Limits,
+    seed: u64,
+) -> Plan {
+    crate::engine::plan::<Ganeti>(snap, settings, now, limits, seed)
 }
 
 /// Where an instance lives and runs, in its plan.

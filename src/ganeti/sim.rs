@@ -11,8 +11,8 @@ use super::file::FleetFile;
 use super::health;
 use super::snapshot::{Instance, JobStatus, Node, Op, OpKind, SimOutcome, SimScript, Snapshot};
 use super::tags::RepairType;
-use super::{Ganeti, Plan};
-use crate::config::Limits;
+use super::{Ganeti, Plan, Settings};
+use crate::engine::Limits;
 use crate::engine::family::Health;
 use crate::engine::sim::{self, DownFact, OpFact, OpRun, Rng, World};
 use rand::Rng as _;
@@ -284,13 +284,15 @@ impl World for FleetFile {
     }
 }
 
-/// The planner under test, as the config file's limits drive it; the real one is
-/// [`crate::ganeti::plan`].
-pub type Planner = fn(&Snapshot, i64, &Limits, u64) -> Plan;
+/// The planner under test, as the config file's limits and the family's settings drive it; the
+/// real one is [`crate::ganeti::plan_with`].
+pub type Planner = fn(&Snapshot, &Settings, i64, &Limits, u64) -> Plan;
 
 #[derive(Clone, Debug)]
 pub struct SimConfig {
     pub limits: Limits,
+    /// The family's settings: the iallocator (none: autorepair picks the nodes itself).
+    pub settings: Settings,
     pub start: i64,
     /// Passes without faults after the schedule, within which every repairable target must be
     /// repaired (or given up on with a failure).
@@ -308,9 +310,9 @@ impl SimConfig {
                 max_domains_under_repair: 2,
                 retry_interval: std::time::Duration::from_secs(15 * 60),
                 max_repair_age: std::time::Duration::from_secs(2 * 3600),
-                iallocator: String::new(),
                 ..Limits::default()
             },
+            settings: Settings::default(),
             start,
             quiet_passes: 80,
         }
@@ -318,7 +320,7 @@ impl SimConfig {
 
     fn engine(&self) -> sim::SimConfig {
         sim::SimConfig {
-            limits: self.limits.engine(),
+            limits: self.limits.clone(),
             start: self.start,
             quiet_passes: self.quiet_passes,
         }
@@ -332,7 +334,7 @@ pub fn schedule(fleet: &Snapshot, passes: u32, seed: u64, faults: &Faults) -> Sc
 
 /// Runs the schedule, then quiet passes, checking every pass; stops at the first violation.
 pub fn run(fleet: &Snapshot, schedule: &Schedule, cfg: &SimConfig, planner: Planner) -> Outcome {
-    let bound = |s: &Snapshot, now, seed| planner(s, now, &cfg.limits, seed);
+    let bound = |s: &Snapshot, now, seed| planner(s, &cfg.settings, now, &cfg.limits, seed);
     sim::run::<FleetFile>(fleet, schedule, &cfg.engine(), &bound)
 }
 
@@ -344,7 +346,7 @@ pub fn minimize(
     planner: Planner,
     rule: &str,
 ) -> Schedule {
-    let bound = |s: &Snapshot, now, seed| planner(s, now, &cfg.limits, seed);
+    let bound = |s: &Snapshot, now, seed| planner(s, &cfg.settings, now, &cfg.limits, seed);
     sim::minimize::<FleetFile>(fleet, schedule, &cfg.engine(), &bound, rule)
 }
 
@@ -358,7 +360,7 @@ pub fn explore(
     faults: &Faults,
     planner: Planner,
 ) -> Summary {
-    let bound = |s: &Snapshot, now, seed| planner(s, now, &cfg.limits, seed);
+    let bound = |s: &Snapshot, now, seed| planner(s, &cfg.settings, now, &cfg.limits, seed);
     sim::explore::<FleetFile>(
         fleet,
         passes,

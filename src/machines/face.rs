@@ -9,29 +9,94 @@ use super::file::MachinesFile;
 use super::snapshot::Machine;
 use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
-use crate::face::cli::RepairCommand;
-use crate::face::printer::Printer;
-use crate::face::settings::{Fleet, Logs, MachinesFleet, MachinesFrom, NodesFrom, Source};
-use crate::face::{Error, Exit, FamilyFace};
-use std::path::Path;
+use crate::lock;
+use crate::plug::cli::RepairCommand;
+use crate::plug::printer::Printer;
+use crate::plug::{Exit, Failure, FamilyFace, LockPathError, OpenError};
+use std::path::{Path, PathBuf};
+
+/// A machines fleet (sabakan, live or a file), with what the machines family reads beside it.
+#[derive(Debug)]
+pub struct MachinesFleet {
+    pub from: MachinesFrom,
+    pub nodes: NodesFrom,
+    pub settings: Settings,
+    /// The command's `--now`: the clock every part of the family reads (the file's state
+    /// timestamps, the drain's retry interval and back-off), not only the planner.
+    pub now: Option<i64>,
+}
+
+/// Where the machines are.
+#[derive(Debug)]
+pub enum MachinesFrom {
+    File(PathBuf),
+    Sabakan(crate::sabakan::client::Endpoint),
+}
+
+/// Which machines are Kubernetes Nodes, and how they are drained.
+#[derive(Debug, Clone)]
+pub enum NodesFrom {
+    None,
+    File(PathBuf),
+    Kube(crate::k8s::Source),
+}
 
 impl FamilyFace for Machines {
     const FACT_COLUMNS: &'static [&'static str] = &["ADDRESS", "SABAKAN", "RACK", "NODE", "ENTRY"];
     const FAMILY: &'static str = "machines";
+    const HOLDS: &'static str = "sabakan machines";
+    type Source = MachinesFleet;
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)
     }
 
-    fn settings(fleet: &Fleet, _backend: &dyn Backend<Machines>) -> Settings {
-        match &fleet.source {
-            Source::Machines(m) => m.settings.clone(),
-            _ => Settings {
-                repair: Repair::default(),
-                constraints: Constraints::default(),
-                query: Settings::default_query(),
+    fn describe(source: &MachinesFleet) -> String {
+        match &source.from {
+            MachinesFrom::File(p) => p.display().to_string(),
+            MachinesFrom::Sabakan(e) => {
+                format!("sabakan at {}", crate::sabakan::client::shown_str(&e.url))
+            }
+        }
+    }
+
+    fn buffers_writes(source: &MachinesFleet) -> bool {
+        matches!(source.from, MachinesFrom::File(_))
+    }
+
+    fn lock_path(source: &MachinesFleet, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
+        match &source.from {
+            // Checked even with a named lock: a typo in the fleet path must leave no lock file
+            // behind.
+            MachinesFrom::File(fleet) => {
+                let beside = lock::beside(fleet).map_err(|e| {
+                    LockPathError::FleetFile(crate::ganeti::file::unreadable(fleet, &e))
+                })?;
+                Ok(named.unwrap_or(beside))
+            }
+            MachinesFrom::Sabakan(e) => match named {
+                Some(path) => Ok(path),
+                None => lock::for_url(&e.url).map_err(LockPathError::Url),
             },
         }
+    }
+
+    fn open(source: &MachinesFleet) -> Result<Box<dyn Backend<Machines>>, OpenError> {
+        Ok(Box::new(open(source).map_err(OpenError::Open)?))
+    }
+
+    fn settings(source: &MachinesFleet, _backend: &dyn Backend<Machines>) -> Settings {
+        source.settings.clone()
+    }
+
+    fn repair(
+        source: &MachinesFleet,
+        out: &mut Printer,
+        lock: &Path,
+        lock_wait: Option<std::time::Duration>,
+        cmd: RepairCommand,
+    ) -> Result<Exit, Failure> {
+        repair(out, source, lock, lock_wait, cmd)
     }
 
     fn fact_cells(facts: &Facts) -> Vec<String> {
@@ -225,8 +290,8 @@ pub fn open(s: &MachinesFleet) -> Result<MachinesFile, BackendError> {
     Ok(file)
 }
 
-fn act(e: BackendError) -> Error {
-    Error::Act {
+fn act(e: BackendError) -> Failure {
+    Failure::Act {
         object: ObjectRef::singleton("repair-queue"),
         message: e.to_string(),
     }
@@ -234,9 +299,9 @@ fn act(e: BackendError) -> Error {
 
 /// A refusal is the person's to fix (exit 2, as for any admin command asked the impossible); a
 /// fleet that could not be read or written is exit 3.
-fn verb(e: admin::VerbError) -> Error {
+fn verb(e: admin::VerbError) -> Failure {
     match e {
-        admin::VerbError::Refused(message) => Error::Edit(crate::admin::AdminError::Refused {
+        admin::VerbError::Refused(message) => Failure::Edit(crate::admin::AdminError::Refused {
             object: ObjectRef::singleton("repair-queue"),
             message,
         }),
@@ -245,20 +310,15 @@ fn verb(e: admin::VerbError) -> Error {
 }
 
 /// `autorepair repair …`, under the fleet's lock.
-pub fn repair(
+fn repair(
     out: &mut Printer,
-    _logs: &Logs,
-    fleet: &Fleet,
+    s: &MachinesFleet,
     lock: &Path,
+    lock_wait: Option<std::time::Duration>,
     cmd: RepairCommand,
-) -> Result<Exit, Error> {
-    let Source::Machines(s) = &fleet.source else {
-        return Err(Error::GanetiOnly {
-            from: fleet.source.describe(),
-        });
-    };
-    let _lock = crate::lock::acquire_waiting(lock, fleet.lock_wait)?;
-    let mut file = open(s).map_err(|e| Error::Open(e.into()))?;
+) -> Result<Exit, Failure> {
+    let _lock = crate::lock::acquire_waiting(lock, lock_wait)?;
+    let mut file = open(s).map_err(|e| Failure::Open(e.into()))?;
     file.check_health = false;
     match cmd {
         RepairCommand::Add {
@@ -282,7 +342,7 @@ pub fn repair(
             out.line(format!("repair entry #{index} added for {address}"))?;
         }
         RepairCommand::List { json } => {
-            let snap = file.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+            let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
             let rows = admin::rows(&snap);
             if json {
                 out.json_line(&rows)?;

@@ -316,14 +316,17 @@ impl Settings {
 /// not have, apply only where the config file sets them: at their defaults (one machine under
 /// repair, two down per rack, four in all) they would silently override CKE's settings, and an
 /// operator moving from CKE would not get CKE's behaviour from them (docs/machines.md).
-pub fn limits(config: &crate::config::Limits) -> crate::config::Limits {
+pub fn limits(
+    config: &crate::engine::Limits,
+    given: &std::collections::BTreeSet<String>,
+) -> crate::engine::Limits {
     let mut l = config.clone();
     for (key, value) in [
         ("max_down_nodes_per_group", &mut l.max_down_nodes_per_group),
         ("max_down_nodes", &mut l.max_down_nodes),
         ("max_domains_under_repair", &mut l.max_domains_under_repair),
     ] {
-        if !config.given.contains(key) {
+        if !given.contains(key) {
             *value = usize::MAX;
         }
     }

@@ -1129,7 +1129,7 @@ fn ckes_trigger_cases_create_ckes_entries_with_the_shipped_limits() {
     };
     // The limits of an operator who set none: the shipped ones, as the machines family
     // composes them with CKE's.
-    let limits = super::limits(&crate::config::Limits::default()).engine();
+    let limits = super::limits(&crate::engine::Limits::default(), &Default::default());
     assert_eq!(cases.len(), 13);
     for c in &cases {
         let mut machines = Vec::new();
@@ -1221,7 +1221,7 @@ fn the_engines_domain_limits_apply_where_the_config_sets_them() {
         "x",
     )
     .unwrap();
-    let l = super::limits(&c.limits);
+    let l = super::limits(&c.limits, &c.limits_given);
     assert_eq!(l.max_domains_under_repair, 1, "set: it applies");
     assert_eq!(
         (l.max_down_nodes, l.max_down_nodes_per_group),
@@ -1231,5 +1231,5 @@ fn the_engines_domain_limits_apply_where_the_config_sets_them() {
     assert_eq!(l.max_writes_per_pass, 7);
     // Set to their default values, they still apply: what counts is that they are given.
     let c = crate::config::Config::from_toml("[limits]\nmax_down_nodes = 4\n", "x").unwrap();
-    assert_eq!(super::limits(&c.limits).max_down_nodes, 4);
+    assert_eq!(super::limits(&c.limits, &c.limits_given).max_down_nodes, 4);
 }

@@ -2,23 +2,101 @@
 //! `NS/NAME`), `machineset/…`, `machinedeployment/…`, `controlplane/…`, `cluster/NS/NAME`, and
 //! each Machine shown with its host, power, Node, request and where its power cycle stands.
 
+use super::file::ObjectsFile;
+use super::kube::KubeBackend;
 use super::objects::Machine;
 use super::{Facts, Index, Metal3, Settings};
 use crate::engine::{Backend, ObjectRef};
-use crate::face::FamilyFace;
-use crate::face::settings::Fleet;
+use crate::lock;
+use crate::plug::{FamilyFace, Live, LockPathError, OpenError};
+use std::path::{Path, PathBuf};
+
+/// Where a metal3 fleet is.
+#[derive(Debug)]
+pub enum Where {
+    /// A Kubernetes objects file.
+    Objects(PathBuf),
+    /// A live Kubernetes management cluster.
+    Kube(Live),
+}
+
+/// A metal3 fleet, and the family's settings (the config's `[metal3]` section with the
+/// command's flags).
+#[derive(Debug)]
+pub struct Source {
+    pub from: Where,
+    pub settings: Settings,
+}
 
 impl FamilyFace for Metal3 {
     const FACT_COLUMNS: &'static [&'static str] = &["HOST", "POWER", "NODE", "REQUEST", "PHASE"];
     const FAMILY: &'static str = "metal3";
+    const HOLDS: &'static str = "Kubernetes objects";
+    type Source = Source;
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)
     }
 
+    fn describe(source: &Source) -> String {
+        match &source.from {
+            Where::Objects(p) => p.display().to_string(),
+            Where::Kube(Live { from, .. }) => match from {
+                crate::k8s::Source::InCluster => "the Kubernetes cluster it runs in".into(),
+                crate::k8s::Source::Kubeconfig { path, context } => format!(
+                    "the Kubernetes cluster of {}{}",
+                    path.as_ref()
+                        .map_or("the default kubeconfig".into(), |p| p.display().to_string()),
+                    context
+                        .as_ref()
+                        .map_or(String::new(), |c| format!(" (context {c})"))
+                ),
+            },
+        }
+    }
+
+    fn buffers_writes(source: &Source) -> bool {
+        matches!(source.from, Where::Objects(_))
+    }
+
+    fn lock_path(source: &Source, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
+        match &source.from {
+            // Checked even with a named lock: a typo in the fleet path must leave no lock file
+            // behind.
+            Where::Objects(fleet) => {
+                let beside = lock::beside(fleet).map_err(|e| {
+                    LockPathError::FleetFile(crate::ganeti::file::unreadable(fleet, &e))
+                })?;
+                Ok(named.unwrap_or(beside))
+            }
+            // One watcher per host by default; replicas in a cluster are kept apart by the
+            // CronJob's concurrency policy.
+            Where::Kube(_) => {
+                Ok(named
+                    .unwrap_or_else(|| Path::new(lock::RUN_LOCK_DIR).join("autorepair-kube.lock")))
+            }
+        }
+    }
+
+    fn open(source: &Source) -> Result<Box<dyn Backend<Metal3>>, OpenError> {
+        Ok(match &source.from {
+            Where::Objects(path) => Box::new(ObjectsFile::open(path).map_err(OpenError::Open)?),
+            Where::Kube(Live { from, options }) => {
+                Box::new(KubeBackend::connect(from, options.clone()).map_err(OpenError::Connect)?)
+            }
+        })
+    }
+
+    fn live(source: &Source) -> Option<&Live> {
+        match &source.from {
+            Where::Kube(live) => Some(live),
+            Where::Objects(_) => None,
+        }
+    }
+
     /// The config's `[metal3]` section; every backend of this family runs every step.
-    fn settings(fleet: &Fleet, _backend: &dyn Backend<Metal3>) -> Settings {
-        fleet.metal3.settings()
+    fn settings(source: &Source, _backend: &dyn Backend<Metal3>) -> Settings {
+        source.settings.clone()
     }
 
     fn fact_cells(facts: &Facts) -> Vec<String> {

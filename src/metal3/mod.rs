@@ -438,7 +438,7 @@ impl<'a> Index<'a> {
     /// [`Index::zone`] for people: a Machine in no zone counts in the unnamed one.
     fn zone_name(&self, m: &'a Machine) -> &'a str {
         match self.zone(m) {
-            "" => crate::face::family::NO_SCOPE,
+            "" => crate::plug::NO_SCOPE,
             zone => zone,
         }
     }

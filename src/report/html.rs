@@ -8,7 +8,7 @@ use super::next_text;
 use crate::engine::marks::Codec;
 use crate::engine::plan::{Blocked, Halt, HistoryEntry, RepairView};
 use crate::engine::{Family, Limits, Next, Plan, RepairResult, State, TargetPlan, rfc3339};
-use crate::face::FamilyFace;
+use crate::plug::FamilyFace;
 use std::collections::BTreeMap;
 use std::fmt::{self, Display, Write};
 
@@ -173,11 +173,7 @@ fn by_scope<'a, F: Family>(p: &Page<'a, F>) -> Vec<(&'a str, Vec<&'a TargetPlan<
     let mut order: Vec<(&str, Vec<&TargetPlan<F>>)> = Vec::new();
     let mut at: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, t) in p.plan.targets.iter().enumerate() {
-        let scope = p
-            .scopes
-            .get(i)
-            .copied()
-            .unwrap_or(crate::face::family::NO_SCOPE);
+        let scope = p.scopes.get(i).copied().unwrap_or(crate::plug::NO_SCOPE);
         let slot = *at.entry(scope).or_insert_with(|| {
             order.push((scope, Vec::new()));
             order.len() - 1

@@ -1428,3 +1428,35 @@ fn a_refused_rapi_warns_once_and_the_error_counts_the_attempts() {
         "{error}"
     );
 }
+
+/// The iallocator moved from `[limits]` to `[ganeti]`: a config file written for the old place
+/// still works, and the run says where the key goes now.
+#[test]
+fn the_iallocator_at_its_old_place_works_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let config = dir.path().join("autorepair.toml");
+    std::fs::write(&config, "[limits]\niallocator = \"hail\"\n").unwrap();
+    let out = bin()
+        .arg("--config")
+        .arg(&config)
+        .args(["status", "--now", "1800000000", "--cluster"])
+        .arg(&path)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("limits.iallocator") && stderr.contains("[ganeti] section"),
+        "{stderr}"
+    );
+    std::fs::write(&config, "[ganeti]\niallocator = \"hail\"\n").unwrap();
+    let out = bin()
+        .arg("--config")
+        .arg(&config)
+        .args(["status", "--now", "1800000000", "--cluster"])
+        .arg(&path)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(!stderr.contains("iallocator"), "{stderr}");
+}

@@ -219,7 +219,7 @@ impl Testbed {
         let path = self.dir.path().join("autorepair.toml");
         std::fs::write(
             &path,
-            format!("[limits]\nmax_pending = 5\niallocator = \"{iallocator}\"\n"),
+            format!("[limits]\nmax_pending = 5\n[ganeti]\niallocator = \"{iallocator}\"\n"),
         )
         .unwrap();
         path

@@ -180,3 +180,29 @@ fn no_file_cites_texts_outside_the_repository() {
         found.join("\n")
     );
 }
+
+/// A family imports the engine, the shared code and `crate::plug`, never the face: the face
+/// imports the families, and an import back would make one circle of them all
+/// (docs/architecture.md).
+#[test]
+fn families_never_import_the_face() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for family in ["ganeti", "metal3", "machines", "plug"] {
+        let files = rust_files(&src.join(family));
+        assert!(!files.is_empty(), "no files under src/{family}");
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("readable source");
+            for (n, line) in text.lines().enumerate() {
+                if line.contains("crate::face") || line.contains("autorepair::face") {
+                    found.push(format!("{}:{}: {line}", file.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a family (or the module families plug into) imports the face:\n{}",
+        found.join("\n")
+    );
+}

@@ -660,3 +660,36 @@ fn errors_name_the_file_at_fault() {
         );
     }
 }
+
+/// A command only another family has is refused in words about this fleet: `snapshot` on
+/// sabakan machines says they are sabakan machines (it once called them Kubernetes objects),
+/// and `repair` on a Ganeti fleet says which fleets have a repair queue.
+#[test]
+fn a_command_of_another_family_names_this_fleets_family() {
+    let t = Tour::new();
+    let out = t.bin().arg("snapshot").assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains(
+            "holds sabakan machines (the machines family): `snapshot` works on Ganeti fleets only"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("Kubernetes"), "{err}");
+    let out = Command::cargo_bin("autorepair")
+        .unwrap()
+        .args(["--config", "/dev/null", "--cluster"])
+        .arg(format!("{ROOT}/fixtures/demo.json"))
+        .args(["--lock-file"])
+        .arg(t.dir.path().join("lock"))
+        .args(["repair", "list"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains(
+            "holds Ganeti instances (the ganeti family): `repair` works on sabakan machines"
+        ),
+        "{err}"
+    );
+}

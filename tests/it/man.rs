@@ -347,8 +347,8 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         r"A repair still unfinished this long after it started is recorded as a failure.",
     ),
     (
-        "limits.iallocator",
-        r#"The Ganeti iallocator that chooses new nodes. \fB""\fR: autorepair chooses the least loaded usable node of the instance's node group itself."#,
+        "ganeti.iallocator",
+        r#"The Ganeti iallocator that chooses new nodes. \fB""\fR: autorepair chooses the least loaded usable node of the instance's node group itself. A config file that sets it in \fB[limits]\fR, its old place, still works, with a warning to move it here."#,
     ),
     (
         "rapi.url",

@@ -6,7 +6,6 @@
 
 use crate::common;
 
-use autorepair::config::Limits;
 use autorepair::engine::policy::Policy;
 use autorepair::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, ObjectRef, Op, Snapshot,
@@ -16,12 +15,40 @@ use autorepair::ganeti::tags::{
     render_policy, render_result, render_suspend,
 };
 use autorepair::ganeti::testkit::{Fleet, JobExt, job};
-use autorepair::ganeti::{Action, Next, Plan, plan};
+use autorepair::ganeti::{Action, Next, Plan, Settings, plan_with};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use std::collections::{HashMap, HashSet};
+
+/// What a pass is planned with: the engine's limits and the Ganeti family's settings (the
+/// iallocator), drawn together; the limits read as the engine's.
+#[derive(Clone, Debug)]
+struct Limits {
+    engine: autorepair::engine::Limits,
+    settings: Settings,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            engine: Default::default(),
+            settings: Settings::shipped(),
+        }
+    }
+}
+
+impl std::ops::Deref for Limits {
+    type Target = autorepair::engine::Limits;
+    fn deref(&self) -> &Self::Target {
+        &self.engine
+    }
+}
+
+fn plan(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
+    plan_with(snap, &limits.settings, now, &limits.engine, seed)
+}
 
 fn config(cases: u32) -> Config {
     common::proptest_config(cases, 20261122)
@@ -310,7 +337,7 @@ fn show_everything(p: &Plan, limits: &Limits) -> Result<(), TestCaseError> {
     let scopes = vec![""; p.targets.len()];
     let page = html::page(&html::Page {
         plan: p,
-        limits: &limits.engine(),
+        limits: &limits.engine,
         scopes: &scopes,
         source: "fleet.json",
     });
@@ -625,15 +652,20 @@ fn limits() -> impl Strategy<Value = Limits> {
                 iallocator,
                 max_results,
             )| Limits {
-                max_pending,
-                max_broken,
-                max_domains_under_repair,
-                max_down_nodes_per_group,
-                max_down_nodes,
-                max_writes_per_pass,
-                max_results,
-                iallocator: if iallocator { "hail" } else { "" }.into(),
-                ..Limits::default()
+                engine: autorepair::engine::Limits {
+                    max_pending,
+                    max_broken,
+                    max_domains_under_repair,
+                    max_down_nodes_per_group,
+                    max_down_nodes,
+                    max_writes_per_pass,
+                    max_results,
+                    ..Default::default()
+                },
+                settings: Settings {
+                    iallocator: iallocator.then(|| "hail".into()),
+                    unsupported: vec![],
+                },
             },
         )
 }

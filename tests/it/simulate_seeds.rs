@@ -6,7 +6,7 @@
 
 use autorepair::engine::sim::{Faults as EngineFaults, World, explore as explore_world};
 use autorepair::ganeti::file::parse_fleet;
-use autorepair::ganeti::plan;
+use autorepair::ganeti::plan_with;
 use autorepair::ganeti::sim::{Faults, SimConfig, explore};
 use autorepair::machines::sim::{MachinesWorld, config, planner};
 
@@ -26,7 +26,7 @@ fn the_planner_keeps_every_rule_on_this_commits_seeds() {
         quiet_passes: 80,
         ..SimConfig::new(1_800_000_000)
     };
-    let summary = explore(&fleet, 40, seed, 150, &cfg, &Faults::default(), plan);
+    let summary = explore(&fleet, 40, seed, 150, &cfg, &Faults::default(), plan_with);
     if let Some(f) = summary.findings.first() {
         panic!("seeds from {seed}: {f}");
     }

@@ -1,9 +1,13 @@
 //! The limits the planner enforces, with the defaults documented in `contrib/autorepair.toml`
 //! and the man page.
 
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-#[derive(Clone, Debug, PartialEq)]
+/// The config file reads them as they are (its `[limits]` section): unknown keys are refused,
+/// and a key left out keeps its default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Limits {
     /// More down failure domains than this in one scope at once is a mass failure there:
     /// nothing is written or started for its targets until fewer are down.
@@ -21,12 +25,15 @@ pub struct Limits {
     /// waits for the next pass, bookkeeping of repairs under way first.
     pub max_writes_per_pass: usize,
     /// Success and enoperm results older than this are removed. Failures never are.
+    #[serde(with = "humantime_serde")]
     pub result_retention: Duration,
     /// At most this many success/enoperm results are kept per target (newest first).
     pub max_results: usize,
     /// A repair that failed for lack of resources is retried this long after its operation ended.
+    #[serde(with = "humantime_serde")]
     pub retry_interval: Duration,
     /// A repair still waiting for resources this long after it started is a failure.
+    #[serde(with = "humantime_serde")]
     pub max_repair_age: Duration,
 }
 

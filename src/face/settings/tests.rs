@@ -1,5 +1,6 @@
 use super::super::Chain;
 use super::*;
+use crate::ganeti::rapi::Endpoint;
 use crate::ganeti::tags::is_repair_id;
 use clap::Parser;
 
@@ -99,22 +100,51 @@ fn check(cases: Vec<Case>, project: impl Fn(&Settings) -> String) {
     }
 }
 
-fn fleet(s: &Settings) -> &Fleet {
+/// `$body` over the fleet job of `$s`, whatever its family.
+macro_rules! on_job {
+    ($s:expr, $job:ident => $body:expr) => {
+        match &$s.job {
+            Job::Ganeti($job) => $body,
+            Job::Metal3($job) => $body,
+            Job::Machines($job) => $body,
+            job => panic!("no fleet in {job:?}"),
+        }
+    };
+}
+
+fn fleet_of<F: FamilyFace>(job: &FleetJob<F>) -> &Fleet<F> {
+    match job {
+        FleetJob::Status { fleet, .. }
+        | FleetJob::Explain { fleet, .. }
+        | FleetJob::Report { fleet, .. }
+        | FleetJob::Lint { fleet, .. }
+        | FleetJob::Run { fleet, .. }
+        | FleetJob::Admin { fleet, .. }
+        | FleetJob::Simulate { fleet, .. }
+        | FleetJob::Snapshot { fleet, .. }
+        | FleetJob::Repair { fleet, .. } => fleet,
+    }
+}
+
+/// Where the fleet is, as messages say it.
+fn described(s: &Settings) -> String {
+    on_job!(s, job => fleet_of(job).describe())
+}
+
+fn limits(s: &Settings) -> &Limits {
+    on_job!(s, job => &fleet_of(job).limits)
+}
+
+fn ganeti(s: &Settings) -> &FleetJob<Ganeti> {
     match &s.job {
-        Job::Status { fleet, .. }
-        | Job::Explain { fleet, .. }
-        | Job::Lint { fleet, .. }
-        | Job::Run { fleet, .. }
-        | Job::Admin { fleet, .. }
-        | Job::Simulate { fleet, .. }
-        | Job::Snapshot { fleet, .. } => fleet,
-        job => panic!("no fleet in {job:?}"),
+        Job::Ganeti(job) => job,
+        job => panic!("{job:?}, not Ganeti"),
     }
 }
 
 fn endpoint(s: &Settings) -> &Endpoint {
-    match &fleet(s).source {
-        Source::Rapi(e) => e,
+    match &fleet_of(ganeti(s)).source.from {
+        crate::ganeti::face::Where::Rapi(e) => e,
         other => panic!("{other:?}, not RAPI"),
     }
 }
@@ -172,7 +202,7 @@ fn the_fleet_source_is_the_flag_else_the_config() {
             Err(&["fleet_file", "rapi.url"]),
         ),
     ];
-    check(cases, |s| fleet(s).source.describe());
+    check(cases, described);
 }
 
 #[test]
@@ -322,9 +352,9 @@ fn the_lock_is_the_flag_else_the_config_else_the_fleets_own() {
     let canonical = std::fs::canonicalize(scratch.dir.path()).unwrap();
     for c in &cases {
         let got = scratch.resolve(c.args, c.config, &c.env);
-        let lock = |s: &Settings| match &s.job {
-            Job::Run { run, .. } => format!("{:?}", run.lock),
-            Job::Admin { lock, .. } => format!("{:?}", Some(lock)),
+        let lock = |s: &Settings| match ganeti(s) {
+            FleetJob::Run { run, .. } => format!("{:?}", run.lock),
+            FleetJob::Admin { lock, .. } => format!("{:?}", Some(lock)),
             job => panic!("{job:?}"),
         };
         match (&got, &c.want) {
@@ -372,7 +402,7 @@ fn run_flags_override_the_config_limits() {
         ),
     ];
     check(cases, |s| {
-        let l = &fleet(s).limits;
+        let l = limits(s);
         format!(
             "{:?} {:?} {}",
             l.max_pending, l.max_broken, l.max_domains_under_repair
@@ -400,7 +430,7 @@ fn run_settings_are_resolved() {
         ),
     ];
     check(cases, |s| {
-        let Job::Run { run, .. } = &s.job else {
+        let FleetJob::Run { run, .. } = ganeti(s) else {
             panic!("{:?}", s.job)
         };
         let clock = if run.clock == Clock::wall() {
@@ -599,7 +629,7 @@ fn admin_verbs_resolve_to_their_edit() {
         ),
     ];
     check(cases, |s| {
-        let Job::Admin { object, verb, .. } = &s.job else {
+        let FleetJob::Admin { object, verb, .. } = ganeti(s) else {
             panic!("{:?}", s.job)
         };
         format!("{object} {verb:?}")
@@ -611,10 +641,10 @@ fn admin_verbs_resolve_to_their_edit() {
             &Env::default(),
         )
         .unwrap();
-    let Job::Admin {
+    let FleetJob::Admin {
         verb: Verb::Request { repair, id, now },
         ..
-    } = &s.job
+    } = ganeti(&s)
     else {
         panic!("{:?}", s.job)
     };
@@ -627,12 +657,9 @@ fn admin_verbs_resolve_to_their_edit() {
 #[test]
 fn the_machines_fleet_is_the_flags_else_the_config_section() {
     let project = |s: &Settings| {
-        let fleet = match &s.job {
-            Job::Status { fleet, .. } | Job::Run { fleet, .. } => fleet,
-            _ => return "other job".to_owned(),
-        };
-        let Source::Machines(m) = &fleet.source else {
-            return "not machines".to_owned();
+        let m = match &s.job {
+            Job::Machines(job) => &fleet_of(job).source,
+            _ => return "not machines".to_owned(),
         };
         let from = match &m.from {
             MachinesFrom::File(p) => format!("file {}", p.display()),

@@ -1,7 +1,7 @@
 use super::*;
 use crate::engine::sim::START;
 use crate::ganeti::file::parse_fleet;
-use crate::ganeti::plan;
+use crate::ganeti::plan_with;
 use crate::ganeti::tags::{self, Tag};
 
 fn demo() -> Snapshot {
@@ -15,7 +15,7 @@ fn the_real_planner_keeps_every_rule_over_many_seeded_scenarios() {
         quiet_passes: 60,
         ..SimConfig::new(START)
     };
-    let summary = explore(&fleet, 25, 1, 200, &cfg, &Faults::default(), plan);
+    let summary = explore(&fleet, 25, 1, 200, &cfg, &Faults::default(), plan_with);
     if let Some(f) = summary.findings.first() {
         panic!("{f}");
     }
@@ -31,7 +31,13 @@ fn the_real_planner_keeps_every_rule_over_many_seeded_scenarios() {
 }
 
 /// A planner that forgot suspends: it plans as if no suspend tag existed.
-fn ignores_suspend(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
+fn ignores_suspend(
+    snap: &Snapshot,
+    settings: &Settings,
+    now: i64,
+    limits: &Limits,
+    seed: u64,
+) -> Plan {
     let mut blind = snap.clone();
     let strip = |tags: &mut Vec<String>| {
         tags.retain(|t| !matches!(tags::parse(t), Ok(Tag::Suspend { .. })))
@@ -39,14 +45,20 @@ fn ignores_suspend(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Pla
     strip(&mut blind.cluster.tags);
     blind.groups.iter_mut().for_each(|g| strip(&mut g.tags));
     blind.instances.iter_mut().for_each(|i| strip(&mut i.tags));
-    plan(&blind, now, limits, seed)
+    plan_with(&blind, settings, now, limits, seed)
 }
 
 /// A planner that resubmits a running repair's jobs every pass.
-fn forgets_jobs(snap: &Snapshot, now: i64, limits: &Limits, seed: u64) -> Plan {
+fn forgets_jobs(
+    snap: &Snapshot,
+    settings: &Settings,
+    now: i64,
+    limits: &Limits,
+    seed: u64,
+) -> Plan {
     let mut blind = snap.clone();
     blind.jobs.clear();
-    plan(&blind, now, limits, seed)
+    plan_with(&blind, settings, now, limits, seed)
 }
 
 #[test]
@@ -90,7 +102,7 @@ fn a_rack_failure_halts_the_watcher_and_it_says_so() {
     let sched = Schedule {
         passes: vec![vec![Event::Fault(Fault::RackDown("ams-b".into()))]],
     };
-    let out = run(&fleet, &sched, &cfg, plan);
+    let out = run(&fleet, &sched, &cfg, plan_with);
     assert!(out.violation.is_none(), "{:?}", out.violation);
     assert_eq!(out.stats.jobs_submitted, 0);
     assert_eq!(out.stats.halted_passes, 4);
@@ -113,10 +125,11 @@ fn generated_fleets_with_contradictions_keep_every_rule() {
             max_repair_age: std::time::Duration::from_secs(3 * 3600),
             ..Limits::default()
         },
+        settings: Settings::shipped(),
         quiet_passes: 60,
         start: crate::ganeti::generate::BASE_EPOCH,
     };
-    let summary = explore(&fleet, 25, 1, 60, &cfg, &Faults::default(), plan);
+    let summary = explore(&fleet, 25, 1, 60, &cfg, &Faults::default(), plan_with);
     if let Some(f) = summary.findings.first() {
         panic!("{f}");
     }
@@ -132,10 +145,11 @@ fn the_worlds_own_generated_fleets_keep_every_rule_with_the_shipped_limits() {
         let fleet = <FleetFile as World>::generate(200, seed);
         let cfg = SimConfig {
             limits: Limits::default(),
+            settings: Settings::shipped(),
             quiet_passes: 60,
             start: crate::ganeti::generate::BASE_EPOCH,
         };
-        let summary = explore(&fleet, 25, seed, 15, &cfg, &Faults::default(), plan);
+        let summary = explore(&fleet, 25, seed, 15, &cfg, &Faults::default(), plan_with);
         if let Some(f) = summary.findings.first() {
             panic!("{f}");
         }
@@ -163,10 +177,11 @@ fn seed_424661_a_late_repair_waiting_for_resources_is_not_a_liveness_failure() {
     let cfg = SimConfig {
         quiet_passes: (limits.max_repair_age.as_secs() as i64 / PASS_SECONDS) as u32 + 20,
         limits,
+        settings: Settings::shipped(),
         ..SimConfig::new(START)
     };
     let sched = schedule(&fleet, 40, 424661, &Faults::default());
-    let out = run(&fleet, &sched, &cfg, plan);
+    let out = run(&fleet, &sched, &cfg, plan_with);
     assert!(out.violation.is_none(), "{:?}", out.violation);
     // The scenario still exercises the late retry the false alarm came from.
     let late_retries = out.log[300..]

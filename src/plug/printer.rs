@@ -6,10 +6,18 @@
 //! A failed write to standard output is returned (the caller exits 2, naming standard output);
 //! a failed write to standard error has nowhere to be reported and is dropped.
 
-use super::settings::Output;
 use serde::Serialize;
 use std::fmt::Display;
 use std::io::{self, Write};
+
+/// How the command's own output (stdout) is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Output {
+    /// The command's `--json`.
+    pub json: bool,
+    /// Standard output is a terminal and NO_COLOR does not forbid colour.
+    pub colour: bool,
+}
 
 pub struct Printer {
     out: Box<dyn Write>,

@@ -1,0 +1,217 @@
+//! What a family implements to be driven by the command line, and what it may use of the
+//! command line's machinery: the face imports this module and every family, and a family
+//! imports this module and the engine, never the face (tests/layout.rs checks it).
+//!
+//! A family is registered by implementing [`FamilyFace`] (its printed forms, where its fleet
+//! is and how it is opened, locked and described, and the commands only some families have)
+//! and adding one line to the list `main` passes to the face (docs/architecture.md).
+
+pub mod cli;
+pub mod printer;
+
+use self::printer::Printer;
+use crate::{
+    admin::AdminError,
+    engine::{Backend, BackendError, Family, ObjectRef, Plan},
+    lock::LockError,
+};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A family as the command line and its output show it.
+pub trait FamilyFace: Family {
+    /// The status table's columns for [`Family::Facts`], between STATE and NEEDS.
+    const FACT_COLUMNS: &'static [&'static str];
+    /// The family's name, as the `family` label of its metrics says it: two families writing
+    /// textfiles on one host must not export the same series.
+    const FAMILY: &'static str;
+    /// What a fleet of this family holds, as a refusal names it ("Ganeti instances").
+    const HOLDS: &'static str;
+
+    /// Where the family's fleet is and what the family reads beside it (its config section,
+    /// its files), as the settings stage resolved them once.
+    type Source: fmt::Debug + Send + Sync + 'static;
+
+    /// An object as an admin names it on the command line (`KIND/NAME`; a bare name is a
+    /// target), or what is wrong with the text.
+    fn parse_object(text: &str) -> Result<ObjectRef, String>;
+    /// Where the fleet is, for messages: a file's path, a URL, a cluster.
+    fn describe(source: &Self::Source) -> String;
+    /// Whether the backend keeps its writes in memory until the fleet is saved (a file),
+    /// rather than making each one with the call that asks for it.
+    fn buffers_writes(source: &Self::Source) -> bool;
+    /// The lock of this fleet (see `lock`): `named` is --lock-file or the config's lock_file;
+    /// two fleets never share a lock unless it says so.
+    fn lock_path(source: &Self::Source, named: Option<PathBuf>) -> Result<PathBuf, LockPathError>;
+    /// The fleet's backend, on the command's clock where the family reads one.
+    fn open(source: &Self::Source) -> Result<Box<dyn Backend<Self>>, OpenError>;
+    /// The planner's settings: the family's own, and what this backend cannot run.
+    fn settings(source: &Self::Source, backend: &dyn Backend<Self>) -> Self::Settings;
+    /// One target's cells under [`FamilyFace::FACT_COLUMNS`].
+    fn fact_cells(facts: &Self::Facts) -> Vec<String>;
+    /// Where the target lives and runs, as `explain` says it (`on NODE, …`).
+    fn facts_line(facts: &Self::Facts) -> String;
+    /// The limiter scope a target counts in (its group, zone, rack), by the name the family's
+    /// [`DownDomain::scope_name`](crate::engine::family::DownDomain) gives it: the report shows
+    /// the targets of each scope beside that scope's limiter verdict. [`NO_SCOPE`] when it has
+    /// none.
+    fn report_scope<'a>(index: &Self::Index<'a>, target: &'a Self::Target) -> &'a str;
+    /// The family's own metrics after a pass (Prometheus text), in its users' names.
+    fn extra_metrics(_plan: &Plan<Self>) -> String {
+        String::new()
+    }
+    /// The earliest moment after `now` at which a time threshold falls due (a pass would then
+    /// decide something new though nothing changed): a `--loop` daemon wakes then rather than
+    /// at its next resync. `None`: nothing is due, or the family does not say.
+    fn next_due(_snap: &Self::Snapshot, _settings: &Self::Settings, _now: i64) -> Option<i64> {
+        None
+    }
+
+    /// The live Kubernetes cluster of the fleet, which `run --loop` watches for changes and
+    /// elects a leader in; `None` for a file or another kind of fleet.
+    fn live(_source: &Self::Source) -> Option<&Live> {
+        None
+    }
+
+    /// `snapshot`: the fleet saved as a file to replay offline. A family without one refuses.
+    fn snapshot(
+        source: &Self::Source,
+        _out: &mut Printer,
+        _output: Option<&Path>,
+    ) -> Result<Exit, Failure> {
+        Err(Failure::Unsupported {
+            from: Self::describe(source),
+            holds: Self::HOLDS,
+            family: Self::FAMILY,
+            command: "snapshot",
+            works_on: "Ganeti fleets",
+        })
+    }
+
+    /// `repair …`: ckecli's repair-queue verbs, under the fleet's lock. A family without a
+    /// repair queue refuses.
+    fn repair(
+        source: &Self::Source,
+        _out: &mut Printer,
+        _lock: &Path,
+        _lock_wait: Option<std::time::Duration>,
+        _cmd: cli::RepairCommand,
+    ) -> Result<Exit, Failure> {
+        Err(Failure::Unsupported {
+            from: Self::describe(source),
+            holds: Self::HOLDS,
+            family: Self::FAMILY,
+            command: "repair",
+            works_on: "sabakan machines (--sabakan URL or --sabakan-file FILE, with --repair-config FILE)",
+        })
+    }
+}
+
+/// A live Kubernetes cluster a daemon watches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Live {
+    pub from: crate::k8s::Source,
+    pub options: crate::metal3::kube::Options,
+}
+
+/// The target of the logs the command line's layer writes (a family's settings too): the
+/// module they came from before it was split, kept so that log filters
+/// (`--log autorepair::app=warn`) and log readers go on working.
+pub const LOG_TARGET: &str = "autorepair::app";
+
+/// The scope of a target that counts in none (its node or zone is unknown).
+pub const NO_SCOPE: &str = "(none)";
+
+/// Exit codes, documented in the man page and `--help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Exit {
+    Ok = 0,
+    /// The pass finished but some action failed; invalid tags; a simulated violation.
+    Partial = 1,
+    /// A usage or configuration error.
+    Usage = 2,
+    /// The fleet could not be read or saved (or the metrics file written).
+    Unreadable = 3,
+    /// Another run holds the lock.
+    Busy = 4,
+    /// `sabakan update --write` changed the file (or, with --dry-run, would).
+    Changed = 5,
+    /// The fleet's credentials may read but not write (a RAPI user without the `write`
+    /// option): the pass stopped at its first write.
+    NoWriteAccess = 6,
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        std::process::ExitCode::from(exit as u8)
+    }
+}
+
+/// Why a fleet's backend could not be made.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The fleet file cannot be read.
+    Open(BackendError),
+    /// No client can be made for the endpoint.
+    Connect(BackendError),
+}
+
+/// Why no lock can be named for a fleet.
+#[derive(Debug)]
+pub enum LockPathError {
+    /// The fleet file to take the lock beside is missing or unreadable.
+    FleetFile(BackendError),
+    /// No lock can be named for the URL.
+    Url(LockError),
+}
+
+/// Why a family's own command failed; the face shows each as it shows its own errors.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The fleet file cannot be read.
+    #[error(transparent)]
+    Open(Box<BackendError>),
+    /// No client can be made for the endpoint.
+    #[error(transparent)]
+    Connect(Box<BackendError>),
+    #[error("cannot read the fleet from {from}")]
+    Read {
+        from: String,
+        source: Box<BackendError>,
+    },
+    /// The fleet could not be read (by an admin verb).
+    #[error(transparent)]
+    Snapshot(Box<BackendError>),
+    /// The fleet could not be saved.
+    #[error(transparent)]
+    Save(Box<BackendError>),
+    /// An edit failed.
+    #[error("{object}: {message}")]
+    Act { object: ObjectRef, message: String },
+    /// An edit the fleet refuses.
+    #[error(transparent)]
+    Edit(AdminError),
+    #[error("writing to standard output")]
+    Output(#[from] std::io::Error),
+    /// The command is another family's.
+    #[error("{from} holds {holds} (the {family} family): `{command}` works on {works_on} only")]
+    Unsupported {
+        from: String,
+        holds: &'static str,
+        family: &'static str,
+        command: &'static str,
+        works_on: &'static str,
+    },
+}
+
+impl From<OpenError> for Failure {
+    fn from(e: OpenError) -> Failure {
+        match e {
+            OpenError::Open(e) => Failure::Open(e.into()),
+            OpenError::Connect(e) => Failure::Connect(e.into()),
+        }
+    }
+}
