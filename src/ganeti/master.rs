@@ -1,7 +1,8 @@
-//! The cluster's master role, as the one actor among several watchers (not yet used by a pass:
-//! the `only_on_master` mode that will ask it is still to come). Ganeti's own watcher runs from cron on every node and acts only on
-//! the node that is the master; a watcher installed on every master candidate does the same, so
-//! it follows a `gnt-cluster master-failover` with no coordination of its own.
+//! The cluster's master role, as the one actor among several watchers (not yet used by a
+//! pass: the `only_on_master` mode that will ask it is still to come). Ganeti's own watcher
+//! runs from cron on every node and acts only on the node that is the master; a watcher
+//! installed on every master candidate does the same, so it follows a `gnt-cluster
+//! master-failover` with no coordination of its own.
 //!
 //! The role is read where Ganeti's tools read it: the node's ssconf file `master_node`, which
 //! the master pushes to every online node when the configuration changes, compared with this
