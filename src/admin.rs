@@ -4,7 +4,8 @@
 
 use crate::engine::family::{Holder, Role};
 use crate::engine::marks::{Codec, Mark};
-use crate::engine::{Action, Family, ObjectRef, RepairResult, rfc3339};
+use crate::engine::policy::object_policy;
+use crate::engine::{Action, Family, ObjectRef, Policy, RepairResult, rfc3339};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verb<L> {
@@ -234,6 +235,71 @@ pub fn edits<F: Family>(
     Ok(actions)
 }
 
+/// The objects under the scope `object` whose own policy allows repairs, so that a suspend of
+/// `object` does not reach the targets they govern: the nearest policy wins (docs/design.md),
+/// and the admin who suspends a whole cluster should hear which objects go on repairing. Each
+/// comes with its policy, once, in the fleet's order. Empty for a target or a scope nothing
+/// below overrides.
+pub fn kept_repairable<F: Family>(
+    snap: &F::Snapshot,
+    settings: &F::Settings,
+    object: &ObjectRef,
+    now: i64,
+) -> Vec<(ObjectRef, Policy<F::Level>)> {
+    let holders = F::holders(snap);
+    fn scope_key<'a>(h: &Holder<'a>) -> Option<&'a str> {
+        match h.role {
+            Role::Scope { key, .. } => Some(key),
+            Role::Inert { .. } => None,
+        }
+    }
+    let Some(suspended) = holders
+        .iter()
+        .find(|h| h.object == *object)
+        .and_then(scope_key)
+    else {
+        return vec![];
+    };
+    let policy_of = |marks: &[String]| {
+        let parsed = marks
+            .iter()
+            .filter_map(|t| F::Marks::parse(t).ok().map(|m| (t.as_str(), m)));
+        object_policy(parsed, now).policy
+    };
+    type ScopePolicy<'a, L> = (&'a str, &'a ObjectRef, Option<Policy<L>>);
+    let scopes: Vec<ScopePolicy<'_, F::Level>> = holders
+        .iter()
+        .filter_map(|h| scope_key(h).map(|key| (key, &h.object, policy_of(h.marks))))
+        .collect();
+    let index = F::index(snap, settings, now);
+    let mut kept: Vec<(ObjectRef, Policy<F::Level>)> = Vec::new();
+    for target in F::targets(snap) {
+        let chain: Vec<&str> = F::assess(&index, target).scopes.iter().collect();
+        let Some(at) = chain.iter().position(|key| *key == suspended) else {
+            continue;
+        };
+        let own = (
+            ObjectRef::new(F::WORDS.target, F::name(target)),
+            policy_of(F::marks(target)),
+        );
+        let nearer = chain[..at].iter().filter_map(|key| {
+            scopes
+                .iter()
+                .find(|(k, ..)| k == key)
+                .map(|(_, o, p)| ((*o).clone(), *p))
+        });
+        let winner = std::iter::once(own)
+            .chain(nearer)
+            .find_map(|(o, p)| p.map(|p| (o, p)));
+        if let Some((o, p @ Policy::Allow { .. })) = winner
+            && !kept.iter().any(|(k, _)| *k == o)
+        {
+            kept.push((o, p));
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +356,60 @@ mod tests {
             }
         }
         (add, rm)
+    }
+
+    /// A suspend of the cluster leaves group g's own policy in charge of its instances, and an
+    /// instance's own policy in charge of itself; an instance suspended itself, or governed by
+    /// the suspended scope alone, is not named.
+    #[test]
+    fn a_suspend_names_the_objects_below_it_that_keep_repairing() {
+        let mut snap = fleet();
+        snap.groups.push(Group {
+            name: "quiet".into(),
+            uuid: "q".into(),
+            tags: vec![],
+        });
+        snap.nodes.push(Node {
+            name: "nq".into(),
+            vm_capable: true,
+            group_uuid: "q".into(),
+            ..snap.nodes[0].clone()
+        });
+        let on = |name: &str, node: &str, tags: &[&str]| Instance {
+            name: name.into(),
+            pnode: node.into(),
+            disk_template: "drbd".into(),
+            tags: tags.iter().map(|t| format!("{PREFIX}{t}")).collect(),
+            ..Default::default()
+        };
+        snap.instances.extend([
+            on("own", "nq", &["failover"]),
+            on("held", "nq", &["failover", "suspend"]),
+            on("inherits", "nq", &[]),
+        ]);
+        let settings = crate::ganeti::Settings::shipped();
+        let kept = kept_repairable::<Ganeti>(&snap, &settings, &crate::ganeti::cluster(), 0);
+        let shown: Vec<String> = kept.iter().map(|(o, p)| format!("{o}: {p}")).collect();
+        assert_eq!(
+            shown,
+            [
+                "group/g: repairs up to migrate allowed",
+                "instance/own: repairs up to failover allowed",
+            ]
+        );
+        // Below group quiet only instance own overrides it; a target has nothing below it.
+        let quiet = kept_repairable::<Ganeti>(&snap, &settings, &crate::ganeti::group("quiet"), 0);
+        assert_eq!(
+            quiet,
+            vec![(
+                crate::ganeti::instance("own"),
+                Policy::Allow {
+                    up_to: RepairType::Failover
+                }
+            )]
+        );
+        let own = crate::ganeti::instance("own");
+        assert_eq!(kept_repairable::<Ganeti>(&snap, &settings, &own, 0), vec![]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::family::FamilyFace;
 use super::fleet::{acquire_lock, connect, execute_and_save};
 use super::printer::Printer;
-use super::settings::{Fleet, Logs};
+use super::settings::{Clock, Fleet, Logs};
 use super::{Error, Exit};
 use crate::{
     admin::{self, Verb},
@@ -24,6 +24,14 @@ pub fn admin<F: FamilyFace>(
     let mut backend = connect(fleet)?;
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
     let actions = admin::edits::<F>(&snap, object, verb).map_err(Error::Edit)?;
+    // The wall clock: it only decides whether a timed suspend below has run out.
+    let kept = match verb {
+        Verb::Suspend { .. } => {
+            let settings = F::settings(&fleet.source, backend.as_ref());
+            admin::kept_repairable::<F>(&snap, &settings, object, Clock::wall().now())
+        }
+        _ => vec![],
+    };
     let plan = Plan {
         now: 0,
         targets: vec![],
@@ -58,6 +66,25 @@ pub fn admin<F: FamilyFace>(
     }
     if plan.scope_actions.is_empty() {
         out.line(format_args!("{object}: already so, nothing changed"))?;
+    }
+    if !kept.is_empty() {
+        const SHOWN: usize = 10;
+        let mut named: Vec<String> = kept
+            .iter()
+            .take(SHOWN)
+            .map(|(o, p)| format!("{o} ({p})"))
+            .collect();
+        if kept.len() > SHOWN {
+            named.push(format!("and {} more", kept.len() - SHOWN));
+        }
+        let (n, keep) = match kept.len() {
+            1 => ("1 object".to_owned(), "keeps a policy of its own and goes"),
+            n => (format!("{n} objects"), "keep a policy of their own and go"),
+        };
+        out.line(format_args!(
+            "note: {n} under {object} {keep} on repairing (the nearest policy wins): {}; suspend them too to stop those repairs",
+            named.join(", ")
+        ))?;
     }
     Ok(Exit::Ok)
 }

@@ -1460,3 +1460,42 @@ fn the_iallocator_at_its_old_place_works_with_a_warning() {
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(!stderr.contains("iallocator"), "{stderr}");
 }
+
+/// Suspending a scope keeps the design's rule (the nearest policy wins) and says what that
+/// leaves repairing: every object below with a policy of its own, by name, with its policy.
+/// A suspend of a target, with nothing below it, says nothing more.
+#[test]
+fn suspending_a_scope_names_what_goes_on_repairing_below_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let stdout_of = |args: &[&str]| {
+        let out = bin()
+            .args(args)
+            .args(["--now", NOW, "--cluster"])
+            .arg(&path)
+            .assert()
+            .success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    let said = stdout_of(&["suspend", "cluster"]);
+    let note = said
+        .lines()
+        .find(|l| l.starts_with("note: "))
+        .unwrap_or_else(|| panic!("no note: {said}"));
+    for words in [
+        "4 objects under cluster keep a policy of their own",
+        "group/ams-a (repairs up to reinstall allowed)",
+        "group/ams-b (repairs up to failover allowed)",
+        "instance/log-b1.ams.example (repairs up to migrate allowed)",
+        "suspend them too",
+    ] {
+        assert!(note.contains(words), "{words:?} missing: {note}");
+    }
+    // Suspending those stops them: the next suspend of the cluster names one fewer.
+    stdout_of(&["suspend", "group/ams-a"]);
+    let said = stdout_of(&["suspend", "cluster"]);
+    assert!(said.contains("3 objects under cluster"), "{said}");
+    assert!(!said.contains("group/ams-a"), "{said}");
+    let said = stdout_of(&["suspend", "log-b1.ams.example"]);
+    assert!(!said.contains("note:"), "{said}");
+}
