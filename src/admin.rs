@@ -5,6 +5,7 @@
 use crate::engine::family::{Holder, Role};
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::policy::object_policy;
+use crate::engine::text::FxMap;
 use crate::engine::{Action, Family, ObjectRef, Policy, RepairResult, rfc3339};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,10 +267,11 @@ pub fn kept_repairable<F: Family>(
             .filter_map(|t| F::Marks::parse(t).ok().map(|m| (t.as_str(), m)));
         object_policy(parsed, now).policy
     };
-    type ScopePolicy<'a, L> = (&'a str, &'a ObjectRef, Option<Policy<L>>);
-    let scopes: Vec<ScopePolicy<'_, F::Level>> = holders
+    // Looked up once per scope of every target: a map, not a scan of the holders.
+    type Governs<'a, L> = (&'a ObjectRef, Option<Policy<L>>);
+    let scopes: FxMap<&str, Governs<'_, F::Level>> = holders
         .iter()
-        .filter_map(|h| scope_key(h).map(|key| (key, &h.object, policy_of(h.marks))))
+        .filter_map(|h| scope_key(h).map(|key| (key, (&h.object, policy_of(h.marks)))))
         .collect();
     let index = F::index(snap, settings, now);
     let mut kept: Vec<(ObjectRef, Policy<F::Level>)> = Vec::new();
@@ -282,12 +284,9 @@ pub fn kept_repairable<F: Family>(
             ObjectRef::new(F::WORDS.target, F::name(target)),
             policy_of(F::marks(target)),
         );
-        let nearer = chain[..at].iter().filter_map(|key| {
-            scopes
-                .iter()
-                .find(|(k, ..)| k == key)
-                .map(|(_, o, p)| ((*o).clone(), *p))
-        });
+        let nearer = chain[..at]
+            .iter()
+            .filter_map(|key| scopes.get(key).map(|(o, p)| ((*o).clone(), *p)));
         let winner = std::iter::once(own)
             .chain(nearer)
             .find_map(|(o, p)| p.map(|p| (o, p)));
