@@ -215,9 +215,30 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
                 sabakan::cli::Done::Unchanged => Exit::Ok,
             })
             .map_err(Error::Sabakan),
-        Job::Ganeti(job) => fleet_job(out, &logs, *job),
-        Job::Metal3(job) => fleet_job(out, &logs, *job),
-        Job::Machines(job) => fleet_job(out, &logs, *job),
+        Job::Fleet(job) => job.run(out, &logs),
+    }
+}
+
+/// A command on a fleet whose family only the job itself knows: the face runs it without
+/// naming the family, and each family's commands are monomorphised once, by [`fleet_job`].
+pub trait FleetCommand: std::fmt::Debug + Send {
+    fn run(self: Box<Self>, out: &mut Printer, logs: &Logs) -> Result<Exit, Error>;
+    /// The job as its family's type, for tests that look inside it.
+    #[cfg(test)]
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<F: Simulated + 'static> FleetCommand for FleetJob<F>
+where
+    FleetJob<F>: Send,
+{
+    fn run(self: Box<Self>, out: &mut Printer, logs: &Logs) -> Result<Exit, Error> {
+        fleet_job(out, logs, *self)
+    }
+
+    #[cfg(test)]
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

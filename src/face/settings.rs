@@ -129,10 +129,8 @@ pub enum Job {
         output: Option<PathBuf>,
     },
     Sabakan(SabakanCommand),
-    /// A command on a fleet, typed by its family.
-    Ganeti(Box<FleetJob<Ganeti>>),
-    Metal3(Box<FleetJob<Metal3>>),
-    Machines(Box<FleetJob<Machines>>),
+    /// A command on a fleet, typed by its family inside the box.
+    Fleet(Box<dyn super::FleetCommand>),
 }
 
 /// A command on a fleet of the family `F`, with everything it needs resolved: the levels it
@@ -423,7 +421,7 @@ impl Settings {
                 let now = command_now(&command);
                 let wait = global.wait;
                 match source {
-                    Source::Ganeti(source) => Job::Ganeti(Box::new(fleet_job(
+                    Source::Ganeti(source) => Job::Fleet(Box::new(fleet_job::<Ganeti>(
                         global,
                         &config,
                         Fleet {
@@ -434,7 +432,7 @@ impl Settings {
                         command,
                         &mut output,
                     )?)),
-                    Source::Metal3(source) => Job::Metal3(Box::new(fleet_job(
+                    Source::Metal3(source) => Job::Fleet(Box::new(fleet_job::<Metal3>(
                         global,
                         &config,
                         Fleet {
@@ -447,7 +445,7 @@ impl Settings {
                     )?)),
                     Source::Machines(mut source) => {
                         source.now = now;
-                        Job::Machines(Box::new(fleet_job(
+                        Job::Fleet(Box::new(fleet_job::<Machines>(
                             global,
                             &config,
                             Fleet {

@@ -104,12 +104,29 @@ fn check(cases: Vec<Case>, project: impl Fn(&Settings) -> String) {
 macro_rules! on_job {
     ($s:expr, $job:ident => $body:expr) => {
         match &$s.job {
-            Job::Ganeti($job) => $body,
-            Job::Metal3($job) => $body,
-            Job::Machines($job) => $body,
+            Job::Fleet(job) => {
+                let any = job.as_any();
+                if let Some($job) = any.downcast_ref::<FleetJob<Ganeti>>() {
+                    $body
+                } else if let Some($job) = any.downcast_ref::<FleetJob<Metal3>>() {
+                    $body
+                } else if let Some($job) = any.downcast_ref::<FleetJob<Machines>>() {
+                    $body
+                } else {
+                    panic!("a fleet of no known family in {job:?}")
+                }
+            }
             job => panic!("no fleet in {job:?}"),
         }
     };
+}
+
+/// The fleet job of `s` if its family is `F`.
+fn family_job<F: FamilyFace + 'static>(s: &Settings) -> Option<&FleetJob<F>> {
+    match &s.job {
+        Job::Fleet(job) => job.as_any().downcast_ref(),
+        _ => None,
+    }
 }
 
 fn fleet_of<F: FamilyFace>(job: &FleetJob<F>) -> &Fleet<F> {
@@ -136,10 +153,7 @@ fn limits(s: &Settings) -> &Limits {
 }
 
 fn ganeti(s: &Settings) -> &FleetJob<Ganeti> {
-    match &s.job {
-        Job::Ganeti(job) => job,
-        job => panic!("{job:?}, not Ganeti"),
-    }
+    family_job::<Ganeti>(s).unwrap_or_else(|| panic!("{:?}, not Ganeti", s.job))
 }
 
 fn endpoint(s: &Settings) -> &Endpoint {
@@ -657,10 +671,10 @@ fn admin_verbs_resolve_to_their_edit() {
 #[test]
 fn the_machines_fleet_is_the_flags_else_the_config_section() {
     let project = |s: &Settings| {
-        let m = match &s.job {
-            Job::Machines(job) => &fleet_of(job).source,
-            _ => return "not machines".to_owned(),
+        let Some(job) = family_job::<Machines>(s) else {
+            return "not machines".to_owned();
         };
+        let m = &fleet_of(job).source;
         let from = match &m.from {
             MachinesFrom::File(p) => format!("file {}", p.display()),
             MachinesFrom::Sabakan(e) => format!(
