@@ -2,202 +2,46 @@
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Where `autorepair` looks for its config file when `--config` is not given.
 pub const DEFAULT_CONFIG_PATH: &str = "/etc/autorepair/autorepair.toml";
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// The config file's own keys: the lock and the engine's limits. Every other top-level key
+/// belongs to a family, which reads it from [`Config::families`] (`plug::FamilyFace::Config`).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Config {
-    /// Fleet file for the file backend (`--cluster` overrides it).
-    pub fleet_file: Option<PathBuf>,
     /// Lock file; default: one per fleet (`lock::beside`, `lock::for_url`).
     pub lock_file: Option<PathBuf>,
     pub limits: Limits,
-    pub ganeti: Ganeti,
-    pub rapi: Rapi,
-    pub metal3: Metal3,
-    pub machines: Machines,
     /// The keys the config file gives in `[limits]`: a family whose own settings bring limits
     /// of their own (the machines family, CKE's constraints) tells an operator's choice from a
     /// default.
-    #[serde(skip)]
     pub limits_given: std::collections::BTreeSet<String>,
+    /// The file's other top-level keys, for the families to take theirs; what no family takes
+    /// is an unknown key ([`Config::unknown_keys`]).
+    pub families: toml::Table,
+    /// The file, for messages.
+    pub path: String,
 }
+
+/// The keys of [`Config`] the config file gives itself.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+struct Own {
+    lock_file: Option<PathBuf>,
+    limits: Limits,
+}
+
+/// The defaults of the config file's own keys, as the file would write them.
+pub fn own_defaults() -> serde_json::Value {
+    serde_json::to_value(Own::default()).unwrap_or_default()
+}
+
+/// The top-level keys that are not a family's.
+pub const OWN_KEYS: &[&str] = &["lock_file", "limits"];
 
 /// The `[limits]` section: the engine's limits, read as they are (`engine::Limits`).
 pub use crate::engine::Limits;
-
-/// The Ganeti family's `[ganeti]` section.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Ganeti {
-    /// Ganeti iallocator that picks new nodes; empty string: autorepair picks the least
-    /// loaded usable node of the instance's group itself.
-    pub iallocator: String,
-}
-
-impl Default for Ganeti {
-    fn default() -> Self {
-        Ganeti {
-            iallocator: crate::ganeti::DEFAULT_IALLOCATOR.into(),
-        }
-    }
-}
-
-impl Ganeti {
-    pub fn iallocator(&self) -> Option<&str> {
-        Some(self.iallocator.as_str()).filter(|a| !a.is_empty())
-    }
-}
-
-/// Ganeti RAPI endpoint. The password is never stored here: only the file it is read from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Rapi {
-    pub url: Option<String>,
-    pub user: Option<String>,
-    pub password_file: Option<PathBuf>,
-    /// CA certificate to verify the server with (Ganeti's rapi.pem).
-    pub ca_file: Option<PathBuf>,
-    /// Skip TLS verification. Only for tests; say so by name.
-    pub insecure: bool,
-    #[serde(with = "humantime_serde")]
-    pub timeout: Duration,
-}
-
-fn default_timeout() -> Duration {
-    Duration::from_secs(60)
-}
-
-impl Default for Rapi {
-    fn default() -> Self {
-        Rapi {
-            url: None,
-            user: None,
-            password_file: None,
-            ca_file: None,
-            insecure: false,
-            timeout: default_timeout(),
-        }
-    }
-}
-
-/// The metal3 family's `[metal3]` section: its health checks and power-cycle timeouts.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Metal3 {
-    /// A Node not Ready this long needs repair (autorepair's own health check).
-    #[serde(with = "humantime_serde")]
-    pub node_unhealthy_after: Duration,
-    /// A host not seen off this long after its power cycle started: the cycle fails and the
-    /// host is powered back on.
-    #[serde(with = "humantime_serde")]
-    pub power_off_timeout: Duration,
-    /// A power cycle not over (host on, Node back and Ready) this long after it started fails.
-    #[serde(with = "humantime_serde")]
-    pub cycle_timeout: Duration,
-    /// A Machine power-cycled this recently is not power-cycled again.
-    #[serde(with = "humantime_serde")]
-    pub reboot_loop_window: Duration,
-    #[serde(with = "humantime_serde")]
-    pub drain_timeout: Duration,
-    /// `hard` cuts the power at once; `soft` asks the OS first and may take minutes.
-    pub power_mode: crate::metal3::PowerMode,
-    /// How a powered-off host's Node is fenced: `delete-node`, or `out-of-service-taint`
-    /// (the Node stays, tainted `node.kubernetes.io/out-of-service=nodeshutdown:NoExecute`
-    /// until the host is back on and the Node Ready; Kubernetes ≥ 1.28).
-    pub fencing: crate::metal3::Fencing,
-}
-
-impl Default for Metal3 {
-    fn default() -> Self {
-        let d = crate::metal3::Settings::default();
-        let secs = |s: i64| Duration::from_secs(s.unsigned_abs());
-        Metal3 {
-            node_unhealthy_after: secs(d.node_unhealthy_after),
-            power_off_timeout: secs(d.power_off_timeout),
-            cycle_timeout: secs(d.cycle_timeout),
-            reboot_loop_window: secs(d.reboot_loop_window),
-            drain_timeout: secs(d.drain_timeout),
-            power_mode: d.power_mode,
-            fencing: d.fencing,
-        }
-    }
-}
-
-impl Metal3 {
-    pub fn settings(&self) -> crate::metal3::Settings {
-        let secs = |d: Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
-        crate::metal3::Settings {
-            node_unhealthy_after: secs(self.node_unhealthy_after),
-            power_off_timeout: secs(self.power_off_timeout),
-            cycle_timeout: secs(self.cycle_timeout),
-            reboot_loop_window: secs(self.reboot_loop_window),
-            drain_timeout: secs(self.drain_timeout),
-            power_mode: self.power_mode,
-            fencing: self.fencing,
-        }
-    }
-}
-
-/// The machines family's `[machines]` section: where the machines and their Nodes are, the
-/// repair configuration and constraints, and which machines the trigger repairs. Each has a
-/// flag, which wins.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Machines {
-    /// A live sabakan's URL (`--sabakan`).
-    pub sabakan: Option<String>,
-    /// A sabakan machines file instead (`--sabakan-file`).
-    pub sabakan_file: Option<PathBuf>,
-    /// A CA to trust for an https:// sabakan, besides the system's roots (`--sabakan-ca`).
-    pub ca_file: Option<PathBuf>,
-    /// Per-request timeout for sabakan.
-    #[serde(with = "humantime_serde")]
-    pub timeout: Duration,
-    /// CKE's cluster.yml, or its `repair:` section alone (`--repair-config`).
-    pub repair_config: Option<PathBuf>,
-    /// CKE's constraints, a JSON object (`--constraints`).
-    pub constraints: Option<PathBuf>,
-    /// The Nodes as `kubectl get nodes -o json` prints them (`--nodes`)...
-    pub nodes: Option<PathBuf>,
-    /// ...or the live cluster of this kubeconfig (`--kubeconfig`, `--kube-context`).
-    pub kubeconfig: Option<PathBuf>,
-    pub kube_context: Option<String>,
-    /// The trigger's `$having` and `$notHaving`, as `ckecli sabakan set-variables` takes them
-    /// (`having`, `notHaving`; `labels`, `racks`, `roles`, `states`, `minDaysBeforeRetire`).
-    /// Unset: CKE's, UNHEALTHY and UNREACHABLE machines that are not boot servers. Set, a key
-    /// left out is no condition (CKE sends it as `null`).
-    pub variables: Option<crate::sabakan::client::Variables>,
-}
-
-impl Default for Machines {
-    fn default() -> Self {
-        Machines {
-            sabakan: None,
-            sabakan_file: None,
-            ca_file: None,
-            timeout: crate::sabakan::client::Endpoint::new("").timeout,
-            repair_config: None,
-            constraints: None,
-            nodes: None,
-            kubeconfig: None,
-            kube_context: None,
-            variables: None,
-        }
-    }
-}
-
-impl Machines {
-    /// The trigger's query: the variables given, else CKE's.
-    pub fn query(&self) -> crate::sabakan::client::Variables {
-        self.variables
-            .clone()
-            .unwrap_or_else(crate::machines::Settings::default_query)
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 #[error("config file {path}: {message}")]
@@ -207,101 +51,172 @@ pub struct ConfigError {
 }
 
 impl Config {
-    /// Parses a config file's text; `path` only names it in errors.
-    pub fn from_toml(text: &str, path: &str) -> Result<Config, ConfigError> {
+    /// Parses a config file's text; `path` only names it in errors. `upgrade` moves what an
+    /// older version read elsewhere to where it is read now (a family's hook) before anything
+    /// is read.
+    pub fn from_toml(
+        text: &str,
+        path: &str,
+        upgrade: impl Fn(&mut toml::Table, &str),
+    ) -> Result<Config, ConfigError> {
         let fail = |message: String| ConfigError {
             path: path.to_owned(),
             message,
         };
-        let mut c: Config = match moved_iallocator(text) {
-            Some(table) => {
-                tracing::warn!(
-                    "config file {path}: limits.iallocator is Ganeti's own setting: move it to the [ganeti] section (iallocator = …); it is read from [limits] until then"
-                );
-                Config::deserialize(toml::Value::Table(table)).map_err(|e| fail(e.to_string()))?
-            }
-            None => toml::from_str(text).map_err(|e| fail(e.to_string()))?,
+        let mut table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| fail(e.to_string()))?;
+        let limits_given = match table.get("limits") {
+            Some(toml::Value::Table(limits)) => limits.keys().cloned().collect(),
+            _ => Default::default(),
         };
-        if let Ok(table) = text.parse::<toml::Table>()
-            && let Some(toml::Value::Table(limits)) = table.get("limits")
-        {
-            c.limits_given = limits.keys().cloned().collect();
+        upgrade(&mut table, path);
+        let mut own = toml::Table::new();
+        for key in OWN_KEYS {
+            if let Some(v) = table.remove(*key) {
+                own.insert((*key).to_owned(), v);
+            }
         }
-        if let Some(v) = &c.machines.variables {
-            v.validate()
-                .map_err(|e| fail(format!("[machines.variables]: {e}")))?;
-        }
-        Ok(c)
+        let own = Own::deserialize(toml::Value::Table(own)).map_err(|e| fail(e.to_string()))?;
+        Ok(Config {
+            lock_file: own.lock_file,
+            limits: own.limits,
+            limits_given,
+            families: table,
+            path: path.to_owned(),
+        })
     }
-}
 
-/// The config's table with `limits.iallocator`, the key's old place, moved to
-/// `ganeti.iallocator` (where a value already set wins), when the file has it there.
-fn moved_iallocator(text: &str) -> Option<toml::Table> {
-    let mut table: toml::Table = text.parse().ok()?;
-    let old = match table.get_mut("limits") {
-        Some(toml::Value::Table(limits)) => limits.remove("iallocator")?,
-        _ => return None,
-    };
-    let ganeti = table
-        .entry("ganeti")
-        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-    if let toml::Value::Table(ganeti) = ganeti {
-        ganeti.entry("iallocator").or_insert(old);
+    /// Takes the keys `keys` out of the file's family keys and reads them as `T` (an
+    /// unknown key among them is an error naming the file).
+    pub fn take<T: serde::de::DeserializeOwned>(
+        &mut self,
+        keys: &[&str],
+    ) -> Result<T, ConfigError> {
+        let mut part = toml::Table::new();
+        for key in keys {
+            if let Some(v) = self.families.remove(*key) {
+                part.insert((*key).to_owned(), v);
+            }
+        }
+        T::deserialize(toml::Value::Table(part)).map_err(|e| ConfigError {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })
     }
-    Some(table)
+
+    /// An error for the keys no family took, naming every key the file may have.
+    pub fn unknown_keys(&self, known: &[&str]) -> Result<(), ConfigError> {
+        match self.families.keys().next() {
+            None => Ok(()),
+            Some(key) => Err(ConfigError {
+                path: self.path.clone(),
+                message: format!(
+                    "unknown key `{key}`: the file may have {}",
+                    known
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ganeti::section::GanetiConfig;
+    use crate::machines::section::MachinesConfig;
+    use crate::metal3::section::Metal3Config;
+    use crate::plug::FamilyFace;
+    use std::time::Duration;
+
+    /// A config file's text read as the face reads it: its own keys, then each family's.
+    struct Read {
+        own: Config,
+        ganeti: GanetiConfig,
+        metal3: Metal3Config,
+        machines: MachinesConfig,
+    }
+
+    fn read(text: &str, path: &str) -> Result<Read, ConfigError> {
+        let mut own = Config::from_toml(text, path, |table, path| {
+            crate::ganeti::Ganeti::upgrade_config(table, path)
+        })?;
+        let ganeti = own.take(crate::ganeti::Ganeti::CONFIG_KEYS)?;
+        let metal3 = own.take(crate::metal3::Metal3::CONFIG_KEYS)?;
+        let machines: MachinesConfig = own.take(crate::machines::Machines::CONFIG_KEYS)?;
+        crate::machines::Machines::check_config(&machines).map_err(|message| ConfigError {
+            path: path.to_owned(),
+            message,
+        })?;
+        own.unknown_keys(&["any"])?;
+        Ok(Read {
+            own,
+            ganeti,
+            metal3,
+            machines,
+        })
+    }
 
     #[test]
     fn the_metal3_section_is_read_and_defaults_to_the_familys() {
-        let c = Config::from_toml("", "x").unwrap();
-        assert_eq!(c.metal3.settings(), crate::metal3::Settings::default());
-        let c = Config::from_toml(
+        let c = read("", "x").unwrap();
+        assert_eq!(
+            c.metal3.metal3.settings(),
+            crate::metal3::Settings::default()
+        );
+        let c = read(
             "[metal3]\ncycle_timeout = \"45m\"\npower_mode = \"soft\"\n",
             "x",
         )
         .unwrap();
-        let s = c.metal3.settings();
+        let s = c.metal3.metal3.settings();
         assert_eq!(s.cycle_timeout, 2700);
         assert_eq!(s.power_mode, crate::metal3::PowerMode::Soft);
         assert_eq!(s.fencing, crate::metal3::Fencing::DeleteNode);
-        let c = Config::from_toml("[metal3]\nfencing = \"out-of-service-taint\"\n", "x").unwrap();
+        let c = read("[metal3]\nfencing = \"out-of-service-taint\"\n", "x").unwrap();
         assert_eq!(
-            c.metal3.settings().fencing,
+            c.metal3.metal3.settings().fencing,
             crate::metal3::Fencing::OutOfServiceTaint
         );
-        let e = Config::from_toml("[metal3]\nfencing = \"taint\"\n", "x").unwrap_err();
-        assert!(e.to_string().contains("out-of-service-taint"), "{e}");
-        let e = Config::from_toml("[metal3]\npower_mode = \"gentle\"\n", "x").unwrap_err();
-        assert!(e.to_string().contains("gentle"), "{e}");
+        for (text, word) in [
+            ("[metal3]\nfencing = \"taint\"\n", "out-of-service-taint"),
+            ("[metal3]\npower_mode = \"gentle\"\n", "gentle"),
+        ] {
+            let e = read(text, "x").err().expect(text).to_string();
+            assert!(e.contains(word), "{e}");
+        }
     }
 
     #[test]
     fn empty_file_gives_safe_defaults() {
-        let c = Config::from_toml("", "x").unwrap();
-        assert_eq!(c.limits.max_pending, None);
-        assert_eq!(c.limits.max_domains_under_repair, 1);
-        assert_eq!(c.ganeti.iallocator(), Some("hail"));
-        assert!(!c.rapi.insecure);
+        let c = read("", "x").unwrap();
+        assert_eq!(c.own.limits.max_pending, None);
+        assert_eq!(c.own.limits.max_domains_under_repair, 1);
+        assert_eq!(c.ganeti.ganeti.iallocator(), Some("hail"));
+        assert!(!c.ganeti.rapi.insecure);
     }
 
     #[test]
     fn durations_and_limits_are_read() {
-        let c = Config::from_toml(
+        let c = read(
             "[limits]\nmax_pending = 3\nmax_down_nodes_per_group = 0\nresult_retention = \"2d\"\niallocator = \"\"\n",
             "x",
         )
         .unwrap();
-        assert_eq!(c.limits.max_pending, Some(3));
-        assert_eq!(c.limits.max_down_nodes_per_group, 0);
-        assert_eq!(c.limits.result_retention, Duration::from_secs(2 * 86400));
-        assert_eq!(c.ganeti.iallocator(), None);
+        assert_eq!(c.own.limits.max_pending, Some(3));
+        assert_eq!(c.own.limits.max_down_nodes_per_group, 0);
         assert_eq!(
-            c.limits_given
+            c.own.limits.result_retention,
+            Duration::from_secs(2 * 86400)
+        );
+        assert_eq!(c.ganeti.ganeti.iallocator(), None);
+        assert_eq!(
+            c.own
+                .limits_given
                 .iter()
                 .map(String::as_str)
                 .collect::<Vec<_>>(),
@@ -316,34 +231,41 @@ mod tests {
 
     #[test]
     fn the_documented_example_states_the_real_defaults() {
-        let mut example =
-            Config::from_toml(include_str!("../contrib/autorepair.toml"), "example").unwrap();
+        let example = read(include_str!("../contrib/autorepair.toml"), "example").unwrap();
         // Limits whose default depends on the family are left out, as an operator should.
         for key in [
             "max_down_nodes_per_group",
             "max_down_nodes",
             "max_domains_under_repair",
         ] {
-            assert!(!example.limits_given.contains(key), "{key}");
+            assert!(!example.own.limits_given.contains(key), "{key}");
         }
-        example.limits_given.clear();
-        assert_eq!(example, Config::default());
+        assert_eq!(
+            (example.own.lock_file, example.own.limits),
+            (None, Limits::default())
+        );
+        assert_eq!(example.ganeti, GanetiConfig::default());
+        assert_eq!(example.metal3, Metal3Config::default());
+        assert_eq!(example.machines, MachinesConfig::default());
     }
 
     #[test]
     fn the_machines_section_is_read_and_its_unknown_keys_refused() {
-        let c = Config::from_toml("", "x").unwrap();
+        let c = read("", "x").unwrap();
         assert_eq!(
-            c.machines.query(),
+            c.machines.machines.query(),
             crate::machines::Settings::default_query()
         );
-        let c = Config::from_toml(
+        let c = read(
             "[machines]\nsabakan = \"http://sabakan:10080\"\nkubeconfig = \"/k\"\n[machines.variables]\nhaving = { roles = [\"cs\"] }\n",
             "x",
         )
         .unwrap();
-        assert_eq!(c.machines.sabakan.as_deref(), Some("http://sabakan:10080"));
-        let q = c.machines.query();
+        assert_eq!(
+            c.machines.machines.sabakan.as_deref(),
+            Some("http://sabakan:10080")
+        );
+        let q = c.machines.machines.query();
         assert_eq!(q.having.unwrap().roles, Some(vec!["cs".to_owned()]));
         // Left out: no condition, as CKE sends it (null), not CKE's default.
         assert_eq!(q.not_having, None);
@@ -359,9 +281,7 @@ mod tests {
                 "having.states: \"broken\"",
             ),
         ] {
-            let e = Config::from_toml(text, "/etc/a.toml")
-                .unwrap_err()
-                .to_string();
+            let e = read(text, "/etc/a.toml").err().expect(text).to_string();
             assert!(e.contains("/etc/a.toml") && e.contains(want), "{want}: {e}");
         }
     }
@@ -383,22 +303,26 @@ mod tests {
                 Some("new"),
             ),
         ] {
-            let c = Config::from_toml(text, "x").unwrap_or_else(|e| panic!("{text}: {e}"));
-            assert_eq!(c.ganeti.iallocator(), want, "{text}");
+            let c = read(text, "x").unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(c.ganeti.ganeti.iallocator(), want, "{text}");
         }
-        let c = Config::from_toml("[limits]\niallocator = \"\"\nmax_pending = 2\n", "x").unwrap();
-        assert_eq!(c.limits.max_pending, Some(2));
-        let e = Config::from_toml("[ganeti]\niallocatr = \"x\"\n", "/etc/a.toml").unwrap_err();
+        let c = read("[limits]\niallocator = \"\"\nmax_pending = 2\n", "x").unwrap();
+        assert_eq!(c.own.limits.max_pending, Some(2));
+        let e = read("[ganeti]\niallocatr = \"x\"\n", "/etc/a.toml")
+            .err()
+            .expect("typo");
         assert!(e.to_string().contains("iallocatr"), "{e}");
     }
 
     #[test]
     fn a_typo_names_the_file_and_the_key() {
-        let e = Config::from_toml("[limits]\nmax_pendng = 3\n", "/etc/a.toml").unwrap_err();
-        let text = e.to_string();
-        assert!(
-            text.contains("/etc/a.toml") && text.contains("max_pendng"),
-            "{text}"
-        );
+        for (text, key) in [
+            ("[limits]\nmax_pendng = 3\n", "max_pendng"),
+            ("fleet_fle = \"x\"\n", "fleet_fle"),
+            ("[metal]\nfencing = \"x\"\n", "metal"),
+        ] {
+            let text = read(text, "/etc/a.toml").err().expect(key).to_string();
+            assert!(text.contains("/etc/a.toml") && text.contains(key), "{text}");
+        }
     }
 }

@@ -20,7 +20,17 @@ pub mod metrics;
 pub mod plug;
 pub mod report;
 pub mod sabakan;
+#[cfg(any(test, feature = "testkit"))]
+pub mod toy;
 pub mod transport;
 
 pub use autorepair_engine as engine;
 pub use face::cli;
+
+/// The families the command line knows. A family is its folder (its engine `Family` and its
+/// `plug::FamilyFace`) and its line here: docs/architecture.md, "Adding a family".
+pub const FAMILIES: &[&dyn face::Registered] = &[
+    &face::Entry::<ganeti::Ganeti>::NEW,
+    &face::Entry::<metal3::Metal3>::NEW,
+    &face::Entry::<machines::Machines>::NEW,
+];

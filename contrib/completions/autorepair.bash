@@ -290,21 +290,13 @@ _autorepair() {
 
     case "${cmd}" in
         autorepair)
-            opts="-h -V --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --sabakan-file --sabakan --sabakan-ca --repair-config --constraints --nodes --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help --version run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
+            opts="-h -V --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help --version run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -316,11 +308,27 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --sabakan-file)
+                --lock-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --sabakan)
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -340,31 +348,23 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --rapi)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi-user)
+                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi-password-file)
+                --sabakan-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi-ca)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --lock-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --wait)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --log)
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -376,7 +376,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__allow)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -390,14 +390,6 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -406,7 +398,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -422,15 +422,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -442,7 +466,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__clear)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -456,14 +480,6 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -472,7 +488,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -488,15 +512,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -508,7 +556,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__explain)
-            opts="-h --json --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --json --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -522,35 +570,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -566,6 +590,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -574,7 +646,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__generate)
-            opts="-o -h --instances --seed --broken --contradictions --output --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-o -h --instances --seed --broken --contradictions --output --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -604,14 +676,6 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -620,7 +684,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -636,15 +708,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1132,7 +1228,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help add list delete reset-backoff enable disable help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help add list delete reset-backoff enable disable help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1142,35 +1238,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1186,6 +1258,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1194,7 +1314,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__add)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1208,14 +1328,6 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1224,7 +1336,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1240,15 +1360,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1260,21 +1404,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__delete)
-            opts="-h --finished --unfinished --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --finished --unfinished --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1286,7 +1422,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1302,15 +1446,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1322,21 +1490,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__disable)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1348,7 +1508,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1364,15 +1532,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1384,21 +1576,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__enable)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1410,7 +1594,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1426,15 +1618,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1558,21 +1774,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__list)
-            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --json --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1584,7 +1792,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1600,15 +1816,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1620,7 +1860,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__reset__subcmd__backoff)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1630,35 +1870,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1674,6 +1890,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1682,7 +1946,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__report)
-            opts="-h --html --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --html --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1700,14 +1964,6 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1716,7 +1972,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1732,15 +1996,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1752,7 +2040,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__request)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1766,14 +2054,6 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1782,7 +2062,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1798,15 +2086,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1818,7 +2130,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__resume)
-            opts="-h --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1832,35 +2144,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1876,6 +2164,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1884,7 +2220,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__run)
-            opts="-h --dry-run --now --loop --interval --leader-elect --lease --passes --max-pending --max-broken --json --metrics-file --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --dry-run --now --loop --interval --leader-elect --lease --passes --max-pending --max-broken --json --metrics-file --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1922,14 +2258,6 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1938,7 +2266,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1954,15 +2290,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1974,21 +2334,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help validate-template generate update history set-variables get-variables enable disable is-enabled help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help validate-template generate update history set-variables get-variables enable disable is-enabled help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2000,7 +2352,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2016,15 +2376,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2036,21 +2420,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__disable)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2062,7 +2438,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2078,15 +2462,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2098,7 +2506,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__enable)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2108,35 +2516,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2152,6 +2536,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2160,7 +2592,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__generate)
-            opts="-h --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --config --cluster --kube-objects --kube --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --config --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --cluster --rapi --kube-objects --kube --sabakan-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2206,15 +2638,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
+                --lock-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --kube-objects)
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2230,15 +2662,27 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2250,21 +2694,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__get__subcmd__variables)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2276,7 +2712,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2292,15 +2736,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2466,21 +2934,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__history)
-            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --json --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2492,7 +2952,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2508,15 +2976,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2528,21 +3020,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__is__subcmd__enabled)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2554,7 +3038,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2570,15 +3062,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2590,7 +3106,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__set__subcmd__variables)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2600,35 +3116,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2644,6 +3136,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2652,7 +3192,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__update)
-            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --write --dry-run --loop --interval --passes --metrics --apply-timeout --config --cluster --kube-objects --kube --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --write --dry-run --loop --interval --passes --metrics --apply-timeout --config --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --cluster --rapi --kube-objects --kube --sabakan-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2722,15 +3262,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
+                --lock-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --kube-objects)
+                --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2746,15 +3286,27 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2766,7 +3318,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__validate__subcmd__template)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2776,35 +3328,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2820,6 +3348,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2828,7 +3404,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__simulate)
-            opts="-h --passes --seed --scenarios --quiet-passes --json --verbose --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --passes --seed --scenarios --quiet-passes --json --verbose --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2858,35 +3434,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2902,6 +3454,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2910,7 +3510,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__snapshot)
-            opts="-o -h --output --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-o -h --output --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2928,35 +3528,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2972,6 +3548,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2980,7 +3604,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__status)
-            opts="-h --json --no-headers --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --json --no-headers --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2994,35 +3618,11 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --kube-context)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-user)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rapi-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3038,6 +3638,54 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3046,7 +3694,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__suspend)
-            opts="-h --until --for --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --until --for --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3068,14 +3716,6 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3084,7 +3724,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3100,15 +3748,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3120,21 +3792,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__tags)
-            opts="-h --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help parse lint help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help parse lint help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3146,7 +3810,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3162,15 +3834,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3238,7 +3934,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__tags__subcmd__lint)
-            opts="-h --json --now --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --json --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3252,14 +3948,6 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3268,7 +3956,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3284,15 +3980,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3304,21 +4024,13 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__tags__subcmd__parse)
-            opts="-h --json --config --cluster --kube-objects --kube --kubeconfig --kube-context --workload-secrets --out-of-service-taint --rapi --rapi-user --rapi-password-file --rapi-ca --insecure --lock-file --wait --log-json --log --help"
+            opts="-h --json --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cluster)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kube-objects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3330,7 +4042,15 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --rapi)
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3346,15 +4066,39 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --lock-file)
+                --sabakan-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --wait)
+                --repair-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log)
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

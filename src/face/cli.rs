@@ -1,5 +1,6 @@
 //! Command-line definitions (clap) only; the binary dispatches them.
 
+use super::registry::Registered;
 use crate::engine::text::{parse_duration, parse_time};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -32,22 +33,59 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The command line parsed over the families' flags: the face's own part, read, and the
+/// matches each family reads its flags from.
+#[derive(Debug)]
+pub struct Parsed {
+    pub cli: Cli,
+    pub matches: clap::ArgMatches,
+}
+
+/// The whole command line: the face's flags and commands, and each family's flags (a flag
+/// naming a fleet conflicts with every other such flag, of any family).
+pub fn command(families: &[&dyn Registered]) -> clap::Command {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    // clap's derive gives an `Args` struct's doc comment to the command it augments as its
+    // `about`: the program's own must stay.
+    let (about, long_about) = (cmd.get_about().cloned(), cmd.get_long_about().cloned());
+    for family in families {
+        cmd = family.augment(cmd);
+    }
+    if let Some(about) = about {
+        cmd = cmd.about(about);
+    }
+    if let Some(long_about) = long_about {
+        cmd = cmd.long_about(long_about);
+    }
+    let fleet_flags: Vec<&str> = families
+        .iter()
+        .flat_map(|f| f.fleet_flags())
+        .copied()
+        .collect();
+    for flag in &fleet_flags {
+        let others: Vec<&str> = fleet_flags.iter().filter(|o| *o != flag).copied().collect();
+        cmd = cmd.mut_arg(*flag, |a| a.conflicts_with_all(others));
+    }
+    cmd
+}
+
+/// Parses `argv` (its first item is the program).
+pub fn parse_from<I, T>(families: &[&dyn Registered], argv: I) -> Result<Parsed, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = command(families).try_get_matches_from(argv)?;
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
+    Ok(Parsed { cli, matches })
+}
+
+/// The face's own flags; each family adds its own (`FamilyFace::Args`).
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Config file [default: /etc/autorepair/autorepair.toml, if it exists].
     #[arg(long, global = true, value_name = "FILE", env = "AUTOREPAIR_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Fleet file (JSON, shaped like Ganeti's RAPI answers) to work on instead of a cluster.
-    #[arg(long, global = true, value_name = "FILE", conflicts_with = "rapi")]
-    pub cluster: Option<PathBuf>,
-    /// Kubernetes objects file (a v1 List, as `kubectl get machines.cluster.x-k8s.io,
-    /// metal3machines,baremetalhosts,nodes -A -o json` prints it) to work on: the metal3 family.
-    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["cluster", "rapi"])]
-    pub kube_objects: Option<PathBuf>,
-    /// Work on a live Kubernetes management cluster (the metal3 family): the one --kubeconfig
-    /// names (else $KUBECONFIG, else ~/.kube/config), or, inside a Pod, its service account.
-    #[arg(long, global = true, conflicts_with_all = ["cluster", "rapi", "kube_objects"])]
-    pub kube: bool,
     /// Kubeconfig of the management cluster, with --kube [default: $KUBECONFIG, ~/.kube/config;
     /// in a Pod without either: its service account]. With a machines fleet: the Kubernetes
     /// cluster whose Nodes the machines are, drained through the Eviction API (TLS verified;
@@ -58,59 +96,6 @@ pub struct GlobalArgs {
     /// context].
     #[arg(long, global = true, value_name = "NAME")]
     pub kube_context: Option<String>,
-    /// With --kube: the Machines' Nodes are in their workload clusters, reached through each
-    /// Cluster's <cluster>-kubeconfig Secret [default: in the management cluster].
-    #[arg(long, global = true, requires = "kube")]
-    pub workload_secrets: bool,
-    /// sabakan machines file (the JSON of sabakan's GET /api/v1/machines, or a GraphQL
-    /// searchMachines answer) to work on: the machines family. Labels are written back into it.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["cluster", "rapi", "kube_objects", "kube"])]
-    pub sabakan_file: Option<PathBuf>,
-    /// Work on a live sabakan (the machines family): its URL, e.g. http://sabakan:10080. Each
-    /// pass reads the machines with one GraphQL query and writes each label with one REST
-    /// call. sabakan takes no credentials: its allowed-ips setting decides who may write.
-    #[arg(long = "sabakan", value_name = "URL", conflicts_with_all = ["cluster", "rapi", "kube_objects", "kube", "sabakan_file"])]
-    pub sabakan_url: Option<String>,
-    /// With --sabakan over https: a PEM file of the CA to trust besides the system's roots
-    /// (the server is always verified).
-    #[arg(long, value_name = "FILE")]
-    pub sabakan_ca: Option<PathBuf>,
-    /// With a machines fleet (--sabakan or --sabakan-file): the CKE cluster.yml whose repair:
-    /// section to use (or that section alone) [default: machines.repair_config in the config].
-    #[arg(long, value_name = "FILE")]
-    pub repair_config: Option<PathBuf>,
-    /// With a machines fleet: CKE's constraints as a JSON object (maximum-repair-queue-entries,
-    /// wait-seconds-to-repair-rebooting; both default to 0, and 0 entries starts nothing).
-    #[arg(long = "constraints", value_name = "FILE")]
-    pub machine_constraints: Option<PathBuf>,
-    /// With a machines fleet: the Kubernetes Nodes (`kubectl get nodes -o json`); a machine is
-    /// in the cluster when a Node's name or InternalIP is its address. Cordons are written into
-    /// it. For a live cluster, give --kubeconfig instead.
-    #[arg(long = "nodes", value_name = "FILE", conflicts_with = "kubeconfig")]
-    pub machine_nodes: Option<PathBuf>,
-    /// metal3: fence a powered-off host's Node with the out-of-service taint
-    /// (node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, Kubernetes ≥ 1.28) instead of
-    /// deleting it; the taint goes once the host is back on and the Node Ready [default:
-    /// fencing in the config's [metal3] section, else delete-node].
-    #[arg(long, global = true)]
-    pub out_of_service_taint: bool,
-    /// Ganeti RAPI endpoint of a real cluster, e.g. https://cluster.example.org:5080.
-    #[arg(long, global = true, value_name = "URL")]
-    pub rapi: Option<String>,
-    /// RAPI user (needs write access to act).
-    #[arg(long, global = true, value_name = "USER")]
-    pub rapi_user: Option<String>,
-    /// File whose first line is the RAPI password [default: env AUTOREPAIR_RAPI_PASSWORD].
-    #[arg(long, global = true, value_name = "FILE")]
-    pub rapi_password_file: Option<PathBuf>,
-    /// The cluster's RAPI certificate (Ganeti's rapi.pem) or a CA, to verify the server with.
-    /// The certificate is pinned, so Ganeti's own certificate works as it is.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub rapi_ca: Option<PathBuf>,
-    /// Do not verify the RAPI server's certificate (tests only: anyone on the path can then
-    /// read the password and forge answers).
-    #[arg(long, global = true)]
-    pub insecure: bool,
     /// Lock file [default: one per fleet: FLEET.lock next to a fleet file;
     /// /run/lock/autorepair-HOST:PORT.lock for RAPI].
     #[arg(long, global = true, value_name = "FILE")]

@@ -5,52 +5,11 @@
 
 pub use crate::plug::{FamilyFace, NO_SCOPE};
 
-/// The engine's toy family (boxes on shelves in a room) with a face, so the tests of the
-/// generic output run on a family that shares no word with Ganeti.
+/// Rooms of the toy family (`crate::toy`), so the tests of the generic output run on a
+/// family that shares no word with Ganeti.
 #[cfg(test)]
 pub(crate) mod toy {
-    use super::*;
-    use crate::engine::object::parse_object_ref;
-    pub(crate) use crate::engine::toy::*;
-    use crate::engine::{Backend, BackendError, ObjectRef};
-    use crate::plug::{LockPathError, OpenError};
-    use std::path::PathBuf;
-
-    impl FamilyFace for Toy {
-        const FACT_COLUMNS: &'static [&'static str] = &["SHELF"];
-        const FAMILY: &'static str = "toy";
-        const HOLDS: &'static str = "boxes";
-        /// The printed forms are tested on plans made in memory: no fleet is opened.
-        type Source = ();
-
-        fn parse_object(text: &str) -> Result<ObjectRef, String> {
-            parse_object_ref(text, &["shelf", "box"], &["room"], "box")
-        }
-        fn describe(_: &()) -> String {
-            "the toy room".into()
-        }
-        fn buffers_writes(_: &()) -> bool {
-            true
-        }
-        fn lock_path(_: &(), named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
-            Ok(named.unwrap_or_else(|| "toy.lock".into()))
-        }
-        fn open(_: &()) -> Result<Box<dyn Backend<Toy>>, OpenError> {
-            Err(OpenError::Open(BackendError::Api(
-                "the toy room is made in memory".into(),
-            )))
-        }
-        fn settings(_: &(), _: &dyn Backend<Toy>) {}
-        fn fact_cells(facts: &ToyFacts) -> Vec<String> {
-            vec![facts.shelf.clone()]
-        }
-        fn facts_line(facts: &ToyFacts) -> String {
-            format!("on shelf {}", facts.shelf)
-        }
-        fn report_scope<'a>(_: &&'a ToyRoom, _: &'a ToyBox) -> &'a str {
-            "room"
-        }
-    }
+    pub(crate) use crate::toy::*;
 
     pub(crate) const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
 

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod family;
+pub mod registry;
 pub mod settings;
 pub use crate::plug::printer;
 
@@ -19,9 +20,9 @@ mod run;
 mod simulate;
 pub mod tags;
 
-use self::cli::Cli;
 pub use self::family::FamilyFace;
 use self::printer::Printer;
+pub use self::registry::{Entry, Registered};
 use self::settings::{Env, FleetJob, Job, Logs, Settings, SettingsError};
 use crate::{
     admin::AdminError,
@@ -197,12 +198,25 @@ impl std::fmt::Display for Chain<'_> {
     }
 }
 
+/// The process: the command line parsed over `families` (clap says what is wrong with it and
+/// exits 2), the command run, its failure said, and the exit status.
+pub fn main(families: &[&dyn Registered]) -> std::process::ExitCode {
+    let parsed = match cli::parse_from(families, std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(e) => e.exit(),
+    };
+    match run(parsed, families) {
+        Ok(exit) => exit.into(),
+        Err(error) => error.report().into(),
+    }
+}
+
 /// Runs the command: logs set up, settings resolved, the job done.
-pub fn run(cli: Cli) -> Result<Exit, Error> {
+pub fn run(parsed: cli::Parsed, families: &[&dyn Registered]) -> Result<Exit, Error> {
     let env = Env::from_process();
-    let logs = Logs::resolve(&cli.global, &env, &cli.command);
+    let logs = Logs::resolve(&parsed.cli.global, &env, &parsed.cli.command);
     logs.init();
-    let Settings { logs, output, job } = Settings::resolve(cli, logs, &env)?;
+    let Settings { logs, output, job } = Settings::resolve(parsed, families, logs, &env)?;
     let mut printer = Printer::standard(output);
     let out = &mut printer;
     match job {
@@ -228,7 +242,7 @@ pub trait FleetCommand: std::fmt::Debug + Send {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
-impl<F: Simulated + 'static> FleetCommand for FleetJob<F>
+impl<F: FamilyFace + 'static> FleetCommand for FleetJob<F>
 where
     FleetJob<F>: Send,
 {
@@ -242,23 +256,8 @@ where
     }
 }
 
-/// A family's what-if world for `simulate` (the simulator is built with the `testkit`
-/// feature only).
-pub trait Simulated: FamilyFace {
-    /// Many chaos scenarios over the fleet as it is, in memory.
-    #[cfg(any(test, feature = "testkit"))]
-    fn simulate(
-        out: &mut Printer,
-        fleet: &settings::Fleet<Self>,
-        args: &settings::Simulate,
-    ) -> Result<Exit, Error>;
-}
-
-#[cfg(not(any(test, feature = "testkit")))]
-impl<F: FamilyFace> Simulated for F {}
-
 /// Runs a command on a fleet of the family `F`.
-fn fleet_job<F: Simulated>(
+fn fleet_job<F: FamilyFace>(
     out: &mut Printer,
     logs: &Logs,
     job: FleetJob<F>,
@@ -288,6 +287,8 @@ fn fleet_job<F: Simulated>(
             verb,
         } => admin::admin(out, logs, &fleet, &lock, &object, &verb),
         #[cfg(any(test, feature = "testkit"))]
-        FleetJob::Simulate { fleet, simulate } => F::simulate(out, &fleet, &simulate),
+        FleetJob::Simulate { fleet, simulate } => {
+            Ok(F::simulate(&fleet.source, &fleet.limits, &simulate, out)?)
+        }
     }
 }

@@ -8,8 +8,9 @@
 
 #[cfg(any(test, feature = "testkit"))]
 use super::cli::SimulateArgs;
-use super::cli::{Cli, ClockArgs, Command, GlobalArgs, Level, RunArgs, TagsCommand};
+use super::cli::{ClockArgs, Command, GlobalArgs, Level, Parsed, RunArgs, TagsCommand};
 use super::family::FamilyFace;
+use super::registry::{Claimed, Registered};
 use crate::engine::marks::Level as _;
 #[cfg(any(test, feature = "testkit"))]
 use crate::ganeti::generate::Spec;
@@ -19,9 +20,10 @@ use crate::{
     engine::{BackendError, ObjectRef},
     lock::LockError,
     plug::LockPathError,
+    plug::claim::{By, ClaimError, Look, Shared},
     sabakan::cli::SabakanCommand,
 };
-use crate::{ganeti::Ganeti, machines::Machines, metal3::Metal3};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -31,8 +33,8 @@ use std::time::Duration;
 /// can be tested with any environment.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
-    /// `AUTOREPAIR_RAPI_PASSWORD`, used when no password file is named.
-    pub rapi_password: Option<String>,
+    /// The variables a family reads (`AUTOREPAIR_RAPI_PASSWORD`, `KUBERNETES_SERVICE_HOST`…).
+    pub vars: BTreeMap<String, String>,
     /// `RUST_LOG`, used when `--log` is not given.
     pub rust_log: Option<String>,
     /// `NO_COLOR` (<https://no-color.org>): set to something, it turns colour off.
@@ -44,7 +46,7 @@ pub struct Env {
 impl Env {
     pub fn from_process() -> Env {
         Env {
-            rapi_password: std::env::var("AUTOREPAIR_RAPI_PASSWORD").ok(),
+            vars: std::env::vars().collect(),
             rust_log: std::env::var("RUST_LOG").ok(),
             no_color: std::env::var_os("NO_COLOR"),
             stdout_is_terminal: std::io::stdout().is_terminal(),
@@ -202,16 +204,6 @@ impl<F: FamilyFace> Fleet<F> {
     }
 }
 
-pub use crate::machines::face::{MachinesFleet, MachinesFrom, NodesFrom};
-
-/// Where the fleet comes from: a source of one family.
-#[derive(Debug)]
-pub enum Source {
-    Ganeti(crate::ganeti::face::Source),
-    Metal3(crate::metal3::face::Source),
-    Machines(Box<MachinesFleet>),
-}
-
 /// An object as an admin command names it, on the family's own syntax.
 fn read_object<F: FamilyFace>(text: &str) -> Result<ObjectRef, SettingsError> {
     F::parse_object(text).map_err(SettingsError::Object)
@@ -281,19 +273,8 @@ pub struct Leader {
     pub identity: String,
 }
 
-/// `simulate`.
 #[cfg(any(test, feature = "testkit"))]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Simulate {
-    pub clock: Clock,
-    pub passes: u32,
-    pub seed: u64,
-    pub scenarios: usize,
-    /// `None`: enough for max_repair_age to run out (the simulator's to say).
-    pub quiet_passes: Option<u32>,
-    /// Print every pass (only with one scenario).
-    pub verbose: bool,
-}
+pub use crate::plug::simulate::Simulate;
 
 /// What is wrong with the command line, the config file or the environment: each names the flag,
 /// key or file at fault.
@@ -312,42 +293,35 @@ pub enum SettingsError {
         "`autorepair repair` works on sabakan machines: pass --sabakan URL (or --sabakan-file FILE) and --repair-config FILE"
     )]
     NotMachines,
-    #[error(
-        "{0} is for a machines fleet: add --sabakan URL or --sabakan-file FILE (or set one in the config's [machines] section)"
-    )]
-    MachinesOnly(&'static str),
+    /// The command line, read into a family's flags.
+    #[error("{0}")]
+    Flags(String),
+    /// A family cannot make its fleet of its flags and config.
+    #[error(transparent)]
+    Family(ClaimError),
+    #[error("{flag} is for a {family} fleet: add {hint}, or name one in the config file")]
+    NotThisFleet {
+        flag: String,
+        family: &'static str,
+        hint: &'static str,
+    },
     #[error(
         "--kubeconfig and --kube-context name the cluster of --kube (metal3) or the Nodes of a machines fleet (--sabakan, --sabakan-file): add one of them"
     )]
     KubeconfigAlone,
-    #[error(
-        "the config's [machines] section sets both {0} and {1}: keep one, or choose with a flag"
-    )]
-    MachinesTwice(&'static str, &'static str),
-    #[error(
-        "the config names two fleets ([machines] {0}, and fleet_file or rapi.url): keep one, or choose with a flag"
-    )]
-    MachinesAndFleet(&'static str),
-    /// The machines family's repair configuration or constraints.
-    #[error(transparent)]
-    Machines(crate::machines::config::ConfigError),
-    #[error(
-        "the config sets both fleet_file and rapi.url: keep one, or choose with --cluster or --rapi"
-    )]
-    TwoFleets,
-    #[error(
-        "no fleet to work on: pass --cluster FILE (e.g. --cluster fixtures/demo.json), or --rapi URL for a real cluster, or set fleet_file or rapi.url in the config"
-    )]
-    NoFleet,
+    #[error("the config names two fleets ({first}, and {second}): keep one, or choose with a flag")]
+    TwoConfigFleets {
+        first: &'static str,
+        second: &'static str,
+    },
+    #[error("no fleet to work on: pass {hints}; or name one in the config file")]
+    NoFleet { hints: String },
     #[error(
         "--leader-elect elects among replicas of `run --loop --kube`: add --loop and --kube (a file or Ganeti fleet has no Lease to elect with)"
     )]
     LeaderElect,
     #[error("--lease {0:?}: give the Lease as NAMESPACE/NAME, e.g. --lease autorepair/autorepair")]
     Lease(String),
-    /// The RAPI endpoint's user or password.
-    #[error(transparent)]
-    Rapi(#[from] crate::ganeti::face::EndpointError),
     /// The fleet file to take the lock beside is missing or unreadable.
     #[error(transparent)]
     FleetFile(Box<BackendError>),
@@ -366,9 +340,15 @@ pub enum SettingsError {
 }
 
 impl Settings {
-    /// Resolves everything `cli` asks for. `logs` comes from [`Logs::resolve`], made (and the
-    /// logger set up) first.
-    pub fn resolve(cli: Cli, logs: Logs, env: &Env) -> Result<Settings, SettingsError> {
+    /// Resolves everything the command line asks for, over the families the face knows.
+    /// `logs` comes from [`Logs::resolve`], made (and the logger set up) first.
+    pub fn resolve(
+        parsed: Parsed,
+        families: &[&dyn Registered],
+        logs: Logs,
+        env: &Env,
+    ) -> Result<Settings, SettingsError> {
+        let Parsed { cli, matches } = parsed;
         let global = &cli.global;
         let mut output = Output {
             json: false,
@@ -398,66 +378,29 @@ impl Settings {
                 Job::Generate { spec, output: file }
             }
             command => {
-                let config = load_config(global)?;
-                let mut source = source(global, &config, env)?;
-                // Only what a person reads shows the run status; passes need not pay for it.
-                if let Source::Ganeti(crate::ganeti::face::Source {
-                    from: crate::ganeti::face::Where::Rapi(endpoint),
-                    ..
-                }) = &mut source
-                {
-                    endpoint.run_status = matches!(
+                let mut config = load_config(global, families)?;
+                let prepared = families
+                    .iter()
+                    .map(|f| f.prepare(&matches, &mut config))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let known: Vec<&str> = crate::config::OWN_KEYS
+                    .iter()
+                    .chain(families.iter().flat_map(|f| f.config_keys()))
+                    .copied()
+                    .collect();
+                config.unknown_keys(&known)?;
+                let shared = Shared {
+                    kubeconfig: global.kubeconfig.clone(),
+                    kube_context: global.kube_context.clone(),
+                    now: command_now(&command),
+                    shows_targets: matches!(
                         command,
                         Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
-                    );
-                }
-                // A machines fleet brings CKE's limits; the engine's give way where unset.
-                let limits = match &source {
-                    Source::Machines(_) => {
-                        crate::machines::limits(&config.limits, &config.limits_given)
-                    }
-                    _ => config.limits.clone(),
+                    ),
+                    env: env.vars.clone(),
                 };
-                let now = command_now(&command);
-                let wait = global.wait;
-                match source {
-                    Source::Ganeti(source) => Job::Fleet(Box::new(fleet_job::<Ganeti>(
-                        global,
-                        &config,
-                        Fleet {
-                            source,
-                            limits,
-                            lock_wait: wait,
-                        },
-                        command,
-                        &mut output,
-                    )?)),
-                    Source::Metal3(source) => Job::Fleet(Box::new(fleet_job::<Metal3>(
-                        global,
-                        &config,
-                        Fleet {
-                            source,
-                            limits,
-                            lock_wait: wait,
-                        },
-                        command,
-                        &mut output,
-                    )?)),
-                    Source::Machines(mut source) => {
-                        source.now = now;
-                        Job::Fleet(Box::new(fleet_job::<Machines>(
-                            global,
-                            &config,
-                            Fleet {
-                                source: *source,
-                                limits,
-                                lock_wait: wait,
-                            },
-                            command,
-                            &mut output,
-                        )?))
-                    }
-                }
+                let claimed = claim(families, &prepared, &shared, global)?;
+                Job::Fleet(claimed.job(global, &config, command, &mut output)?)
             }
         };
         Ok(Settings { logs, output, job })
@@ -466,7 +409,7 @@ impl Settings {
 
 /// The commands that work on a fleet, in the order the checks were always made: config, fleet,
 /// the command's own arguments, then its lock.
-fn fleet_job<F: FamilyFace>(
+pub(crate) fn fleet_job<F: FamilyFace>(
     global: &GlobalArgs,
     config: &Config,
     mut fleet: Fleet<F>,
@@ -687,7 +630,7 @@ fn leader<F: FamilyFace>(
 #[cfg(any(test, feature = "testkit"))]
 fn simulate_settings(args: &SimulateArgs) -> Simulate {
     Simulate {
-        clock: args.clock.into(),
+        start: Clock::from(args.clock).now(),
         passes: args.passes,
         seed: args.seed,
         scenarios: args.scenarios,
@@ -698,221 +641,85 @@ fn simulate_settings(args: &SimulateArgs) -> Simulate {
 
 /// The config file: `--config` (or `AUTOREPAIR_CONFIG`), which must exist; else the default
 /// path, if it exists; else the defaults.
-fn load_config(global: &GlobalArgs) -> Result<Config, SettingsError> {
+pub(crate) fn load_config(
+    global: &GlobalArgs,
+    families: &[&dyn Registered],
+) -> Result<Config, SettingsError> {
     let (path, required) = match &global.config {
         Some(p) => (p.clone(), true),
         None => (PathBuf::from(DEFAULT_CONFIG_PATH), false),
     };
+    let upgrade = |table: &mut toml::Table, path: &str| {
+        for f in families {
+            f.upgrade_config(table, path);
+        }
+    };
     match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(Config::from_toml(&text, &path.display().to_string())?),
-        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+        Ok(text) => Ok(Config::from_toml(
+            &text,
+            &path.display().to_string(),
+            upgrade,
+        )?),
+        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config {
+            path: path.display().to_string(),
+            ..Config::default()
+        }),
         Err(source) => Err(SettingsError::ConfigUnreadable { path, source }),
     }
 }
 
-/// The fleet: `--cluster` or `--rapi`, else the config's `fleet_file` or `rapi.url` (not both).
-fn source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, SettingsError> {
-    let source = fleet_source(global, config, env)?;
-    let machines = matches!(source, Source::Machines(_));
-    let kube = matches!(
-        source,
-        Source::Metal3(crate::metal3::face::Source {
-            from: crate::metal3::face::Where::Kube(_),
-            ..
-        })
-    );
-    if !machines {
-        let flags: [(&'static str, bool); 4] = [
-            ("--repair-config", global.repair_config.is_some()),
-            ("--constraints", global.machine_constraints.is_some()),
-            ("--nodes", global.machine_nodes.is_some()),
-            ("--sabakan-ca", global.sabakan_ca.is_some()),
-        ];
-        if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
-            return Err(SettingsError::MachinesOnly(flag));
+/// The family whose flag names the fleet, else the one whose config keys do (two are an
+/// error); and no flag of another family, nor a Kubernetes flag for a fleet that has no use
+/// for it.
+fn claim(
+    families: &[&dyn Registered],
+    prepared: &[Box<dyn super::registry::Prepared>],
+    shared: &Shared,
+    global: &GlobalArgs,
+) -> Result<Box<dyn Claimed>, SettingsError> {
+    let mut claims = Vec::new();
+    for look in [Look::Flags, Look::Config] {
+        for family in prepared {
+            claims.extend(family.claim(shared, look));
+        }
+        if !claims.is_empty() {
+            break;
         }
     }
-    if !machines && !kube && (global.kubeconfig.is_some() || global.kube_context.is_some()) {
+    if claims.len() > 1 {
+        let key = |c: &dyn Claimed| match c.by() {
+            By::Config(key) => key,
+            By::Flag => c.family(),
+        };
+        return Err(SettingsError::TwoConfigFleets {
+            first: key(claims[0].as_ref()),
+            second: key(claims[1].as_ref()),
+        });
+    }
+    let Some(chosen) = claims.pop() else {
+        return Err(SettingsError::NoFleet {
+            hints: families
+                .iter()
+                .map(|f| f.fleet_hint())
+                .collect::<Vec<_>>()
+                .join("; "),
+        });
+    };
+    for (family, registered) in prepared.iter().zip(families) {
+        if family.family() != chosen.family()
+            && let Some(flag) = family.flags_given().first()
+        {
+            return Err(SettingsError::NotThisFleet {
+                flag: flag.clone(),
+                family: family.family(),
+                hint: registered.fleet_hint(),
+            });
+        }
+    }
+    if !chosen.uses_kubeconfig() && (global.kubeconfig.is_some() || global.kube_context.is_some()) {
         return Err(SettingsError::KubeconfigAlone);
     }
-    Ok(source)
-}
-
-/// A machines fleet, when a flag or the config's `[machines]` section names one (a flag for
-/// another fleet wins over the section).
-fn machines_source(
-    global: &GlobalArgs,
-    config: &Config,
-) -> Result<Option<MachinesFleet>, SettingsError> {
-    let m = &config.machines;
-    let other_flag = global.cluster.is_some()
-        || global.rapi.is_some()
-        || global.kube_objects.is_some()
-        || global.kube;
-    let from = match (&global.sabakan_url, &global.sabakan_file) {
-        (Some(url), _) => Some(Ok(url.clone())),
-        (None, Some(path)) => Some(Err(path.clone())),
-        (None, None) if other_flag => None,
-        (None, None) => match (&m.sabakan, &m.sabakan_file) {
-            (Some(_), Some(_)) => {
-                return Err(SettingsError::MachinesTwice("sabakan", "sabakan_file"));
-            }
-            (Some(url), None) => Some(Ok(url.clone())),
-            (None, Some(path)) => Some(Err(path.clone())),
-            (None, None) => None,
-        },
-    };
-    let Some(from) = from else {
-        return Ok(None);
-    };
-    let from_config = global.sabakan_url.is_none() && global.sabakan_file.is_none();
-    if from_config && (config.fleet_file.is_some() || config.rapi.url.is_some()) {
-        return Err(SettingsError::MachinesAndFleet(if m.sabakan.is_some() {
-            "sabakan"
-        } else {
-            "sabakan_file"
-        }));
-    }
-    let kube = |path: PathBuf| {
-        NodesFrom::Kube(crate::k8s::Source::Kubeconfig {
-            path: Some(path),
-            context: global
-                .kube_context
-                .clone()
-                .or_else(|| m.kube_context.clone()),
-        })
-    };
-    let nodes = match (&global.machine_nodes, &global.kubeconfig) {
-        (Some(path), _) => NodesFrom::File(path.clone()),
-        (None, Some(path)) => kube(path.clone()),
-        (None, None) => match (&m.nodes, &m.kubeconfig) {
-            (Some(_), Some(_)) => return Err(SettingsError::MachinesTwice("nodes", "kubeconfig")),
-            (Some(path), None) => NodesFrom::File(path.clone()),
-            (None, Some(path)) => kube(path.clone()),
-            (None, None) => NodesFrom::None,
-        },
-    };
-    let from = match from {
-        Ok(url) => MachinesFrom::Sabakan(crate::sabakan::client::Endpoint {
-            url,
-            timeout: m.timeout,
-            ca_file: global.sabakan_ca.clone().or_else(|| m.ca_file.clone()),
-        }),
-        Err(path) => MachinesFrom::File(path),
-    };
-    let what = match &from {
-        MachinesFrom::File(p) => p.display().to_string(),
-        MachinesFrom::Sabakan(e) => crate::sabakan::client::shown_str(&e.url),
-    };
-    let settings = crate::machines::face::settings(
-        &what,
-        global
-            .repair_config
-            .as_deref()
-            .or(m.repair_config.as_deref()),
-        global
-            .machine_constraints
-            .as_deref()
-            .or(m.constraints.as_deref()),
-        !matches!(nodes, NodesFrom::None),
-        m.query(),
-    )
-    .map_err(SettingsError::Machines)?;
-    Ok(Some(MachinesFleet {
-        from,
-        nodes,
-        settings,
-        now: None,
-    }))
-}
-
-fn fleet_source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Source, SettingsError> {
-    use crate::ganeti::face::Where;
-    use crate::metal3::face::Where as Metal3Where;
-    let ganeti_source = |from| {
-        Source::Ganeti(crate::ganeti::face::Source {
-            from,
-            iallocator: config.ganeti.iallocator().map(str::to_owned),
-        })
-    };
-    let metal3_source = |from| {
-        let section = crate::config::Metal3 {
-            fencing: if global.out_of_service_taint {
-                crate::metal3::Fencing::OutOfServiceTaint
-            } else {
-                config.metal3.fencing
-            },
-            ..config.metal3.clone()
-        };
-        Source::Metal3(crate::metal3::face::Source {
-            from,
-            settings: section.settings(),
-        })
-    };
-    if let Some(m) = machines_source(global, config)? {
-        return Ok(Source::Machines(Box::new(m)));
-    }
-    let rapi = &config.rapi;
-    if global.cluster.is_none()
-        && global.rapi.is_none()
-        && rapi.url.is_some()
-        && config.fleet_file.is_some()
-    {
-        return Err(SettingsError::TwoFleets);
-    }
-    let chosen_rapi = if global.cluster.is_some() {
-        None
-    } else {
-        global.rapi.clone().or_else(|| rapi.url.clone())
-    };
-    if let Some(url) = chosen_rapi {
-        let flags = crate::ganeti::face::RapiFlags {
-            user: global.rapi_user.clone(),
-            password_file: global.rapi_password_file.clone(),
-            ca_file: global.rapi_ca.clone(),
-            insecure: global.insecure,
-        };
-        let endpoint =
-            crate::ganeti::face::endpoint(url, flags, rapi, env.rapi_password.as_deref())?;
-        return Ok(ganeti_source(Where::Rapi(endpoint)));
-    }
-    if let Some(objects) = &global.kube_objects {
-        return Ok(metal3_source(Metal3Where::Objects(objects.clone())));
-    }
-    if global.kube {
-        use crate::metal3::kube;
-        let in_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
-        let from = if global.kubeconfig.is_none()
-            && global.kube_context.is_none()
-            && in_pod
-            && std::env::var_os("KUBECONFIG").is_none()
-        {
-            kube::Source::InCluster
-        } else {
-            kube::Source::Kubeconfig {
-                path: global.kubeconfig.clone(),
-                context: global.kube_context.clone(),
-            }
-        };
-        let options = kube::Options {
-            workload: if global.workload_secrets {
-                kube::Workload::ClusterSecrets
-            } else {
-                kube::Workload::Management
-            },
-            ..kube::Options::default()
-        };
-        return Ok(metal3_source(Metal3Where::Kube(crate::plug::Live {
-            from,
-            options,
-        })));
-    }
-    global
-        .cluster
-        .clone()
-        .or_else(|| config.fleet_file.clone())
-        .map(|path| ganeti_source(Where::File(path)))
-        .ok_or(SettingsError::NoFleet)
+    Ok(chosen)
 }
 
 /// The lock of this fleet (see `lock`): two clusters never share one unless the config or

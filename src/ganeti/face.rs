@@ -8,6 +8,7 @@ use super::snapshot::OpKind;
 use super::{Facts, Ganeti, Index, Settings};
 use crate::engine::{Backend, ObjectRef};
 use crate::lock;
+use crate::plug::claim::{Claim, Look, Shared};
 use crate::plug::printer::Printer;
 use crate::plug::{Exit, Failure, FamilyFace, LOG_TARGET, LockPathError, NO_SCOPE, OpenError};
 use std::path::{Path, PathBuf};
@@ -60,7 +61,7 @@ pub enum EndpointError {
 pub fn endpoint(
     url: String,
     flags: RapiFlags,
-    config: &crate::config::Rapi,
+    config: &super::section::Rapi,
     env_password: Option<&str>,
 ) -> Result<Endpoint, EndpointError> {
     let user = flags
@@ -99,6 +100,24 @@ impl FamilyFace for Ganeti {
     const FAMILY: &'static str = "ganeti";
     const HOLDS: &'static str = "Ganeti instances";
     type Source = Source;
+    type Args = super::section::GanetiArgs;
+    type Config = super::section::GanetiConfig;
+    const CONFIG_KEYS: &'static [&'static str] = &["fleet_file", "rapi", "ganeti"];
+    const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];
+    const FLEET_HINT: &'static str = "--cluster FILE or --rapi URL (Ganeti)";
+
+    fn claim(
+        args: &Self::Args,
+        config: &Self::Config,
+        shared: &Shared,
+        look: Look,
+    ) -> Option<Claim<Source>> {
+        super::section::claim(args, config, shared, look)
+    }
+
+    fn upgrade_config(table: &mut toml::Table, path: &str) {
+        super::section::upgrade(table, path);
+    }
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)
@@ -174,6 +193,45 @@ impl FamilyFace for Ganeti {
             None => out.json_document(&snap)?,
         }
         Ok(Exit::Ok)
+    }
+
+    /// The Ganeti world: nodes and racks fail, jobs fail, the watcher is killed and admins
+    /// edit tags, over the fleet read; with the config's limits and iallocator.
+    #[cfg(any(test, feature = "testkit"))]
+    fn simulate(
+        source: &Source,
+        limits: &crate::engine::Limits,
+        args: &crate::plug::simulate::Simulate,
+        out: &mut Printer,
+    ) -> Result<Exit, Failure> {
+        use super::sim::{self, Faults, SimConfig};
+        use crate::plug::simulate::{print_log, quietly, report};
+        let mut backend = Self::open(source)?;
+        let snap = backend
+            .snapshot()
+            .map_err(|e| Failure::Snapshot(e.into()))?;
+        let mut cfg = SimConfig::new(args.start);
+        cfg.limits = limits.clone();
+        cfg.settings.iallocator = source.iallocator.clone();
+        cfg.quiet_passes = args.quiet_passes(limits);
+        let faults = Faults::default();
+        if args.verbose && args.scenarios == 1 {
+            let sched = sim::schedule(&snap, args.passes, args.seed, &faults);
+            let ran = quietly(|| sim::run(&snap, &sched, &cfg, super::plan_with));
+            print_log(out, &ran.log)?;
+        }
+        let summary = quietly(|| {
+            sim::explore(
+                &snap,
+                args.passes,
+                args.seed,
+                args.scenarios,
+                &cfg,
+                &faults,
+                super::plan_with,
+            )
+        });
+        report::<Ganeti>(out, &summary, &[])
     }
 
     fn fact_cells(facts: &Facts) -> Vec<String> {

@@ -9,6 +9,7 @@ pub mod generate;
 pub mod health;
 pub mod master;
 pub mod rapi;
+pub mod section;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
 pub mod snapshot;

@@ -10,6 +10,7 @@ use super::snapshot::Machine;
 use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
 use crate::lock;
+use crate::plug::claim::{Claim, Look, Shared};
 use crate::plug::cli::RepairCommand;
 use crate::plug::printer::Printer;
 use crate::plug::{Exit, Failure, FamilyFace, LockPathError, OpenError};
@@ -46,6 +47,39 @@ impl FamilyFace for Machines {
     const FAMILY: &'static str = "machines";
     const HOLDS: &'static str = "sabakan machines";
     type Source = MachinesFleet;
+    type Args = super::section::MachinesArgs;
+    type Config = super::section::MachinesConfig;
+    const CONFIG_KEYS: &'static [&'static str] = &["machines"];
+    const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
+    const FLEET_HINT: &'static str = "--sabakan-file FILE or --sabakan URL (sabakan machines)";
+
+    fn claim(
+        args: &Self::Args,
+        config: &Self::Config,
+        shared: &Shared,
+        look: Look,
+    ) -> Option<Claim<MachinesFleet>> {
+        super::section::claim(args, config, shared, look)
+    }
+
+    fn check_config(config: &Self::Config) -> Result<(), String> {
+        match &config.machines.variables {
+            Some(v) => v
+                .validate()
+                .map_err(|e| format!("[machines.variables]: {e}")),
+            None => Ok(()),
+        }
+    }
+
+    /// CKE's constraints are the limits; the engine's failure-domain limits apply only where
+    /// the config sets them (docs/machines.md).
+    fn limits(
+        _source: &MachinesFleet,
+        limits: &crate::engine::Limits,
+        given: &std::collections::BTreeSet<String>,
+    ) -> crate::engine::Limits {
+        super::limits(limits, given)
+    }
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)
@@ -97,6 +131,36 @@ impl FamilyFace for Machines {
         cmd: RepairCommand,
     ) -> Result<Exit, Failure> {
         repair(out, source, lock, lock_wait, cmd)
+    }
+
+    /// The machines world over the machines read (sabakan or its file, read once and never
+    /// written; the Nodes likewise), with the fleet's own repair configuration and
+    /// constraints, and the config's limits: the procedures exercised are the operator's. The
+    /// world plays every command they name, health checks included, from each machine's
+    /// script: no program runs, here or when the source is read, and drains cordon a copy of
+    /// the Nodes.
+    #[cfg(any(test, feature = "testkit"))]
+    fn simulate(
+        s: &MachinesFleet,
+        limits: &crate::engine::Limits,
+        args: &crate::plug::simulate::Simulate,
+        out: &mut Printer,
+    ) -> Result<Exit, Failure> {
+        use crate::plug::simulate::{explore, report};
+        let mut source = open(s).map_err(|e| Failure::Open(e.into()))?;
+        source.check_health = false;
+        let snap = source.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
+        // Dropped unflushed: nothing read is ever written back.
+        drop(source);
+        let cfg = args.engine_config(limits);
+        let planner = |snap: &super::snapshot::Snapshot, now: i64, seed: u64| {
+            super::plan(snap, &s.settings, now, &cfg.limits, seed)
+        };
+        let setup = Some(s.settings.clone());
+        let summary =
+            explore::<super::sim::MachinesWorld>(out, &snap, &setup, args, &cfg, &planner)?;
+        let notes = super::sim::unrepairable(&snap, &s.settings);
+        report::<Machines>(out, &summary, &notes)
     }
 
     fn fact_cells(facts: &Facts) -> Vec<String> {

@@ -10,6 +10,7 @@ pub mod face;
 pub mod file;
 pub mod labels;
 pub mod live;
+pub mod section;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
 

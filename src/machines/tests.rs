@@ -1219,6 +1219,7 @@ fn the_engines_domain_limits_apply_where_the_config_sets_them() {
     let c = crate::config::Config::from_toml(
         "[limits]\nmax_domains_under_repair = 1\nmax_writes_per_pass = 7\n",
         "x",
+        |_, _| {},
     )
     .unwrap();
     let l = super::limits(&c.limits, &c.limits_given);
@@ -1230,6 +1231,7 @@ fn the_engines_domain_limits_apply_where_the_config_sets_them() {
     );
     assert_eq!(l.max_writes_per_pass, 7);
     // Set to their default values, they still apply: what counts is that they are given.
-    let c = crate::config::Config::from_toml("[limits]\nmax_down_nodes = 4\n", "x").unwrap();
+    let c =
+        crate::config::Config::from_toml("[limits]\nmax_down_nodes = 4\n", "x", |_, _| {}).unwrap();
     assert_eq!(super::limits(&c.limits, &c.limits_given).max_down_nodes, 4);
 }

@@ -8,6 +8,7 @@ use super::objects::Machine;
 use super::{Facts, Index, Metal3, Settings};
 use crate::engine::{Backend, ObjectRef};
 use crate::lock;
+use crate::plug::claim::{Claim, Look, Shared};
 use crate::plug::{FamilyFace, Live, LockPathError, OpenError};
 use std::path::{Path, PathBuf};
 
@@ -33,6 +34,20 @@ impl FamilyFace for Metal3 {
     const FAMILY: &'static str = "metal3";
     const HOLDS: &'static str = "Kubernetes objects";
     type Source = Source;
+    type Args = super::section::Metal3Args;
+    type Config = super::section::Metal3Config;
+    const CONFIG_KEYS: &'static [&'static str] = &["metal3"];
+    const FLEET_FLAGS: &'static [&'static str] = &["kube_objects", "kube"];
+    const FLEET_HINT: &'static str = "--kube-objects FILE or --kube (metal3)";
+
+    fn claim(
+        args: &Self::Args,
+        config: &Self::Config,
+        shared: &Shared,
+        look: Look,
+    ) -> Option<Claim<Source>> {
+        super::section::claim(args, config, shared, look)
+    }
 
     fn parse_object(text: &str) -> Result<ObjectRef, String> {
         super::parse_object(text)
@@ -97,6 +112,30 @@ impl FamilyFace for Metal3 {
     /// The config's `[metal3]` section; every backend of this family runs every step.
     fn settings(source: &Source, _backend: &dyn Backend<Metal3>) -> Settings {
         source.settings.clone()
+    }
+
+    /// The metal3 world over the Machines, hosts and Nodes read (it plays the
+    /// baremetal-operator, the kubelets and their BMCs), judged with its own settings
+    /// (`sim::settings`: the rules assume them) and the config's limits.
+    #[cfg(any(test, feature = "testkit"))]
+    fn simulate(
+        source: &Source,
+        limits: &crate::engine::Limits,
+        args: &crate::plug::simulate::Simulate,
+        out: &mut crate::plug::printer::Printer,
+    ) -> Result<crate::plug::Exit, crate::plug::Failure> {
+        use crate::plug::simulate::{explore, report};
+        let mut backend = Self::open(source)?;
+        let snap = backend
+            .snapshot()
+            .map_err(|e| crate::plug::Failure::Snapshot(e.into()))?;
+        let cfg = args.engine_config(limits);
+        let settings = super::sim::settings();
+        let planner = |s: &super::objects::Snapshot, now: i64, seed: u64| {
+            super::plan(s, &settings, now, &cfg.limits, seed)
+        };
+        let summary = explore::<super::sim::Metal3World>(out, &snap, &(), args, &cfg, &planner)?;
+        report::<Metal3>(out, &summary, &[])
     }
 
     fn fact_cells(facts: &Facts) -> Vec<String> {

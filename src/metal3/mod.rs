@@ -22,6 +22,7 @@ pub mod kube;
 pub mod marks;
 pub mod objects;
 pub mod protocol;
+pub mod section;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
 

@@ -6,15 +6,19 @@
 //! is and how it is opened, locked and described, and the commands only some families have)
 //! and adding one line to the list `main` passes to the face (docs/architecture.md).
 
+pub mod claim;
 pub mod cli;
 pub mod printer;
+#[cfg(any(test, feature = "testkit"))]
+pub mod simulate;
 
 use self::printer::Printer;
 use crate::{
     admin::AdminError,
-    engine::{Backend, BackendError, Family, ObjectRef, Plan},
+    engine::{Backend, BackendError, Family, Limits, ObjectRef, Plan},
     lock::LockError,
 };
+use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -31,6 +35,43 @@ pub trait FamilyFace: Family {
     /// Where the family's fleet is and what the family reads beside it (its config section,
     /// its files), as the settings stage resolved them once.
     type Source: fmt::Debug + Send + Sync + 'static;
+    /// The family's own flags. Each is `global` (it may come before or after the
+    /// subcommand) and has an id no other family uses.
+    type Args: clap::Args + fmt::Debug;
+    /// The family's part of the config file: the top-level keys [`FamilyFace::CONFIG_KEYS`]
+    /// (sections or plain keys), read strictly: an unknown key in them is an error. Its
+    /// default, serialised, is what the man page gives as each key's default.
+    type Config: serde::de::DeserializeOwned + serde::Serialize + Default + fmt::Debug;
+    /// The config file's top-level keys that are this family's.
+    const CONFIG_KEYS: &'static [&'static str];
+    /// The ids of the flags of [`FamilyFace::Args`] that name a fleet: of all families' such
+    /// flags, at most one may be given.
+    const FLEET_FLAGS: &'static [&'static str];
+    /// How to name a fleet of this family, for the error that no fleet was named
+    /// (`--cluster FILE or --rapi URL (a Ganeti cluster)`).
+    const FLEET_HINT: &'static str;
+
+    /// The fleet this family's flags (or, asked to look there, its config keys) name, if
+    /// any.
+    fn claim(
+        args: &Self::Args,
+        config: &Self::Config,
+        shared: &claim::Shared,
+        look: claim::Look,
+    ) -> Option<claim::Claim<Self::Source>>;
+    /// Checks the family's config beyond its shape (the face reads it for every family, used
+    /// or not: a typo must not wait for the day the section is used).
+    fn check_config(_config: &Self::Config) -> Result<(), String> {
+        Ok(())
+    }
+    /// Moves keys of the config file's table that an older version read elsewhere to where
+    /// the family reads them now (warning that they moved), before anything is read.
+    fn upgrade_config(_table: &mut toml::Table, _path: &str) {}
+    /// The planner's limits for this fleet, from the config's `[limits]` (`given`: the keys
+    /// the file sets; the rest are defaults) and the fleet's own settings.
+    fn limits(_source: &Self::Source, limits: &Limits, _given: &BTreeSet<String>) -> Limits {
+        limits.clone()
+    }
 
     /// An object as an admin names it on the command line (`KIND/NAME`; a bare name is a
     /// target), or what is wrong with the text.
@@ -85,6 +126,24 @@ pub trait FamilyFace: Family {
             family: Self::FAMILY,
             command: "snapshot",
             works_on: "Ganeti fleets",
+        })
+    }
+
+    /// `simulate`: many chaos scenarios over the fleet as it is, in memory, in the family's
+    /// own world. A family without one refuses.
+    #[cfg(any(test, feature = "testkit"))]
+    fn simulate(
+        source: &Self::Source,
+        _limits: &Limits,
+        _args: &simulate::Simulate,
+        _out: &mut Printer,
+    ) -> Result<Exit, Failure> {
+        Err(Failure::Unsupported {
+            from: Self::describe(source),
+            holds: Self::HOLDS,
+            family: Self::FAMILY,
+            command: "simulate",
+            works_on: "fleets of a family with a simulated world",
         })
     }
 

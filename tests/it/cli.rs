@@ -3,7 +3,6 @@
 use autorepair::ganeti::file::parse_fleet;
 use autorepair::ganeti::snapshot::Snapshot;
 use autorepair::ganeti::tags::PREFIX;
-use clap::CommandFactory;
 use clap::parser::ValueSource;
 use serde_json::Value;
 use std::ffi::{OsStr, OsString};
@@ -61,7 +60,7 @@ impl Bin {
 /// A command that reads the clock (its clap definition has --now) must be given --now, so
 /// that no test depends on the day it runs. Command lines clap refuses are not checked.
 fn assert_clock_given(args: &[OsString]) {
-    let cli = autorepair::cli::Cli::command();
+    let cli = autorepair::cli::command(autorepair::FAMILIES);
     let Ok(matches) = cli
         .clone()
         .try_get_matches_from(std::iter::once(OsString::from("autorepair")).chain(args.to_vec()))

@@ -3,8 +3,6 @@
 //! memory and fails when it differs from the committed file; regenerate them, with the man page,
 //! by `AUTOREPAIR_REGEN_MAN=1 cargo test --test it -- man:: completions::`.
 
-use autorepair::cli::Cli;
-use clap::CommandFactory;
 use clap_complete::{Generator, Shell};
 use std::path::Path;
 
@@ -15,7 +13,7 @@ fn completions_match_the_command_line() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/completions");
     let mut stale = Vec::new();
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let mut cmd = Cli::command();
+        let mut cmd = autorepair::cli::command(autorepair::FAMILIES);
         let mut text = Vec::new();
         clap_complete::generate(shell, &mut cmd, "autorepair", &mut text);
         let path = dir.join(shell.file_name("autorepair"));

@@ -31,3 +31,4 @@ mod sabakan_kube;
 mod sabakan_service;
 mod simulate_seeds;
 mod times;
+mod toy_family;

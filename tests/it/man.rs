@@ -8,9 +8,7 @@
 //! The other tests check what a text cannot check by itself: every config key is described,
 //! every option the hand-written text names exists, and every example parses.
 
-use autorepair::cli::Cli;
-use autorepair::config::Config;
-use clap::{Arg, ArgAction, Command, CommandFactory};
+use clap::{Arg, ArgAction, Command};
 use clap_mangen::Man;
 use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 use serde_json::Value;
@@ -738,7 +736,11 @@ fn leaves(cmd: &Command, words: &[String], out: &mut Vec<Leaf>) {
 
 fn all_leaves() -> Vec<Leaf> {
     let mut out = Vec::new();
-    leaves(&Cli::command(), &[], &mut out);
+    leaves(
+        &autorepair::cli::command(autorepair::FAMILIES),
+        &[],
+        &mut out,
+    );
     out
 }
 
@@ -827,8 +829,7 @@ fn escape(roff: &str) -> String {
 }
 
 fn config_defaults() -> Value {
-    let config = Config::from_toml("", "an empty config file").expect("an empty config is valid");
-    serde_json::to_value(config).expect("the config serialises")
+    autorepair::face::registry::config_defaults(autorepair::FAMILIES)
 }
 
 /// Dotted paths of every leaf key of the config, in the order serde_json lists them.
@@ -881,7 +882,7 @@ fn configuration() -> String {
 
 /// The whole page.
 fn page() -> String {
-    let cli = Cli::command();
+    let cli = autorepair::cli::command(autorepair::FAMILIES);
     let version = cli.get_version().unwrap_or_default().to_owned();
     let man = Man::new(cli.clone()).section("8");
     let leaves = all_leaves();
@@ -986,7 +987,7 @@ fn known_words() -> BTreeSet<String> {
         }
     }
     let mut out = BTreeSet::new();
-    let mut cmd = Cli::command();
+    let mut cmd = autorepair::cli::command(autorepair::FAMILIES);
     cmd.build();
     walk(&cmd, &mut out);
     out
@@ -1068,7 +1069,7 @@ fn check_lines(lines: &[Vec<String>], covered: &mut BTreeSet<String>) -> Vec<Str
     let mut errors = Vec::new();
     for args in lines {
         let argv = std::iter::once("autorepair".to_owned()).chain(args.iter().cloned());
-        match Cli::command().try_get_matches_from(argv) {
+        match autorepair::cli::command(autorepair::FAMILIES).try_get_matches_from(argv) {
             Ok(m) => {
                 let mut words = Vec::new();
                 let mut m = &m;

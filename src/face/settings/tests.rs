@@ -1,8 +1,15 @@
 use super::super::Chain;
 use super::*;
+use crate::FAMILIES;
+use crate::cli::parse_from;
+use crate::ganeti::Ganeti;
 use crate::ganeti::rapi::Endpoint;
 use crate::ganeti::tags::is_repair_id;
-use clap::Parser;
+use crate::machines::{
+    Machines,
+    face::{MachinesFrom, NodesFrom},
+};
+use crate::metal3::Metal3;
 
 /// A scratch directory with two fleet files (`a.json`, `b.json`), a password file (`pw`) and the
 /// config file each case writes.
@@ -38,9 +45,9 @@ impl Scratch {
         let mut argv: Vec<String> = vec!["autorepair".into()];
         argv.extend(self.fill(args).split_whitespace().map(str::to_owned));
         argv.extend(["--config".into(), conf.display().to_string()]);
-        let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-        let logs = Logs::resolve(&cli.global, env, &cli.command);
-        Settings::resolve(cli, logs, env)
+        let parsed = parse_from(FAMILIES, &argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let logs = Logs::resolve(&parsed.cli.global, env, &parsed.cli.command);
+        Settings::resolve(parsed, FAMILIES, logs, env)
     }
 }
 
@@ -73,7 +80,7 @@ fn with_env(mut c: Case, env: Env) -> Case {
 
 fn password_env(password: &str) -> Env {
     Env {
-        rapi_password: Some(password.to_owned()),
+        vars: [("AUTOREPAIR_RAPI_PASSWORD".to_owned(), password.to_owned())].into(),
         ..Env::default()
     }
 }
@@ -586,14 +593,18 @@ fn each_invalid_input_names_the_culprit() {
 fn a_config_named_must_exist_the_default_one_need_not() {
     let scratch = Scratch::new();
     let missing = scratch.dir.path().join("nowhere.toml");
-    let cli = Cli::try_parse_from([
-        "autorepair".as_ref(),
-        "status".as_ref(),
-        "--config".as_ref(),
-        missing.as_os_str(),
-    ])
-    .unwrap();
-    let e = load_config(&cli.global).unwrap_err();
+    let cli = parse_from(
+        FAMILIES,
+        [
+            "autorepair".as_ref(),
+            "status".as_ref(),
+            "--config".as_ref(),
+            missing.as_os_str(),
+        ],
+    )
+    .unwrap()
+    .cli;
+    let e = load_config(&cli.global, FAMILIES).unwrap_err();
     assert_eq!(
         Chain(&e).to_string(),
         format!(
@@ -602,9 +613,10 @@ fn a_config_named_must_exist_the_default_one_need_not() {
         )
     );
     if !std::path::Path::new(DEFAULT_CONFIG_PATH).exists() {
-        let mut cli = Cli::try_parse_from(["autorepair", "status"]).unwrap();
+        let mut cli = parse_from(FAMILIES, ["autorepair", "status"]).unwrap().cli;
         cli.global.config = None;
-        assert_eq!(load_config(&cli.global).unwrap(), Config::default());
+        let config = load_config(&cli.global, FAMILIES).unwrap();
+        assert_eq!((config.lock_file, config.limits), (None, Limits::default()));
     }
 }
 

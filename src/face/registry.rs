@@ -1,0 +1,207 @@
+//! The list of families the command line knows, and what the face does with each: adds its
+//! flags, reads its part of the config file, asks it whether the command names a fleet of
+//! its own, and builds the command for the family that does. A family registers by its one
+//! line in [`crate::FAMILIES`] (docs/architecture.md, "Adding a family").
+
+use super::FleetCommand;
+use super::cli::{Command, GlobalArgs};
+use super::settings::{Fleet, FleetJob, Output, SettingsError, fleet_job};
+use crate::config::Config;
+use crate::plug::FamilyFace;
+use crate::plug::claim::{By, Claim, Look, Shared};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, FromArgMatches};
+use std::marker::PhantomData;
+
+/// A family as the face drives it, its type erased: [`Entry`] is the one implementation.
+pub trait Registered: Sync {
+    /// The family's name (`ganeti`).
+    fn family(&self) -> &'static str;
+    /// The command line with the family's flags added.
+    fn augment(&self, cmd: clap::Command) -> clap::Command;
+    /// The ids of the family's flags that name a fleet.
+    fn fleet_flags(&self) -> &'static [&'static str];
+    /// How to name a fleet of the family, for the error that none was named.
+    fn fleet_hint(&self) -> &'static str;
+    /// The config file's top-level keys that are the family's.
+    fn config_keys(&self) -> &'static [&'static str];
+    /// Moves keys an older version read elsewhere (see `FamilyFace::upgrade_config`).
+    fn upgrade_config(&self, table: &mut toml::Table, path: &str);
+    /// The family's config keys with their defaults.
+    fn config_defaults(&self) -> serde_json::Value;
+    /// The family's flags read from `matches` and its part of the config taken out of
+    /// `config` (and checked, whether the family is used or not).
+    fn prepare(
+        &self,
+        matches: &ArgMatches,
+        config: &mut Config,
+    ) -> Result<Box<dyn Prepared>, SettingsError>;
+}
+
+/// Every key of the config file with its default: the file's own and each family's.
+pub fn config_defaults(families: &[&dyn Registered]) -> serde_json::Value {
+    let mut all = crate::config::own_defaults();
+    for family in families {
+        if let (Some(all), serde_json::Value::Object(keys)) =
+            (all.as_object_mut(), family.config_defaults())
+        {
+            all.extend(keys);
+        }
+    }
+    all
+}
+
+/// A family's flags and config, read, waiting to be asked for its fleet.
+pub trait Prepared {
+    fn family(&self) -> &'static str;
+    /// The family's flags given on the command line, as written (`--rapi-user`).
+    fn flags_given(&self) -> &[String];
+    /// The fleet the family's flags (or config) name, if any.
+    fn claim(&self, shared: &Shared, look: Look) -> Option<Box<dyn Claimed>>;
+}
+
+/// A fleet a family claimed, its type erased.
+pub trait Claimed {
+    fn family(&self) -> &'static str;
+    fn by(&self) -> By;
+    fn uses_kubeconfig(&self) -> bool;
+    /// The command on the fleet.
+    fn job(
+        self: Box<Self>,
+        global: &GlobalArgs,
+        config: &Config,
+        command: Command,
+        output: &mut Output,
+    ) -> Result<Box<dyn FleetCommand>, SettingsError>;
+}
+
+/// The family of `F`, as registered.
+pub struct Entry<F>(PhantomData<fn() -> F>);
+
+impl<F> Entry<F> {
+    pub const NEW: Entry<F> = Entry(PhantomData);
+}
+
+impl<F: FamilyFace + 'static> Registered for Entry<F>
+where
+    FleetJob<F>: Send,
+{
+    fn family(&self) -> &'static str {
+        F::FAMILY
+    }
+
+    fn augment(&self, cmd: clap::Command) -> clap::Command {
+        F::Args::augment_args(cmd)
+    }
+
+    fn fleet_flags(&self) -> &'static [&'static str] {
+        F::FLEET_FLAGS
+    }
+
+    fn fleet_hint(&self) -> &'static str {
+        F::FLEET_HINT
+    }
+
+    fn config_keys(&self) -> &'static [&'static str] {
+        F::CONFIG_KEYS
+    }
+
+    fn upgrade_config(&self, table: &mut toml::Table, path: &str) {
+        F::upgrade_config(table, path);
+    }
+
+    fn config_defaults(&self) -> serde_json::Value {
+        serde_json::to_value(F::Config::default()).unwrap_or_default()
+    }
+
+    fn prepare(
+        &self,
+        matches: &ArgMatches,
+        config: &mut Config,
+    ) -> Result<Box<dyn Prepared>, SettingsError> {
+        let args =
+            F::Args::from_arg_matches(matches).map_err(|e| SettingsError::Flags(e.to_string()))?;
+        let section: F::Config = config.take(F::CONFIG_KEYS)?;
+        F::check_config(&section).map_err(|message| crate::config::ConfigError {
+            path: config.path.clone(),
+            message,
+        })?;
+        let flags_given = F::Args::augment_args(clap::Command::new(F::FAMILY))
+            .get_arguments()
+            .filter(|a| matches.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
+            .map(|a| match a.get_long() {
+                Some(long) => format!("--{long}"),
+                None => a.get_id().to_string(),
+            })
+            .collect();
+        Ok(Box::new(Ready::<F> {
+            args,
+            config: section,
+            flags_given,
+        }))
+    }
+}
+
+/// [`Prepared`] for the family `F`.
+struct Ready<F: FamilyFace> {
+    args: F::Args,
+    config: F::Config,
+    flags_given: Vec<String>,
+}
+
+impl<F: FamilyFace + 'static> Prepared for Ready<F>
+where
+    FleetJob<F>: Send,
+{
+    fn family(&self) -> &'static str {
+        F::FAMILY
+    }
+
+    fn flags_given(&self) -> &[String] {
+        &self.flags_given
+    }
+
+    fn claim(&self, shared: &Shared, look: Look) -> Option<Box<dyn Claimed>> {
+        F::claim(&self.args, &self.config, shared, look)
+            .map(|c| Box::new(ClaimOf::<F>(c)) as Box<dyn Claimed>)
+    }
+}
+
+/// [`Claimed`] for the family `F`.
+struct ClaimOf<F: FamilyFace>(Claim<F::Source>);
+
+impl<F: FamilyFace + 'static> Claimed for ClaimOf<F>
+where
+    FleetJob<F>: Send,
+{
+    fn family(&self) -> &'static str {
+        F::FAMILY
+    }
+
+    fn by(&self) -> By {
+        self.0.by
+    }
+
+    fn uses_kubeconfig(&self) -> bool {
+        self.0.uses_kubeconfig
+    }
+
+    fn job(
+        self: Box<Self>,
+        global: &GlobalArgs,
+        config: &Config,
+        command: Command,
+        output: &mut Output,
+    ) -> Result<Box<dyn FleetCommand>, SettingsError> {
+        let source = self.0.source.map_err(SettingsError::Family)?;
+        let limits = F::limits(&source, &config.limits, &config.limits_given);
+        let fleet = Fleet {
+            source,
+            limits,
+            lock_wait: global.wait,
+        };
+        Ok(Box::new(fleet_job::<F>(
+            global, config, fleet, command, output,
+        )?))
+    }
+}

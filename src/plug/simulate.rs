@@ -1,0 +1,132 @@
+//! `simulate`, as families share it: the command's settings, and the driver each family's
+//! world runs through (scenarios over the fleet as read, in memory, and the summary in the
+//! family's words). Built with the `testkit` feature only.
+
+use super::printer::Printer;
+use super::{Exit, Failure};
+use crate::engine::{
+    Family, Limits,
+    sim::{self as engine_sim, PASS_SECONDS, Summary, World},
+};
+use serde::Serialize;
+
+/// `simulate`'s settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Simulate {
+    /// The first pass's time.
+    pub start: i64,
+    pub passes: u32,
+    pub seed: u64,
+    pub scenarios: usize,
+    /// `None`: enough for max_repair_age to run out.
+    pub quiet_passes: Option<u32>,
+    /// Print every pass (only with one scenario).
+    pub verbose: bool,
+}
+
+impl Simulate {
+    /// How many quiet passes follow the faults: enough for `max_repair_age` to run out.
+    pub fn quiet_passes(&self, limits: &Limits) -> u32 {
+        let retries_end = limits.max_repair_age.as_secs() as i64 / PASS_SECONDS;
+        self.quiet_passes
+            .unwrap_or((retries_end as u32).saturating_add(20).max(80))
+    }
+
+    /// The engine's configuration of a family's scenarios: the config's limits, the
+    /// command's clock.
+    pub fn engine_config(&self, limits: &Limits) -> engine_sim::SimConfig {
+        engine_sim::SimConfig {
+            limits: limits.clone(),
+            start: self.start,
+            quiet_passes: self.quiet_passes(limits),
+        }
+    }
+}
+
+/// The log of one scenario's passes, printed under `--verbose`.
+pub fn print_log(out: &mut Printer, log: &[Vec<String>]) -> Result<(), Failure> {
+    for (pass, lines) in log.iter().enumerate() {
+        for l in lines {
+            out.line(format_args!("pass {pass}: {l}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `f` with the executor's logs off: thousands of simulated passes would drown the
+/// summary.
+pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), f)
+}
+
+/// The scenarios of a world over `snap`, after one scenario's event log with `--verbose`.
+pub fn explore<W: World>(
+    out: &mut Printer,
+    snap: &W::Fleet,
+    setup: &W::Setup,
+    args: &Simulate,
+    cfg: &engine_sim::SimConfig,
+    planner: engine_sim::Planner<'_, W>,
+) -> Result<Summary, Failure> {
+    let faults = engine_sim::Faults::<W::Rates>::default();
+    if args.verbose && args.scenarios == 1 {
+        let sched = engine_sim::schedule::<W>(snap, args.passes, args.seed, &faults);
+        let ran = quietly(|| engine_sim::run_with::<W>(snap, setup, &sched, cfg, planner));
+        print_log(out, &ran.log)?;
+    }
+    let scenario = engine_sim::Scenario {
+        passes: args.passes,
+        seed: args.seed,
+        scenarios: args.scenarios,
+    };
+    Ok(quietly(|| {
+        engine_sim::explore_with::<W>(snap, setup, &scenario, cfg, &faults, planner)
+    }))
+}
+
+/// The summary with what the family says about the simulation itself.
+#[derive(Serialize)]
+struct Report<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    notes: &'a [String],
+}
+
+/// The summary in the family's words, then the notes; exit 1 on a violation.
+pub fn report<F: Family>(
+    out: &mut Printer,
+    summary: &Summary,
+    notes: &[String],
+) -> Result<Exit, Failure> {
+    out.document(
+        || Report { summary, notes },
+        || {
+            let s = &summary.stats;
+            let mut text = format!(
+                "{} scenario(s), {} passes: {} {} submitted, {} repairs succeeded, {} failed, {} kills of the watcher, {} halted passes\n",
+                summary.scenarios,
+                s.passes,
+                s.jobs_submitted,
+                F::WORDS.ops,
+                s.repairs_succeeded,
+                s.repairs_failed,
+                s.kills,
+                s.halted_passes
+            );
+            match summary.findings.first() {
+                None => text.push_str("no safety or liveness rule was violated\n"),
+                Some(f) => text.push_str(&format!("VIOLATION: {f}")),
+            }
+            for n in notes {
+                text.push_str(&format!("note: {n}\n"));
+            }
+            text
+        },
+    )?;
+    Ok(if summary.findings.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Partial
+    })
+}

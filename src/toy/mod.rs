@@ -1,0 +1,124 @@
+//! The engine's toy family (boxes on shelves in a room) as a family of the command line: the
+//! worked example of docs/architecture.md's recipe for adding a family, and the family the
+//! generic output is tested on (it shares no word with the real ones).
+//!
+//! It is registered by no line of [`crate::FAMILIES`]: `examples/toy_family.rs` is a program
+//! that adds that one line, and `tests/it/toy_family.rs` drives it through its command line.
+//! Its fleet is a room file (`--toy-room FILE`, JSON, [`file`]), where a step submitted by one
+//! pass has mended its box by the next.
+
+pub mod file;
+
+use crate::engine::object::parse_object_ref;
+pub use crate::engine::toy::*;
+use crate::engine::{Backend, ObjectRef};
+use crate::lock;
+use crate::plug::claim::{By, Claim, Look, Shared};
+use crate::plug::{FamilyFace, LockPathError, OpenError};
+use std::path::PathBuf;
+
+/// The toy family's one flag.
+#[derive(Debug, Default, clap::Args)]
+#[command(next_help_heading = "toy fleet")]
+pub struct ToyArgs {
+    /// A room file (JSON: marks, shelves, boxes, steps) to work on: the toy family.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub toy_room: Option<PathBuf>,
+}
+
+/// The toy family's key of the config file: `[toy] room = FILE`.
+#[derive(Debug, Default, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToyConfig {
+    pub toy: ToySection,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToySection {
+    pub room: Option<PathBuf>,
+}
+
+/// A room: its file, or none (the generic output's tests plan rooms made in memory).
+#[derive(Debug)]
+pub struct RoomSource(pub Option<PathBuf>);
+
+impl FamilyFace for Toy {
+    const FACT_COLUMNS: &'static [&'static str] = &["SHELF"];
+    const FAMILY: &'static str = "toy";
+    const HOLDS: &'static str = "boxes";
+    type Source = RoomSource;
+    type Args = ToyArgs;
+    type Config = ToyConfig;
+    const CONFIG_KEYS: &'static [&'static str] = &["toy"];
+    const FLEET_FLAGS: &'static [&'static str] = &["toy_room"];
+    const FLEET_HINT: &'static str = "--toy-room FILE (the toy family)";
+
+    fn claim(
+        args: &ToyArgs,
+        config: &ToyConfig,
+        _shared: &Shared,
+        look: Look,
+    ) -> Option<Claim<RoomSource>> {
+        let (room, by) = match look {
+            Look::Flags => (args.toy_room.clone(), By::Flag),
+            Look::Config => (config.toy.room.clone(), By::Config("[toy] room")),
+        };
+        room.map(|room| Claim {
+            source: Ok(RoomSource(Some(room))),
+            by,
+            uses_kubeconfig: false,
+        })
+    }
+
+    fn parse_object(text: &str) -> Result<ObjectRef, String> {
+        parse_object_ref(text, &["shelf", "box"], &["room"], "box")
+    }
+
+    fn describe(source: &RoomSource) -> String {
+        match &source.0 {
+            Some(path) => path.display().to_string(),
+            None => "the toy room".into(),
+        }
+    }
+
+    fn buffers_writes(_: &RoomSource) -> bool {
+        true
+    }
+
+    fn lock_path(source: &RoomSource, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
+        match &source.0 {
+            Some(room) => {
+                let beside = lock::beside(room)
+                    .map_err(|e| LockPathError::FleetFile(file::unreadable(room, &e)))?;
+                Ok(named.unwrap_or(beside))
+            }
+            None => Ok(named.unwrap_or_else(|| "toy.lock".into())),
+        }
+    }
+
+    fn open(source: &RoomSource) -> Result<Box<dyn Backend<Toy>>, OpenError> {
+        match &source.0 {
+            Some(room) => Ok(Box::new(
+                file::RoomFile::open(room).map_err(OpenError::Open)?,
+            )),
+            None => Err(OpenError::Open(crate::engine::BackendError::Api(
+                "the toy room is made in memory".into(),
+            ))),
+        }
+    }
+
+    fn settings(_: &RoomSource, _: &dyn Backend<Toy>) {}
+
+    fn fact_cells(facts: &ToyFacts) -> Vec<String> {
+        vec![facts.shelf.clone()]
+    }
+
+    fn facts_line(facts: &ToyFacts) -> String {
+        format!("on shelf {}", facts.shelf)
+    }
+
+    fn report_scope<'a>(_: &&'a ToyRoom, _: &'a ToyBox) -> &'a str {
+        "room"
+    }
+}
