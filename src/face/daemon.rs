@@ -8,7 +8,6 @@ use super::{Error, LOG_TARGET};
 use crate::engine::{Backend, BackendError, Family, Intercepted, Interceptor, Write, WriteGuard};
 use crate::k8s::lease::{Elector, Term, Timing};
 use crate::k8s::watch::Watcher;
-use crate::metal3::kube::watch;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -56,18 +55,19 @@ impl Daemon {
     /// For `run --loop` on a live cluster: the watches, the election, the signal handler.
     /// `None` for one-off passes and the other backends.
     pub fn start(run: &Run) -> Result<Option<Daemon>, Error> {
-        let Some(crate::plug::Live { from, options }) = &run.live else {
+        let Some(live) = &run.live else {
             return Ok(None);
         };
         if run.every.is_none() {
             return Ok(None);
         }
-        let watcher = watch::connect(from, options).map_err(|e| Error::Connect(e.into()))?;
+        let watcher = Watcher::connect(&live.from, live.timeout, (live.discover)())
+            .map_err(|e| Error::Connect(e.into()))?;
         let elector = match &run.leader {
             Some(Leader { lease, identity }) => Some(
                 Elector::connect(
-                    from,
-                    options.timeout,
+                    &live.from,
+                    live.timeout,
                     lease.clone(),
                     identity.clone(),
                     Timing::default(),
@@ -296,7 +296,8 @@ mod tests {
         };
         let leader = elector("a");
         assert!(leader.wait_leader(Duration::from_secs(5)));
-        let watcher = watch::from_config(kube.config(), &Options::default()).unwrap();
+        let watcher =
+            crate::metal3::kube::watch::from_config(kube.config(), &Options::default()).unwrap();
         assert!(watcher.wait_watching(Duration::from_secs(10)));
         let mut standby = Daemon {
             watcher: Some(watcher),

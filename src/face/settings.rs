@@ -248,7 +248,7 @@ impl From<ClockArgs> for Clock {
 }
 
 /// `run`: one pass, a number of them, or a loop.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Run {
     pub clock: Clock,
     pub dry_run: bool,
@@ -262,7 +262,7 @@ pub struct Run {
     /// `--leader-elect`.
     pub leader: Option<Leader>,
     /// The live cluster a `--loop` watches for changes, when the family has one.
-    pub live: Option<crate::plug::Live>,
+    pub live: Option<crate::k8s::Live>,
 }
 
 /// Leader election between replicas of `run --loop --kube`.
@@ -573,7 +573,7 @@ fn run_settings<F: FamilyFace>(
         every: args.loop_.then_some(args.interval),
         passes: args.passes,
         metrics_file: args.metrics_file.clone(),
-        live: F::live(&fleet.source).cloned(),
+        live: F::live(&fleet.source),
         leader: leader::<F>(fleet, args)?,
     })
 }

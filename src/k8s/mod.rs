@@ -41,3 +41,22 @@ pub fn resource_name(ar: &::kube::core::ApiResource) -> String {
         format!("{}.{}", ar.plural, ar.group)
     }
 }
+
+/// A live Kubernetes cluster that `run --loop` watches for changes and elects a leader in:
+/// where it is, how long one request may take, and which kinds to watch (the family's).
+#[derive(Clone)]
+pub struct Live {
+    pub from: Source,
+    pub timeout: std::time::Duration,
+    /// Asks the server which of the family's kinds it serves, to watch them.
+    pub discover: std::sync::Arc<dyn Fn() -> watch::Discover + Send + Sync>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("from", &self.from)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}

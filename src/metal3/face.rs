@@ -9,7 +9,7 @@ use super::{Facts, Index, Metal3, Settings};
 use crate::engine::{Backend, ObjectRef};
 use crate::lock;
 use crate::plug::claim::{Claim, Look, Shared};
-use crate::plug::{FamilyFace, Live, LockPathError, OpenError};
+use crate::plug::{FamilyFace, LockPathError, OpenError};
 use std::path::{Path, PathBuf};
 
 /// Where a metal3 fleet is.
@@ -18,7 +18,14 @@ pub enum Where {
     /// A Kubernetes objects file.
     Objects(PathBuf),
     /// A live Kubernetes management cluster.
-    Kube(Live),
+    Kube(Cluster),
+}
+
+/// A live management cluster, and how the backend reads it.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub from: crate::k8s::Source,
+    pub options: super::kube::Options,
 }
 
 /// A metal3 fleet, and the family's settings (the config's `[metal3]` section with the
@@ -56,7 +63,7 @@ impl FamilyFace for Metal3 {
     fn describe(source: &Source) -> String {
         match &source.from {
             Where::Objects(p) => p.display().to_string(),
-            Where::Kube(Live { from, .. }) => match from {
+            Where::Kube(Cluster { from, .. }) => match from {
                 crate::k8s::Source::InCluster => "the Kubernetes cluster it runs in".into(),
                 crate::k8s::Source::Kubeconfig { path, context } => format!(
                     "the Kubernetes cluster of {}{}",
@@ -96,15 +103,26 @@ impl FamilyFace for Metal3 {
     fn open(source: &Source) -> Result<Box<dyn Backend<Metal3>>, OpenError> {
         Ok(match &source.from {
             Where::Objects(path) => Box::new(ObjectsFile::open(path).map_err(OpenError::Open)?),
-            Where::Kube(Live { from, options }) => {
+            Where::Kube(Cluster { from, options }) => {
                 Box::new(KubeBackend::connect(from, options.clone()).map_err(OpenError::Connect)?)
             }
         })
     }
 
-    fn live(source: &Source) -> Option<&Live> {
+    /// The management cluster, where the Machines, hosts (and Nodes, unless they are in
+    /// workload clusters) are watched.
+    fn live(source: &Source) -> Option<crate::k8s::Live> {
         match &source.from {
-            Where::Kube(live) => Some(live),
+            Where::Kube(Cluster { from, options }) => {
+                let options = options.clone();
+                Some(crate::k8s::Live {
+                    from: from.clone(),
+                    timeout: options.timeout,
+                    discover: std::sync::Arc::new(move || {
+                        super::kube::watch::discover(options.workload)
+                    }),
+                })
+            }
             Where::Objects(_) => None,
         }
     }

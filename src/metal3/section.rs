@@ -1,7 +1,6 @@
 //! The metal3 family's part of the config file, `[metal3]`, and its flags.
 
-use super::face::{Source, Where};
-use crate::plug::Live;
+use super::face::{Cluster, Source, Where};
 use crate::plug::claim::{By, Claim, Look, Shared};
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -142,7 +141,7 @@ pub fn claim(
             },
             ..kube::Options::default()
         };
-        (Where::Kube(Live { from, options }), true)
+        (Where::Kube(Cluster { from, options }), true)
     } else {
         return None;
     };

@@ -110,7 +110,7 @@ pub trait FamilyFace: Family {
 
     /// The live Kubernetes cluster of the fleet, which `run --loop` watches for changes and
     /// elects a leader in; `None` for a file or another kind of fleet.
-    fn live(_source: &Self::Source) -> Option<&Live> {
+    fn live(_source: &Self::Source) -> Option<crate::k8s::Live> {
         None
     }
 
@@ -164,13 +164,6 @@ pub trait FamilyFace: Family {
             works_on: "sabakan machines (--sabakan URL or --sabakan-file FILE, with --repair-config FILE)",
         })
     }
-}
-
-/// A live Kubernetes cluster a daemon watches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Live {
-    pub from: crate::k8s::Source,
-    pub options: crate::metal3::kube::Options,
 }
 
 /// The target of the logs the command line's layer writes (a family's settings too): the

@@ -693,3 +693,27 @@ fn a_command_of_another_family_names_this_fleets_family() {
         "{err}"
     );
 }
+
+/// A family's flags work after the command as before it, as `--cluster` always did: `status
+/// --sabakan-file F` was refused ("unexpected argument") while `--sabakan-file F status` worked.
+#[test]
+fn the_familys_flags_work_after_the_command() {
+    let t = Tour::new();
+    let before = t.status(1000);
+    let out = Command::cargo_bin("autorepair")
+        .unwrap()
+        .current_dir(t.dir.path())
+        .args(["--config", "/dev/null", "status", "--json", "--now", "1000"])
+        .arg("--sabakan-file")
+        .arg(&t.machines)
+        .arg("--nodes")
+        .arg(&t.nodes)
+        .arg("--repair-config")
+        .arg(format!("{ROOT}/fixtures/machines-demo.yml"))
+        .arg("--constraints")
+        .arg(format!("{ROOT}/fixtures/machines-constraints.json"))
+        .assert()
+        .success();
+    let after: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(after, before);
+}

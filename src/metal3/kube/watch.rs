@@ -28,7 +28,7 @@ pub fn from_config(config: Config, options: &Options) -> Result<Watcher, Backend
 }
 
 /// Asks the server which of the family's kinds it serves.
-fn discover(workload: Workload) -> Discover {
+pub fn discover(workload: Workload) -> Discover {
     let nodes_here = workload == Workload::Management;
     Box::new(move |client: Client| -> Discovering {
         Box::pin(async move {
