@@ -287,8 +287,10 @@ pub struct RunArgs {
     /// Time between passes with --loop; with --kube the longest time between two passes.
     #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
     pub interval: Duration,
-    /// With --kube --loop: act only while holding a coordination.k8s.io/v1 Lease, so that of
-    /// several replicas one acts; the others stand by and take over once its Lease runs out
+    /// With --loop on a live Kubernetes cluster (--kube; or --kubeconfig, the Nodes' cluster
+    /// of a machines fleet): act only while holding a coordination.k8s.io/v1 Lease there, so
+    /// that of several replicas one acts (the Lease is checked before every write and every
+    /// repair command); the others stand by and take over once its Lease runs out
     /// (15 s after its last renewal) or is given up (on SIGTERM). The identity is $POD_NAME,
     /// else the host name, with a random suffix.
     #[arg(long)]

@@ -61,8 +61,13 @@ impl Daemon {
         if run.every.is_none() {
             return Ok(None);
         }
-        let watcher = Watcher::connect(&live.from, live.timeout, (live.discover)())
-            .map_err(|e| Error::Connect(e.into()))?;
+        let watcher = match &live.discover {
+            Some(discover) => Some(
+                Watcher::connect(&live.from, live.timeout, discover())
+                    .map_err(|e| Error::Connect(e.into()))?,
+            ),
+            None => None,
+        };
         let elector = match &run.leader {
             Some(Leader { lease, identity }) => Some(
                 Elector::connect(
@@ -77,7 +82,7 @@ impl Daemon {
             None => None,
         };
         Ok(Some(Daemon {
-            watcher: Some(watcher),
+            watcher,
             elector,
             stop: on_signal(),
             was_leader: false,

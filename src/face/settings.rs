@@ -317,7 +317,7 @@ pub enum SettingsError {
     #[error("no fleet to work on: pass {hints}; or name one in the config file")]
     NoFleet { hints: String },
     #[error(
-        "--leader-elect elects among replicas of `run --loop --kube`: add --loop and --kube (a file or Ganeti fleet has no Lease to elect with)"
+        "--leader-elect elects among replicas of `run --loop` with a Lease in a Kubernetes cluster: add --loop, and --kube (metal3) or --kubeconfig (the Nodes of a machines fleet); a file or Ganeti fleet has no Lease to elect with"
     )]
     LeaderElect,
     #[error("--lease {0:?}: give the Lease as NAMESPACE/NAME, e.g. --lease autorepair/autorepair")]

@@ -368,6 +368,11 @@ impl Drainer {
         self
     }
 
+    /// [`Drainer::guarded`], on a drainer already made.
+    pub fn guard(&mut self, guard: WriteGuard) {
+        self.guard = Some(guard);
+    }
+
     fn may_write(&self) -> Result<(), BackendError> {
         self.guard.as_ref().map_or(Ok(()), |g| g())
     }

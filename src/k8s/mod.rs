@@ -48,8 +48,10 @@ pub fn resource_name(ar: &::kube::core::ApiResource) -> String {
 pub struct Live {
     pub from: Source,
     pub timeout: std::time::Duration,
-    /// Asks the server which of the family's kinds it serves, to watch them.
-    pub discover: std::sync::Arc<dyn Fn() -> watch::Discover + Send + Sync>,
+    /// Asks the server which of the family's kinds it serves, to watch them; `None`: the
+    /// family's changes are not in this cluster (a machines fleet elects its leader in its
+    /// Nodes' cluster, but its machines are in sabakan), so passes come every `--interval`.
+    pub discover: Option<std::sync::Arc<dyn Fn() -> watch::Discover + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Live {

@@ -31,6 +31,9 @@ pub trait Drainer {
     fn evict(&mut self, node: &str, now: i64) -> Result<Option<String>, BackendError>;
     /// Undoes [`Drainer::cordon`].
     fn uncordon(&mut self, node: &str) -> Result<(), BackendError>;
+    /// Asks `guard` before each write to a live cluster (a file's writes wait for the save,
+    /// which the backend guards).
+    fn guard_writes(&mut self, _guard: crate::engine::WriteGuard) {}
 }
 
 /// Whether a Node's labels make it a control plane (kubeadm's role label, or CKE's).
@@ -237,6 +240,10 @@ impl KubeNodes {
 }
 
 impl Drainer for KubeNodes {
+    fn guard_writes(&mut self, guard: crate::engine::WriteGuard) {
+        self.drain.guard(guard);
+    }
+
     fn list(&mut self) -> Result<Vec<Node>, BackendError> {
         let infos = self.runtime.block_on(crate::k8s::nodes::list_nodes(
             &self.client,

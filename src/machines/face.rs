@@ -163,6 +163,20 @@ impl FamilyFace for Machines {
         report::<Machines>(out, &summary, &notes)
     }
 
+    /// The Kubernetes cluster the machines are Nodes of (`--kubeconfig`, which the drain
+    /// uses): replicas elect their leader with a Lease there. Nothing is watched in it (the
+    /// machines are in sabakan).
+    fn live(source: &MachinesFleet) -> Option<crate::k8s::Live> {
+        match &source.nodes {
+            NodesFrom::Kube(from) => Some(crate::k8s::Live {
+                from: from.clone(),
+                timeout: DRAIN_TIMEOUT,
+                discover: None,
+            }),
+            NodesFrom::None | NodesFrom::File(_) => None,
+        }
+    }
+
     fn fact_cells(facts: &Facts) -> Vec<String> {
         let or_dash = |t: Option<String>| t.unwrap_or_else(|| "-".into());
         vec![

@@ -44,6 +44,9 @@ pub struct MachinesFile {
     pub now: Option<i64>,
     /// Where commands and health checks run.
     pub runner: Box<dyn command::Runner>,
+    /// Asked before every label write and every repair command (`Backend::guard_writes`: a
+    /// replica that lost its Lease stops there, inside a call too).
+    guard: Option<crate::engine::WriteGuard>,
 }
 
 /// Where the machines come from, for messages.
@@ -207,6 +210,7 @@ impl MachinesFile {
             check_health: true,
             now: None,
             runner: Box::new(command::Processes),
+            guard: None,
         };
         f.list()?;
         Ok(f)
@@ -325,6 +329,7 @@ impl MachinesFile {
         value: Option<&str>,
     ) -> Result<(), BackendError> {
         self.machine_mut(serial)?;
+        self.may_write()?;
         if let Some(live) = &self.live {
             match value {
                 Some(v) => live.put(serial, name, v)?,
@@ -398,6 +403,10 @@ impl MachinesFile {
             }
         }
         Ok(index)
+    }
+
+    fn may_write(&self) -> Result<(), BackendError> {
+        self.guard.as_ref().map_or(Ok(()), |g| g())
     }
 
     fn progress(&mut self, serial: &str, p: &Progress) -> Result<(), BackendError> {
@@ -687,6 +696,9 @@ impl Backend<Machines> for MachinesFile {
                     self.progress(serial, p)?;
                     self.flush()?;
                 }
+                // A command is the write that matters most: at most once, by the replica that
+                // leads now.
+                self.may_write()?;
                 match self.runner.run(command, address) {
                     Ok(()) => {
                         tracing::info!(machine = %serial, what = %what, "command succeeded");
@@ -715,6 +727,13 @@ impl Backend<Machines> for MachinesFile {
             }
             Op::Uncordon { node } => self.drainer()?.uncordon(node),
         }
+    }
+
+    fn guard_writes(&mut self, guard: crate::engine::WriteGuard) {
+        if let Some(k) = &mut self.kube {
+            k.guard_writes(guard.clone());
+        }
+        self.guard = Some(guard);
     }
 
     fn flush(&mut self) -> Result<(), BackendError> {

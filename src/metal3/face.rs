@@ -118,9 +118,9 @@ impl FamilyFace for Metal3 {
                 Some(crate::k8s::Live {
                     from: from.clone(),
                     timeout: options.timeout,
-                    discover: std::sync::Arc::new(move || {
+                    discover: Some(std::sync::Arc::new(move || {
                         super::kube::watch::discover(options.workload)
-                    }),
+                    })),
                 })
             }
             Where::Objects(_) => None,

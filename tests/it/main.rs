@@ -16,6 +16,7 @@ mod ganeti;
 mod layout;
 mod machines_cli;
 mod machines_live;
+mod machines_replicas;
 mod man;
 mod metal3_cli;
 mod metal3_kube;

@@ -1,0 +1,254 @@
+//! Several replicas of the machines family against one sabakan (issue: "several replicas,
+//! exactly one acts"): each `run --loop --leader-elect`, with a Lease in the Kubernetes
+//! cluster the machines are Nodes of (the fake API server, over verified TLS). The repair
+//! command records which replica ran it; the oracle: no repair command runs twice, and a
+//! replica writes and runs nothing once it no longer leads, while leaders are stopped
+//! (SIGTERM), killed (SIGKILL) and paused past their Lease (SIGSTOP, then SIGCONT).
+
+use crate::common;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use testsupport::kube::{FakeKube, Resource, node};
+use testsupport::sabakan::{FakeSabakan, State, machine};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+const LEASE: Resource = Resource {
+    group: "coordination.k8s.io",
+    versions: &["v1"],
+    kind: "Lease",
+    plural: "leases",
+    short_names: &[],
+    namespaced: true,
+    custom: false,
+    status_subresource: false,
+};
+
+/// One step, no drain; the command appends "REPLICA ADDRESS" to $RUNS and marks the machine
+/// repaired in $MARKS, which the health check reads.
+const REPAIR: &str = r#"repair:
+  repair_procedures:
+    - machine_types: ["IPMI-2.0"]
+      repair_operations:
+        - operation: unhealthy
+          repair_steps:
+            - repair_command: ["sh", "-c", 'echo "$REPLICA $1" >> "$RUNS"; mkdir -p "$MARKS" && touch "$MARKS/$1"', "repair"]
+              need_drain: false
+              watch_seconds: 0
+          health_check_command: ["sh", "-c", 'if [ -e "$MARKS/$1" ]; then echo true; else echo false; fi', "health"]
+  max_concurrent_repairs: 5
+"#;
+
+struct Site {
+    dir: tempfile::TempDir,
+    sabakan: FakeSabakan,
+    kube: FakeKube,
+}
+
+impl Site {
+    fn new(machines: usize) -> Site {
+        let dir = tempfile::tempdir().unwrap();
+        let sabakan = FakeSabakan::start();
+        sabakan.set_now(&jiff::Timestamp::now().to_string());
+        let kube = FakeKube::builder().tls().resource(LEASE).start();
+        sabakan.insert(
+            machine("boot-0")
+                .role("boot")
+                .ipv4("10.69.0.3")
+                .label("autorepair.cluster.policy", "step-1"),
+        );
+        for i in 0..machines {
+            let address = format!("10.69.0.{}", 10 + i);
+            sabakan.insert(machine(&format!("cs{i}")).ipv4(&address));
+            kube.insert(node(&address).build());
+        }
+        std::fs::write(dir.path().join("repair.yml"), REPAIR).unwrap();
+        std::fs::write(
+            dir.path().join("kubeconfig"),
+            common::kubeconfig(kube.url(), "good"),
+        )
+        .unwrap();
+        Site { dir, sabakan, kube }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The repair commands run: (replica, address), in order.
+    fn runs(&self) -> Vec<(String, String)> {
+        std::fs::read_to_string(self.path("runs"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(r, a)| (r.to_owned(), a.to_owned()))
+            .collect()
+    }
+
+    fn holder(&self) -> Option<String> {
+        self.kube
+            .get(&LEASE, "ns", "autorepair")?
+            .pointer("/spec/holderIdentity")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+
+    /// Waits until the address's repair command ran; the replica that ran it.
+    fn wait_run(&self, address: &str, timeout: Duration) -> String {
+        let until = Instant::now() + timeout;
+        loop {
+            if let Some((r, _)) = self.runs().into_iter().find(|(_, a)| a == address) {
+                return r;
+            }
+            assert!(
+                Instant::now() < until,
+                "{address} never repaired; runs {:?}, holder {:?}",
+                self.runs(),
+                self.holder()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn start(&self, name: &str) -> Replica {
+        let log = self.path(&format!("{name}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_autorepair"))
+            .current_dir(self.dir.path())
+            .args(["--config", "/dev/null", "--sabakan", self.sabakan.url()])
+            .arg("--repair-config")
+            .arg(self.path("repair.yml"))
+            .arg("--constraints")
+            .arg(format!("{ROOT}/fixtures/machines-constraints.json"))
+            .arg("--kubeconfig")
+            .arg(self.path("kubeconfig"))
+            // Each replica stands for another host: a lock of its own.
+            .arg("--lock-file")
+            .arg(self.path(&format!("{name}.lock")))
+            .args(["run", "--loop", "--interval", "1s", "--leader-elect"])
+            .args(["--lease", "ns/autorepair"])
+            .env("POD_NAME", name)
+            .env("REPLICA", name)
+            .env("RUNS", self.path("runs"))
+            .env("MARKS", self.path("marks"))
+            .env("RUST_LOG", "info")
+            .env_remove("KUBECONFIG")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Replica { child, log }
+    }
+}
+
+struct Replica {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Replica {
+    fn signal(&self, sig: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{sig}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// The label writes this replica logged.
+    fn writes(&self) -> usize {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("label set") || l.contains("label removed"))
+            .count()
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn log_of(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// Four replicas; each leader in turn is stopped, killed or paused past its Lease while a
+/// machine breaks: the next leader repairs it, no command runs twice, and the paused one,
+/// woken, writes nothing.
+#[test]
+fn of_four_replicas_one_acts_through_sigterm_sigkill_and_sigstop() {
+    let site = Site::new(4);
+    // One more than the leaders taken away: someone is always left to take over.
+    let mut replicas: BTreeMap<String, Replica> = ["a", "b", "c", "d"]
+        .into_iter()
+        .map(|n| (n.to_owned(), site.start(n)))
+        .collect();
+    let leader_of = |site: &Site| -> String {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(h) = site.holder()
+                && let Some((name, _)) = h.split_once('_')
+            {
+                return name.to_owned();
+            }
+            assert!(Instant::now() < until, "nobody leads");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+
+    // The first leader repairs the first broken machine.
+    site.sabakan.set_state("cs0", State::Unhealthy).unwrap();
+    let first = site.wait_run("10.69.0.10", Duration::from_secs(40));
+    assert_eq!(first, leader_of(&site));
+
+    let mut timings = Vec::new();
+    for (i, (signal, address)) in [
+        ("TERM", "10.69.0.11"),
+        ("KILL", "10.69.0.12"),
+        ("STOP", "10.69.0.13"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let leader = leader_of(&site);
+        let gone = &replicas[&leader];
+        let writes_before = gone.writes();
+        gone.signal(signal);
+        let at = Instant::now();
+        site.sabakan
+            .set_state(&format!("cs{}", i + 1), State::Unhealthy)
+            .unwrap();
+        let by = site.wait_run(address, Duration::from_secs(60));
+        timings.push((signal, at.elapsed()));
+        assert_ne!(by, leader, "SIG{signal}: the old leader ran {address}");
+        if signal == "STOP" {
+            // Woken past its Lease, the paused leader must find it lost before any write.
+            let paused = &replicas[&leader];
+            paused.signal("CONT");
+            std::thread::sleep(Duration::from_secs(5));
+            assert_eq!(
+                paused.writes(),
+                writes_before,
+                "{leader} wrote after it lost the Lease:\n{}",
+                log_of(&paused.log)
+            );
+        } else {
+            replicas.remove(&leader);
+        }
+    }
+    // No command ran twice, whoever led.
+    let runs = site.runs();
+    let mut addresses: Vec<&str> = runs.iter().map(|(_, a)| a.as_str()).collect();
+    addresses.sort_unstable();
+    let before = addresses.len();
+    addresses.dedup();
+    assert_eq!(addresses.len(), before, "a command ran twice: {runs:?}");
+    eprintln!("takeover (signal to the repair by the next leader): {timings:?}");
+}
