@@ -252,3 +252,25 @@ fn of_four_replicas_one_acts_through_sigterm_sigkill_and_sigstop() {
     assert_eq!(addresses.len(), before, "a command ran twice: {runs:?}");
     eprintln!("takeover (signal to the repair by the next leader): {timings:?}");
 }
+
+/// Without a Kubernetes cluster (Nodes from a file) there is no Lease to elect with: refused,
+/// naming what to add, rather than two hosts both acting.
+#[test]
+fn leader_election_without_the_nodes_cluster_is_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_autorepair"))
+        .args(["--config", "/dev/null", "--sabakan-file"])
+        .arg(format!("{ROOT}/fixtures/machines-demo.json"))
+        .arg("--nodes")
+        .arg(format!("{ROOT}/fixtures/machines-demo-nodes.json"))
+        .arg("--repair-config")
+        .arg(format!("{ROOT}/fixtures/machines-demo.yml"))
+        .args(["run", "--loop", "--leader-elect"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--kubeconfig (the Nodes of a machines fleet)"),
+        "{err}"
+    );
+}

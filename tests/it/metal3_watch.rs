@@ -585,7 +585,7 @@ fn leader_election_is_refused_where_there_is_no_lease_to_elect_with() {
                 "--loop",
                 "--leader-elect",
             ],
-            "--leader-elect elects among replicas of `run --loop --kube`",
+            "--leader-elect elects among replicas of `run --loop` with a Lease in a Kubernetes cluster",
         ),
         (
             vec![
@@ -595,7 +595,7 @@ fn leader_election_is_refused_where_there_is_no_lease_to_elect_with() {
                 "run",
                 "--leader-elect",
             ],
-            "add --loop and --kube",
+            "add --loop, and --kube (metal3) or --kubeconfig",
         ),
         (
             vec![
