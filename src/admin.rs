@@ -299,6 +299,123 @@ pub fn kept_repairable<F: Family>(
     kept
 }
 
+/// The target a name given on the command line stands for: the target of that full name,
+/// else the one whose name it begins up to a dot, as gnt-* expands a short name (`web1` for
+/// `web1.example.org`). `Err` with every candidate when it begins several, none when no target
+/// is named so.
+pub fn expand<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    short: &str,
+) -> Result<&'a str, Vec<&'a str>> {
+    let mut candidates = Vec::new();
+    for name in names {
+        if name == short {
+            return Ok(name);
+        }
+        if name
+            .strip_prefix(short)
+            .is_some_and(|rest| rest.starts_with('.'))
+        {
+            candidates.push(name);
+        }
+    }
+    match candidates.as_slice() {
+        [one] => Ok(one),
+        _ => Err(candidates),
+    }
+}
+
+/// Why objects named on the command line select no targets.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SelectError {
+    #[error(
+        "{object} is not in the fleet: name one of the {targets} (or a short name of one) or a scope; autorepair status lists the {targets}"
+    )]
+    NoSuchObject {
+        object: ObjectRef,
+        targets: &'static str,
+    },
+    #[error("{short} names several {targets}: {}; give more of the name", candidates.join(", "))]
+    Ambiguous {
+        short: String,
+        targets: &'static str,
+        candidates: Vec<String>,
+    },
+    #[error("{object} holds no {targets}: name one of the {targets} or a scope ({advice})")]
+    NotAScope {
+        object: ObjectRef,
+        targets: &'static str,
+        advice: &'static str,
+    },
+}
+
+/// The names of the targets `objects` select: a target (full or short name), or every target
+/// with a scope among its scopes (the root: all). Pure, for `status OBJECT…`.
+pub fn select<F: Family>(
+    snap: &F::Snapshot,
+    settings: &F::Settings,
+    now: i64,
+    objects: &[ObjectRef],
+) -> Result<std::collections::BTreeSet<String>, SelectError> {
+    let targets = F::targets(snap);
+    let holders = F::holders(snap);
+    let mut scopes = Vec::new();
+    let mut chosen = std::collections::BTreeSet::new();
+    for object in objects {
+        if object.is(F::WORDS.target) {
+            let name = expand(targets.iter().map(F::name), &object.name).map_err(|c| {
+                if c.is_empty() {
+                    SelectError::NoSuchObject {
+                        object: object.clone(),
+                        targets: F::WORDS.targets,
+                    }
+                } else {
+                    SelectError::Ambiguous {
+                        short: object.name.clone(),
+                        targets: F::WORDS.targets,
+                        candidates: c.into_iter().map(str::to_owned).collect(),
+                    }
+                }
+            })?;
+            chosen.insert(name.to_owned());
+            continue;
+        }
+        match holders
+            .iter()
+            .find(|h| h.object == *object)
+            .map(|h| h.role.clone())
+        {
+            Some(Role::Scope { key, .. }) => scopes.push(key),
+            Some(Role::Inert { advice }) => {
+                return Err(SelectError::NotAScope {
+                    object: object.clone(),
+                    targets: F::WORDS.targets,
+                    advice,
+                });
+            }
+            None => {
+                return Err(SelectError::NoSuchObject {
+                    object: object.clone(),
+                    targets: F::WORDS.targets,
+                });
+            }
+        }
+    }
+    if !scopes.is_empty() {
+        let index = F::index(snap, settings, now);
+        for t in targets {
+            if F::assess(&index, t)
+                .scopes
+                .iter()
+                .any(|k| scopes.contains(&k))
+            {
+                chosen.insert(F::name(t).to_owned());
+            }
+        }
+    }
+    Ok(chosen)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -663,5 +780,72 @@ mod tests {
         );
         let e = edits::<Ganeti>(&fleet(), &crate::ganeti::node("gone"), &Verb::Resume).unwrap_err();
         assert!(e.to_string().contains("not in the fleet"), "{e}");
+    }
+
+    /// `status OBJECT…`: full names, gnt-* short names (unambiguous only), scopes, the root;
+    /// an inert object or an unknown one is refused with what to name instead.
+    #[test]
+    fn status_selects_targets_by_name_short_name_and_scope() {
+        let mut snap = fleet();
+        snap.groups.push(Group {
+            name: "h".into(),
+            uuid: "v".into(),
+            tags: vec![],
+        });
+        snap.nodes.push(Node {
+            name: "m".into(),
+            group_uuid: "v".into(),
+            ..snap.nodes[0].clone()
+        });
+        let on = |name: &str, node: &str| Instance {
+            name: name.into(),
+            pnode: node.into(),
+            disk_template: "drbd".into(),
+            ..Default::default()
+        };
+        snap.instances.extend([
+            on("web1.ams.example", "n"),
+            on("web2.ams.example", "m"),
+            on("web1.fra.example", "m"),
+            on("db1.ams.example", "m"),
+        ]);
+        let settings = crate::ganeti::Settings::shipped();
+        let select = |objects: &[&str]| {
+            let objects: Vec<ObjectRef> = objects
+                .iter()
+                .map(|o| crate::ganeti::parse_object(o).unwrap())
+                .collect();
+            select::<Ganeti>(&snap, &settings, 0, &objects)
+                .map(|names| names.into_iter().collect::<Vec<_>>().join(" "))
+                .map_err(|e| e.to_string())
+        };
+        let cases: &[(&[&str], Result<&str, &str>)] = &[
+            (&["i"], Ok("i")),
+            (&["instance/web2.ams.example"], Ok("web2.ams.example")),
+            (&["db1"], Ok("db1.ams.example")),
+            (&["web2", "db1.ams"], Ok("db1.ams.example web2.ams.example")),
+            (&["group/g"], Ok("i web1.ams.example")),
+            (
+                &["cluster"],
+                Ok("db1.ams.example i web1.ams.example web1.fra.example web2.ams.example"),
+            ),
+            (
+                &["web1"],
+                Err("web1 names several instances: web1.ams.example, web1.fra.example"),
+            ),
+            (&["web"], Err("instance/web is not in the fleet")),
+            (&["group/zz"], Err("group/zz is not in the fleet")),
+            (
+                &["node/n"],
+                Err("node/n holds no instances: name one of the instances or a scope"),
+            ),
+        ];
+        for (objects, want) in cases {
+            match (select(objects), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, *want, "{objects:?}"),
+                (Err(got), Err(want)) => assert!(got.contains(want), "{objects:?}: {got}"),
+                (got, want) => panic!("{objects:?}: got {got:?}, want {want:?}"),
+            }
+        }
     }
 }

@@ -36,6 +36,11 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
 
+/// A repair id's first eight characters, as a person tells repairs apart.
+fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
 /// What the pass does for a target, in words.
 pub fn next_text<F: Family>(t: &TargetPlan<F>) -> String {
     match (&t.next, &t.blocked) {
@@ -62,11 +67,28 @@ pub fn next_text<F: Family>(t: &TargetPlan<F>) -> String {
 
 /// A table, one target a line, with the per-state counts and the limits at the end.
 pub fn status_table<F: FamilyFace>(plan: &Plan<F>) -> String {
+    status::<F>(plan, false)
+}
+
+/// `status -o wide`: the table with what a person looks at next: the problem found, the down
+/// failure domain behind it, the repair under way and the last repair's result.
+pub fn status_table_wide<F: FamilyFace>(plan: &Plan<F>) -> String {
+    status::<F>(plan, true)
+}
+
+fn status<F: FamilyFace>(plan: &Plan<F>, wide: bool) -> String {
     let kind = F::WORDS.target.to_uppercase();
+    let extra: &[&str] = if wide {
+        &["PROBLEM", "DOMAIN", "REPAIR", "LAST"]
+    } else {
+        &[]
+    };
     let header: Vec<&str> = [kind.as_str(), "STATE"]
         .into_iter()
         .chain(F::FACT_COLUMNS.iter().copied())
-        .chain(["NEEDS", "ALLOWED", "POLICY FROM", "NEXT"])
+        .chain(["NEEDS", "ALLOWED", "POLICY FROM"])
+        .chain(extra.iter().copied())
+        .chain(["NEXT"])
         .collect();
     let rows: Vec<Vec<String>> = plan
         .targets
@@ -78,34 +100,30 @@ pub fn status_table<F: FamilyFace>(plan: &Plan<F>) -> String {
                 opt(t.needed_repair),
                 opt(t.allowed_repair),
                 t.policy_source.to_string(),
-                next_text(t),
             ]);
+            if wide {
+                row.extend([
+                    opt(t.problem.as_ref()),
+                    opt(t.domain.as_ref()),
+                    opt(t.pending.first().map(|p| {
+                        format!(
+                            "{} {} since {}",
+                            p.repair,
+                            short_id(&p.id),
+                            rfc3339(p.since)
+                        )
+                    })),
+                    opt(t
+                        .history
+                        .last()
+                        .map(|h| format!("{} {} at {}", h.repair, h.result, rfc3339(h.at)))),
+                ]);
+            }
+            row.push(next_text(t));
             row
         })
         .collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r.iter()) {
-            *w = (*w).max(c.len());
-        }
-    }
-    let mut out = String::new();
-    let line = |out: &mut String, cells: &[&str]| {
-        for (i, c) in cells.iter().enumerate() {
-            if i + 1 < cells.len() {
-                let _ = write!(out, "{c:<w$}  ", w = widths[i]);
-            } else {
-                out.push_str(c);
-            }
-        }
-        let trimmed = out.trim_end().len();
-        out.truncate(trimmed);
-        out.push('\n');
-    };
-    line(&mut out, &header);
-    for r in &rows {
-        line(&mut out, &r.iter().map(String::as_str).collect::<Vec<_>>());
-    }
+    let mut out = table(&header, &rows);
     out.push('\n');
     out.push_str(&counts_line(plan, "now"));
     out.push_str(&limits_lines(plan));

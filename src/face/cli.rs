@@ -5,7 +5,7 @@ use crate::engine::text::{parse_duration, parse_time};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-pub use crate::plug::cli::{ClockArgs, RepairCommand};
+pub use crate::plug::cli::{ClockArgs, Format, RepairCommand};
 use std::time::Duration;
 
 #[derive(Debug, Parser)]
@@ -119,9 +119,23 @@ pub enum Command {
     Run(RunArgs),
     /// Show every target's state, effective policy and where it came from.
     Status {
+        /// Only these: targets (a full name, KIND/NAME, or a short name that names one target
+        /// as gnt-* expands it: `web1` for `web1.example.org`), or scopes (every target under
+        /// `group/NAME`, `rack/N`, `cluster`…) [default: the whole fleet].
+        #[arg(value_name = "OBJECT")]
+        objects: Vec<String>,
         /// One JSON document: {"targets":[…],"counts":{…},"fleet":{…},"lint":[…]}.
         #[arg(long)]
         json: bool,
+        /// json or yaml (the --json document), wide (the table with the problem, the failure
+        /// domain, the repair under way and the last result), name (KIND/NAME, one a line).
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_name = "FORMAT",
+            conflicts_with = "json"
+        )]
+        output: Option<Format>,
         /// The table's rows only: no header, no summary under it (for scripts, as kubectl's).
         #[arg(long, conflicts_with = "json")]
         no_headers: bool,
@@ -145,6 +159,14 @@ pub enum Command {
         /// The target's plan as JSON.
         #[arg(long)]
         json: bool,
+        /// json or yaml (the --json document), name (KIND/NAME); wide is the text.
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_name = "FORMAT",
+            conflicts_with = "json"
+        )]
+        output: Option<Format>,
         #[command(flatten)]
         clock: ClockArgs,
     },

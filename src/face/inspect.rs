@@ -1,13 +1,14 @@
 //! The commands that show the fleet and change nothing: `status`, `explain`, `report`,
 //! `snapshot`.
 
+use super::cli::Format;
 use super::family::FamilyFace;
 use super::fleet::{connect, plan_of, read, read_plan};
 use super::printer::Printer;
-use super::settings::{Clock, Fleet};
+use super::settings::{Clock, Fleet, SettingsError, StatusView};
 use super::{Error, Exit};
 use crate::{
-    files,
+    admin, files,
     report::{self, html},
 };
 use std::path::Path;
@@ -16,13 +17,44 @@ pub fn status<F: FamilyFace>(
     out: &mut Printer,
     fleet: &Fleet<F>,
     clock: Clock,
-    no_headers: bool,
+    view: &StatusView,
 ) -> Result<Exit, Error> {
-    let plan = read_plan(fleet, clock, connect(fleet)?)?;
+    let now = clock.now();
+    let mut backend = connect(fleet)?;
+    let snap = read(fleet, backend.as_mut())?;
+    let settings = F::settings(&fleet.source, backend.as_ref());
+    let mut plan = plan_of::<F>(fleet, &snap, &settings, now, 0);
+    if !view.objects.is_empty() {
+        let objects = view
+            .objects
+            .iter()
+            .map(|o| F::parse_object(o).map_err(SettingsError::Object))
+            .collect::<Result<Vec<_>, _>>()?;
+        let chosen =
+            admin::select::<F>(&snap, &settings, now, &objects).map_err(|e| Error::Select {
+                from: fleet.describe(),
+                source: e,
+            })?;
+        plan.targets.retain(|t| chosen.contains(&t.name));
+        plan.counts = plan.targets.iter().fold(Default::default(), |mut n, t| {
+            *n.entry(t.state).or_default() += 1;
+            n
+        });
+    }
     let plan = &plan;
+    if view.format == Some(Format::Name) {
+        for t in &plan.targets {
+            out.line(t.object())?;
+        }
+        return Ok(Exit::Ok);
+    }
     let table = || {
-        let table = report::status_table(plan);
-        if !no_headers {
+        let table = if view.format == Some(Format::Wide) {
+            report::status_table_wide(plan)
+        } else {
+            report::status_table(plan)
+        };
+        if view.headers {
             return table;
         }
         // The header is the first line, then one line a target.
@@ -38,6 +70,7 @@ pub fn explain<F: FamilyFace>(
     fleet: &Fleet<F>,
     clock: Clock,
     name: &str,
+    names_only: bool,
 ) -> Result<Exit, Error> {
     let plan = read_plan(fleet, clock, connect(fleet)?)?;
     let plan = &plan;
@@ -46,10 +79,13 @@ pub fn explain<F: FamilyFace>(
     let kind_name = name
         .strip_prefix(F::WORDS.target)
         .and_then(|rest| rest.strip_prefix('/'));
-    let Some(t) = plan
-        .target(name)
-        .or_else(|| kind_name.and_then(|n| plan.target(n)))
-    else {
+    // A short name as gnt-* expands it (`web1` for `web1.example.org`), when it names one.
+    let expanded = |n: &str| {
+        admin::expand(plan.targets.iter().map(|t| t.name.as_str()), n)
+            .ok()
+            .and_then(|full| plan.target(full))
+    };
+    let Some(t) = expanded(name).or_else(|| kind_name.and_then(expanded)) else {
         return Err(Error::NoSuchTarget {
             name: name.to_owned(),
             from: fleet.describe(),
@@ -57,6 +93,10 @@ pub fn explain<F: FamilyFace>(
             kinds: F::WORDS.targets,
         });
     };
+    if names_only {
+        out.line(t.object())?;
+        return Ok(Exit::Ok);
+    }
     out.document(|| t, || report::explain(plan, t))?;
     Ok(Exit::Ok)
 }

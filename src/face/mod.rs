@@ -92,6 +92,12 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// `status OBJECT…` names nothing the fleet has.
+    #[error("{from}")]
+    Select {
+        from: String,
+        source: crate::admin::SelectError,
+    },
     #[error("{kind} {name:?} is not in {from}: `autorepair status` lists the {kinds}")]
     NoSuchTarget {
         name: String,
@@ -128,6 +134,7 @@ impl Error {
             Error::Unsupported(_)
             | Error::Connect(_)
             | Error::Edit(_)
+            | Error::Select { .. }
             | Error::NoSuchTarget { .. } => Exit::Usage,
             Error::Sabakan(e) => match e.failure {
                 Failure::Refused | Failure::Apply => Exit::Partial,
@@ -263,16 +270,13 @@ fn fleet_job<F: FamilyFace>(
     job: FleetJob<F>,
 ) -> Result<Exit, Error> {
     match job {
-        FleetJob::Status {
-            fleet,
-            clock,
-            no_headers,
-        } => inspect::status(out, &fleet, clock, no_headers),
+        FleetJob::Status { fleet, clock, view } => inspect::status(out, &fleet, clock, &view),
         FleetJob::Explain {
             fleet,
             clock,
             instance,
-        } => inspect::explain(out, &fleet, clock, &instance),
+            names_only,
+        } => inspect::explain(out, &fleet, clock, &instance, names_only),
         FleetJob::Report { fleet, clock, html } => inspect::report(out, &fleet, clock, &html),
         FleetJob::Lint { fleet, clock } => tags::lint(out, &fleet, clock),
         FleetJob::Snapshot { fleet, output } => inspect::snapshot(out, &fleet, output.as_deref()),

@@ -8,7 +8,7 @@
 
 #[cfg(any(test, feature = "testkit"))]
 use super::cli::SimulateArgs;
-use super::cli::{ClockArgs, Command, GlobalArgs, Level, Parsed, RunArgs, TagsCommand};
+use super::cli::{ClockArgs, Command, Format, GlobalArgs, Level, Parsed, RunArgs, TagsCommand};
 use super::family::FamilyFace;
 use super::registry::{Claimed, Registered};
 use crate::engine::marks::Level as _;
@@ -142,12 +142,14 @@ pub enum FleetJob<F: FamilyFace> {
     Status {
         fleet: Fleet<F>,
         clock: Clock,
-        no_headers: bool,
+        view: StatusView,
     },
     Explain {
         fleet: Fleet<F>,
         clock: Clock,
         instance: String,
+        /// `-o name`: only the target's KIND/NAME.
+        names_only: bool,
     },
     Report {
         fleet: Fleet<F>,
@@ -184,6 +186,23 @@ pub enum FleetJob<F: FamilyFace> {
         lock: PathBuf,
         cmd: crate::face::cli::RepairCommand,
     },
+}
+
+/// What `status` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusView {
+    /// The targets and scopes asked for (none: the whole fleet).
+    pub objects: Vec<String>,
+    /// The table's header and summary (`--no-headers` drops them).
+    pub headers: bool,
+    /// `-o`.
+    pub format: Option<Format>,
+}
+
+/// `--json` or `-o json|yaml` into the printer's output.
+fn shape(output: &mut Output, json: bool, format: Option<Format>) {
+    output.json = json || format == Some(Format::Json);
+    output.yaml = format == Some(Format::Yaml);
 }
 
 /// The fleet a command works on, and the planner's limits for it.
@@ -352,6 +371,7 @@ impl Settings {
         let global = &cli.global;
         let mut output = Output {
             json: false,
+            yaml: false,
             colour: colour(env.stdout_is_terminal, env.no_color.as_deref()),
         };
         let job = match cli.command {
@@ -441,15 +461,21 @@ pub(crate) fn fleet_job<F: FamilyFace>(
             FleetJob::Run { fleet, run }
         }
         Command::Status {
+            objects,
             json,
+            output: format,
             no_headers,
             clock,
         } => {
-            output.json = json;
+            shape(output, json, format);
             FleetJob::Status {
                 fleet,
                 clock: clock.into(),
-                no_headers,
+                view: StatusView {
+                    objects,
+                    headers: !no_headers,
+                    format,
+                },
             }
         }
         Command::Report { html, clock } => FleetJob::Report {
@@ -460,13 +486,15 @@ pub(crate) fn fleet_job<F: FamilyFace>(
         Command::Explain {
             target: instance,
             json,
+            output: format,
             clock,
         } => {
-            output.json = json;
+            shape(output, json, format);
             FleetJob::Explain {
                 fleet,
                 clock: clock.into(),
                 instance,
+                names_only: format == Some(Format::Name),
             }
         }
         Command::Tags(TagsCommand::Lint { json, clock }) => {
@@ -521,8 +549,12 @@ pub(crate) fn fleet_job<F: FamilyFace>(
             output: file,
         },
         Command::Repair(cmd) => {
-            if let crate::face::cli::RepairCommand::List { json } = &cmd {
-                output.json = *json;
+            if let crate::face::cli::RepairCommand::List {
+                json,
+                output: format,
+            } = &cmd
+            {
+                shape(output, *json, *format);
             }
             let lock = lock_path::<F>(global, config, &fleet.source)?;
             FleetJob::Repair { fleet, lock, cmd }

@@ -419,10 +419,17 @@ fn repair(
             .map_err(verb)?;
             out.line(format!("repair entry #{index} added for {address}"))?;
         }
-        RepairCommand::List { json } => {
+        RepairCommand::List { json, output } => {
+            use crate::plug::cli::Format;
             let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
             let rows = admin::rows(&snap);
-            if json {
+            if output == Some(Format::Name) {
+                for r in &rows {
+                    out.line(format_args!("machine/{}", r.serial))?;
+                }
+            } else if output == Some(Format::Yaml) {
+                out.yaml_document(&rows)?;
+            } else if json || output == Some(Format::Json) {
                 out.json_line(&rows)?;
             } else {
                 out.text(admin::table(&rows))?;

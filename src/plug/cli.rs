@@ -10,6 +10,19 @@ pub struct ClockArgs {
     pub now: Option<i64>,
 }
 
+/// `-o FORMAT`: how a command that shows the fleet prints it, as kubectl's `-o`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One JSON document (as --json).
+    Json,
+    /// One YAML document.
+    Yaml,
+    /// The table with more columns.
+    Wide,
+    /// Only each row's name, as KIND/NAME, one a line (for scripts).
+    Name,
+}
+
 /// ckecli's repair-queue verbs, on the machines' labels.
 #[derive(Debug, Subcommand)]
 pub enum RepairCommand {
@@ -25,6 +38,14 @@ pub enum RepairCommand {
     List {
         #[arg(long)]
         json: bool,
+        /// json, yaml, wide (the table), or name (machine/SERIAL, one a line).
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_name = "FORMAT",
+            conflicts_with = "json"
+        )]
+        output: Option<Format>,
     },
     /// Mark entries deleted: the next pass removes them (and uncordons their Nodes).
     Delete {

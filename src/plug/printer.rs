@@ -13,8 +13,10 @@ use std::io::{self, Write};
 /// How the command's own output (stdout) is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Output {
-    /// The command's `--json`.
+    /// The command's `--json` (or `-o json`).
     pub json: bool,
+    /// `-o yaml`: documents as YAML.
+    pub yaml: bool,
     /// Standard output is a terminal and NO_COLOR does not forbid colour.
     pub colour: bool,
 }
@@ -23,6 +25,7 @@ pub struct Printer {
     out: Box<dyn Write>,
     err: Box<dyn Write>,
     json: bool,
+    yaml: bool,
     colour: bool,
 }
 
@@ -38,6 +41,7 @@ impl Printer {
             out,
             err,
             json: output.json,
+            yaml: output.yaml,
             colour: output.colour,
         }
     }
@@ -78,14 +82,22 @@ impl Printer {
         w.flush()
     }
 
-    /// A whole answer (status, explain, simulate): with `--json` the document, indented; else
-    /// the text, which carries its own line ends. Only the one asked for is made.
+    /// One YAML document (`-o yaml`), as kubectl prints one.
+    pub fn yaml_document<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<()> {
+        let text = serde_yaml_ng::to_string(value).map_err(io::Error::other)?;
+        self.text(text)
+    }
+
+    /// A whole answer (status, explain, simulate): with `--json` (or `-o yaml`) the document;
+    /// else the text, which carries its own line ends. Only the one asked for is made.
     pub fn document<T: Serialize>(
         &mut self,
         json: impl FnOnce() -> T,
         text: impl FnOnce() -> String,
     ) -> io::Result<()> {
-        if self.json {
+        if self.yaml {
+            self.yaml_document(&json())
+        } else if self.json {
             self.json_document(&json())
         } else {
             self.text(text())
@@ -149,6 +161,7 @@ mod tests {
             Box::new(err.clone()),
             Output {
                 json,
+                yaml: false,
                 colour: false,
             },
         );

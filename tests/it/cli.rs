@@ -1498,3 +1498,81 @@ fn suspending_a_scope_names_what_goes_on_repairing_below_it() {
     let said = stdout_of(&["suspend", "log-b1.ams.example"]);
     assert!(!said.contains("note:"), "{said}");
 }
+
+/// Output as kubectl users expect (issue: "-o json|yaml|wide|name", a target filter on
+/// `status`, short names as gnt-* expands them): each row of what `status` and `explain`
+/// print for a command line.
+#[test]
+fn status_and_explain_print_what_kubectl_users_expect() {
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.json");
+    let run = |args: &[&str]| {
+        let out = bin()
+            .args(["--config", "/dev/null", "--cluster", demo])
+            .args(args)
+            .args(["--now", NOW])
+            .assert();
+        let out = out.get_output();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let lines = |text: &str| text.lines().map(str::to_owned).collect::<Vec<_>>();
+    // (arguments, exit, a check of standard output or error)
+    type Check = fn(&str, &str) -> bool;
+    let cases: &[(&[&str], i32, Check)] = &[
+        // A short name as gnt-* expands it; a scope; both, once each.
+        (&["status", "web-a1", "-o", "name"], 0, |o, _| {
+            o == "instance/web-a1.ams.example\n"
+        }),
+        (&["status", "group/ams-a", "-o", "name"], 0, |o, _| {
+            o.lines().count() == 12 && o.lines().all(|l| l.starts_with("instance/"))
+        }),
+        (
+            &["status", "group/ams-a", "web-a1", "-o", "name"],
+            0,
+            |o, _| o.lines().count() == 12,
+        ),
+        // The table of the selection, its counts of the selection.
+        (&["status", "db-a1", "db-a2"], 0, |o, _| {
+            o.contains("2 instances;") && o.starts_with("INSTANCE")
+        }),
+        (&["status", "web-a1", "-o", "wide"], 0, |o, _| {
+            o.lines().next().is_some_and(|h| {
+                h.contains("PROBLEM") && h.contains("DOMAIN") && h.contains("LAST")
+            }) && o.contains("is offline")
+        }),
+        (&["status", "web-a1", "-o", "yaml"], 0, |o, _| {
+            o.starts_with("now: ") && o.contains("name: web-a1.ams.example")
+        }),
+        (&["status", "web-a1", "-o", "json"], 0, |o, _| {
+            serde_json::from_str::<Value>(o)
+                .is_ok_and(|v| v["targets"][0]["name"] == "web-a1.ams.example")
+        }),
+        (&["explain", "web-a1", "-o", "name"], 0, |o, _| {
+            o == "instance/web-a1.ams.example\n"
+        }),
+        (&["explain", "instance/web-a1", "-o", "yaml"], 0, |o, _| {
+            o.starts_with("name: web-a1.ams.example")
+        }),
+        // A short name that begins several, or none; an object that holds no instances.
+        (&["status", "web"], 2, |_, e| {
+            e.contains("instance/web is not in the fleet")
+        }),
+        (&["status", "db-a"], 2, |_, e| {
+            e.contains("is not in the fleet")
+        }),
+        (&["status", "node/node-a1.ams.example"], 2, |_, e| {
+            e.contains("holds no instances")
+        }),
+        (&["status", "--json", "-o", "yaml"], 2, |_, e| {
+            e.contains("cannot be used with")
+        }),
+    ];
+    for (args, code, check) in cases {
+        let (got, out, err) = run(args);
+        assert_eq!(got, Some(*code), "{args:?}: {err}");
+        assert!(check(&out, &err), "{args:?}:\n{:?}\n{err}", lines(&out));
+    }
+}
