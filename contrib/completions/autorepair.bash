@@ -290,7 +290,7 @@ _autorepair() {
 
     case "${cmd}" in
         autorepair)
-            opts="-h -V --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help --version run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
+            opts="-h -V --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help --version run status report explain tags repair suspend resume clear simulate generate sabakan snapshot allow request help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -376,7 +376,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__allow)
-            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help none fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -760,7 +760,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__help)
-            opts="run status report explain tags repair allow suspend resume request clear simulate generate sabakan snapshot help"
+            opts="run status report explain tags repair suspend resume clear simulate generate sabakan snapshot allow request help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2056,7 +2056,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__request)
-            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -66,7 +66,58 @@ pub fn command(families: &[&dyn Registered]) -> clap::Command {
         let others: Vec<&str> = fleet_flags.iter().filter(|o| *o != flag).copied().collect();
         cmd = cmd.mut_arg(*flag, |a| a.conflicts_with_all(others));
     }
-    cmd
+    // Every family's levels, for completions and help; the family reads the level given on
+    // its own ladder (an unknown one is its error, which lists the ladder).
+    let mut levels: Vec<&'static str> = Vec::new();
+    for level in families.iter().flat_map(|f| f.levels()) {
+        if !levels.contains(&level) {
+            levels.push(level);
+        }
+    }
+    let with_none: Vec<&'static str> = std::iter::once("none")
+        .chain(levels.iter().copied())
+        .collect();
+    // `mut_arg` puts a positional last: both keep their places (TYPE first) by index.
+    cmd = cmd.mut_subcommand("allow", |s| {
+        s.mut_arg("level", |a| {
+            a.index(1)
+                .value_parser(clap::builder::TypedValueParser::map(
+                    Levels(with_none),
+                    |l: String| parse_level(&l),
+                ))
+        })
+        .mut_arg("object", |a| a.index(2))
+    });
+    cmd.mut_subcommand("request", |s| {
+        s.mut_arg("repair", |a| a.index(1).value_parser(Levels(levels)))
+            .mut_arg("target", |a| a.index(2))
+    })
+}
+
+/// A repair level: any text (the family checks it on its ladder), offering every family's
+/// levels to completion and help.
+#[derive(Clone)]
+struct Levels(Vec<&'static str>);
+
+impl clap::builder::TypedValueParser for Levels {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.0.iter().map(|l| clap::builder::PossibleValue::new(*l)),
+        ))
+    }
 }
 
 /// Parses `argv` (its first item is the program).
@@ -181,7 +232,7 @@ pub enum Command {
     Allow {
         /// The family's level, or none. Ganeti: fix-storage, migrate, failover, reinstall;
         /// metal3: drain, power-cycle, reprovision; machines: check, step-1 … step-8.
-        #[arg(value_parser = parse_level, value_name = "TYPE")]
+        #[arg(value_parser = level_arg, value_name = "TYPE")]
         level: Level,
         /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
         /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
@@ -366,10 +417,14 @@ pub enum Level {
     UpTo(String),
 }
 
-fn parse_level(s: &str) -> Result<Level, String> {
-    Ok(if s == "none" {
+fn parse_level(s: &str) -> Level {
+    if s == "none" {
         Level::None
     } else {
         Level::UpTo(s.to_owned())
-    })
+    }
+}
+
+fn level_arg(s: &str) -> Result<Level, String> {
+    Ok(parse_level(s))
 }

@@ -25,6 +25,8 @@ pub trait Registered: Sync {
     fn fleet_hint(&self) -> &'static str;
     /// The config file's top-level keys that are the family's.
     fn config_keys(&self) -> &'static [&'static str];
+    /// The family's repair levels, least destructive first (for completions and help).
+    fn levels(&self) -> Vec<&'static str>;
     /// Moves keys an older version read elsewhere (see `FamilyFace::upgrade_config`).
     fn upgrade_config(&self, table: &mut toml::Table, path: &str);
     /// The family's config keys with their defaults.
@@ -104,6 +106,11 @@ where
 
     fn config_keys(&self) -> &'static [&'static str] {
         F::CONFIG_KEYS
+    }
+
+    fn levels(&self) -> Vec<&'static str> {
+        use crate::engine::marks::Level;
+        F::Level::LADDER.iter().map(|l| l.as_str()).collect()
     }
 
     fn upgrade_config(&self, table: &mut toml::Table, path: &str) {

@@ -61,3 +61,32 @@ fn bash_completes_a_verb() {
         "{out:?}"
     );
 }
+
+/// Levels complete too: every family's, as the family reads the one given on its ladder.
+#[test]
+fn bash_completes_a_level() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/completions/autorepair.bash");
+    for (line, want) in [
+        ("autorepair allow fail", "failover"),
+        ("autorepair request power", "power-cycle"),
+    ] {
+        let words: Vec<&str> = line.split(' ').collect();
+        let probe = format!(
+            "source {}; COMP_WORDS=({line}); COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; _autorepair autorepair {} {}; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            words.len() - 1,
+            words[words.len() - 1],
+            words[words.len() - 2],
+        );
+        let out = std::process::Command::new("bash")
+            .args(["--norc", "-c", &probe])
+            .output()
+            .unwrap();
+        let got = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            got.split_whitespace().collect::<Vec<_>>(),
+            [want],
+            "{line}: {out:?}"
+        );
+    }
+}
