@@ -1351,7 +1351,7 @@ fn a_remediation_the_mhc_keeps_after_the_cycle_reports_success_and_asks_nothing_
     for i in 0..80 {
         let (_, plan) = pass(&mut file, NOW + 60 * i);
         for a in plan.actions() {
-            if let Action::Repair(r) = a {
+            if let Action::Repair(_) = a {
                 starts += 1;
             }
         }
