@@ -266,6 +266,15 @@ impl ObjectsFile {
                 self.annotations_mut(&machine(m))?
                     .remove(marks::NODE_TAINTED_KEY);
             }
+            Op::ReportRemediation {
+                remediation,
+                report,
+            } => {
+                let stamp = self.now_rfc3339();
+                let item =
+                    self.object_mut(&ObjectRef::new(kind::REMEDIATION, remediation.clone()))?;
+                item["status"] = report.to_status(&stamp);
+            }
         }
         Ok(())
     }
@@ -397,6 +406,7 @@ fn matches(item: &Value, object: &ObjectRef) -> bool {
         kind::MACHINE_DEPLOYMENT => item_kind == "MachineDeployment" && namespaced(),
         kind::CONTROL_PLANE => item_kind.ends_with("ControlPlane") && namespaced(),
         kind::CLUSTER => item_kind == "Cluster" && namespaced(),
+        kind::REMEDIATION => item_kind == objects::REMEDIATION_KIND && namespaced(),
         _ => false,
     }
 }

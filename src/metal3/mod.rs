@@ -22,6 +22,7 @@ pub mod kube;
 pub mod marks;
 pub mod objects;
 pub mod protocol;
+pub mod remediation;
 pub mod section;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
@@ -228,6 +229,12 @@ pub enum Op {
     TaintNode { machine: String, node: String },
     /// Remove the out-of-service taint autorepair added (if still there), then the record.
     UntaintNode { machine: String, node: String },
+    /// Write what autorepair reports in a remediation object's `status` (a report: nothing is
+    /// ever read back from it to decide anything but whether to write it again).
+    ReportRemediation {
+        remediation: String,
+        report: objects::Report,
+    },
 }
 
 impl fmt::Display for Op {
@@ -258,6 +265,17 @@ impl fmt::Display for Op {
                 f,
                 "remove {} from node {node}",
                 objects::OUT_OF_SERVICE_TAINT
+            ),
+            Op::ReportRemediation {
+                remediation,
+                report,
+            } => write!(
+                f,
+                "report {} {} ({}) on {} {remediation}",
+                report.phase,
+                report.reason,
+                report.message,
+                objects::REMEDIATION_KIND
             ),
         }
     }
@@ -434,6 +452,28 @@ impl<'a> Index<'a> {
         m.node_ref
             .as_deref()
             .and_then(|n| self.nodes.get(n).copied())
+    }
+
+    /// The Machine's scopes, nearest first (nearest wins): its owner, the MachineDeployment
+    /// above a MachineSet, the Cluster.
+    fn scope_chain(&self, m: &Machine) -> Vec<&'a objects::Scope> {
+        let mut chain = Vec::with_capacity(3);
+        if let Some(owner) = &m.owner {
+            let key = format!("{}/{}", owner.kind, owner.name);
+            if let Some(s) = self.scopes.get(key.as_str()) {
+                chain.push(*s);
+                if let Some(p) = s.parent.as_deref().and_then(|p| self.scopes.get(p)) {
+                    chain.push(*p);
+                }
+            }
+        }
+        if let Some(c) = m.cluster.as_deref() {
+            let key = format!("{}/{}/{c}", kind::CLUSTER, m.namespace);
+            if let Some(s) = self.scopes.get(key.as_str()) {
+                chain.push(*s);
+            }
+        }
+        chain
     }
 
     /// [`Index::zone`] for people: a Machine in no zone counts in the unnamed one.
@@ -652,23 +692,11 @@ impl Family for Metal3 {
                 problem,
             },
         };
-        // Nearest wins: the Machine's owner, the MachineDeployment above a MachineSet, the Cluster.
-        let mut chain: Vec<&'a str> = Vec::with_capacity(3);
-        if let Some(owner) = &m.owner {
-            let key = format!("{}/{}", owner.kind, owner.name);
-            if let Some(s) = index.scopes.get(key.as_str()) {
-                chain.push(&s.key);
-                if let Some(p) = s.parent.as_deref().and_then(|p| index.scopes.get(p)) {
-                    chain.push(&p.key);
-                }
-            }
-        }
-        if let Some(c) = m.cluster.as_deref() {
-            let key = format!("{}/{}/{c}", kind::CLUSTER, m.namespace);
-            if let Some(s) = index.scopes.get(key.as_str()) {
-                chain.push(&s.key);
-            }
-        }
+        let chain: Vec<&'a str> = index
+            .scope_chain(m)
+            .iter()
+            .map(|s| s.key.as_str())
+            .collect();
         let zone = index.zone(m);
         let broken = health.is_broken();
         // A request for a Machine Cluster API holds back waits (its start cannot be built),
@@ -830,7 +858,9 @@ impl Family for Metal3 {
     }
 
     fn progress<'a>(index: &Index<'a>, _now: i64) -> Vec<Progress<Metal3>> {
-        protocol::progress(index)
+        let mut out = protocol::progress(index);
+        out.extend(remediation::progress(index));
+        out
     }
 }
 

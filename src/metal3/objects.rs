@@ -22,6 +22,14 @@ pub const SKIP_REMEDIATION_KEY: &str = "cluster.x-k8s.io/skip-remediation";
 pub const CAPI_PAUSED_KEY: &str = "cluster.x-k8s.io/paused";
 /// Every annotation that asks for a power cycle of a Machine, as the request the protocol serves.
 pub const REQUEST_KEYS: [&str; 2] = [REQUEST_KEY, REMEDIATE_KEY];
+/// The API group of autorepair's remediation objects (its Cluster API external remediation
+/// provider, docs/metal3.md "With Cluster API's MachineHealthCheck").
+pub const REMEDIATION_GROUP: &str = "remediation.autorepair.io";
+/// The kind a MachineHealthCheck creates, one per unhealthy Machine, from the template kind
+/// [`REMEDIATION_TEMPLATE_KIND`].
+pub const REMEDIATION_KIND: &str = "AutorepairRemediation";
+pub const REMEDIATION_VERSION: &str = "v1alpha1";
+pub const REMEDIATION_TEMPLATE_KIND: &str = "AutorepairRemediationTemplate";
 /// The host annotation that powers it off until it is removed; autorepair's own reboot key.
 pub const REBOOT_KEY: &str = "reboot.metal3.io/machine-remediation";
 /// Any reboot request: the bare key or any `reboot.metal3.io/<suffix>`.
@@ -48,6 +56,8 @@ pub mod kind {
     pub const MACHINE_DEPLOYMENT: &str = "machinedeployment";
     pub const CONTROL_PLANE: &str = "controlplane";
     pub const CLUSTER: &str = "cluster";
+    /// An AutorepairRemediation, a MachineHealthCheck's request.
+    pub const REMEDIATION: &str = "remediation";
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -71,6 +81,8 @@ struct Meta {
 #[serde(rename_all = "camelCase")]
 struct OwnerReference {
     #[serde(default)]
+    api_version: String,
+    #[serde(default)]
     kind: String,
     #[serde(default)]
     name: String,
@@ -87,8 +99,14 @@ pub struct Machine {
     pub name: String,
     /// Its autorepair marks, as `key=value`.
     pub marks: Vec<String>,
-    /// A request is set: [`REQUEST_KEY`] or [`REMEDIATE_KEY`].
+    /// A request is open: [`REQUEST_KEY`] or [`REMEDIATE_KEY`], or a remediation object not
+    /// yet answered ([`Machine::remediation`]).
     pub requested: bool,
+    /// A request annotation is set ([`REQUEST_KEYS`]): autorepair removes it once served.
+    pub request_annotated: bool,
+    /// The remediation object (`NAMESPACE/NAME`) a MachineHealthCheck made for it, unless it
+    /// is being deleted. It is a request until a repair result newer than it answers it.
+    pub remediation: Option<String>,
     /// Why Cluster API holds the Machine back from any new repair (its own skip-remediation or
     /// paused annotation, or its Cluster's `spec.paused`), naming the mark; `None` if nothing does.
     pub held: Option<String>,
@@ -184,7 +202,104 @@ pub struct Snapshot {
     /// Machines (`NAMESPACE/NAME`) whose Nodes could not be looked at this pass (their
     /// workload cluster unreadable): a Node of theirs missing from `nodes` may well exist.
     pub nodes_unknown: BTreeSet<String>,
+    /// AutorepairRemediations, with the Machine each one names.
+    pub remediations: Vec<Remediation>,
 }
+
+/// An AutorepairRemediation: a MachineHealthCheck's request to remediate one Machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remediation {
+    /// `NAMESPACE/NAME`.
+    pub key: String,
+    /// The Machine its ownerReference names, `NAMESPACE/NAME` (as CAPM3 finds it: not by name).
+    pub machine: Option<String>,
+    /// `metadata.creationTimestamp` (Unix seconds).
+    pub created: Option<i64>,
+    pub deleting: bool,
+    /// What its `status` says now, as autorepair last reported it.
+    pub reported: Option<Reported>,
+}
+
+/// What autorepair reports in a remediation object's `status`: a report, never the record
+/// (the Machine's annotations are), recomputed every pass and written when it changes.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Report {
+    /// `Waiting`, `Running`, `Succeeded` or `Failed`.
+    pub phase: &'static str,
+    /// The `Remediated` condition: `Unknown` while waiting or running, then `True` or `False`.
+    pub status: &'static str,
+    /// The condition's reason, CamelCase.
+    pub reason: &'static str,
+    pub message: String,
+    /// The condition's `lastTransitionTime` to keep (its status did not change); `None`: the
+    /// time of the write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+}
+
+impl Report {
+    /// The `status` object written to the remediation object at `now`.
+    pub fn to_status(&self, now: &str) -> Value {
+        let since = self.since.as_deref().unwrap_or(now);
+        serde_json::json!({
+            "phase": self.phase,
+            "conditions": [{
+                "type": REMEDIATED_CONDITION,
+                "status": self.status,
+                "reason": self.reason,
+                "message": self.message,
+                "lastTransitionTime": since,
+            }],
+        })
+    }
+
+    /// Whether `status` already says this (its transition time aside).
+    pub fn matches(&self, now: &Reported) -> bool {
+        (self.phase, self.status, self.reason, self.message.as_str())
+            == (
+                now.phase.as_str(),
+                now.status.as_str(),
+                now.reason.as_str(),
+                now.message.as_str(),
+            )
+    }
+}
+
+/// A remediation object's `status` as read: its phase and `Remediated` condition.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reported {
+    pub phase: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    /// The condition's `lastTransitionTime`, kept while its status stays.
+    pub since: Option<String>,
+}
+
+impl Reported {
+    fn read(status: &Value) -> Option<Reported> {
+        let phase = status.get("phase")?.as_str()?.to_owned();
+        let c = status
+            .get("conditions")?
+            .as_array()?
+            .iter()
+            .find(|c| c.get("type").and_then(Value::as_str) == Some(REMEDIATED_CONDITION))?;
+        let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+        Some(Reported {
+            phase,
+            status: field("status"),
+            reason: field("reason"),
+            message: field("message"),
+            since: c
+                .get("lastTransitionTime")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        })
+    }
+}
+
+/// The condition type autorepair reports on a remediation object.
+pub const REMEDIATED_CONDITION: &str = "Remediated";
 
 fn epoch(text: &Option<String>) -> Option<i64> {
     text.as_deref()
@@ -251,6 +366,7 @@ enum Item {
     Node(Meta, Value),
     Scope(&'static str, Meta, Value),
     Pod(Meta, Value),
+    Remediation(Meta, Value),
     Other,
 }
 
@@ -274,6 +390,7 @@ fn classify(item: &Value) -> Result<Item, String> {
         ("BareMetalHost", "metal3.io") => Item::Host(meta()?, item.clone()),
         ("Node", "") => Item::Node(meta()?, item.clone()),
         ("Pod", "") => Item::Pod(meta()?, item.clone()),
+        (REMEDIATION_KIND, REMEDIATION_GROUP) => Item::Remediation(meta()?, item.clone()),
         (k, _) => match scope_kind(k) {
             Some(kind) => Item::Scope(kind, meta()?, item.clone()),
             None => Item::Other,
@@ -334,7 +451,15 @@ impl Snapshot {
                             && pointer(&v, "/spec/paused").and_then(Value::as_bool) == Some(true),
                     });
                 }
+                Ok(Item::Remediation(meta, v)) => snap.remediations.push(remediation(&meta, &v)),
                 Ok(Item::Other) => {}
+            }
+        }
+        // A Machine's remediation object: the live one its ownerReference names.
+        let mut remediation_of: BTreeMap<&str, &Remediation> = BTreeMap::new();
+        for r in snap.remediations.iter().filter(|r| !r.deleting) {
+            if let Some(m) = &r.machine {
+                remediation_of.entry(m.as_str()).or_insert(r);
             }
         }
         let paused: BTreeSet<&str> = snap
@@ -347,6 +472,10 @@ impl Snapshot {
             .into_iter()
             .map(|(meta, v)| {
                 let mut m = machine(meta, &v, &m3m);
+                if let Some(r) = remediation_of.get(m.key.as_str()) {
+                    m.remediation = Some(r.key.clone());
+                    m.requested |= !answered(&m.marks, r.created) && !cycling(&m.marks);
+                }
                 if m.held.is_none()
                     && let Some(c) = &m.cluster
                 {
@@ -423,12 +552,15 @@ fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
     .into_iter()
     .find(|(k, _)| meta.annotations.contains_key(*k))
     .map(|(k, what)| format!("it carries {k} ({what}): remove it to let repairs start"));
+    let request_annotated = REQUEST_KEYS
+        .iter()
+        .any(|k| meta.annotations.contains_key(*k));
     Machine {
         key: key(&meta),
         marks: our_marks(&meta.annotations),
-        requested: REQUEST_KEYS
-            .iter()
-            .any(|k| meta.annotations.contains_key(*k)),
+        requested: request_annotated,
+        request_annotated,
+        remediation: None,
         held,
         node_ref,
         host,
@@ -442,6 +574,66 @@ fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
         namespace: meta.namespace,
         name: meta.name,
     }
+}
+
+fn remediation(meta: &Meta, v: &Value) -> Remediation {
+    // Cluster API's own Machines only: the contract is Cluster API's.
+    let machine = meta
+        .owner_references
+        .iter()
+        .find(|o| {
+            o.kind == "Machine"
+                && o.api_version.split('/').next() == Some("cluster.x-k8s.io")
+                && !o.name.is_empty()
+        })
+        .map(|o| format!("{}/{}", meta.namespace, o.name));
+    Remediation {
+        key: key(meta),
+        machine,
+        created: epoch(&meta.creation_timestamp),
+        deleting: meta.deletion_timestamp.is_some(),
+        reported: v.get("status").and_then(Reported::read),
+    }
+}
+
+/// Whether a power cycle (or a reprovisioning) ended on the Machine since the remediation
+/// object was made: served, refused or failed, it answered that object, which asks for
+/// nothing more (the MachineHealthCheck deletes it once the Machine is healthy; a new one
+/// asks again). Without a creation time, any such result answers it: no power cycle is
+/// ever started for an object whose age is unknown but which a result may already answer.
+pub fn answered(marks: &[String], created: Option<i64>) -> bool {
+    answer(marks, created).is_some()
+}
+
+/// Whether a power cycle is under way on the Machine (its pending repair records the step).
+/// It serves a remediation object as it serves any request: the cycle carries its own request
+/// annotation to its end. Counting the object as a request as well would keep the Machine
+/// "requested" in the very pass its cycle succeeds, and a Machine still asking for a repair
+/// then would be escalated (reprovisioned) for a cycle that worked.
+pub fn cycling(marks: &[String]) -> bool {
+    use crate::engine::marks::{Codec, Mark};
+    marks.iter().any(|t| {
+        matches!(marks::Annotations::parse(t), Ok(Mark::Pending(p))
+            if p.ops.iter::<super::OpId>().any(|id| id.step == super::Step::PowerCycle))
+    })
+}
+
+/// The newest power-cycle or reprovision result at or after `created`.
+pub fn answer(
+    marks: &[String],
+    created: Option<i64>,
+) -> Option<crate::engine::marks::Outcome<'_, super::Remedy>> {
+    use crate::engine::marks::{Codec, Mark};
+    let since = created.unwrap_or(i64::MIN);
+    marks
+        .iter()
+        .filter_map(|t| match marks::Annotations::parse(t) {
+            Ok(Mark::Result(r)) if r.repair >= super::Remedy::PowerCycle && r.at >= since => {
+                Some(r)
+            }
+            _ => None,
+        })
+        .max_by_key(|r| r.at)
 }
 
 fn host(meta: &Meta, v: &Value) -> Host {

@@ -194,8 +194,10 @@ pub fn judge(
                 (true, _) => (OpState::Running, Phase::PoweringOff, None),
                 (false, Some(true)) => {
                     let back = node_back(index, m);
-                    if back && m.requested {
-                        // Done but for the request, removed this pass (see `progress`).
+                    if back && m.request_annotated {
+                        // Done but for the request, removed this pass (see `progress`). A
+                        // remediation object is not autorepair's to remove: the result
+                        // written now answers it, and its MachineHealthCheck deletes it.
                         (OpState::Running, Phase::Served, None)
                     } else if back {
                         (OpState::Succeeded, Phase::Done, None)
@@ -343,7 +345,7 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
     }
     // A power cycle done but for its request: the request is served. Only while the cycle is
     // recorded under way, so a request that comes after its result is a new one.
-    for m in index.snap.machines.iter().filter(|m| m.requested) {
+    for m in index.snap.machines.iter().filter(|m| m.request_annotated) {
         let cycling = Index::pending(m).iter().any(|p| {
             p.ops
                 .iter::<OpId>()

@@ -4,7 +4,7 @@ use super::objects::Snapshot;
 use super::*;
 use crate::engine::backend::Dying;
 use crate::engine::{Backend, Limits, exec};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// 2027-01-15: long after the fixtures' Nodes changed state.
 const NOW: i64 = 1_800_000_000;
@@ -418,6 +418,7 @@ fn op_name(op: &Op) -> &'static str {
         Op::RestoreNode { .. } => "restore-node",
         Op::TaintNode { .. } => "taint-node",
         Op::UntaintNode { .. } => "untaint-node",
+        Op::ReportRemediation { .. } => "report-remediation",
     }
 }
 
@@ -1226,4 +1227,153 @@ fn a_drain_with_pods_left_is_asked_again_every_pass_until_its_timeout() {
     assert!(asked(&fleet(true, "DaemonSet"), NOW).is_empty());
     // Not cordoned (the drain's first call has not happened): the step itself cordons.
     assert!(asked(&fleet(false, "ReplicaSet"), NOW).is_empty());
+}
+
+/// A MachineHealthCheck's AutorepairRemediation for `machine`, created at `created`, owned by
+/// the Machine through `owner_api`.
+fn remediation_item(machine: &str, created: i64, owner_api: &str, deleting: bool) -> Value {
+    let mut item = json!({
+        "apiVersion": "remediation.autorepair.io/v1alpha1",
+        "kind": "AutorepairRemediation",
+        "metadata": {
+            "name": machine, "namespace": "ns",
+            "creationTimestamp": crate::engine::rfc3339(created),
+            "ownerReferences": [{"apiVersion": owner_api, "kind": "Machine", "name": machine, "uid": "u"}],
+        },
+        "spec": {},
+    });
+    if deleting {
+        item["metadata"]["deletionTimestamp"] = json!(crate::engine::rfc3339(created + 1));
+    }
+    item
+}
+
+fn with_items(fleet: Fleet, extra: &[Value]) -> Value {
+    let mut list = fleet.build();
+    list["items"]
+        .as_array_mut()
+        .unwrap()
+        .extend(extra.iter().cloned());
+    list
+}
+
+#[test]
+fn a_remediation_object_is_a_request_until_a_newer_result_answers_it() {
+    const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let key = format!("autorepair.io/repair.{ID}");
+    let cycled = |at: i64| format!("result:power-cycle:{at}:success:power-cycle.{ID}");
+    let refused = |at: i64| format!("result:power-cycle:{at}:enoperm:");
+    let drained = |at: i64| format!("result:drain:{at}:success:drain.{ID}");
+    let capi = "cluster.x-k8s.io/v1beta2";
+    // (case, result on the Machine, owner apiVersion, deleting, requested)
+    let cases: [(&str, Option<String>, &str, bool, bool); 7] = [
+        ("no result", None, capi, false, true),
+        (
+            "power-cycled before it",
+            Some(cycled(NOW - 60)),
+            capi,
+            false,
+            true,
+        ),
+        (
+            "power-cycled since",
+            Some(cycled(NOW + 60)),
+            capi,
+            false,
+            false,
+        ),
+        ("refused since", Some(refused(NOW + 60)), capi, false, false),
+        (
+            "only drained since",
+            Some(drained(NOW + 60)),
+            capi,
+            false,
+            true,
+        ),
+        ("being deleted", None, capi, true, false),
+        (
+            "owned by an OpenShift Machine",
+            None,
+            "machine.openshift.io/v1beta1",
+            false,
+            false,
+        ),
+    ];
+    for (case, result, owner, deleting, requested) in cases {
+        let mut m = Machine::new("ns", "m1").node("n1").host("h1");
+        if let Some(r) = &result {
+            m = m.annotate(&key, r);
+        }
+        let list = with_items(
+            Fleet::new().machine(m),
+            &[remediation_item("m1", NOW, owner, deleting)],
+        );
+        let snap = Snapshot::from_items(list["items"].as_array().unwrap());
+        let m = &snap.machines[0];
+        assert_eq!(m.requested, requested, "{case}");
+        assert!(!m.request_annotated, "{case}");
+        assert_eq!(
+            m.remediation.is_some(),
+            !deleting && owner == capi,
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn a_remediation_the_mhc_keeps_after_the_cycle_reports_success_and_asks_nothing_more() {
+    // The MHC keeps its request while the Node settles (healthy only once no timeout is
+    // pending): one power cycle, then `Succeeded`, and nothing more over passes that run past
+    // `reboot_loop_window`: no second power cycle, and no reprovisioning, which the policy
+    // would allow for a Machine a request finds power-cycled within the window.
+    let list = with_items(
+        Fleet::new()
+            .machine(
+                Machine::new("ns", "m1")
+                    .node("n1")
+                    .host("h1")
+                    .owner("MachineSet", "ms1")
+                    .annotate("autorepair.io/policy", "reprovision"),
+            )
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1").ready("False", fixture::T0))
+            .simulated(),
+        &[remediation_item(
+            "m1",
+            NOW,
+            "cluster.x-k8s.io/v1beta2",
+            false,
+        )],
+    );
+    let mut file = ObjectsFile::in_memory(list);
+    let mut starts = 0;
+    let mut phases: Vec<String> = Vec::new();
+    for i in 0..80 {
+        let (_, plan) = pass(&mut file, NOW + 60 * i);
+        for a in plan.actions() {
+            if let Action::Repair(_) = a {
+                starts += 1;
+            }
+        }
+        let item = file
+            .list()
+            .pointer("/items")
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .find(|i| i["kind"] == "AutorepairRemediation")
+            .unwrap()
+            .clone();
+        let phase = item["status"]["phase"].as_str().unwrap_or("").to_owned();
+        if phases.last() != Some(&phase) {
+            phases.push(phase);
+        }
+    }
+    assert_eq!(starts, 1, "one repair in {} s", 80 * 60);
+    let result = file.snapshot().unwrap().machines[0].marks.join(" ");
+    assert!(
+        result.contains(":success:power-cycle.") && !result.contains("result:reprovision"),
+        "{result}"
+    );
+    assert_eq!(phases, ["Waiting", "Running", "Succeeded"]);
 }

@@ -248,6 +248,7 @@ fn op_name(op: &Op) -> &'static str {
         Op::RestoreNode { .. } => "restore-node",
         Op::TaintNode { .. } => "taint-node",
         Op::UntaintNode { .. } => "untaint-node",
+        Op::ReportRemediation { .. } => "report-remediation",
     }
 }
 

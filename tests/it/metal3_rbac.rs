@@ -221,6 +221,18 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
             .build(),
     );
 
+    // A MachineHealthCheck's request for m1: read, and reported on in its status.
+    let m1_uid =
+        kube.get(&testsupport::kube::MACHINE, "ns", "m1").unwrap()["metadata"]["uid"].clone();
+    kube.insert(json!({
+        "apiVersion": "remediation.autorepair.io/v1alpha1",
+        "kind": "AutorepairRemediation",
+        "metadata": {"name": "m1", "namespace": "ns", "ownerReferences": [{
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "name": "m1", "uid": m1_uid,
+        }]},
+        "spec": {},
+    }));
+
     // Passes: the power cycle (reboot annotation, Node backup and delete, request cleared,
     // power-on) with the test playing the host's power, expired suspends removed.
     let mut b = KubeBackend::from_config(kube.config(), Options::default()).unwrap();
@@ -331,6 +343,16 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
         ),
         ("machine.openshift.io", "machines", "watch"),
         ("metal3.io", "baremetalhosts", "patch"),
+        (
+            "remediation.autorepair.io",
+            "autorepairremediations",
+            "watch",
+        ),
+        (
+            "remediation.autorepair.io",
+            "autorepairremediations/status",
+            "patch",
+        ),
         ("", "nodes", "delete"),
         ("", "nodes", "patch"),
         ("", "pods/eviction", "create"),

@@ -10,9 +10,10 @@ pub(super) const INFRA: &str = "infrastructure.cluster.x-k8s.io";
 pub(super) const METAL3: &str = "metal3.io";
 pub(super) const OPENSHIFT: &str = "machine.openshift.io";
 pub(super) const CONTROL_PLANE: &str = "controlplane.cluster.x-k8s.io";
+pub(super) const REMEDIATION: &str = crate::metal3::objects::REMEDIATION_GROUP;
 
 /// The groups discovery asks about: nothing else is queried.
-pub(super) const GROUPS: &[&str] = &[CAPI, INFRA, METAL3, OPENSHIFT, CONTROL_PLANE];
+pub(super) const GROUPS: &[&str] = &[CAPI, INFRA, METAL3, OPENSHIFT, CONTROL_PLANE, REMEDIATION];
 
 /// Cluster API's versions, most preferred first: v1beta2 is the storage version since CAPI
 /// 1.11; older management clusters serve only v1beta1. The fields the family reads
@@ -28,6 +29,8 @@ pub(super) struct Served {
     pub hosts: Option<ApiResource>,
     /// MachineSets, MachineDeployments, Clusters and every `*ControlPlane` kind.
     pub scopes: Vec<ApiResource>,
+    /// AutorepairRemediations (only where its CRD is installed).
+    pub remediations: Option<ApiResource>,
 }
 
 impl Served {
@@ -67,6 +70,13 @@ impl Served {
             metal3_machines: capi(group(INFRA), "Metal3Machine"),
             hosts: group(METAL3).and_then(|g| pick(g, "BareMetalHost", &["v1alpha1"])),
             scopes,
+            remediations: group(REMEDIATION).and_then(|g| {
+                pick(
+                    g,
+                    crate::metal3::objects::REMEDIATION_KIND,
+                    &[crate::metal3::objects::REMEDIATION_VERSION],
+                )
+            }),
         }
     }
 }

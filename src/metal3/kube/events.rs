@@ -101,7 +101,11 @@ pub(super) fn of_op(op: &Op) -> Vec<Story> {
             "Reprovisioning",
             "deleted by autorepair so that its owner replaces it".into(),
         )],
-        Op::Drain { .. } | Op::RestoreNode { .. } | Op::UntaintNode { .. } => Vec::new(),
+        // A report on the remediation object tells of the Machine's story, told already.
+        Op::Drain { .. }
+        | Op::RestoreNode { .. }
+        | Op::UntaintNode { .. }
+        | Op::ReportRemediation { .. } => Vec::new(),
     }
 }
 

@@ -188,7 +188,7 @@ impl Inner {
         // management cluster's Nodes are listed with them when every Node lives there.
         let node_api = core("Node", "nodes");
         let nodes_here = self.options.workload == Workload::Management;
-        let (capi, openshift, metal3_machines, hosts, scopes, management_nodes) = tokio::try_join!(
+        let (capi, openshift, metal3_machines, hosts, scopes, management_nodes, remediations) = tokio::try_join!(
             self.list_served(served.machines.as_ref(), Part::Whole),
             self.list_served(served.openshift_machines.as_ref(), Part::Whole),
             // Only their host link annotation is read.
@@ -202,6 +202,7 @@ impl Inner {
                     Ok(None)
                 }
             },
+            self.list_served(served.remediations.as_ref(), Part::Whole),
         )?;
 
         // Machines: Cluster API first; an OpenShift Machine of the same name is left out.
@@ -230,6 +231,13 @@ impl Inner {
         if let Some((api, listed)) = hosts {
             for item in listed {
                 let object = ObjectRef::new(kind::HOST, namespaced(&item));
+                self.remember(object, &api, mgmt.clone(), &item);
+                items.push(item);
+            }
+        }
+        if let Some((api, listed)) = remediations {
+            for item in listed {
+                let object = ObjectRef::new(kind::REMEDIATION, namespaced(&item));
                 self.remember(object, &api, mgmt.clone(), &item);
                 items.push(item);
             }

@@ -52,6 +52,9 @@ enum Kind {
     Cluster,
     /// Metal3Machines and the other scopes: their metadata only.
     Metadata,
+    /// AutorepairRemediations: their metadata is what asks; their status is autorepair's own
+    /// report, whose writes must not wake the loop.
+    Remediation,
 }
 
 /// The watched kinds: the management cluster's, as discovery found them served.
@@ -64,6 +67,8 @@ fn watched(served: &Served, nodes_here: bool) -> Vec<Watched> {
         out.push((m.clone(), Kind::Machine));
     }
     out.extend(served.hosts.clone().map(|h| (h, Kind::Host)));
+    // A MachineHealthCheck's request: read whole (its status is written back).
+    out.extend(served.remediations.clone().map(|r| (r, Kind::Remediation)));
     out.extend(served.metal3_machines.clone().map(|m| (m, Kind::Metadata)));
     out.extend(served.scopes.iter().cloned().map(|s| {
         let kind = if s.kind == "Cluster" {
@@ -114,7 +119,7 @@ fn fingerprint(kind: Kind, v: &Value) -> u64 {
         ],
         Kind::Node => &["/spec/unschedulable", "/spec/taints"],
         Kind::Cluster => &["/spec/paused"],
-        Kind::Metadata => &[],
+        Kind::Metadata | Kind::Remediation => &[],
     };
     for path in paths {
         put(path);

@@ -23,6 +23,16 @@ impl Inner {
     pub(super) async fn patch(
         &mut self,
         object: &ObjectRef,
+        body: Value,
+    ) -> Result<(), BackendError> {
+        self.patch_at(object, None, body).await
+    }
+
+    /// [`Inner::patch`] on the object or one of its subresources (`status`).
+    pub(super) async fn patch_at(
+        &mut self,
+        object: &ObjectRef,
+        subresource: Option<&str>,
         mut body: Value,
     ) -> Result<(), BackendError> {
         self.may_write()?;
@@ -37,11 +47,15 @@ impl Inner {
             field_manager: Some("autorepair".into()),
             ..PatchParams::default()
         };
-        let mut req = Request::new(DynamicObject::url_path(
+        let request = Request::new(DynamicObject::url_path(
             &live.api,
             live.namespace.as_deref(),
-        ))
-        .patch(&live.name, &params, &Patch::Merge(&body))
+        ));
+        let patch = Patch::Merge(&body);
+        let mut req = match subresource {
+            None => request.patch(&live.name, &params, &patch),
+            Some(sub) => request.patch_subresource(sub, &live.name, &params, &patch),
+        }
         .map_err(|e| BackendError::Api(format!("{object}: cannot build the patch: {e}")))?;
         if let Some(Ok(uri)) = crate::k8s::tidy_query(&req.uri().to_string()).map(|u| u.parse()) {
             *req.uri_mut() = uri;
@@ -67,6 +81,23 @@ impl Inner {
         let api = live.api.clone();
         self.remember(object.clone(), &api, live.home, &new);
         Ok(())
+    }
+
+    /// Writes a report in a remediation object's `status` (its status subresource), conditioned
+    /// on the resourceVersion read like every write.
+    pub(super) async fn report(
+        &mut self,
+        remediation: &str,
+        report: &objects::Report,
+    ) -> Result<(), BackendError> {
+        let object = ObjectRef::new(kind::REMEDIATION, remediation);
+        let now = crate::engine::rfc3339(jiff::Timestamp::now().as_second());
+        self.patch_at(
+            &object,
+            Some("status"),
+            json!({"status": report.to_status(&now)}),
+        )
+        .await
     }
 
     /// Sets (`Some`) or removes (`None`) annotations.
@@ -257,6 +288,10 @@ impl Inner {
                 machine: m,
                 node: n,
             } => self.taint(&machine(m), &node(n), false).await,
+            Op::ReportRemediation {
+                remediation,
+                report,
+            } => self.report(remediation, report).await,
         }
     }
 

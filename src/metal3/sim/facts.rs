@@ -39,7 +39,8 @@ pub(super) fn cycling(m: &Machine) -> bool {
 
 pub(super) fn level_of(op: &Op) -> Remedy {
     match op {
-        Op::Drain { .. } => Remedy::Drain,
+        // A report changes nothing but a remediation object's status: the least level.
+        Op::Drain { .. } | Op::ReportRemediation { .. } => Remedy::Drain,
         Op::DeleteMachine { .. } => Remedy::Reprovision,
         Op::PowerOff { .. }
         | Op::DeleteNode { .. }

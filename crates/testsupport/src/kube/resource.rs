@@ -171,6 +171,28 @@ pub const METAL3_REMEDIATION_TEMPLATE: Resource = capi(
     "metal3remediationtemplates",
     &["m3rt"],
 );
+/// autorepair's Cluster API external remediation kinds: `remediation.autorepair.io` v1alpha1,
+/// with a status subresource, as contrib/kubernetes/remediation-crds.yaml defines them.
+pub const AUTOREPAIR_REMEDIATION: Resource = Resource {
+    group: "remediation.autorepair.io",
+    versions: &["v1alpha1"],
+    kind: "AutorepairRemediation",
+    plural: "autorepairremediations",
+    short_names: &["arr"],
+    namespaced: true,
+    custom: true,
+    status_subresource: true,
+};
+pub const AUTOREPAIR_REMEDIATION_TEMPLATE: Resource = Resource {
+    group: "remediation.autorepair.io",
+    versions: &["v1alpha1"],
+    kind: "AutorepairRemediationTemplate",
+    plural: "autorepairremediationtemplates",
+    short_names: &["arrt"],
+    namespaced: true,
+    custom: true,
+    status_subresource: false,
+};
 /// BMO BareMetalHost: `metal3.io` v1alpha1.
 pub const BARE_METAL_HOST: Resource = Resource {
     group: "metal3.io",
@@ -289,6 +311,8 @@ pub const DEFAULT_RESOURCES: &[Resource] = &[
     METAL3_MACHINE,
     METAL3_REMEDIATION,
     METAL3_REMEDIATION_TEMPLATE,
+    AUTOREPAIR_REMEDIATION,
+    AUTOREPAIR_REMEDIATION_TEMPLATE,
     BARE_METAL_HOST,
     OPENSHIFT_MACHINE,
     NODE,

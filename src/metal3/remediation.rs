@@ -1,0 +1,204 @@
+//! autorepair as a Cluster API external remediation provider: what it reports in the `status`
+//! of each AutorepairRemediation a MachineHealthCheck made (docs/metal3.md, "With Cluster
+//! API's MachineHealthCheck").
+//!
+//! The object itself is only a request: [`objects::Snapshot::from_items`] makes its Machine
+//! requested until a result newer than the object answers it, and the engine and the protocol
+//! serve it like any request. What is reported here is recomputed every pass from the
+//! Machine's annotations, its host and Node, and written only when it changes: the `status` is
+//! a report for people and tools, never read back to decide anything.
+
+use super::objects::{self, Machine, Remediation, Report};
+use super::{Index, Metal3, OpId, Remedy, Step, need, protocol};
+use crate::engine::family::{Need, Progress};
+use crate::engine::marks::{Codec, Mark};
+use crate::engine::policy::{effective, object_policy};
+use crate::engine::text::rfc3339;
+use crate::engine::{ObjectRef, RepairResult};
+
+/// A `status` write for every live remediation object whose report changed.
+pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
+    let machines: std::collections::HashMap<&str, &Machine> = index
+        .snap
+        .machines
+        .iter()
+        .filter(|m| m.remediation.is_some())
+        .map(|m| (m.key.as_str(), m))
+        .collect();
+    index
+        .snap
+        .remediations
+        .iter()
+        .filter(|r| !r.deleting)
+        .filter_map(|r| {
+            let m = machines.get(r.machine.as_deref()?)?;
+            (m.remediation.as_deref() == Some(r.key.as_str())).then_some((r, *m))
+        })
+        .filter_map(|(r, m)| {
+            let mut report = report(index, m, r);
+            if r.reported.as_ref().is_some_and(|now| report.matches(now)) {
+                return None;
+            }
+            report.since = r
+                .reported
+                .as_ref()
+                .filter(|now| now.status == report.status)
+                .and_then(|now| now.since.clone());
+            Some(Progress {
+                target: None,
+                object: ObjectRef::new(objects::kind::REMEDIATION, r.key.clone()),
+                reason: format!("machine {}: {}", m.key, report.message),
+                op: super::Op::ReportRemediation {
+                    remediation: r.key.clone(),
+                    report,
+                },
+            })
+        })
+        .collect()
+}
+
+/// Where the request `r` for the Machine `m` stands.
+pub fn report(index: &Index<'_>, m: &Machine, r: &Remediation) -> Report {
+    let report = |phase, status, reason, message: String| Report {
+        phase,
+        status,
+        reason,
+        message,
+        since: None,
+    };
+    let waiting = |reason, message: String| report("Waiting", "Unknown", reason, message);
+    let explain = format!("autorepair explain machine/{}", m.key);
+    if let Some(out) = objects::answer(&m.marks, r.created) {
+        let at = rfc3339(out.at);
+        let cycled = out.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle);
+        return match (out.result, out.repair) {
+            (RepairResult::Success, Remedy::Reprovision) => report(
+                "Succeeded",
+                "True",
+                "Reprovisioned",
+                format!("the Machine was deleted at {at} for its owner to replace it"),
+            ),
+            (RepairResult::Success, _) if cycled => report(
+                "Succeeded",
+                "True",
+                "PowerCycled",
+                format!("power-cycled: host on and Node Ready again at {at}"),
+            ),
+            (RepairResult::Success, _) => report(
+                "Succeeded",
+                "True",
+                "NothingToDo",
+                format!("resolved at {at} without a power cycle"),
+            ),
+            // Refused (enoperm), or given up for a person (a failure without a power cycle):
+            // the reboot-loop guard says so when it was the reason.
+            (RepairResult::Enoperm, _) | (RepairResult::Failure, _) if !cycled => {
+                match Index::last_power_cycle(m)
+                    .filter(|c| *c <= out.at && out.at - c < index.settings.reboot_loop_window)
+                {
+                    Some(c) => report(
+                        "Failed",
+                        "False",
+                        "RebootLoopGuard",
+                        format!(
+                            "refused at {at}: power-cycled at {} already, within reboot_loop_window ({}s); a power cycle again would be a reboot loop",
+                            rfc3339(c),
+                            index.settings.reboot_loop_window
+                        ),
+                    ),
+                    None if out.result == RepairResult::Failure => report(
+                        "Failed",
+                        "False",
+                        "NeedsPerson",
+                        format!("given up at {at}: no automatic repair can serve it ({explain})"),
+                    ),
+                    None => report(
+                        "Failed",
+                        "False",
+                        "NotAllowed",
+                        format!(
+                            "refused at {at}: the policy does not allow what the Machine needs ({explain})"
+                        ),
+                    ),
+                }
+            }
+            _ => report(
+                "Failed",
+                "False",
+                "RemediationFailed",
+                format!(
+                    "the {} failed at {at}; the Machine is parked until `autorepair clear machine/{}` ({explain})",
+                    out.repair, m.key
+                ),
+            ),
+        };
+    }
+    let cycling = Index::pending(m)
+        .into_iter()
+        .filter(|p| p.repair == Remedy::PowerCycle)
+        .find(|p| p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle));
+    if let Some(p) = cycling {
+        let (_, phase, _) = protocol::judge(index, m, Step::PowerCycle, p.since);
+        return report(
+            "Running",
+            "Unknown",
+            "PowerCycling",
+            format!(
+                "power cycle under way since {}: {}",
+                rfc3339(p.since),
+                phase.as_str()
+            ),
+        );
+    }
+    if m.deleting {
+        return waiting("MachineDeleting", "the Machine is being deleted".into());
+    }
+    if let Some(why) = &m.held {
+        return waiting(
+            "HeldByClusterAPI",
+            format!("Cluster API holds it back: {why}"),
+        );
+    }
+    if let Some(policy) = suspended(index, m) {
+        return waiting(
+            "Suspended",
+            format!("{policy}: no repair starts ({explain})"),
+        );
+    }
+    match need(index, m, index.host(m)) {
+        Need::Person(why) => waiting("NeedsPerson", why),
+        Need::Repair(Remedy::Reprovision) => waiting(
+            "RebootLoopGuard",
+            format!(
+                "power-cycled within reboot_loop_window ({}s): not again ({explain})",
+                index.settings.reboot_loop_window
+            ),
+        ),
+        _ => match index.host(m).map(protocol::can_power_off) {
+            Some(Err(why)) => waiting("HostNotReady", why),
+            _ => waiting(
+                "Waiting",
+                format!("waiting to start: a fleet or zone limit, or a free slot ({explain})"),
+            ),
+        },
+    }
+}
+
+/// The suspend that holds the Machine back, nearest first as the engine reads it.
+fn suspended(index: &Index<'_>, m: &Machine) -> Option<crate::engine::Policy<Remedy>> {
+    let of = |marks: &[String]| {
+        object_policy(
+            marks.iter().filter_map(|t| {
+                super::marks::Annotations::parse(t)
+                    .ok()
+                    .filter(|mark| matches!(mark, Mark::Policy(_) | Mark::Suspend { .. }))
+                    .map(|mark| (t.as_str(), mark))
+            }),
+            index.now,
+        )
+        .policy
+    };
+    let chain =
+        std::iter::once(of(&m.marks)).chain(index.scope_chain(m).into_iter().map(|s| of(&s.marks)));
+    effective(chain).filter(|p| p.is_suspended())
+}

@@ -1,0 +1,368 @@
+//! autorepair as Cluster API's external remediation provider, against the fake API server
+//! through the real kube client: the test plays the MachineHealthCheck as cluster-api's
+//! controller does it (docs/metal3.md, "With Cluster API's MachineHealthCheck"): for an
+//! unhealthy Machine, create an AutorepairRemediation from the template, named like the
+//! Machine, owned by it; delete it once the Machine is healthy; never read its status.
+
+use autorepair::engine::exec;
+use autorepair::engine::{Backend, Limits};
+use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
+use autorepair::metal3::kube::{KubeBackend, Options};
+use autorepair::metal3::objects::{REBOOT_KEY, REQUEST_KEY};
+use autorepair::metal3::{self, Metal3, Settings};
+use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::{Value, json};
+use testsupport::kube::{
+    AUTOREPAIR_REMEDIATION, AUTOREPAIR_REMEDIATION_TEMPLATE, BARE_METAL_HOST, FakeKube, MACHINE,
+    NODE,
+};
+
+/// The passes' clock starts at the wall clock's: the fake server stamps the objects the MHC
+/// creates with it, and a result is compared with the request's creation.
+fn start() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+const GROUP: &str = "remediation.autorepair.io";
+
+fn api(kube: &FakeKube, kind: &str) -> Api<DynamicObject> {
+    let client = kube::Client::try_from(kube.config()).unwrap();
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(GROUP, "v1alpha1", kind));
+    Api::namespaced_with(client, "ns", &ar)
+}
+
+/// The template an MHC's `remediationTemplate` names, as an operator applies it.
+fn template() -> Value {
+    json!({
+        "apiVersion": "remediation.autorepair.io/v1alpha1",
+        "kind": "AutorepairRemediationTemplate",
+        "metadata": {"name": "autorepair", "namespace": "ns"},
+        "spec": {"template": {"metadata": {"labels": {"team": "metal"}}, "spec": {}}},
+    })
+}
+
+/// The MHC's health check, as cluster-api's targets code has it for these tests: the Node
+/// exists and is Ready.
+fn healthy(kube: &FakeKube, node: &str) -> bool {
+    kube.get(&NODE, "", node).is_some_and(|n| {
+        n["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    })
+}
+
+/// One MachineHealthCheck reconcile of Machine `machine` (Node `node`), through the API as
+/// cluster-api's controller does it: unhealthy and no request object (even one being
+/// deleted): clone the template; healthy and one not being deleted: delete it.
+async fn mhc(kube: &FakeKube, machine: &str, node: &str) {
+    let requests = api(kube, "AutorepairRemediation");
+    let existing = requests.get_opt(machine).await.unwrap();
+    if healthy(kube, node) {
+        if existing.is_some_and(|r| r.metadata.deletion_timestamp.is_none()) {
+            requests
+                .delete(machine, &DeleteParams::default())
+                .await
+                .unwrap();
+        }
+        return;
+    }
+    if existing.is_some() {
+        return;
+    }
+    let template = api(kube, "AutorepairRemediationTemplate")
+        .get("autorepair")
+        .await
+        .unwrap();
+    let m = kube.get(&MACHINE, "ns", machine).unwrap();
+    let from = &template.data["spec"]["template"];
+    let object: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "remediation.autorepair.io/v1alpha1",
+        "kind": "AutorepairRemediation",
+        "metadata": {
+            "name": machine,
+            "namespace": "ns",
+            "labels": from["metadata"]["labels"],
+            "annotations": {
+                "cluster.x-k8s.io/cloned-from-name": "autorepair",
+                "cluster.x-k8s.io/cloned-from-groupkind": "AutorepairRemediationTemplate.remediation.autorepair.io",
+            },
+            "ownerReferences": [{
+                "apiVersion": "cluster.x-k8s.io/v1beta2",
+                "kind": "Machine",
+                "name": machine,
+                "uid": m["metadata"]["uid"],
+            }],
+        },
+        "spec": from["spec"],
+    }))
+    .unwrap();
+    requests
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap();
+}
+
+fn mhc_pass(rt: &tokio::runtime::Runtime, kube: &FakeKube) {
+    rt.block_on(mhc(kube, "m1", "n1"));
+}
+
+/// The world between passes: a host without a reboot key is on, one with it off; a powered-on
+/// host's missing Node registers again, Ready.
+fn play_world(kube: &FakeKube) {
+    let on = kube
+        .annotation(&BARE_METAL_HOST, "ns", "h1", REBOOT_KEY)
+        .is_none();
+    if powered(kube) == Some(true) && kube.get(&NODE, "", "n1").is_none() {
+        kube.insert(Fleet::new().node(Node::new("n1")).build()["items"][0].clone());
+    }
+    kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+        h["status"]["poweredOn"] = json!(on)
+    });
+}
+
+fn powered(kube: &FakeKube) -> Option<bool> {
+    kube.get(&BARE_METAL_HOST, "ns", "h1")
+        .and_then(|h| h.pointer("/status/poweredOn").and_then(Value::as_bool))
+}
+
+fn pass(b: &mut KubeBackend, now: i64) {
+    let snap = b.snapshot().expect("snapshot");
+    let plan = metal3::plan(&snap, &Settings::default(), now, &Limits::default(), 7);
+    let report = exec::execute(&plan, b as &mut dyn Backend<Metal3>);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+}
+
+/// The remediation object's status: (phase, reason), if it has one.
+fn status(kube: &FakeKube) -> Option<(String, String)> {
+    let r = kube.get(&AUTOREPAIR_REMEDIATION, "ns", "m1")?;
+    let phase = r.pointer("/status/phase")?.as_str()?.to_owned();
+    let reason = r
+        .pointer("/status/conditions/0/reason")?
+        .as_str()?
+        .to_owned();
+    Some((phase, reason))
+}
+
+/// A Machine whose Node has been NotReady long enough, with no policy of autorepair's: the
+/// MHC's request alone allows the power cycle.
+fn broken(machine: Machine) -> FakeKube {
+    let kube = FakeKube::builder().start();
+    let fleet = Fleet::new()
+        .machine(machine)
+        .host(Host::new("ns", "h1").powered(true))
+        .node(Node::new("n1").ready("False", "2026-01-01T00:00:00Z"))
+        .build();
+    for item in fleet["items"].as_array().unwrap() {
+        kube.insert(item.clone());
+    }
+    kube.insert(template());
+    kube
+}
+
+fn power_offs(kube: &FakeKube) -> usize {
+    kube.requests()
+        .iter()
+        .filter(|r| {
+            r.method == "PATCH"
+                && r.path.contains("/baremetalhosts/")
+                && r.body.contains(REBOOT_KEY)
+                && !r.body.contains("null")
+        })
+        .count()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Runs MHC, a pass, the world, `passes` times (30 s apart), calling `between` after each
+/// pass; returns the statuses seen in order (repeats dropped).
+fn run(
+    kube: &FakeKube,
+    passes: usize,
+    mut between: impl FnMut(usize, &FakeKube, &tokio::runtime::Runtime),
+) -> Vec<(String, String)> {
+    let rt = runtime();
+    let now = start();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for i in 0..passes {
+        mhc_pass(&rt, kube);
+        let mut b = KubeBackend::from_config(kube.config(), Options::default()).unwrap();
+        pass(&mut b, now + 30 * i as i64);
+        drop(b);
+        if let Some(s) = status(kube)
+            && seen.last() != Some(&s)
+        {
+            seen.push(s);
+        }
+        between(i, kube, &rt);
+        play_world(kube);
+    }
+    seen
+}
+
+#[test]
+fn an_mhc_request_is_served_by_one_power_cycle_and_deleted_by_the_mhc_once_healthy() {
+    let kube = broken(Machine::new("ns", "m1").node("n1").host("h1"));
+    let seen = run(&kube, 12, |_, _, _| {});
+    assert_eq!(power_offs(&kube), 1, "one power cycle");
+    assert_eq!(powered(&kube), Some(true));
+    assert!(healthy(&kube, "n1"));
+    assert!(
+        kube.get(&AUTOREPAIR_REMEDIATION, "ns", "m1").is_none(),
+        "the MHC deleted its request once the Machine was healthy"
+    );
+    assert!(kube.annotation(&MACHINE, "ns", "m1", REQUEST_KEY).is_none());
+    let result = kube
+        .get(&MACHINE, "ns", "m1")
+        .unwrap()
+        .pointer("/metadata/annotations")
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| k.starts_with("autorepair.io/repair."))
+        .map(|(_, v)| v.as_str().unwrap().to_owned())
+        .expect("the result is on the Machine");
+    assert!(
+        result.starts_with("result:power-cycle:") && result.contains(":success:power-cycle."),
+        "{result}"
+    );
+    // Reported from what each pass read: waiting (the pass that starts the cycle read it
+    // before), under way; the MHC deleted it as soon as the Node was Ready, before a pass
+    // could report the success the Machine's result records.
+    let seen: Vec<(&str, &str)> = seen.iter().map(|(p, r)| (p.as_str(), r.as_str())).collect();
+    assert_eq!(
+        seen,
+        [("Waiting", "Waiting"), ("Running", "PowerCycling")],
+        "{seen:?}"
+    );
+    // The status is a report: autorepair wrote it through the status subresource, and the
+    // Machine's annotations are the record.
+    assert!(
+        kube.requests()
+            .iter()
+            .any(|r| r.method == "PATCH" && r.path.ends_with("/autorepairremediations/m1/status")),
+        "status written through its subresource"
+    );
+}
+
+#[test]
+fn the_mhc_deleting_its_request_mid_cycle_never_leaves_the_host_off() {
+    // After each pass of the cycle in turn, the MHC deletes its request (as it would for a
+    // Machine it judged healthy again, or a person would): the cycle still ends with the host
+    // on, the Node back, and one power cycle at most.
+    for at in 0..6 {
+        let kube = broken(Machine::new("ns", "m1").node("n1").host("h1"));
+        let mut deleted = false;
+        run(&kube, 14, |i, kube, rt| {
+            if i == at && !deleted {
+                deleted = true;
+                rt.block_on(async {
+                    let _ = api(kube, "AutorepairRemediation")
+                        .delete("m1", &DeleteParams::default())
+                        .await;
+                });
+            }
+        });
+        let case = format!("deleted after pass {at}");
+        assert!(power_offs(&kube) <= 1, "{case}: at most one power cycle");
+        assert_eq!(powered(&kube), Some(true), "{case}: the host is on");
+        assert!(
+            kube.annotation(&BARE_METAL_HOST, "ns", "h1", REBOOT_KEY)
+                .is_none(),
+            "{case}: no reboot key left"
+        );
+        assert!(healthy(&kube, "n1"), "{case}: the Node is back");
+        assert!(
+            kube.annotation(&MACHINE, "ns", "m1", REQUEST_KEY).is_none(),
+            "{case}: no request left on the Machine"
+        );
+    }
+}
+
+#[test]
+fn a_refused_request_says_why_in_its_status_and_powers_nothing() {
+    let recent = format!(
+        "result:power-cycle:{}:success:power-cycle.0f8fad5b-d9cb-469f-a165-70867728950e",
+        start() - 600
+    );
+    let cases: [(&str, Machine, (&str, &str)); 4] = [
+        (
+            "suspended",
+            Machine::new("ns", "m1")
+                .node("n1")
+                .host("h1")
+                .annotate("autorepair.io/suspend", ""),
+            ("Waiting", "Suspended"),
+        ),
+        (
+            "held by Cluster API",
+            Machine::new("ns", "m1")
+                .node("n1")
+                .host("h1")
+                .annotate("cluster.x-k8s.io/skip-remediation", ""),
+            ("Waiting", "HeldByClusterAPI"),
+        ),
+        (
+            "power-cycled 10 minutes ago",
+            Machine::new("ns", "m1").node("n1").host("h1").annotate(
+                "autorepair.io/repair.0f8fad5b-d9cb-469f-a165-70867728950e",
+                &recent,
+            ),
+            ("Failed", "RebootLoopGuard"),
+        ),
+        (
+            "power-cycled 10 minutes ago, with an owner to replace it",
+            Machine::new("ns", "m1")
+                .node("n1")
+                .host("h1")
+                .owner("MachineSet", "ms1")
+                .annotate(
+                    "autorepair.io/repair.0f8fad5b-d9cb-469f-a165-70867728950e",
+                    &recent,
+                ),
+            ("Failed", "RebootLoopGuard"),
+        ),
+    ];
+    for (case, machine, want) in cases {
+        let kube = broken(machine);
+        let seen = run(&kube, 4, |_, _, _| {});
+        assert_eq!(power_offs(&kube), 0, "{case}: nothing powered off");
+        assert_eq!(
+            seen.last().map(|(p, r)| (p.as_str(), r.as_str())),
+            Some(want),
+            "{case}: {seen:?}"
+        );
+        let message = kube
+            .get(&AUTOREPAIR_REMEDIATION, "ns", "m1")
+            .unwrap()
+            .pointer("/status/conditions/0/message")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        assert!(!message.is_empty(), "{case}: the condition says why");
+        // The MHC still sees an unhealthy Machine: the request stays, asking nothing more.
+        assert!(kube.get(&AUTOREPAIR_REMEDIATION, "ns", "m1").is_some());
+    }
+}
+
+#[test]
+fn the_template_kind_is_served_and_never_read_as_a_request() {
+    let kube = broken(Machine::new("ns", "m1").node("n1").host("h1"));
+    assert!(
+        kube.get(&AUTOREPAIR_REMEDIATION_TEMPLATE, "ns", "autorepair")
+            .is_some()
+    );
+    // No MHC here: the template alone asks for nothing, and the Machine has no policy.
+    let mut b = KubeBackend::from_config(kube.config(), Options::default()).unwrap();
+    pass(&mut b, start());
+    drop(b);
+    play_world(&kube);
+    assert_eq!(power_offs(&kube), 0);
+}
