@@ -299,6 +299,34 @@ pub fn kept_repairable<F: Family>(
     kept
 }
 
+/// The names of the targets a suspend of `object` (as written, `group/g1`) reaches: the
+/// object itself when it is a target, else every target with the object among its scopes
+/// (the whole fleet for its root). What an operator's brake cancels (crate::brake).
+pub fn covered<F: Family>(
+    snap: &F::Snapshot,
+    settings: &F::Settings,
+    object: &str,
+    now: i64,
+) -> std::collections::HashSet<String> {
+    let holders = F::holders(snap);
+    let key = holders
+        .iter()
+        .find(|h| h.object.to_string() == object)
+        .and_then(|h| match h.role {
+            Role::Scope { key, .. } => Some(key),
+            Role::Inert { .. } => None,
+        });
+    let index = F::index(snap, settings, now);
+    F::targets(snap)
+        .iter()
+        .filter(|t| {
+            ObjectRef::new(F::WORDS.target, F::name(t)).to_string() == object
+                || key.is_some_and(|k| F::assess(&index, t).scopes.iter().any(|s| s == k))
+        })
+        .map(|t| F::name(t).to_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
