@@ -49,12 +49,11 @@ impl Pulled {
     /// Why the pass stops, for its log and summary.
     pub fn why(&self) -> String {
         format!(
-            "{} was suspended at {} while this pass ran (the brake {}): it starts no repair after that",
+            "{} was suspended at {} (the brake `autorepair suspend` pulls): no repair starts under it",
             self.object,
             humantime::format_rfc3339_seconds(
                 std::time::UNIX_EPOCH + std::time::Duration::from_secs(self.at.max(0) as u64)
             ),
-            "autorepair suspend pulls"
         )
     }
 }
@@ -81,14 +80,7 @@ impl Watch {
         if self.at_start.as_deref() == Some(now.as_str()) {
             return None;
         }
-        let mut lines = now.lines();
-        let object = lines.next().filter(|o| !o.is_empty())?.to_owned();
-        let at = lines
-            .next()
-            .and_then(|t| t.split('.').next())
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_default();
-        Some(Pulled { object, at })
+        parse(&now)
     }
 
     /// Asked before every write of the pass: a pulled brake halts it.
@@ -99,6 +91,53 @@ impl Watch {
             None => Ok(()),
         })
     }
+}
+
+/// How long a brake holds the passes that begin after it, while the suspend it announced is
+/// not yet in the fleet: a RAPI cluster applies the suspend's tag as a job queued behind the
+/// repairs under way, which a pass waits for at most 15 minutes; a suspend not visible by then
+/// was undone or lost, and the brake lets go with a warning.
+pub const HOLD: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+impl Watch {
+    /// The brake as it was when the pass began, if it still holds: pulled less than [`HOLD`]
+    /// ago (wall clock) for an object `shows_suspended` does not find suspended yet. A pass that
+    /// read the fleet before the suspend's write was applied must not start the repairs the
+    /// suspend stops.
+    pub fn holding(&self, shows_suspended: impl Fn(&str) -> bool) -> Option<Pulled> {
+        let pulled = parse(self.at_start.as_deref()?)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let age = now.saturating_sub(pulled.at);
+        if age > HOLD.as_secs() as i64 || shows_suspended(&pulled.object) {
+            return None;
+        }
+        Some(pulled)
+    }
+}
+
+/// Lets the brake go if it names `object`: a resume of it undoes the suspend, and passes must
+/// not wait for that suspend to show.
+pub fn release(lock: &Path, object: &str) -> std::io::Result<()> {
+    let path = path(lock);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if parse(&text).is_some_and(|p| p.object == object) => std::fs::remove_file(&path),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn parse(text: &str) -> Option<Pulled> {
+    let mut lines = text.lines();
+    let object = lines.next().filter(|o| !o.is_empty())?.to_owned();
+    let at = lines
+        .next()
+        .and_then(|t| t.split('.').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_default();
+    Some(Pulled { object, at })
 }
 
 /// Both guards, in turn: a pass asks the daemon's (stop signal, lease) and the brake.
@@ -133,6 +172,32 @@ mod tests {
         let again = Watch::start(&lock);
         pull(&lock, "group/g1").unwrap();
         assert!(again.pulled().is_some());
+    }
+
+    #[test]
+    fn a_recent_brake_holds_the_next_pass_until_its_suspend_shows_or_a_resume_releases_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("fleet.lock");
+        pull(&lock, "group/g1").unwrap();
+        let next = Watch::start(&lock);
+        let held = next
+            .holding(|_| false)
+            .expect("the suspend does not show yet");
+        assert_eq!(held.object, "group/g1");
+        assert_eq!(next.holding(|o| o == "group/g1"), None, "the suspend shows");
+        release(&lock, "group/other").unwrap();
+        assert!(
+            Watch::start(&lock).holding(|_| false).is_some(),
+            "another object"
+        );
+        release(&lock, "group/g1").unwrap();
+        assert_eq!(Watch::start(&lock).holding(|_| false), None, "resumed");
+        // A brake older than HOLD lets go: its suspend was lost or undone elsewhere.
+        let old = Watch {
+            path: path(&lock),
+            at_start: Some("group/g1\n1000.000000000\n1\n".into()),
+        };
+        assert_eq!(old.holding(|_| false), None);
     }
 
     #[test]

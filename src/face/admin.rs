@@ -34,12 +34,20 @@ pub fn admin<F: FamilyFace>(
     let mut backend = connect(fleet)?;
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
     let actions = admin::edits::<F>(&snap, object, verb).map_err(Error::Edit)?;
-    if live && matches!(verb, Verb::Suspend { .. }) {
-        crate::brake::pull(lock, &object.to_string()).map_err(|source| Error::Brake {
-            path: crate::brake::path(lock),
-            object: object.clone(),
-            source,
-        })?;
+    let brake = |source| Error::Brake {
+        path: crate::brake::path(lock),
+        object: object.clone(),
+        source,
+    };
+    match verb {
+        Verb::Suspend { .. } if live => {
+            crate::brake::pull(lock, &object.to_string()).map_err(brake)?;
+        }
+        // Passes must not wait for a suspend the admin undid (crate::brake::Watch::holding).
+        Verb::Resume if live => {
+            crate::brake::release(lock, &object.to_string()).map_err(brake)?;
+        }
+        _ => {}
     }
     // The wall clock: it only decides whether a timed suspend below has run out.
     let kept = match verb {

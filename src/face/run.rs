@@ -136,6 +136,18 @@ fn pass_over<F: FamilyFace>(
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
     }
+    if !run.dry_run
+        && let Some(held) = brake
+            .as_ref()
+            .and_then(|b| b.holding(|object| crate::admin::shows_suspended::<F>(&snap, object, at)))
+    {
+        tracing::warn!(target: LOG_TARGET, pass, object = %held.object, "the suspend of {} is not in the fleet yet: this pass writes nothing", held.object);
+        out.line(format_args!(
+            "pass {pass} wrote nothing: {}, and the suspend does not show in the fleet yet (its write is queued); a pass acts once it shows",
+            held.why()
+        ))?;
+        return Ok(Exit::Ok);
+    }
     for l in plan.lint.iter().filter(|l| first_time(l)) {
         tracing::warn!(target: LOG_TARGET, object = %l.object, tag = l.tag.as_deref(), "{}", l.message);
     }

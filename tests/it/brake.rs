@@ -87,6 +87,21 @@ fn answer(queue: &Mutex<Queue>, this: &Seen) -> (u16, String) {
     (200, id.to_string())
 }
 
+/// The child's output once it ended, or `None` (and the child killed) after `limit`: a pass
+/// that waits for tag jobs this fake never finishes would wait 15 minutes.
+fn ended_within(mut child: std::process::Child, limit: Duration) -> Option<std::process::Output> {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
 fn autorepair(rapi: &FakeRapi, lock: &std::path::Path) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("autorepair"));
     cmd.env_remove("AUTOREPAIR_CONFIG")
@@ -103,7 +118,8 @@ fn autorepair(rapi: &FakeRapi, lock: &std::path::Path) -> Command {
 /// `suspend OBJECT` from a second process while the pass waits for its tag jobs: the verb
 /// returns at once (it does not wait for the pass's lock), the pass ends within seconds, the
 /// repair jobs of the targets under OBJECT are canceled and their pending tags withdrawn with
-/// a reason that says so; the others go on.
+/// a reason that says so; the others go on. A pass begun before the suspend shows in the fleet
+/// writes nothing.
 #[test]
 fn a_suspend_during_a_pass_stops_it_within_seconds_and_cancels_its_queued_repairs() {
     for (object, stopped) in [
@@ -147,7 +163,8 @@ fn a_suspend_during_a_pass_stops_it_within_seconds_and_cancels_its_queued_repair
             "{object}: suspend: {}",
             String::from_utf8_lossy(&suspend.stderr)
         );
-        let ended = pass.wait_with_output().unwrap();
+        let ended = ended_within(pass, Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{object}: the pass did not stop"));
         let took = returned.elapsed();
         let (stdout, stderr) = (
             String::from_utf8_lossy(&ended.stdout),
@@ -192,6 +209,27 @@ fn a_suspend_during_a_pass_stops_it_within_seconds_and_cancels_its_queued_repair
             stdout.contains(&format!(
                 "{stopped_jobs} queued jobs canceled by the suspend of {object}"
             )),
+            "{object}: {stdout}"
+        );
+        drop(queue);
+
+        // The suspend's tag job is still queued (this fake applies none): the next pass read
+        // the fleet without it, and must not start again what the suspend stopped.
+        let writes = |seen: &[Seen]| seen.iter().filter(|s| s.method != "GET").count();
+        let before = writes(&rapi.seen());
+        let next = autorepair(&rapi, &lock)
+            .args(["run", "--now", NOW])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let next = ended_within(next, Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{object}: the next pass repaired again and waits"));
+        let stdout = String::from_utf8_lossy(&next.stdout);
+        assert_eq!(next.status.code(), Some(0), "{object}: {stdout}");
+        assert_eq!(writes(&rapi.seen()), before, "{object}: {stdout}");
+        assert!(
+            stdout.contains("wrote nothing") && stdout.contains(object),
             "{object}: {stdout}"
         );
     }
