@@ -476,7 +476,7 @@ mod tests {
             covered: &dyn Fn(&str) -> bool,
         ) -> Result<Vec<(String, u32)>, BackendError> {
             self.calls.push("cancel_unstarted");
-            Ok(vec![("b1".into(), 7)]
+            Ok(vec![("b1".to_owned(), 7)]
                 .into_iter()
                 .filter(|(t, _)| covered(t))
                 .collect())
