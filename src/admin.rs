@@ -416,6 +416,49 @@ pub fn select<F: Family>(
     Ok(chosen)
 }
 
+/// Whether the object named as written (`group/g1`) carries a suspend in force in `snap`: a
+/// suspend written by an admin verb is visible. An object not in the fleet is not suspended.
+pub fn shows_suspended<F: Family>(snap: &F::Snapshot, object: &str, now: i64) -> bool {
+    let target = F::targets(snap)
+        .iter()
+        .find(|t| ObjectRef::new(F::WORDS.target, F::name(t)).to_string() == object)
+        .map(F::marks);
+    let marks = target.or_else(|| {
+        F::holders(snap)
+            .into_iter()
+            .find(|h| h.object.to_string() == object)
+            .map(|h| h.marks)
+    });
+    marks.is_some_and(|marks| {
+        let parsed = marks
+            .iter()
+            .filter_map(|t| F::Marks::parse(t).ok().map(|m| (t.as_str(), m)));
+        object_policy(parsed, now)
+            .policy
+            .is_some_and(|p| p.is_suspended())
+    })
+}
+
+/// The names of the targets a suspend of `object` (as written, `group/g1`) reaches: the
+/// object itself when it is a target, else every target with the object among its scopes
+/// (the whole fleet for its root), as `status OBJECT` selects them ([`select`]). What an
+/// operator's brake cancels (crate::brake). An object not in the fleet reaches none.
+pub fn covered<F: Family>(
+    snap: &F::Snapshot,
+    settings: &F::Settings,
+    object: &str,
+    now: i64,
+) -> std::collections::BTreeSet<String> {
+    let found = F::targets(snap)
+        .iter()
+        .map(|t| ObjectRef::new(F::WORDS.target, F::name(t)))
+        .chain(F::holders(snap).into_iter().map(|h| h.object))
+        .find(|o| o.to_string() == object);
+    found
+        .and_then(|o| select::<F>(snap, settings, now, &[o]).ok())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 //! code the families share in [`k8s`]. The rest is the command line's face.
 
 pub mod admin;
+pub mod brake;
 pub mod config;
 pub mod face;
 pub mod files;

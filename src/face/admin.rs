@@ -1,5 +1,6 @@
-//! The admin verbs (allow, suspend, resume, request, clear): under the fleet's lock, read the
-//! fleet, compute the mark edits (`crate::admin`), carry them out and save, then say what changed.
+//! The admin verbs (allow, suspend, resume, request, clear): read the fleet, compute the mark
+//! edits (`crate::admin`), carry them out and save, then say what changed. Under the fleet's
+//! lock for a fleet file; on a live fleet without it, a suspend pulling the brake instead.
 
 use super::family::FamilyFace;
 use super::fleet::{acquire_lock, connect, execute_and_save};
@@ -20,10 +21,34 @@ pub fn admin<F: FamilyFace>(
     object: &ObjectRef,
     verb: &Verb<F::Level>,
 ) -> Result<Exit, Error> {
-    let _lock = acquire_lock(lock, fleet.lock_wait)?;
+    // A fleet file is rewritten whole by a pass: an edit waits for the lock. A live fleet's
+    // own store orders the writes, so the verb does not wait for a pass (which may wait many
+    // minutes for its last writes): a suspend pulls the brake instead (crate::brake), which
+    // stops a pass running now before its next write.
+    let live = !F::buffers_writes(&fleet.source);
+    let _lock = if live {
+        None
+    } else {
+        Some(acquire_lock(lock, fleet.lock_wait)?)
+    };
     let mut backend = connect(fleet)?;
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
     let actions = admin::edits::<F>(&snap, object, verb).map_err(Error::Edit)?;
+    let brake = |source| Error::Brake {
+        path: crate::brake::path(lock),
+        object: object.clone(),
+        source,
+    };
+    match verb {
+        Verb::Suspend { .. } if live => {
+            crate::brake::pull(lock, &object.to_string()).map_err(brake)?;
+        }
+        // Passes must not wait for a suspend the admin undid (crate::brake::Watch::holding).
+        Verb::Resume if live => {
+            crate::brake::release(lock, &object.to_string()).map_err(brake)?;
+        }
+        _ => {}
+    }
     // The wall clock: it only decides whether a timed suspend below has run out.
     let kept = match verb {
         Verb::Suspend { .. } => {

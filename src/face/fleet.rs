@@ -38,10 +38,32 @@ pub fn plan<F: FamilyFace>(
     now: i64,
     seed: u64,
 ) -> Result<Plan<F>, Error> {
+    plan_read(fleet, backend, now, seed).map(|p| p.plan)
+}
+
+/// A plan with the snapshot and settings it was made from.
+pub struct Planned<F: FamilyFace> {
+    pub plan: Plan<F>,
+    pub snap: F::Snapshot,
+    pub settings: F::Settings,
+}
+
+/// [`plan`], keeping what it planned from.
+pub fn plan_read<F: FamilyFace>(
+    fleet: &Fleet<F>,
+    backend: &mut dyn Backend<F>,
+    now: i64,
+    seed: u64,
+) -> Result<Planned<F>, Error> {
     let snap = read(fleet, backend)?;
     let settings = F::settings(&fleet.source, backend);
     super::daemon::falls_due(F::next_due(&snap, &settings, now).map(|at| at - now));
-    Ok(plan_of(fleet, &snap, &settings, now, seed))
+    let plan = plan_of(fleet, &snap, &settings, now, seed);
+    Ok(Planned {
+        plan,
+        snap,
+        settings,
+    })
 }
 
 /// Plans one pass over a snapshot already read, with the config's limits.

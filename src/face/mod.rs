@@ -87,6 +87,15 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "cannot pull the brake {}: a pass running now would go on starting repairs under {object}. Nothing was suspended; make the lock's directory writable, or run the command again",
+        path.display()
+    )]
+    Brake {
+        path: PathBuf,
+        object: ObjectRef,
+        source: std::io::Error,
+    },
     #[error("cannot write the metrics file {}", path.display())]
     Metrics {
         path: PathBuf,
@@ -130,6 +139,7 @@ impl Error {
             | Error::PassNotSaved { .. }
             | Error::Act { .. }
             | Error::Metrics { .. }
+            | Error::Brake { .. }
             | Error::Report { .. } => Exit::Unreadable,
             Error::Unsupported(_)
             | Error::Connect(_)

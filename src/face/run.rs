@@ -3,7 +3,7 @@
 
 use super::daemon::{Daemon, Guarded, Next};
 use super::family::FamilyFace;
-use super::fleet::{acquire_lock, connect, execute_and_save, plan};
+use super::fleet::{Planned, acquire_lock, connect, execute_and_save, plan_read};
 use super::printer::Printer;
 use super::settings::{Fleet, Logs, Run};
 use super::{Error, Exit, LOG_TARGET};
@@ -84,14 +84,33 @@ fn one_pass<F: FamilyFace>(
     guard: Option<crate::engine::WriteGuard>,
 ) -> Result<Exit, Error> {
     let started = std::time::Instant::now();
+    // An operator's suspend pulls the brake rather than wait for this pass to end
+    // (crate::brake); a dry run (no lock) writes nothing to stop.
+    let brake = run.lock.as_deref().map(crate::brake::Watch::start);
+    let guard = match &brake {
+        Some(b) => Some(crate::brake::both(guard, b.guard())),
+        None => guard,
+    };
+    let this = Pass {
+        number: pass,
+        started,
+        brake,
+    };
     let mut backend = connect(fleet)?;
     match guard {
         Some(guard) => {
             let guarded = Guarded::new(backend.as_mut(), guard);
-            pass_over(out, logs, fleet, run, pass, started, guarded)
+            pass_over(out, logs, fleet, run, this, guarded)
         }
-        None => pass_over(out, logs, fleet, run, pass, started, backend.as_mut()),
+        None => pass_over(out, logs, fleet, run, this, backend.as_mut()),
     }
+}
+
+/// One pass: its number, when it began, and the brake it watches (none for a dry run).
+struct Pass {
+    number: u32,
+    started: std::time::Instant,
+    brake: Option<crate::brake::Watch>,
 }
 
 fn pass_over<F: FamilyFace>(
@@ -99,15 +118,35 @@ fn pass_over<F: FamilyFace>(
     logs: &Logs,
     fleet: &Fleet<F>,
     run: &Run,
-    pass: u32,
-    started: std::time::Instant,
+    this: Pass,
     mut backend: impl Backend<F>,
 ) -> Result<Exit, Error> {
+    let Pass {
+        number: pass,
+        started,
+        brake,
+    } = this;
     let at = run.clock.now();
     let seed = uuid::Uuid::new_v4().as_u64_pair().0;
-    let plan = plan(fleet, &mut backend, at, seed)?;
+    let Planned {
+        plan,
+        snap,
+        settings,
+    } = plan_read(fleet, &mut backend, at, seed)?;
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
+    }
+    if !run.dry_run
+        && let Some(held) = brake
+            .as_ref()
+            .and_then(|b| b.holding(|object| crate::admin::shows_suspended::<F>(&snap, object, at)))
+    {
+        tracing::warn!(target: LOG_TARGET, pass, object = %held.object, "the suspend of {} is not in the fleet yet: this pass writes nothing", held.object);
+        out.line(format_args!(
+            "pass {pass} wrote nothing: {}, and the suspend does not show in the fleet yet (its write is queued); a pass acts once it shows",
+            held.why()
+        ))?;
+        return Ok(Exit::Ok);
     }
     for l in plan.lint.iter().filter(|l| first_time(l)) {
         tracing::warn!(target: LOG_TARGET, object = %l.object, tag = l.tag.as_deref(), "{}", l.message);
@@ -142,6 +181,17 @@ fn pass_over<F: FamilyFace>(
         actions: done.actions_done,
         source: source.into(),
     })?;
+    let pulled = brake.as_ref().and_then(crate::brake::Watch::pulled);
+    let mut canceled = Vec::new();
+    if let Some(p) = &pulled {
+        let covered = crate::admin::covered::<F>(&snap, &settings, &p.object, at);
+        match backend.cancel_unstarted(&|target| covered.contains(target)) {
+            Ok(c) => canceled = c,
+            Err(e) => {
+                tracing::error!(target: LOG_TARGET, pass, error = %e, "cannot cancel the repairs this pass queued under {}", p.object);
+            }
+        }
+    }
     if !out.json() {
         let noun = <F::Marks as crate::engine::marks::Codec>::NOUN;
         let ops = F::WORDS.ops;
@@ -161,6 +211,21 @@ fn pass_over<F: FamilyFace>(
     }
     if let Some(why) = &done.halted {
         out.line(format_args!("pass {pass} stopped before its end: {why}"))?;
+    } else if let Some(p) = &pulled {
+        out.line(format_args!("pass {pass} stopped waiting: {}", p.why()))?;
+    }
+    if !canceled.is_empty() {
+        let named: Vec<String> = canceled
+            .iter()
+            .map(|(t, id)| format!("{t} ({id})"))
+            .collect();
+        out.line(format_args!(
+            "pass {pass}: {} queued {} canceled by the suspend of {}, none counts as failed: {}",
+            canceled.len(),
+            F::WORDS.ops,
+            pulled.as_ref().map_or("", |p| p.object.as_str()),
+            named.join(", ")
+        ))?;
     }
     if done.no_write_access.is_some() {
         out.line(format_args!(

@@ -113,6 +113,14 @@ pub struct Rapi {
     /// Last tag job per object in this pass: later writes on the object depend on it, so
     /// Ganeti applies them in the order the executor made them without the pass waiting.
     last_tag_job: HashMap<ObjectRef, u64>,
+    /// The repair jobs this pass submitted, with their instance: a brake cancels those that
+    /// did not start ([`Backend::cancel_unstarted`]).
+    submitted: Vec<(String, u64)>,
+    /// The tags this pass added to instances: a canceled job's pending tag is among them.
+    added: Vec<(String, String)>,
+    /// Asked before every write ([`Backend::guard_writes`]), and while the pass waits for its
+    /// tag jobs: a halt (the operator's brake, a stop signal) ends the wait at once.
+    guards: Vec<crate::engine::WriteGuard>,
     retry: RetryPolicy,
     /// What the retries of this connection (one pass, one command) did so far.
     retried: Retried,
@@ -180,6 +188,8 @@ impl Backend<Ganeti> for Rapi {
     /// with reads from slightly different moments), then the reads of single jobs.
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
         self.last_tag_job.clear();
+        self.submitted.clear();
+        self.added.clear();
         let this = &*self;
         let (info, groups, nodes, instances, listed) = std::thread::scope(|s| {
             let info = s.spawn(|| this.get("/2/info"));
@@ -228,7 +238,12 @@ impl Backend<Ganeti> for Rapi {
         tags: &[String],
         reason: &str,
     ) -> Result<(), BackendError> {
-        self.tags(reqwest::Method::PUT, object, tags, reason)
+        self.tags(reqwest::Method::PUT, object, tags, reason)?;
+        if object.kind.as_ref() == crate::ganeti::kind::INSTANCE {
+            self.added
+                .extend(tags.iter().map(|t| (object.name.clone(), t.clone())));
+        }
+        Ok(())
     }
 
     fn remove_marks(
@@ -305,7 +320,9 @@ impl Backend<Ganeti> for Rapi {
                 // ?reason= is refused), so the executor never chains it: it runs on a later
                 // pass, once the recreate-disks before it succeeded.
                 let path = format!("{base}/reinstall");
-                return self.write(reqwest::Method::POST, &path, &[], None);
+                let job = self.write(reqwest::Method::POST, &path, &[], None)?;
+                self.submitted.push((instance.to_owned(), job));
+                return Ok(job);
             }
             Op::Move { .. } => {
                 return Err(api(format!(
@@ -317,12 +334,14 @@ impl Backend<Ganeti> for Rapi {
             body.insert("depends".into(), json!([[d, ["success"]]]));
         }
         let path = format!("{base}/{path}");
-        self.write(
+        let job = self.write(
             method,
             &path,
             &[("reason", reason)],
             Some(&Value::Object(body)),
-        )
+        )?;
+        self.submitted.push((instance.to_owned(), job));
+        Ok(job)
     }
 
     fn can_follow(&self, op: &Op) -> bool {
@@ -346,6 +365,11 @@ impl Backend<Ganeti> for Rapi {
         let deadline = Instant::now() + TAG_JOB_WAIT;
         let mut pause = Duration::from_millis(200);
         while !waiting.is_empty() {
+            if let Some(why) = self.guards.iter().find_map(|g| g().err()) {
+                // The tag jobs stay known: a canceled repair's tag is removed after them.
+                tracing::warn!(jobs = ?waiting, "{why}: the pass stops waiting for its tag jobs");
+                return Ok(());
+            }
             let paths: Vec<String> = waiting.iter().map(|id| format!("/2/jobs/{id}")).collect();
             let mut unfinished = Vec::new();
             let mut lost: Vec<(u64, BackendError)> = Vec::new();
@@ -384,6 +408,79 @@ impl Backend<Ganeti> for Rapi {
         }
         self.last_tag_job.clear();
         Ok(())
+    }
+
+    fn guard_writes(&mut self, guard: crate::engine::WriteGuard) {
+        self.guards.push(guard);
+    }
+
+    /// Ganeti cancels a job that waits in its queue (`DELETE /2/jobs/ID`) and refuses one that
+    /// runs: those go on. The pending tag that named a canceled job is removed, by a tag job
+    /// whose reason says why, so the next pass finds no failure to back off from: the target
+    /// is as if the repair was never started.
+    fn cancel_unstarted(
+        &mut self,
+        covered: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<(String, u64)>, BackendError> {
+        let mut canceled = Vec::new();
+        for (instance, job) in std::mem::take(&mut self.submitted) {
+            if !covered(&instance) {
+                continue;
+            }
+            let path = format!("/2/jobs/{job}");
+            let method = reqwest::Method::DELETE;
+            let resp = match self.send(&method, &path, |c, url| c.delete(url)) {
+                Ok(resp) => resp,
+                Err(e) => {
+                    tracing::warn!(instance, job, "cannot cancel repair job: {e}");
+                    continue;
+                }
+            };
+            // Ganeti answers [success, message].
+            let answer = self.json(&method, &path, resp)?;
+            if answer.get(0).and_then(Value::as_bool) != Some(true) {
+                let why = answer.get(1).and_then(Value::as_str).unwrap_or_default();
+                tracing::info!(
+                    instance,
+                    job,
+                    "repair job not canceled (it started already?): {why}"
+                );
+                continue;
+            }
+            tracing::info!(
+                instance,
+                job,
+                "repair job canceled: the operator suspended its target"
+            );
+            canceled.push((instance, job));
+        }
+        let reason = "repair canceled by a suspend (the operator's brake)";
+        for (instance, job) in &canceled {
+            let pending: Vec<String> = self
+                .added
+                .iter()
+                .filter(|(i, tag)| {
+                    // A tag naming a job that runs anyway stays: it records that job.
+                    i == instance
+                        && matches!(
+                            crate::ganeti::tags::parse(tag),
+                            Ok(crate::ganeti::tags::Tag::Pending(p))
+                                if p.ops.iter::<u64>().any(|j| j == *job)
+                                    && p.ops.iter::<u64>().all(|j| {
+                                        canceled.iter().any(|(ci, cj)| ci == instance && *cj == j)
+                                    })
+                        )
+                })
+                .map(|(_, tag)| tag.clone())
+                .collect();
+            if !pending.is_empty() {
+                let object = super::instance(instance);
+                self.tags(reqwest::Method::DELETE, &object, &pending, reason)?;
+                self.added
+                    .retain(|(i, t)| !(i == instance && pending.contains(t)));
+            }
+        }
+        Ok(canceled)
     }
 }
 

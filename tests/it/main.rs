@@ -5,6 +5,7 @@
 // and these modules' helpers are test code too.
 #![allow(clippy::unwrap_used)]
 
+mod brake;
 mod cli;
 mod common;
 mod completions;

@@ -166,6 +166,17 @@ pub trait Backend<F: Family> {
     /// must stop between two of them, not only between two calls. Backends whose calls make
     /// one write each may ignore it: the caller asks the guard before each call.
     fn guard_writes(&mut self, _guard: WriteGuard) {}
+    /// After an operator braked the pass (a suspend while it ran): cancels the operations this
+    /// pass submitted that have not started yet, on the targets `covered` accepts, and
+    /// withdraws the marks that recorded them, so that the next pass counts no failure (the
+    /// repair did not fail: it was called off). Returns each canceled operation with its
+    /// target. Backends whose operations cannot wait behind others cancel nothing.
+    fn cancel_unstarted(
+        &mut self,
+        _covered: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<(String, F::OpId)>, BackendError> {
+        Ok(Vec::new())
+    }
 }
 
 /// One write a backend is asked to make, as an [`Interceptor`] sees it.
@@ -314,6 +325,12 @@ impl<F: Family, B: Backend<F>, I: Interceptor<F>> Backend<F> for Intercepted<B, 
     fn guard_writes(&mut self, guard: WriteGuard) {
         self.inner.guard_writes(guard);
     }
+    fn cancel_unstarted(
+        &mut self,
+        covered: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<(String, F::OpId)>, BackendError> {
+        self.inner.cancel_unstarted(covered)
+    }
 }
 
 /// Lets `budget` writes through, then fails every write as if the process had been killed
@@ -386,6 +403,12 @@ impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
     fn flush(&mut self) -> Result<(), BackendError> {
         (**self).flush()
     }
+    fn cancel_unstarted(
+        &mut self,
+        covered: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<(String, F::OpId)>, BackendError> {
+        (**self).cancel_unstarted(covered)
+    }
 }
 
 #[cfg(test)]
@@ -448,6 +471,16 @@ mod tests {
         fn guard_writes(&mut self, _: WriteGuard) {
             self.calls.push("guard_writes");
         }
+        fn cancel_unstarted(
+            &mut self,
+            covered: &dyn Fn(&str) -> bool,
+        ) -> Result<Vec<(String, u32)>, BackendError> {
+            self.calls.push("cancel_unstarted");
+            Ok(vec![("b1".to_owned(), 7)]
+                .into_iter()
+                .filter(|(t, _)| covered(t))
+                .collect())
+        }
     }
 
     /// Calls every method of the trait once, defaulted ones too; the answers of the two
@@ -463,10 +496,14 @@ mod tests {
         b.finish_pass(0).unwrap();
         b.flush().unwrap();
         b.guard_writes(std::sync::Arc::new(|| Ok(())));
+        assert_eq!(
+            b.cancel_unstarted(&|t| t == "b1").unwrap(),
+            [("b1".to_owned(), 7)]
+        );
         (b.can_follow(&ToyLevel::Nudge), b.supports(ToyLevel::Nudge))
     }
 
-    const EVERY_CALL: [&str; 8] = [
+    const EVERY_CALL: [&str; 9] = [
         "snapshot",
         "add_marks",
         "remove_marks",
@@ -475,6 +512,7 @@ mod tests {
         "finish_pass",
         "flush",
         "guard_writes",
+        "cancel_unstarted",
     ];
 
     #[test]

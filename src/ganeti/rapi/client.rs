@@ -32,6 +32,9 @@ impl Rapi {
             run_status: endpoint.run_status,
             query_forbidden: AtomicBool::new(false),
             last_tag_job: HashMap::new(),
+            submitted: Vec::new(),
+            added: Vec::new(),
+            guards: Vec::new(),
             retry,
             retried: Retried::default(),
         })

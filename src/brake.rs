@@ -1,0 +1,209 @@
+//! The operator's brake: a suspend given while a pass runs must stop that pass's repairs within
+//! seconds, not once the pass ends (a pass over RAPI may wait many minutes for Ganeti to apply
+//! its tag jobs). On a live fleet the admin verb does not wait for the pass's lock: it pulls the
+//! brake, a small file beside the lock (`LOCK.brake`) naming the suspended object, and writes
+//! its mark at once (the fleet's own store orders the writes). A pass on this host reads the
+//! file before each of its writes and while it waits at its end; once it changed since the pass
+//! began, the pass writes nothing more and cancels the operations it queued that did not start
+//! yet on the targets the suspend covers (docs/design.md, "The brake").
+
+use crate::engine::{BackendError, WriteGuard};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The brake file of the fleet whose lock is `lock`.
+pub fn path(lock: &Path) -> PathBuf {
+    let mut name = lock.as_os_str().to_owned();
+    name.push(".brake");
+    PathBuf::from(name)
+}
+
+/// Pulls the brake of the fleet whose lock is `lock`: `object` was suspended now. The file is
+/// replaced whole (written aside, then renamed), so a pass never reads half of it; the time
+/// in nanoseconds and the process id make every pull differ from the one before.
+pub fn pull(lock: &Path, object: &str) -> std::io::Result<()> {
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let text = format!(
+        "{object}\n{}.{:09}\n{}\n",
+        at.as_secs(),
+        at.subsec_nanos(),
+        std::process::id()
+    );
+    let path = path(lock);
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(format!(".{}", std::process::id()));
+    std::fs::write(&aside, text)?;
+    std::fs::rename(&aside, &path)
+}
+
+/// A brake pulled while a pass ran: the object suspended and when (seconds since the epoch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pulled {
+    pub object: String,
+    pub at: i64,
+}
+
+impl Pulled {
+    /// Why the pass stops, for its log and summary.
+    pub fn why(&self) -> String {
+        format!(
+            "{} was suspended at {} (the brake `autorepair suspend` pulls): no repair starts under it",
+            self.object,
+            humantime::format_rfc3339_seconds(
+                std::time::UNIX_EPOCH + std::time::Duration::from_secs(self.at.max(0) as u64)
+            ),
+        )
+    }
+}
+
+/// What a pass knows of its fleet's brake: the file as it was when the pass began.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    path: PathBuf,
+    at_start: Option<String>,
+}
+
+impl Watch {
+    /// Notes the brake as the pass begins: only a pull after this moment stops it.
+    pub fn start(lock: &Path) -> Watch {
+        let path = path(lock);
+        let at_start = std::fs::read_to_string(&path).ok();
+        Watch { path, at_start }
+    }
+
+    /// The brake pulled since the pass began, if any. One small read: cheap enough before each
+    /// write. An unreadable file is no pull (the admin verb could not have written it either).
+    pub fn pulled(&self) -> Option<Pulled> {
+        let now = std::fs::read_to_string(&self.path).ok()?;
+        if self.at_start.as_deref() == Some(now.as_str()) {
+            return None;
+        }
+        parse(&now)
+    }
+
+    /// Asked before every write of the pass: a pulled brake halts it.
+    pub fn guard(&self) -> WriteGuard {
+        let watch = self.clone();
+        Arc::new(move || match watch.pulled() {
+            Some(p) => Err(BackendError::Halted(p.why())),
+            None => Ok(()),
+        })
+    }
+}
+
+/// How long a brake holds the passes that begin after it, while the suspend it announced is
+/// not yet in the fleet: a RAPI cluster applies the suspend's tag as a job queued behind the
+/// repairs under way, which a pass waits for at most 15 minutes; a suspend not visible by then
+/// was undone or lost, and the brake lets go with a warning.
+pub const HOLD: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+impl Watch {
+    /// The brake as it was when the pass began, if it still holds: pulled less than [`HOLD`]
+    /// ago (wall clock) for an object `shows_suspended` does not find suspended yet. A pass that
+    /// read the fleet before the suspend's write was applied must not start the repairs the
+    /// suspend stops.
+    pub fn holding(&self, shows_suspended: impl Fn(&str) -> bool) -> Option<Pulled> {
+        let pulled = parse(self.at_start.as_deref()?)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let age = now.saturating_sub(pulled.at);
+        if age > HOLD.as_secs() as i64 || shows_suspended(&pulled.object) {
+            return None;
+        }
+        Some(pulled)
+    }
+}
+
+/// Lets the brake go if it names `object`: a resume of it undoes the suspend, and passes must
+/// not wait for that suspend to show.
+pub fn release(lock: &Path, object: &str) -> std::io::Result<()> {
+    let path = path(lock);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if parse(&text).is_some_and(|p| p.object == object) => std::fs::remove_file(&path),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn parse(text: &str) -> Option<Pulled> {
+    let mut lines = text.lines();
+    let object = lines.next().filter(|o| !o.is_empty())?.to_owned();
+    let at = lines
+        .next()
+        .and_then(|t| t.split('.').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_default();
+    Some(Pulled { object, at })
+}
+
+/// Both guards, in turn: a pass asks the daemon's (stop signal, lease) and the brake.
+pub fn both(first: Option<WriteGuard>, brake: WriteGuard) -> WriteGuard {
+    match first {
+        None => brake,
+        Some(first) => Arc::new(move || first().and_then(|()| brake())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_pull_after_the_pass_began_stops_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("fleet.lock");
+        pull(&lock, "group/old").unwrap();
+        let watch = Watch::start(&lock);
+        assert_eq!(watch.pulled(), None, "a brake pulled before the pass");
+        assert!(watch.guard()().is_ok());
+        pull(&lock, "group/g1").unwrap();
+        let pulled = watch.pulled().expect("pulled during the pass");
+        assert_eq!(pulled.object, "group/g1");
+        assert!(pulled.at > 1_700_000_000, "{pulled:?}");
+        match watch.guard()() {
+            Err(BackendError::Halted(why)) => assert!(why.contains("group/g1"), "{why}"),
+            other => panic!("not halted: {other:?}"),
+        }
+        // The same object suspended twice during a pass: the second pull is a change too.
+        let again = Watch::start(&lock);
+        pull(&lock, "group/g1").unwrap();
+        assert!(again.pulled().is_some());
+    }
+
+    #[test]
+    fn a_recent_brake_holds_the_next_pass_until_its_suspend_shows_or_a_resume_releases_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("fleet.lock");
+        pull(&lock, "group/g1").unwrap();
+        let next = Watch::start(&lock);
+        let held = next
+            .holding(|_| false)
+            .expect("the suspend does not show yet");
+        assert_eq!(held.object, "group/g1");
+        assert_eq!(next.holding(|o| o == "group/g1"), None, "the suspend shows");
+        release(&lock, "group/other").unwrap();
+        assert!(
+            Watch::start(&lock).holding(|_| false).is_some(),
+            "another object"
+        );
+        release(&lock, "group/g1").unwrap();
+        assert_eq!(Watch::start(&lock).holding(|_| false), None, "resumed");
+        // A brake older than HOLD lets go: its suspend was lost or undone elsewhere.
+        let old = Watch {
+            path: path(&lock),
+            at_start: Some("group/g1\n1000.000000000\n1\n".into()),
+        };
+        assert_eq!(old.holding(|_| false), None);
+    }
+
+    #[test]
+    fn no_brake_file_is_no_pull() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = Watch::start(&dir.path().join("fleet.lock"));
+        assert_eq!(watch.pulled(), None);
+    }
+}

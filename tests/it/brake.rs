@@ -1,0 +1,236 @@
+//! The operator's brake against a fake RAPI: a suspend given while a pass waits for Ganeti to
+//! apply its tag jobs returns at once, the pass stops within seconds, and the repair jobs it
+//! queued that did not start are canceled and leave no failure behind.
+
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use testsupport::rapi::{FakeRapi, Seen};
+
+const NOW: &str = "1795000000";
+
+/// Node n1 is offline with the DRBD instances `a` and `b` (secondary n2) on it: a pass fails
+/// both over (and replaces their secondaries after). The cluster allows failovers.
+fn cluster(path: &str) -> Option<Value> {
+    let p = path.split('?').next().unwrap_or("");
+    let instance = |name: &str| json!([[0, name], [0, []], [0, "up"], [0, "drbd"]]);
+    Some(match p {
+        "/2/info" => json!({"name": "c.example.test",
+            "tags": ["ganeti:watcher:autorepair:failover"]}),
+        "/2/groups" => json!([{"name": "default", "uuid": "g1", "tags": []}]),
+        "/2/query/node" => json!({
+            "fields": ["name", "offline", "drained", "vm_capable", "group.uuid", "tags",
+                       "pinst_list", "sinst_list"],
+            "data": [
+                [[0, "n1"], [0, true], [0, false], [0, true], [0, "g1"], [0, []],
+                 [0, ["a", "b"]], [0, []]],
+                [[0, "n2"], [0, false], [0, false], [0, true], [0, "g1"], [0, []],
+                 [0, []], [0, ["a", "b"]]]]}),
+        "/2/query/instance" => json!({
+            "fields": ["name", "tags", "admin_state", "disk_template"],
+            "data": [instance("a"), instance("b")]}),
+        "/2/jobs" => json!([]),
+        _ => return None,
+    })
+}
+
+/// The fake cluster's job queue: every write is a job; tag jobs never run (Ganeti busy behind
+/// other repairs), so every job stays queued and may be canceled.
+#[derive(Default)]
+struct Queue {
+    next: u64,
+    /// The repair jobs with their instance.
+    repairs: Vec<(String, u64)>,
+    canceled: HashSet<u64>,
+}
+
+fn answer(queue: &Mutex<Queue>, this: &Seen) -> (u16, String) {
+    let mut q = queue.lock().unwrap();
+    let path = this.path.split('?').next().unwrap_or("");
+    if this.method == "GET" {
+        if let Some(id) = path.strip_prefix("/2/jobs/") {
+            let id: u64 = id.parse().unwrap();
+            let status = if q.canceled.contains(&id) {
+                "canceled"
+            } else {
+                "queued"
+            };
+            return (
+                200,
+                json!({"id": id, "status": status, "ops": []}).to_string(),
+            );
+        }
+        return (
+            200,
+            cluster(&this.path)
+                .expect("a read of the cluster")
+                .to_string(),
+        );
+    }
+    if this.method == "DELETE"
+        && let Some(id) = path.strip_prefix("/2/jobs/")
+    {
+        let id: u64 = id.parse().unwrap();
+        q.canceled.insert(id);
+        return (200, json!([true, format!("Job {id} canceled")]).to_string());
+    }
+    q.next += 1;
+    let id = q.next;
+    if let Some(rest) = path.strip_prefix("/2/instances/")
+        && !path.ends_with("/tags")
+    {
+        let instance = rest.split('/').next().unwrap_or_default().to_owned();
+        q.repairs.push((instance, id));
+    }
+    (200, id.to_string())
+}
+
+/// The child's output once it ended, or `None` (and the child killed) after `limit`: a pass
+/// that waits for tag jobs this fake never finishes would wait 15 minutes.
+fn ended_within(mut child: std::process::Child, limit: Duration) -> Option<std::process::Output> {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+fn autorepair(rapi: &FakeRapi, lock: &std::path::Path) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("autorepair"));
+    cmd.env_remove("AUTOREPAIR_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("AUTOREPAIR_RAPI_PASSWORD", "p")
+        .args(["--rapi", rapi.url(), "--rapi-user", "u"])
+        .arg("--rapi-ca")
+        .arg(testsupport::CA_FILE)
+        .arg("--lock-file")
+        .arg(lock);
+    cmd
+}
+
+/// `suspend OBJECT` from a second process while the pass waits for its tag jobs: the verb
+/// returns at once (it does not wait for the pass's lock), the pass ends within seconds, the
+/// repair jobs of the targets under OBJECT are canceled and their pending tags withdrawn with
+/// a reason that says so; the others go on. A pass begun before the suspend shows in the fleet
+/// writes nothing.
+#[test]
+fn a_suspend_during_a_pass_stops_it_within_seconds_and_cancels_its_queued_repairs() {
+    for (object, stopped) in [
+        ("cluster", &["a", "b"][..]),
+        ("group/default", &["a", "b"][..]),
+        ("instance/b", &["b"][..]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("lock");
+        let queue = Arc::new(Mutex::new(Queue::default()));
+        let q = queue.clone();
+        let rapi = FakeRapi::start(Box::new(move |seen| answer(&q, seen.last().unwrap())));
+        let pass = autorepair(&rapi, &lock)
+            .args(["run", "--now", NOW])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The pass waits for its tag jobs once it asks for one.
+        let waiting = Instant::now();
+        while !rapi
+            .seen()
+            .iter()
+            .any(|s| s.method == "GET" && s.path.starts_with("/2/jobs/"))
+        {
+            assert!(
+                waiting.elapsed() < Duration::from_secs(60),
+                "the pass never waited for its tag jobs: {:?}",
+                rapi.seen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let suspend = autorepair(&rapi, &lock)
+            .args(["suspend", object, "--now", NOW])
+            .output()
+            .unwrap();
+        let returned = Instant::now();
+        assert_eq!(
+            suspend.status.code(),
+            Some(0),
+            "{object}: suspend: {}",
+            String::from_utf8_lossy(&suspend.stderr)
+        );
+        let ended = ended_within(pass, Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{object}: the pass did not stop"));
+        let took = returned.elapsed();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&ended.stdout),
+            String::from_utf8_lossy(&ended.stderr),
+        );
+        eprintln!("{object}: the pass ended {took:?} after the suspend returned");
+        assert!(
+            took < Duration::from_secs(5),
+            "{object}: the pass ended {took:?} after the suspend\n{stdout}\n{stderr}"
+        );
+        assert_eq!(ended.status.code(), Some(0), "{object}: {stdout}\n{stderr}");
+
+        let seen = rapi.seen();
+        let queue = queue.lock().unwrap();
+        let (repairs, canceled) = (&queue.repairs, &queue.canceled);
+        let repaired: HashSet<&str> = repairs.iter().map(|(i, _)| i.as_str()).collect();
+        assert_eq!(repaired, HashSet::from(["a", "b"]), "{object}: {repairs:?}");
+        let stopped_jobs = repairs
+            .iter()
+            .filter(|(i, _)| stopped.contains(&i.as_str()))
+            .count();
+        for (instance, job) in repairs {
+            let wanted = stopped.contains(&instance.as_str());
+            assert_eq!(
+                canceled.contains(job),
+                wanted,
+                "{object}: job {job} of {instance} canceled? {stdout}"
+            );
+            let withdrawn = seen.iter().any(|s| {
+                s.method == "DELETE"
+                    && s.path
+                        .starts_with(&format!("/2/instances/{instance}/tags?"))
+                    && s.path.contains("pending")
+                    && s.path.contains("canceled+by+a+suspend")
+            });
+            assert_eq!(
+                withdrawn, wanted,
+                "{object}: pending tag of {instance} withdrawn? {seen:#?}"
+            );
+        }
+        assert!(
+            stdout.contains(&format!(
+                "{stopped_jobs} queued jobs canceled by the suspend of {object}"
+            )),
+            "{object}: {stdout}"
+        );
+        drop(queue);
+
+        // The suspend's tag job is still queued (this fake applies none): the next pass read
+        // the fleet without it, and must not start again what the suspend stopped.
+        let writes = |seen: &[Seen]| seen.iter().filter(|s| s.method != "GET").count();
+        let before = writes(&rapi.seen());
+        let next = autorepair(&rapi, &lock)
+            .args(["run", "--now", NOW])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let next = ended_within(next, Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{object}: the next pass repaired again and waits"));
+        let stdout = String::from_utf8_lossy(&next.stdout);
+        assert_eq!(next.status.code(), Some(0), "{object}: {stdout}");
+        assert_eq!(writes(&rapi.seen()), before, "{object}: {stdout}");
+        assert!(
+            stdout.contains("wrote nothing") && stdout.contains(object),
+            "{object}: {stdout}"
+        );
+    }
+}
