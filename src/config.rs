@@ -36,12 +36,25 @@ pub struct Ganeti {
     /// Ganeti iallocator that picks new nodes; empty string: autorepair picks the least
     /// loaded usable node of the instance's group itself.
     pub iallocator: String,
+    /// `run` acts only on the host that is the cluster's master, as Ganeti's own watcher does:
+    /// installed from cron on every master candidate, it follows a master failover
+    /// (`--only-on-master`).
+    pub only_on_master: bool,
+    /// Where this node's ssconf files are, which say who the master is; default
+    /// `/var/lib/ganeti` (env `AUTOREPAIR_GANETI_SSCONF_DIR` wins).
+    pub ssconf_dir: Option<PathBuf>,
+    /// This host's name as a node of the cluster, when neither its kernel name nor its fully
+    /// qualified name is one.
+    pub node_name: Option<String>,
 }
 
 impl Default for Ganeti {
     fn default() -> Self {
         Ganeti {
             iallocator: crate::ganeti::DEFAULT_IALLOCATOR.into(),
+            only_on_master: false,
+            ssconf_dir: None,
+            node_name: None,
         }
     }
 }

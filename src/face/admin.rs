@@ -20,7 +20,7 @@ pub fn admin<F: FamilyFace>(
     object: &ObjectRef,
     verb: &Verb<F::Level>,
 ) -> Result<Exit, Error> {
-    let _lock = acquire_lock(lock, fleet.lock_wait)?;
+    let _lock = acquire_lock(fleet, lock)?;
     let mut backend = connect(fleet)?;
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
     let actions = admin::edits::<F>(&snap, object, verb).map_err(Error::Edit)?;

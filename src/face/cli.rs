@@ -111,8 +111,13 @@ pub struct GlobalArgs {
     /// read the password and forge answers).
     #[arg(long, global = true)]
     pub insecure: bool,
+    /// Ganeti: act only on the host that is the cluster's master (by this node's ssconf);
+    /// elsewhere a pass stands by and exits 0. For cron on every master candidate
+    /// [default: only_on_master in the config's [ganeti] section].
+    #[arg(long, global = true)]
+    pub only_on_master: bool,
     /// Lock file [default: one per fleet: FLEET.lock next to a fleet file;
-    /// /run/lock/autorepair-HOST:PORT.lock for RAPI].
+    /// /run/lock/autorepair-ganeti-UUID.lock for RAPI, by the cluster's uuid].
     #[arg(long, global = true, value_name = "FILE")]
     pub lock_file: Option<PathBuf>,
     /// When another run or admin command holds the fleet's lock, wait for it this long

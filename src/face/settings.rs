@@ -348,6 +348,8 @@ pub enum SettingsError {
     /// The RAPI endpoint's user or password.
     #[error(transparent)]
     Rapi(#[from] crate::ganeti::face::EndpointError),
+    #[error(transparent)]
+    OnlyOnMaster(#[from] crate::ganeti::face::OnlyOnMasterError),
     /// The fleet file to take the lock beside is missing or unreadable.
     #[error(transparent)]
     FleetFile(Box<BackendError>),
@@ -410,6 +412,15 @@ impl Settings {
                         command,
                         Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
                     );
+                }
+                if let Source::Ganeti(ganeti) = &mut source {
+                    crate::ganeti::face::only_on_master(
+                        ganeti,
+                        matches!(command, Command::Run(_)),
+                        global.only_on_master || config.ganeti.only_on_master,
+                        &config.ganeti,
+                        std::env::var_os(crate::ganeti::face::SSCONF_DIR_ENV).map(PathBuf::from),
+                    )?;
                 }
                 // A machines fleet brings CKE's limits; the engine's give way where unset.
                 let limits = match &source {
@@ -833,6 +844,8 @@ fn fleet_source(global: &GlobalArgs, config: &Config, env: &Env) -> Result<Sourc
         Source::Ganeti(crate::ganeti::face::Source {
             from,
             iallocator: config.ganeti.iallocator().map(str::to_owned),
+            master: None,
+            lock_named: global.lock_file.is_some() || config.lock_file.is_some(),
         })
     };
     let metal3_source = |from| {
