@@ -123,6 +123,26 @@ pub fn for_url(url: &str) -> Result<PathBuf, LockError> {
     Ok(Path::new(RUN_LOCK_DIR).join(format!("autorepair-{host}:{port}.lock")))
 }
 
+/// The lock of a Ganeti cluster by its identity (the uuid RAPI's `/2/info` gives), e.g.
+/// `/run/lock/autorepair-ganeti-<uuid>.lock`: every URL that reaches the cluster (its name,
+/// its master's IP, 127.0.0.1 on the master) finds the same lock.
+pub fn for_cluster(uuid: &str) -> PathBuf {
+    // The uuid comes from the server: keep it one plain path component whatever it says.
+    let uuid: String = uuid
+        .trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Path::new(RUN_LOCK_DIR).join(format!("autorepair-ganeti-{uuid}.lock"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +183,30 @@ mod tests {
         for bad in ["cluster.example.org:5080", "", "https://"] {
             let e = for_url(bad).unwrap_err().to_string();
             assert!(e.contains("https://HOST:PORT"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_ganeti_cluster_is_locked_by_its_uuid_as_one_path_component() {
+        let cases = [
+            (
+                "0b9a1a51-5d6e-4f5b-9c39-1d0c2f4f2d11",
+                "autorepair-ganeti-0b9a1a51-5d6e-4f5b-9c39-1d0c2f4f2d11.lock",
+            ),
+            // Ganeti's spelling may differ in case and trailing newline, not in identity.
+            (" 0B9A1A51-5D6E\n", "autorepair-ganeti-0b9a1a51-5d6e.lock"),
+            ("a b", "autorepair-ganeti-a_b.lock"),
+            (
+                "../../etc/passwd",
+                "autorepair-ganeti-______etc_passwd.lock",
+            ),
+        ];
+        for (uuid, want) in cases {
+            assert_eq!(
+                for_cluster(uuid),
+                Path::new(RUN_LOCK_DIR).join(want),
+                "{uuid}"
+            );
         }
     }
 

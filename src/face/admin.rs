@@ -29,7 +29,7 @@ pub fn admin<F: FamilyFace>(
     let _lock = if live {
         None
     } else {
-        Some(acquire_lock(lock, fleet.lock_wait)?)
+        Some(acquire_lock(fleet, lock)?)
     };
     let mut backend = connect(fleet)?;
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;

@@ -115,8 +115,10 @@ pub fn execute_and_save<F: FamilyFace>(
     (done, saved.map(drop))
 }
 
-/// Another run holding the lock is the normal cron overlap (exit 4); a lock file that cannot be
+/// The fleet's lock (`path` as the family names it when taken: [`FamilyFace::lock_taken`]).
+/// Another run holding it is the normal cron overlap (exit 4); a lock file that cannot be
 /// opened is a configuration error (exit 2), not to be mistaken for it.
-pub fn acquire_lock(path: &Path, wait: Option<std::time::Duration>) -> Result<LockGuard, Error> {
-    Ok(lock::acquire_waiting(path, wait)?)
+pub fn acquire_lock<F: FamilyFace>(fleet: &Fleet<F>, path: &Path) -> Result<LockGuard, Error> {
+    let path = F::lock_taken(&fleet.source, path)?;
+    Ok(lock::acquire_waiting(&path, fleet.lock_wait)?)
 }

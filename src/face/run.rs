@@ -33,12 +33,18 @@ pub fn run<F: FamilyFace>(
         let guard = daemon.as_ref().map(Daemon::guard);
         // The lock is held while a pass acts and never while the loop sleeps, so an admin can
         // always suspend (or stop) the watcher between two passes.
-        let outcome = run
-            .lock
-            .as_deref()
-            .map(|path| acquire_lock(path, fleet.lock_wait))
-            .transpose()
-            .and_then(|_held| one_pass(out, logs, fleet, run, pass, guard));
+        // A replica that stands by (not the Ganeti master) skips the pass as done: it takes
+        // no lock and reads nothing, so cron on every master candidate stays quiet.
+        let outcome = match F::may_act(&fleet.source) {
+            Ok(false) => Ok(Exit::Ok),
+            Ok(true) => run
+                .lock
+                .as_deref()
+                .map(|path| acquire_lock(fleet, path))
+                .transpose()
+                .and_then(|_held| one_pass(out, logs, fleet, run, pass, guard)),
+            Err(e) => Err(e.into()),
+        };
         match outcome {
             Ok(Exit::Ok) => {}
             Ok(code) => worst = worst.max(code),

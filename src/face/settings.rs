@@ -417,6 +417,8 @@ impl Settings {
                         command,
                         Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
                     ),
+                    passes: matches!(command, Command::Run(_)),
+                    lock_named: global.lock_file.is_some() || config.lock_file.is_some(),
                     env: env.vars.clone(),
                 };
                 let claimed = claim(families, &prepared, &shared, global)?;

@@ -2,16 +2,18 @@
 //! `node/NAME` or `instance/NAME`, and instances shown with their nodes and run status.
 
 use super::file::{self, FleetFile};
+use super::master::{OnlyOnMaster, Role, Verdict};
 use super::rapi::{Endpoint, Password, Rapi};
 use super::snapshot::Instance;
 use super::snapshot::OpKind;
 use super::{Facts, Ganeti, Index, Settings};
-use crate::engine::{Backend, ObjectRef};
+use crate::engine::{Backend, BackendError, Intercepted, ObjectRef};
 use crate::lock;
 use crate::plug::claim::{Claim, Look, Shared};
 use crate::plug::printer::Printer;
 use crate::plug::{Exit, Failure, FamilyFace, LOG_TARGET, LockPathError, NO_SCOPE, OpenError};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where a Ganeti fleet is.
 #[derive(Debug)]
@@ -28,6 +30,45 @@ pub struct Source {
     pub from: Where,
     /// The iallocator that picks new nodes; `None`: autorepair picks itself.
     pub iallocator: Option<String>,
+    /// `only_on_master` (`run` only): the role this host must hold to act; `None`: off.
+    pub master: Option<Arc<Role>>,
+    /// A lock file is named (--lock-file, lock_file): it wins over the cluster's own lock.
+    pub lock_named: bool,
+}
+
+/// The env variable that names the ssconf directory, over the config's `ssconf_dir`.
+pub const SSCONF_DIR_ENV: &str = "AUTOREPAIR_GANETI_SSCONF_DIR";
+
+/// Why `only_on_master` cannot be on.
+#[derive(Debug, thiserror::Error)]
+pub enum OnlyOnMasterError {
+    #[error(
+        "--only-on-master (only_on_master in the config's [ganeti] section) acts on the host that is the cluster's master, and a fleet file has no master: drop the flag (or the setting) for a file, or give --rapi URL"
+    )]
+    FleetFile,
+}
+
+/// Turns `only_on_master` on for a `run` (`on`: the flag or the config's setting); the other
+/// commands (a person's `status`, `suspend`) work from any host. The ssconf directory is the
+/// env's [`SSCONF_DIR_ENV`], else the config's, else Ganeti's own.
+pub fn only_on_master(
+    source: &mut Source,
+    run: bool,
+    on: bool,
+    config: &super::section::Ganeti,
+    env_dir: Option<PathBuf>,
+) -> Result<(), OnlyOnMasterError> {
+    if !(run && on) {
+        return Ok(());
+    }
+    if let Where::File(_) = source.from {
+        return Err(OnlyOnMasterError::FleetFile);
+    }
+    let dir = env_dir
+        .or_else(|| config.ssconf_dir.clone())
+        .unwrap_or_else(|| super::master::SSCONF_DIR.into());
+    source.master = Some(Arc::new(Role::new(dir, config.node_name.clone())));
+    Ok(())
 }
 
 /// What the command line says of a RAPI endpoint; each value left out comes from the
@@ -143,6 +184,8 @@ impl FamilyFace for Ganeti {
                     .map_err(|e| LockPathError::FleetFile(file::unreadable(fleet, &e)))?;
                 Ok(named.unwrap_or(beside))
             }
+            // The URL's lock only stands in until the lock is taken, when `lock_taken` names
+            // the cluster's own by its uuid; a URL without a host is refused here already.
             Where::Rapi(endpoint) => match named {
                 Some(path) => Ok(path),
                 None => lock::for_url(&endpoint.url).map_err(LockPathError::Url),
@@ -153,8 +196,61 @@ impl FamilyFace for Ganeti {
     fn open(source: &Source) -> Result<Box<dyn Backend<Ganeti>>, OpenError> {
         Ok(match &source.from {
             Where::File(path) => Box::new(FleetFile::open(path).map_err(OpenError::Open)?),
-            Where::Rapi(endpoint) => Box::new(Rapi::connect(endpoint).map_err(OpenError::Connect)?),
+            Where::Rapi(endpoint) => {
+                let rapi = Rapi::connect(endpoint).map_err(OpenError::Connect)?;
+                match &source.master {
+                    Some(role) => {
+                        Box::new(Intercepted::wrap(rapi, OnlyOnMaster { role: role.clone() }))
+                    }
+                    None => Box::new(rapi),
+                }
+            }
         })
+    }
+
+    /// In `only_on_master` mode, only on the master; said once a pass, at INFO (a standby is
+    /// the normal state of every other candidate), or at WARN when no node is master.
+    fn may_act(source: &Source) -> Result<bool, Failure> {
+        let Some(role) = &source.master else {
+            return Ok(true);
+        };
+        match role.verdict() {
+            Ok(Verdict::Master) => Ok(true),
+            Ok(Verdict::Standby { master }) => {
+                tracing::info!(target: LOG_TARGET, %master, "this host is not the cluster's master ({master} is): it stands by, and the watcher there acts");
+                Ok(false)
+            }
+            Ok(Verdict::NoMaster) => {
+                tracing::warn!(target: LOG_TARGET, ssconf = %role.ssconf_dir.display(), "the cluster has no master now (ssconf_master_node says NO MASTER, a failover under way or failed): no watcher acts until a node is master again");
+                Ok(false)
+            }
+            Err(e) => Err(Failure::Open(Box::new(BackendError::Api(e.to_string())))),
+        }
+    }
+
+    /// A RAPI cluster's own lock is named by its uuid (one `GET /2/info`), so every URL that
+    /// reaches it (its name, an IP, 127.0.0.1 on the master) finds the one lock of this host.
+    /// A named lock file wins and asks nothing.
+    fn lock_taken(source: &Source, planned: &Path) -> Result<PathBuf, Failure> {
+        let Where::Rapi(endpoint) = &source.from else {
+            return Ok(planned.to_owned());
+        };
+        if source.lock_named {
+            return Ok(planned.to_owned());
+        }
+        // No falling back to the URL's lock when the uuid cannot be read: two runs reaching
+        // the cluster by two URLs would then hold two locks and both act, and the pass that
+        // follows could not read the cluster anyway.
+        let uuid = Rapi::connect(endpoint)
+            .and_then(|rapi| rapi.cluster_uuid())
+            .map_err(|e| Failure::Read {
+                from: format!(
+                    "{} to name its lock by the cluster's uuid (GET /2/info; or name a lock file with --lock-file)",
+                    endpoint.url
+                ),
+                source: e.into(),
+            })?;
+        Ok(lock::for_cluster(&uuid))
     }
 
     /// The iallocator from the config; a repair needing an operation this backend lacks
@@ -265,5 +361,82 @@ impl FamilyFace for Ganeti {
         index
             .node(&inst.pnode)
             .map_or(NO_SCOPE, |n| index.group_name(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ganeti::rapi::Password;
+    use testsupport::rapi::FakeRapi;
+
+    fn source(url: &str, lock_named: bool) -> Source {
+        Source {
+            from: Where::Rapi(Endpoint {
+                url: url.into(),
+                user: "u".into(),
+                password: Password::Given("p".into()),
+                ca_file: Some(testsupport::CA_FILE.into()),
+                insecure: false,
+                timeout: std::time::Duration::from_secs(5),
+                run_status: false,
+            }),
+            iallocator: None,
+            master: None,
+            lock_named,
+        }
+    }
+
+    /// The cluster's uuid names its lock: the same cluster reached by IP and by name shares
+    /// one, at the price of one `GET /2/info` each time a lock is taken; a named lock asks
+    /// nothing.
+    #[test]
+    fn one_cluster_reached_by_two_urls_has_one_lock() {
+        let rapi = FakeRapi::start(testsupport::rapi::fixed(
+            200,
+            r#"{"name": "c.example.test", "uuid": "5b5e0f0c-1c1d-4d35-9a6e-3a1f0e5d2c7b"}"#,
+        ));
+        let by_ip = rapi.url().to_owned();
+        let by_name = by_ip.replace("127.0.0.1", "localhost");
+        assert_ne!(lock::for_url(&by_ip).ok(), lock::for_url(&by_name).ok());
+        let planned = Path::new("/planned.lock");
+        let taken: Vec<PathBuf> = [&by_ip, &by_name]
+            .into_iter()
+            .map(|url| Ganeti::lock_taken(&source(url, false), planned).expect("lock"))
+            .collect();
+        let want = lock::for_cluster("5b5e0f0c-1c1d-4d35-9a6e-3a1f0e5d2c7b");
+        assert_eq!(taken, [want.clone(), want]);
+        let gets: Vec<String> = rapi.seen().iter().map(|s| s.path.clone()).collect();
+        assert_eq!(gets, ["/2/info", "/2/info"]);
+        assert_eq!(
+            Ganeti::lock_taken(&source(&by_ip, true), planned).expect("lock"),
+            planned
+        );
+        assert_eq!(rapi.seen().len(), 2, "a named lock asks nothing");
+    }
+
+    /// A cluster whose uuid cannot be read gets no lock (and so no pass): the error names the
+    /// URL, what was asked, and the way round.
+    #[test]
+    fn no_uuid_no_lock() {
+        let cases = [
+            (401, r#"{"code": 401, "message": "Unauthorized"}"#, "401"),
+            (200, r#"{"name": "c.example.test"}"#, "\"uuid\""),
+        ];
+        for (status, body, words) in cases {
+            let rapi = FakeRapi::start(testsupport::rapi::fixed(status, body));
+            let err = Ganeti::lock_taken(&source(rapi.url(), false), Path::new("/x.lock"))
+                .expect_err(body);
+            // The error and its causes, as the command line says them.
+            let mut text = err.to_string();
+            let mut cause = std::error::Error::source(&err);
+            while let Some(c) = cause {
+                text.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            for w in [rapi.url(), "GET /2/info", "--lock-file", words] {
+                assert!(text.contains(w), "{w:?} missing in {text}");
+            }
+        }
     }
 }

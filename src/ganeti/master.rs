@@ -1,5 +1,6 @@
-//! The cluster's master role, as the one actor among several watchers (not yet used by a
-//! pass: the `only_on_master` mode that will ask it is still to come). Ganeti's own watcher
+//! The cluster's master role, as the one actor among several watchers (`only_on_master`,
+//! `--only-on-master`): a pass asks it before it starts and before every write it makes (see
+//! [`OnlyOnMaster`]). Ganeti's own watcher
 //! runs from cron on every node and acts only on the node that is the master; a watcher
 //! installed on every master candidate does the same, so it follows a `gnt-cluster
 //! master-failover` with no coordination of its own.
@@ -8,7 +9,10 @@
 //! the master pushes to every online node when the configuration changes, compared with this
 //! host's name as Ganeti spells it (the fully qualified name, lower case, no trailing dot).
 
+use crate::engine::{BackendError, Interceptor, Write};
+use crate::ganeti::Ganeti;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Where a Ganeti node keeps its copy of the cluster's simple configuration.
 pub const SSCONF_DIR: &str = "/var/lib/ganeti";
@@ -44,7 +48,7 @@ pub enum RoleError {
     )]
     Empty { path: PathBuf },
     #[error(
-        "this host ({me}) is not one node of the cluster ({}); give its node name with `node_name` in the config's [rapi] section",
+        "this host ({me}) is not one node of the cluster ({}); give its node name with `node_name` in the config's [ganeti] section",
         nodes.join(", ")
     )]
     Unknown { me: String, nodes: Vec<String> },
@@ -115,6 +119,75 @@ pub fn read(dir: &Path, me: &[String]) -> Result<Verdict, RoleError> {
     // An older node without the list still knows the master's name.
     let nodes = read("node_list").unwrap_or_default();
     decide(&master, &nodes, me)
+}
+
+/// Where a watcher in `only_on_master` mode reads the role, and who it is.
+#[derive(Debug)]
+pub struct Role {
+    /// This node's ssconf directory ([`SSCONF_DIR`] unless told otherwise).
+    pub ssconf_dir: PathBuf,
+    /// This host's node name, as the config gives it; else [`host_names`], asked once.
+    pub node_name: Option<String>,
+    names: OnceLock<Vec<String>>,
+}
+
+impl Role {
+    pub fn new(ssconf_dir: PathBuf, node_name: Option<String>) -> Role {
+        Role {
+            ssconf_dir,
+            node_name,
+            names: OnceLock::new(),
+        }
+    }
+
+    /// The role now, read afresh from ssconf: a failover rewrites it on every online node.
+    pub fn verdict(&self) -> Result<Verdict, RoleError> {
+        let names = self.names.get_or_init(|| match &self.node_name {
+            Some(name) => vec![name.clone()],
+            None => host_names(),
+        });
+        read(&self.ssconf_dir, names)
+    }
+
+    /// Why a write is refused when the role is anything but master: the text the pass ends
+    /// with. `None` while this host is the master.
+    pub fn refusal(&self) -> Option<String> {
+        let master_file = self.ssconf_dir.join("ssconf_master_node");
+        match self.verdict() {
+            Ok(Verdict::Master) => None,
+            Ok(Verdict::Standby { master }) => Some(format!(
+                "this host is no longer the cluster's master ({master} is, says {}): nothing more is written; the watcher on {master} carries on",
+                master_file.display()
+            )),
+            Ok(Verdict::NoMaster) => Some(format!(
+                "the cluster has no master now ({} says NO MASTER): nothing more is written until a node is master again",
+                master_file.display()
+            )),
+            Err(e) => Some(format!(
+                "cannot tell whether this host is still the cluster's master ({e}): nothing more is written"
+            )),
+        }
+    }
+}
+
+/// Asks the master role before every write of a pass: a host that lost it in mid-pass (a
+/// `gnt-cluster master-failover` ran) stops before its next write, and the new master's
+/// watcher carries on from the tags. The writes made before were whole, so nothing is left
+/// half-recorded.
+///
+/// This narrows the window, it does not close it: Ganeti's jobs take no precondition, so a
+/// write already on its way when the role moves still lands (see docs/ganeti.md).
+pub struct OnlyOnMaster {
+    pub role: std::sync::Arc<Role>,
+}
+
+impl Interceptor<Ganeti> for OnlyOnMaster {
+    fn before(&mut self, _: &Write<'_, Ganeti>) -> Result<(), BackendError> {
+        match self.role.refusal() {
+            None => Ok(()),
+            Some(why) => Err(BackendError::Halted(why)),
+        }
+    }
 }
 
 /// This host's names: the kernel's (`uname -n`) and, when the resolver gives one, the fully
@@ -235,5 +308,119 @@ mod tests {
                 master: "node1.example.test".into()
             }
         );
+    }
+
+    /// ssconf under `dir` saying `master` is the master of node1 and node2.
+    fn ssconf(dir: &Path, master: &str) {
+        std::fs::write(dir.join("ssconf_master_node"), format!("{master}\n")).expect("write");
+        std::fs::write(dir.join("ssconf_node_list"), NODES).expect("write");
+    }
+
+    #[test]
+    fn every_write_asks_the_role_afresh() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let role = std::sync::Arc::new(Role::new(
+            dir.path().into(),
+            Some("node1.example.test".into()),
+        ));
+        let mut guard = OnlyOnMaster { role };
+        let object = crate::engine::ObjectRef::new("cluster", "");
+        let write = Write::AddMarks {
+            object: &object,
+            marks: &[],
+            reason: "r",
+        };
+        // (what ssconf says, the refusal's words; none: the write goes through)
+        let cases: &[(Option<&str>, Option<&[&str]>)] = &[
+            (Some("node1.example.test"), None),
+            (
+                Some("node2.example.test"),
+                Some(&["no longer the cluster's master", "node2.example.test is"]),
+            ),
+            (Some("NO MASTER"), Some(&["no master now", "NO MASTER"])),
+            (Some("node1.example.test"), None),
+            // The file gone (the node removed from the cluster): nothing more is written.
+            (None, Some(&["cannot tell", "ssconf_master_node"])),
+        ];
+        for (master, want) in cases {
+            match master {
+                Some(m) => ssconf(dir.path(), m),
+                None => {
+                    std::fs::remove_file(dir.path().join("ssconf_master_node")).expect("remove")
+                }
+            }
+            match (guard.before(&write), want) {
+                (Ok(()), None) => {}
+                (Err(BackendError::Halted(why)), Some(words)) => {
+                    for w in *words {
+                        assert!(why.contains(w), "{master:?}: {w:?} missing in {why}");
+                    }
+                }
+                (got, _) => panic!("{master:?}: want {want:?}, got {got:?}"),
+            }
+        }
+    }
+
+    /// Moves the master role to node2 once `after` writes were made, as a `gnt-cluster
+    /// master-failover` run meanwhile would.
+    struct FailoverAfter {
+        after: usize,
+        made: usize,
+        dir: PathBuf,
+    }
+
+    impl Interceptor<Ganeti> for FailoverAfter {
+        fn after(&mut self, _: &Write<'_, Ganeti>, _: Option<&u64>) {
+            self.made += 1;
+            if self.made == self.after {
+                ssconf(&self.dir, "node2.example.test");
+            }
+        }
+    }
+
+    #[test]
+    fn a_pass_that_loses_the_role_stops_before_its_next_write() {
+        use crate::engine::{Intercepted, exec};
+        use crate::ganeti::file::FleetFile;
+        use crate::ganeti::testkit::Fleet;
+        // Two instances on an offline node under a failover policy: each repair is several
+        // writes (the pending tag, the job).
+        let snap = Fleet::new()
+            .autorepair(["failover"])
+            .group("g1")
+            .node("n1", "g1")
+            .offline()
+            .node("n2", "g1")
+            .instance("a")
+            .primary("n1")
+            .instance("b")
+            .primary("n1")
+            .build();
+        let plan = crate::ganeti::plan(&snap, 1_800_000_000, &Default::default(), 7);
+        let planned = plan.actions().count();
+        assert!(planned >= 2, "{planned}");
+        for after in [1, 2] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            ssconf(dir.path(), "node1.example.test");
+            let role = std::sync::Arc::new(Role::new(
+                dir.path().into(),
+                Some("node1.example.test".into()),
+            ));
+            let mut file = FleetFile::in_memory(snap.clone());
+            let failover = FailoverAfter {
+                after,
+                made: 0,
+                dir: dir.path().into(),
+            };
+            let mut guarded = Intercepted::wrap(
+                Intercepted::wrap(&mut file, failover),
+                OnlyOnMaster { role },
+            );
+            let report = exec::execute(&plan, &mut guarded);
+            assert_eq!(guarded.inner.by.made, after, "writes after the failover");
+            let why = report.halted.expect("the pass says it stopped");
+            assert!(why.contains("node2.example.test is"), "{why}");
+            assert!(report.errors.is_empty(), "{:?}", report.errors);
+        }
     }
 }

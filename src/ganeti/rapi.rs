@@ -183,6 +183,22 @@ fn ganeti_reason(reason: &str) -> String {
     }
 }
 
+impl Rapi {
+    /// The cluster's uuid (`GET /2/info`): its identity, which neither the URL it is reached by
+    /// nor a `gnt-cluster rename` changes.
+    pub fn cluster_uuid(&self) -> Result<String, BackendError> {
+        let info = self.get("/2/info")?;
+        let uuid = str_field(&info, "uuid", "GET /2/info")?;
+        if uuid.trim().is_empty() {
+            return Err(api(format!(
+                "GET {}: the cluster's uuid is empty",
+                self.url("/2/info")
+            )));
+        }
+        Ok(uuid)
+    }
+}
+
 impl Backend<Ganeti> for Rapi {
     /// The independent reads run at once (the snapshot was never atomic: the planner copes
     /// with reads from slightly different moments), then the reads of single jobs.

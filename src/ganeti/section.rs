@@ -32,6 +32,11 @@ pub struct GanetiArgs {
     /// read the password and forge answers).
     #[arg(long, global = true)]
     pub insecure: bool,
+    /// Act only on the host that is the cluster's master (by this node's ssconf); elsewhere a
+    /// pass stands by and exits 0. For cron on every master candidate [default:
+    /// only_on_master in the config's [ganeti] section].
+    #[arg(long, global = true)]
+    pub only_on_master: bool,
 }
 
 /// The Ganeti family's keys of the config file.
@@ -51,12 +56,25 @@ pub struct Ganeti {
     /// Ganeti iallocator that picks new nodes; empty string: autorepair picks the least
     /// loaded usable node of the instance's group itself.
     pub iallocator: String,
+    /// `run` acts only on the host that is the cluster's master, as Ganeti's own watcher does:
+    /// installed from cron on every master candidate, it follows a master failover
+    /// (`--only-on-master`).
+    pub only_on_master: bool,
+    /// Where this node's ssconf files are, which say who the master is; default
+    /// `/var/lib/ganeti` (env `AUTOREPAIR_GANETI_SSCONF_DIR` wins).
+    pub ssconf_dir: Option<PathBuf>,
+    /// This host's name as a node of the cluster, when neither its kernel name nor its fully
+    /// qualified name is one.
+    pub node_name: Option<String>,
 }
 
 impl Default for Ganeti {
     fn default() -> Self {
         Ganeti {
             iallocator: super::DEFAULT_IALLOCATOR.into(),
+            only_on_master: false,
+            ssconf_dir: None,
+            node_name: None,
         }
     }
 }
@@ -105,6 +123,8 @@ pub enum SectionError {
     /// The RAPI endpoint's user or password.
     #[error(transparent)]
     Rapi(#[from] super::face::EndpointError),
+    #[error(transparent)]
+    OnlyOnMaster(#[from] super::face::OnlyOnMasterError),
 }
 
 /// The fleet: `--cluster` or `--rapi`, else the config's `fleet_file` or `rapi.url` (not both).
@@ -115,9 +135,22 @@ pub fn claim(
     look: Look,
 ) -> Option<Claim<Source>> {
     let source = |from: Result<Where, ClaimError>| Claim {
-        source: from.map(|from| Source {
-            from,
-            iallocator: config.ganeti.iallocator().map(str::to_owned),
+        source: from.and_then(|from| {
+            let mut source = Source {
+                from,
+                iallocator: config.ganeti.iallocator().map(str::to_owned),
+                master: None,
+                lock_named: shared.lock_named,
+            };
+            super::face::only_on_master(
+                &mut source,
+                shared.passes,
+                args.only_on_master || config.ganeti.only_on_master,
+                &config.ganeti,
+                shared.var(super::face::SSCONF_DIR_ENV).map(PathBuf::from),
+            )
+            .map_err(|e| ClaimError::new(SectionError::OnlyOnMaster(e)))?;
+            Ok(source)
         }),
         by: By::Flag,
         uses_kubeconfig: false,

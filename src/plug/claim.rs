@@ -22,6 +22,12 @@ pub struct Shared {
     /// The command shows targets to a person (`status`, `explain`, `snapshot`): what costs
     /// more to read but is only shown (a VM's run status) is worth reading.
     pub shows_targets: bool,
+    /// The command makes passes (`run`): what only a pass needs (the master role a standby
+    /// checks) is set up for it alone.
+    pub passes: bool,
+    /// A lock file is named (`--lock-file`, `lock_file`): it wins over a lock the fleet would
+    /// name itself.
+    pub lock_named: bool,
     /// Reads an environment variable (the process's, or a test's).
     pub env: std::collections::BTreeMap<String, String>,
 }

@@ -97,6 +97,19 @@ pub trait FamilyFace: Family {
     /// the targets of each scope beside that scope's limiter verdict. [`NO_SCOPE`] when it has
     /// none.
     fn report_scope<'a>(index: &Self::Index<'a>, target: &'a Self::Target) -> &'a str;
+    /// Before each pass of `run`, before its lock: whether this replica may act now. A family
+    /// whose fleet itself names the one actor among several replicas (a Ganeti cluster's
+    /// master) says `false` on the others, and logs why; the pass is then skipped as done.
+    fn may_act(_source: &Self::Source) -> Result<bool, Failure> {
+        Ok(true)
+    }
+    /// The lock as a run or an admin verb takes it: `planned` is what
+    /// [`FamilyFace::lock_path`] named. A family whose own lock is named by what the fleet says
+    /// of itself (a Ganeti cluster's uuid) asks the fleet here, as the lock is taken: a
+    /// replica that stands by never asks.
+    fn lock_taken(_source: &Self::Source, planned: &Path) -> Result<PathBuf, Failure> {
+        Ok(planned.to_owned())
+    }
     /// The family's own metrics after a pass (Prometheus text), in its users' names.
     fn extra_metrics(_plan: &Plan<Self>) -> String {
         String::new()

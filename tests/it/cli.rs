@@ -1576,3 +1576,177 @@ fn status_and_explain_print_what_kubectl_users_expect() {
         assert!(check(&out, &err), "{args:?}:\n{:?}\n{err}", lines(&out));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// `--only-on-master` (config `[ganeti] only_on_master`): a watcher on every master candidate,
+// of which only the master's acts. ssconf is a directory of the test's
+// (AUTOREPAIR_GANETI_SSCONF_DIR) and the host is node1 (`[ganeti] node_name`).
+
+/// A config that names this host node1, and an ssconf directory in which `master` is master.
+fn candidate(dir: &Path, master: &str) -> PathBuf {
+    let ssconf = dir.join("ssconf");
+    std::fs::create_dir_all(&ssconf).unwrap();
+    std::fs::write(ssconf.join("ssconf_master_node"), format!("{master}\n")).unwrap();
+    std::fs::write(
+        ssconf.join("ssconf_node_list"),
+        "node1.example.test\nnode2.example.test\n",
+    )
+    .unwrap();
+    let config = dir.join("autorepair.toml");
+    std::fs::write(&config, "[ganeti]\nnode_name = \"node1.example.test\"\n").unwrap();
+    config
+}
+
+/// On a candidate that is not the master a pass reads nothing, writes nothing, says at INFO
+/// that it stands by (naming the master) and exits 0, so cron on every candidate stays quiet;
+/// with no master at all, a warning. On the master it reads the cluster as ever.
+#[test]
+fn only_the_master_acts_and_the_others_stand_by_quietly() {
+    use fake_rapi::*;
+    // (ssconf's master, exit, requests made, words logged, at level)
+    let cases = [
+        (
+            "node2.example.test",
+            0,
+            false,
+            &["stands by", "node2.example.test is"][..],
+            " INFO ",
+        ),
+        ("NO MASTER", 0, false, &["no master", "NO MASTER"], " WARN "),
+        ("node1.example.test", 0, true, &[], ""),
+        // Ganeti spells names in any case, and a trailing dot is the same name.
+        ("Node1.Example.Test.", 0, true, &[], ""),
+    ];
+    for (master, code, reads, words, level) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let config = candidate(dir.path(), master);
+        let rapi = FakeRapi::start(Box::new(|seen| {
+            let this = seen.last().unwrap();
+            // Suspended: the master's pass only reads.
+            let body = if this.path.starts_with("/2/info") {
+                serde_json::json!({"name": "c.example.test", "tags": [
+                    "ganeti:watcher:autorepair:suspend"]})
+            } else {
+                cluster(&this.path).expect("a read of the cluster")
+            };
+            (200, body.to_string())
+        }));
+        let out = bin()
+            .env("AUTOREPAIR_RAPI_PASSWORD", "p")
+            .env(
+                "AUTOREPAIR_GANETI_SSCONF_DIR",
+                dir.path().join("ssconf").to_str().unwrap(),
+            )
+            .args([
+                "run",
+                "--now",
+                NOW,
+                "--only-on-master",
+                "--rapi",
+                rapi.url(),
+            ])
+            .args(["--rapi-user", "u", "--rapi-ca", testsupport::CA_FILE])
+            .arg("--config")
+            .arg(&config)
+            .arg("--lock-file")
+            .arg(dir.path().join("lock"))
+            .assert()
+            .code(code);
+        let stderr = stderr_of(&out);
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let seen = rapi.seen();
+        assert_eq!(!seen.is_empty(), reads, "{master}: {seen:?}\n{stderr}");
+        assert!(seen.iter().all(|s| s.method == "GET"), "{seen:?}");
+        if reads {
+            assert!(stdout.starts_with("pass 1:"), "{master}: {stdout}");
+        } else {
+            assert_eq!(stdout, "", "{master}: a replica standing by prints nothing");
+            let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(level)).collect();
+            assert_eq!(lines.len(), 1, "{master}: one line a pass\n{stderr}");
+            for w in words {
+                assert!(lines[0].contains(w), "{master}: {w:?} missing in {stderr}");
+            }
+        }
+    }
+}
+
+/// The mode from the config alone; it needs a cluster with a master (a fleet file has none),
+/// and only `run` asks for the role: a person's `status` works on any host.
+#[test]
+fn only_on_master_is_for_runs_on_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = demo_copy(dir.path());
+    let config = dir.path().join("autorepair.toml");
+    std::fs::write(&config, "[ganeti]\nonly_on_master = true\n").unwrap();
+    for args in [
+        &["run", "--now", NOW][..],
+        &["run", "--dry-run", "--now", NOW],
+    ] {
+        let out = bin()
+            .args(args)
+            .arg("--cluster")
+            .arg(&fleet)
+            .arg("--config")
+            .arg(&config)
+            .assert()
+            .code(2);
+        let stderr = stderr_of(&out);
+        for w in [
+            "--only-on-master",
+            "only_on_master",
+            "fleet file has no master",
+        ] {
+            assert!(stderr.contains(w), "{w:?} missing in {stderr}");
+        }
+    }
+    bin()
+        .args(["status", "--now", NOW, "--cluster"])
+        .arg(&fleet)
+        .arg("--config")
+        .arg(&config)
+        .assert()
+        .code(0);
+}
+
+/// One cluster reached by two URLs (its IP, a name) has one lock, named by its uuid: a run
+/// by either URL finds it held.
+#[test]
+fn one_cluster_by_two_urls_has_one_lock() {
+    use fake_rapi::*;
+    let uuid = format!("test-{}", std::process::id());
+    let info = serde_json::json!({"name": "c.example.test", "uuid": uuid,
+        "tags": ["ganeti:watcher:autorepair:suspend"]});
+    let rapi = FakeRapi::start(Box::new(move |seen| {
+        let this = seen.last().unwrap();
+        let body = if this.path.starts_with("/2/info") {
+            info.clone()
+        } else {
+            cluster(&this.path).expect("a read of the cluster")
+        };
+        (200, body.to_string())
+    }));
+    let by_ip = rapi.url().to_owned();
+    let by_name = by_ip.replace("127.0.0.1", "localhost");
+    let lock = autorepair::lock::for_cluster(&uuid);
+    let run = |url: &str, code: i32| {
+        let out = bin()
+            .env("AUTOREPAIR_RAPI_PASSWORD", "p")
+            .args(["run", "--now", NOW, "--rapi", url, "--rapi-user", "u"])
+            .args(["--rapi-ca", testsupport::CA_FILE])
+            .assert()
+            .code(code);
+        stderr_of(&out)
+    };
+    {
+        let _held = autorepair::lock::acquire(&lock).unwrap();
+        for url in [&by_ip, &by_name] {
+            let stderr = run(url, 4);
+            assert!(
+                stderr.contains(&lock.display().to_string()),
+                "{url}: {stderr}"
+            );
+        }
+    }
+    run(&by_name, 0);
+    let _ = std::fs::remove_file(&lock);
+}

@@ -953,3 +953,257 @@ fn a_mass_failure_writes_nothing_and_no_policy_gets_no_tag() {
     );
     assert!(tb.jobs_of("inst42", "OP_INSTANCE_FAILOVER").is_empty());
 }
+
+/// A replica of `run --only-on-master` on the testbed's `node` (1: this host, 2: inside
+/// node2's namespaces, where ssconf, the host name and 127.0.0.1 are node2's own), reaching
+/// the cluster at its own 127.0.0.1: RAPI answers there only on the master. Both take the
+/// default lock, named by the cluster's uuid.
+fn replica(tb: &Testbed, node: u8, config: &Path, args: &[&str]) -> std::process::Command {
+    let bin = assert_cmd::cargo::cargo_bin("autorepair");
+    let mut c = if node == 2 {
+        let mut c = std::process::Command::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/contrib/testbed/node2"
+        ));
+        c.arg(bin);
+        c
+    } else {
+        std::process::Command::new(bin)
+    };
+    c.env_remove("AUTOREPAIR_RAPI_PASSWORD")
+        .env_remove("AUTOREPAIR_GANETI_SSCONF_DIR")
+        .env("NO_COLOR", "1")
+        .arg("run")
+        .args(args)
+        .args(["--only-on-master", "--rapi", "https://127.0.0.1:5080"])
+        .args(["--rapi-user", &tb.user, "--rapi-password-file"])
+        .arg(&tb.password_file)
+        .arg("--rapi-ca")
+        .arg(&tb.ca)
+        .arg("--config")
+        .arg(config);
+    c
+}
+
+/// Stops a process group when dropped, a failed assertion too: a replica left looping in
+/// node2 would act on the next test's cluster.
+struct StopGroup(u32);
+
+impl Drop for StopGroup {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", "--", &format!("-{}", self.0)])
+            .status();
+    }
+}
+
+/// The job ids in the queue, as the master (node2) lists them.
+fn node2_job_ids() -> Vec<u64> {
+    let out = std::process::Command::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/contrib/testbed/node2"
+    ))
+    .args(["gnt-job", "list", "--no-headers", "-o", "id"])
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut ids: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(|id| id.parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// Waits until node1's RAPI answers again (after the role came back).
+fn wait_rapi(tb: &Testbed) {
+    let start = Instant::now();
+    while tb
+        .http
+        .get(format!("{}/2/info", tb.url))
+        .basic_auth(&tb.user, Some(&tb.password))
+        .send()
+        .map_or(true, |r| !r.status().is_success())
+    {
+        assert!(start.elapsed() < Duration::from_secs(120), "RAPI not back");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// Two replicas, one per node, each run with `--only-on-master`: only the master's acts, and
+/// after `gnt-cluster master-failover` the other one takes over from the tags, with no repair
+/// started twice and no write by the replica that stood by. The testbed ends with node1 master.
+#[test]
+#[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
+fn only_the_master_acts_and_the_watcher_follows_a_master_failover() {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let tb = testbed();
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    // Both instances on a drained node2, under a migrate policy: node1's pass starts both
+    // migrations (the node's one failure domain), and the replica that is master at the next
+    // pass records how they ended. A drained node cannot be master: node2 is made a master
+    // candidate again before the role moves to it.
+    fresh(
+        &tb,
+        &[("inst14", 2, "sharedfile"), ("inst15", 2, "sharedfile")],
+    );
+    let config = tb.config_text("master.toml", "[ganeti]\niallocator = \"hail\"\n");
+    tb.add_tags("/2/tags", &[t("migrate")]);
+    tb.role(&tb.node2, "drained");
+
+    // Pass 1, node1 master: node2's replica stands by and writes nothing; node1's acts.
+    let before = tb.job_ids();
+    let out = replica(&tb, 2, &config, &[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(
+        stderr.contains("stands by") && stderr.contains("node1.example.test is"),
+        "{stderr}"
+    );
+    assert_eq!(tb.job_ids(), before, "the standby wrote nothing");
+    // node1's passes migrate both (one at a time or together, as the planner finds room) and
+    // record how each ended: a new master would not find these jobs, which ran while node2
+    // (drained, so no master candidate) held no copy of the job queue.
+    for pass in 0.. {
+        let out = replica(&tb, 1, &config, &[]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(stdout.starts_with("pass 1:"), "{stdout}");
+        tb.settle();
+        let done = ["inst14", "inst15"]
+            .iter()
+            .all(|i| tb.pending(i) == 0 && tb.results(i).len() == 1);
+        if done {
+            break;
+        }
+        assert!(pass < 5, "node1 did not finish: {stdout}");
+    }
+    let mut migrations = vec![];
+    for inst in ["inst14", "inst15"] {
+        assert_eq!(tb.pnode(inst), tb.node1, "{inst} migrated");
+        let results = tb.results(inst);
+        assert_eq!(results[0].1, RepairResult::Success, "{inst}");
+        migrations.push(results[0].2[0]);
+    }
+
+    // node2 a candidate again, then the role moves to it while node2's replica loops there.
+    tb.role(&tb.node2, "master-candidate");
+    let log = tb.dir.path().join("node2-loop.log");
+    let mut looping = replica(&tb, 2, &config, &["--loop", "--interval", "1s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let stop = StopGroup(looping.id());
+    let lines = std::io::BufReader::new(looping.stdout.take().unwrap()).lines();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            let _ = tx.send((Instant::now(), line));
+        }
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let started = Instant::now();
+    script("node2", &["gnt-cluster", "master-failover"]);
+    let done = Instant::now();
+    // node1 drained, now that it is no longer master: its instances need repair, and node2's
+    // replica starts their migrations, then records how they ended.
+    script(
+        "node2",
+        &["gnt-node", "modify", "--drained", "yes", &tb.node1],
+    );
+    let drained = Instant::now();
+    let mut acting = vec![];
+    while acting.len() < 2 {
+        let (at, line) = rx
+            .recv_timeout(Duration::from_secs(120))
+            .unwrap_or_else(|e| panic!("{e}: {}", std::fs::read_to_string(&log).unwrap()));
+        if line.starts_with("pass ") && !line.contains(": 0 action(s)") {
+            assert!(line.contains(" 0 error(s)"), "{line}");
+            acting.push(at);
+        }
+    }
+    eprintln!(
+        "node2's first pass that acted: {:.1} s after `gnt-cluster master-failover` started, {:.1} s after it ended, {:.1} s after node1 was drained",
+        (acting[0] - started).as_secs_f64(),
+        (acting[0] - done).as_secs_f64(),
+        (acting[0] - drained).as_secs_f64()
+    );
+    // Until the migrations ended and were recorded.
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
+        let list = std::process::Command::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/contrib/testbed/node2"
+        ))
+        .args(["gnt-instance", "list", "--no-headers", "-o", "tags"])
+        .output()
+        .unwrap();
+        if !String::from_utf8_lossy(&list.stdout).contains(":pending:") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    drop(stop);
+    let _ = looping.wait();
+    let loop_log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        loop_log.contains("stands by"),
+        "it stood by before: {loop_log}"
+    );
+
+    // node2 master: node1's replica stands by, naming node2, and writes nothing.
+    let before = node2_job_ids();
+    let out = replica(&tb, 1, &config, &[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(stderr.contains("node2.example.test is"), "{stderr}");
+    assert_eq!(node2_job_ids(), before, "the standby wrote nothing");
+
+    // Back to node1 (a candidate again first), which has nothing left to do.
+    script(
+        "node2",
+        &[
+            "gnt-node",
+            "modify",
+            "--drained",
+            "no",
+            "--master-candidate",
+            "yes",
+            &tb.node1,
+        ],
+    );
+    let back = std::process::Command::new("gnt-cluster")
+        .arg("master-failover")
+        .output()
+        .unwrap();
+    assert!(back.status.success(), "{back:?}");
+    wait_rapi(&tb);
+    tb.settle();
+    let out = replica(&tb, 1, &config, &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("pass 1: 0 action(s)"),
+        "{out:?}"
+    );
+    // Each instance: node1's migration, then node2's, each once and recorded once.
+    for (inst, first) in ["inst14", "inst15"].into_iter().zip(migrations) {
+        assert_eq!(tb.pnode(inst), tb.node2, "{inst} migrated back");
+        let mut results = tb.results(inst);
+        results.sort_by_key(|r| r.2.clone());
+        assert_eq!(results.len(), 2, "{inst}: {results:?}");
+        assert!(
+            results
+                .iter()
+                .all(|r| r.1 == RepairResult::Success && r.2.len() == 1),
+            "{inst}: {results:?}"
+        );
+        assert_eq!(results[0].2, [first], "{inst}: {results:?}");
+        assert_ne!(results[1].2, [first], "{inst}: {results:?}");
+        assert_eq!(tb.pending(inst), 0, "{inst}");
+    }
+}

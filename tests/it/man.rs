@@ -349,6 +349,18 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         r#"The Ganeti iallocator that chooses new nodes. \fB""\fR: autorepair chooses the least loaded usable node of the instance's node group itself. A config file that sets it in \fB[limits]\fR, its old place, still works, with a warning to move it here."#,
     ),
     (
+        "ganeti.only_on_master",
+        r"\fBrun\fR acts only on the host that is the cluster's master, as \fB--only-on-master\fR: on every other node a pass reads and writes nothing, logs that it stands by, and exits 0, so cron can run it on every master candidate and it follows \fBgnt-cluster master-failover\fR. Each write asks again: a pass that loses the role stops before its next write. Needs \fB--rapi\fR; a fleet file has no master.",
+    ),
+    (
+        "ganeti.ssconf_dir",
+        r"Where this node's ssconf files are (\fBssconf_master_node\fR names the master); not set: \fB/var/lib/ganeti\fR. The environment variable \fBAUTOREPAIR_GANETI_SSCONF_DIR\fR wins.",
+    ),
+    (
+        "ganeti.node_name",
+        r"This host's node name, when neither its kernel name nor its fully qualified name is the name Ganeti knows it by.",
+    ),
+    (
         "rapi.url",
         r"The RAPI endpoint, e.g. \fBhttps://cluster.example.com:5080\fR, as \fB--rapi\fR.",
     ),
@@ -501,11 +513,13 @@ const FILES: &str = r#".SH FILES
 .B /etc/autorepair/autorepair.toml
 The config file, read when it exists and \fB--config\fR is not given (see \fBCONFIGURATION\fR).
 .TP
-\fIFLEET\fB.lock\fR, \fB/run/lock/autorepair-\fR\fIHOST\fB:\fR\fIPORT\fB.lock\fR
+\fIFLEET\fB.lock\fR, \fB/run/lock/autorepair-ganeti-\fR\fIUUID\fB.lock\fR, \fB/run/lock/autorepair-\fR\fIHOST\fB:\fR\fIPORT\fB.lock\fR
 The lock file, one per fleet, unless \fB--lock-file\fR or \fBlock_file\fR name another: next to
-the fleet file \fIFLEET\fR (symlinks resolved), or for a RAPI cluster in \fB/run/lock\fR, named
-after the host and port of its URL (443 if it has none). Clusters watched from one host never
-block each other; two runs on one cluster never act at once. \fBrun\fR holds it while a pass
+the fleet file \fIFLEET\fR (symlinks resolved); for a Ganeti cluster over RAPI in \fB/run/lock\fR,
+named after the cluster's uuid, which one \fBGET /2/info\fR reads as the lock is taken (so every
+URL of one cluster finds the same lock; a run that cannot read it fails rather than guess); for
+a sabakan server, after the host and port of its URL (443 if it has none). Clusters watched from
+one host never block each other; two runs on one cluster on one host never act at once. \fBrun\fR holds it while a pass
 acts, never while \fB--loop\fR sleeps, so an admin command always gets through between two
 passes; the admin commands hold it while they edit. The kernel releases it when the process
 ends, so a killed run leaves no stale lock. The file itself stays.
