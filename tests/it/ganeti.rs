@@ -1033,8 +1033,13 @@ fn wait_rapi(tb: &Testbed) {
 /// Two replicas, one per node, each run with `--only-on-master`: only the master's acts, and
 /// after `gnt-cluster master-failover` the other one takes over from the tags, with no repair
 /// started twice and no write by the replica that stood by. The testbed ends with node1 master.
+///
+/// Run on its own, after the others (`.ci/run` does): moving the role through a node that
+/// held no copy of the job queue (node1, drained) leaves node1's job serial behind node2's,
+/// so job ids are given twice afterwards and a later test on the same cluster reads another
+/// job under its job's id (seen: `suspends_hold_…` then judged a failover that never ran).
 #[test]
-#[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
+#[ignore = "moves the cluster's master role: run alone and last, with the testbed up: cargo test --test it -- --ignored ganeti::only_the_master_acts"]
 fn only_the_master_acts_and_the_watcher_follows_a_master_failover() {
     use std::io::BufRead;
     use std::os::unix::process::CommandExt;
