@@ -20,10 +20,9 @@ use crate::{
     engine::{BackendError, ObjectRef},
     lock::LockError,
     plug::LockPathError,
-    plug::claim::{By, ClaimError, Look, Shared},
+    plug::claim::{By, ClaimError, Look, Shared, Vars},
     sabakan::cli::SabakanCommand,
 };
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -34,7 +33,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     /// The variables a family reads (`AUTOREPAIR_RAPI_PASSWORD`, `KUBERNETES_SERVICE_HOST`…).
-    pub vars: BTreeMap<String, String>,
+    pub vars: Vars,
     /// `RUST_LOG`, used when `--log` is not given.
     pub rust_log: Option<String>,
     /// `NO_COLOR` (<https://no-color.org>): set to something, it turns colour off.
@@ -46,7 +45,7 @@ pub struct Env {
 impl Env {
     pub fn from_process() -> Env {
         Env {
-            vars: std::env::vars().collect(),
+            vars: Vars(std::env::vars().collect()),
             rust_log: std::env::var("RUST_LOG").ok(),
             no_color: std::env::var_os("NO_COLOR"),
             stdout_is_terminal: std::io::stdout().is_terminal(),

@@ -28,13 +28,24 @@ pub struct Shared {
     /// A lock file is named (`--lock-file`, `lock_file`): it wins over a lock the fleet would
     /// name itself.
     pub lock_named: bool,
-    /// Reads an environment variable (the process's, or a test's).
-    pub env: std::collections::BTreeMap<String, String>,
+    /// The environment variables (the process's, or a test's).
+    pub env: Vars,
 }
 
 impl Shared {
     pub fn var(&self, name: &str) -> Option<&str> {
-        self.env.get(name).map(String::as_str)
+        self.env.0.get(name).map(String::as_str)
+    }
+}
+
+/// Environment variables, shown by name only: a password may be among them
+/// (`AUTOREPAIR_RAPI_PASSWORD`), and settings are printed with `{:?}` in tests and debug logs.
+#[derive(Clone, Default)]
+pub struct Vars(pub std::collections::BTreeMap<String, String>);
+
+impl std::fmt::Debug for Vars {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
     }
 }
 

@@ -959,7 +959,10 @@ fn discovery_is_asked_once_per_process_and_again_when_a_kind_it_found_goes() {
         b.snapshot().unwrap();
         b.snapshot().unwrap();
     }
-    assert_eq!(discoveries(), 1);
+    // At most once: the cache is the process's, by server URL, and an earlier test's fake
+    // server may have had this port (and been asked) already.
+    let asked = discoveries();
+    assert!(asked <= 1, "{asked}");
     // Machines not served any more (the CRD went, or another server answers at that
     // address): the pass asks discovery again and reads with its answer, missing nothing.
     kube.fault(
@@ -968,10 +971,10 @@ fn discovery_is_asked_once_per_process_and_again_when_a_kind_it_found_goes() {
             .method("GET"),
     );
     let snap = backend(&kube).snapshot().unwrap();
-    assert_eq!(discoveries(), 2);
+    assert_eq!(discoveries(), asked + 1);
     assert_eq!(snap.machines.len(), 1, "{snap:#?}");
     backend(&kube).snapshot().unwrap();
-    assert_eq!(discoveries(), 2);
+    assert_eq!(discoveries(), asked + 1);
 }
 
 #[test]

@@ -80,7 +80,9 @@ fn with_env(mut c: Case, env: Env) -> Case {
 
 fn password_env(password: &str) -> Env {
     Env {
-        vars: [("AUTOREPAIR_RAPI_PASSWORD".to_owned(), password.to_owned())].into(),
+        vars: crate::plug::claim::Vars(
+            [("AUTOREPAIR_RAPI_PASSWORD".to_owned(), password.to_owned())].into(),
+        ),
         ..Env::default()
     }
 }
