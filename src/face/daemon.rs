@@ -254,18 +254,7 @@ mod tests {
     use crate::metal3::fixture::{Fleet, Host, Machine, Node};
     use crate::metal3::kube::Options;
     use crate::metal3::{Metal3, Settings};
-    use testsupport::kube::{FakeKube, MACHINE, Resource};
-
-    const LEASE: Resource = Resource {
-        group: "coordination.k8s.io",
-        versions: &["v1"],
-        kind: "Lease",
-        plural: "leases",
-        short_names: &[],
-        namespaced: true,
-        custom: false,
-        status_subresource: false,
-    };
+    use testsupport::kube::{FakeKube, LEASE, MACHINE};
 
     fn one_machine() -> Fleet {
         Fleet::new()

@@ -12,21 +12,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use testsupport::kube::{FakeKube, Resource, node};
+use testsupport::kube::{FakeKube, LEASE, node};
 use testsupport::sabakan::{FakeSabakan, State, machine};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-const LEASE: Resource = Resource {
-    group: "coordination.k8s.io",
-    versions: &["v1"],
-    kind: "Lease",
-    plural: "leases",
-    short_names: &[],
-    namespaced: true,
-    custom: false,
-    status_subresource: false,
-};
 
 /// One step, no drain; the command appends "REPLICA ADDRESS" to $RUNS and marks the machine
 /// repaired in $MARKS, which the health check reads.

@@ -12,7 +12,7 @@ use autorepair::metal3::kube::{KubeBackend, Options, Workload};
 use autorepair::metal3::{self, Op, Settings};
 use serde_json::{Value, json};
 use std::time::Duration;
-use testsupport::kube::{FakeKube, OPENSHIFT_MACHINE, POD, RecordedRequest, Resource};
+use testsupport::kube::{FakeKube, LEASE, OPENSHIFT_MACHINE, POD, RecordedRequest, Resource};
 
 const NOW: i64 = 1_800_000_000;
 
@@ -28,17 +28,6 @@ const fn control_plane(kind: &'static str, plural: &'static str) -> Resource {
         status_subresource: true,
     }
 }
-
-const LEASE: Resource = Resource {
-    group: "coordination.k8s.io",
-    versions: &["v1"],
-    kind: "Lease",
-    plural: "leases",
-    short_names: &[],
-    namespaced: true,
-    custom: false,
-    status_subresource: false,
-};
 
 /// One RBAC rule, with the namespace it holds in (`None`: a ClusterRole's, everywhere).
 #[derive(Debug)]

@@ -11,18 +11,7 @@ use autorepair::metal3::kube::watch::{self, ChangeKind, PENDING, Watcher};
 use autorepair::metal3::objects::REQUEST_KEY;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use testsupport::kube::{BARE_METAL_HOST, FakeKube, Fault, MACHINE, NODE, Resource};
-
-const LEASE: Resource = Resource {
-    group: "coordination.k8s.io",
-    versions: &["v1"],
-    kind: "Lease",
-    plural: "leases",
-    short_names: &[],
-    namespaced: true,
-    custom: false,
-    status_subresource: false,
-};
+use testsupport::kube::{BARE_METAL_HOST, FakeKube, Fault, LEASE, MACHINE, NODE};
 
 fn one_machine() -> FakeKube {
     let kube = FakeKube::builder().resource(LEASE).start();

@@ -226,6 +226,18 @@ pub const NODE: Resource = Resource {
     custom: false,
     status_subresource: true,
 };
+/// coordination.k8s.io/v1 Lease, for leader election: not served unless a test adds it
+/// (`Builder::resource`), as a cluster without it would not.
+pub const LEASE: Resource = Resource {
+    group: "coordination.k8s.io",
+    versions: &["v1"],
+    kind: "Lease",
+    plural: "leases",
+    short_names: &[],
+    namespaced: true,
+    custom: false,
+    status_subresource: false,
+};
 /// Core v1 Secret.
 pub const SECRET: Resource = Resource {
     group: "",
