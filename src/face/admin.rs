@@ -9,9 +9,10 @@ use super::settings::{Clock, Fleet, Logs};
 use super::{Error, Exit};
 use crate::{
     admin::{self, Verb},
-    engine::{ObjectRef, Plan},
+    engine::{Applied, ObjectRef, Plan},
 };
 use std::path::Path;
+use std::time::Duration;
 
 pub fn admin<F: FamilyFace>(
     out: &mut Printer,
@@ -20,6 +21,7 @@ pub fn admin<F: FamilyFace>(
     lock: &Path,
     object: &ObjectRef,
     verb: &Verb<F::Level>,
+    applied_within: Duration,
 ) -> Result<Exit, Error> {
     // A fleet file is rewritten whole by a pass: an edit waits for the lock. A live fleet's
     // own store orders the writes, so the verb does not wait for a pass (which may wait many
@@ -110,6 +112,27 @@ pub fn admin<F: FamilyFace>(
             "note: {n} under {object} {keep} on repairing (the nearest policy wins): {}; suspend them too to stop those repairs",
             named.join(", ")
         ))?;
+    }
+    if !plan.scope_actions.is_empty() && !applied_within.is_zero() {
+        // The admin's next command reads the fleet again (`suspend X; resume X`): it must find
+        // the change there, not an older state.
+        match backend.wait_applied(applied_within) {
+            Ok(Applied::Yes) => {}
+            Ok(Applied::NotYet(what)) => {
+                return Err(Error::NotApplied {
+                    object: object.clone(),
+                    what,
+                    waited: applied_within,
+                    braked: live && matches!(verb, Verb::Suspend { .. }),
+                });
+            }
+            Err(e) => {
+                return Err(Error::Act {
+                    object: object.clone(),
+                    message: e.to_string(),
+                });
+            }
+        }
     }
     Ok(Exit::Ok)
 }

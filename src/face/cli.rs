@@ -238,7 +238,7 @@ pub enum Command {
         /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
         object: String,
         #[command(flatten)]
-        clock: ClockArgs,
+        admin: AdminArgs,
     },
     /// Stop repairs from starting on an object, forever or for a while.
     Suspend {
@@ -252,7 +252,7 @@ pub enum Command {
         #[arg(long = "for", id = "for_", value_name = "DURATION", value_parser = parse_duration)]
         for_: Option<Duration>,
         #[command(flatten)]
-        clock: ClockArgs,
+        admin: AdminArgs,
     },
     /// Remove every suspend mark from an object.
     Resume {
@@ -260,7 +260,7 @@ pub enum Command {
         /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
         object: String,
         #[command(flatten)]
-        clock: ClockArgs,
+        admin: AdminArgs,
     },
     /// Ask for one repair of a target, up to TYPE, whatever the policy says (not while suspended).
     Request {
@@ -270,14 +270,14 @@ pub enum Command {
         /// The target: an instance's full name, a Machine's NS/NAME, a machine's serial.
         target: String,
         #[command(flatten)]
-        clock: ClockArgs,
+        admin: AdminArgs,
     },
     /// Remove a target's failure results after a person investigated, so repairs may start again.
     Clear {
         /// The target: an instance's full name, a Machine's NS/NAME, a machine's serial.
         target: String,
         #[command(flatten)]
-        clock: ClockArgs,
+        admin: AdminArgs,
     },
     /// What-if under chaos: many passes over the fleet (in memory: the file is not changed) while
     /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety
@@ -427,4 +427,15 @@ fn parse_level(s: &str) -> Level {
 
 fn level_arg(s: &str) -> Result<Level, String> {
     Ok(parse_level(s))
+}
+
+/// What every admin verb takes besides its object.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct AdminArgs {
+    #[command(flatten)]
+    pub clock: ClockArgs,
+    /// How long to wait until the fleet shows the change (Ganeti applies a tag change as a
+    /// job, after the jobs queued before it); 0 returns once the change is sent.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub timeout: Duration,
 }

@@ -79,6 +79,19 @@ pub enum Error {
     /// An admin verb's tag edit failed.
     #[error("{object}: {message}")]
     Act { object: ObjectRef, message: String },
+    /// An admin verb's change the fleet took but did not apply in the time the admin gave.
+    #[error(
+        "{object}: the change was sent, but the fleet does not show it after {}: {what} still waits. It takes effect once the fleet applies it: `autorepair status` shows when, and --timeout waits longer{}",
+        humantime::format_duration(*waited),
+        if *braked { ". Until then the brake holds every pass of this host: none starts a repair" } else { "" }
+    )]
+    NotApplied {
+        object: ObjectRef,
+        what: String,
+        waited: std::time::Duration,
+        /// A suspend pulled the brake, so passes on this host wait for it.
+        braked: bool,
+    },
     /// An admin verb's edit refused because the fleet's user may not write (exit 6, as `run`).
     #[error("{object}: {message}")]
     NoWriteAccess { object: ObjectRef, message: String },
@@ -128,6 +141,8 @@ impl Error {
     pub fn exit(&self) -> Exit {
         match self {
             Error::NoWriteAccess { .. } => Exit::NoWriteAccess,
+            // The change is made, only not applied yet: as an action that did not finish.
+            Error::NotApplied { .. } => Exit::Partial,
             Error::Settings(SettingsError::FleetFile(_)) => Exit::Unreadable,
             Error::Settings(_) => Exit::Usage,
             Error::Lock(LockError::Busy { .. } | LockError::StillBusy { .. }) => Exit::Busy,
@@ -299,7 +314,8 @@ fn fleet_job<F: FamilyFace>(
             lock,
             object,
             verb,
-        } => admin::admin(out, logs, &fleet, &lock, &object, &verb),
+            applied_within,
+        } => admin::admin(out, logs, &fleet, &lock, &object, &verb, applied_within),
         #[cfg(any(test, feature = "testkit"))]
         FleetJob::Simulate { fleet, simulate } => {
             Ok(F::simulate(&fleet.source, &fleet.limits, &simulate, out)?)

@@ -8,7 +8,9 @@
 
 #[cfg(any(test, feature = "testkit"))]
 use super::cli::SimulateArgs;
-use super::cli::{ClockArgs, Command, Format, GlobalArgs, Level, Parsed, RunArgs, TagsCommand};
+use super::cli::{
+    AdminArgs, ClockArgs, Command, Format, GlobalArgs, Level, Parsed, RunArgs, TagsCommand,
+};
 use super::family::FamilyFace;
 use super::registry::{Claimed, Registered};
 use crate::engine::marks::Level as _;
@@ -169,6 +171,8 @@ pub enum FleetJob<F: FamilyFace> {
         lock: PathBuf,
         object: ObjectRef,
         verb: Verb<F::Level>,
+        /// How long the verb waits for the fleet to show its change.
+        applied_within: std::time::Duration,
     },
     #[cfg(any(test, feature = "testkit"))]
     Simulate {
@@ -439,7 +443,8 @@ pub(crate) fn fleet_job<F: FamilyFace>(
 ) -> Result<FleetJob<F>, SettingsError> {
     let admin = |fleet: Fleet<F>,
                  object: ObjectRef,
-                 verb: Verb<F::Level>|
+                 verb: Verb<F::Level>,
+                 args: &AdminArgs|
      -> Result<FleetJob<F>, SettingsError> {
         let lock = lock_path::<F>(global, config, &fleet.source)?;
         Ok(FleetJob::Admin {
@@ -447,6 +452,7 @@ pub(crate) fn fleet_job<F: FamilyFace>(
             lock,
             object,
             verb,
+            applied_within: args.timeout,
         })
     };
     Ok(match command {
@@ -505,38 +511,48 @@ pub(crate) fn fleet_job<F: FamilyFace>(
                 clock: clock.into(),
             }
         }
-        Command::Allow { level, object, .. } => {
+        Command::Allow {
+            level,
+            object,
+            admin: args,
+        } => {
             let level = match level {
                 Level::None => None,
                 Level::UpTo(t) => Some(read_level::<F>(&t)?),
             };
-            admin(fleet, read_object::<F>(&object)?, Verb::Allow(level))?
+            admin(fleet, read_object::<F>(&object)?, Verb::Allow(level), &args)?
         }
         Command::Suspend {
             object,
             until,
             for_,
-            clock,
+            admin: args,
         } => {
             let object = read_object::<F>(&object)?;
-            let until = admin::suspend_end(until, for_, Clock::from(clock).now())
+            let until = admin::suspend_end(until, for_, Clock::from(args.clock).now())
                 .map_err(SettingsError::Suspend)?;
-            admin(fleet, object, Verb::Suspend { until })?
+            admin(fleet, object, Verb::Suspend { until }, &args)?
         }
-        Command::Resume { object, .. } => admin(fleet, read_object::<F>(&object)?, Verb::Resume)?,
+        Command::Resume {
+            object,
+            admin: args,
+        } => admin(fleet, read_object::<F>(&object)?, Verb::Resume, &args)?,
         Command::Request {
             repair,
             target: name,
-            clock,
+            admin: args,
         } => {
             let verb = Verb::Request {
                 repair: read_level::<F>(&repair)?,
                 id: uuid::Uuid::new_v4().to_string(),
-                now: Clock::from(clock).now(),
+                now: Clock::from(args.clock).now(),
             };
-            admin(fleet, read_object::<F>(&name)?, verb)?
+            admin(fleet, read_object::<F>(&name)?, verb, &args)?
         }
-        Command::Clear { target: name, .. } => admin(fleet, read_object::<F>(&name)?, Verb::Clear)?,
+        Command::Clear {
+            target: name,
+            admin: args,
+        } => admin(fleet, read_object::<F>(&name)?, Verb::Clear, &args)?,
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => {
             output.json = args.json;
@@ -576,12 +592,12 @@ fn command_now(command: &Command) -> Option<i64> {
         Command::Status { clock, .. }
         | Command::Explain { clock, .. }
         | Command::Tags(TagsCommand::Lint { clock, .. })
-        | Command::Allow { clock, .. }
-        | Command::Suspend { clock, .. }
-        | Command::Resume { clock, .. }
-        | Command::Request { clock, .. }
-        | Command::Clear { clock, .. }
         | Command::Repair(RepairCommand::Add { clock, .. }) => clock.now,
+        Command::Allow { admin, .. }
+        | Command::Suspend { admin, .. }
+        | Command::Resume { admin, .. }
+        | Command::Request { admin, .. }
+        | Command::Clear { admin, .. } => admin.clock.now,
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => args.clock.now,
         _ => None,

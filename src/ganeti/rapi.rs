@@ -14,7 +14,7 @@
 //! repairs) needs `write`.
 
 use super::Ganeti;
-use crate::engine::{Backend, BackendError};
+use crate::engine::{Applied, Backend, BackendError};
 use crate::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, ObjectRef, Op, OpKind, Snapshot,
 };
@@ -126,6 +126,17 @@ pub struct Rapi {
     retried: Retried,
 }
 
+/// What became of the tag jobs a pass or an admin verb followed.
+#[derive(Debug, Default)]
+struct FollowedTagJobs {
+    /// Still waiting or running when the wait ended, with their status.
+    unfinished: Vec<(u64, String)>,
+    /// Ended in error, with Ganeti's message.
+    failed: Vec<(u64, String)>,
+    /// A write guard ended the wait (the operator's brake, a stop signal): why.
+    halted: Option<String>,
+}
+
 /// When a failed request is tried again. A connection lives for one pass (or one command), so
 /// these bound the retries of a pass: a RAPI daemon or luxid that is down costs a pass a few
 /// seconds and one warning, not minutes and a warning per request.
@@ -184,6 +195,61 @@ fn ganeti_reason(reason: &str) -> String {
 }
 
 impl Rapi {
+    /// Follows this pass's last tag job of each object (those of one object are chained)
+    /// until each ended, `limit` passed, or a write guard says stop. A job that cannot be
+    /// read any more is not waited for: one warning for all of them.
+    fn follow_tag_jobs(&mut self, limit: Duration) -> FollowedTagJobs {
+        let mut waiting: Vec<u64> = self.last_tag_job.values().copied().collect();
+        waiting.sort_unstable();
+        let deadline = Instant::now() + limit;
+        let mut pause = Duration::from_millis(200);
+        let mut followed = FollowedTagJobs::default();
+        loop {
+            if let Some(why) = self.guards.iter().find_map(|g| g().err()) {
+                followed.halted = Some(why.to_string());
+                followed.unfinished = waiting.iter().map(|id| (*id, "unknown".into())).collect();
+                return followed;
+            }
+            let paths: Vec<String> = waiting.iter().map(|id| format!("/2/jobs/{id}")).collect();
+            let mut unfinished = Vec::new();
+            let mut lost: Vec<(u64, BackendError)> = Vec::new();
+            for (&id, answer) in waiting.iter().zip(self.get_all(&paths)) {
+                match answer {
+                    Ok(v) => match job_from_rapi(&v) {
+                        Some(job) if job.status.is_some_and(|s| !s.is_finished()) => {
+                            let status = serde_json::to_value(job.status)
+                                .ok()
+                                .and_then(|s| s.as_str().map(str::to_owned))
+                                .unwrap_or_default();
+                            unfinished.push((id, status));
+                        }
+                        Some(job) if job.status == Some(JobStatus::Error) => {
+                            let why = job
+                                .error()
+                                .map_or_else(|| "no message".to_owned(), |(message, _)| message);
+                            followed.failed.push((id, why));
+                        }
+                        _ => {}
+                    },
+                    Err(e) => lost.push((id, e)),
+                }
+            }
+            // Most often the RAPI went away: one line for all, not one per job.
+            if let Some((_, e)) = lost.first() {
+                let jobs: Vec<u64> = lost.iter().map(|(id, _)| *id).collect();
+                tracing::warn!(?jobs, "cannot follow {} tag job(s): {e}", jobs.len());
+            }
+            waiting = unfinished.iter().map(|(id, _)| *id).collect();
+            followed.unfinished = unfinished;
+            if waiting.is_empty() || Instant::now() >= deadline {
+                return followed;
+            }
+            tracing::debug!(jobs = waiting.len(), "waiting for tag jobs to be applied");
+            std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+            pause = (pause * 2).min(Duration::from_secs(2));
+        }
+    }
+
     /// The cluster's uuid (`GET /2/info`): its identity, which neither the URL it is reached by
     /// nor a `gnt-cluster rename` changes.
     pub fn cluster_uuid(&self) -> Result<String, BackendError> {
@@ -376,54 +442,47 @@ impl Backend<Ganeti> for Rapi {
     /// for. A read failure or the time limit ends the wait with a warning, not an error: the
     /// writes were made.
     fn finish_pass(&mut self, _now: i64) -> Result<(), BackendError> {
-        let mut waiting: Vec<u64> = self.last_tag_job.values().copied().collect();
-        waiting.sort_unstable();
-        let deadline = Instant::now() + TAG_JOB_WAIT;
-        let mut pause = Duration::from_millis(200);
-        while !waiting.is_empty() {
-            if let Some(why) = self.guards.iter().find_map(|g| g().err()) {
-                // The tag jobs stay known: a canceled repair's tag is removed after them.
-                tracing::warn!(jobs = ?waiting, "{why}: the pass stops waiting for its tag jobs");
-                return Ok(());
-            }
-            let paths: Vec<String> = waiting.iter().map(|id| format!("/2/jobs/{id}")).collect();
-            let mut unfinished = Vec::new();
-            let mut lost: Vec<(u64, BackendError)> = Vec::new();
-            for (&id, answer) in waiting.iter().zip(self.get_all(&paths)) {
-                match answer {
-                    Ok(v) => {
-                        let done = job_from_rapi(&v)
-                            .is_none_or(|j| j.status.is_none_or(JobStatus::is_finished));
-                        if !done {
-                            unfinished.push(id);
-                        }
-                    }
-                    Err(e) => lost.push((id, e)),
-                }
-            }
-            // Most often the RAPI went away: one line for all, not one per job.
-            if let Some((_, e)) = lost.first() {
-                let jobs: Vec<u64> = lost.iter().map(|(id, _)| *id).collect();
-                tracing::warn!(?jobs, "cannot follow {} tag job(s): {e}", jobs.len());
-            }
-            waiting = unfinished;
-            if waiting.is_empty() {
-                break;
-            }
-            if Instant::now() >= deadline {
-                tracing::warn!(
-                    jobs = ?waiting,
-                    "tag jobs still queued after {}: the next pass may read tags not yet written",
-                    humantime::format_duration(TAG_JOB_WAIT)
-                );
-                break;
-            }
-            tracing::debug!(jobs = waiting.len(), "waiting for tag jobs to be applied");
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_secs(2));
+        let followed = self.follow_tag_jobs(TAG_JOB_WAIT);
+        if let Some(why) = followed.halted {
+            // The tag jobs stay known: a canceled repair's tag is removed after them.
+            let jobs: Vec<u64> = followed.unfinished.iter().map(|(id, _)| *id).collect();
+            tracing::warn!(?jobs, "{why}: the pass stops waiting for its tag jobs");
+            return Ok(());
+        }
+        for (id, why) in &followed.failed {
+            tracing::warn!(job = id, "a tag job failed: {why}");
+        }
+        if !followed.unfinished.is_empty() {
+            let jobs: Vec<u64> = followed.unfinished.iter().map(|(id, _)| *id).collect();
+            tracing::warn!(
+                ?jobs,
+                "tag jobs still queued after {}: the next pass may read tags not yet written",
+                humantime::format_duration(TAG_JOB_WAIT)
+            );
         }
         self.last_tag_job.clear();
         Ok(())
+    }
+
+    /// An admin verb's tag job, followed until Ganeti applied it: `suspend X` then `resume X`
+    /// must find the suspend. A job that failed is the verb's error, with Ganeti's words.
+    fn wait_applied(&mut self, limit: Duration) -> Result<Applied, BackendError> {
+        let followed = self.follow_tag_jobs(limit);
+        if let Some((id, why)) = followed.failed.first() {
+            return Err(BackendError::Api(format!(
+                "Ganeti took the tag change as job {id}, then failed it: {why}"
+            )));
+        }
+        if followed.unfinished.is_empty() {
+            self.last_tag_job.clear();
+            return Ok(Applied::Yes);
+        }
+        let jobs: Vec<String> = followed
+            .unfinished
+            .iter()
+            .map(|(id, status)| format!("Ganeti job {id} ({status})"))
+            .collect();
+        Ok(Applied::NotYet(jobs.join(", ")))
     }
 
     fn guard_writes(&mut self, guard: crate::engine::WriteGuard) {

@@ -152,28 +152,35 @@ fn a_suspend_during_a_pass_stops_it_within_seconds_and_cancels_its_queued_repair
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+        // This fake never applies a tag job, the suspend's own neither: the verb waits for it
+        // as long as --timeout says, then says so and that the brake holds meanwhile.
+        let suspended = Instant::now();
         let suspend = autorepair(&rapi, &lock)
-            .args(["suspend", object, "--now", NOW])
-            .output()
+            .args(["suspend", object, "--now", NOW, "--timeout", "3s"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .unwrap();
-        let returned = Instant::now();
-        assert_eq!(
-            suspend.status.code(),
-            Some(0),
-            "{object}: suspend: {}",
-            String::from_utf8_lossy(&suspend.stderr)
-        );
         let ended = ended_within(pass, Duration::from_secs(30))
             .unwrap_or_else(|| panic!("{object}: the pass did not stop"));
-        let took = returned.elapsed();
+        let took = suspended.elapsed();
+        let suspend = suspend.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&suspend.stderr);
+        assert_eq!(suspend.status.code(), Some(1), "{object}: suspend: {said}");
+        assert!(
+            said.contains("still waits")
+                && said.contains("(queued)")
+                && said.contains("the brake holds"),
+            "{object}: suspend: {said}"
+        );
         let (stdout, stderr) = (
             String::from_utf8_lossy(&ended.stdout),
             String::from_utf8_lossy(&ended.stderr),
         );
-        eprintln!("{object}: the pass ended {took:?} after the suspend returned");
+        eprintln!("{object}: the pass ended {took:?} after the suspend began");
         assert!(
-            took < Duration::from_secs(5),
-            "{object}: the pass ended {took:?} after the suspend\n{stdout}\n{stderr}"
+            took < Duration::from_secs(3),
+            "{object}: the pass ended {took:?} after the suspend began, not before it gave up waiting\n{stdout}\n{stderr}"
         );
         assert_eq!(ended.status.code(), Some(0), "{object}: {stdout}\n{stderr}");
 
@@ -232,5 +239,69 @@ fn a_suspend_during_a_pass_stops_it_within_seconds_and_cancels_its_queued_repair
             stdout.contains("wrote nothing") && stdout.contains(object),
             "{object}: {stdout}"
         );
+    }
+}
+
+/// An admin verb returns once Ganeti applied its tag job, so that the next command reads the
+/// change (`suspend X; resume X` failed with "not suspended"); a tag job Ganeti failed is the
+/// verb's error, in Ganeti's words; one still queued when --timeout runs out is exit 1 with the
+/// job named.
+#[test]
+fn an_admin_verb_returns_once_ganeti_applied_its_tag() {
+    const APPLIED_AFTER: Duration = Duration::from_millis(1500);
+    let cases: [(&str, Option<&str>, i32, &str); 3] = [
+        ("applied after 1.5 s", Some("success"), 0, ""),
+        (
+            "failed by Ganeti",
+            Some("error"),
+            3,
+            "then failed it: OpPrereqError: Tag too long",
+        ),
+        ("still queued", None, 1, "Ganeti job 1 (queued) still waits"),
+    ];
+    for (case, end, exit, says) in cases {
+        let submitted: Arc<Mutex<Option<Instant>>> = Arc::default();
+        let at = submitted.clone();
+        let rapi = FakeRapi::start(Box::new(move |seen| {
+            let this = seen.last().unwrap();
+            let path = this.path.split('?').next().unwrap_or("");
+            if this.method == "PUT" {
+                *at.lock().unwrap() = Some(Instant::now());
+                return (200, "1".to_owned());
+            }
+            if path == "/2/jobs/1" {
+                let done = at.lock().unwrap().unwrap().elapsed() >= APPLIED_AFTER;
+                let status = match end {
+                    Some(status) if done => status,
+                    _ => "queued",
+                };
+                let opresult = match status {
+                    "error" => json!([["OpPrereqError", ["Tag too long", "wrong_input"]]]),
+                    _ => json!([null]),
+                };
+                return (
+                    200,
+                    json!({"id": 1, "status": status, "ops": [], "opresult": opresult}).to_string(),
+                );
+            }
+            (200, cluster(&this.path).expect("a read").to_string())
+        }));
+        let dir = tempfile::tempdir().unwrap();
+        let began = Instant::now();
+        let out = autorepair(&rapi, &dir.path().join("lock"))
+            .args(["suspend", "group/default", "--now", NOW, "--timeout", "4s"])
+            .output()
+            .unwrap();
+        let took = began.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(exit), "{case}: {stderr}");
+        assert!(stderr.contains(says), "{case}: {stderr}");
+        assert!(
+            took >= APPLIED_AFTER,
+            "{case}: returned after {took:?}, before Ganeti applied the tag"
+        );
+        if exit == 0 {
+            assert!(took < Duration::from_secs(4), "{case}: took {took:?}");
+        }
     }
 }

@@ -167,7 +167,12 @@ impl Testbed {
     }
 
     fn tags(&self, inst: &str) -> Vec<String> {
-        let v = self.get(&format!("/2/instances/{inst}{FQDN}/tags"));
+        self.tags_of(&format!("/2/instances/{inst}{FQDN}/tags"))
+    }
+
+    /// The tags at a RAPI tags path, as Ganeti stores them now.
+    fn tags_of(&self, path: &str) -> Vec<String> {
+        let v = self.get(path);
         v.as_array()
             .unwrap()
             .iter()
@@ -511,6 +516,62 @@ fn suspends_hold_and_an_instance_allow_overrides_them() {
     tb.passes(2, "hail");
     assert_eq!(tb.pnode("inst7"), tb.node1);
     assert_eq!(tb.pnode("inst8"), tb.node1);
+}
+
+/// Runs a gnt-* command on the master (this host), as an admin would.
+fn gnt(args: &[&str]) -> String {
+    let out = std::process::Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Ganeti runs one job at a time while this lives, as a cluster busy with repairs does for the
+/// jobs behind them; contrib/testbed/reset sets it back too.
+struct OneJobAtATime;
+
+impl OneJobAtATime {
+    fn new() -> OneJobAtATime {
+        gnt(&["gnt-cluster", "modify", "--max-running-jobs", "1"]);
+        OneJobAtATime
+    }
+}
+
+impl Drop for OneJobAtATime {
+    fn drop(&mut self) {
+        gnt(&["gnt-cluster", "modify", "--max-running-jobs", "20"]);
+    }
+}
+
+/// `suspend group/X; resume group/X` on a busy cluster failed with "not suspended" and left
+/// the suspend in place: the suspend returned before Ganeti applied its tag job. An admin
+/// verb now returns once its tag shows.
+#[test]
+#[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
+fn an_admin_verb_returns_once_its_tag_shows_on_a_busy_cluster() {
+    let tb = testbed();
+    let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    fresh(&tb, &[]);
+    let busy = OneJobAtATime::new();
+    // A job ahead of the suspend's tag job holds the only slot for 4 s.
+    gnt(&["gnt-debug", "delay", "--submit", "4"]);
+    let began = Instant::now();
+    let cmd = |args: &[&str]| tb.autorepair("hail").args(args).assert().success();
+    cmd(&["suspend", "group/default"]);
+    let took = began.elapsed();
+    assert!(
+        tb.tags_of("/2/groups/default/tags").contains(&t("suspend")),
+        "suspend returned after {took:?} without its tag"
+    );
+    cmd(&["resume", "group/default"]);
+    assert!(tb.tags_of("/2/groups/default/tags").is_empty());
+    drop(busy);
 }
 
 #[test]

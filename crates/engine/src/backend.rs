@@ -161,6 +161,13 @@ pub trait Backend<F: Family> {
     fn flush(&mut self) -> Result<(), BackendError> {
         Ok(())
     }
+    /// Waits at most `limit` until the writes made so far show in a new read of the fleet, for
+    /// a person who acts on them next (`suspend X; resume X`). Stores that apply a write before
+    /// they answer it have nothing to wait for; Ganeti queues its tag writes as jobs. An error
+    /// is a write the fleet took and then failed to apply.
+    fn wait_applied(&mut self, _limit: std::time::Duration) -> Result<Applied, BackendError> {
+        Ok(Applied::Yes)
+    }
     /// Has the backend ask `guard` before every write it makes from now on, inside one call
     /// too: one call may make many writes (a drain evicts every Pod of a Node), and a pass
     /// must stop between two of them, not only between two calls. Backends whose calls make
@@ -177,6 +184,15 @@ pub trait Backend<F: Family> {
     ) -> Result<Vec<(String, F::OpId)>, BackendError> {
         Ok(Vec::new())
     }
+}
+
+/// Whether the writes made so far show in a new read ([`Backend::wait_applied`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Applied {
+    Yes,
+    /// Still waiting in the fleet's own queue when the time ran out: what waits, for a person
+    /// (`Ganeti job 4711 (queued)`).
+    NotYet(String),
 }
 
 /// One write a backend is asked to make, as an [`Interceptor`] sees it.
@@ -322,6 +338,9 @@ impl<F: Family, B: Backend<F>, I: Interceptor<F>> Backend<F> for Intercepted<B, 
     fn flush(&mut self) -> Result<(), BackendError> {
         self.inner.flush()
     }
+    fn wait_applied(&mut self, limit: std::time::Duration) -> Result<Applied, BackendError> {
+        self.inner.wait_applied(limit)
+    }
     fn guard_writes(&mut self, guard: WriteGuard) {
         self.inner.guard_writes(guard);
     }
@@ -403,6 +422,9 @@ impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
     fn flush(&mut self) -> Result<(), BackendError> {
         (**self).flush()
     }
+    fn wait_applied(&mut self, limit: std::time::Duration) -> Result<Applied, BackendError> {
+        (**self).wait_applied(limit)
+    }
     fn cancel_unstarted(
         &mut self,
         covered: &dyn Fn(&str) -> bool,
@@ -468,6 +490,10 @@ mod tests {
             self.calls.push("flush");
             Ok(())
         }
+        fn wait_applied(&mut self, _: std::time::Duration) -> Result<Applied, BackendError> {
+            self.calls.push("wait_applied");
+            Ok(Applied::NotYet("probe".into()))
+        }
         fn guard_writes(&mut self, _: WriteGuard) {
             self.calls.push("guard_writes");
         }
@@ -495,6 +521,10 @@ mod tests {
         b.advance(&o, &ToyLevel::Nudge, "r").unwrap();
         b.finish_pass(0).unwrap();
         b.flush().unwrap();
+        assert_eq!(
+            b.wait_applied(std::time::Duration::ZERO).unwrap(),
+            Applied::NotYet("probe".into())
+        );
         b.guard_writes(std::sync::Arc::new(|| Ok(())));
         assert_eq!(
             b.cancel_unstarted(&|t| t == "b1").unwrap(),
@@ -503,7 +533,7 @@ mod tests {
         (b.can_follow(&ToyLevel::Nudge), b.supports(ToyLevel::Nudge))
     }
 
-    const EVERY_CALL: [&str; 9] = [
+    const EVERY_CALL: [&str; 10] = [
         "snapshot",
         "add_marks",
         "remove_marks",
@@ -511,6 +541,7 @@ mod tests {
         "advance",
         "finish_pass",
         "flush",
+        "wait_applied",
         "guard_writes",
         "cancel_unstarted",
     ];

@@ -19,7 +19,9 @@ pub mod text;
 #[cfg(any(test, feature = "testkit"))]
 pub mod toy;
 
-pub use backend::{Backend, BackendError, Dying, Intercepted, Interceptor, Write, WriteGuard};
+pub use backend::{
+    Applied, Backend, BackendError, Dying, Intercepted, Interceptor, Write, WriteGuard,
+};
 pub use family::{Family, Health, Need, Words};
 pub use limits::Limits;
 pub use marks::{Level, Mark, RepairResult};
