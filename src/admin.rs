@@ -12,10 +12,16 @@ use crate::engine::{Action, Family, ObjectRef, Policy, RepairResult, rfc3339};
 pub enum Verb<L> {
     /// `None` removes the object's policy marks.
     Allow(Option<L>),
+    /// With `all`, over every policy below the object too (one mark, which `resume --all`
+    /// removes: exactly undone).
     Suspend {
         until: Option<i64>,
+        all: bool,
     },
-    Resume,
+    /// `all` lifts a `suspend --all`; without it, only the object's own suspends.
+    Resume {
+        all: bool,
+    },
     Request {
         repair: L,
         id: String,
@@ -29,8 +35,8 @@ impl<L> Verb<L> {
     pub fn map<M>(self, f: impl FnOnce(L) -> M) -> Verb<M> {
         match self {
             Verb::Allow(level) => Verb::Allow(level.map(f)),
-            Verb::Suspend { until } => Verb::Suspend { until },
-            Verb::Resume => Verb::Resume,
+            Verb::Suspend { until, all } => Verb::Suspend { until, all },
+            Verb::Resume { all } => Verb::Resume { all },
             Verb::Request { repair, id, now } => Verb::Request {
                 repair: f(repair),
                 id,
@@ -155,24 +161,52 @@ pub fn edits<F: Family>(
             };
             (add, remove, reason)
         }
-        Verb::Suspend { until } => {
-            let mark = F::Marks::render_suspend(*until).map_err(|e| refuse(e.to_string()))?;
+        Verb::Suspend { until, all } => {
+            if *all && is_target {
+                return Err(refuse(format!(
+                    "--all reaches the {targets} under a scope (cluster, a group…); a {target} is suspended by `suspend` alone"
+                )));
+            }
+            let mark = F::Marks::render_suspend(*until, *all).map_err(|e| refuse(e.to_string()))?;
+            let what = if *all {
+                "suspend every repair under it, whatever policy objects below carry"
+            } else {
+                "suspend"
+            };
             let reason = match until {
-                Some(t) => format!("admin: suspend until {}", rfc3339(*t)),
-                None => "admin: suspend".into(),
+                Some(t) => format!("admin: {what} until {}", rfc3339(*t)),
+                None => format!("admin: {what}"),
             };
             (vec![mark], vec![], reason)
         }
-        Verb::Resume => {
-            let remove: Vec<String> = parsed
-                .iter()
-                .filter(|(_, m)| matches!(m, Mark::Suspend { .. }))
-                .map(|(text, _)| (*text).clone())
-                .collect();
+        Verb::Resume { all } => {
+            let of_kind = |want: bool| -> Vec<String> {
+                parsed
+                    .iter()
+                    .filter(|(_, m)| matches!(m, Mark::Suspend { all, .. } if *all == want))
+                    .map(|(text, _)| (*text).clone())
+                    .collect()
+            };
+            let (remove, other) = (of_kind(*all), of_kind(!*all));
             if remove.is_empty() {
-                return Err(refuse("is not suspended: nothing to resume".into()));
+                return Err(refuse(match (all, other.is_empty()) {
+                    (false, false) => format!(
+                        "carries a `suspend --all` ({}), which only `resume --all {object}` lifts",
+                        other.join(", ")
+                    ),
+                    (true, false) => format!(
+                        "has no `suspend --all`, only its own suspend: `resume {object}` lifts it"
+                    ),
+                    (false, true) => "is not suspended: nothing to resume".into(),
+                    (true, true) => "has no `suspend --all`: nothing to resume".into(),
+                }));
             }
-            (vec![], remove, "admin: resume".into())
+            let reason = if *all {
+                "admin: resume --all: the policies below apply again"
+            } else {
+                "admin: resume"
+            };
+            (vec![], remove, reason.into())
         }
         Verb::Request { repair, id, now } => {
             if !is_target {
@@ -599,17 +633,38 @@ mod tests {
             ),
             (
                 g.clone(),
-                Verb::Suspend { until: Some(99) },
+                Verb::Suspend {
+                    until: Some(99),
+                    all: false,
+                },
                 vec!["suspend:99"],
                 vec![],
             ),
             (
                 crate::ganeti::cluster(),
-                Verb::Resume,
+                Verb::Resume { all: false },
                 vec![],
                 vec!["suspend"],
             ),
             (i.clone(), Verb::Clear, vec![], vec![failure.as_str()]),
+            (
+                crate::ganeti::cluster(),
+                Verb::Suspend {
+                    until: None,
+                    all: true,
+                },
+                vec!["suspend-all"],
+                vec![],
+            ),
+            (
+                g.clone(),
+                Verb::Suspend {
+                    until: Some(99),
+                    all: true,
+                },
+                vec!["suspend-all:99"],
+                vec![],
+            ),
         ];
         for (object, verb, add, rm) in cases {
             let (a, r) = tags_of(&edits(&snap, &object, &verb).unwrap());
@@ -635,6 +690,43 @@ mod tests {
             .unwrap(),
         );
         assert_eq!(a, vec![format!("pending:failover:{ID}:10:")]);
+    }
+
+    /// `resume --all` takes back exactly what `suspend --all` wrote: an admin's own suspend of
+    /// the same object stays, and a plain `resume` leaves the `suspend --all` alone.
+    #[test]
+    fn resume_all_undoes_exactly_a_suspend_all() {
+        let mut snap = fleet();
+        let cluster = crate::ganeti::cluster();
+        let resume = |snap: &Snapshot, all| edits::<Ganeti>(snap, &cluster, &Verb::Resume { all });
+        let before = snap.cluster.tags.clone();
+        let (added, _) = tags_of(
+            &edits::<Ganeti>(
+                &snap,
+                &cluster,
+                &Verb::Suspend {
+                    until: None,
+                    all: true,
+                },
+            )
+            .unwrap(),
+        );
+        snap.cluster
+            .tags
+            .extend(added.iter().map(|t| format!("{PREFIX}{t}")));
+        let (_, removed) = tags_of(&resume(&snap, true).unwrap());
+        assert_eq!(removed, vec!["suspend-all"]);
+        snap.cluster
+            .tags
+            .retain(|t| !removed.iter().any(|r| *t == format!("{PREFIX}{r}")));
+        assert_eq!(snap.cluster.tags, before);
+
+        snap.cluster.tags = vec![format!("{PREFIX}suspend-all:4102444800")];
+        let e = resume(&snap, false).unwrap_err().to_string();
+        assert!(
+            e.contains("carries a `suspend --all`") && e.contains("`resume --all cluster`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -698,7 +790,24 @@ mod tests {
                 Verb::Clear,
                 "not in the fleet",
             ),
-            (crate::ganeti::group("g"), Verb::Resume, "not suspended"),
+            (
+                crate::ganeti::group("g"),
+                Verb::Resume { all: false },
+                "not suspended",
+            ),
+            (
+                crate::ganeti::cluster(),
+                Verb::Resume { all: true },
+                "has no `suspend --all`, only its own suspend: `resume cluster` lifts it",
+            ),
+            (
+                crate::ganeti::instance("i"),
+                Verb::Suspend {
+                    until: None,
+                    all: true,
+                },
+                "--all reaches the instances under a scope",
+            ),
             (crate::ganeti::group("g"), Verb::Clear, "instances"),
             (crate::ganeti::node("n"), Verb::Allow(None), "no effect"),
             (
@@ -755,7 +864,7 @@ mod tests {
             ])
         );
         assert_eq!(
-            marks(&shelf("s2"), Verb::Resume),
+            marks(&shelf("s2"), Verb::Resume { all: false }),
             Ok(vec!["shelf/s2: remove suspend (admin: resume)".to_owned()])
         );
         assert_eq!(
@@ -793,7 +902,7 @@ mod tests {
             ),
             (
                 shelf("s9"),
-                Verb::Resume,
+                Verb::Resume { all: false },
                 "shelf/s9 is not in the fleet: check the name (autorepair status lists the boxes)",
             ),
             (
@@ -816,12 +925,22 @@ mod tests {
 
     #[test]
     fn marks_on_objects_that_ignore_them_are_refused_with_the_familys_advice() {
-        let e = edits::<Ganeti>(&fleet(), &crate::ganeti::node("n"), &Verb::Resume).unwrap_err();
+        let e = edits::<Ganeti>(
+            &fleet(),
+            &crate::ganeti::node("n"),
+            &Verb::Resume { all: false },
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "node/n: autorepair tags on nodes have no effect: tag the instance, its node group or the cluster"
         );
-        let e = edits::<Ganeti>(&fleet(), &crate::ganeti::node("gone"), &Verb::Resume).unwrap_err();
+        let e = edits::<Ganeti>(
+            &fleet(),
+            &crate::ganeti::node("gone"),
+            &Verb::Resume { all: false },
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("not in the fleet"), "{e}");
     }
 

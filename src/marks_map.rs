@@ -1,7 +1,7 @@
 //! One codec for the mark language stored in a string map: Kubernetes annotations (the metal3
 //! family) and sabakan labels (the machines family). A map holds one value per key, so each
 //! fact has its key and a repair owns one key, named by its id: `<policy key>=<level>`,
-//! `<suspend key>=[<epoch>]`, `<repair prefix><id>=pending<f><level><f><epoch>[<f><ops>]` and
+//! `<suspend key>=[<epoch>]`, `<suspend-all key>=[<epoch>]`, `<repair prefix><id>=pending<f><level><f><epoch>[<f><ops>]` and
 //! `<repair prefix><id>=result<f><level><f><epoch><f><result>[<f><ops>]`. The stores differ only
 //! in their [`MapSyntax`]: the keys, the field and operation separators, whether an empty
 //! operation list keeps its field, a limit on a value's length and the words of the errors.
@@ -20,6 +20,8 @@ pub struct MapSyntax {
     pub noun: &'static str,
     pub policy_key: &'static str,
     pub suspend_key: &'static str,
+    /// The key of a suspend over every policy below the object (`suspend --all`).
+    pub suspend_all_key: &'static str,
     /// A repair's key is this followed by its id.
     pub repair_prefix: &'static str,
     /// Separates a repair value's fields.
@@ -61,13 +63,14 @@ impl MapSyntax {
         if key == self.policy_key {
             return Ok(Mark::Policy(pair_level(self.noun, value, text)?));
         }
-        if key == self.suspend_key {
+        if key == self.suspend_key || key == self.suspend_all_key {
             return Ok(Mark::Suspend {
                 until: if value.is_empty() {
                     None
                 } else {
                     Some(self.epoch(value, "suspend end", text)?)
                 },
+                all: key == self.suspend_all_key,
             });
         }
         match key.strip_prefix(self.repair_prefix) {
@@ -146,11 +149,16 @@ impl MapSyntax {
         join_pair(self.policy_key, level.as_str())
     }
 
-    pub fn render_suspend(&self, until: Option<i64>) -> Result<String, RenderError> {
+    pub fn render_suspend(&self, until: Option<i64>, all: bool) -> Result<String, RenderError> {
+        let key = if all {
+            self.suspend_all_key
+        } else {
+            self.suspend_key
+        };
         match until {
-            None => Ok(join_pair(self.suspend_key, "")),
+            None => Ok(join_pair(key, "")),
             Some(t) if t < 0 => Err(RenderError::NegativeEpoch { value: t }),
-            Some(t) => Ok(join_pair(self.suspend_key, &t.to_string())),
+            Some(t) => Ok(join_pair(key, &t.to_string())),
         }
     }
 

@@ -376,13 +376,17 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__allow)
-            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help none fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
+            opts="-h --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help none fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -466,13 +470,17 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__clear)
-            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2056,13 +2064,17 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__request)
-            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
+            opts="-h --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2146,13 +2158,17 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__resume)
-            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --all --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3718,7 +3734,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__suspend)
-            opts="-h --until --for --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --until --for --all --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3733,6 +3749,10 @@ _autorepair() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -46,14 +46,14 @@ pub fn admin<F: FamilyFace>(
             crate::brake::pull(lock, &object.to_string()).map_err(brake)?;
         }
         // Passes must not wait for a suspend the admin undid (crate::brake::Watch::holding).
-        Verb::Resume if live => {
+        Verb::Resume { .. } if live => {
             crate::brake::release(lock, &object.to_string()).map_err(brake)?;
         }
         _ => {}
     }
     // The wall clock: it only decides whether a timed suspend below has run out.
     let kept = match verb {
-        Verb::Suspend { .. } => {
+        Verb::Suspend { all: false, .. } => {
             let settings = F::settings(&fleet.source, backend.as_ref());
             admin::kept_repairable::<F>(&snap, &settings, object, Clock::wall().now())
         }
@@ -109,7 +109,7 @@ pub fn admin<F: FamilyFace>(
             n => (format!("{n} objects"), "keep a policy of their own and go"),
         };
         out.line(format_args!(
-            "note: {n} under {object} {keep} on repairing (the nearest policy wins): {}; suspend them too to stop those repairs",
+            "note: {n} under {object} {keep} on repairing (the nearest policy wins): {}; suspend them too, or `suspend --all {object}` to stop every repair under it",
             named.join(", ")
         ))?;
     }

@@ -251,14 +251,22 @@ pub enum Command {
         /// For this long, e.g. 2h, 3days, or seconds (at least a second).
         #[arg(long = "for", id = "for_", value_name = "DURATION", value_parser = parse_duration)]
         for_: Option<Duration>,
+        /// Stop every repair under the object, also where an object below has a policy of its
+        /// own (which a plain suspend leaves repairing: the nearest policy wins). One mark on
+        /// the object; `resume --all` removes it and nothing else.
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         admin: AdminArgs,
     },
-    /// Remove every suspend mark from an object.
+    /// Remove an object's suspend marks (with --all, its `suspend --all` marks only).
     Resume {
         /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
         /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
         object: String,
+        /// Undo exactly a `suspend --all` of the object: the policies below apply again.
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         admin: AdminArgs,
     },

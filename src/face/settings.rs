@@ -526,17 +526,24 @@ pub(crate) fn fleet_job<F: FamilyFace>(
             object,
             until,
             for_,
+            all,
             admin: args,
         } => {
             let object = read_object::<F>(&object)?;
             let until = admin::suspend_end(until, for_, Clock::from(args.clock).now())
                 .map_err(SettingsError::Suspend)?;
-            admin(fleet, object, Verb::Suspend { until }, &args)?
+            admin(fleet, object, Verb::Suspend { until, all }, &args)?
         }
         Command::Resume {
             object,
+            all,
             admin: args,
-        } => admin(fleet, read_object::<F>(&object)?, Verb::Resume, &args)?,
+        } => admin(
+            fleet,
+            read_object::<F>(&object)?,
+            Verb::Resume { all },
+            &args,
+        )?,
         Command::Request {
             repair,
             target: name,

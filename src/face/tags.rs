@@ -26,8 +26,15 @@ pub fn describe(t: &str) -> String {
     match tags::parse(t) {
         Ok(Tag::Foreign) => format!("{t}: foreign (not an autorepair tag)"),
         Ok(Tag::Policy(r)) => format!("{t}: allows repairs up to {r}"),
-        Ok(Tag::Suspend { until: None }) => format!("{t}: suspended, no end"),
-        Ok(Tag::Suspend { until: Some(u) }) => format!("{t}: suspended until {}", rfc3339(u)),
+        Ok(Tag::Suspend { until, all }) => format!(
+            "{t}: suspended{}, {}",
+            if all {
+                " with everything under it, over their own policies"
+            } else {
+                ""
+            },
+            until.map_or("no end".to_owned(), |u| format!("until {}", rfc3339(u)))
+        ),
         Ok(Tag::Pending(p)) => format!(
             "{t}: {} repair {} pending since {}, jobs {:?}{}",
             p.repair,

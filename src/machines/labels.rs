@@ -30,6 +30,8 @@ use crate::marks_map::MapSyntax;
 pub const PREFIX: &str = "autorepair.";
 pub const POLICY: &str = "autorepair.policy";
 pub const SUSPEND: &str = "autorepair.suspend";
+/// A suspend of every machine under the object, over their own policies (`suspend --all`).
+pub const SUSPEND_ALL: &str = "autorepair.suspend-all";
 /// The repair entry: `<index>.<operation>.<machine type>` (not a mark).
 pub const ENTRY: &str = "autorepair.entry";
 /// Where the entry stands (not a mark): see `super::entry::Progress`.
@@ -71,6 +73,7 @@ const SYNTAX: MapSyntax = MapSyntax {
     noun: Labels::NOUN,
     policy_key: POLICY,
     suspend_key: SUSPEND,
+    suspend_all_key: SUSPEND_ALL,
     repair_prefix: PREFIX,
     field: '.',
     op: '_',
@@ -78,7 +81,7 @@ const SYNTAX: MapSyntax = MapSyntax {
     max_value: Some((MAX_LEN, "sabakan")),
     bad_id: |id| {
         format!(
-            "the name's repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits); autorepair's own labels are {POLICY}, {SUSPEND}, {ENTRY}, {PROGRESS} and {PREFIX}<repair id>"
+            "the name's repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits); autorepair's own labels are {POLICY}, {SUSPEND}, {SUSPEND_ALL}, {ENTRY}, {PROGRESS} and {PREFIX}<repair id>"
         )
     },
     field_count: |_| {
@@ -132,8 +135,8 @@ impl Codec for Labels {
         SYNTAX.render_policy(level)
     }
 
-    fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
-        SYNTAX.render_suspend(until)
+    fn render_suspend(until: Option<i64>, all: bool) -> Result<String, RenderError> {
+        SYNTAX.render_suspend(until, all)
     }
 
     fn render_pending(
@@ -171,8 +174,8 @@ mod tests {
         let marks: Vec<String> = vec![
             Labels::render_policy(Reach::step(2)),
             Labels::render_policy(Reach::CHECK),
-            Labels::render_suspend(None).unwrap(),
-            Labels::render_suspend(Some(1_800_000_000)).unwrap(),
+            Labels::render_suspend(None, false).unwrap(),
+            Labels::render_suspend(Some(1_800_000_000), false).unwrap(),
             Labels::render_pending(Reach::step(1), ID, 1_800_000_000, &[]).unwrap(),
             Labels::render_pending(Reach::step(8), ID, 5, &[OpId(17)]).unwrap(),
             Labels::render_result(Reach::step(3), ID, 7, RepairResult::Failure, &[OpId(1)])
@@ -228,7 +231,7 @@ mod tests {
             Err(RenderError::BadId { .. })
         ));
         assert!(matches!(
-            Labels::render_suspend(Some(-1)),
+            Labels::render_suspend(Some(-1), false),
             Err(RenderError::NegativeEpoch { .. })
         ));
     }
@@ -245,9 +248,8 @@ mod tests {
                 Err(e) => serde_json::json!({"kind": "invalid", "code": e.code.as_str()}),
                 Ok(Mark::Foreign) => serde_json::json!({"kind": "foreign"}),
                 Ok(Mark::Policy(l)) => serde_json::json!({"kind": "policy", "repair": l}),
-                Ok(Mark::Suspend { until }) => {
-                    serde_json::json!({"kind": "suspend", "until": until})
-                }
+                Ok(Mark::Suspend { until, all }) => serde_json::json!({
+                    "kind": if all { "suspend-all" } else { "suspend" }, "until": until}),
                 Ok(Mark::Pending(p)) => serde_json::json!({"kind": "pending", "repair": p.repair,
                     "id": p.id, "since": p.since, "ops": p.ops.texts().collect::<Vec<_>>()}),
                 Ok(Mark::Result(r)) => serde_json::json!({"kind": "result", "repair": r.repair,

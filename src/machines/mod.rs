@@ -401,12 +401,15 @@ impl fmt::Display for EntryFacts {
     }
 }
 
+/// A scope's policy, and its `suspend --all` (which holds every machine under it).
+type ScopePolicy = (Option<Policy<Reach>>, Option<Policy<Reach>>);
+
 /// Per-pass lookups.
 pub struct Index<'a> {
     snap: &'a Snapshot,
     settings: &'a Settings,
     now: i64,
-    scope_policy: FxMap<&'a str, Option<Policy<Reach>>>,
+    scope_policy: FxMap<&'a str, ScopePolicy>,
     cluster_key: Option<&'a str>,
     /// Machines the query selects (non-healthy in sabakan), by position.
     selected: Vec<bool>,
@@ -446,8 +449,14 @@ impl<'a> Index<'a> {
         let scopes = [Some(m.rack.as_str()), self.cluster_key]
             .into_iter()
             .flatten()
-            .map(|k| self.scope_policy.get(k).copied().flatten());
-        crate::engine::policy::effective(std::iter::once(own).chain(scopes))
+            .filter_map(|k| self.scope_policy.get(k).copied());
+        // A scope's `suspend --all` holds the machine whatever nearer objects say.
+        let held = scopes.clone().find_map(|(_, over_all)| over_all);
+        held.or_else(|| {
+            crate::engine::policy::effective(
+                std::iter::once(own).chain(scopes.map(|(policy, _)| policy)),
+            )
+        })
     }
 
     /// The level a new repair of this machine needs: its operation's steps, capped by what
@@ -564,7 +573,8 @@ impl Family for Machines {
                     .marks
                     .iter()
                     .filter_map(|t| Labels::parse(t).ok().map(|p| (t.as_str(), p)));
-                (s.key.as_str(), object_policy(marks, now).policy)
+                let own = object_policy(marks, now);
+                (s.key.as_str(), (own.policy, own.over_all))
             })
             .collect();
         let cluster_key = snap

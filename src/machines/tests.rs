@@ -283,14 +283,26 @@ fn a_policy_of_check_writes_enoperm() {
 
 #[test]
 fn the_cluster_policy_applies_through_the_scope_chain() {
-    let snap = fleet(
-        vec![machine("a", 1, State::Unhealthy, &[])],
-        &["autorepair.policy=step-1"],
-    );
-    assert_eq!(
-        starts(&run_plan(&snap, &settings(5))),
-        vec![("a".to_string(), Reach::step(1))]
-    );
+    let own = [("autorepair.policy", "step-1")];
+    let a_starts = vec![("a".to_string(), Reach::step(1))];
+    for (cluster, machine_labels, want) in [
+        (&["autorepair.policy=step-1"][..], &[][..], a_starts.clone()),
+        // The nearest policy wins: a machine's own allow beats the cluster's suspend...
+        (&["autorepair.suspend="][..], &own[..], a_starts.clone()),
+        // ...but not the cluster's `suspend --all`, which holds every machine under it.
+        (&["autorepair.suspend-all="][..], &own[..], vec![]),
+        (&["autorepair.suspend-all=1"][..], &own[..], a_starts),
+    ] {
+        let snap = fleet(
+            vec![machine("a", 1, State::Unhealthy, machine_labels)],
+            cluster,
+        );
+        assert_eq!(
+            starts(&run_plan(&snap, &settings(5))),
+            want,
+            "cluster {cluster:?}, machine {machine_labels:?}"
+        );
+    }
 }
 
 /// A once-off request allows repairs up to its own level on its machine, whatever the policy

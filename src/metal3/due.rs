@@ -44,7 +44,10 @@ pub fn next_due(snap: &Snapshot, settings: &Settings, now: i64) -> Option<i64> {
         .flat_map(|m| &m.marks)
         .chain(snap.scopes.iter().flat_map(|s| &s.marks));
     for t in marks {
-        if let Ok(Mark::Suspend { until: Some(end) }) = Annotations::parse(t) {
+        if let Ok(Mark::Suspend {
+            until: Some(end), ..
+        }) = Annotations::parse(t)
+        {
             due.push(end);
         }
     }

@@ -25,6 +25,8 @@ use crate::marks_map::MapSyntax;
 pub const PREFIX: &str = "autorepair.io/";
 pub const POLICY_KEY: &str = "autorepair.io/policy";
 pub const SUSPEND_KEY: &str = "autorepair.io/suspend";
+/// A suspend of every Machine under the object, over their own policies (`suspend --all`).
+pub const SUSPEND_ALL_KEY: &str = "autorepair.io/suspend-all";
 /// `autorepair.io/repair.<repair id>`.
 pub const REPAIR_KEY_PREFIX: &str = "autorepair.io/repair.";
 /// Not a mark: a deleted Node's labels and annotations, kept on its Machine until the Node
@@ -46,6 +48,7 @@ const SYNTAX: MapSyntax = MapSyntax {
     noun: Annotations::NOUN,
     policy_key: POLICY_KEY,
     suspend_key: SUSPEND_KEY,
+    suspend_all_key: SUSPEND_ALL_KEY,
     repair_prefix: REPAIR_KEY_PREFIX,
     field: ':',
     op: '+',
@@ -63,7 +66,7 @@ const SYNTAX: MapSyntax = MapSyntax {
     },
     unknown_key: |key| {
         format!(
-            "unknown autorepair annotation key {key:?}: use {POLICY_KEY}, {SUSPEND_KEY} or {REPAIR_KEY_PREFIX}<repair id>"
+            "unknown autorepair annotation key {key:?}: use {POLICY_KEY}, {SUSPEND_KEY}, {SUSPEND_ALL_KEY} or {REPAIR_KEY_PREFIX}<repair id>"
         )
     },
 };
@@ -99,8 +102,8 @@ impl Codec for Annotations {
         SYNTAX.render_policy(level)
     }
 
-    fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
-        SYNTAX.render_suspend(until)
+    fn render_suspend(until: Option<i64>, all: bool) -> Result<String, RenderError> {
+        SYNTAX.render_suspend(until, all)
     }
 
     fn render_pending(
@@ -146,8 +149,8 @@ mod tests {
     fn every_mark_round_trips_through_its_annotation() {
         let marks: Vec<String> = vec![
             Annotations::render_policy(Remedy::PowerCycle),
-            Annotations::render_suspend(None).unwrap(),
-            Annotations::render_suspend(Some(1_800_000_000)).unwrap(),
+            Annotations::render_suspend(None, false).unwrap(),
+            Annotations::render_suspend(Some(1_800_000_000), false).unwrap(),
             Annotations::render_pending(Remedy::PowerCycle, ID, 1_800_000_000, &[]).unwrap(),
             Annotations::render_pending(Remedy::Reprovision, ID, 5, &[op(Step::Delete)]).unwrap(),
             Annotations::render_result(
@@ -234,9 +237,8 @@ mod tests {
                 Err(e) => serde_json::json!({"kind": "invalid", "code": e.code.as_str()}),
                 Ok(Mark::Foreign) => serde_json::json!({"kind": "foreign"}),
                 Ok(Mark::Policy(l)) => serde_json::json!({"kind": "policy", "repair": l}),
-                Ok(Mark::Suspend { until }) => {
-                    serde_json::json!({"kind": "suspend", "until": until})
-                }
+                Ok(Mark::Suspend { until, all }) => serde_json::json!({
+                    "kind": if all { "suspend-all" } else { "suspend" }, "until": until}),
                 Ok(Mark::Pending(p)) => serde_json::json!({"kind": "pending", "repair": p.repair,
                     "id": p.id, "since": p.since, "ops": p.ops.texts().collect::<Vec<_>>()}),
                 Ok(Mark::Result(r)) => serde_json::json!({"kind": "result", "repair": r.repair,
@@ -270,7 +272,7 @@ mod tests {
             Err(RenderError::BadId { .. })
         ));
         assert!(matches!(
-            Annotations::render_suspend(Some(-1)),
+            Annotations::render_suspend(Some(-1), false),
             Err(RenderError::NegativeEpoch { .. })
         ));
     }

@@ -186,8 +186,9 @@ pub fn report(index: &Index<'_>, m: &Machine, r: &Remediation) -> Report {
 
 /// The suspend that holds the Machine back, nearest first as the engine reads it.
 fn suspended(index: &Index<'_>, m: &Machine) -> Option<crate::engine::Policy<Remedy>> {
+    // (its policy, its `suspend --all`)
     let of = |marks: &[String]| {
-        object_policy(
+        let own = object_policy(
             marks.iter().filter_map(|t| {
                 super::marks::Annotations::parse(t)
                     .ok()
@@ -195,10 +196,17 @@ fn suspended(index: &Index<'_>, m: &Machine) -> Option<crate::engine::Policy<Rem
                     .map(|mark| (t.as_str(), mark))
             }),
             index.now,
-        )
-        .policy
+        );
+        (own.policy, own.over_all)
     };
-    let chain =
-        std::iter::once(of(&m.marks)).chain(index.scope_chain(m).into_iter().map(|s| of(&s.marks)));
-    effective(chain).filter(|p| p.is_suspended())
+    let scopes: Vec<_> = index
+        .scope_chain(m)
+        .into_iter()
+        .map(|s| of(&s.marks))
+        .collect();
+    // A scope's `suspend --all` holds the Machine whatever nearer objects say.
+    let held = effective(scopes.iter().map(|p| p.1));
+    let chain = std::iter::once(of(&m.marks).0).chain(scopes.iter().map(|p| p.0));
+    held.or_else(|| effective(chain))
+        .filter(|p| p.is_suspended())
 }

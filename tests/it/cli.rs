@@ -1750,3 +1750,58 @@ fn one_cluster_by_two_urls_has_one_lock() {
     run(&by_name, 0);
     let _ = std::fs::remove_file(&lock);
 }
+
+/// The fleet-wide stop: `suspend --all cluster` holds every instance, also those whose own
+/// policy a plain suspend leaves repairing (the nearest policy wins), and `resume --all
+/// cluster` gives back exactly the fleet it found; a plain `resume` does not lift it.
+#[test]
+fn suspend_all_stops_every_repair_and_resume_all_undoes_exactly_that() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let before = load(&path);
+    let run = |args: &[&str]| {
+        let out = bin()
+            .args(args)
+            .args(["--now", "1800000000", "--cluster"])
+            .arg(&path)
+            .assert();
+        let out = out.get_output();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let submits = |stdout: &String| stdout.lines().filter(|l| l.contains(": submit ")).count();
+    let (_, dry, _) = run(&["run", "--dry-run"]);
+    assert!(submits(&dry) > 0, "the demo has repairs to start: {dry}");
+    // A plain suspend of the cluster leaves the instances and groups with their own policy.
+    let (code, said, _) = run(&["suspend", "cluster"]);
+    assert_eq!(code, Some(0));
+    assert!(said.contains("keep a policy of their own"), "{said}");
+    let (_, dry, _) = run(&["run", "--dry-run"]);
+    assert!(submits(&dry) > 0, "{dry}");
+    run(&["resume", "cluster"]);
+
+    let (code, said, err) = run(&["suspend", "--all", "cluster"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        said.contains("add ganeti:watcher:autorepair:suspend-all") && !said.contains("note:"),
+        "{said}"
+    );
+    let (_, dry, _) = run(&["run", "--dry-run"]);
+    assert_eq!(submits(&dry), 0, "{dry}");
+    let (_, why, _) = run(&["explain", "db-a1.ams.example"]);
+    assert!(why.contains("by `suspend --all`"), "{why}");
+    let (code, _, err) = run(&["resume", "cluster"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("`resume --all cluster`"), "{err}");
+
+    let (code, _, err) = run(&["resume", "--all", "cluster"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        load(&path),
+        before,
+        "resume --all gives back the fleet it found"
+    );
+}

@@ -163,7 +163,7 @@ proptest! {
     #[test]
     fn suspend_tags_round_trip(until in option::of(tag_epoch())) {
         let len = PREFIX.len() + "suspend".len() + until.map_or(0, |u| 1 + u.to_string().len());
-        check_rendered(render_suspend(until), len, |tag| *tag == Tag::Suspend { until })?;
+        check_rendered(render_suspend(until), len, |tag| *tag == Tag::Suspend { until, all: false })?;
     }
 
     #[test]

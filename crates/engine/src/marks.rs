@@ -1,5 +1,5 @@
 //! The mark language, as one model every storage encodes: policy `<level>`, `suspend`,
-//! `suspend:<epoch>`, `pending:<level>:<id>:<epoch>:<ops>` and
+//! `suspend:<epoch>`, `suspend-all[:<epoch>]`, `pending:<level>:<id>:<epoch>:<ops>` and
 //! `result:<level>:<id>:<epoch>:<result>:<ops>` (docs/design.md). A family's [`Codec`] maps its
 //! storage (tags, annotations, labels) to this model and back, losslessly.
 //!
@@ -142,9 +142,13 @@ pub enum Mark<'a, L> {
     Foreign,
     /// Repairs up to this level are allowed on the object.
     Policy(L),
-    /// No repair starts until `until` (Unix seconds), or ever when `None`.
+    /// No repair starts until `until` (Unix seconds), or ever when `None`. With `all`
+    /// (`suspend --all`), none starts on any target under the object either, whatever policy
+    /// nearer objects carry: the one exception to "the nearest policy wins", so that one mark
+    /// stops a whole scope and removing it undoes exactly that.
     Suspend {
         until: Option<i64>,
+        all: bool,
     },
     Pending(Pending<'a, L>),
     Result(Outcome<'a, L>),
@@ -154,7 +158,7 @@ impl<L> Mark<'_, L> {
     /// The time the mark carries, if any: a suspend's end, a repair's start or end.
     pub fn time(&self) -> Option<i64> {
         match self {
-            Mark::Suspend { until } => *until,
+            Mark::Suspend { until, .. } => *until,
             Mark::Pending(p) => Some(p.since),
             Mark::Result(r) => Some(r.at),
             Mark::Foreign | Mark::Policy(_) => None,
@@ -293,7 +297,8 @@ pub trait Codec {
     /// Parses one stored mark. Marks that are not ours are `Ok(Mark::Foreign)`.
     fn parse(text: &str) -> Result<Mark<'_, Self::Level>, MarkError>;
     fn render_policy(level: Self::Level) -> String;
-    fn render_suspend(until: Option<i64>) -> Result<String, RenderError>;
+    /// A suspend; with `all`, one over every policy below the object (`suspend --all`).
+    fn render_suspend(until: Option<i64>, all: bool) -> Result<String, RenderError>;
     fn render_pending(
         level: Self::Level,
         id: &str,
@@ -319,7 +324,7 @@ pub trait Codec {
         match *mark {
             Mark::Foreign => None,
             Mark::Policy(l) => Some(Ok(Self::render_policy(l))),
-            Mark::Suspend { until } => Some(Self::render_suspend(until)),
+            Mark::Suspend { until, all } => Some(Self::render_suspend(until, all)),
             Mark::Pending(p) => Some(Self::render_pending(
                 p.repair,
                 p.id,

@@ -48,6 +48,10 @@ impl<L: Level> std::fmt::Display for Policy<L> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectPolicy<'a, L> {
     pub policy: Option<Policy<L>>,
+    /// What the object's `suspend --all` marks say alone: a suspend of every target under the
+    /// object, whatever nearer objects allow. A target's effective policy is the first of its
+    /// scopes' (nearest first, [`effective`] over them) when any, else nearest-wins.
+    pub over_all: Option<Policy<L>>,
     /// Timed suspends already over: ignored, and to be removed.
     pub expired_suspends: Vec<&'a str>,
 }
@@ -60,15 +64,25 @@ pub fn object_policy<'a, L: Level>(
 ) -> ObjectPolicy<'a, L> {
     let mut forever = false;
     let mut latest_until: Option<i64> = None;
+    let (mut all_forever, mut all_until) = (false, None::<i64>);
     let mut least: Option<L> = None;
     let mut expired = Vec::new();
     for (text, mark) in marks {
         match mark {
-            Mark::Suspend { until: None } => forever = true,
-            Mark::Suspend { until: Some(t) } if t > now => {
-                latest_until = Some(latest_until.map_or(t, |l| l.max(t)))
+            Mark::Suspend { until: None, all } => {
+                forever = true;
+                all_forever |= all;
             }
-            Mark::Suspend { until: Some(_) } => expired.push(text),
+            Mark::Suspend {
+                until: Some(t),
+                all,
+            } if t > now => {
+                latest_until = Some(latest_until.map_or(t, |l| l.max(t)));
+                if all {
+                    all_until = Some(all_until.map_or(t, |l| l.max(t)));
+                }
+            }
+            Mark::Suspend { until: Some(_), .. } => expired.push(text),
             Mark::Policy(t) => least = Some(least.map_or(t, |l| l.min(t))),
             _ => {}
         }
@@ -80,8 +94,14 @@ pub fn object_policy<'a, L: Level>(
     } else {
         least.map(|up_to| Policy::Allow { up_to })
     };
+    let over_all = if all_forever {
+        Some(Policy::SuspendedForever)
+    } else {
+        all_until.map(|until| Policy::SuspendedUntil { until })
+    };
     ObjectPolicy {
         policy,
+        over_all,
         expired_suspends: expired,
     }
 }
@@ -108,6 +128,40 @@ mod tests {
             p.policy,
             p.expired_suspends.iter().map(|t| t.to_string()).collect(),
         )
+    }
+
+    #[test]
+    fn a_suspend_all_suspends_the_object_and_says_so_apart() {
+        let now = 1000;
+        let cases: &[(
+            &[&str],
+            Option<Policy<crate::toy::ToyLevel>>,
+            Option<Policy<_>>,
+        )] = &[
+            (
+                &["suspend-all"],
+                Some(Policy::SuspendedForever),
+                Some(Policy::SuspendedForever),
+            ),
+            (&["suspend"], Some(Policy::SuspendedForever), None),
+            (
+                &["restart", "suspend-all:2000", "suspend"],
+                Some(Policy::SuspendedForever),
+                Some(Policy::SuspendedUntil { until: 2000 }),
+            ),
+            (
+                &["suspend-all:999", "restart"],
+                Some(Policy::Allow { up_to: Restart }),
+                None,
+            ),
+        ];
+        for (marks, policy, over_all) in cases {
+            let parsed = marks
+                .iter()
+                .filter_map(|t| ToyMarks::parse(t).ok().map(|p| (*t, p)));
+            let p = object_policy(parsed, now);
+            assert_eq!((p.policy, p.over_all), (*policy, *over_all), "{marks:?}");
+        }
     }
 
     #[test]

@@ -86,9 +86,15 @@ impl Codec for ToyMarks {
             }
         };
         match fields.as_slice() {
-            ["suspend"] | ["suspend", ""] => Ok(Mark::Suspend { until: None }),
-            ["suspend", t] => Ok(Mark::Suspend {
+            [kind @ ("suspend" | "suspend-all")] | [kind @ ("suspend" | "suspend-all"), ""] => {
+                Ok(Mark::Suspend {
+                    until: None,
+                    all: *kind == "suspend-all",
+                })
+            }
+            [kind @ ("suspend" | "suspend-all"), t] => Ok(Mark::Suspend {
                 until: Some(epoch(t)?),
+                all: *kind == "suspend-all",
             }),
             ["pending", l, i, s, o] => {
                 ops(o)?;
@@ -123,8 +129,9 @@ impl Codec for ToyMarks {
         level.to_string()
     }
 
-    fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
-        Ok(until.map_or("suspend".into(), |t| format!("suspend:{t}")))
+    fn render_suspend(until: Option<i64>, all: bool) -> Result<String, RenderError> {
+        let kind = if all { "suspend-all" } else { "suspend" };
+        Ok(until.map_or(kind.into(), |t| format!("{kind}:{t}")))
     }
 
     fn render_pending(

@@ -638,17 +638,27 @@ fn admin_verbs_resolve_to_their_edit() {
         case(
             "suspend cluster --for 1h --now 100 --cluster {dir}/a.json",
             "",
-            Ok("cluster Suspend { until: Some(3700) }"),
+            Ok("cluster Suspend { until: Some(3700), all: false }"),
         ),
         case(
             "suspend cluster --until 200 --now 100 --cluster {dir}/a.json",
             "",
-            Ok("cluster Suspend { until: Some(200) }"),
+            Ok("cluster Suspend { until: Some(200), all: false }"),
+        ),
+        case(
+            "suspend --all cluster --cluster {dir}/a.json",
+            "",
+            Ok("cluster Suspend { until: None, all: true }"),
         ),
         case(
             "resume instance/i1 --cluster {dir}/a.json",
             "",
-            Ok("instance/i1 Resume"),
+            Ok("instance/i1 Resume { all: false }"),
+        ),
+        case(
+            "resume cluster --all --cluster {dir}/a.json",
+            "",
+            Ok("cluster Resume { all: true }"),
         ),
         case(
             "clear i1 --cluster {dir}/a.json",

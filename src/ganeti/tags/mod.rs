@@ -5,7 +5,9 @@ mod parse;
 mod render;
 
 pub use parse::{is_repair_id, parse};
-pub use render::{render_pending, render_policy, render_result, render_suspend};
+pub use render::{
+    render_pending, render_policy, render_result, render_suspend, render_suspend_all,
+};
 
 use crate::engine::marks::{Codec, Level, Mark, MarkError};
 pub use crate::engine::marks::{ErrorCode, RenderError, RepairResult};
@@ -99,8 +101,12 @@ impl Codec for Tags {
     fn render_policy(level: RepairType) -> String {
         render_policy(level)
     }
-    fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
-        render_suspend(until)
+    fn render_suspend(until: Option<i64>, all: bool) -> Result<String, RenderError> {
+        if all {
+            render_suspend_all(until)
+        } else {
+            render_suspend(until)
+        }
     }
     fn render_pending(
         level: RepairType,
@@ -142,6 +148,10 @@ pub enum TagJsonBody<'a> {
     Suspend {
         until: Option<i64>,
     },
+    #[serde(rename = "suspend-all")]
+    SuspendAll {
+        until: Option<i64>,
+    },
     Pending {
         repair: RepairType,
         id: &'a str,
@@ -166,7 +176,8 @@ impl<'a> TagJson<'a> {
         let body = match parse(tag) {
             Ok(Tag::Foreign) => TagJsonBody::Foreign,
             Ok(Tag::Policy(repair)) => TagJsonBody::Policy { repair },
-            Ok(Tag::Suspend { until }) => TagJsonBody::Suspend { until },
+            Ok(Tag::Suspend { until, all: false }) => TagJsonBody::Suspend { until },
+            Ok(Tag::Suspend { until, all: true }) => TagJsonBody::SuspendAll { until },
             Ok(Tag::Pending(p)) => TagJsonBody::Pending {
                 repair: p.repair,
                 id: p.id,

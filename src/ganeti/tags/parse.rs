@@ -123,22 +123,28 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
     let first = fields.get(0);
     let field_count = fields.count;
     match first {
-        "suspend" => match field_count {
-            1 => Ok(Tag::Suspend { until: None }),
-            2 => match fields.get(1) {
-                "" => Ok(Tag::Suspend { until: None }),
-                epoch_text => epoch(epoch_text)
-                    .map(|until| Tag::Suspend { until: Some(until) })
-                    .map_err(|m| fail(ErrorCode::BadEpoch, m)),
-            },
-            _ => Err(fail(
-                ErrorCode::FieldCount,
-                format!(
-                    "suspend takes at most one field (suspend, suspend: or suspend:<epoch>), found {}",
-                    field_count - 1
-                ),
-            )),
-        },
+        kind @ ("suspend" | "suspend-all") => {
+            let all = kind == "suspend-all";
+            match field_count {
+                1 => Ok(Tag::Suspend { until: None, all }),
+                2 => match fields.get(1) {
+                    "" => Ok(Tag::Suspend { until: None, all }),
+                    epoch_text => epoch(epoch_text)
+                        .map(|until| Tag::Suspend {
+                            until: Some(until),
+                            all,
+                        })
+                        .map_err(|m| fail(ErrorCode::BadEpoch, m)),
+                },
+                _ => Err(fail(
+                    ErrorCode::FieldCount,
+                    format!(
+                        "{kind} takes at most one field ({kind}, {kind}: or {kind}:<epoch>), found {}",
+                        field_count - 1
+                    ),
+                )),
+            }
+        }
         "pending" | "result" => {
             let is_pending = first == "pending";
             let expected = if is_pending { 5 } else { 6 };
@@ -183,14 +189,14 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
             Err(_) => Err(fail(
                 ErrorCode::UnknownKind,
                 format!(
-                    "unknown kind {word:?}: expected fix-storage, migrate, failover, reinstall, suspend, pending or result"
+                    "unknown kind {word:?}: expected fix-storage, migrate, failover, reinstall, suspend, suspend-all, pending or result"
                 ),
             )),
         },
         word => Err(fail(
             ErrorCode::UnknownKind,
             format!(
-                "unknown kind {word:?} with {} more field(s): only suspend, pending and result take fields",
+                "unknown kind {word:?} with {} more field(s): only suspend, suspend-all, pending and result take fields",
                 field_count - 1
             ),
         )),

@@ -8,9 +8,19 @@ pub fn render_policy(repair: RepairType) -> String {
 }
 
 pub fn render_suspend(until: Option<i64>) -> Result<String, RenderError> {
+    suspend_of_kind("suspend", until)
+}
+
+/// `suspend-all[:<epoch>]`: a suspend of every instance under the object, whatever policy
+/// nearer objects carry (`autorepair suspend --all`).
+pub fn render_suspend_all(until: Option<i64>) -> Result<String, RenderError> {
+    suspend_of_kind("suspend-all", until)
+}
+
+fn suspend_of_kind(kind: &str, until: Option<i64>) -> Result<String, RenderError> {
     match until {
-        None => Ok(format!("{PREFIX}suspend")),
-        Some(t) => checked(format!("{PREFIX}suspend:{}", non_negative(t)?)),
+        None => Ok(format!("{PREFIX}{kind}")),
+        Some(t) => checked(format!("{PREFIX}{kind}:{}", non_negative(t)?)),
     }
 }
 

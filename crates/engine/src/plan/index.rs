@@ -29,6 +29,22 @@ impl<L: Level> PolicySource<L> {
     }
 }
 
+impl<L: Level> PolicySource<L> {
+    /// A scope's `suspend --all`, which holds the target whatever nearer objects say.
+    fn over_all(policy: Policy<L>, object: &ObjectRef) -> Self {
+        PolicySource {
+            policy,
+            source: Text::Shared(object.to_string().into()),
+            note: Text::Shared(
+                format!(
+                    "policy: {policy} (from {object}, by `suspend --all`: over every policy below it)"
+                )
+                .into(),
+            ),
+        }
+    }
+}
+
 pub(super) fn policy_note<L: Level>(policy: Policy<L>, source: &ObjectRef) -> String {
     format!("policy: {policy} (from {source})")
 }
@@ -38,6 +54,9 @@ pub(super) struct Index<'a, F: Family> {
     pub holders: Vec<Holder<'a>>,
     /// Scope policies by scope key.
     pub scopes: FxMap<&'a str, Option<PolicySource<F::Level>>>,
+    /// The scopes with a `suspend --all` in force, by scope key: it holds every target under
+    /// the scope, over the nearest-wins rule.
+    pub over_all: FxMap<&'a str, PolicySource<F::Level>>,
     pub ops: Vec<Operation<'a, F>>,
     /// Positions in `ops`, by id.
     pub op_by_id: FxMap<F::OpId, usize>,
@@ -58,12 +77,16 @@ impl<'a, F: Family> Index<'a, F> {
     ) -> Self {
         let holders = F::holders(snap);
         let mut scopes = FxMap::default();
+        let mut over_all = FxMap::default();
         for h in &holders {
             match h.role {
                 Role::Scope { key, .. } => {
                     let parsed = scope_marks::<F>(&h.object, h.marks, lint);
-                    let policy = policy::object_policy(parsed, now).policy;
-                    scopes.insert(key, policy.map(|p| PolicySource::new(p, &h.object)));
+                    let own = policy::object_policy(parsed, now);
+                    scopes.insert(key, own.policy.map(|p| PolicySource::new(p, &h.object)));
+                    if let Some(p) = own.over_all {
+                        over_all.insert(key, PolicySource::over_all(p, &h.object));
+                    }
                 }
                 Role::Inert { advice } => {
                     for (text, parsed) in h.marks.iter().map(|t| (t, F::Marks::parse(t))) {
@@ -105,6 +128,7 @@ impl<'a, F: Family> Index<'a, F> {
             family,
             holders,
             scopes,
+            over_all,
             ops,
             op_by_id,
             ops_by_repair,
@@ -223,7 +247,7 @@ pub(super) fn lint_policy_mix<F: Family>(
     }
     let forever = marks
         .iter()
-        .any(|(_, t)| matches!(t, Mark::Suspend { until: None }));
+        .any(|(_, t)| matches!(t, Mark::Suspend { until: None, .. }));
     if forever && !levels.is_empty() {
         lint.push(Lint {
             object: object.clone(),

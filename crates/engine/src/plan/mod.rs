@@ -637,7 +637,9 @@ fn expire_suspends<F: Family>(object: &ObjectRef, marks: &[String], now: i64) ->
     use super::marks::Mark;
     let expired: Vec<String> = marks
         .iter()
-        .filter(|t| matches!(F::Marks::parse(t), Ok(Mark::Suspend { until: Some(u) }) if u <= now))
+        .filter(
+            |t| matches!(F::Marks::parse(t), Ok(Mark::Suspend { until: Some(u), .. }) if u <= now),
+        )
         .cloned()
         .collect();
     (!expired.is_empty()).then(|| Action::RemoveMarks {

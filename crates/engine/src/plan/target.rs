@@ -126,7 +126,13 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
         let scope_policy = |key: &str| scopes.get(key).and_then(Option::as_ref).map(Eff::Shared);
         let chain = std::iter::once(own.policy.map(Eff::Own))
             .chain(assessment.scopes.iter().map(scope_policy));
-        let effective = policy::effective(chain);
+        // A scope's `suspend --all` holds the target over the nearest-wins rule.
+        let held = assessment
+            .scopes
+            .iter()
+            .find_map(|key| self.index.over_all.get(key))
+            .map(Eff::Shared);
+        let effective = held.or_else(|| policy::effective(chain));
 
         let mut t = TargetWork {
             ctx: self,

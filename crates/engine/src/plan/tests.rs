@@ -115,6 +115,7 @@ fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
         format!("suspend:{}", NOW - 1),
         format!("suspend:{}", NOW + 600),
     );
+    let all_over = format!("suspend-all:{}", NOW - 1);
     let running = |state| vec![op(5, "b1", ID, state)];
     let cases: Vec<(&str, ToyRoom, Vec<String>)> = vec![
         (
@@ -164,6 +165,28 @@ fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
             "a suspended room holds its boxes",
             one(&["replace", "suspend"], &[], Some(Restart), vec![]),
             vec!["b1: suspended wait (suspended)".into()],
+        ),
+        (
+            "a room's suspend leaves a box with its own policy repairing: the nearest wins",
+            one(&["suspend"], &["restart"], Some(Restart), vec![]),
+            vec![
+                "b1: needs-repair start restart".into(),
+                "  box/b1: restart repair NEW: submit restart (autorepair:NEW)".into(),
+            ],
+        ),
+        (
+            "a room's suspend-all holds even a box with its own policy",
+            one(&["suspend-all"], &["restart"], Some(Restart), vec![]),
+            vec!["b1: suspended wait (suspended)".into()],
+        ),
+        (
+            "a suspend-all that is over is removed, and the nearest policy wins again",
+            one(&[&all_over], &["restart"], Some(Restart), vec![]),
+            vec![
+                "b1: needs-repair start restart".into(),
+                format!("  room: remove {all_over} (timed suspend is over)"),
+                "  box/b1: restart repair NEW: submit restart (autorepair:NEW)".into(),
+            ],
         ),
         (
             "a timed suspend holds until its time",

@@ -92,7 +92,7 @@ fn edits<F: Family>(
         }
         AdminEdit::Suspend { for_passes } => {
             let until = for_passes.map(|p| now + i64::from(p) * PASS_SECONDS);
-            (vec![F::Marks::render_suspend(until).ok()?], vec![])
+            (vec![F::Marks::render_suspend(until, false).ok()?], vec![])
         }
         AdminEdit::Resume => {
             let remove = matching(&|m| matches!(m, Mark::Suspend { .. }));

@@ -31,8 +31,8 @@ fn target<'f, W: World>(fleet: &'f W::Fleet, name: &str) -> Option<&'f Target<W>
 pub fn object_policy<W: World>(marks: &[String], now: i64) -> Option<Option<Level<W>>> {
     let parsed: Vec<Mark<'_, Level<W>>> = marks.iter().filter_map(|m| parse::<W>(m)).collect();
     let suspended = parsed.iter().any(|m| match m {
-        Mark::Suspend { until: None } => true,
-        Mark::Suspend { until: Some(u) } => *u > now,
+        Mark::Suspend { until: None, .. } => true,
+        Mark::Suspend { until: Some(u), .. } => *u > now,
         _ => false,
     });
     if suspended {
