@@ -383,6 +383,40 @@ pub enum SelectError {
     },
 }
 
+/// The full name of the target `object` names by its full or short name.
+fn target_named<'a, F: Family>(
+    targets: &'a [F::Target],
+    object: &ObjectRef,
+) -> Result<&'a str, SelectError> {
+    expand(targets.iter().map(F::name), &object.name).map_err(|c| {
+        if c.is_empty() {
+            SelectError::NoSuchObject {
+                object: object.clone(),
+                targets: F::WORDS.targets,
+            }
+        } else {
+            SelectError::Ambiguous {
+                short: object.name.clone(),
+                targets: F::WORDS.targets,
+                candidates: c.into_iter().map(str::to_owned).collect(),
+            }
+        }
+    })
+}
+
+/// The object an admin named, with a target's short name expanded as gnt-* does (`web1` for
+/// `web1.example.org`, refused when it begins several names). Other objects as given.
+pub fn resolve<F: Family>(
+    snap: &F::Snapshot,
+    object: &ObjectRef,
+) -> Result<ObjectRef, SelectError> {
+    if !object.is(F::WORDS.target) {
+        return Ok(object.clone());
+    }
+    let name = target_named::<F>(F::targets(snap), object)?;
+    Ok(ObjectRef::new(F::WORDS.target, name))
+}
+
 /// The names of the targets `objects` select: a target (full or short name), or every target
 /// with a scope among its scopes (the root: all). Pure, for `status OBJECT…`.
 pub fn select<F: Family>(
@@ -397,21 +431,7 @@ pub fn select<F: Family>(
     let mut chosen = std::collections::BTreeSet::new();
     for object in objects {
         if object.is(F::WORDS.target) {
-            let name = expand(targets.iter().map(F::name), &object.name).map_err(|c| {
-                if c.is_empty() {
-                    SelectError::NoSuchObject {
-                        object: object.clone(),
-                        targets: F::WORDS.targets,
-                    }
-                } else {
-                    SelectError::Ambiguous {
-                        short: object.name.clone(),
-                        targets: F::WORDS.targets,
-                        candidates: c.into_iter().map(str::to_owned).collect(),
-                    }
-                }
-            })?;
-            chosen.insert(name.to_owned());
+            chosen.insert(target_named::<F>(targets, object)?.to_owned());
             continue;
         }
         match holders

@@ -35,6 +35,10 @@ pub fn admin<F: FamilyFace>(
     };
     let mut backend = connect(fleet)?;
     let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+    let object = &admin::resolve::<F>(&snap, object).map_err(|source| Error::Select {
+        from: fleet.describe(),
+        source,
+    })?;
     let actions = admin::edits::<F>(&snap, object, verb).map_err(Error::Edit)?;
     let brake = |source| Error::Brake {
         path: crate::brake::path(lock),

@@ -1805,3 +1805,45 @@ fn suspend_all_stops_every_repair_and_resume_all_undoes_exactly_that() {
         "resume --all gives back the fleet it found"
     );
 }
+
+/// Admin verbs take a target's short name as gnt-* expands it, as status and explain do, and
+/// write on the full name.
+#[test]
+fn admin_verbs_take_short_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let out = bin()
+        .args(["suspend", "db-a1", "--now", "1800000000", "--cluster"])
+        .arg(&path)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        said.contains("instance/db-a1.ams.example: add ganeti:watcher:autorepair:suspend"),
+        "{said}"
+    );
+    let tags = load(&path)
+        .instances
+        .into_iter()
+        .find(|i| i.name == "db-a1.ams.example")
+        .unwrap()
+        .tags;
+    assert!(tags.contains(&format!("{PREFIX}suspend")), "{tags:?}");
+    bin()
+        .args([
+            "resume",
+            "instance/db-a1",
+            "--now",
+            "1800000000",
+            "--cluster",
+        ])
+        .arg(&path)
+        .assert()
+        .success();
+    bin()
+        .args(["clear", "no-such", "--now", "1800000000", "--cluster"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no-such"));
+}
