@@ -49,6 +49,10 @@ fn main() {
     );
     std::fs::write(dir.join("kubeconfig"), kubeconfig).expect("write the kubeconfig");
     std::fs::write(dir.join("sabakan-url"), sabakan.url()).expect("write sabakan's URL");
-    println!("ready: API server at {}, sabakan at {}", kube.url(), sabakan.url());
+    println!(
+        "ready: API server at {}, sabakan at {}",
+        kube.url(),
+        sabakan.url()
+    );
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
 }

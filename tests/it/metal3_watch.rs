@@ -641,12 +641,13 @@ fn of_two_replicas_only_the_leader_passes_and_the_other_takes_over_whatever_befa
         }
         // Time for a woken or cut-off a to write, if it were to.
         std::thread::sleep(Duration::from_secs(3));
-        // The oracle tells the replicas apart: a's Lease writes came with its token.
+        // The oracle tells the replicas apart: a's Lease writes (its create at least) came
+        // with its token.
         assert!(
             kube.writes()
                 .iter()
-                .any(|w| w.token == token("a") && w.path.contains("/leases/")),
-            "the requests carry no token"
+                .any(|w| w.token == token("a") && w.path.contains("/leases")),
+            "{disruption:?}: the requests carry no token"
         );
         let late = writes_by(&kube, "a", deadline);
         assert!(
