@@ -10,6 +10,7 @@ pub mod admin;
 pub mod brake;
 pub mod config;
 pub mod face;
+pub mod fence;
 pub mod files;
 pub mod ganeti;
 pub mod k8s;

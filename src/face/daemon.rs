@@ -212,9 +212,10 @@ fn on_signal() -> Arc<AtomicBool> {
 }
 
 /// What a pass on the loop asks before each write: no stop signal raised, and (with leader
-/// election) this replica still leading in the term the pass began in. A signal lets the write
-/// under way finish and stops the pass before the next; the executor records each write whole,
-/// so nothing is left half-recorded.
+/// election) this replica still leading in the term the pass began in, long enough for the
+/// write to be answered; the write's requests are then bounded by that term's deadline
+/// (crate::fence). A signal lets the write under way finish and stops the pass before the
+/// next; the executor records each write whole, so nothing is left half-recorded.
 fn write_guard(stop: Arc<AtomicBool>, term: Option<Term>) -> WriteGuard {
     Arc::new(move || {
         if stop.load(Ordering::SeqCst) {
@@ -222,7 +223,10 @@ fn write_guard(stop: Arc<AtomicBool>, term: Option<Term>) -> WriteGuard {
                 "stop signal: the write under way was finished, nothing more is written".into(),
             ));
         }
-        term.as_ref().map_or(Ok(()), Term::check)
+        if let Some(term) = &term {
+            crate::fence::lead_until(Some(term.deadline()?));
+        }
+        Ok(())
     })
 }
 
@@ -239,6 +243,13 @@ impl Guarded {
     }
 }
 
+/// The pass is over: its deadline does not bound what the thread does next.
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        crate::fence::lead_until(None);
+    }
+}
+
 impl<F: Family> Interceptor<F> for Guarded {
     fn before(&mut self, _: &Write<'_, F>) -> Result<(), BackendError> {
         (self.guard)()
@@ -252,9 +263,9 @@ mod tests {
     use crate::k8s::lease::LeaseName;
     use crate::metal3::file::ObjectsFile;
     use crate::metal3::fixture::{Fleet, Host, Machine, Node};
-    use crate::metal3::kube::Options;
+    use crate::metal3::kube::{KubeBackend, Options};
     use crate::metal3::{Metal3, Settings};
-    use testsupport::kube::{FakeKube, LEASE, MACHINE};
+    use testsupport::kube::{FakeKube, Fault, LEASE, MACHINE};
 
     fn one_machine() -> Fleet {
         Fleet::new()
@@ -317,6 +328,169 @@ mod tests {
             0,
             "changes left waiting for a replica that never acts"
         );
+    }
+
+    /// One seam a leader's writes go through: the write itself as the pass makes it (guard
+    /// first), the server's delay of it, and how many writes the server has received.
+    type GuardedWrite = Box<dyn FnMut(&WriteGuard) -> Result<(), BackendError>>;
+
+    struct Seam {
+        name: &'static str,
+        write: GuardedWrite,
+        /// The same write straight through the seam's client, no guard asked.
+        raw: Box<dyn FnMut() -> Result<(), String>>,
+        received: Box<dyn Fn() -> usize>,
+    }
+
+    fn kube_seam(kube: &Arc<FakeKube>) -> Seam {
+        let mut backend = KubeBackend::from_config(kube.config(), Options::default()).unwrap();
+        backend.snapshot().unwrap();
+        kube.fault(
+            Fault::delay(Duration::from_secs(20))
+                .on_object(&MACHINE, "ns", "m1")
+                .method("PATCH"),
+        );
+        let rt = crate::k8s::client::runtime().unwrap();
+        let client = {
+            let _in = rt.enter();
+            crate::k8s::client::build(kube.config(), Duration::from_secs(30))
+                .unwrap()
+                .0
+        };
+        let writes = kube.clone();
+        let sent = kube.clone();
+        Seam {
+            name: "kube",
+            write: Box::new(move |guard| {
+                let mut guarded = Guarded::new(&mut backend, guard.clone());
+                let machine = ObjectRef::new("machine", "ns/m1");
+                guarded.add_marks(&machine, &["autorepair.io/policy=reboot".into()], "t")
+            }),
+            raw: Box::new(move || {
+                // Where the pass's write went.
+                let path = sent
+                    .writes()
+                    .into_iter()
+                    .find(|w| w.path.contains("/machines/"))
+                    .expect("the pass's write")
+                    .path;
+                let req = http::Request::patch(path)
+                    .header("Content-Type", "application/merge-patch+json")
+                    .body(b"{}".to_vec())
+                    .unwrap();
+                rt.block_on(client.request_text(req))
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            }),
+            received: Box::new(move || {
+                let w = writes.writes();
+                w.iter().filter(|w| w.path.contains("/machines/")).count()
+            }),
+        }
+    }
+
+    fn sabakan_seam() -> Seam {
+        let sabakan = testsupport::sabakan::FakeSabakan::start();
+        sabakan.insert(testsupport::sabakan::machine("cs0"));
+        sabakan.fault(testsupport::sabakan::Fault::delay(Duration::from_secs(20)).method("PUT"));
+        let endpoint = crate::sabakan::client::Endpoint::new(sabakan.url());
+        let live = crate::machines::live::Live::connect(&endpoint).unwrap();
+        let client = crate::sabakan::client::Sabakan::new(&endpoint).unwrap();
+        let sabakan = std::sync::Arc::new(sabakan);
+        let writes = sabakan.clone();
+        Seam {
+            name: "sabakan",
+            // As the machines backend writes a label: the guard, then the request.
+            write: Box::new(move |guard| {
+                guard()?;
+                live.put("cs0", "autorepair.progress", "x")
+            }),
+            raw: Box::new(move || {
+                client
+                    .put_label("cs0", "autorepair.progress", "y")
+                    .map_err(|e| e.to_string())
+            }),
+            received: Box::new(move || writes.writes().len()),
+        }
+    }
+
+    /// The leader is cut off from its Lease right after it won it, and its write hangs on the
+    /// server: the write is given up by the leader's deadline rather than answered whenever
+    /// the server pleases (20 s later), and once too little time is left nothing more is sent,
+    /// guard asked or not.
+    #[test]
+    fn a_leaders_write_is_bounded_by_the_time_it_still_leads() {
+        type MakeSeam = fn(&Arc<FakeKube>) -> Seam;
+        let seams: [MakeSeam; 2] = [kube_seam, |_| sabakan_seam()];
+        for make in seams {
+            let kube = Arc::new(FakeKube::builder().resource(LEASE).start());
+            for item in one_machine().build()["items"].as_array().unwrap() {
+                kube.insert(item.clone());
+            }
+            let timing = Timing {
+                lease: Duration::from_secs(4),
+                renew_deadline: Duration::from_secs(3),
+                retry: Duration::from_millis(200),
+            };
+            let lease = LeaseName {
+                namespace: "ns".into(),
+                name: "autorepair".into(),
+            };
+            let elector = Elector::from_config(
+                kube.config(),
+                Duration::from_secs(5),
+                lease,
+                "a".into(),
+                timing,
+            )
+            .unwrap();
+            assert!(elector.wait_leader(Duration::from_secs(5)));
+            let mut seam = make(&kube);
+            // Partitioned from the coordination: every Lease request fails from now on.
+            kube.fault(
+                Fault::status(500)
+                    .on_object(&LEASE, "ns", "autorepair")
+                    .times(usize::MAX),
+            );
+            let term = elector.this_term();
+            let guard = write_guard(Arc::new(AtomicBool::new(false)), Some(term.clone()));
+            let until = term.deadline().unwrap();
+            let e = (seam.write)(&guard).expect_err(seam.name).to_string();
+            let now = Instant::now();
+            assert!(
+                now + crate::fence::MARGIN <= until + Duration::from_millis(100),
+                "{}: the write was waited for until {:?} after the deadline: {e}",
+                seam.name,
+                now.checked_duration_since(until)
+            );
+            assert!(
+                e.contains("timed out") || e.contains("abandoned"),
+                "{}: {e}",
+                seam.name
+            );
+            assert_eq!(
+                (seam.received)(),
+                1,
+                "{}: the write reached the server",
+                seam.name
+            );
+            // Too little time left: neither the guard nor the seam's client sends anything.
+            std::thread::sleep(
+                until.saturating_duration_since(Instant::now()) - crate::fence::MARGIN / 2,
+            );
+            let refused = (seam.write)(&guard).expect_err(seam.name);
+            assert!(
+                matches!(refused, BackendError::Halted(_)),
+                "{}: {refused}",
+                seam.name
+            );
+            // As the guard left it for the pass's thread (a Guarded clears it when dropped).
+            crate::fence::lead_until(Some(until));
+            let raw = (seam.raw)().expect_err(seam.name);
+            assert!(raw.contains("not sent"), "{}: {raw}", seam.name);
+            assert_eq!((seam.received)(), 1, "{}: a write sent too late", seam.name);
+            crate::fence::lead_until(None);
+        }
     }
 
     /// Raises the stop flag once `after` writes went through.

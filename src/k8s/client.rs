@@ -81,14 +81,91 @@ pub async fn load(source: &Source) -> Result<Config, BackendError> {
     }
 }
 
-/// A hardened client for `config`, with the server's URL for messages. kube spawns the
-/// client's worker on the current tokio runtime: call it inside the runtime that will drive
-/// the client.
+/// A hardened client for `config`, with the server's URL for messages, whose write requests
+/// are bounded by the time their replica still leads ([`Fenced`]). kube spawns the client's
+/// worker on the current tokio runtime: call it inside the runtime that will drive the client
+/// (a current-thread one, [`runtime`]: the fence is read on the thread that drives it).
 pub fn build(mut config: Config, timeout: Duration) -> Result<(Client, String), BackendError> {
     harden(&mut config, timeout)?;
     let server = config.cluster_url.to_string();
-    let client = Client::try_from(config).map_err(|e| client_error(&server, e))?;
+    let client = ::kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| client_error(&server, e))?
+        .with_layer(&FenceLayer)
+        .build();
     Ok((client, server))
+}
+
+/// Puts [`Fenced`] in a kube client's stack.
+#[derive(Clone, Copy, Debug)]
+pub struct FenceLayer;
+
+impl<S> tower::Layer<S> for FenceLayer {
+    type Service = Fenced<S>;
+    fn layer(&self, inner: S) -> Fenced<S> {
+        Fenced { inner }
+    }
+}
+
+/// Bounds each write request (any method but GET: reads and watches are harmless late, and a
+/// watch is long by design) by the time its replica still leads (crate::fence): not sent when
+/// too little is left, abandoned when the time runs out. The configured timeout stays the
+/// connection's; this one is only ever shorter.
+#[derive(Clone, Debug)]
+pub struct Fenced<S> {
+    inner: S,
+}
+
+/// Why kube's stack gave up on a write (the message reaches the pass's report).
+#[derive(Debug, thiserror::Error)]
+pub enum FenceError {
+    #[error(transparent)]
+    NotSent(#[from] crate::fence::TooLate),
+    #[error(
+        "abandoned after {0:?} without an answer: this replica's lease was about to end; the API server may still apply it (docs/metal3.md, \"Running more than one\")"
+    )]
+    Abandoned(Duration),
+}
+
+impl<S, B> tower::Service<http::Request<B>> for Fenced<S>
+where
+    S: tower::Service<http::Request<B>>,
+    S::Response: Send + 'static,
+    S::Error: Into<tower::BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = tower::BoxError;
+    type Future = futures_util::future::BoxFuture<'static, Result<S::Response, tower::BoxError>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        // Read here, on the thread that drives the client, not in the future.
+        let bound = (req.method() != http::Method::GET)
+            .then(|| crate::fence::until().map(|_| crate::fence::request_budget(Duration::MAX)))
+            .flatten();
+        match bound {
+            None => {
+                let sent = self.inner.call(req);
+                Box::pin(async move { sent.await.map_err(Into::into) })
+            }
+            Some(Err(late)) => Box::pin(std::future::ready(Err(FenceError::from(late).into()))),
+            Some(Ok(left)) => {
+                let sent = self.inner.call(req);
+                Box::pin(async move {
+                    match tokio::time::timeout(left, sent).await {
+                        Ok(answer) => answer.map_err(Into::into),
+                        Err(_) => Err(FenceError::Abandoned(left).into()),
+                    }
+                })
+            }
+        }
+    }
 }
 
 /// A current-thread runtime for a synchronous caller to drive a client on.

@@ -243,19 +243,31 @@ pub struct Term {
 }
 
 impl Term {
-    /// `Ok` while this replica still holds the Lease in this term; else a
-    /// [`BackendError::Halted`] saying who holds it.
+    /// `Ok` while this replica may still write in this term (see [`Self::deadline`]).
     pub fn check(&self) -> Result<(), BackendError> {
+        self.deadline().map(drop)
+    }
+
+    /// Until when this replica still leads in this term, if it may write now: a
+    /// [`BackendError::Halted`] saying who holds the Lease when it does not, or when so little
+    /// of the term is left that a request could not be answered in it (crate::fence).
+    pub fn deadline(&self) -> Result<Instant, BackendError> {
         let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
-        if s.term == self.term && s.until.is_some_and(|t| Instant::now() < t) {
-            return Ok(());
+        let now = Instant::now();
+        let until = s.until.filter(|t| s.term == self.term && now < *t);
+        match until.map(|t| (t, crate::fence::budget(Duration::MAX, now, Some(t)))) {
+            Some((t, Ok(_))) => Ok(t),
+            Some((_, Err(late))) => Err(BackendError::Halted(format!(
+                "not written: this replica ({}) holds the lease {} for {:?} more, too little for a write to land before its renew deadline; it writes again once the lease is renewed",
+                self.identity, self.lease, late.left
+            ))),
+            None => Err(BackendError::Halted(format!(
+                "not written: this replica ({}) no longer holds the lease {} it planned this pass under (held by {}); the leader's passes take over",
+                self.identity,
+                self.lease,
+                s.holder.as_deref().unwrap_or("nobody known")
+            ))),
         }
-        Err(BackendError::Halted(format!(
-            "not written: this replica ({}) no longer holds the lease {} it planned this pass under (held by {}); the leader's passes take over",
-            self.identity,
-            self.lease,
-            s.holder.as_deref().unwrap_or("nobody known")
-        )))
     }
 }
 

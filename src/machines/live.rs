@@ -94,6 +94,7 @@ impl Live {
                     _ => String::new(),
                 },
             },
+            (e @ ClientError::Fenced { .. }, _) => BackendError::Halted(format!("{about}{e}")),
             (ClientError::Unreachable { url, problem }, _) => BackendError::Connect {
                 service: "sabakan",
                 url,

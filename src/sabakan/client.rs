@@ -193,6 +193,12 @@ pub enum ClientError {
          networks in its allowed-ips setting; run autorepair from one of them"
     )]
     Forbidden { url: String },
+    /// A label write not sent: this replica's lease ends too soon (src/fence.rs).
+    #[error("sabakan at {url}: {fenced}")]
+    Fenced {
+        url: String,
+        fenced: crate::fence::TooLate,
+    },
 }
 
 /// How to reach sabakan.
@@ -224,6 +230,8 @@ pub struct Sabakan {
     http: reqwest::blocking::Client,
     /// The base URL, without `/graphql`.
     base: reqwest::Url,
+    /// Each request's timeout; a write's is cut to the time its replica still leads.
+    timeout: Duration,
     requests: AtomicU64,
 }
 
@@ -267,6 +275,7 @@ impl Sabakan {
         Ok(Sabakan {
             http,
             base,
+            timeout: endpoint.timeout,
             requests: AtomicU64::new(0),
         })
     }
@@ -284,6 +293,14 @@ impl Sabakan {
             .pop_if_empty()
             .extend(segments);
         url
+    }
+
+    /// A label write's timeout: the configured one, cut to the time this replica still leads.
+    fn write_budget(&self, url: &reqwest::Url) -> Result<Duration, ClientError> {
+        crate::fence::request_budget(self.timeout).map_err(|fenced| ClientError::Fenced {
+            url: shown(url),
+            fenced,
+        })
     }
 
     /// Sends one request; an answer of any status is returned with its body.
@@ -416,6 +433,7 @@ impl Sabakan {
         let req = self
             .http
             .put(url.clone())
+            .timeout(self.write_budget(&url)?)
             .header(reqwest::header::CONTENT_TYPE, "text/plain")
             .body(value.to_owned());
         let (status, text) = self.send(req, &url)?;
@@ -428,7 +446,11 @@ impl Sabakan {
     /// either way the label is absent, which is what was asked.
     pub fn delete_label(&self, serial: &str, name: &str) -> Result<bool, ClientError> {
         let url = self.url(&["api", "v1", "labels", serial, name]);
-        let (status, text) = self.send(self.http.delete(url.clone()), &url)?;
+        let req = self
+            .http
+            .delete(url.clone())
+            .timeout(self.write_budget(&url)?);
+        let (status, text) = self.send(req, &url)?;
         self.label_answer(&url, status, &text, serial, name, None)
     }
 

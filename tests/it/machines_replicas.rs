@@ -3,7 +3,8 @@
 //! cluster the machines are Nodes of (the fake API server, over verified TLS). The repair
 //! command records which replica ran it; the oracle: no repair command runs twice, and a
 //! replica writes and runs nothing once it no longer leads, while leaders are stopped
-//! (SIGTERM), killed (SIGKILL) and paused past their Lease (SIGSTOP, then SIGCONT).
+//! (SIGTERM), killed (SIGKILL), paused past their Lease (SIGSTOP, then SIGCONT) and cut off
+//! from the Lease while sabakan stays reachable (its Lease requests fail, or hang).
 
 use crate::common;
 
@@ -12,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use testsupport::kube::{FakeKube, LEASE, node};
+use testsupport::kube::{FakeKube, Fault, LEASE, node};
 use testsupport::sabakan::{FakeSabakan, State, machine};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -56,9 +57,14 @@ impl Site {
             kube.insert(node(&address).build());
         }
         std::fs::write(dir.path().join("repair.yml"), REPAIR).unwrap();
+        // Each repaired machine stays unhealthy in sabakan, and keeps its queue entry: room
+        // for one per machine.
         std::fs::write(
-            dir.path().join("kubeconfig"),
-            common::kubeconfig(kube.url(), "good"),
+            dir.path().join("constraints.json"),
+            format!(
+                r#"{{"control-plane-count": 1, "maximum-repair-queue-entries": {}, "wait-seconds-to-repair-rebooting": 300}}"#,
+                machines + 1
+            ),
         )
         .unwrap();
         Site { dir, sabakan, kube }
@@ -105,15 +111,22 @@ impl Site {
 
     fn start(&self, name: &str) -> Replica {
         let log = self.path(&format!("{name}.log"));
+        // A token of its own, so that the API server can cut this one replica off.
+        let kubeconfig = self.path(&format!("{name}.kubeconfig"));
+        std::fs::write(
+            &kubeconfig,
+            common::kubeconfig(self.kube.url(), "good").replace("not-a-real-token", &token(name)),
+        )
+        .unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_autorepair"))
             .current_dir(self.dir.path())
             .args(["--config", "/dev/null", "--sabakan", self.sabakan.url()])
             .arg("--repair-config")
             .arg(self.path("repair.yml"))
             .arg("--constraints")
-            .arg(format!("{ROOT}/fixtures/machines-constraints.json"))
+            .arg(self.path("constraints.json"))
             .arg("--kubeconfig")
-            .arg(self.path("kubeconfig"))
+            .arg(&kubeconfig)
             // Each replica stands for another host: a lock of its own.
             .arg("--lock-file")
             .arg(self.path(&format!("{name}.lock")))
@@ -132,6 +145,26 @@ impl Site {
         Replica { child, log }
     }
 }
+
+fn token(replica: &str) -> String {
+    format!("token-{replica}")
+}
+
+/// What happens to the leader.
+#[derive(Clone, Copy, Debug)]
+enum Disruption {
+    Signal(&'static str),
+    /// SIGSTOP past the Lease, then SIGCONT.
+    Pause,
+    /// Its Lease requests fail (HTTP 500), or hang, from now on; sabakan stays reachable.
+    Partition {
+        hang: bool,
+    },
+}
+
+/// client-go's defaults, which `run --leader-elect` uses: the holder counts itself leader
+/// until this long after the start of its last renewal.
+const RENEW_DEADLINE: Duration = Duration::from_secs(10);
 
 struct Replica {
     child: Child,
@@ -168,14 +201,23 @@ fn log_of(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
-/// Four replicas; each leader in turn is stopped, killed or paused past its Lease while a
-/// machine breaks: the next leader repairs it, no command runs twice, and the paused one,
-/// woken, writes nothing.
+/// Five replicas; each leader in turn is stopped, killed, paused past its Lease, or cut off
+/// from it, while a machine breaks: the next leader repairs it, no command runs twice, and a
+/// leader that lost the Lease (woken, or still cut off) writes nothing after its renew
+/// deadline.
 #[test]
-fn of_four_replicas_one_acts_through_sigterm_sigkill_and_sigstop() {
-    let site = Site::new(4);
+fn of_five_replicas_one_acts_through_sigterm_sigkill_sigstop_and_a_partition() {
+    use Disruption::*;
+    let disruptions = [
+        Signal("TERM"),
+        Signal("KILL"),
+        Pause,
+        Partition { hang: false },
+        Partition { hang: true },
+    ];
+    let site = Site::new(disruptions.len() + 1);
     // One more than the leaders taken away: someone is always left to take over.
-    let mut replicas: BTreeMap<String, Replica> = ["a", "b", "c", "d"]
+    let mut replicas: BTreeMap<String, Replica> = ["a", "b", "c", "d", "e"]
         .into_iter()
         .map(|n| (n.to_owned(), site.start(n)))
         .collect();
@@ -198,39 +240,70 @@ fn of_four_replicas_one_acts_through_sigterm_sigkill_and_sigstop() {
     assert_eq!(first, leader_of(&site));
 
     let mut timings = Vec::new();
-    for (i, (signal, address)) in [
-        ("TERM", "10.69.0.11"),
-        ("KILL", "10.69.0.12"),
-        ("STOP", "10.69.0.13"),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    // Replicas cut off from the Lease for good: (name, label writes by its renew deadline).
+    let mut deposed: Vec<(String, usize)> = Vec::new();
+    for (i, disruption) in disruptions.into_iter().enumerate() {
+        let address = format!("10.69.0.{}", 11 + i);
         let leader = leader_of(&site);
         let gone = &replicas[&leader];
-        let writes_before = gone.writes();
-        gone.signal(signal);
         let at = Instant::now();
+        match disruption {
+            Signal(sig) => gone.signal(sig),
+            Pause => gone.signal("STOP"),
+            Partition { hang } => {
+                let cut = if hang {
+                    Fault::delay(Duration::from_secs(600))
+                } else {
+                    Fault::status(500)
+                };
+                site.kube.fault(
+                    cut.on_object(&LEASE, "ns", "autorepair")
+                        .from_client(&token(&leader))
+                        .times(usize::MAX),
+                );
+                // Whatever it does before its renew deadline is its right; what it does after
+                // is the oracle's. The machine breaks only then, so that it is the next
+                // leader's to repair.
+                std::thread::sleep(RENEW_DEADLINE);
+                deposed.push((leader.clone(), gone.writes()));
+            }
+        }
+        let writes_before = gone.writes();
         site.sabakan
             .set_state(&format!("cs{}", i + 1), State::Unhealthy)
             .unwrap();
-        let by = site.wait_run(address, Duration::from_secs(60));
-        timings.push((signal, at.elapsed()));
-        assert_ne!(by, leader, "SIG{signal}: the old leader ran {address}");
-        if signal == "STOP" {
-            // Woken past its Lease, the paused leader must find it lost before any write.
-            let paused = &replicas[&leader];
-            paused.signal("CONT");
-            std::thread::sleep(Duration::from_secs(5));
-            assert_eq!(
-                paused.writes(),
-                writes_before,
-                "{leader} wrote after it lost the Lease:\n{}",
-                log_of(&paused.log)
-            );
-        } else {
-            replicas.remove(&leader);
+        let by = site.wait_run(&address, Duration::from_secs(60));
+        timings.push((disruption, at.elapsed()));
+        assert_ne!(by, leader, "{disruption:?}: the old leader ran {address}");
+        match disruption {
+            Signal(_) => {
+                replicas.remove(&leader);
+            }
+            // Woken past its Lease, the paused leader must find it lost before any write
+            // (later it may well lead again, and write: not while another one leads).
+            Pause => {
+                let paused = &replicas[&leader];
+                paused.signal("CONT");
+                std::thread::sleep(Duration::from_secs(5));
+                assert_eq!(
+                    paused.writes(),
+                    writes_before,
+                    "{leader} wrote after it lost the Lease:\n{}",
+                    log_of(&paused.log)
+                );
+            }
+            Partition { .. } => {}
         }
+    }
+    std::thread::sleep(Duration::from_secs(5));
+    for (name, writes) in deposed {
+        let r = &replicas[&name];
+        assert_eq!(
+            r.writes(),
+            writes,
+            "{name} wrote after it lost the Lease:\n{}",
+            log_of(&r.log)
+        );
     }
     // No command ran twice, whoever led.
     let runs = site.runs();
@@ -239,7 +312,7 @@ fn of_four_replicas_one_acts_through_sigterm_sigkill_and_sigstop() {
     let before = addresses.len();
     addresses.dedup();
     assert_eq!(addresses.len(), before, "a command ran twice: {runs:?}");
-    eprintln!("takeover (signal to the repair by the next leader): {timings:?}");
+    eprintln!("takeover (disruption to the repair by the next leader): {timings:?}");
 }
 
 /// Without a Kubernetes cluster (Nodes from a file) there is no Lease to elect with: refused,

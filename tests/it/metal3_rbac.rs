@@ -360,6 +360,7 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
         query: String::new(),
         content_type: String::new(),
         body: String::new(),
+        token: String::new(),
     };
     assert!(!allowed(&all, &other));
 }

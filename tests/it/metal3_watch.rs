@@ -8,7 +8,7 @@ use autorepair::k8s::lease::{Elector, LeaseName, Timing};
 use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
 use autorepair::metal3::kube::Options;
 use autorepair::metal3::kube::watch::{self, ChangeKind, PENDING, Watcher};
-use autorepair::metal3::objects::REQUEST_KEY;
+use autorepair::metal3::objects::{REBOOT_KEY, REQUEST_KEY};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use testsupport::kube::{BARE_METAL_HOST, FakeKube, Fault, LEASE, MACHINE, NODE};
@@ -380,15 +380,18 @@ struct Replica {
 impl Replica {
     fn start(kube: &FakeKube, dir: &std::path::Path, name: &str, extra: &[&str]) -> Replica {
         use std::io::BufRead;
-        let kubeconfig = dir.join("kubeconfig");
+        // A token of its own, so that the API server can cut this one replica off and tell
+        // its requests apart.
+        let kubeconfig = dir.join(format!("{name}.kubeconfig"));
         std::fs::write(
             &kubeconfig,
             format!(
                 "apiVersion: v1\nkind: Config\ncurrent-context: fake\n\
                  contexts:\n- name: fake\n  context: {{cluster: fake, user: fake}}\n\
                  clusters:\n- name: fake\n  cluster: {{server: '{}'}}\n\
-                 users:\n- name: fake\n  user: {{}}\n",
-                kube.url()
+                 users:\n- name: fake\n  user: {{token: {}}}\n",
+                kube.url(),
+                token(name)
             ),
         )
         .unwrap();
@@ -435,13 +438,18 @@ impl Replica {
         true
     }
 
-    /// SIGTERM, then the exit status within `timeout`.
-    fn stop(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+    fn signal(&self, sig: &str) {
         let pid = self.child.id().to_string();
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
+        let sent = std::process::Command::new("kill")
+            .args([&format!("-{sig}"), &pid])
             .status()
             .unwrap();
+        assert!(sent.success(), "kill -{sig} {pid}");
+    }
+
+    /// SIGTERM, then the exit status within `timeout`.
+    fn stop(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        self.signal("TERM");
         let until = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -519,43 +527,144 @@ fn the_loop_makes_a_pass_within_two_seconds_of_a_request_and_stops_on_sigterm() 
     assert!(status.success(), "{status:?}");
 }
 
+fn token(replica: &str) -> String {
+    format!("token-{replica}")
+}
+
+/// What happens to the leader.
+#[derive(Clone, Copy, Debug)]
+enum Disruption {
+    Signal(&'static str),
+    /// SIGSTOP past the Lease, then SIGCONT.
+    Pause,
+    /// Its Lease requests fail (HTTP 500), or hang, from now on; the Machines and hosts, on
+    /// the same API server, stay reachable.
+    Partition {
+        hang: bool,
+    },
+}
+
+/// client-go's defaults, which `run --leader-elect` uses: the holder counts itself leader
+/// until this long after the start of its last renewal.
+const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The writes (not to the Lease) replica `name` sent from request number `from` on.
+fn writes_by(kube: &FakeKube, name: &str, from: usize) -> Vec<String> {
+    kube.requests()
+        .into_iter()
+        .skip(from)
+        .filter(|r| r.token == token(name) && r.method != "GET" && !r.path.contains("/leases/"))
+        .map(|r| format!("{} {} {}", r.method, r.path, r.body))
+        .collect()
+}
+
+/// Two replicas; the leader is stopped, killed, paused past its Lease or cut off from it
+/// (each on a cluster of its own). Only the leader passes; the other takes over and repairs
+/// the Machine asked for; the host is power-cycled once; and the old leader sends no write
+/// after its renew deadline (for a paused one: after it is woken).
 #[test]
-fn of_two_replicas_only_the_leader_passes_and_the_other_takes_over_on_sigterm() {
-    let kube = one_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let lease = ["--leader-elect", "--lease", "ns/autorepair"];
-    let mut a = Replica::start(&kube, dir.path(), "a", &lease);
-    assert!(a.wait_passes(1, Duration::from_secs(20)), "a never led");
-    let b = Replica::start(&kube, dir.path(), "b", &lease);
-    watches_settled(&kube);
-    std::thread::sleep(Duration::from_secs(1));
-    request(&kube);
-    assert!(a.wait_passes(2, Duration::from_secs(5)));
-    std::thread::sleep(Duration::from_secs(1));
-    assert!(
-        b.passes().is_empty(),
-        "b passed while a led: {:?}",
-        b.passes()
-    );
-    assert!(
-        holder(&kube).is_some_and(|h| h.starts_with("a_")),
-        "{:?}",
-        holder(&kube)
-    );
-    // a stops cleanly and gives the Lease up: b leads (and makes a pass) within seconds.
-    let stopped = Instant::now();
-    assert!(a.stop(Duration::from_secs(10)).is_some_and(|s| s.success()));
-    assert!(
-        b.wait_passes(1, Duration::from_secs(5)),
-        "b never took over"
-    );
-    let took = b.passes()[0].0 - stopped;
-    assert!(took < Duration::from_secs(4), "{took:?}");
-    assert!(
-        holder(&kube).is_some_and(|h| h.starts_with("b_")),
-        "{:?}",
-        holder(&kube)
-    );
+fn of_two_replicas_only_the_leader_passes_and_the_other_takes_over_whatever_befalls_it() {
+    use Disruption::*;
+    for disruption in [
+        Signal("TERM"),
+        Signal("KILL"),
+        Pause,
+        Partition { hang: false },
+        Partition { hang: true },
+    ] {
+        let kube = one_machine();
+        let dir = tempfile::tempdir().unwrap();
+        let lease = ["--leader-elect", "--lease", "ns/autorepair"];
+        let mut a = Replica::start(&kube, dir.path(), "a", &lease);
+        assert!(a.wait_passes(1, Duration::from_secs(20)), "a never led");
+        let b = Replica::start(&kube, dir.path(), "b", &lease);
+        watches_settled(&kube);
+        std::thread::sleep(Duration::from_secs(1));
+        assert!(
+            b.passes().is_empty(),
+            "b passed while a led: {:?}",
+            b.passes()
+        );
+        assert!(
+            holder(&kube).is_some_and(|h| h.starts_with("a_")),
+            "{:?}",
+            holder(&kube)
+        );
+        let at = Instant::now();
+        match disruption {
+            Signal("TERM") => {
+                assert!(a.stop(Duration::from_secs(10)).is_some_and(|s| s.success()));
+            }
+            Signal(sig) => a.signal(sig),
+            Pause => a.signal("STOP"),
+            Partition { hang } => {
+                let cut = if hang {
+                    Fault::delay(Duration::from_secs(600))
+                } else {
+                    Fault::status(500)
+                };
+                kube.fault(
+                    cut.on_object(&LEASE, "ns", "autorepair")
+                        .from_client(&token("a"))
+                        .times(usize::MAX),
+                );
+                // Before its renew deadline a may still act; the request comes after it.
+                std::thread::sleep(RENEW_DEADLINE);
+            }
+        }
+        let deadline = kube.requests().len();
+        request(&kube);
+        assert!(
+            b.wait_passes(1, Duration::from_secs(30)),
+            "{disruption:?}: b never took over"
+        );
+        let took = b.passes()[0].0 - at;
+        let until = Instant::now() + Duration::from_secs(10);
+        while !host_rebooting(&kube) {
+            assert!(
+                Instant::now() < until,
+                "{disruption:?}: the host was never power-cycled"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if let Signal("TERM") = disruption {
+            // A clean stop gives the Lease up: b leads within seconds.
+            assert!(took < Duration::from_secs(4), "{took:?}");
+        }
+        assert!(
+            holder(&kube).is_some_and(|h| h.starts_with("b_")),
+            "{disruption:?}: {:?}",
+            holder(&kube)
+        );
+        if let Pause = disruption {
+            a.signal("CONT");
+        }
+        // Time for a woken or cut-off a to write, if it were to.
+        std::thread::sleep(Duration::from_secs(3));
+        // The oracle tells the replicas apart: a's Lease writes (its create at least) came
+        // with its token.
+        assert!(
+            kube.writes()
+                .iter()
+                .any(|w| w.token == token("a") && w.path.contains("/leases")),
+            "{disruption:?}: the requests carry no token"
+        );
+        let late = writes_by(&kube, "a", deadline);
+        assert!(
+            late.is_empty(),
+            "{disruption:?}: a wrote after it lost the Lease: {late:#?}"
+        );
+        let power_cycles = kube
+            .writes()
+            .into_iter()
+            .filter(|w| w.path.ends_with("/baremetalhosts/h1") && w.body.contains(REBOOT_KEY))
+            .count();
+        assert_eq!(
+            power_cycles, 1,
+            "{disruption:?}: the host's power cycle was asked for twice"
+        );
+        eprintln!("{disruption:?}: takeover (disruption to b's first pass) {took:?}");
+    }
 }
 
 #[test]

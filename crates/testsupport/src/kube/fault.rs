@@ -47,6 +47,9 @@ pub struct Fault {
     /// Method and URL path (no query).
     filter: Filter,
     target: Target,
+    /// Only requests bearing this token (`Authorization: Bearer TOKEN`): one client's
+    /// partition while the others are served.
+    token: Option<String>,
     pub(crate) times: usize,
     pub(crate) action: Action,
 }
@@ -56,6 +59,7 @@ impl Fault {
         Fault {
             filter: Filter::default(),
             target: Target::Any,
+            token: None,
             times: 1,
             action,
         }
@@ -133,6 +137,13 @@ impl Fault {
         self
     }
 
+    /// Only requests from the client that authenticates with this bearer token (each
+    /// replica's kubeconfig its own): that client is cut off, the others are not.
+    pub fn from_client(mut self, token: &str) -> Fault {
+        self.token = Some(token.to_string());
+        self
+    }
+
     /// Only requests with this HTTP method (`GET`, `PATCH`, ...).
     pub fn method(mut self, m: &str) -> Fault {
         self.filter.set_method(m);
@@ -145,15 +156,16 @@ impl Fault {
         self
     }
 
-    /// Whether a request matches: method, path, and the resource route it parsed to
-    /// (resource, namespace or None, name or None).
+    /// Whether a request matches: method, path, bearer token (empty: none), and the resource
+    /// route it parsed to (resource, namespace or None, name or None).
     pub(crate) fn matches(
         &self,
         method: &str,
         path: &str,
+        token: &str,
         route: Option<(&Resource, Option<&str>, Option<&str>)>,
     ) -> bool {
-        if !self.filter.matches(method, path) {
+        if !self.filter.matches(method, path) || self.token.as_deref().is_some_and(|t| t != token) {
             return false;
         }
         match &self.target {

@@ -59,6 +59,8 @@ pub struct RecordedRequest {
     pub query: String,
     pub content_type: String,
     pub body: String,
+    /// The bearer token it came with (empty: none): which client sent it.
+    pub token: String,
 }
 
 /// Settings for [`FakeKube`]: resources served, converters, history size, TLS.

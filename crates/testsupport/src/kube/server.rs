@@ -153,6 +153,8 @@ pub(crate) async fn handle(
     };
     let content_type = header_str(header::CONTENT_TYPE);
     let accept = header_str(header::ACCEPT);
+    let authorization = header_str(header::AUTHORIZATION);
+    let token = authorization.strip_prefix("Bearer ").unwrap_or_default();
 
     // Record, then look for a fault.
     let outcome = {
@@ -163,8 +165,9 @@ pub(crate) async fn handle(
             query: parts.uri.query().unwrap_or_default().to_string(),
             content_type: content_type.clone(),
             body: String::from_utf8_lossy(&bytes).into_owned(),
+            token: token.to_string(),
         });
-        take_fault(&mut store, method.as_str(), &path)
+        take_fault(&mut store, method.as_str(), &path, token)
     };
     let action = match outcome {
         Outcome::Serve => None,
@@ -202,7 +205,7 @@ enum Outcome {
 }
 
 /// Uses up the first fault that matches the request, if any, and says what to do.
-fn take_fault(store: &mut Store, method: &str, path: &str) -> Outcome {
+fn take_fault(store: &mut Store, method: &str, path: &str, token: &str) -> Outcome {
     let r = route(store, path);
     let rr = match &r {
         Route::Resource(rr) => Some((&rr.res, rr.namespace.as_deref(), rr.name.as_deref())),
@@ -210,7 +213,7 @@ fn take_fault(store: &mut Store, method: &str, path: &str) -> Outcome {
     };
     let hit = store
         .faults
-        .take(|f| f.matches(method, path, rr))
+        .take(|f| f.matches(method, path, token, rr))
         .map(|f| f.action);
     match (hit, r) {
         (None, _) => Outcome::Serve,
