@@ -3,6 +3,7 @@
 //! injected faults, the reactors and the request log.
 
 use crate::kube::fault::Fault;
+use crate::kube::namespaces;
 use crate::kube::resource::Resource;
 use crate::kube::selector::{FieldSelector, LabelSelector};
 use crate::kube::status::ApiError;
@@ -115,6 +116,8 @@ pub(crate) struct Store {
     pub requests: Vec<RecordedRequest>,
     pub reactors: Vec<(Resource, Reactor)>,
     react_depth: usize,
+    /// See [`crate::kube::Builder::namespace_lifecycle`].
+    pub namespace_lifecycle: bool,
 }
 
 /// How deep reactors may trigger each other before the store stops calling them.
@@ -200,9 +203,11 @@ impl Store {
         resources: Vec<Resource>,
         converters: HashMap<(&'static str, &'static str), Converter>,
         history_cap: usize,
+        namespace_lifecycle: bool,
     ) -> Store {
-        Store {
+        let mut store = Store {
             rv: 0,
+            namespace_lifecycle,
             resources,
             converters,
             objects: BTreeMap::new(),
@@ -214,7 +219,11 @@ impl Store {
             requests: Vec::new(),
             reactors: Vec::new(),
             react_depth: 0,
+        };
+        for ns in namespaces::SYSTEM {
+            namespaces::ensure(&mut store, ns);
         }
+        store
     }
 
     /// The registered resource named by apiVersion and kind, with the version.
@@ -494,6 +503,9 @@ impl Store {
         if self.objects.contains_key(&key) {
             return Err(ApiError::already_exists(res, &name));
         }
+        if opts.via_api {
+            namespaces::admit_create(self, res, ns.unwrap_or_default())?;
+        }
         for f in [
             "resourceVersion",
             "deletionTimestamp",
@@ -512,6 +524,9 @@ impl Store {
             && let Some(o) = obj.as_object_mut()
         {
             o.remove("status");
+        }
+        if namespaces::is_namespace(res) {
+            namespaces::defaults(&mut obj);
         }
         fold_string_data(res, &mut obj);
         if opts.dry_run {
