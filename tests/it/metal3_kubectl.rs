@@ -491,3 +491,64 @@ fn readme_output_is_compared_line_by_line() {
     }
     assert!(is_age("25d") && is_age("3m20s") && !is_age("v1.34.1") && !is_age("d4"));
 }
+
+/// Each kind prints the columns its CRD declares for the version asked, the wide ones only
+/// with `-o wide`.
+#[test]
+fn custom_resources_print_their_crds_columns() {
+    if !have_kubectl() {
+        return;
+    }
+    let kube = demo_cluster();
+    kube.insert(json!({
+        "apiVersion": "remediation.autorepair.io/v1alpha1",
+        "kind": "AutorepairRemediation",
+        "metadata": {"name": "workers-7d9f-b2", "namespace": "prod"},
+        "spec": {},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Remediated", "status": "False", "reason": "PoweringOff"}],
+        },
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let config = kubeconfig(&kube, dir.path());
+    for (line, header, row) in [
+        (
+            "kubectl get machines.v1beta1.cluster.x-k8s.io -n prod workers-7d9f-b2",
+            "NAME CLUSTER NODENAME PROVIDERID PHASE AGE VERSION",
+            "workers-7d9f-b2 edge worker-b2 metal3://prod/workers-7d9f-b2-bmh/workers-7d9f-b2-m3m Running AGE v1.34.1",
+        ),
+        (
+            "kubectl get machines -n prod workers-7d9f-b2",
+            "NAME CLUSTER NODE NAME FAILURE DOMAIN READY AVAILABLE UP-TO-DATE PHASE AGE VERSION",
+            // v1beta2 shows the failure domain of the status, which Cluster API's controller
+            // fills in (the demo's Machines carry only the spec's).
+            "workers-7d9f-b2 edge worker-b2 Running AGE v1.34.1",
+        ),
+        (
+            "kubectl get bmh -n prod workers-7d9f-d4-bmh -o wide",
+            "NAME STATUS STATE CONSUMER BMC ONLINE ERROR AGE",
+            "workers-7d9f-d4-bmh OK provisioned workers-7d9f-d4-m3m redfish://10.0.0.22/redfish/v1/Systems/1 false AGE",
+        ),
+        (
+            "kubectl get autorepairremediations -n prod",
+            "NAME PHASE REASON AGE",
+            "workers-7d9f-b2 Running PoweringOff AGE",
+        ),
+        (
+            "kubectl get metal3machines -n prod workers-7d9f-b2-m3m",
+            "NAME AGE",
+            "workers-7d9f-b2-m3m AGE",
+        ),
+        (
+            "kubectl get nodes cp-0 -o wide",
+            "NAME STATUS ROLES AGE VERSION INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION CONTAINER-RUNTIME",
+            "cp-0 Ready control-plane AGE v1.34.1 <none> <none> <unknown> <unknown> <unknown>",
+        ),
+    ] {
+        let (ok, out) = kubectl(line, &config, dir.path());
+        assert!(ok, "{line}: {out}");
+        let lines: Vec<String> = out.lines().map(normal).collect();
+        assert_eq!(lines, [header, row], "{line}:\n{out}");
+    }
+}
