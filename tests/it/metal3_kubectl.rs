@@ -552,3 +552,55 @@ fn custom_resources_print_their_crds_columns() {
         assert_eq!(lines, [header, row], "{line}:\n{out}");
     }
 }
+
+/// `kubectl get -w` prints a row for each change, in the same columns.
+#[test]
+fn a_watch_prints_each_change_as_a_row() {
+    use std::io::BufRead;
+    if !have_kubectl() {
+        return;
+    }
+    let kube = demo_cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let config = kubeconfig(&kube, dir.path());
+    let mut child = Command::new("kubectl")
+        .args(["get", "node", "worker-b2", "--watch"])
+        .env("KUBECONFIG", &config)
+        .env("HOME", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(normal(&line)).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || rx.recv_timeout(std::time::Duration::from_secs(10));
+    let mut seen = vec![next(), next()];
+    // The change once the watch is open: an older kubectl skips the watch's first event (the
+    // object as it is), which would then be the change itself.
+    let open = std::time::Instant::now();
+    while kube.open_watches() == 0 && open.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    kube.mutate(&NODE, "", "worker-b2", |n| {
+        n["status"]["conditions"][0]["status"] = json!("True");
+    });
+    seen.push(next());
+    let _ = child.kill();
+    let _ = child.wait();
+    let seen: Vec<String> = seen.into_iter().map(|l| l.unwrap_or_default()).collect();
+    assert_eq!(
+        seen,
+        [
+            "NAME STATUS ROLES AGE VERSION",
+            "worker-b2 NotReady worker AGE v1.34.1",
+            "worker-b2 Ready worker AGE v1.34.1"
+        ]
+    );
+}

@@ -396,7 +396,7 @@ fn serve(
             .get(&rr.res, &ns, &name)
             .map(|v| (200, show(store, &v))),
         (Method::GET, None) if is_true(q, "watch") => {
-            return match watch(store, &rr, q, meta_only) {
+            return match watch(store, &rr, q, meta_only, as_table) {
                 Ok(reply) => reply,
                 Err(e) => e.into(),
             };
@@ -624,6 +624,7 @@ fn watch(
     rr: &ResRoute,
     q: &HashMap<String, String>,
     meta_only: bool,
+    table: Option<table::Include>,
 ) -> Result<Reply, ApiError> {
     let (labels, fields) = selectors(q, &rr.res)?;
     let timeout = q
@@ -639,6 +640,7 @@ fn watch(
         labels,
         fields,
         meta_only,
+        table,
         tx,
     };
     store.start_watch(

@@ -7,6 +7,7 @@ use crate::kube::namespaces;
 use crate::kube::resource::Resource;
 use crate::kube::selector::{FieldSelector, LabelSelector};
 use crate::kube::status::ApiError;
+use crate::kube::table;
 use crate::kube::{Converter, Reactor, RecordedRequest};
 use crate::serve::Faults;
 use bytes::Bytes;
@@ -64,6 +65,8 @@ pub(crate) struct Watcher {
     pub labels: LabelSelector,
     pub fields: FieldSelector,
     pub meta_only: bool,
+    /// A watch of kubectl's (`get -w`): each event's object is a Table of one row.
+    pub table: Option<table::Include>,
     pub tx: UnboundedSender<Bytes>,
 }
 
@@ -331,7 +334,9 @@ impl Store {
     /// One line of a watch stream.
     fn event_line(&self, w: &Watcher, event_type: &str, obj: &Value) -> Bytes {
         let mut o = self.in_version(&w.res, obj, w.version);
-        if w.meta_only {
+        if let Some(include) = w.table {
+            o = table::of_object(&w.res, w.version, &o, include);
+        } else if w.meta_only {
             o = partial_metadata(&o);
         }
         let mut line = serde_json::to_vec(&json!({ "type": event_type, "object": o }))
