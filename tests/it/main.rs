@@ -21,6 +21,7 @@ mod machines_replicas;
 mod man;
 mod metal3_cli;
 mod metal3_kube;
+mod metal3_kubectl;
 mod metal3_mhc;
 mod metal3_rbac;
 mod metal3_watch;

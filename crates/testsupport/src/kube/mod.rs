@@ -17,11 +17,13 @@
 mod builders;
 mod eviction;
 mod fault;
+mod namespaces;
 mod resource;
 mod selector;
 mod server;
 mod status;
 mod store;
+mod table;
 
 pub use builders::{
     Obj, bare_metal_host, machine, machine_v1beta1, metal3_machine, metal3_remediation,
@@ -30,6 +32,7 @@ pub use builders::{
 };
 pub use eviction::REFUSED as EVICTION_REFUSED;
 pub use fault::Fault;
+pub use namespaces::SYSTEM as SYSTEM_NAMESPACES;
 pub use resource::*;
 pub use selector::{FieldSelector, LabelSelector};
 pub use status::ApiError;
@@ -69,6 +72,7 @@ pub struct Builder {
     converters: HashMap<(&'static str, &'static str), Converter>,
     history: usize,
     tls: bool,
+    namespace_lifecycle: bool,
 }
 
 impl Default for Builder {
@@ -83,6 +87,7 @@ impl Default for Builder {
             converters,
             history: 1000,
             tls: false,
+            namespace_lifecycle: false,
         }
     }
 }
@@ -132,9 +137,24 @@ impl Builder {
         self
     }
 
+    /// Namespaces as a real cluster has them (see `namespaces.rs`): `default`, `kube-system`,
+    /// `kube-public` and `kube-node-lease` from the start, the namespace of each object
+    /// [`FakeKube::insert`] puts in created with it, and a create through the API in a
+    /// namespace that does not exist refused (404 `namespaces "x" not found`). Off by
+    /// default: objects then live in namespaces nobody created.
+    pub fn namespace_lifecycle(mut self) -> Builder {
+        self.namespace_lifecycle = true;
+        self
+    }
+
     /// Binds 127.0.0.1:0 and starts serving.
     pub fn start(self) -> FakeKube {
-        let store = Store::new(self.resources, self.converters, self.history);
+        let store = Store::new(
+            self.resources,
+            self.converters,
+            self.history,
+            self.namespace_lifecycle,
+        );
         let shared = Arc::new(Mutex::new(store));
         let tls = self
             .tls
@@ -213,6 +233,11 @@ impl FakeKube {
     /// Creates an object as if a client had (server fields set, ADDED event), keeping any
     /// `status` it has. The resource is found from `apiVersion` and `kind`. Returns it as
     /// stored. Panics if the kind is not served or the object cannot be created.
+    ///
+    /// With [`Builder::namespace_lifecycle`], the namespace of a namespaced object is created
+    /// first if it does not exist, and a Namespace that exists already (made that way, or
+    /// one of [`SYSTEM_NAMESPACES`]) takes the labels, annotations and spec of the one
+    /// inserted.
     pub fn insert(&self, obj: impl Into<Value>) -> Value {
         let obj = obj.into();
         let api_version = obj["apiVersion"].as_str().unwrap_or_default().to_string();
@@ -230,6 +255,30 @@ impl FakeKube {
         } else {
             None
         };
+        if let Some(ns) = &ns {
+            namespaces::ensure(&mut store, ns);
+        }
+        if store.namespace_lifecycle && namespaces::is_namespace(&res) {
+            let name = obj
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let key = Key::new(&res, "", name);
+            if let Some(updated) = store.write_behind(&res, &key, |existing| {
+                for k in ["labels", "annotations"] {
+                    if let Some(v) = obj["metadata"].get(k).and_then(Value::as_object) {
+                        for (k2, v2) in v {
+                            existing["metadata"][k][k2] = v2.clone();
+                        }
+                    }
+                }
+                if let Some(spec) = obj.get("spec") {
+                    existing["spec"] = spec.clone();
+                }
+            }) {
+                return updated;
+            }
+        }
         store
             .create(&res, version, ns.as_deref(), obj, WriteOpts::default())
             .unwrap_or_else(|e| panic!("insert {kind}: {}", e.message))

@@ -132,6 +132,20 @@ fn extra_fields(res: &Resource) -> &'static [(&'static str, &'static str)] {
         ("", "Node") => &[("spec.unschedulable", "false")],
         ("", "Namespace") => &[("status.phase", "")],
         ("", "Secret") => &[("type", "")],
+        // What `kubectl describe` selects an object's Events by, and `kubectl get events
+        // --field-selector` users most often.
+        ("", "Event") => &[
+            ("involvedObject.apiVersion", ""),
+            ("involvedObject.fieldPath", ""),
+            ("involvedObject.kind", ""),
+            ("involvedObject.name", ""),
+            ("involvedObject.namespace", ""),
+            ("involvedObject.resourceVersion", ""),
+            ("involvedObject.uid", ""),
+            ("reason", ""),
+            ("reportingComponent", ""),
+            ("type", ""),
+        ],
         _ => &[],
     }
 }
@@ -143,7 +157,8 @@ impl FieldSelector {
     }
 
     /// Parses a selector for `res`: Pods also by `spec.nodeName`, `status.phase` and a few
-    /// more, Nodes by `spec.unschedulable`, Namespaces by `status.phase`, Secrets by `type`.
+    /// more, Nodes by `spec.unschedulable`, Namespaces by `status.phase`, Secrets by `type`,
+    /// Events by `involvedObject.*`, `reason` and `type`.
     pub fn parse_for(s: &str, res: &Resource) -> Result<Self, String> {
         Self::parse_with(s, extra_fields(res))
     }

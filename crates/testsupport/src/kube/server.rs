@@ -7,6 +7,7 @@ use crate::kube::resource::Resource;
 use crate::kube::selector::{FieldSelector, LabelSelector};
 use crate::kube::status::ApiError;
 use crate::kube::store::{Key, Store, Watcher, WriteOpts, partial_metadata};
+use crate::kube::table;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body::Frame;
@@ -376,10 +377,18 @@ fn serve(
         via_api: true,
     };
     let meta_only = accept.contains("as=PartialObjectMetadata");
+    // kubectl's human-readable output: a Table for reads (writes answer the object, as the
+    // apiserver does, whatever is asked).
+    let as_table = (method == Method::GET && table::wanted(accept))
+        .then(|| table::Include::parse(q.get("includeObject").map(String::as_str)));
     let ns = rr.namespace.clone().unwrap_or_default();
     let show = |store: &Store, v: &Value| {
         let o = store.in_version(&rr.res, v, rr.version);
-        if meta_only { partial_metadata(&o) } else { o }
+        match as_table {
+            Some(include) => table::of_object(&rr.res, rr.version, &o, include),
+            None if meta_only => partial_metadata(&o),
+            None => o,
+        }
     };
     let result: Result<(u16, Value), ApiError> = match (method.clone(), rr.name.clone()) {
         (Method::POST, Some(name)) if rr.eviction => parse_json(body)
@@ -390,12 +399,15 @@ fn serve(
             .get(&rr.res, &ns, &name)
             .map(|v| (200, show(store, &v))),
         (Method::GET, None) if is_true(q, "watch") => {
-            return match watch(store, &rr, q, meta_only) {
+            return match watch(store, &rr, q, meta_only, as_table) {
                 Ok(reply) => reply,
                 Err(e) => e.into(),
             };
         }
-        (Method::GET, None) => list(store, &rr, q, meta_only).map(|v| (200, v)),
+        (Method::GET, None) => list(store, &rr, q, meta_only).map(|v| match as_table {
+            Some(include) => (200, table::of_list(&rr.res, rr.version, &v, include)),
+            None => (200, v),
+        }),
         (Method::POST, None) if !rr.status => parse_json(body)
             .and_then(|b| store.create(&rr.res, rr.version, rr.namespace.as_deref(), b, opts))
             .map(|v| (201, show(store, &v))),
@@ -615,6 +627,7 @@ fn watch(
     rr: &ResRoute,
     q: &HashMap<String, String>,
     meta_only: bool,
+    table: Option<table::Include>,
 ) -> Result<Reply, ApiError> {
     let (labels, fields) = selectors(q, &rr.res)?;
     let timeout = q
@@ -630,6 +643,7 @@ fn watch(
         labels,
         fields,
         meta_only,
+        table,
         tx,
     };
     store.start_watch(

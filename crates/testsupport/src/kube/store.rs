@@ -3,9 +3,11 @@
 //! injected faults, the reactors and the request log.
 
 use crate::kube::fault::Fault;
+use crate::kube::namespaces;
 use crate::kube::resource::Resource;
 use crate::kube::selector::{FieldSelector, LabelSelector};
 use crate::kube::status::ApiError;
+use crate::kube::table;
 use crate::kube::{Converter, Reactor, RecordedRequest};
 use crate::serve::Faults;
 use bytes::Bytes;
@@ -63,6 +65,8 @@ pub(crate) struct Watcher {
     pub labels: LabelSelector,
     pub fields: FieldSelector,
     pub meta_only: bool,
+    /// A watch of kubectl's (`get -w`): each event's object is a Table of one row.
+    pub table: Option<table::Include>,
     pub tx: UnboundedSender<Bytes>,
 }
 
@@ -115,6 +119,8 @@ pub(crate) struct Store {
     pub requests: Vec<RecordedRequest>,
     pub reactors: Vec<(Resource, Reactor)>,
     react_depth: usize,
+    /// See [`crate::kube::Builder::namespace_lifecycle`].
+    pub namespace_lifecycle: bool,
 }
 
 /// How deep reactors may trigger each other before the store stops calling them.
@@ -200,9 +206,11 @@ impl Store {
         resources: Vec<Resource>,
         converters: HashMap<(&'static str, &'static str), Converter>,
         history_cap: usize,
+        namespace_lifecycle: bool,
     ) -> Store {
-        Store {
+        let mut store = Store {
             rv: 0,
+            namespace_lifecycle,
             resources,
             converters,
             objects: BTreeMap::new(),
@@ -214,7 +222,11 @@ impl Store {
             requests: Vec::new(),
             reactors: Vec::new(),
             react_depth: 0,
+        };
+        for ns in namespaces::SYSTEM {
+            namespaces::ensure(&mut store, ns);
         }
+        store
     }
 
     /// The registered resource named by apiVersion and kind, with the version.
@@ -322,7 +334,9 @@ impl Store {
     /// One line of a watch stream.
     fn event_line(&self, w: &Watcher, event_type: &str, obj: &Value) -> Bytes {
         let mut o = self.in_version(&w.res, obj, w.version);
-        if w.meta_only {
+        if let Some(include) = w.table {
+            o = table::of_object(&w.res, w.version, &o, include);
+        } else if w.meta_only {
             o = partial_metadata(&o);
         }
         let mut line = serde_json::to_vec(&json!({ "type": event_type, "object": o }))
@@ -494,6 +508,9 @@ impl Store {
         if self.objects.contains_key(&key) {
             return Err(ApiError::already_exists(res, &name));
         }
+        if opts.via_api {
+            namespaces::admit_create(self, res, ns.unwrap_or_default())?;
+        }
         for f in [
             "resourceVersion",
             "deletionTimestamp",
@@ -512,6 +529,9 @@ impl Store {
             && let Some(o) = obj.as_object_mut()
         {
             o.remove("status");
+        }
+        if namespaces::is_namespace(res) {
+            namespaces::defaults(&mut obj);
         }
         fold_string_data(res, &mut obj);
         if opts.dry_run {
