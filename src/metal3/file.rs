@@ -275,6 +275,18 @@ impl ObjectsFile {
                     self.object_mut(&ObjectRef::new(kind::REMEDIATION, remediation.clone()))?;
                 item["status"] = report.to_status(&stamp);
             }
+            Op::HandOver {
+                machine: m,
+                conditions,
+                message,
+            } => {
+                let stamp = self.now_rfc3339();
+                let item = self.object_mut(&machine(m))?;
+                let patch = conditions.hand_over(message, &stamp);
+                for (k, v) in patch.as_object().into_iter().flatten() {
+                    item["status"][k] = v.clone();
+                }
+            }
         }
         Ok(())
     }

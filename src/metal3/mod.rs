@@ -235,6 +235,13 @@ pub enum Op {
         remediation: String,
         report: objects::Report,
     },
+    /// Set the Machine's `OwnerRemediated` condition `False` (through its status subresource):
+    /// Cluster API's way to have its owner replace a Machine its remediation gave up on.
+    HandOver {
+        machine: String,
+        conditions: objects::Conditions,
+        message: String,
+    },
 }
 
 impl fmt::Display for Op {
@@ -276,6 +283,11 @@ impl fmt::Display for Op {
                 report.reason,
                 report.message,
                 objects::REMEDIATION_KIND
+            ),
+            Op::HandOver { machine, .. } => write!(
+                f,
+                "hand machine {machine} over to its owner ({} False)",
+                objects::OWNER_REMEDIATED_CONDITION
             ),
         }
     }
@@ -858,9 +870,15 @@ impl Family for Metal3 {
     }
 
     fn progress<'a>(index: &Index<'a>, _now: i64) -> Vec<Progress<Metal3>> {
-        let mut out = protocol::progress(index);
-        out.extend(remediation::progress(index));
-        out
+        protocol::progress(index)
+    }
+
+    fn reports<'a>(
+        index: &Index<'a>,
+        plans: &[crate::engine::TargetPlan<Metal3>],
+        fleet: &crate::engine::plan::FleetSummary,
+    ) -> Vec<Progress<Metal3>> {
+        remediation::progress(index, plans, fleet)
     }
 }
 

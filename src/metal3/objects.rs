@@ -125,6 +125,111 @@ pub struct Machine {
     pub node_backup: Option<String>,
     /// The Node autorepair tainted out-of-service ([`marks::NODE_TAINTED_KEY`]).
     pub node_tainted: Option<String>,
+    /// A Cluster API Machine's conditions, for handing it over to its owner
+    /// ([`Conditions::handed_over`]); `None` for OpenShift's Machines.
+    pub conditions: Option<Conditions>,
+}
+
+/// The condition by which a Cluster API Machine's owner (MachineSet, KubeadmControlPlane) is
+/// told to replace it: `False` with the reason [`WAITING_FOR_REMEDIATION`] while the
+/// MachineHealthCheck's `HealthCheckSucceeded` is `False`. The owner deletes the Machine and
+/// makes a new one; it removes the condition itself when the Machine is healthy again.
+pub const OWNER_REMEDIATED_CONDITION: &str = "OwnerRemediated";
+pub const WAITING_FOR_REMEDIATION: &str = "WaitingForRemediation";
+
+/// A Cluster API Machine's two condition lists, as its served version keeps them: Cluster API
+/// ≥ 1.11 (v1beta2) reads `status.conditions` (Kubernetes' own condition form) and keeps the
+/// old ones in `status.deprecated.v1beta1.conditions`; v1beta1 (before 1.11) reads
+/// `status.conditions` in the old form and keeps the new ones in `status.v1beta2.conditions`.
+/// A status patch replaces a list whole, so both are kept as read.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Conditions {
+    pub v1beta2: bool,
+    /// In Kubernetes' form (`type`, `status`, `reason`, `message`, `lastTransitionTime`).
+    pub current: Vec<Value>,
+    /// In Cluster API v1beta1's form (with `severity`).
+    pub legacy: Vec<Value>,
+}
+
+impl Conditions {
+    fn read(api_version: &str, v: &Value) -> Conditions {
+        let v1beta2 = api_version != "cluster.x-k8s.io/v1beta1";
+        let list = |ptr: &str| {
+            v.pointer(ptr)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let (current, legacy) = if v1beta2 {
+            (
+                list("/status/conditions"),
+                list("/status/deprecated/v1beta1/conditions"),
+            )
+        } else {
+            (
+                list("/status/v1beta2/conditions"),
+                list("/status/conditions"),
+            )
+        };
+        Conditions {
+            v1beta2,
+            current,
+            legacy,
+        }
+    }
+
+    /// Whether both lists already say `OwnerRemediated` is `False`: the owner has been told.
+    pub fn handed_over(&self) -> bool {
+        let is_false = |list: &[Value]| {
+            list.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some(OWNER_REMEDIATED_CONDITION)
+                    && c.get("status").and_then(Value::as_str) == Some("False")
+            })
+        };
+        is_false(&self.current) && is_false(&self.legacy)
+    }
+
+    /// The `status` patch that hands the Machine over at `now` (RFC 3339): both lists with
+    /// `OwnerRemediated` `False`, every other condition as read.
+    pub fn hand_over(&self, message: &str, now: &str) -> Value {
+        let set = |list: &[Value], new: Value| -> Vec<Value> {
+            let mut out: Vec<Value> = list
+                .iter()
+                .filter(|c| {
+                    c.get("type").and_then(Value::as_str) != Some(OWNER_REMEDIATED_CONDITION)
+                })
+                .cloned()
+                .collect();
+            out.push(new);
+            out
+        };
+        let current = set(
+            &self.current,
+            serde_json::json!({
+                "type": OWNER_REMEDIATED_CONDITION,
+                "status": "False",
+                "reason": WAITING_FOR_REMEDIATION,
+                "message": message,
+                "lastTransitionTime": now,
+            }),
+        );
+        let legacy = set(
+            &self.legacy,
+            serde_json::json!({
+                "type": OWNER_REMEDIATED_CONDITION,
+                "status": "False",
+                "severity": "Warning",
+                "reason": WAITING_FOR_REMEDIATION,
+                "message": message,
+                "lastTransitionTime": now,
+            }),
+        );
+        if self.v1beta2 {
+            serde_json::json!({"conditions": current, "deprecated": {"v1beta1": {"conditions": legacy}}})
+        } else {
+            serde_json::json!({"conditions": legacy, "v1beta2": {"conditions": current}})
+        }
+    }
 }
 
 /// A BareMetalHost.
@@ -571,6 +676,11 @@ fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
         deleting: meta.deletion_timestamp.is_some(),
         node_backup: meta.annotations.get(marks::NODE_BACKUP_KEY).cloned(),
         node_tainted: meta.annotations.get(marks::NODE_TAINTED_KEY).cloned(),
+        conditions: v
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .filter(|api| api.starts_with("cluster.x-k8s.io/"))
+            .map(|api| Conditions::read(api, v)),
         namespace: meta.namespace,
         name: meta.name,
     }

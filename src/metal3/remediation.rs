@@ -8,16 +8,27 @@
 //! Machine's annotations, its host and Node, and written only when it changes: the `status` is
 //! a report for people and tools, never read back to decide anything.
 
-use super::objects::{self, Machine, Remediation, Report};
+use super::objects::{self, Conditions, Machine, Remediation, Report};
 use super::{Index, Metal3, OpId, Remedy, Step, need, protocol};
 use crate::engine::family::{Need, Progress};
 use crate::engine::marks::{Codec, Mark};
+use crate::engine::plan::FleetSummary;
 use crate::engine::policy::{effective, object_policy};
 use crate::engine::text::rfc3339;
-use crate::engine::{ObjectRef, RepairResult};
+use crate::engine::{Blocked, ObjectRef, RepairResult, TargetPlan};
 
-/// A `status` write for every live remediation object whose report changed.
-pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
+/// A `status` write for every live remediation object whose report changed, once the pass
+/// has decided: `plans` and `fleet` say which limit holds a Machine back, if one does.
+pub fn progress(
+    index: &Index<'_>,
+    plans: &[TargetPlan<Metal3>],
+    fleet: &FleetSummary,
+) -> Vec<Progress<Metal3>> {
+    let decided: std::collections::HashMap<&str, &TargetPlan<Metal3>> = plans
+        .iter()
+        .filter(|p| p.blocked.is_some())
+        .map(|p| (p.name.as_str(), p))
+        .collect();
     let machines: std::collections::HashMap<&str, &Machine> = index
         .snap
         .machines
@@ -34,31 +45,106 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
             let m = machines.get(r.machine.as_deref()?)?;
             (m.remediation.as_deref() == Some(r.key.as_str())).then_some((r, *m))
         })
-        .filter_map(|(r, m)| {
-            let mut report = report(index, m, r);
+        .flat_map(|(r, m)| {
+            let limit = decided
+                .get(m.key.as_str())
+                .and_then(|p| held_by_limit(p, fleet));
+            let mut report = report(index, m, r, limit);
+            let mut out = Vec::new();
+            if let Some((owner, conditions)) = hand_over_to(m, &report) {
+                report.message = format!(
+                    "{}; handed over to its owner {owner} to replace it ({} False)",
+                    report.message,
+                    objects::OWNER_REMEDIATED_CONDITION
+                );
+                if !conditions.handed_over() {
+                    out.push(Progress {
+                        target: None,
+                        object: ObjectRef::new(objects::kind::MACHINE, m.key.clone()),
+                        reason: format!("machine {}: autorepair gave up: {}", m.key, report.reason),
+                        op: super::Op::HandOver {
+                            machine: m.key.clone(),
+                            conditions: conditions.clone(),
+                            message: format!(
+                                "autorepair gave up ({}): {}",
+                                report.reason, report.message
+                            ),
+                        },
+                    });
+                }
+            }
             if r.reported.as_ref().is_some_and(|now| report.matches(now)) {
-                return None;
+                return out;
             }
             report.since = r
                 .reported
                 .as_ref()
                 .filter(|now| now.status == report.status)
                 .and_then(|now| now.since.clone());
-            Some(Progress {
-                target: None,
-                object: ObjectRef::new(objects::kind::REMEDIATION, r.key.clone()),
-                reason: format!("machine {}: {}", m.key, report.message),
-                op: super::Op::ReportRemediation {
-                    remediation: r.key.clone(),
-                    report,
+            out.insert(
+                0,
+                Progress {
+                    target: None,
+                    object: ObjectRef::new(objects::kind::REMEDIATION, r.key.clone()),
+                    reason: format!("machine {}: {}", m.key, report.message),
+                    op: super::Op::ReportRemediation {
+                        remediation: r.key.clone(),
+                        report,
+                    },
                 },
-            })
+            );
+            out
         })
         .collect()
 }
 
-/// Where the request `r` for the Machine `m` stands.
-pub fn report(index: &Index<'_>, m: &Machine, r: &Remediation) -> Report {
+/// Whom a Machine whose request autorepair gave up on (its report `Failed`: the power cycle
+/// failed, the reboot-loop guard or the policy refused another, no repair can serve it) is
+/// handed over to, as Cluster API's external remediation contract has it: its controller
+/// owner (MachineSet or control plane), which replaces it once its `OwnerRemediated`
+/// condition is `False`. autorepair never deletes the Machine for this; a Machine without
+/// owner, one being deleted, or one of OpenShift's is left to a person as before.
+fn hand_over_to<'m>(m: &'m Machine, report: &Report) -> Option<(&'m ObjectRef, &'m Conditions)> {
+    if report.phase != "Failed" || m.deleting {
+        return None;
+    }
+    Some((m.owner.as_ref()?, m.conditions.as_ref()?))
+}
+
+/// The limit that holds a Machine back this pass, as its report's reason and message: a mass
+/// failure (which limit, its value, how many are down) or no free slot.
+pub fn held_by_limit(
+    plan: &TargetPlan<Metal3>,
+    fleet: &FleetSummary,
+) -> Option<(&'static str, String)> {
+    match plan.blocked.as_ref()? {
+        Blocked::MassFailure { scope, limit } => Some((
+            "TooManyUnhealthy",
+            fleet.halt(scope).map_or_else(
+                || format!("mass failure in {scope} ({limit})"),
+                |h| h.message.clone(),
+            ),
+        )),
+        Blocked::NoSlot { limit } => Some((
+            "NoFreeSlot",
+            plan.notes
+                .iter()
+                .rev()
+                .find(|n| n.contains(limit))
+                .map_or_else(|| format!("no free slot ({limit})"), |n| n.to_string()),
+        )),
+        _ => None,
+    }
+}
+
+/// Where the request `r` for the Machine `m` stands; `limit` is what [`held_by_limit`] says
+/// of it this pass.
+pub fn report(
+    index: &Index<'_>,
+    m: &Machine,
+    r: &Remediation,
+    limit: Option<(&'static str, String)>,
+) -> Report {
     let report = |phase, status, reason, message: String| Report {
         phase,
         status,
@@ -176,6 +262,10 @@ pub fn report(index: &Index<'_>, m: &Machine, r: &Remediation) -> Report {
         ),
         _ => match index.host(m).map(protocol::can_power_off) {
             Some(Err(why)) => waiting("HostNotReady", why),
+            _ if limit.is_some() => {
+                let (reason, why) = limit.expect("checked");
+                waiting(reason, format!("{why} ({explain})"))
+            }
             _ => waiting(
                 "Waiting",
                 format!("waiting to start: a fleet or zone limit, or a free slot ({explain})"),

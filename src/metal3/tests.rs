@@ -419,6 +419,7 @@ fn op_name(op: &Op) -> &'static str {
         Op::TaintNode { .. } => "taint-node",
         Op::UntaintNode { .. } => "untaint-node",
         Op::ReportRemediation { .. } => "report-remediation",
+        Op::HandOver { .. } => "hand-over",
     }
 }
 
@@ -1376,4 +1377,72 @@ fn a_remediation_the_mhc_keeps_after_the_cycle_reports_success_and_asks_nothing_
         "{result}"
     );
     assert_eq!(phases, ["Waiting", "Running", "Succeeded"]);
+}
+
+#[test]
+fn a_handover_sets_owner_remediated_false_in_both_lists_of_either_version_and_keeps_the_rest() {
+    use super::objects::{OWNER_REMEDIATED_CONDITION, WAITING_FOR_REMEDIATION};
+    let hc = json!({"type": "HealthCheckSucceeded", "status": "False", "reason": "UnhealthyNode"});
+    let old_true = json!({"type": "OwnerRemediated", "status": "True"});
+    // (apiVersion, status as read, where the new-form list is, where the old-form list is,
+    //  handed over already)
+    let cases = [
+        (
+            "cluster.x-k8s.io/v1beta2",
+            json!({"conditions": [hc.clone()]}),
+            "/conditions",
+            "/deprecated/v1beta1/conditions",
+            false,
+        ),
+        (
+            "cluster.x-k8s.io/v1beta1",
+            json!({"conditions": [hc.clone(), old_true.clone()], "v1beta2": {"conditions": [hc.clone()]}}),
+            "/v1beta2/conditions",
+            "/conditions",
+            false,
+        ),
+        (
+            "cluster.x-k8s.io/v1beta2",
+            json!({
+                "conditions": [{"type": "OwnerRemediated", "status": "False"}],
+                "deprecated": {"v1beta1": {"conditions": [{"type": "OwnerRemediated", "status": "False"}]}},
+            }),
+            "/conditions",
+            "/deprecated/v1beta1/conditions",
+            true,
+        ),
+    ];
+    for (api, status, current, legacy, handed) in cases {
+        let mut item = Fleet::new().machine(Machine::new("ns", "m1")).build()["items"][0].clone();
+        item["apiVersion"] = json!(api);
+        item["status"] = status.clone();
+        let snap = Snapshot::from_items([&item]);
+        let c = snap.machines[0].conditions.clone().expect(api);
+        assert_eq!(c.handed_over(), handed, "{api} {status}");
+        let patch = c.hand_over("gave up", "2026-11-27T00:00:00Z");
+        for (ptr, severity) in [(current, None), (legacy, Some("Warning"))] {
+            let list = patch.pointer(ptr).and_then(Value::as_array).expect(ptr);
+            let owner: Vec<&Value> = list
+                .iter()
+                .filter(|c| c["type"] == OWNER_REMEDIATED_CONDITION)
+                .collect();
+            assert_eq!(owner.len(), 1, "{api} {ptr}: {list:?}");
+            assert_eq!(owner[0]["status"], "False");
+            assert_eq!(owner[0]["reason"], WAITING_FOR_REMEDIATION);
+            assert_eq!(owner[0]["message"], "gave up");
+            assert_eq!(owner[0].get("severity").and_then(Value::as_str), severity);
+            // What else the list held is kept.
+            let read = status.pointer(ptr).and_then(Value::as_array).cloned();
+            let others = read
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| c["type"] != OWNER_REMEDIATED_CONDITION)
+                .count();
+            assert_eq!(list.len(), others + 1, "{api} {ptr}");
+        }
+    }
+    // OpenShift's Machines have no such contract.
+    let mut item = Fleet::new().machine(Machine::new("ns", "m1")).build()["items"][0].clone();
+    item["apiVersion"] = json!("machine.openshift.io/v1beta1");
+    assert_eq!(Snapshot::from_items([&item]).machines[0].conditions, None);
 }

@@ -375,6 +375,15 @@ fn limit_text(max: usize) -> String {
     }
 }
 
+/// A mass-failure limit as configured: a number, a share (`40%`), or both.
+fn ceiling_text(c: crate::engine::limits::Ceiling) -> String {
+    match c.share {
+        Some(share) if c.count == usize::MAX => share.to_string(),
+        Some(share) => format!("{} and {share}", c.count),
+        None => limit_text(c.count),
+    }
+}
+
 fn verdict(n: usize, max: usize, halt: Option<&Halt>) -> String {
     match halt {
         Some(_) => "<span class=\"badge bad\">HALTED</span>".into(),
@@ -391,24 +400,19 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
         out,
         "<h2 id=\"limiter\">The limiter's verdict</h2>\n<table><thead><tr><th>limit</th><th>now</th><th>limit</th><th>verdict</th></tr></thead><tbody>"
     );
-    let row = |out: &mut String,
-               what: String,
-               n: usize,
-               max: Option<usize>,
-               key: &str,
-               v: String| {
+    let row = |out: &mut String, what: String, n: usize, max: String, key: &str, v: String| {
         let _ = writeln!(
             out,
             "<tr><td>{} <span class=\"muted\">({key})</span></td><td class=\"num\">{n}</td><td class=\"num\">{}</td><td>{v}</td></tr>",
             esc(&what),
-            max.map_or("-".into(), limit_text),
+            max,
         );
     };
     row(
         out,
         format!("{} down in the {}", words.domains, words.fleet),
         f.down_nodes.len(),
-        Some(limits.max_down_nodes),
+        ceiling_text(limits.down_in_fleet()),
         "max_down_nodes",
         verdict(
             f.down_nodes.len(),
@@ -421,7 +425,7 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
             out,
             format!("{} needing repair", words.targets),
             f.broken,
-            Some(max),
+            limit_text(max),
             "max_broken",
             verdict(f.broken, max, fleet_halt("max_broken")),
         );
@@ -430,7 +434,7 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
         out,
         format!("{} under repair", words.domains),
         f.domains_under_repair.len(),
-        Some(limits.max_domains_under_repair),
+        limit_text(limits.max_domains_under_repair),
         "max_domains_under_repair",
         slots(
             f.domains_under_repair.len(),
@@ -442,7 +446,7 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
             out,
             "repairs under way".into(),
             f.active_repairs,
-            Some(max),
+            limit_text(max),
             "max_pending",
             slots(f.active_repairs, max),
         );
@@ -451,7 +455,7 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
         out,
         "writes this pass".into(),
         f.writes,
-        Some(limits.max_writes_per_pass),
+        limit_text(limits.max_writes_per_pass),
         "max_writes_per_pass",
         if f.deferred > 0 {
             format!(
@@ -476,7 +480,7 @@ fn limiter<F: FamilyFace>(out: &mut String, p: &Page<'_, F>) {
     }
 
     let kind = words.domain_scope;
-    let per_group = limit_text(limits.max_down_nodes_per_group);
+    let per_group = ceiling_text(limits.down_per_group());
     let _ = writeln!(
         out,
         "<h3 style=\"margin:14px 0 6px\">Per {}: {} down vs <code>max_down_nodes_per_group</code> = {per_group}</h3>",

@@ -306,11 +306,11 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "limits.max_down_nodes_per_group",
-        r"More down (offline or drained) nodes than this in one node group at once is a mass failure there: nothing is written or started for its instances, but the bookkeeping of repairs under way.",
+        r"More down (offline or drained) nodes than this in one node group at once is a mass failure there: nothing is written or started for its instances, but the bookkeeping of repairs under way. Also a share of the group's nodes, as a string: \fB\(dq40%\(dq\fR allows 40% of them, rounded down (as a Cluster API MachineHealthCheck's \fBmaxUnhealthy\fR).",
     ),
     (
         "limits.max_down_nodes",
-        r"The same over the whole cluster: beyond it a pass writes and starts nothing.",
+        r"The same over the whole cluster: beyond it a pass writes and starts nothing. Also a share of the cluster's nodes (\fB\(dq40%\(dq\fR).",
     ),
     (
         "limits.max_domains_under_repair",

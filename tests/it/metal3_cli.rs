@@ -248,3 +248,64 @@ fn admin_commands_on_what_cannot_be_marked_say_what_can() {
     }
     assert_eq!(std::fs::read(&objects).unwrap(), before);
 }
+
+#[test]
+fn a_limit_given_as_a_share_holds_the_fleet_and_a_bad_one_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = demo(dir.path());
+    let with = |config: &str| {
+        let path = dir.path().join("autorepair.toml");
+        std::fs::write(&path, config).unwrap();
+        let mut c = Command::cargo_bin("autorepair").unwrap();
+        c.arg("--config")
+            .arg(&path)
+            .arg("--kube-objects")
+            .arg(&objects);
+        c
+    };
+    // 0% of the fleet: the broken worker is one too many, and status says by how much.
+    let out = with("[limits]\nmax_down_nodes = \"0%\"\n")
+        .args(["status", "--json", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    let status: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let halt = &status["fleet"]["halted"];
+    assert_eq!(halt["limit"], "max_down_nodes", "{halt}");
+    let message = halt["message"].as_str().unwrap();
+    assert!(
+        message.contains("more than max_down_nodes = 0% of "),
+        "{message}"
+    );
+    assert_eq!(
+        target(&status, "prod/workers-7d9f-b2")["blocked"]["reason"],
+        "mass-failure"
+    );
+    // 100%: nothing is too many; the broken worker is power-cycled as with the defaults.
+    let out = with("[limits]\nmax_down_nodes = \"100%\"\nmax_down_nodes_per_group = \"100%\"\n")
+        .args(["status", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("prod/workers-7d9f-b2")
+                && l.ends_with("start power-cycle repair")),
+        "{text}"
+    );
+    for (bad, key) in [
+        ("max_down_nodes = \"140%\"", "max_down_nodes"),
+        (
+            "max_down_nodes_per_group = \"lots\"",
+            "max_down_nodes_per_group",
+        ),
+        ("max_down_nodes_per_group = -1", "max_down_nodes_per_group"),
+    ] {
+        let out = with(&format!("[limits]\n{bad}\n"))
+            .args(["status", "--now", &NOW.to_string()])
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains(&format!("[limits] {key}:")), "{bad}: {err}");
+        assert!(err.contains("autorepair.toml"), "{bad}: {err}");
+    }
+}

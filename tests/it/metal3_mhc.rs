@@ -127,9 +127,9 @@ fn powered(kube: &FakeKube) -> Option<bool> {
         .and_then(|h| h.pointer("/status/poweredOn").and_then(Value::as_bool))
 }
 
-fn pass(b: &mut KubeBackend, now: i64) {
+fn pass(b: &mut KubeBackend, now: i64, limits: &Limits) {
     let snap = b.snapshot().expect("snapshot");
-    let plan = metal3::plan(&snap, &Settings::default(), now, &Limits::default(), 7);
+    let plan = metal3::plan(&snap, &Settings::default(), now, limits, 7);
     let report = exec::execute(&plan, b as &mut dyn Backend<Metal3>);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
 }
@@ -185,6 +185,16 @@ fn runtime() -> tokio::runtime::Runtime {
 fn run(
     kube: &FakeKube,
     passes: usize,
+    between: impl FnMut(usize, &FakeKube, &tokio::runtime::Runtime),
+) -> Vec<(String, String)> {
+    run_with(kube, passes, &Limits::default(), between)
+}
+
+/// [`run`] under other limits.
+fn run_with(
+    kube: &FakeKube,
+    passes: usize,
+    limits: &Limits,
     mut between: impl FnMut(usize, &FakeKube, &tokio::runtime::Runtime),
 ) -> Vec<(String, String)> {
     let rt = runtime();
@@ -193,7 +203,7 @@ fn run(
     for i in 0..passes {
         mhc_pass(&rt, kube);
         let mut b = KubeBackend::from_config(kube.config(), Options::default()).unwrap();
-        pass(&mut b, now + 30 * i as i64);
+        pass(&mut b, now + 30 * i as i64, limits);
         drop(b);
         if let Some(s) = status(kube)
             && seen.last() != Some(&s)
@@ -249,6 +259,14 @@ fn an_mhc_request_is_served_by_one_power_cycle_and_deleted_by_the_mhc_once_healt
             .iter()
             .any(|r| r.method == "PATCH" && r.path.ends_with("/autorepairremediations/m1/status")),
         "status written through its subresource"
+    );
+    // Served: nothing handed over to an owner.
+    assert!(
+        !kube
+            .requests()
+            .iter()
+            .any(|r| r.path.ends_with("/machines/m1/status")),
+        "no OwnerRemediated handoff"
     );
 }
 
@@ -361,8 +379,210 @@ fn the_template_kind_is_served_and_never_read_as_a_request() {
     );
     // No MHC here: the template alone asks for nothing, and the Machine has no policy.
     let mut b = KubeBackend::from_config(kube.config(), Options::default()).unwrap();
-    pass(&mut b, start());
+    pass(&mut b, start(), &Limits::default());
     drop(b);
     play_world(&kube);
     assert_eq!(power_offs(&kube), 0);
+}
+
+#[test]
+fn a_request_held_by_a_limit_names_the_limit_its_value_and_the_count() {
+    // One Machine down in a fleet of one: more than 0 allowed, and more than 40% of 1 (0).
+    let share: Limits = serde_json::from_value(json!({"max_down_nodes": "40%"})).unwrap();
+    let none = Limits {
+        max_down_nodes: 0,
+        ..Limits::default()
+    };
+    let per_zone: Limits =
+        serde_json::from_value(json!({"max_down_nodes_per_group": "0%"})).unwrap();
+    for (case, limits, says) in [
+        (
+            "a number",
+            none,
+            "1 machine is down in the fleet (ns/m1), more than max_down_nodes = 0",
+        ),
+        ("a share", share, "more than max_down_nodes = 40% of 1 = 0"),
+        (
+            "a share per zone",
+            per_zone,
+            "more than max_down_nodes_per_group = 0% of 1 = 0",
+        ),
+    ] {
+        let kube = broken(Machine::new("ns", "m1").node("n1").host("h1"));
+        let seen = run_with(&kube, 3, &limits, |_, _, _| {});
+        assert_eq!(power_offs(&kube), 0, "{case}: nothing powered off");
+        assert_eq!(
+            seen.last().map(|(p, r)| (p.as_str(), r.as_str())),
+            Some(("Waiting", "TooManyUnhealthy")),
+            "{case}: {seen:?}"
+        );
+        let message = kube
+            .get(&AUTOREPAIR_REMEDIATION, "ns", "m1")
+            .unwrap()
+            .pointer("/status/conditions/0/message")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        assert!(message.contains(says), "{case}: {message}");
+    }
+}
+
+/// The MachineHealthCheck's verdict on the Machine, as it writes it for every unhealthy target
+/// (v1beta2 `status.conditions`): `HealthCheckSucceeded` False, the other conditions kept.
+fn judge_unhealthy(kube: &FakeKube) {
+    kube.mutate(&MACHINE, "ns", "m1", |m| {
+        let mut list: Vec<Value> = m
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        list.retain(|c| c["type"] != "HealthCheckSucceeded");
+        list.push(json!({
+            "type": "HealthCheckSucceeded", "status": "False", "reason": "UnhealthyNode",
+            "message": "Condition Ready on Node n1 was False", "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }));
+        m["status"]["conditions"] = json!(list);
+    });
+}
+
+/// The condition `kind` in the Machine's list at `pointer`: (status, reason, message).
+fn condition(kube: &FakeKube, pointer: &str, kind: &str) -> Option<(String, String, String)> {
+    let m = kube.get(&MACHINE, "ns", "m1")?;
+    let c = m
+        .pointer(pointer)?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)?
+        .clone();
+    let field = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+    Some((field("status"), field("reason"), field("message")))
+}
+
+/// The owner's part, as Cluster API's MachineSet controller does it
+/// (`collections.IsUnhealthyAndOwnerRemediated`): a Machine whose v1beta2 conditions say
+/// `HealthCheckSucceeded` False and `OwnerRemediated` False is deleted, to be replaced.
+async fn machine_set(kube: &FakeKube) -> bool {
+    let is_false = |kind| {
+        condition(kube, "/status/conditions", kind).is_some_and(|(status, _, _)| status == "False")
+    };
+    if !(is_false("HealthCheckSucceeded") && is_false("OwnerRemediated")) {
+        return false;
+    }
+    let client = kube::Client::try_from(kube.config()).unwrap();
+    let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "cluster.x-k8s.io",
+        "v1beta2",
+        "Machine",
+    ));
+    Api::<DynamicObject>::namespaced_with(client, "ns", &ar)
+        .delete("m1", &DeleteParams::default())
+        .await
+        .unwrap();
+    true
+}
+
+#[test]
+fn a_machine_autorepair_gives_up_on_is_handed_to_its_owner_which_replaces_it() {
+    let recent = format!(
+        "result:power-cycle:{}:success:power-cycle.0f8fad5b-d9cb-469f-a165-70867728950e",
+        start() - 600
+    );
+    let looped = |m: Machine| {
+        m.annotate(
+            "autorepair.io/repair.0f8fad5b-d9cb-469f-a165-70867728950e",
+            &recent,
+        )
+    };
+    let base = || Machine::new("ns", "m1").node("n1").host("h1");
+    // (case, Machine, handed over)
+    let cases = [
+        (
+            "the reboot-loop guard refuses, an owner to replace it",
+            looped(base().owner("MachineSet", "ms1")),
+            true,
+        ),
+        (
+            "the reboot-loop guard refuses, no owner: a person's",
+            looped(base()),
+            false,
+        ),
+        (
+            "suspended: autorepair has not given up",
+            base()
+                .owner("MachineSet", "ms1")
+                .annotate("autorepair.io/suspend", ""),
+            false,
+        ),
+    ];
+    for (case, machine, handed) in cases {
+        let kube = broken(machine);
+        let rt = runtime();
+        let now = start();
+        for i in 0..3 {
+            rt.block_on(mhc(&kube, "m1", "n1"));
+            judge_unhealthy(&kube);
+            let mut b = KubeBackend::from_config(kube.config(), Options::default()).unwrap();
+            pass(&mut b, now + 30 * i, &Limits::default());
+        }
+        assert_eq!(power_offs(&kube), 0, "{case}: nothing powered off");
+        let status_writes = kube
+            .requests()
+            .iter()
+            .filter(|r| r.method == "PATCH" && r.path.ends_with("/machines/m1/status"))
+            .count();
+        let current = condition(&kube, "/status/conditions", "OwnerRemediated");
+        let legacy = condition(
+            &kube,
+            "/status/deprecated/v1beta1/conditions",
+            "OwnerRemediated",
+        );
+        if !handed {
+            assert_eq!((current, legacy, status_writes), (None, None, 0), "{case}");
+            assert!(!rt.block_on(machine_set(&kube)), "{case}");
+            assert!(kube.get(&MACHINE, "ns", "m1").is_some(), "{case}");
+            continue;
+        }
+        assert_eq!(
+            status_writes, 1,
+            "{case}: written once, through the status subresource"
+        );
+        let (status, reason, message) = current.expect("v1beta2 OwnerRemediated");
+        assert_eq!(
+            (status.as_str(), reason.as_str()),
+            ("False", "WaitingForRemediation")
+        );
+        assert!(message.contains("RebootLoopGuard"), "{message}");
+        let (status, reason, _) = legacy.expect("v1beta1 OwnerRemediated");
+        assert_eq!(
+            (status.as_str(), reason.as_str()),
+            ("False", "WaitingForRemediation")
+        );
+        // The MHC's own condition is kept as it was.
+        assert_eq!(
+            condition(&kube, "/status/conditions", "HealthCheckSucceeded").map(|c| c.0),
+            Some("False".to_owned())
+        );
+        // autorepair never deletes the Machine for this; the report says whom it went to.
+        assert!(
+            !kube
+                .requests()
+                .iter()
+                .any(|r| r.method == "DELETE" && r.path.contains("/machines/")),
+            "{case}"
+        );
+        let report = kube
+            .get(&AUTOREPAIR_REMEDIATION, "ns", "m1")
+            .unwrap()
+            .pointer("/status/conditions/0/message")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        assert!(
+            report.contains("handed over to its owner machineset/ns/ms1"),
+            "{report}"
+        );
+        // The owner replaces it.
+        assert!(rt.block_on(machine_set(&kube)), "{case}");
+        assert!(kube.get(&MACHINE, "ns", "m1").is_none(), "{case}");
+    }
 }

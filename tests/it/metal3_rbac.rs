@@ -246,6 +246,22 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
             });
         }
     }
+    // A Machine handed over to its owner (OwnerRemediated False, through its status).
+    b.snapshot().unwrap();
+    b.advance(
+        &autorepair::engine::ObjectRef::new("machine", "ns/m1"),
+        &Op::HandOver {
+            machine: "ns/m1".into(),
+            conditions: autorepair::metal3::objects::Conditions {
+                v1beta2: true,
+                current: Vec::new(),
+                legacy: Vec::new(),
+            },
+            message: "autorepair gave up".into(),
+        },
+        "",
+    )
+    .unwrap();
     // A drain (cordon, evictions, a running Job Pod deleted) and a reprovision.
     b.snapshot().unwrap();
     let reason = "autorepair:0f8fad5b-d9cb-469f-a165-70867728950e";
@@ -319,6 +335,7 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
     for want in [
         ("cluster.x-k8s.io", "machines", "patch"),
         ("cluster.x-k8s.io", "machines", "delete"),
+        ("cluster.x-k8s.io", "machines/status", "patch"),
         ("cluster.x-k8s.io", "machinesets", "patch"),
         (
             "controlplane.cluster.x-k8s.io",

@@ -379,7 +379,20 @@ struct Replica {
 
 impl Replica {
     fn start(kube: &FakeKube, dir: &std::path::Path, name: &str, extra: &[&str]) -> Replica {
+        Replica::configured(kube, dir, name, "", extra)
+    }
+
+    /// [`Replica::start`] with a config file of this text.
+    fn configured(
+        kube: &FakeKube,
+        dir: &std::path::Path,
+        name: &str,
+        config: &str,
+        extra: &[&str],
+    ) -> Replica {
         use std::io::BufRead;
+        let config_file = dir.join(format!("{name}.toml"));
+        std::fs::write(&config_file, config).unwrap();
         // A token of its own, so that the API server can cut this one replica off and tell
         // its requests apart.
         let kubeconfig = dir.join(format!("{name}.kubeconfig"));
@@ -398,7 +411,9 @@ impl Replica {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_autorepair"))
             .args(["run", "--kube", "--kubeconfig"])
             .arg(&kubeconfig)
-            .args(["--config", "/dev/null", "--lock-file"])
+            .arg("--config")
+            .arg(&config_file)
+            .arg("--lock-file")
             .arg(dir.join(format!("{name}.lock")))
             .args(["--loop", "--interval", "1h"])
             .args(extra)
@@ -743,4 +758,49 @@ fn changes_nobody_takes_wait_in_bounded_memory_and_the_next_still_comes() {
     });
     assert!(took < Duration::from_secs(2), "{took:?}");
     assert!(!seen.is_empty());
+}
+
+#[test]
+fn a_node_going_not_ready_is_repaired_when_node_unhealthy_after_falls_due_not_at_the_resync() {
+    // The loop resyncs only every hour; the Node's NotReady wakes a pass at once (nothing to do
+    // yet), and that pass's next threshold wakes the loop when the Node has been NotReady for
+    // `node_unhealthy_after` (3 s): the power cycle starts then.
+    let kube = one_machine();
+    kube.mutate(&MACHINE, "ns", "m1", |m| {
+        m["metadata"]["annotations"]["autorepair.io/policy"] = json!("power-cycle");
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let r = Replica::configured(
+        &kube,
+        dir.path(),
+        "due",
+        "[metal3]\nnode_unhealthy_after = \"3s\"\n",
+        &[],
+    );
+    assert!(r.wait_passes(1, Duration::from_secs(20)), "no first pass");
+    watches_settled(&kube);
+    assert!(!host_rebooting(&kube), "a healthy Machine is left alone");
+    // NotReady from this second on (the condition's time has whole seconds: up to 1 s early).
+    let since = jiff::Timestamp::now();
+    let went = Instant::now();
+    let stamp = jiff::Timestamp::from_second(since.as_second())
+        .unwrap()
+        .to_string();
+    kube.mutate(&NODE, "", "n1", |n| {
+        n["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
+            "lastTransitionTime": stamp, "lastHeartbeatTime": stamp}]);
+    });
+    let until = went + Duration::from_secs(15);
+    while !host_rebooting(&kube) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = went.elapsed();
+    assert!(host_rebooting(&kube), "no power cycle within {took:?}");
+    // Not before the threshold (less the second the condition's time rounds off), and within
+    // a second or two after it: the next resync would be an hour away.
+    assert!(took >= Duration::from_secs(2), "too early: {took:?}");
+    assert!(took < Duration::from_secs(5), "too late: {took:?}");
+    // A pass woke for the change, and one for the threshold.
+    assert!(r.passes().len() >= 3, "{:?}", r.passes());
+    eprintln!("NotReady to power-off, node_unhealthy_after = 3s: {took:?}");
 }

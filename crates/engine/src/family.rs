@@ -3,6 +3,7 @@
 
 use super::marks::{Codec, Level};
 use super::object::ObjectRef;
+use super::plan::{FleetSummary, TargetPlan};
 use super::text::Text;
 use serde::Serialize;
 use std::fmt;
@@ -71,6 +72,18 @@ pub trait Family: Sized + Clone + fmt::Debug + PartialEq + Eq + 'static {
     /// began, so it runs whatever the plan decides: suspends, limits and the write budget hold
     /// back starts, and stopping half-way is what would hurt (a host left powered off).
     fn progress<'a>(_index: &Self::Index<'a>, _now: i64) -> Vec<Progress<Self>> {
+        Vec::new()
+    }
+
+    /// Reports the family writes for others once the pass has decided (a remediation request's
+    /// status saying why its target waits, and which limit holds it): `plans` are this pass's
+    /// target plans, `fleet` its limits' verdicts. Like [`Family::progress`] they are written
+    /// whatever holds the targets back: they start nothing.
+    fn reports<'a>(
+        _index: &Self::Index<'a>,
+        _plans: &[TargetPlan<Self>],
+        _fleet: &FleetSummary,
+    ) -> Vec<Progress<Self>> {
         Vec::new()
     }
 }

@@ -1,19 +1,26 @@
 //! The limits the planner enforces, with the defaults documented in `contrib/autorepair.toml`
 //! and the man page.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 use std::time::Duration;
 
 /// The config file reads them as they are (its `[limits]` section): unknown keys are refused,
-/// and a key left out keeps its default.
+/// and a key left out keeps its default. The two mass-failure limits may also be given as a
+/// share of the scope (`"40%"`, as a MachineHealthCheck's `maxUnhealthy`): see [`Share`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(from = "LimitsFile", into = "LimitsFile")]
 pub struct Limits {
     /// More down failure domains than this in one scope at once is a mass failure there:
     /// nothing is written or started for its targets until fewer are down.
     pub max_down_nodes_per_group: usize,
     /// The same, counted over the whole fleet: beyond it, the pass writes and starts nothing.
     pub max_down_nodes: usize,
+    /// `max_down_nodes_per_group` as a share of the scope's failure domains (the config file's
+    /// `"P%"` form, which leaves the number unbounded). Where both are set the stricter holds.
+    pub max_down_nodes_per_group_share: Option<Share>,
+    /// `max_down_nodes` as a share of the fleet's failure domains, likewise.
+    pub max_down_nodes_share: Option<Share>,
     /// Repairs run for at most this many failure domains at once; all the repairs of one
     /// domain start together. 0 starts nothing new.
     pub max_domains_under_repair: usize,
@@ -25,15 +32,12 @@ pub struct Limits {
     /// waits for the next pass, bookkeeping of repairs under way first.
     pub max_writes_per_pass: usize,
     /// Success and enoperm results older than this are removed. Failures never are.
-    #[serde(with = "humantime_serde")]
     pub result_retention: Duration,
     /// At most this many success/enoperm results are kept per target (newest first).
     pub max_results: usize,
     /// A repair that failed for lack of resources is retried this long after its operation ended.
-    #[serde(with = "humantime_serde")]
     pub retry_interval: Duration,
     /// A repair still waiting for resources this long after it started is a failure.
-    #[serde(with = "humantime_serde")]
     pub max_repair_age: Duration,
 }
 
@@ -42,6 +46,8 @@ impl Default for Limits {
         Limits {
             max_down_nodes_per_group: 2,
             max_down_nodes: 4,
+            max_down_nodes_per_group_share: None,
+            max_down_nodes_share: None,
             max_domains_under_repair: 1,
             max_pending: None,
             max_broken: None,
@@ -51,5 +57,358 @@ impl Default for Limits {
             retry_interval: Duration::from_secs(15 * 60),
             max_repair_age: Duration::from_secs(86400),
         }
+    }
+}
+
+impl Limits {
+    /// The per-scope mass-failure limit as configured.
+    pub fn down_per_group(&self) -> Ceiling {
+        Ceiling::new(
+            self.max_down_nodes_per_group,
+            self.max_down_nodes_per_group_share,
+        )
+    }
+
+    /// The fleet-wide mass-failure limit as configured.
+    pub fn down_in_fleet(&self) -> Ceiling {
+        Ceiling::new(self.max_down_nodes, self.max_down_nodes_share)
+    }
+
+    /// Whether a limit depends on how many failure domains a scope holds (the planner counts
+    /// them only then).
+    pub fn has_shares(&self) -> bool {
+        self.max_down_nodes_per_group_share.is_some() || self.max_down_nodes_share.is_some()
+    }
+}
+
+/// A share of a scope, in whole percent (0 to 100).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Share(u8);
+
+impl Share {
+    pub fn percent(p: u8) -> Option<Share> {
+        (p <= 100).then_some(Share(p))
+    }
+
+    pub fn as_percent(self) -> u8 {
+        self.0
+    }
+
+    /// The most this share allows out of `total`, rounded down as Cluster API's
+    /// MachineHealthCheck rounds its `maxUnhealthy` (`GetScaledValueFromIntOrPercent` without
+    /// rounding up): 40% of 4 is 1, 40% of 2 is 0.
+    pub fn of(self, total: usize) -> usize {
+        // In u128: a fleet of usize::MAX domains times 100 still fits.
+        (total as u128 * u128::from(self.0) / 100) as usize
+    }
+}
+
+impl fmt::Display for Share {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%", self.0)
+    }
+}
+
+/// A mass-failure limit: a number, a share of the scope, or both (the stricter holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ceiling {
+    pub count: usize,
+    pub share: Option<Share>,
+}
+
+impl Ceiling {
+    fn new(count: usize, share: Option<Share>) -> Self {
+        Ceiling { count, share }
+    }
+
+    /// How many may be down at once in a scope of `total` failure domains.
+    pub fn max(self, total: usize) -> usize {
+        self.share
+            .map_or(self.count, |s| s.of(total).min(self.count))
+    }
+
+    /// The limit as an operator reads it against a scope of `total`: `4`, or `40% of 5 = 2`.
+    pub fn describe(self, total: usize) -> String {
+        match self.share {
+            None => self.count.to_string(),
+            Some(s) if s.of(total) <= self.count => format!("{s} of {total} = {}", s.of(total)),
+            Some(s) => format!("{} (stricter than {s} of {total})", self.count),
+        }
+    }
+}
+
+/// A limit as the config file gives it: a number (`4`) or a share (`"40%"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Count(usize),
+    Share(Share),
+}
+
+impl Bound {
+    /// Reads `"40%"` or `"4"`; the error says what is accepted.
+    pub fn parse(text: &str) -> Result<Bound, String> {
+        let t = text.trim();
+        let bad = || {
+            format!(
+                "{text:?} is neither a number of failure domains (4) nor a share of them from 0% to 100% (\"40%\")"
+            )
+        };
+        match t.strip_suffix('%') {
+            Some(p) => p
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .and_then(Share::percent)
+                .map(Bound::Share)
+                .ok_or_else(bad),
+            None => t.parse().map(Bound::Count).map_err(|_| bad()),
+        }
+    }
+
+    fn split(self) -> (usize, Option<Share>) {
+        match self {
+            Bound::Count(n) => (n, None),
+            Bound::Share(s) => (usize::MAX, Some(s)),
+        }
+    }
+
+    fn join(count: usize, share: Option<Share>) -> Bound {
+        // A share stands for the key when the number is unbounded (the config file's form);
+        // both set is a program's choice, and the number is what the file can say of it.
+        match share {
+            Some(s) if count == usize::MAX => Bound::Share(s),
+            _ => Bound::Count(count),
+        }
+    }
+
+    /// Deserializes `key`'s value, naming the key in the error.
+    fn read<'de, D: Deserializer<'de>>(d: D, key: &str) -> Result<Bound, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Count(u64),
+            Text(String),
+            Other(serde::de::IgnoredAny),
+        }
+        let bad = |why: String| serde::de::Error::custom(format!("[limits] {key}: {why}"));
+        match Raw::deserialize(d)? {
+            Raw::Count(n) => usize::try_from(n)
+                .map(Bound::Count)
+                .map_err(|_| bad(format!("{n} is too large"))),
+            Raw::Text(t) => Bound::parse(&t).map_err(bad),
+            Raw::Other(_) => Err(bad(
+                "expected a number of failure domains (4) or a share of them (\"40%\")".into(),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Count(n) => write!(f, "{n}"),
+            Bound::Share(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+impl Serialize for Bound {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Bound::Count(n) => s.serialize_u64(*n as u64),
+            Bound::Share(p) => s.collect_str(p),
+        }
+    }
+}
+
+fn per_group<'de, D: Deserializer<'de>>(d: D) -> Result<Bound, D::Error> {
+    Bound::read(d, "max_down_nodes_per_group")
+}
+
+fn in_fleet<'de, D: Deserializer<'de>>(d: D) -> Result<Bound, D::Error> {
+    Bound::read(d, "max_down_nodes")
+}
+
+/// [`Limits`] as the config file writes them: one key per limit, a mass-failure limit in
+/// either form.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct LimitsFile {
+    #[serde(deserialize_with = "per_group")]
+    max_down_nodes_per_group: Bound,
+    #[serde(deserialize_with = "in_fleet")]
+    max_down_nodes: Bound,
+    max_domains_under_repair: usize,
+    max_pending: Option<usize>,
+    max_broken: Option<usize>,
+    max_writes_per_pass: usize,
+    #[serde(with = "humantime_serde")]
+    result_retention: Duration,
+    max_results: usize,
+    #[serde(with = "humantime_serde")]
+    retry_interval: Duration,
+    #[serde(with = "humantime_serde")]
+    max_repair_age: Duration,
+}
+
+impl Default for LimitsFile {
+    fn default() -> Self {
+        Limits::default().into()
+    }
+}
+
+impl From<Limits> for LimitsFile {
+    fn from(l: Limits) -> Self {
+        LimitsFile {
+            max_down_nodes_per_group: Bound::join(
+                l.max_down_nodes_per_group,
+                l.max_down_nodes_per_group_share,
+            ),
+            max_down_nodes: Bound::join(l.max_down_nodes, l.max_down_nodes_share),
+            max_domains_under_repair: l.max_domains_under_repair,
+            max_pending: l.max_pending,
+            max_broken: l.max_broken,
+            max_writes_per_pass: l.max_writes_per_pass,
+            result_retention: l.result_retention,
+            max_results: l.max_results,
+            retry_interval: l.retry_interval,
+            max_repair_age: l.max_repair_age,
+        }
+    }
+}
+
+impl From<LimitsFile> for Limits {
+    fn from(f: LimitsFile) -> Self {
+        let (max_down_nodes_per_group, max_down_nodes_per_group_share) =
+            f.max_down_nodes_per_group.split();
+        let (max_down_nodes, max_down_nodes_share) = f.max_down_nodes.split();
+        Limits {
+            max_down_nodes_per_group,
+            max_down_nodes,
+            max_down_nodes_per_group_share,
+            max_down_nodes_share,
+            max_domains_under_repair: f.max_domains_under_repair,
+            max_pending: f.max_pending,
+            max_broken: f.max_broken,
+            max_writes_per_pass: f.max_writes_per_pass,
+            result_retention: f.result_retention,
+            max_results: f.max_results,
+            retry_interval: f.retry_interval,
+            max_repair_age: f.max_repair_age,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_rounds_down_as_a_machine_health_check_does() {
+        // (percent, total, allowed down)
+        let cases: &[(u8, usize, usize)] = &[
+            (40, 0, 0),
+            (40, 1, 0),
+            (40, 2, 0),
+            (40, 3, 1),
+            (40, 4, 1),
+            (40, 5, 2),
+            (40, 10, 4),
+            (33, 3, 0),
+            (34, 3, 1),
+            (50, 1, 0),
+            (50, 2, 1),
+            (99, 100, 99),
+            (99, 99, 98),
+            (0, 0, 0),
+            (0, 1000, 0),
+            (100, 0, 0),
+            (100, 7, 7),
+            (1, 99, 0),
+            (1, 100, 1),
+        ];
+        for &(p, total, want) in cases {
+            let s = Share::percent(p).unwrap();
+            assert_eq!(s.of(total), want, "{p}% of {total}");
+        }
+        assert_eq!(Share::percent(100).unwrap().of(usize::MAX), usize::MAX);
+        assert_eq!(Share::percent(101), None);
+    }
+
+    #[test]
+    fn the_stricter_of_number_and_share_holds() {
+        let share = Share::percent(40);
+        // (count, share, total, max, described)
+        let cases: &[(usize, Option<Share>, usize, usize, &str)] = &[
+            (4, None, 100, 4, "4"),
+            (usize::MAX, share, 5, 2, "40% of 5 = 2"),
+            (usize::MAX, share, 0, 0, "40% of 0 = 0"),
+            (1, share, 10, 1, "1 (stricter than 40% of 10)"),
+            (9, share, 10, 4, "40% of 10 = 4"),
+        ];
+        for &(count, share, total, max, text) in cases {
+            let c = Ceiling::new(count, share);
+            assert_eq!(c.max(total), max, "{c:?} of {total}");
+            assert_eq!(c.describe(total), text);
+        }
+    }
+
+    #[test]
+    fn bounds_parse_in_both_forms_and_refuse_the_rest() {
+        let ok: &[(&str, Bound)] = &[
+            ("4", Bound::Count(4)),
+            ("0", Bound::Count(0)),
+            ("40%", Bound::Share(Share(40))),
+            (" 0% ", Bound::Share(Share(0))),
+            ("100%", Bound::Share(Share(100))),
+            ("5 %", Bound::Share(Share(5))),
+        ];
+        for (text, want) in ok {
+            assert_eq!(Bound::parse(text), Ok(*want), "{text}");
+        }
+        for bad in ["", "%", "101%", "-1%", "-1", "40.5%", "4x", "forty%"] {
+            let e = Bound::parse(bad).unwrap_err();
+            assert!(e.contains("0% to 100%"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_file_form_reads_and_writes_both_forms_and_names_the_key_it_refuses() {
+        let read = |json: serde_json::Value| serde_json::from_value::<Limits>(json);
+        let l = read(serde_json::json!({"max_down_nodes_per_group": "40%", "max_down_nodes": 3}))
+            .unwrap();
+        assert_eq!(l.max_down_nodes_per_group, usize::MAX);
+        assert_eq!(l.max_down_nodes_per_group_share, Share::percent(40));
+        assert_eq!((l.max_down_nodes, l.max_down_nodes_share), (3, None));
+        let back = serde_json::to_value(&l).unwrap();
+        assert_eq!(back["max_down_nodes_per_group"], "40%");
+        assert_eq!(back["max_down_nodes"], 3);
+        assert_eq!(read(back).unwrap(), l);
+        // The defaults write as they always did.
+        let d = serde_json::to_value(Limits::default()).unwrap();
+        assert_eq!(d["max_down_nodes_per_group"], 2);
+        assert_eq!(d["result_retention"], "7days");
+        for (json, key) in [
+            (
+                serde_json::json!({"max_down_nodes": "lots"}),
+                "[limits] max_down_nodes:",
+            ),
+            (
+                serde_json::json!({"max_down_nodes_per_group": "140%"}),
+                "[limits] max_down_nodes_per_group:",
+            ),
+            (
+                serde_json::json!({"max_down_nodes_per_group": -2}),
+                "[limits] max_down_nodes_per_group:",
+            ),
+            (
+                serde_json::json!({"max_down_nodes": true}),
+                "[limits] max_down_nodes:",
+            ),
+        ] {
+            let e = read(json.clone()).unwrap_err().to_string();
+            assert!(e.contains(key), "{json}: {e}");
+        }
+        assert!(read(serde_json::json!({"max_down": 1})).is_err());
     }
 }

@@ -101,6 +101,16 @@ pub(super) fn of_op(op: &Op) -> Vec<Story> {
             "Reprovisioning",
             "deleted by autorepair so that its owner replaces it".into(),
         )],
+        Op::HandOver {
+            machine: m,
+            message,
+            ..
+        } => vec![Story {
+            object: machine(m),
+            warning: true,
+            reason: "HandedToOwner",
+            message: format!("{message}: its owner is to replace it (OwnerRemediated False)"),
+        }],
         // A report on the remediation object tells of the Machine's story, told already.
         Op::Drain { .. }
         | Op::RestoreNode { .. }

@@ -292,6 +292,19 @@ impl Inner {
                 remediation,
                 report,
             } => self.report(remediation, report).await,
+            Op::HandOver {
+                machine,
+                conditions,
+                message,
+            } => {
+                let now = crate::engine::rfc3339(jiff::Timestamp::now().as_second());
+                self.patch_at(
+                    &ObjectRef::new(kind::MACHINE, machine.clone()),
+                    Some("status"),
+                    json!({"status": conditions.hand_over(message, &now)}),
+                )
+                .await
+            }
         }
     }
 

@@ -41,7 +41,8 @@ pub(super) fn level_of(op: &Op) -> Remedy {
     match op {
         // A report changes nothing but a remediation object's status: the least level.
         Op::Drain { .. } | Op::ReportRemediation { .. } => Remedy::Drain,
-        Op::DeleteMachine { .. } => Remedy::Reprovision,
+        // Its owner replaces the Machine: what a reprovisioning does.
+        Op::DeleteMachine { .. } | Op::HandOver { .. } => Remedy::Reprovision,
         Op::PowerOff { .. }
         | Op::DeleteNode { .. }
         | Op::ClearRequest { .. }

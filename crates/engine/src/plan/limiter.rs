@@ -18,7 +18,14 @@ pub(super) struct Limiter<'a> {
 }
 
 impl<'a> Limiter<'a> {
-    pub fn new<F: Family>(index: &Index<'a, F>, limits: &Limits, broken: usize) -> Self {
+    /// `homes`: each target's limiter scope and home domain, which size the scopes when a
+    /// limit is a share of them.
+    pub fn new<F: Family>(
+        index: &Index<'a, F>,
+        limits: &Limits,
+        broken: usize,
+        homes: impl Iterator<Item = (Option<&'a str>, &'a str)>,
+    ) -> Self {
         let words = F::WORDS;
         let mut by_scope: BTreeMap<&str, (&str, Vec<&str>)> = BTreeMap::new();
         let mut down = Vec::new();
@@ -44,8 +51,11 @@ impl<'a> Limiter<'a> {
                 shown.join(", ")
             }
         };
+        let sizes = limits.has_shares().then(|| Sizes::count(homes, &by_scope));
         let all: Vec<&str> = down.iter().map(|n| n.name.as_str()).collect();
-        let mut fleet = (all.len() > limits.max_down_nodes).then(|| {
+        let fleet_size = sizes.as_ref().map_or(0, |s| s.fleet);
+        let fleet_limit = limits.down_in_fleet();
+        let mut fleet = (all.len() > fleet_limit.max(fleet_size)).then(|| {
             Halt::new(
                 words.fleet.into(),
                 "max_down_nodes",
@@ -54,7 +64,7 @@ impl<'a> Limiter<'a> {
                     down_count(all.len(), &words),
                     words.fleet,
                     names(&all),
-                    limits.max_down_nodes
+                    fleet_limit.describe(fleet_size)
                 ),
             )
         });
@@ -70,9 +80,11 @@ impl<'a> Limiter<'a> {
                 )
             });
         }
+        let group_limit = limits.down_per_group();
+        let scope_size = |key: &str| sizes.as_ref().map_or(0, |s| s.scopes[key]);
         let scopes = by_scope
             .into_iter()
-            .filter(|(_, (_, down))| down.len() > limits.max_down_nodes_per_group)
+            .filter(|(key, (_, down))| down.len() > group_limit.max(scope_size(key)))
             .map(|(key, (name, down))| {
                 let kind = words.domain_scope;
                 let halt = Halt::new(
@@ -82,7 +94,7 @@ impl<'a> Limiter<'a> {
                         "mass failure in {kind} {name}: {} down ({}), more than max_down_nodes_per_group = {}: nothing is written or started for its {} until fewer are down",
                         down_count(down.len(), &words),
                         names(&down),
-                        limits.max_down_nodes_per_group,
+                        group_limit.describe(scope_size(key)),
                         words.targets
                     ),
                 );
@@ -102,6 +114,37 @@ impl<'a> Limiter<'a> {
         self.fleet
             .as_ref()
             .or_else(|| key.and_then(|k| self.scopes.get(k)))
+    }
+}
+
+/// How many failure domains each limiter scope holds, and the fleet: the domains its targets
+/// live in and the down ones (a down domain may hold no target). Counted only when a limit is
+/// a share.
+struct Sizes<'a> {
+    fleet: usize,
+    scopes: FxMap<&'a str, usize>,
+}
+
+impl<'a> Sizes<'a> {
+    fn count(
+        homes: impl Iterator<Item = (Option<&'a str>, &'a str)>,
+        down: &BTreeMap<&'a str, (&'a str, Vec<&'a str>)>,
+    ) -> Self {
+        let mut fleet: FxSet<&str> = FxSet::default();
+        let mut scopes: FxMap<&str, FxSet<&str>> = FxMap::default();
+        let downs = down
+            .iter()
+            .flat_map(|(key, (_, names))| names.iter().map(move |n| (Some(*key), *n)));
+        for (key, domain) in homes.chain(downs) {
+            fleet.insert(domain);
+            if let Some(key) = key {
+                scopes.entry(key).or_default().insert(domain);
+            }
+        }
+        Sizes {
+            fleet: fleet.len(),
+            scopes: scopes.into_iter().map(|(k, s)| (k, s.len())).collect(),
+        }
     }
 }
 

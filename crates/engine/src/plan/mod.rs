@@ -401,6 +401,17 @@ pub struct FleetSummary {
     pub deferred: usize,
 }
 
+impl FleetSummary {
+    /// The halt that holds the scope a [`Blocked::MassFailure`] names: which limit, its value
+    /// and how many were counted, in its message.
+    pub fn halt(&self, scope: &str) -> Option<&Halt> {
+        self.halted
+            .iter()
+            .chain(&self.halted_groups)
+            .find(|h| h.scope.as_ref() == scope)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(bound = "")]
 pub struct Plan<F: Family> {
@@ -472,7 +483,12 @@ pub fn plan<F: Family>(
         .unzip();
     let broken = evals.iter().filter(|e| e.broken).count();
     let active = evals.iter().filter(|e| e.active).count();
-    let limiter = Limiter::new(&index, limits, broken);
+    let limiter = Limiter::new(
+        &index,
+        limits,
+        broken,
+        evals.iter().map(|e| (e.halt_key, e.home)),
+    );
 
     // Mass failures first: a held target writes only the bookkeeping of repairs under way.
     for (e, plan) in evals.iter_mut().zip(&mut plans) {
@@ -549,31 +565,30 @@ pub fn plan<F: Family>(
     let mut domains_under_repair: Vec<String> = domains.into_iter().map(str::to_owned).collect();
     domains_under_repair.sort_unstable();
     let mut scope_actions: Vec<Action<F>> = scope_writes.into_iter().map(|(_, a)| a).collect();
-    attach_progress(
-        F::progress(&index.family, now),
-        &mut plans,
-        &mut scope_actions,
-    );
+    let fleet = FleetSummary {
+        broken,
+        active_repairs: active,
+        started,
+        down_nodes: limiter.down,
+        domains_under_repair,
+        halted: limiter.fleet,
+        halted_groups: {
+            let mut halts: Vec<Halt> = limiter.scopes.into_values().collect();
+            halts.sort_by(|a, b| a.scope.cmp(&b.scope));
+            halts
+        },
+        writes: spent,
+        deferred,
+    };
+    let mut progress = F::progress(&index.family, now);
+    progress.extend(F::reports(&index.family, &plans, &fleet));
+    attach_progress(progress, &mut plans, &mut scope_actions);
     Plan {
         now,
         targets: plans,
         scope_actions,
         lint,
-        fleet: FleetSummary {
-            broken,
-            active_repairs: active,
-            started,
-            down_nodes: limiter.down,
-            domains_under_repair,
-            halted: limiter.fleet,
-            halted_groups: {
-                let mut halts: Vec<Halt> = limiter.scopes.into_values().collect();
-                halts.sort_by(|a, b| a.scope.cmp(&b.scope));
-                halts
-            },
-            writes: spent,
-            deferred,
-        },
+        fleet,
         counts,
     }
 }

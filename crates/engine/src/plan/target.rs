@@ -52,6 +52,8 @@ pub(super) struct TargetEval<'a, F: Family> {
     pub halt_key: Option<&'a str>,
     /// Its failure domain.
     pub domain: Option<&'a str>,
+    /// The failure domain it lives in (counted in its scope's size for a limit given as a share).
+    pub home: &'a str,
 }
 
 /// One mark to add or remove, and why.
@@ -1139,6 +1141,7 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             removes: self.removes,
             halt_key: self.halt_key,
             domain,
+            home: self.home,
         };
         (plan, eval)
     }

@@ -417,6 +417,123 @@ fn more_domains_down_than_allowed_is_a_mass_failure_that_starts_nothing() {
 }
 
 #[test]
+fn a_limit_given_as_a_share_counts_the_domains_of_its_scope_and_rounds_down() {
+    use crate::limits::Share;
+    let boxes = |shelves: &[&str]| -> Vec<ToyBox> {
+        shelves
+            .iter()
+            .enumerate()
+            .map(|(i, s)| boxed(&format!("b{}", i + 1), s, &[], (i == 0).then_some(Restart)))
+            .collect()
+    };
+    let five = ["s1", "s2", "s3", "s4", "s5"];
+    // (case, shelves with a box, down shelves, per-group share, fleet share, halted by)
+    let cases: [(&str, &[&str], &[&str], Option<u8>, Option<u8>, Option<&str>); 10] = [
+        (
+            "40% of 5 is 2: 2 down",
+            &five,
+            &["s1", "s2"],
+            Some(40),
+            None,
+            None,
+        ),
+        (
+            "40% of 5 is 2: 3 down",
+            &five,
+            &["s1", "s2", "s3"],
+            Some(40),
+            None,
+            Some("more than max_down_nodes_per_group = 40% of 5 = 2"),
+        ),
+        (
+            // A down shelf without a box is a domain of the scope all the same: 40% of 3 is 1.
+            "an empty down shelf counts",
+            &["s1", "s2"],
+            &["s1", "s3"],
+            Some(40),
+            None,
+            Some("40% of 3 = 1"),
+        ),
+        (
+            "39% of 5 rounds down to 1: 1 down",
+            &five,
+            &["s1"],
+            Some(39),
+            None,
+            None,
+        ),
+        (
+            "39% of 5 rounds down to 1: 2 down",
+            &five,
+            &["s1", "s2"],
+            Some(39),
+            None,
+            Some("39% of 5 = 1"),
+        ),
+        ("0% with nothing down", &five, &[], Some(0), None, None),
+        (
+            "0%: one down is too many",
+            &five,
+            &["s1"],
+            Some(0),
+            None,
+            Some("0% of 5 = 0"),
+        ),
+        ("100%: all down", &five, &five, Some(100), Some(100), None),
+        (
+            "the fleet's share",
+            &five,
+            &["s1", "s2", "s3"],
+            Some(100),
+            Some(50),
+            Some("more than max_down_nodes = 50% of 5 = 2"),
+        ),
+        (
+            "the fleet's share, within it",
+            &five,
+            &["s1", "s2"],
+            None,
+            Some(50),
+            None,
+        ),
+    ];
+    for (case, shelves, down, group, fleet, halted) in cases {
+        let r = room(&["replace"], down, boxes(shelves));
+        let l = Limits {
+            max_down_nodes_per_group: if group.is_some() { usize::MAX } else { 100 },
+            max_down_nodes_per_group_share: group.and_then(Share::percent),
+            max_down_nodes: if fleet.is_some() { usize::MAX } else { 100 },
+            max_down_nodes_share: fleet.and_then(Share::percent),
+            ..Limits::default()
+        };
+        let p = plan_with(&r, &l);
+        let halt = p.fleet.halted.iter().chain(&p.fleet.halted_groups).next();
+        match halted {
+            None => {
+                assert!(halt.is_none(), "{case}: {halt:?}");
+                assert_eq!(outcomes(&p)[0], "b1: needs-repair start restart", "{case}");
+            }
+            Some(text) => {
+                let halt = halt.unwrap_or_else(|| panic!("{case}: not held"));
+                assert!(halt.message.contains(text), "{case}: {}", halt.message);
+                assert!(outcomes(&p)[0].contains("wait (mass failure"), "{case}");
+                assert_eq!(p.actions().count(), 0, "{case}");
+            }
+        }
+    }
+    // An empty room: nothing is down, nothing to hold, whatever the share.
+    let p = plan_with(
+        &room(&["replace"], &[], vec![]),
+        &Limits {
+            max_down_nodes_per_group_share: Share::percent(0),
+            max_down_nodes_share: Share::percent(0),
+            ..Limits::default()
+        },
+    );
+    assert!(p.fleet.halted.is_none() && p.fleet.halted_groups.is_empty());
+}
+
+#[test]
 fn a_new_repair_writes_its_pending_mark_first_and_its_ids_follow_the_seed() {
     let r = one(&["restart"], &[], Some(Restart), vec![]);
     let start = |seed| {
