@@ -335,6 +335,10 @@ pub struct SimulateArgs {
     /// Passes without faults at the end [default: enough for max_repair_age to run out].
     #[arg(long, value_name = "N")]
     pub quiet_passes: Option<u32>,
+    /// Watchers against the fleet, coordinated as the family's replicas are in production
+    /// (1: a single watcher, no pauses, partitions or handovers).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=9))]
+    pub replicas: u32,
     /// The summary and any finding as JSON.
     #[arg(long)]
     pub json: bool,
