@@ -286,7 +286,10 @@ pub enum Command {
     /// remediation, BMCs break, zones go dark, Nodes are deleted. With --sabakan-file (or
     /// --sabakan) the machines world, with the fleet's own repair procedures and constraints:
     /// machines break, commands fail or hang, drains are refused; no command of the procedures
-    /// runs (the simulator plays them) and nothing is written.
+    /// runs (the simulator plays them) and nothing is written. --replicas N (default 3) runs N
+    /// watchers, coordinated as the family's replicas are (a Kubernetes Lease; Ganeti's master
+    /// role): the acting one is also paused past its lease, cut off from the coordination and
+    /// made to hand over, another takes over, and no write may come from one that does not lead.
     #[cfg(any(test, feature = "testkit"))]
     Simulate(SimulateArgs),
     /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs.
