@@ -294,7 +294,10 @@ pub enum Command {
     /// remediation, BMCs break, zones go dark, Nodes are deleted. With --sabakan-file (or
     /// --sabakan) the machines world, with the fleet's own repair procedures and constraints:
     /// machines break, commands fail or hang, drains are refused; no command of the procedures
-    /// runs (the simulator plays them) and nothing is written.
+    /// runs (the simulator plays them) and nothing is written. --replicas N (default 3) runs N
+    /// watchers, coordinated as the family's replicas are (a Kubernetes Lease; Ganeti's master
+    /// role): the acting one is also paused past its lease, cut off from the coordination and
+    /// made to hand over, another takes over, and no write may come from one that does not lead.
     #[cfg(any(test, feature = "testkit"))]
     Simulate(SimulateArgs),
     /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs.
@@ -343,6 +346,10 @@ pub struct SimulateArgs {
     /// Passes without faults at the end [default: enough for max_repair_age to run out].
     #[arg(long, value_name = "N")]
     pub quiet_passes: Option<u32>,
+    /// Watchers against the fleet, coordinated as the family's replicas are in production
+    /// (1: a single watcher, no pauses, partitions or handovers).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=9))]
+    pub replicas: u32,
     /// The summary and any finding as JSON.
     #[arg(long)]
     pub json: bool,

@@ -691,6 +691,7 @@ fn simulate_settings(args: &SimulateArgs) -> Simulate {
         seed: args.seed,
         scenarios: args.scenarios,
         quiet_passes: args.quiet_passes,
+        replicas: args.replicas as usize,
         verbose: args.verbose,
     }
 }

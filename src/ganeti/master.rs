@@ -152,21 +152,26 @@ impl Role {
     /// Why a write is refused when the role is anything but master: the text the pass ends
     /// with. `None` while this host is the master.
     pub fn refusal(&self) -> Option<String> {
-        let master_file = self.ssconf_dir.join("ssconf_master_node");
-        match self.verdict() {
-            Ok(Verdict::Master) => None,
-            Ok(Verdict::Standby { master }) => Some(format!(
-                "this host is no longer the cluster's master ({master} is, says {}): nothing more is written; the watcher on {master} carries on",
-                master_file.display()
-            )),
-            Ok(Verdict::NoMaster) => Some(format!(
-                "the cluster has no master now ({} says NO MASTER): nothing more is written until a node is master again",
-                master_file.display()
-            )),
-            Err(e) => Some(format!(
-                "cannot tell whether this host is still the cluster's master ({e}): nothing more is written"
-            )),
-        }
+        refusal(self.verdict(), &self.ssconf_dir.join("ssconf_master_node"))
+    }
+}
+
+/// The refusal of a write for a role read from `master_file` (see [`Role::refusal`]); the chaos
+/// simulator's Ganeti replicas ask it too, of the ssconf copy each simulated node holds.
+pub fn refusal(verdict: Result<Verdict, RoleError>, master_file: &Path) -> Option<String> {
+    match verdict {
+        Ok(Verdict::Master) => None,
+        Ok(Verdict::Standby { master }) => Some(format!(
+            "this host is no longer the cluster's master ({master} is, says {}): nothing more is written; the watcher on {master} carries on",
+            master_file.display()
+        )),
+        Ok(Verdict::NoMaster) => Some(format!(
+            "the cluster has no master now ({} says NO MASTER): nothing more is written until a node is master again",
+            master_file.display()
+        )),
+        Err(e) => Some(format!(
+            "cannot tell whether this host is still the cluster's master ({e}): nothing more is written"
+        )),
     }
 }
 

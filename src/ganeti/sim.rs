@@ -109,6 +109,11 @@ impl World for FleetFile {
         FleetFile::in_memory(fleet.clone())
     }
 
+    /// Watchers on the master candidates, following the master role.
+    fn coordination(_: &(), replicas: usize, _start: i64) -> Option<Box<dyn sim::Coordination>> {
+        Some(Box::new(MasterRole::new(replicas)))
+    }
+
     fn generate(targets: usize, seed: u64) -> Snapshot {
         super::generate::generate(&super::generate::Spec::new(targets, seed))
     }
@@ -297,6 +302,8 @@ pub struct SimConfig {
     /// Passes without faults after the schedule, within which every repairable target must be
     /// repaired (or given up on with a failure).
     pub quiet_passes: u32,
+    /// How many watchers run, one on each of the first nodes, following the master role.
+    pub replicas: sim::Replicas,
 }
 
 impl SimConfig {
@@ -315,6 +322,7 @@ impl SimConfig {
             settings: Settings::default(),
             start,
             quiet_passes: 80,
+            replicas: Default::default(),
         }
     }
 
@@ -323,6 +331,7 @@ impl SimConfig {
             limits: self.limits.clone(),
             start: self.start,
             quiet_passes: self.quiet_passes,
+            replicas: self.replicas,
         }
     }
 }
@@ -372,5 +381,8 @@ pub fn explore(
     )
 }
 
+mod replicas;
 #[cfg(test)]
 mod tests;
+
+pub use replicas::MasterRole;

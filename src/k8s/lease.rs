@@ -68,15 +68,141 @@ fn lease_resource() -> ApiResource {
 }
 
 /// What the election knows, shared with the thread that runs it.
-#[derive(Debug, Default)]
-struct Shared {
+type Shared = Standing<Instant>;
+
+/// A replica's standing in the election, on any clock: `Instant` here, the chaos simulator's
+/// clock there (its replicas run this very code: docs/simulator.md). The thread that runs the
+/// election records each round's outcome in it; a pass asks it before each write.
+#[derive(Debug, Clone)]
+pub struct Standing<T> {
     /// Leader until then.
-    until: Option<Instant>,
+    until: Option<T>,
     /// Who holds the Lease, as last read.
     holder: Option<String>,
     /// How many times this replica has become leader: a pass planned under one term must
     /// not write under the next (another replica may have acted in between).
     term: u64,
+    /// Whether the last round left this replica leading.
+    leading: bool,
+}
+
+impl<T> Default for Standing<T> {
+    fn default() -> Self {
+        Standing {
+            until: None,
+            holder: None,
+            term: 0,
+            leading: false,
+        }
+    }
+}
+
+impl<T: Copy + PartialOrd + std::ops::Add<Duration, Output = T>> Standing<T> {
+    /// A round that started at `started` created, took over or renewed the Lease for `me`:
+    /// leader until the renew deadline after that start (the others wait a whole lease
+    /// duration after they saw the change, which is longer). Whether this begins a new term.
+    pub fn renewed(&mut self, started: T, timing: &Timing, me: &str) -> bool {
+        self.until = Some(started + timing.renew_deadline);
+        self.holder = Some(me.to_owned());
+        let anew = !self.leading;
+        if anew {
+            self.term += 1;
+        }
+        self.leading = true;
+        anew
+    }
+
+    /// Another replica holds the Lease and it has not run out. Whether that is news.
+    pub fn follows(&mut self, holder: &str) -> bool {
+        self.until = None;
+        let news = self.leading || self.holder.as_deref() != Some(holder);
+        self.holder = Some(holder.to_owned());
+        self.leading = false;
+        news
+    }
+
+    /// A round at `now` could not read or write the Lease: still leader until the deadline of
+    /// the last renewal that worked. Whether this replica stops leading now.
+    pub fn unreachable(&mut self, now: T) -> bool {
+        if self.leading && self.until.is_none_or(|t| now >= t) {
+            self.leading = false;
+            self.until = None;
+            return true;
+        }
+        false
+    }
+
+    /// The replica stops (it gives the Lease up next): no write from now on.
+    pub fn stop(&mut self) {
+        self.until = None;
+    }
+
+    pub fn is_leader(&self, now: T) -> bool {
+        self.until.is_some_and(|t| now < t)
+    }
+
+    pub fn term(&self) -> u64 {
+        self.term
+    }
+
+    /// Who holds the Lease, as last read.
+    pub fn holder(&self) -> Option<&str> {
+        self.holder.as_deref()
+    }
+
+    /// The check before each write of a pass planned in `term`: still leader, in that term.
+    pub fn may_write(&self, term: u64, now: T) -> bool {
+        self.term == term && self.is_leader(now)
+    }
+
+    /// [`Self::may_write`], refused with a [`BackendError::Halted`] saying who holds the Lease.
+    pub fn check(
+        &self,
+        term: u64,
+        now: T,
+        identity: &str,
+        lease: &impl std::fmt::Display,
+    ) -> Result<(), BackendError> {
+        if self.may_write(term, now) {
+            return Ok(());
+        }
+        Err(BackendError::Halted(format!(
+            "not written: this replica ({identity}) no longer holds the lease {lease} it planned this pass under (held by {}); the leader's passes take over",
+            self.holder().unwrap_or("nobody known")
+        )))
+    }
+}
+
+/// Whether `me` may write the Lease it read (to take it over, or renew it): it is its own, or
+/// nobody's, or it has been seen unchanged for `unchanged`, a whole lease `duration` (measured
+/// on the reader's clock from when it saw the last change: clocks need not agree).
+pub fn may_take(holder: &str, me: &str, unchanged: Duration, duration: Duration) -> bool {
+    holder == me || holder.is_empty() || unchanged >= duration
+}
+
+/// The Lease as last read, and when it was first seen so, on any clock (see [`Standing`]).
+#[derive(Debug, Clone)]
+pub struct Observed<T> {
+    pub holder: String,
+    pub renew: String,
+    pub at: T,
+}
+
+impl<T: Copy> Observed<T> {
+    /// Notes the Lease as read at `now`: a change of holder or renewal time restarts the wait.
+    pub fn see(seen: &mut Option<Observed<T>>, holder: &str, renew: &str, now: T) -> T {
+        match seen {
+            Some(o) if o.holder == holder && o.renew == renew => o.at,
+            _ => {
+                *seen = Some(Observed {
+                    holder: holder.to_owned(),
+                    renew: renew.to_owned(),
+                    at: now,
+                });
+                now
+            }
+        }
+    }
 }
 
 /// One replica's side of the election, run on a thread of its own until dropped (which gives
@@ -145,7 +271,6 @@ impl Elector {
             identity: identity.clone(),
             timing,
             observed: None,
-            leading: false,
         };
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -166,7 +291,11 @@ impl Elector {
     /// The current leadership term (see [`Self::is_leader`]); it changes each time this
     /// replica becomes leader anew.
     pub fn term(&self) -> u64 {
-        self.shared.0.lock().unwrap_or_else(|p| p.into_inner()).term
+        self.shared
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .term()
     }
 
     /// The leadership term now, to check before each write of a pass planned in it.
@@ -182,7 +311,7 @@ impl Elector {
     /// Whether this replica holds the Lease now (and may write).
     pub fn is_leader(&self) -> bool {
         let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
-        s.until.is_some_and(|t| Instant::now() < t)
+        s.is_leader(Instant::now())
     }
 
     /// Waits up to `timeout` to be leader; whether it is.
@@ -192,7 +321,7 @@ impl Elector {
         let mut s = lock.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             let now = Instant::now();
-            if s.until.is_some_and(|t| now < t) {
+            if s.is_leader(now) {
                 return true;
             }
             if now >= until {
@@ -208,7 +337,7 @@ impl Elector {
     /// Who holds the Lease, as last read.
     pub fn holder(&self) -> Option<String> {
         let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
-        s.holder.clone()
+        s.holder().map(str::to_owned)
     }
 
     pub fn lease(&self) -> &LeaseName {
@@ -254,28 +383,18 @@ impl Term {
     pub fn deadline(&self) -> Result<Instant, BackendError> {
         let s = self.shared.0.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
-        let until = s.until.filter(|t| s.term == self.term && now < *t);
-        match until.map(|t| (t, crate::fence::budget(Duration::MAX, now, Some(t)))) {
-            Some((t, Ok(_))) => Ok(t),
-            Some((_, Err(late))) => Err(BackendError::Halted(format!(
-                "not written: this replica ({}) holds the lease {} for {:?} more, too little for a write to land before its renew deadline; it writes again once the lease is renewed",
-                self.identity, self.lease, late.left
-            ))),
-            None => Err(BackendError::Halted(format!(
-                "not written: this replica ({}) no longer holds the lease {} it planned this pass under (held by {}); the leader's passes take over",
-                self.identity,
-                self.lease,
-                s.holder.as_deref().unwrap_or("nobody known")
-            ))),
-        }
+        // The check the simulator's replicas make too (Standing::check), then the time left.
+        s.check(self.term, now, &self.identity, &self.lease)?;
+        let until = s.until.expect("a replica that may write leads until a deadline");
+        crate::fence::budget(Duration::MAX, now, Some(until))
+            .map(|_| until)
+            .map_err(|late| {
+                BackendError::Halted(format!(
+                    "not written: this replica ({}) holds the lease {} for {:?} more, too little for a write to land before its renew deadline; it writes again once the lease is renewed",
+                    self.identity, self.lease, late.left
+                ))
+            })
     }
-}
-
-/// The Lease as last read, and when it was first seen so.
-struct Observed {
-    holder: String,
-    renew: String,
-    at: Instant,
 }
 
 struct Campaign {
@@ -283,8 +402,7 @@ struct Campaign {
     lease: LeaseName,
     identity: String,
     timing: Timing,
-    observed: Option<Observed>,
-    leading: bool,
+    observed: Option<Observed<Instant>>,
 }
 
 /// A MicroTime as the API server writes it: RFC 3339, UTC, six fraction digits.
@@ -316,29 +434,20 @@ impl Campaign {
                 let mut s = lock.lock().unwrap_or_else(|p| p.into_inner());
                 match &outcome {
                     Ok(Outcome::Leader) => {
-                        s.until = Some(started + self.timing.renew_deadline);
-                        s.holder = Some(self.identity.clone());
-                        if !self.leading {
-                            s.term += 1;
+                        if s.renewed(started, &self.timing, &self.identity) {
                             tracing::info!(lease = %self.lease, identity = %self.identity, "leader election: this replica holds the lease and acts");
                         }
-                        self.leading = true;
                     }
                     Ok(Outcome::Follower(holder)) => {
-                        s.until = None;
-                        if self.leading || s.holder.as_deref() != Some(holder) {
+                        if s.follows(holder) {
                             tracing::info!(lease = %self.lease, holder = %holder, "leader election: {holder} holds the lease; this replica stands by");
                         }
-                        s.holder = Some(holder.clone());
-                        self.leading = false;
                     }
                     Err(e) => {
                         // Still leader until the deadline of the last renewal that worked.
                         tracing::warn!(lease = %self.lease, error = %e, "leader election: cannot read or write the lease; trying again in {:?}", self.timing.retry);
-                        if self.leading && s.until.is_none_or(|t| Instant::now() >= t) {
+                        if s.unreachable(Instant::now()) {
                             tracing::warn!(lease = %self.lease, "leader election: the lease could not be renewed in time: this replica stops acting");
-                            self.leading = false;
-                            s.until = None;
                         }
                     }
                 }
@@ -349,11 +458,13 @@ impl Campaign {
                 _ = stopped.changed() => break,
             }
         }
-        if self.leading {
-            {
-                let mut s = shared.0.lock().unwrap_or_else(|p| p.into_inner());
-                s.until = None;
-            }
+        let leading = {
+            let mut s = shared.0.lock().unwrap_or_else(|p| p.into_inner());
+            let leading = s.leading;
+            s.stop();
+            leading
+        };
+        if leading {
             match self.release().await {
                 Ok(()) => tracing::info!(lease = %self.lease, "leader election: lease given up"),
                 Err(e) => {
@@ -406,24 +517,13 @@ impl Campaign {
             .get("leaseTransitions")
             .and_then(Value::as_i64)
             .unwrap_or(0);
-        let changed = self
-            .observed
-            .as_ref()
-            .is_none_or(|o| o.holder != holder || o.renew != renew);
-        if changed {
-            self.observed = Some(Observed {
-                holder: holder.clone(),
-                renew: renew.clone(),
-                at: Instant::now(),
-            });
-        }
-        let observed = self.observed.as_ref().expect("set above");
+        let seen = Observed::see(&mut self.observed, &holder, &renew, Instant::now());
         let duration = spec
             .get("leaseDurationSeconds")
             .and_then(Value::as_u64)
             .map_or(self.timing.lease, Duration::from_secs);
         let ours = holder == self.identity;
-        if !ours && !holder.is_empty() && observed.at.elapsed() < duration {
+        if !may_take(&holder, &self.identity, seen.elapsed(), duration) {
             return Ok(Outcome::Follower(holder));
         }
         let acquired = ours.then(|| field("acquireTime"));

@@ -10,6 +10,8 @@ pub mod client;
 pub mod drain;
 pub mod errors;
 pub mod lease;
+#[cfg(any(test, feature = "testkit"))]
+pub mod lease_sim;
 pub mod names;
 pub mod nodes;
 pub mod selector;

@@ -20,6 +20,8 @@ pub struct Simulate {
     pub scenarios: usize,
     /// `None`: enough for max_repair_age to run out.
     pub quiet_passes: Option<u32>,
+    /// Watchers against the fleet ([`engine_sim::Replicas`]).
+    pub replicas: usize,
     /// Print every pass (only with one scenario).
     pub verbose: bool,
 }
@@ -39,6 +41,10 @@ impl Simulate {
             limits: limits.clone(),
             start: self.start,
             quiet_passes: self.quiet_passes(limits),
+            replicas: engine_sim::Replicas {
+                count: self.replicas,
+                unguarded: false,
+            },
         }
     }
 }
@@ -68,7 +74,11 @@ pub fn explore<W: World>(
     cfg: &engine_sim::SimConfig,
     planner: engine_sim::Planner<'_, W>,
 ) -> Result<Summary, Failure> {
-    let faults = engine_sim::Faults::<W::Rates>::default();
+    let faults = if args.replicas > 1 {
+        engine_sim::Faults::<W::Rates>::default().with_replicas()
+    } else {
+        engine_sim::Faults::<W::Rates>::default()
+    };
     if args.verbose && args.scenarios == 1 {
         let sched = engine_sim::schedule::<W>(snap, args.passes, args.seed, &faults);
         let ran = quietly(|| engine_sim::run_with::<W>(snap, setup, &sched, cfg, planner));
@@ -114,6 +124,12 @@ pub fn report<F: Family>(
                 s.kills,
                 s.halted_passes
             );
+            if s.takeovers + s.pauses + s.partitions + s.handovers > 0 {
+                text.push_str(&format!(
+                    "replicas: {} takeovers, {} pauses, {} partitions, {} handovers, {} writes refused to a replica no longer leading\n",
+                    s.takeovers, s.pauses, s.partitions, s.handovers, s.refused_writes
+                ));
+            }
             match summary.findings.first() {
                 None => text.push_str("no safety or liveness rule was violated\n"),
                 Some(f) => text.push_str(&format!("VIOLATION: {f}")),

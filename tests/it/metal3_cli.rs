@@ -212,13 +212,31 @@ fn simulate_runs_the_metal3_world_over_kubernetes_objects() {
         untouched,
         "in memory only"
     );
+    // Three replicas by default: the totals say what befell them.
+    assert!(
+        summary["stats"]["takeovers"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
     let text = bin(&objects)
         .args(["simulate", "--passes", "10", "--now", &NOW.to_string()])
+        .args(["--scenarios", "5"])
         .assert()
         .success();
     let text = String::from_utf8_lossy(&text.get_output().stdout).into_owned();
     assert!(text.contains("operations submitted"), "{text}");
     assert!(!text.contains("jobs"), "{text}");
+    assert!(
+        text.contains("takeovers") && text.contains("pauses") && text.contains("partitions"),
+        "{text}"
+    );
+    // One watcher: no replicas to speak of.
+    let single = bin(&objects)
+        .args(["simulate", "--passes", "10", "--replicas", "1"])
+        .args(["--now", &NOW.to_string()])
+        .assert()
+        .success();
+    let single = String::from_utf8_lossy(&single.get_output().stdout).into_owned();
+    assert!(!single.contains("takeovers"), "{single}");
 }
 
 /// An admin command on what metal3 cannot mark says what to mark instead: a Node (it was "not

@@ -128,6 +128,7 @@ fn generated_fleets_with_contradictions_keep_every_rule() {
         settings: Settings::shipped(),
         quiet_passes: 60,
         start: crate::ganeti::generate::BASE_EPOCH,
+        replicas: Default::default(),
     };
     let summary = explore(&fleet, 25, 1, 60, &cfg, &Faults::default(), plan_with);
     if let Some(f) = summary.findings.first() {
@@ -148,6 +149,7 @@ fn the_worlds_own_generated_fleets_keep_every_rule_with_the_shipped_limits() {
             settings: Settings::shipped(),
             quiet_passes: 60,
             start: crate::ganeti::generate::BASE_EPOCH,
+            replicas: Default::default(),
         };
         let summary = explore(&fleet, 25, seed, 15, &cfg, &Faults::default(), plan_with);
         if let Some(f) = summary.findings.first() {
@@ -192,5 +194,83 @@ fn seed_424661_a_late_repair_waiting_for_resources_is_not_a_liveness_failure() {
     assert!(
         late_retries > 0,
         "the seed no longer reaches legacy-a4's late retry"
+    );
+}
+
+/// Replicas whose check before a write is switched off: a watcher paused in mid-repair resumes
+/// after the new master's watcher carried the repair on, and submits its job again. The oracle
+/// must report the double start; with the check, the same scenario keeps every rule.
+#[test]
+fn the_oracle_catches_a_replica_that_ignores_the_master_role() {
+    use crate::ganeti::testkit::Fleet;
+    // One instance on an offline node under a failover policy: its repair is a pending tag,
+    // then the job, then the tag that records it.
+    let fleet = Fleet::new()
+        .autorepair(["failover"])
+        .group("g1")
+        .node("n1", "g1")
+        .offline()
+        .node("n2", "g1")
+        .node("n3", "g1")
+        .instance("a")
+        .primary("n1")
+        .secondary("n2")
+        .build();
+    let replicas = |unguarded| SimConfig {
+        quiet_passes: 3,
+        replicas: sim::Replicas {
+            count: 3,
+            unguarded,
+        },
+        ..SimConfig::new(START)
+    };
+    let mut double_starts = 0;
+    for after in 0..4 {
+        let sched = Schedule {
+            passes: vec![vec![Event::Pause(after)]],
+        };
+        let guarded = run(&fleet, &sched, &replicas(false), plan_with);
+        assert!(
+            guarded.violation.is_none(),
+            "pause after {after}: {:?}",
+            guarded.violation
+        );
+        let broken = run(&fleet, &sched, &replicas(true), plan_with);
+        if let Some(v) = broken.violation {
+            let rules = [
+                "job submitted twice",
+                "two repairs at once on one target",
+                sim::NOT_LEADING,
+            ];
+            assert!(rules.contains(&v.rule.as_str()), "pause after {after}: {v}");
+            double_starts += usize::from(v.rule != sim::NOT_LEADING);
+        }
+    }
+    // Paused before the job (after 0 or 1 writes), the stale watcher submits it again.
+    assert!(
+        double_starts >= 2,
+        "{double_starts} scenarios gave the double start"
+    );
+}
+
+/// The same over many seeded scenarios: without the check, the oracle finds a violation.
+#[test]
+fn unguarded_replicas_break_the_rules_within_a_few_seeds() {
+    let cfg = SimConfig {
+        quiet_passes: 20,
+        replicas: sim::Replicas {
+            count: 3,
+            unguarded: true,
+        },
+        ..SimConfig::new(START)
+    };
+    let faults = Faults::default().with_replicas();
+    let summary = explore(&demo(), 25, 1, 40, &cfg, &faults, plan_with);
+    let f = summary.findings.first().expect("a finding");
+    assert!(
+        f.to_string().contains("paused")
+            || f.to_string().contains("hands over")
+            || f.to_string().contains("cut off"),
+        "{f}"
     );
 }

@@ -133,6 +133,7 @@ pub fn config() -> SimConfig {
         },
         start: START,
         quiet_passes: 60,
+        replicas: Default::default(),
     }
 }
 
@@ -466,6 +467,17 @@ impl World for MachinesWorld {
     /// as a fleet's own procedures and constraints for `autorepair simulate`. Whatever their
     /// commands name, the world's runner answers them: no program runs.
     type Setup = Option<Settings>;
+
+    /// Replicas electing a leader through a Kubernetes Lease, as `run --loop` does.
+    fn coordination(
+        _: &Option<Settings>,
+        replicas: usize,
+        start: i64,
+    ) -> Option<Box<dyn crate::engine::sim::Coordination>> {
+        Some(Box::new(crate::k8s::lease_sim::LeaseReplicas::new(
+            replicas, start,
+        )))
+    }
 
     fn new(fleet: &Snapshot, setup: &Option<Settings>, start: i64) -> Self {
         let (doc, nodes) = render(fleet, start);

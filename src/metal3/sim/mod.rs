@@ -356,6 +356,17 @@ impl World for Metal3World {
     type Chaos = Chaos;
     type Setup = ();
 
+    /// Replicas electing a leader through a Kubernetes Lease, as `run --loop` does.
+    fn coordination(
+        _: &(),
+        replicas: usize,
+        start: i64,
+    ) -> Option<Box<dyn crate::engine::sim::Coordination>> {
+        Some(Box::new(crate::k8s::lease_sim::LeaseReplicas::new(
+            replicas, start,
+        )))
+    }
+
     fn new(fleet: &Snapshot, _: &(), _start: i64) -> Self {
         let list =
             json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": render(fleet)});

@@ -24,6 +24,7 @@ fn cfg() -> SimConfig {
         },
         start: START,
         quiet_passes: 24,
+        replicas: Default::default(),
     }
 }
 

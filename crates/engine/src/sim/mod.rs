@@ -12,6 +12,7 @@
 
 mod admin;
 mod oracle;
+mod replicas;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -26,11 +27,12 @@ use super::object::ObjectRef;
 use super::plan::Plan;
 use rand::{Rng as _, SeedableRng};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 pub use admin::{AdminEdit, apply as admin_edit};
 pub use oracle::{object_policy, policy};
+pub use replicas::{Coordination, PAUSE_SECONDS, Replicas, TAKEOVER_SECONDS, WRITE_SECONDS};
 
 /// Seconds between passes (cron every 5 minutes).
 pub const PASS_SECONDS: i64 = 300;
@@ -197,6 +199,15 @@ pub trait World: Sized {
     fn tally(&self) -> Vec<(&'static str, usize)> {
         Vec::new()
     }
+    /// The model of the coordination the family's replicas use, for `replicas` of them
+    /// ([`Replicas`]) from `start` on; `None`: the world knows none, and one watcher acts.
+    fn coordination(
+        _setup: &Self::Setup,
+        _replicas: usize,
+        _start: i64,
+    ) -> Option<Box<dyn Coordination>> {
+        None
+    }
 }
 
 /// A world's target.
@@ -238,8 +249,16 @@ pub enum OpRun {
 #[derive(Clone, Debug)]
 pub struct Faults<R> {
     pub world: R,
+    /// The (acting) watcher is killed mid-pass.
     pub kill: f64,
     pub admin_edit: f64,
+    /// With replicas: the acting one is paused mid-pass for longer than its lease.
+    pub pause: f64,
+    /// With replicas: the acting one is cut off from the coordination mid-pass.
+    pub partition: f64,
+    /// With replicas: the acting one hands over cleanly before the pass (SIGTERM, a master
+    /// failover).
+    pub handover: f64,
 }
 
 impl<R: Default> Default for Faults<R> {
@@ -248,6 +267,21 @@ impl<R: Default> Default for Faults<R> {
             world: R::default(),
             kill: 0.2,
             admin_edit: 0.2,
+            pause: 0.0,
+            partition: 0.0,
+            handover: 0.0,
+        }
+    }
+}
+
+impl<R> Faults<R> {
+    /// These faults and those of replicas: pauses, partitions and handovers of the acting one.
+    pub fn with_replicas(self) -> Self {
+        Faults {
+            pause: 0.1,
+            partition: 0.1,
+            handover: 0.1,
+            ..self
         }
     }
 }
@@ -259,6 +293,16 @@ pub enum Event<X, L> {
     Fault(X),
     /// The watcher dies after this many backend calls in this pass.
     Kill(usize),
+    /// The acting replica is paused ([`PAUSE_SECONDS`]) after this many write attempts.
+    Pause(usize),
+    /// The acting replica is cut off from the coordination after `after` write attempts, and
+    /// its next write comes `stall` seconds later (a slow call).
+    Partition {
+        after: usize,
+        stall: i64,
+    },
+    /// The acting replica hands over before the pass.
+    Handover,
     Admin(ObjectRef, AdminEdit<L>),
 }
 
@@ -267,6 +311,15 @@ impl<X: fmt::Display, L: fmt::Debug> fmt::Display for Event<X, L> {
         match self {
             Event::Fault(x) => x.fmt(f),
             Event::Kill(n) => write!(f, "the watcher is killed after {n} backend calls"),
+            Event::Pause(n) => write!(
+                f,
+                "the acting replica is paused for {PAUSE_SECONDS} s after {n} write attempts"
+            ),
+            Event::Partition { after, stall } => write!(
+                f,
+                "the acting replica is cut off from the coordination after {after} write attempts, its next write {stall} s later"
+            ),
+            Event::Handover => write!(f, "the acting replica hands over before the pass"),
             Event::Admin(o, e) => write!(f, "admin on {o}: {e:?}"),
         }
     }
@@ -292,6 +345,8 @@ pub struct SimConfig {
     /// Passes without faults after the schedule, within which every repairable target must be
     /// repaired (or given up on with a failure).
     pub quiet_passes: u32,
+    /// How many watchers run against the fleet.
+    pub replicas: Replicas,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -316,6 +371,14 @@ pub struct Stats {
     pub repairs_succeeded: usize,
     pub repairs_failed: usize,
     pub halted_passes: usize,
+    /// With replicas: passes another replica made after the acting one was killed, paused,
+    /// cut off or handed over.
+    pub takeovers: usize,
+    pub pauses: usize,
+    pub partitions: usize,
+    pub handovers: usize,
+    /// Writes a replica's check refused: it no longer led.
+    pub refused_writes: usize,
     /// The world's own counts ([`World::tally`]).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub world: BTreeMap<&'static str, usize>,
@@ -330,6 +393,11 @@ impl Stats {
         self.repairs_succeeded += o.repairs_succeeded;
         self.repairs_failed += o.repairs_failed;
         self.halted_passes += o.halted_passes;
+        self.takeovers += o.takeovers;
+        self.pauses += o.pauses;
+        self.partitions += o.partitions;
+        self.handovers += o.handovers;
+        self.refused_writes += o.refused_writes;
         for (k, n) in &o.world {
             *self.world.entry(k).or_default() += n;
         }
@@ -371,6 +439,20 @@ pub fn schedule<W: World>(
         }
         if rng.random_bool(faults.kill) {
             events.push(Event::Kill(rng.random_range(0..8)));
+        }
+        // Drawn only when asked for, so that the scenarios of a seed without replicas stay
+        // what they were.
+        if faults.handover > 0.0 && rng.random_bool(faults.handover) {
+            events.push(Event::Handover);
+        }
+        if faults.pause > 0.0 && rng.random_bool(faults.pause) {
+            events.push(Event::Pause(rng.random_range(0..8)));
+        }
+        if faults.partition > 0.0 && rng.random_bool(faults.partition) {
+            events.push(Event::Partition {
+                after: rng.random_range(0..8),
+                stall: rng.random_range(0..20),
+            });
         }
         out.passes.push(events);
     }
@@ -521,65 +603,51 @@ pub fn run_with<W: World>(
     cfg: &SimConfig,
     planner: Planner<'_, W>,
 ) -> Outcome {
-    let words = <W::Family as Family>::WORDS;
     let mut world = W::new(fleet, setup, cfg.start);
+    let mut coord = if cfg.replicas.count > 1 {
+        W::coordination(setup, cfg.replicas.count, cfg.start)
+    } else {
+        None
+    };
+    let mut clock = cfg.start;
     let mut stats = Stats::default();
     let mut log = Vec::new();
     let total = schedule.passes.len() + cfg.quiet_passes as usize;
     for pass in 0..total {
         let now = cfg.start + pass as i64 * PASS_SECONDS;
         let mut lines = Vec::new();
-        let mut kill_after = None;
+        let mut mishaps = PassMishaps::default();
         for e in schedule.passes.get(pass).into_iter().flatten() {
             lines.push(e.to_string());
             match e {
                 Event::Fault(x) => world.apply(x, now),
-                Event::Kill(n) => kill_after = Some(*n),
+                Event::Kill(n) => mishaps.kill = Some(*n),
+                Event::Pause(n) => mishaps.mid.pause = Some(*n),
+                Event::Partition { after, stall } => {
+                    mishaps.mid.partition = Some((*after, *stall));
+                }
+                Event::Handover => mishaps.handover = true,
                 Event::Admin(object, edit) => admin::apply(&mut world, object, edit, now),
             }
         }
-        let before = world.fleet().clone();
-        let plan = planner(&before, now, pass as u64);
-        if plan.fleet.halted.is_some() {
-            stats.halted_passes += 1;
-        }
-        let mut rec =
-            Intercepted::wrap(Dying::new(world.backend(), kill_after), CallLog::default());
-        let report = exec::execute(&plan, &mut rec);
-        let mut calls = rec.by;
-        calls.crashed = report.crashed;
-        if report.crashed {
-            stats.kills += 1;
-            lines.push("the watcher died mid-pass".into());
-        }
-        stats.jobs_submitted += calls.submitted.len();
-        for (object, mark) in &calls.added {
-            if let Ok(Mark::Result(r)) = <W::Family as Family>::Marks::parse(mark) {
-                match r.result {
-                    RepairResult::Success => stats.repairs_succeeded += 1,
-                    RepairResult::Failure => stats.repairs_failed += 1,
-                    RepairResult::Enoperm => {}
-                }
+        let mut stage = Stage {
+            planner,
+            cfg,
+            pass,
+            now,
+            stats: &mut stats,
+            lines: &mut lines,
+        };
+        let checked = match coord.as_deref_mut() {
+            None => stage.single(&mut world, mishaps.kill),
+            Some(c) => {
+                clock = clock.max(now);
+                stage.replicated(&mut world, c, &mut clock, mishaps)
             }
-            lines.push(format!("watcher adds {object}: {mark}"));
-        }
-        for (object, mark) in &calls.removed {
-            lines.push(format!("watcher removes {object}: {mark}"));
-        }
-        for s in &calls.submitted {
-            lines.push(format!(
-                "watcher submits {} {} on {}: {}",
-                words.op, s.id, s.target, s.op
-            ));
-        }
-        for a in &calls.advanced {
-            lines.push(format!("watcher advances {}: {}", a.object, a.op));
-        }
+        };
         stats.passes += 1;
         log.push(lines);
-        if let Err((rule, detail)) =
-            oracle::check_pass::<W>(&mut world, &before, &calls, &cfg.limits, now)
-        {
+        if let Err((rule, detail)) = checked {
             stats.world = world.tally().into_iter().collect();
             return Outcome {
                 stats,
@@ -599,6 +667,294 @@ pub fn run_with<W: World>(
         stats,
         violation,
         log,
+    }
+}
+
+/// What befalls the watchers in one pass.
+#[derive(Default)]
+struct PassMishaps {
+    kill: Option<usize>,
+    handover: bool,
+    mid: replicas::Mishaps,
+}
+
+/// A plan one replica made, kept for its pass to resume after a pause.
+struct Planned<W: World> {
+    before: W::Fleet,
+    plan: Plan<W::Family>,
+}
+
+/// What one replica's stretch of writing came to.
+struct Stretch<F: Family> {
+    crashed: bool,
+    paused: bool,
+    partitioned: bool,
+    made: Vec<Result<Option<F::OpId>, String>>,
+}
+
+/// One pass of the world: the watchers act, the oracle checks each one's writes.
+struct Stage<'s, 'p, W: World> {
+    planner: Planner<'p, W>,
+    cfg: &'s SimConfig,
+    pass: usize,
+    now: i64,
+    stats: &'s mut Stats,
+    lines: &'s mut Vec<String>,
+}
+
+impl<W: World> Stage<'_, '_, W> {
+    fn plan(&mut self, world: &W) -> Planned<W> {
+        let before = world.fleet().clone();
+        let plan = (self.planner)(&before, self.now, self.pass as u64);
+        if plan.fleet.halted.is_some() {
+            self.stats.halted_passes += 1;
+        }
+        Planned { before, plan }
+    }
+
+    /// The single watcher of old.
+    fn single(&mut self, world: &mut W, kill_after: Option<usize>) -> Result<(), Broken> {
+        let planned = self.plan(world);
+        let mut rec =
+            Intercepted::wrap(Dying::new(world.backend(), kill_after), CallLog::default());
+        let report = exec::execute(&planned.plan, &mut rec);
+        let mut calls = rec.by;
+        calls.crashed = report.crashed;
+        if report.crashed {
+            self.stats.kills += 1;
+            self.lines.push("the watcher died mid-pass".into());
+        }
+        self.note(&calls, "watcher");
+        oracle::check_pass::<W>(world, &planned.before, &calls, &self.cfg.limits, self.now)
+    }
+
+    /// Replicas: the one that leads acts, with what befalls it; another takes over when it
+    /// stops. Time in the pass is the replicas' `clock`.
+    fn replicated(
+        &mut self,
+        world: &mut W,
+        coord: &mut dyn Coordination,
+        clock: &mut i64,
+        mishaps: PassMishaps,
+    ) -> Result<(), Broken> {
+        coord.restart(*clock);
+        coord.run_until(*clock);
+        if mishaps.handover
+            && let Some(&a) = coord.acting(*clock).first()
+            && coord.hand_over(a, *clock)
+        {
+            self.stats.handovers += 1;
+            self.lines.push(format!("{} hands over", coord.name(a)));
+            return self.take_over(world, coord, clock, a, *clock + TAKEOVER_SECONDS);
+        }
+        let a = match coord.acting(*clock).first() {
+            Some(&a) => a,
+            None => match successor(coord, clock, None, *clock + TAKEOVER_SECONDS) {
+                Some(a) => a,
+                None => {
+                    self.lines.push("no replica leads: nobody acts".into());
+                    return Ok(());
+                }
+            },
+        };
+        let term = coord.term(a);
+        let planned = self.plan(world);
+        let first = self.stretch(
+            world,
+            coord,
+            clock,
+            (a, term),
+            &planned,
+            mishaps.kill,
+            mishaps.mid,
+            VecDeque::new(),
+        )?;
+        if first.partitioned {
+            self.stats.partitions += 1;
+        }
+        if first.crashed {
+            self.stats.kills += 1;
+            coord.kill(a, *clock);
+        }
+        if first.paused {
+            self.stats.pauses += 1;
+            coord.freeze(a, *clock);
+            let end = *clock + PAUSE_SECONDS;
+            self.take_over(world, coord, clock, a, end)?;
+            *clock = (*clock).max(end);
+            coord.thaw(a, *clock);
+            self.lines
+                .push(format!("{} resumes its pass", coord.name(a)));
+            self.stretch(
+                world,
+                coord,
+                clock,
+                (a, term),
+                &planned,
+                None,
+                replicas::Mishaps::default(),
+                first.made.into(),
+            )?;
+        } else if first.crashed || first.partitioned {
+            self.take_over(world, coord, clock, a, *clock + TAKEOVER_SECONDS)?;
+        }
+        Ok(())
+    }
+
+    /// Another replica than `gone` that leads by `until` makes a pass of its own.
+    fn take_over(
+        &mut self,
+        world: &mut W,
+        coord: &mut dyn Coordination,
+        clock: &mut i64,
+        gone: usize,
+        until: i64,
+    ) -> Result<(), Broken> {
+        let Some(b) = successor(coord, clock, Some(gone), until) else {
+            return Ok(());
+        };
+        self.stats.takeovers += 1;
+        self.lines.push(format!("{} takes over", coord.name(b)));
+        let term = coord.term(b);
+        let planned = self.plan(world);
+        self.stretch(
+            world,
+            coord,
+            clock,
+            (b, term),
+            &planned,
+            None,
+            replicas::Mishaps::default(),
+            VecDeque::new(),
+        )
+        .map(drop)
+    }
+
+    /// Replica `who` (with the term it planned in) carries out `planned` from where `script`
+    /// ends; the oracle checks what it wrote.
+    #[allow(clippy::too_many_arguments)]
+    fn stretch(
+        &mut self,
+        world: &mut W,
+        coord: &mut dyn Coordination,
+        clock: &mut i64,
+        (replica, term): (usize, u64),
+        planned: &Planned<W>,
+        kill_after: Option<usize>,
+        mid: replicas::Mishaps,
+        script: VecDeque<Result<Option<<W::Family as Family>::OpId>, String>>,
+    ) -> Result<Stretch<W::Family>, Broken> {
+        let name = coord.name(replica);
+        let guard = replicas::Guard {
+            coord,
+            clock,
+            replica,
+            term,
+            unguarded: self.cfg.replicas.unguarded,
+            mishaps: mid,
+            attempts: 0,
+            paused: false,
+            partitioned: false,
+            refused: None,
+            unled: None,
+        };
+        let mut rec = replicas::Replay {
+            inner: Intercepted::wrap(
+                Intercepted::wrap(Dying::new(world.backend(), kill_after), guard),
+                CallLog::default(),
+            ),
+            script,
+            made: Vec::new(),
+        };
+        let report = exec::execute(&planned.plan, &mut rec);
+        let replicas::Replay {
+            inner:
+                Intercepted {
+                    inner: Intercepted { by: guard, .. },
+                    by: mut calls,
+                },
+            made,
+            ..
+        } = rec;
+        calls.crashed = report.crashed;
+        if report.crashed {
+            self.lines.push(format!("{name} died mid-pass"));
+        }
+        self.note(&calls, &name);
+        if guard.paused {
+            self.lines.push(format!("{name} is paused mid-pass"));
+        }
+        if let Some(why) = &guard.refused {
+            self.stats.refused_writes += 1;
+            self.lines.push(format!("{name}: write refused: {why}"));
+        }
+        let stretch = Stretch {
+            crashed: report.crashed,
+            paused: guard.paused,
+            partitioned: guard.partitioned,
+            made,
+        };
+        // The at-most-once rules first: a stale replica's write that starts a repair again is
+        // reported as that, the more telling finding.
+        oracle::check_pass::<W>(world, &planned.before, &calls, &self.cfg.limits, self.now)?;
+        if let Some(what) = guard.unled {
+            return Err((NOT_LEADING.into(), what));
+        }
+        Ok(stretch)
+    }
+
+    /// Counts and logs what `who` did.
+    fn note(&mut self, calls: &CallLog<W::Family>, who: &str) {
+        let words = <W::Family as Family>::WORDS;
+        self.stats.jobs_submitted += calls.submitted.len();
+        for (object, mark) in &calls.added {
+            if let Ok(Mark::Result(r)) = <W::Family as Family>::Marks::parse(mark) {
+                match r.result {
+                    RepairResult::Success => self.stats.repairs_succeeded += 1,
+                    RepairResult::Failure => self.stats.repairs_failed += 1,
+                    RepairResult::Enoperm => {}
+                }
+            }
+            self.lines.push(format!("{who} adds {object}: {mark}"));
+        }
+        for (object, mark) in &calls.removed {
+            self.lines.push(format!("{who} removes {object}: {mark}"));
+        }
+        for s in &calls.submitted {
+            self.lines.push(format!(
+                "{who} submits {} {} on {}: {}",
+                words.op, s.id, s.target, s.op
+            ));
+        }
+        for a in &calls.advanced {
+            self.lines
+                .push(format!("{who} advances {}: {}", a.object, a.op));
+        }
+    }
+}
+
+/// The rule broken, and the details.
+type Broken = (String, String);
+
+/// The oracle's rule for a write by a replica that did not hold the coordination then.
+pub const NOT_LEADING: &str = "write by a replica that was not leading";
+
+/// The first replica other than `not` that leads, waiting for one until `until`.
+fn successor(
+    coord: &mut dyn Coordination,
+    clock: &mut i64,
+    not: Option<usize>,
+    until: i64,
+) -> Option<usize> {
+    loop {
+        if let Some(b) = coord.acting(*clock).into_iter().find(|r| Some(*r) != not) {
+            return Some(b);
+        }
+        if *clock >= until {
+            return None;
+        }
+        *clock += 1;
+        coord.run_until(*clock);
     }
 }
 

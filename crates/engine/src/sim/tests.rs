@@ -21,6 +21,7 @@ fn cfg() -> SimConfig {
         },
         start: START,
         quiet_passes: 60,
+        replicas: Default::default(),
     }
 }
 
