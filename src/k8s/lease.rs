@@ -385,7 +385,9 @@ impl Term {
         let now = Instant::now();
         // The check the simulator's replicas make too (Standing::check), then the time left.
         s.check(self.term, now, &self.identity, &self.lease)?;
-        let until = s.until.expect("a replica that may write leads until a deadline");
+        let until = s
+            .until
+            .expect("a replica that may write leads until a deadline");
         crate::fence::budget(Duration::MAX, now, Some(until))
             .map(|_| until)
             .map_err(|late| {
