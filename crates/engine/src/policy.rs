@@ -133,11 +133,9 @@ mod tests {
     #[test]
     fn a_suspend_all_suspends_the_object_and_says_so_apart() {
         let now = 1000;
-        let cases: &[(
-            &[&str],
-            Option<Policy<crate::toy::ToyLevel>>,
-            Option<Policy<_>>,
-        )] = &[
+        type Of = Option<Policy<crate::toy::ToyLevel>>;
+        // (marks, the object's policy, its suspend-all alone)
+        let cases: &[(&[&str], Of, Of)] = &[
             (
                 &["suspend-all"],
                 Some(Policy::SuspendedForever),

@@ -428,7 +428,15 @@ fn a_limit_given_as_a_share_counts_the_domains_of_its_scope_and_rounds_down() {
     };
     let five = ["s1", "s2", "s3", "s4", "s5"];
     // (case, shelves with a box, down shelves, per-group share, fleet share, halted by)
-    let cases: [(&str, &[&str], &[&str], Option<u8>, Option<u8>, Option<&str>); 10] = [
+    type Case<'a> = (
+        &'a str,
+        &'a [&'a str],
+        &'a [&'a str],
+        Option<u8>,
+        Option<u8>,
+        Option<&'a str>,
+    );
+    let cases: [Case<'_>; 10] = [
         (
             "40% of 5 is 2: 2 down",
             &five,
