@@ -3436,7 +3436,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__simulate)
-            opts="-h --passes --seed --scenarios --quiet-passes --json --verbose --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --passes --seed --scenarios --quiet-passes --replicas --json --verbose --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3455,6 +3455,10 @@ _autorepair() {
                     return 0
                     ;;
                 --quiet-passes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replicas)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
