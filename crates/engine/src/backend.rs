@@ -163,7 +163,7 @@ pub trait Backend<F: Family> {
     }
     /// Waits at most `limit` until the writes made so far show in a new read of the fleet, for
     /// a person who acts on them next (`suspend X; resume X`). Stores that apply a write before
-    /// they answer it have nothing to wait for; Ganeti queues its tag writes as jobs. An error
+    /// they answer it have nothing to wait for; some stores queue a write as a job. An error
     /// is a write the fleet took and then failed to apply.
     fn wait_applied(&mut self, _limit: std::time::Duration) -> Result<Applied, BackendError> {
         Ok(Applied::Yes)
@@ -191,7 +191,7 @@ pub trait Backend<F: Family> {
 pub enum Applied {
     Yes,
     /// Still waiting in the fleet's own queue when the time ran out: what waits, for a person
-    /// (`Ganeti job 4711 (queued)`).
+    /// (`job 4711 (queued)`).
     NotYet(String),
 }
 

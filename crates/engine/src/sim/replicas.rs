@@ -1,5 +1,5 @@
 //! Several watchers against one fleet, as production runs them: each replica asks the
-//! coordination its family's users run (a Kubernetes Lease, Ganeti's master role) whether it
+//! coordination its family's users run (a lease, a cluster's master role) whether it
 //! may act, before a pass and before every write. The engine drives them on a clock of its own
 //! (seconds, within a pass): writes take time, the coordination's rounds run meanwhile, and the
 //! acting replica can be killed, paused past its lease or cut off from the coordination
