@@ -114,7 +114,7 @@ pub fn report<F: Family>(
         || {
             let s = &summary.stats;
             let mut text = format!(
-                "{} scenario(s), {} passes: {} {} submitted, {} repairs succeeded, {} failed, {} kills of the watcher, {} halted passes\n",
+                "{} scenario(s), {} passes: {} {} submitted, {} repairs succeeded, {} failed, {} kills of the watcher, {} halted passes",
                 summary.scenarios,
                 s.passes,
                 s.jobs_submitted,
@@ -124,12 +124,14 @@ pub fn report<F: Family>(
                 s.kills,
                 s.halted_passes
             );
+            // With replicas, the same line says what befell them.
             if s.takeovers + s.pauses + s.partitions + s.handovers > 0 {
                 text.push_str(&format!(
-                    "replicas: {} takeovers, {} pauses, {} partitions, {} handovers, {} writes refused to a replica no longer leading\n",
+                    "; replicas: {} takeovers, {} pauses, {} partitions, {} handovers, {} writes refused to a replica no longer leading",
                     s.takeovers, s.pauses, s.partitions, s.handovers, s.refused_writes
                 ));
             }
+            text.push('\n');
             match summary.findings.first() {
                 None => text.push_str("no safety or liveness rule was violated\n"),
                 Some(f) => text.push_str(&format!("VIOLATION: {f}")),
