@@ -7,6 +7,7 @@
 //! from the Lease while sabakan stays reachable (its Lease requests fail, or hang).
 
 use crate::common;
+use crate::common::replicas::{Disruption, RENEW_DEADLINE, token};
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -145,26 +146,6 @@ impl Site {
         Replica { child, log }
     }
 }
-
-fn token(replica: &str) -> String {
-    format!("token-{replica}")
-}
-
-/// What happens to the leader.
-#[derive(Clone, Copy, Debug)]
-enum Disruption {
-    Signal(&'static str),
-    /// SIGSTOP past the Lease, then SIGCONT.
-    Pause,
-    /// Its Lease requests fail (HTTP 500), or hang, from now on; sabakan stays reachable.
-    Partition {
-        hang: bool,
-    },
-}
-
-/// client-go's defaults, which `run --leader-elect` uses: the holder counts itself leader
-/// until this long after the start of its last renewal.
-const RENEW_DEADLINE: Duration = Duration::from_secs(10);
 
 struct Replica {
     child: Child,

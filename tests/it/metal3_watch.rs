@@ -3,6 +3,7 @@
 //! and a compacted history survived, irrelevant changes ignored) and leader election with a
 //! coordination.k8s.io/v1 Lease between two replicas.
 
+use crate::common::replicas::{Disruption, RENEW_DEADLINE, token};
 use autorepair::engine::BackendError;
 use autorepair::k8s::lease::{Elector, LeaseName, Timing};
 use autorepair::metal3::fixture::{Fleet, Host, Machine, Node};
@@ -541,27 +542,6 @@ fn the_loop_makes_a_pass_within_two_seconds_of_a_request_and_stops_on_sigterm() 
         .expect("still running after SIGTERM");
     assert!(status.success(), "{status:?}");
 }
-
-fn token(replica: &str) -> String {
-    format!("token-{replica}")
-}
-
-/// What happens to the leader.
-#[derive(Clone, Copy, Debug)]
-enum Disruption {
-    Signal(&'static str),
-    /// SIGSTOP past the Lease, then SIGCONT.
-    Pause,
-    /// Its Lease requests fail (HTTP 500), or hang, from now on; the Machines and hosts, on
-    /// the same API server, stay reachable.
-    Partition {
-        hang: bool,
-    },
-}
-
-/// client-go's defaults, which `run --leader-elect` uses: the holder counts itself leader
-/// until this long after the start of its last renewal.
-const RENEW_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The writes (not to the Lease) replica `name` sent from request number `from` on.
 fn writes_by(kube: &FakeKube, name: &str, from: usize) -> Vec<String> {

@@ -52,3 +52,31 @@ users:
 "
     )
 }
+
+/// What the replica tests of the families share: who a replica is to the API server, what
+/// befalls the leader, and the Lease's timing.
+pub mod replicas {
+    use std::time::Duration;
+
+    /// A replica's own bearer token, so that the API server can tell it apart and cut it off.
+    pub fn token(replica: &str) -> String {
+        format!("token-{replica}")
+    }
+
+    /// What happens to the leader.
+    #[derive(Clone, Copy, Debug)]
+    pub enum Disruption {
+        Signal(&'static str),
+        /// SIGSTOP past the Lease, then SIGCONT.
+        Pause,
+        /// Its Lease requests fail (HTTP 500), or hang, from now on; the fleet (sabakan, or
+        /// the Machines and hosts on the same API server) stays reachable.
+        Partition {
+            hang: bool,
+        },
+    }
+
+    /// client-go's defaults, which `run --leader-elect` uses: the holder counts itself leader
+    /// until this long after the start of its last renewal.
+    pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+}
