@@ -77,7 +77,9 @@ impl Watch {
     /// write. An unreadable file is no pull (the admin verb could not have written it either).
     pub fn pulled(&self) -> Option<Pulled> {
         let now = std::fs::read_to_string(&self.path).ok()?;
-        if self.at_start.as_deref() == Some(now.as_str()) {
+        // The same pull, now marked applied, is no new pull.
+        let same = |start: &str| now == start || now.strip_suffix(APPLIED) == Some(start);
+        if self.at_start.as_deref().is_some_and(same) {
             return None;
         }
         parse(&now)
@@ -105,7 +107,11 @@ impl Watch {
     /// read the fleet before the suspend's write was applied must not start the repairs the
     /// suspend stops.
     pub fn holding(&self, shows_suspended: impl Fn(&str) -> bool) -> Option<Pulled> {
-        let pulled = parse(self.at_start.as_deref()?)?;
+        let text = self.at_start.as_deref()?;
+        if text.ends_with(APPLIED) {
+            return None;
+        }
+        let pulled = parse(text)?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
@@ -115,6 +121,29 @@ impl Watch {
         }
         Some(pulled)
     }
+}
+
+/// The last line of a brake whose suspend the verb saw applied.
+const APPLIED: &str = "applied\n";
+
+/// Marks the brake applied if it still names `object`: the verb saw its suspend in the fleet,
+/// whose own mark governs the passes that begin from now on. Until then a pass that read the
+/// fleet without the suspend holds ([`Watch::holding`]); without this, removing the suspend
+/// by hand (not by `resume`) would hold this host's passes for [`HOLD`].
+pub fn applied(lock: &Path, object: &str) -> std::io::Result<()> {
+    let path = path(lock);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if text.ends_with(APPLIED) || parse(&text).is_none_or(|p| p.object != object) {
+        return Ok(());
+    }
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(format!(".{}", std::process::id()));
+    std::fs::write(&aside, format!("{text}{APPLIED}"))?;
+    std::fs::rename(&aside, &path)
 }
 
 /// Lets the brake go if it names `object`: a resume of it undoes the suspend, and passes must
@@ -198,6 +227,28 @@ mod tests {
             at_start: Some("group/g1\n1000.000000000\n1\n".into()),
         };
         assert_eq!(old.holding(|_| false), None);
+    }
+
+    #[test]
+    fn an_applied_suspend_holds_no_later_pass_and_stops_no_earlier_one_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("fleet.lock");
+        pull(&lock, "cluster").unwrap();
+        let between = Watch::start(&lock);
+        assert!(between.holding(|_| false).is_some(), "not applied yet");
+        applied(&lock, "group/other").unwrap();
+        assert!(
+            Watch::start(&lock).holding(|_| false).is_some(),
+            "another object"
+        );
+        applied(&lock, "cluster").unwrap();
+        // Its tag removed by hand afterwards: the fleet governs, the brake holds nothing.
+        assert_eq!(Watch::start(&lock).holding(|_| false), None);
+        assert_eq!(between.pulled(), None, "marking it applied is no new pull");
+        applied(&lock, "cluster").unwrap();
+        assert_eq!(between.pulled(), None, "twice neither");
+        pull(&lock, "cluster").unwrap();
+        assert!(between.pulled().is_some(), "a new suspend is");
     }
 
     #[test]

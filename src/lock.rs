@@ -41,6 +41,14 @@ pub enum LockError {
 #[derive(Debug)]
 pub struct LockGuard {
     _file: File,
+    path: PathBuf,
+}
+
+impl LockGuard {
+    /// The lock file held: the brake lives beside it (crate::brake).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// [`acquire`], waiting up to `wait` while another holder has it (`None`: not at all). The
@@ -79,7 +87,10 @@ pub fn acquire(path: &Path) -> Result<LockGuard, LockError> {
             source,
         })?;
     match file.try_lock() {
-        Ok(()) => Ok(LockGuard { _file: file }),
+        Ok(()) => Ok(LockGuard {
+            _file: file,
+            path: path.to_owned(),
+        }),
         Err(TryLockError::WouldBlock) => Err(LockError::Busy {
             path: path.to_owned(),
         }),

@@ -40,20 +40,27 @@ pub fn admin<F: FamilyFace>(
         source,
     })?;
     let actions = admin::edits::<F>(&snap, object, verb).map_err(Error::Edit)?;
-    let brake = |source| Error::Brake {
+    // Beside the lock a pass holds, whatever URL it reached the fleet by (a Ganeti cluster's
+    // lock is named by its uuid).
+    let brake_lock = if live && matches!(verb, Verb::Suspend { .. } | Verb::Resume { .. }) {
+        Some(F::lock_taken(&fleet.source, lock)?)
+    } else {
+        None
+    };
+    let brake = |lock: &Path, source| Error::Brake {
         path: crate::brake::path(lock),
         object: object.clone(),
         source,
     };
-    match verb {
-        Verb::Suspend { .. } if live => {
-            crate::brake::pull(lock, &object.to_string()).map_err(brake)?;
+    if let Some(lock) = &brake_lock {
+        match verb {
+            Verb::Suspend { .. } => {
+                crate::brake::pull(lock, &object.to_string()).map_err(|e| brake(lock, e))?;
+            }
+            // Passes must not wait for a suspend the admin undid
+            // (crate::brake::Watch::holding).
+            _ => crate::brake::release(lock, &object.to_string()).map_err(|e| brake(lock, e))?,
         }
-        // Passes must not wait for a suspend the admin undid (crate::brake::Watch::holding).
-        Verb::Resume { .. } if live => {
-            crate::brake::release(lock, &object.to_string()).map_err(brake)?;
-        }
-        _ => {}
     }
     // The wall clock: it only decides whether a timed suspend below has run out.
     let kept = match verb {
@@ -121,7 +128,14 @@ pub fn admin<F: FamilyFace>(
         // The admin's next command reads the fleet again (`suspend X; resume X`): it must find
         // the change there, not an older state.
         match backend.wait_applied(applied_within) {
-            Ok(Applied::Yes) => {}
+            // The suspend is in the fleet now, which governs from here on: passes that
+            // begin later need not wait for it (nor for 15 minutes, should someone remove
+            // its tag by hand).
+            Ok(Applied::Yes) => {
+                if let (Some(lock), Verb::Suspend { .. }) = (&brake_lock, verb) {
+                    crate::brake::applied(lock, &object.to_string()).map_err(|e| brake(lock, e))?;
+                }
+            }
             Ok(Applied::NotYet(what)) => {
                 return Err(Error::NotApplied {
                     object: object.clone(),

@@ -147,8 +147,9 @@ pub struct GlobalArgs {
     /// context].
     #[arg(long, global = true, value_name = "NAME")]
     pub kube_context: Option<String>,
-    /// Lock file [default: one per fleet: FLEET.lock next to a fleet file;
-    /// /run/lock/autorepair-HOST:PORT.lock for RAPI].
+    /// Lock file [default: one per fleet: FLEET.lock next to a fleet file; under /run/lock,
+    /// autorepair-ganeti-UUID.lock for a Ganeti cluster (by its identity, whatever URL reaches
+    /// it), autorepair-HOST:PORT.lock for sabakan, autorepair-kube.lock for --kube].
     #[arg(long, global = true, value_name = "FILE")]
     pub lock_file: Option<PathBuf>,
     /// When another run or admin command holds the fleet's lock, wait for it this long

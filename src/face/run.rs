@@ -42,7 +42,10 @@ pub fn run<F: FamilyFace>(
                 .as_deref()
                 .map(|path| acquire_lock(fleet, path))
                 .transpose()
-                .and_then(|_held| one_pass(out, logs, fleet, run, pass, guard)),
+                .and_then(|held| {
+                    let lock = held.as_ref().map(crate::lock::LockGuard::path);
+                    one_pass(out, logs, fleet, run, lock, pass, guard)
+                }),
             Err(e) => Err(e.into()),
         };
         match outcome {
@@ -86,13 +89,16 @@ fn one_pass<F: FamilyFace>(
     logs: &Logs,
     fleet: &Fleet<F>,
     run: &Run,
+    lock: Option<&std::path::Path>,
     pass: u32,
     guard: Option<crate::engine::WriteGuard>,
 ) -> Result<Exit, Error> {
     let started = std::time::Instant::now();
     // An operator's suspend pulls the brake rather than wait for this pass to end
-    // (crate::brake); a dry run (no lock) writes nothing to stop.
-    let brake = run.lock.as_deref().map(crate::brake::Watch::start);
+    // (crate::brake); a dry run (no lock) writes nothing to stop. The brake is beside the
+    // lock this pass holds (a Ganeti cluster's is named by its uuid), so a suspend given by
+    // another URL of the same cluster finds it.
+    let brake = lock.map(crate::brake::Watch::start);
     let guard = match &brake {
         Some(b) => Some(crate::brake::both(guard, b.guard())),
         None => guard,

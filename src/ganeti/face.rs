@@ -215,7 +215,15 @@ impl FamilyFace for Ganeti {
             return Ok(true);
         };
         match role.verdict() {
-            Ok(Verdict::Master) => Ok(true),
+            Ok(Verdict::Master) => {
+                if let Where::Rapi(endpoint) = &source.from
+                    && role.url_follows_the_master(&endpoint.url)
+                {
+                    static SAID: std::sync::Once = std::sync::Once::new();
+                    SAID.call_once(|| tracing::warn!(target: LOG_TARGET, url = %endpoint.url, "--rapi reaches whichever node is master (the cluster's name or master IP): a write this host sends just as a failover takes the role away can land on the new master. https://127.0.0.1:5080 reaches this host's own RAPI daemon, which the failover stops first, so nothing can"));
+                }
+                Ok(true)
+            }
             Ok(Verdict::Standby { master }) => {
                 tracing::info!(target: LOG_TARGET, %master, "this host is not the cluster's master ({master} is): it stands by, and the watcher there acts");
                 Ok(false)

@@ -175,6 +175,35 @@ pub fn refusal(verdict: Result<Verdict, RoleError>, master_file: &Path) -> Optio
     }
 }
 
+impl Role {
+    /// Whether `url` reaches whichever node is master, by the cluster's name or its master IP as
+    /// this node's ssconf gives them, rather than one node's own RAPI daemon.
+    pub fn url_follows_the_master(&self, url: &str) -> bool {
+        let read = |key: &str| {
+            std::fs::read_to_string(self.ssconf_dir.join(format!("ssconf_{key}")))
+                .unwrap_or_default()
+        };
+        follows_the_master(url, &read("cluster_name"), &read("master_ip"))
+    }
+}
+
+/// See [`Role::url_follows_the_master`]: a write sent there as a failover takes the role away
+/// can land on the new master, while one sent to this host's own daemon (127.0.0.1, its own
+/// name) cannot: the failover stops that daemon before the new master starts.
+pub fn follows_the_master(url: &str, cluster_name: &str, master_ip: &str) -> bool {
+    let Some(host) = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_owned()))
+    else {
+        return false;
+    };
+    let host = canonical(&host);
+    [cluster_name, master_ip]
+        .iter()
+        .map(|n| canonical(n))
+        .any(|n| !n.is_empty() && n == host)
+}
+
 /// Asks the master role before every write of a pass: a host that lost it in mid-pass (a
 /// `gnt-cluster master-failover` ran) stops before its next write, and the new master's
 /// watcher carries on from the tags. The writes made before were whole, so nothing is left
@@ -286,6 +315,31 @@ mod tests {
                 (w, g) => panic!("{me} with master {master:?}: want {w:?}, got {g:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_url_by_the_clusters_name_or_master_ip_follows_the_master() {
+        let cases = [
+            ("https://127.0.0.1:5080", false),
+            ("https://localhost:5080", false),
+            ("https://node1.example.test:5080", false),
+            ("https://10.99.0.1:5080", false),
+            ("https://cluster.example.test:5080", true),
+            ("https://Cluster.Example.Test.:5080/", true),
+            ("https://10.99.0.100:5080", true),
+            ("not a url", false),
+        ];
+        for (url, follows) in cases {
+            assert_eq!(
+                follows_the_master(url, "cluster.example.test\n", "10.99.0.100\n"),
+                follows,
+                "{url}"
+            );
+        }
+        assert!(
+            !follows_the_master("https://10.99.0.100:5080", "", ""),
+            "no ssconf"
+        );
     }
 
     #[test]

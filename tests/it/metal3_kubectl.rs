@@ -378,6 +378,16 @@ fn the_story_is_told_on_the_machine_and_its_host() {
         ],
         "{described}"
     );
+    // `get events` lists them as the API server keeps them, by name: client-go's names make
+    // that the order they happened in, as ours do (a random suffix made it random).
+    let (_, listed) = run(
+        "kubectl get events -n prod --field-selector involvedObject.name=workers-7d9f-b2 -o custom-columns=REASON:.reason --no-headers",
+    );
+    assert_eq!(
+        listed.split_whitespace().collect::<Vec<_>>(),
+        reasons,
+        "{listed}"
+    );
     let (_, host) = run("kubectl describe bmh -n prod workers-7d9f-b2-bmh");
     let host_events = host.split("\nEvents:\n").nth(1).unwrap_or_default();
     assert!(

@@ -160,6 +160,22 @@ pub(super) fn of_marks(object: &ObjectRef, added: &[String], why: &str) -> Vec<S
         .collect()
 }
 
+/// An Event's name as client-go's recorder makes it: the object's name and the time in hex
+/// nanoseconds. The API server lists Events by name, and stores their timestamps to the second,
+/// so only a name that grows with time keeps `kubectl get events` in the order things happened.
+/// Two Events in one nanosecond (or a clock stepped back) get the next free one.
+fn event_name(object: &str, now: jiff::Timestamp) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let nanos = u64::try_from(now.as_nanosecond()).unwrap_or(0);
+    let prev = LAST
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
+            Some(nanos.max(last + 1))
+        })
+        .unwrap_or_default();
+    format!("{object}.{:x}", nanos.max(prev + 1))
+}
+
 impl Inner {
     /// Posts the Events (core/v1) on their objects, in the objects' namespaces. Never fails.
     pub(super) async fn tell(&self, stories: Vec<Story>) {
@@ -173,12 +189,12 @@ impl Inner {
             let (Home::Management, Some(ns)) = (&live.home, live.namespace.as_deref()) else {
                 continue;
             };
-            let now = jiff::Timestamp::now().to_string();
+            let now = jiff::Timestamp::now();
             let body = json!({
                 "apiVersion": "v1",
                 "kind": "Event",
                 "metadata": {
-                    "name": format!("{}.{}", live.name, uuid::Uuid::new_v4().simple()),
+                    "name": event_name(&live.name, now),
                     "namespace": ns,
                 },
                 "involvedObject": {
@@ -194,8 +210,8 @@ impl Inner {
                 "source": {"component": COMPONENT},
                 "reportingComponent": COMPONENT,
                 "reportingInstance": COMPONENT,
-                "firstTimestamp": now,
-                "lastTimestamp": now,
+                "firstTimestamp": now.to_string(),
+                "lastTimestamp": now.to_string(),
                 "count": 1,
             });
             let path = format!("/api/v1/namespaces/{ns}/events");
@@ -227,6 +243,29 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_names_sort_in_the_order_they_were_made() {
+        let t = |s: i64| jiff::Timestamp::from_second(s).expect("time");
+        // Same instant twice, a later one, then a clock stepped back: names still grow.
+        let names: Vec<String> = [
+            t(1_800_000_000),
+            t(1_800_000_000),
+            t(1_800_000_001),
+            t(1_700_000_000),
+        ]
+        .into_iter()
+        .map(|at| event_name("m1", at))
+        .collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted, names, "distinct and in order");
+        assert!(
+            names[0].starts_with("m1.") && names[0].len() == "m1.".len() + 16,
+            "{names:?}"
+        );
+    }
 
     #[test]
     fn each_step_and_each_end_makes_its_event() {

@@ -399,8 +399,12 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
         // Repairs with operations first (oldest first), then requests: a request, however old,
         // never starts while a repair with operations has not been judged.
         repairs.sort_by_cached_key(|r| {
-            let (ops, missing) = self.ops_of(r);
-            (ops.is_empty() && missing.is_empty(), r.since, r.id)
+            let (ops, missing, foreign) = self.ops_of(r);
+            (
+                ops.is_empty() && missing.is_empty() && foreign.is_empty(),
+                r.since,
+                r.id,
+            )
         });
         for r in &repairs {
             if self.busy() {
@@ -419,11 +423,23 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
     /// Operations known for the repair: the ones its marks record and any the backend lists
     /// with its id as reason (submitted by a pass that died before recording them). Of several
     /// attempts at one step only the newest counts, so the list never grows beyond the
-    /// chain's length. Returns the operations and the recorded ones the backend no longer knows.
-    fn ops_of(&self, r: &InFlight<F>) -> (Vec<F::OpId>, Vec<F::OpId>) {
+    /// chain's length. Returns the operations, the recorded ones the backend no longer knows,
+    /// and the recorded ones whose id the backend now gives another operation: one of another
+    /// repair or target, or no repair step at all (Ganeti numbers jobs afresh from an older
+    /// serial after its queue moved through a node that held no copy of it).
+    fn ops_of(&self, r: &InFlight<F>) -> (Vec<F::OpId>, Vec<F::OpId>, Vec<F::OpId>) {
         let index = &self.ctx.index;
-        let mut ops = r.recorded.clone();
         let here = |o: &Operation<F>| o.target.is_none_or(|t| t == self.name);
+        // An operation without a repair id is ours only as a step of this target (Ganeti 3.0
+        // drops the reason of reinstall jobs).
+        let ours = |o: &Operation<F>| {
+            here(o) && (o.repair == Some(r.id) || (o.repair.is_none() && o.step.is_some()))
+        };
+        let (mut ops, foreign): (Vec<F::OpId>, Vec<F::OpId>) = r
+            .recorded
+            .iter()
+            .cloned()
+            .partition(|id| self.op(id).is_none_or(ours));
         for &i in index.ops_by_repair.get(r.id).into_iter().flatten() {
             let o = &index.ops[i];
             if o.step.is_some() && here(o) && !ops.contains(&o.id) {
@@ -445,7 +461,7 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             })
             .map(|o| o.id.clone())
             .collect();
-        (newest, missing)
+        (newest, missing, foreign)
     }
 
     fn judge(&self, r: &InFlight<F>, ops: &[F::OpId]) -> Verdict<F> {
@@ -576,8 +592,23 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
 
     fn one_pending(&mut self, r: &InFlight<F>) {
         let words = F::WORDS;
-        let (ops, missing) = self.ops_of(r);
+        let (ops, missing, foreign) = self.ops_of(r);
         self.pending_views.push(self.view(r, &ops));
+        // Judging the other operation would record its outcome as this repair's: what became
+        // of ours is unknown, as when it is gone.
+        if let Some(given) = foreign.first() {
+            self.resolve(
+                r,
+                r.repair,
+                RepairResult::Failure,
+                &ops,
+                &format!(
+                    "{op} {given} is now another {op} (the backend gave its id again): what became of this repair's is unknown",
+                    op = words.op
+                ),
+            );
+            return;
+        }
         if let Some(gone) = missing.first() {
             self.resolve(
                 r,

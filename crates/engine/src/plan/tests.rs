@@ -254,6 +254,42 @@ fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
             ],
         ),
         (
+            "a recorded step id that now names another repair's step is not judged as ours",
+            one(
+                &["replace"],
+                &[&pending],
+                Some(Restart),
+                vec![op(5, "b1", OTHER_ID, OpState::Succeeded)],
+            ),
+            vec![
+                "b1: pending update (parked by a failure until cleared)".into(),
+                format!(
+                    "  box/b1: add result:restart:{ID}:{NOW}:failure: (step 5 is now another step (the backend gave its id again): what became of this repair's is unknown)"
+                ),
+                format!(
+                    "  box/b1: remove {pending} (step 5 is now another step (the backend gave its id again): what became of this repair's is unknown)"
+                ),
+            ],
+        ),
+        (
+            "…or another box's",
+            one(
+                &["replace"],
+                &[&pending],
+                Some(Restart),
+                vec![op(5, "b2", ID, OpState::Succeeded)],
+            ),
+            vec![
+                "b1: pending update (parked by a failure until cleared)".into(),
+                format!(
+                    "  box/b1: add result:restart:{ID}:{NOW}:failure: (step 5 is now another step (the backend gave its id again): what became of this repair's is unknown)"
+                ),
+                format!(
+                    "  box/b1: remove {pending} (step 5 is now another step (the backend gave its id again): what became of this repair's is unknown)"
+                ),
+            ],
+        ),
+        (
             "a step that lacked resources is retried after retry_interval",
             one(
                 &["replace"],
