@@ -401,35 +401,49 @@ impl Settings {
                 Job::Generate { spec, output: file }
             }
             command => {
-                let mut config = load_config(global, families)?;
-                let prepared = families
-                    .iter()
-                    .map(|f| f.prepare(&matches, &mut config))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let known: Vec<&str> = crate::config::OWN_KEYS
-                    .iter()
-                    .chain(families.iter().flat_map(|f| f.config_keys()))
-                    .copied()
-                    .collect();
-                config.unknown_keys(&known)?;
-                let shared = Shared {
-                    kubeconfig: global.kubeconfig.clone(),
-                    kube_context: global.kube_context.clone(),
-                    now: command_now(&command),
-                    shows_targets: matches!(
-                        command,
-                        Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
-                    ),
-                    passes: matches!(command, Command::Run(_)),
-                    lock_named: global.lock_file.is_some() || config.lock_file.is_some(),
-                    env: env.vars.clone(),
-                };
-                let claimed = claim(families, &prepared, &shared, global)?;
+                let (config, claimed) = claim_fleet(global, &matches, families, env, &command)?;
                 Job::Fleet(claimed.job(global, &config, command, &mut output)?)
             }
         };
         Ok(Settings { logs, output, job })
     }
+}
+
+/// The fleet a command on a fleet works on: the config read, every family's flags and config
+/// section prepared (and checked), and the family that claims the fleet. Shell completion
+/// (`complete.rs`) reads the fleet the typed command line names through this too.
+pub(crate) fn claim_fleet(
+    global: &GlobalArgs,
+    matches: &clap::ArgMatches,
+    families: &[&dyn Registered],
+    env: &Env,
+    command: &Command,
+) -> Result<(Config, Box<dyn Claimed>), SettingsError> {
+    let mut config = load_config(global, families)?;
+    let prepared = families
+        .iter()
+        .map(|f| f.prepare(matches, &mut config))
+        .collect::<Result<Vec<_>, _>>()?;
+    let known: Vec<&str> = crate::config::OWN_KEYS
+        .iter()
+        .chain(families.iter().flat_map(|f| f.config_keys()))
+        .copied()
+        .collect();
+    config.unknown_keys(&known)?;
+    let shared = Shared {
+        kubeconfig: global.kubeconfig.clone(),
+        kube_context: global.kube_context.clone(),
+        now: command_now(command),
+        shows_targets: matches!(
+            command,
+            Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
+        ),
+        passes: matches!(command, Command::Run(_)),
+        lock_named: global.lock_file.is_some() || config.lock_file.is_some(),
+        env: env.vars.clone(),
+    };
+    let claimed = claim(families, &prepared, &shared, global)?;
+    Ok((config, claimed))
 }
 
 /// The commands that work on a fleet, in the order the checks were always made: config, fleet,

@@ -1,0 +1,431 @@
+//! Object names for the shells' completion, as kubectl completes them: the completion scripts
+//! (`contrib/completions/`) call `autorepair __complete-objects -- WORD…` with the words typed
+//! so far, the last being the one under the cursor, and offer what it prints.
+//!
+//! The words are parsed by the command line itself and the fleet they name is claimed by the
+//! settings stage, exactly as the verb would (its family flags, `--config`, the environment),
+//! then read by the family's own backend as `status` reads it. Completion must be cheap and
+//! must never get in the way: nothing is written, no lock is taken, nothing is ever said on
+//! standard error (no log, no error, no panic message), and past [`BUDGET`] (a live source
+//! that answers slowly) nothing is printed at all.
+//!
+//! The hidden verb is not part of clap's command line: `--help`, the man page and the
+//! generated scripts do not list it.
+
+use super::cli;
+use super::registry::Registered;
+use super::settings::{Env, claim_fleet};
+use crate::admin::Nameable;
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The hidden verb the completion scripts call.
+pub const VERB: &str = "__complete-objects";
+
+/// How long completion may take, from start to print: a live fleet that has not answered by
+/// then completes nothing, rather than keep the person at the prompt waiting.
+pub const BUDGET: Duration = Duration::from_secs(2);
+
+/// Stands for the word under the cursor while the words before it are parsed: no word a person
+/// types, so that where clap puts it says what the cursor is on.
+const CURSOR: &str = "\u{1}autorepair-completion-cursor";
+
+/// What a verb's argument takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    /// A target only (`explain`, `request`, `clear`).
+    Target,
+    /// A target or a scope (`cluster`, `group/NAME`…).
+    Object,
+}
+
+/// The verbs' arguments that name objects of the fleet: verb, clap's id of the argument, and
+/// what it takes.
+pub const OBJECT_ARGS: &[(&str, &str, Takes)] = &[
+    ("status", "objects", Takes::Object),
+    ("explain", "target", Takes::Target),
+    ("allow", "object", Takes::Object),
+    ("suspend", "object", Takes::Object),
+    ("resume", "object", Takes::Object),
+    ("request", "target", Takes::Target),
+    ("clear", "target", Takes::Target),
+];
+
+/// The words after [`VERB`] in `argv` (the program first), if it asks for completion.
+pub fn asked(argv: impl IntoIterator<Item = OsString>) -> Option<Vec<OsString>> {
+    let mut argv = argv.into_iter().skip(1).peekable();
+    if argv.next()? != VERB {
+        return None;
+    }
+    argv.next_if(|w| w == "--");
+    Some(argv.collect())
+}
+
+/// Prints the candidates for the last of `words`, one a line, and exits 0, whatever happens:
+/// on any failure, or when [`BUDGET`] runs out first, it prints nothing.
+pub fn run(families: &[&dyn Registered], words: Vec<OsString>) -> ExitCode {
+    // A panic (a bug) must not print its message over the person's command line either.
+    std::panic::set_hook(Box::new(|_| {}));
+    // Whoever takes it first decides: the watchdog exits with nothing printed, or the
+    // candidates are printed whole.
+    let gate = std::sync::Arc::new(std::sync::Mutex::new(()));
+    let watchdog = gate.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(BUDGET);
+        let _gate = watchdog.lock();
+        std::process::exit(0);
+    });
+    let found = candidates_for(families, words, &Env::from_process());
+    let _gate = gate.lock();
+    let mut out = std::io::stdout().lock();
+    for name in found {
+        if writeln!(out, "{name}").is_err() {
+            break;
+        }
+    }
+    let _ = out.flush();
+    ExitCode::SUCCESS
+}
+
+/// The candidates for the last of `words` (the command line after the program; the last word
+/// is the one under the cursor, empty for a new one): none unless it is an object argument of
+/// a verb and the fleet named can be read.
+pub fn candidates_for(
+    families: &[&dyn Registered],
+    words: Vec<OsString>,
+    env: &Env,
+) -> Vec<String> {
+    let Some(words) = words
+        .into_iter()
+        .map(|w| w.into_string().ok())
+        .collect::<Option<Vec<String>>>()
+    else {
+        return Vec::new();
+    };
+    let words = rejoin(words);
+    let Some((typed, before)) = words.split_last() else {
+        return Vec::new();
+    };
+    let Some((parsed, takes)) = position(families, before) else {
+        return Vec::new();
+    };
+    let global = &parsed.cli.global;
+    let Ok((_config, claimed)) =
+        claim_fleet(global, &parsed.matches, families, env, &parsed.cli.command)
+    else {
+        return Vec::new();
+    };
+    claimed
+        .nameable()
+        .map(|found| matching(&found, takes, typed))
+        .unwrap_or_default()
+}
+
+/// bash splits `--config=FILE` into three words at the `=` (it is in `COMP_WORDBREAKS`): one
+/// again, as the command line reads it.
+fn rejoin(words: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    let mut glued = false;
+    for word in words {
+        match out.last_mut() {
+            Some(flag)
+                if word == "=" && !glued && flag.starts_with("--") && !flag.contains('=') =>
+            {
+                flag.push('=');
+                glued = true;
+            }
+            Some(flag) if glued => {
+                flag.push_str(&word);
+                glued = false;
+            }
+            _ => out.push(word),
+        }
+    }
+    out
+}
+
+/// The command line typed before the cursor, parsed with the cursor's word in its place, and
+/// what the argument the cursor is on takes, if it names objects.
+fn position(families: &[&dyn Registered], before: &[String]) -> Option<(cli::Parsed, Takes)> {
+    let argv = std::iter::once("autorepair")
+        .chain(before.iter().map(String::as_str))
+        .chain(std::iter::once(CURSOR));
+    let parsed = cli::parse_from(families, argv).ok()?;
+    let (verb, matches) = parsed.matches.subcommand()?;
+    let &(_, id, takes) = OBJECT_ARGS.iter().find(|(v, _, _)| *v == verb)?;
+    let at_cursor = matches
+        .try_get_raw(id)
+        .ok()
+        .flatten()
+        .and_then(|mut values| values.next_back())
+        .is_some_and(|value| value == CURSOR);
+    at_cursor.then_some((parsed, takes))
+}
+
+/// The objects that begin with `typed`, written as the command line reads them back
+/// (`instance/NAME`, `group/NAME`, `machine/NS/NAME`); when none does, the targets whose bare
+/// name does (`web<TAB>` for `web1.example.org`). Sorted, each once.
+pub fn matching(found: &Nameable, takes: Takes, typed: &str) -> Vec<String> {
+    let scopes: &[_] = match takes {
+        Takes::Target => &[],
+        Takes::Object => &found.scopes,
+    };
+    let mut names: Vec<String> = found
+        .targets
+        .iter()
+        .chain(scopes)
+        .map(|o| o.to_string())
+        .filter(|name| name.starts_with(typed))
+        .collect();
+    if names.is_empty() {
+        names = found
+            .targets
+            .iter()
+            .map(|o| o.name.clone())
+            .filter(|name| name.starts_with(typed))
+            .collect();
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The shells [`script`] writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// The shell's completion script: `generated` (clap_complete's, from the command line: verbs,
+/// flags, levels) and the hook that completes object names by asking [`VERB`], falling back
+/// to `generated` where it offers none.
+pub fn script(shell: Shell, generated: &str) -> String {
+    match shell {
+        Shell::Bash => format!("{generated}{BASH_HOOK}"),
+        // clap's script ends by registering its own function (or calling it, when zsh
+        // autoloads the file): the hook's wrapper takes that place.
+        Shell::Zsh => {
+            let body = generated
+                .rfind(ZSH_DISPATCH)
+                .map_or(generated, |at| &generated[..at]);
+            format!("{body}{ZSH_HOOK}")
+        }
+        Shell::Fish => format!("{generated}{FISH_HOOK}"),
+    }
+}
+
+/// Where clap's zsh script registers its function.
+const ZSH_DISPATCH: &str = "if [ \"$funcstack[1]\" = \"_autorepair\" ]; then";
+
+const BASH_HOOK: &str = r#"
+# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+# of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
+# only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
+# any failure. Everything else completes as above.
+_autorepair_objects() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" line
+    local -a objects=()
+    if [[ ${cur} != -* ]]; then
+        while IFS= read -r line; do
+            objects+=("${line}")
+        done < <("${COMP_WORDS[0]}" __complete-objects -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null </dev/null)
+    fi
+    if [[ ${#objects[@]} -gt 0 ]]; then
+        COMPREPLY=("${objects[@]}")
+        return 0
+    fi
+    _autorepair "$@"
+}
+
+if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
+    complete -F _autorepair_objects -o nosort -o bashdefault -o default autorepair
+else
+    complete -F _autorepair_objects -o bashdefault -o default autorepair
+fi
+"#;
+
+const ZSH_HOOK: &str = r#"# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+# of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
+# only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
+# any failure. Everything else completes as above.
+_autorepair_objects() {
+    local -a objects
+    if [[ ${PREFIX} != -* ]]; then
+        objects=(${(f)"$("${(Q)words[1]}" __complete-objects -- "${(@Q)words[2,CURRENT]}" 2>/dev/null </dev/null)"})
+    fi
+    if (( ${#objects} )); then
+        compadd -a objects
+        return
+    fi
+    _autorepair "$@"
+}
+
+# Autoloaded, this file runs as `_autorepair` once, and the wrapper completes from then on.
+compdef _autorepair_objects autorepair
+if [ "$funcstack[1]" = "_autorepair" ]; then
+    _autorepair_objects "$@"
+fi
+"#;
+
+const FISH_HOOK: &str = r#"
+# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+# of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
+# only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
+# any failure.
+function __fish_autorepair_objects
+    set -l words (commandline -opc)
+    set -l cur (commandline -ct)
+    $words[1] __complete-objects -- $words[2..-1] "$cur" 2>/dev/null </dev/null
+end
+
+complete -c autorepair -n "__fish_autorepair_using_subcommand status explain allow suspend resume request clear" -f -a "(__fish_autorepair_objects)"
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ObjectRef;
+
+    #[test]
+    fn bash_words_split_at_an_equals_sign_are_one_again() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (given, want) in [
+            (
+                &["--config", "=", "f.toml", "status", ""][..],
+                &["--config=f.toml", "status", ""][..],
+            ),
+            (&["--config", "="][..], &["--config="][..]),
+            (&["suspend", "="][..], &["suspend", "="][..]),
+            (
+                &["--wait", "=", "5m", "=", "x"][..],
+                &["--wait=5m", "=", "x"][..],
+            ),
+        ] {
+            assert_eq!(rejoin(words(given)), words(want), "{given:?}");
+        }
+    }
+
+    /// The cursor's argument decides: an object argument of a verb completes, a level, a flag's
+    /// value, a verb or a word past the last argument do not.
+    #[test]
+    fn only_an_object_argument_completes() {
+        let families = crate::FAMILIES;
+        let at = |line: &str| {
+            let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+            position(families, &words).map(|(_, takes)| takes)
+        };
+        for (before, want) in [
+            ("suspend", Some(Takes::Object)),
+            ("--cluster f suspend", Some(Takes::Object)),
+            ("suspend --cluster f --for 2h", Some(Takes::Object)),
+            ("resume --all", Some(Takes::Object)),
+            ("allow failover", Some(Takes::Object)),
+            ("allow", None),
+            ("request reinstall", Some(Takes::Target)),
+            ("request", None),
+            ("explain", Some(Takes::Target)),
+            ("explain -o", None),
+            ("clear --timeout 0", Some(Takes::Target)),
+            ("status", Some(Takes::Object)),
+            ("status group/g instance/i", Some(Takes::Object)),
+            ("status --now", None),
+            ("suspend --for", None),
+            ("suspend group/g", None),
+            ("", None),
+            ("run", None),
+            ("tags parse", None),
+            ("suspend --help", None),
+        ] {
+            assert_eq!(at(before), want, "{before:?}");
+        }
+    }
+
+    #[test]
+    fn every_object_argument_is_one_of_the_command_line() {
+        let cmd = cli::command(crate::FAMILIES);
+        for (verb, id, _) in OBJECT_ARGS {
+            let sub = cmd
+                .find_subcommand(verb)
+                .unwrap_or_else(|| panic!("no verb {verb}"));
+            assert!(
+                sub.get_arguments()
+                    .any(|a| a.get_id() == *id && a.is_positional()),
+                "{verb} has no positional {id}"
+            );
+        }
+    }
+
+    #[test]
+    fn candidates_begin_with_what_is_typed() {
+        let found = Nameable {
+            targets: vec![
+                ObjectRef::new("instance", "web1.ams.example"),
+                ObjectRef::new("instance", "web2.ams.example"),
+                ObjectRef::new("instance", "db1.ams.example"),
+            ],
+            scopes: vec![
+                ObjectRef::singleton("cluster"),
+                ObjectRef::new("group", "ams"),
+                ObjectRef::new("group", "fra"),
+            ],
+        };
+        let all_targets =
+            "instance/db1.ams.example instance/web1.ams.example instance/web2.ams.example";
+        for (takes, typed, want) in [
+            (Takes::Object, "gr", "group/ams group/fra"),
+            (Takes::Object, "group/f", "group/fra"),
+            (Takes::Object, "c", "cluster"),
+            (Takes::Target, "inst", all_targets),
+            (Takes::Target, "", all_targets),
+            (Takes::Target, "gr", ""),
+            (Takes::Target, "c", ""),
+            (
+                Takes::Object,
+                "instance/w",
+                "instance/web1.ams.example instance/web2.ams.example",
+            ),
+            (Takes::Object, "web", "web1.ams.example web2.ams.example"),
+            (Takes::Target, "db", "db1.ams.example"),
+            (Takes::Object, "x", ""),
+        ] {
+            assert_eq!(
+                matching(&found, takes, typed).join(" "),
+                want,
+                "{takes:?} {typed:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn asked_only_by_the_hidden_verb() {
+        let argv = |w: &[&str]| w.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            asked(argv(&["autorepair", VERB, "--", "suspend", "g"])),
+            Some(argv(&["suspend", "g"]))
+        );
+        assert_eq!(asked(argv(&["autorepair", VERB])), Some(vec![]));
+        assert_eq!(asked(argv(&["autorepair", "status", VERB])), None);
+        assert_eq!(asked(argv(&["autorepair"])), None);
+    }
+
+    /// The zsh wrapper replaces clap's registration rather than adding a second one.
+    #[test]
+    fn each_script_ends_with_its_hook() {
+        let zsh = script(
+            Shell::Zsh,
+            "_autorepair() {\n}\n\nif [ \"$funcstack[1]\" = \"_autorepair\" ]; then\n    _autorepair \"$@\"\nelse\n    compdef _autorepair autorepair\nfi\n",
+        );
+        assert!(!zsh.contains("compdef _autorepair autorepair"), "{zsh}");
+        assert!(
+            zsh.contains("compdef _autorepair_objects autorepair"),
+            "{zsh}"
+        );
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+            assert!(script(shell, "").contains(VERB), "{shell:?}");
+        }
+    }
+}
