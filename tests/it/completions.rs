@@ -325,6 +325,21 @@ fn zsh_and_fish_scripts_complete_object_names() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
+        let got = zsh_completes(&[
+            "autorepair --cluster fixtures/demo.json suspend cl",
+            "autorepair --cluster fixtures/demo.json explain web-a1",
+            "autorepair --cluster fixtures/demo.json sus",
+            "autorepair --cluster fixtures/demo.json allow fail",
+        ]);
+        assert_eq!(
+            got,
+            [
+                "autorepair --cluster fixtures/demo.json suspend cluster ",
+                "autorepair --cluster fixtures/demo.json explain web-a1.ams.example ",
+                "autorepair --cluster fixtures/demo.json suspend ",
+                "autorepair --cluster fixtures/demo.json allow failover ",
+            ]
+        );
     }
     if installed("fish") {
         let path = format!(
@@ -350,4 +365,44 @@ fn zsh_and_fish_scripts_complete_object_names() {
             "{out:?}"
         );
     }
+}
+
+/// The command line zsh makes of each of `lines` by one TAB, in an interactive zsh on a
+/// pseudo-terminal (zsh/zpty) whose completion system loads the committed script from its
+/// fpath. A key bound to a widget prints the line and clears it: nothing is ever run.
+fn zsh_completes(lines: &[&str]) -> Vec<String> {
+    let driver = r#"
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PS1='> '; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D; bindkey -e; \
+  show-line() { print -r -- \"LINE<\$BUFFER>\" >/dev/tty; BUFFER=; }; zle -N show-line; \
+  bindkey '^T' show-line; print READY"
+zpty -r z chunk '*READY*READY*'
+for line in "${@[2,-1]}"; do
+  # TAB completes before zle reads ^T, which prints the line and clears it.
+  zpty -w -n z "$line"$'\t\C-t'
+  zpty -r z chunk '*LINE<*>*'
+  print -r -- "$chunk" | grep -a -o 'LINE<[^>]*>'
+done
+zpty -d z
+"#;
+    let path = format!(
+        "{}:{}",
+        bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // zpty waits for what it expects: `timeout` ends a zsh that never shows it.
+    let out = Command::new("timeout")
+        .args(["60", "zsh", "-f", "-c", driver, "zsh"])
+        .arg(committed(Shell::Zsh).parent().unwrap())
+        .args(lines)
+        .env("PATH", path)
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("LINE<")?.strip_suffix('>'))
+        .map(str::to_owned)
+        .collect()
 }
