@@ -406,3 +406,41 @@ zpty -d z
         .map(str::to_owned)
         .collect()
 }
+
+/// A live fleet completes as a file does, by reading only: the fake sabakan sees no write. One
+/// that answers later than the budget completes nothing, and completion does not wait for it.
+#[test]
+fn a_live_fleet_completes_within_the_budget_or_not_at_all() {
+    let sabakan = testsupport::sabakan::FakeSabakan::start();
+    let demo: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/machines-demo.json")).unwrap(),
+    )
+    .unwrap();
+    sabakan.load(&demo);
+    let line = |typed: &'static str| {
+        [
+            "--config",
+            "/dev/null",
+            "--sabakan",
+            sabakan.url(),
+            "--repair-config",
+            "fixtures/machines-demo.yml",
+            "--nodes",
+            "fixtures/machines-demo-nodes.json",
+            "suspend",
+            typed,
+        ]
+    };
+    let (out, err, ok, _) = complete_objects(&line("r"));
+    assert_eq!(
+        (out.as_str(), err.as_str(), ok),
+        ("rack/0\nrack/1\n", "", true)
+    );
+    let (out, ..) = complete_objects(&line("machine/rack1"));
+    assert_eq!(out, "machine/rack1-cs1\nmachine/rack1-ss1\n");
+    assert!(sabakan.writes().is_empty(), "{:?}", sabakan.writes());
+    sabakan.fault(testsupport::sabakan::Fault::delay(BUDGET * 5).times(10));
+    let (out, err, ok, took) = complete_objects(&line("r"));
+    assert_eq!((out.as_str(), err.as_str(), ok), ("", "", true));
+    assert!(took < BUDGET + Duration::from_secs(1), "took {took:?}");
+}
