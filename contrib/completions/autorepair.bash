@@ -4176,7 +4176,7 @@ _autorepair_objects() {
     if [[ ${cur} != -* ]]; then
         while IFS= read -r line; do
             objects+=("${line}")
-        done < <("${COMP_WORDS[0]}" __complete-objects -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null </dev/null)
+        done < <("${COMP_WORDS[0]}" __complete-objects --line "${COMP_LINE:0:COMP_POINT}" 2>/dev/null </dev/null)
     fi
     if [[ ${#objects[@]} -gt 0 ]]; then
         COMPREPLY=("${objects[@]}")

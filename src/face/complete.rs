@@ -1,10 +1,13 @@
 //! Object names for the shells' completion, as kubectl completes them: the completion scripts
 //! (`contrib/completions/`) call `autorepair __complete-objects -- WORD…` with the words typed
-//! so far, the last being the one under the cursor, and offer what it prints.
+//! so far, the last being the one under the cursor (zsh, fish), or `autorepair
+//! __complete-objects --line LINE` with the line up to the cursor (bash, whose own words are
+//! split at `:` and `=`, as in a RAPI URL's port), and offer what it prints.
 //!
 //! The words are parsed by the command line itself and the fleet they name is claimed by the
 //! settings stage, exactly as the verb would (its family flags, `--config`, the environment),
-//! then read by the family's own backend as `status` reads it. Completion must be cheap and
+//! then read by the family's own backend as `status` reads it, without what only a person or
+//! a pass needs (a VM's run status: [`Reads::default`]). Completion must be cheap and
 //! must never get in the way: nothing is written, no lock is taken, nothing is ever said on
 //! standard error (no log, no error, no panic message), and past [`BUDGET`] (a live source
 //! that answers slowly) nothing is printed at all.
@@ -14,7 +17,7 @@
 
 use super::cli;
 use super::registry::Registered;
-use super::settings::{Env, claim_fleet};
+use super::settings::{Env, Reads, claim_fleet};
 use crate::admin::Nameable;
 use std::ffi::OsString;
 use std::io::Write;
@@ -53,14 +56,66 @@ pub const OBJECT_ARGS: &[(&str, &str, Takes)] = &[
     ("clear", "target", Takes::Target),
 ];
 
-/// The words after [`VERB`] in `argv` (the program first), if it asks for completion.
+/// The words typed after the program, if `argv` (the program first) asks for completion:
+/// `VERB -- WORD…`, or `VERB --line LINE` (split as the shell would: [`shell_words`]).
 pub fn asked(argv: impl IntoIterator<Item = OsString>) -> Option<Vec<OsString>> {
     let mut argv = argv.into_iter().skip(1).peekable();
     if argv.next()? != VERB {
         return None;
     }
+    if argv.next_if(|w| w == "--line").is_some() {
+        let line = argv.next().unwrap_or_default();
+        let home = std::env::var("HOME").ok();
+        let words = line
+            .to_str()
+            .map(|line| shell_words(line, home.as_deref()))
+            .unwrap_or_default();
+        return Some(words.into_iter().skip(1).map(OsString::from).collect());
+    }
     argv.next_if(|w| w == "--");
     Some(argv.collect())
+}
+
+/// The words of a command line typed so far, as the shell would pass them to the program:
+/// split at blanks outside quotes, with quotes and backslashes taken away, and `~/` at the
+/// start of a word made `home`; no other expansion. A line that ends in a blank ends in an
+/// empty word, the one the cursor starts; a quote left open runs to the end.
+fn shell_words(line: &str, home: Option<&str>) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut started = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+                continue;
+            }
+            '~' if !started && chars.peek() == Some(&'/') && home.is_some() => {
+                word.push_str(home.unwrap_or_default());
+            }
+            '\\' => word.extend(chars.next()),
+            '\'' => word.extend(chars.by_ref().take_while(|&c| c != '\'')),
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
+                            word.extend(chars.next())
+                        }
+                        c => word.push(c),
+                    }
+                }
+            }
+            c => word.push(c),
+        }
+        started = true;
+    }
+    words.push(word);
+    words
 }
 
 /// Prints the candidates for the last of `words`, one a line, and exits 0, whatever happens:
@@ -104,16 +159,16 @@ pub fn candidates_for(
     else {
         return Vec::new();
     };
-    let words = rejoin(words);
     let Some((typed, before)) = words.split_last() else {
         return Vec::new();
     };
     let Some((parsed, takes)) = position(families, before) else {
         return Vec::new();
     };
-    let global = &parsed.cli.global;
+    // Names only: nothing the verb would read for a person or a pass (a VM's run status).
+    let reads = Reads::default();
     let Ok((_config, claimed)) =
-        claim_fleet(global, &parsed.matches, families, env, &parsed.cli.command)
+        claim_fleet(&parsed.cli.global, &parsed.matches, families, env, reads)
     else {
         return Vec::new();
     };
@@ -121,29 +176,6 @@ pub fn candidates_for(
         .nameable()
         .map(|found| matching(&found, takes, typed))
         .unwrap_or_default()
-}
-
-/// bash splits `--config=FILE` into three words at the `=` (it is in `COMP_WORDBREAKS`): one
-/// again, as the command line reads it.
-fn rejoin(words: Vec<String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(words.len());
-    let mut glued = false;
-    for word in words {
-        match out.last_mut() {
-            Some(flag)
-                if word == "=" && !glued && flag.starts_with("--") && !flag.contains('=') =>
-            {
-                flag.push('=');
-                glued = true;
-            }
-            Some(flag) if glued => {
-                flag.push_str(&word);
-                glued = false;
-            }
-            _ => out.push(word),
-        }
-    }
-    out
 }
 
 /// The command line typed before the cursor, parsed with the cursor's word in its place, and
@@ -232,7 +264,7 @@ _autorepair_objects() {
     if [[ ${cur} != -* ]]; then
         while IFS= read -r line; do
             objects+=("${line}")
-        done < <("${COMP_WORDS[0]}" __complete-objects -- "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null </dev/null)
+        done < <("${COMP_WORDS[0]}" __complete-objects --line "${COMP_LINE:0:COMP_POINT}" 2>/dev/null </dev/null)
     fi
     if [[ ${#objects[@]} -gt 0 ]]; then
         COMPREPLY=("${objects[@]}")
@@ -291,21 +323,39 @@ mod tests {
     use crate::engine::ObjectRef;
 
     #[test]
-    fn bash_words_split_at_an_equals_sign_are_one_again() {
-        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        for (given, want) in [
+    fn a_line_splits_into_the_words_the_shell_would_pass() {
+        for (line, want) in [
             (
-                &["--config", "=", "f.toml", "status", ""][..],
-                &["--config=f.toml", "status", ""][..],
+                "autorepair suspend gr",
+                &["autorepair", "suspend", "gr"][..],
             ),
-            (&["--config", "="][..], &["--config="][..]),
-            (&["suspend", "="][..], &["suspend", "="][..]),
+            ("autorepair  suspend ", &["autorepair", "suspend", ""][..]),
             (
-                &["--wait", "=", "5m", "=", "x"][..],
-                &["--wait=5m", "=", "x"][..],
+                "autorepair --rapi https://c.example:5080 suspend",
+                &["autorepair", "--rapi", "https://c.example:5080", "suspend"][..],
             ),
+            ("a --cluster=f.json x", &["a", "--cluster=f.json", "x"][..]),
+            (
+                "a --cluster 'my fleet.json' x",
+                &["a", "--cluster", "my fleet.json", "x"][..],
+            ),
+            (
+                "a --cluster \"my \\\"f\\\".json\" x",
+                &["a", "--cluster", "my \"f\".json", "x"][..],
+            ),
+            (
+                "a --cluster my\\ fleet.json",
+                &["a", "--cluster", "my fleet.json"][..],
+            ),
+            (
+                "a --cluster ~/f.json x~/y",
+                &["a", "--cluster", "/home/me/f.json", "x~/y"][..],
+            ),
+            ("a suspend 'gr", &["a", "suspend", "gr"][..]),
+            ("a suspend ''", &["a", "suspend", ""][..]),
+            ("", &[""][..]),
         ] {
-            assert_eq!(rejoin(words(given)), words(want), "{given:?}");
+            assert_eq!(shell_words(line, Some("/home/me")), want, "{line:?}");
         }
     }
 
@@ -408,6 +458,11 @@ mod tests {
             Some(argv(&["suspend", "g"]))
         );
         assert_eq!(asked(argv(&["autorepair", VERB])), Some(vec![]));
+        assert_eq!(
+            asked(argv(&["autorepair", VERB, "--line", "autorepair suspend "])),
+            Some(argv(&["suspend", ""]))
+        );
+        assert_eq!(asked(argv(&["autorepair", VERB, "--line"])), Some(vec![]));
         assert_eq!(asked(argv(&["autorepair", "status", VERB])), None);
         assert_eq!(asked(argv(&["autorepair"])), None);
     }

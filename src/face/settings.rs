@@ -401,11 +401,37 @@ impl Settings {
                 Job::Generate { spec, output: file }
             }
             command => {
-                let (config, claimed) = claim_fleet(global, &matches, families, env, &command)?;
+                let reads = Reads::of(&command);
+                let (config, claimed) = claim_fleet(global, &matches, families, env, reads)?;
                 Job::Fleet(claimed.job(global, &config, command, &mut output)?)
             }
         };
         Ok(Settings { logs, output, job })
+    }
+}
+
+/// What a command reads of its fleet besides its targets and marks, as the families are told
+/// when they claim it ([`Shared`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Reads {
+    /// The command's `--now`.
+    pub now: Option<i64>,
+    /// It shows targets to a person: what only they need (a VM's run status) is read too.
+    pub shows_targets: bool,
+    /// It makes passes.
+    pub passes: bool,
+}
+
+impl Reads {
+    pub fn of(command: &Command) -> Reads {
+        Reads {
+            now: command_now(command),
+            shows_targets: matches!(
+                command,
+                Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
+            ),
+            passes: matches!(command, Command::Run(_)),
+        }
     }
 }
 
@@ -417,7 +443,7 @@ pub(crate) fn claim_fleet(
     matches: &clap::ArgMatches,
     families: &[&dyn Registered],
     env: &Env,
-    command: &Command,
+    reads: Reads,
 ) -> Result<(Config, Box<dyn Claimed>), SettingsError> {
     let mut config = load_config(global, families)?;
     let prepared = families
@@ -433,12 +459,9 @@ pub(crate) fn claim_fleet(
     let shared = Shared {
         kubeconfig: global.kubeconfig.clone(),
         kube_context: global.kube_context.clone(),
-        now: command_now(command),
-        shows_targets: matches!(
-            command,
-            Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
-        ),
-        passes: matches!(command, Command::Run(_)),
+        now: reads.now,
+        shows_targets: reads.shows_targets,
+        passes: reads.passes,
         lock_named: global.lock_file.is_some() || config.lock_file.is_some(),
         env: env.vars.clone(),
     };

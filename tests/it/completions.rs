@@ -83,7 +83,22 @@ fn bin_dir() -> PathBuf {
 /// reaches it, with the binary under test on the PATH.
 fn bash_completes(line: &str) -> Vec<String> {
     let script = committed(Shell::Bash);
-    let words: Vec<&str> = line.split(' ').collect();
+    // bash's words: split at blanks, and at `:` and `=` (its COMP_WORDBREAKS), each its own.
+    let mut words: Vec<&str> = Vec::new();
+    for blank_separated in line.split(' ') {
+        let mut rest = blank_separated;
+        while let Some(at) = rest.find([':', '=']) {
+            words.extend(
+                [&rest[..at], &rest[at..=at]]
+                    .into_iter()
+                    .filter(|w| !w.is_empty()),
+            );
+            rest = &rest[at + 1..];
+        }
+        if !rest.is_empty() || words.last().is_none_or(|w| !matches!(*w, ":" | "=")) {
+            words.push(rest);
+        }
+    }
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let cword = words.len() - 1;
     let prev = if cword > 0 { words[cword - 1] } else { "" };
@@ -103,6 +118,7 @@ fn bash_completes(line: &str) -> Vec<String> {
     let out = Command::new("bash")
         .args(["--norc", "--noprofile", "-c", &probe])
         .env("PATH", path)
+        .env("AUTOREPAIR_RAPI_PASSWORD", "secret")
         .current_dir(ROOT)
         .output()
         .unwrap();
@@ -172,6 +188,42 @@ fn bash_completes_verbs_levels_and_object_names() {
     for (line, want) in cases {
         assert_eq!(bash_completes(line).join(" "), *want, "{line}");
     }
+}
+
+/// A live Ganeti cluster over RAPI completes as its fleet file does, though bash splits the
+/// URL's port off into words of its own; completion only reads (GET).
+#[test]
+fn bash_completes_object_names_of_a_cluster_over_rapi() {
+    use crate::cli::fake_rapi::{FakeRapi, cluster};
+    let rapi = FakeRapi::start(Box::new(|seen| {
+        let this = seen.last().unwrap();
+        match cluster(&this.path) {
+            Some(body) if this.method == "GET" => (200, body.to_string()),
+            _ => (404, "{}".into()),
+        }
+    }));
+    let flags = format!(
+        "--config /dev/null --rapi {} --rapi-user u --rapi-ca {}",
+        rapi.url(),
+        testsupport::CA_FILE
+    );
+    assert!(rapi.url().contains(':'), "{}", rapi.url());
+    for (line, want) in [
+        (format!("autorepair {flags} suspend gr"), "group/default"),
+        (
+            format!("autorepair suspend {flags} "),
+            "cluster group/default instance/a instance/b",
+        ),
+        (
+            format!("autorepair explain {flags} "),
+            "instance/a instance/b",
+        ),
+    ] {
+        assert_eq!(bash_completes(&line).join(" "), want, "{line}");
+    }
+    let seen = rapi.seen();
+    assert!(!seen.is_empty());
+    assert!(seen.iter().all(|s| s.method == "GET"), "{seen:?}");
 }
 
 /// The hidden verb run as the scripts run it: what it prints, what it says on stderr, its exit
