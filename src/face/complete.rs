@@ -21,6 +21,7 @@ use super::settings::{Env, Reads, claim_fleet};
 use crate::admin::Nameable;
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -57,23 +58,31 @@ pub const OBJECT_ARGS: &[(&str, &str, Takes)] = &[
 ];
 
 /// The words typed after the program, if `argv` (the program first) asks for completion:
-/// `VERB -- WORD…`, or `VERB --line LINE` (split as the shell would: [`shell_words`]).
-pub fn asked(argv: impl IntoIterator<Item = OsString>) -> Option<Vec<OsString>> {
+/// `VERB -- WORD…`, or `VERB --line LINE` (split as the shell would: [`shell_words`]). A
+/// word's leading `~/` is made `home`, as the shell would have given it to the command.
+pub fn asked(
+    argv: impl IntoIterator<Item = OsString>,
+    home: Option<&str>,
+) -> Option<Vec<OsString>> {
     let mut argv = argv.into_iter().skip(1).peekable();
     if argv.next()? != VERB {
         return None;
     }
     if argv.next_if(|w| w == "--line").is_some() {
         let line = argv.next().unwrap_or_default();
-        let home = std::env::var("HOME").ok();
         let words = line
             .to_str()
-            .map(|line| shell_words(line, home.as_deref()))
+            .map(|line| shell_words(line, home))
             .unwrap_or_default();
         return Some(words.into_iter().skip(1).map(OsString::from).collect());
     }
     argv.next_if(|w| w == "--");
-    Some(argv.collect())
+    // zsh and fish pass a word as typed: `~/fleet.json` too.
+    let expand = |word: OsString| match (word.to_str().and_then(|w| w.strip_prefix("~/")), home) {
+        (Some(rest), Some(home)) => Path::new(home).join(rest).into_os_string(),
+        _ => word,
+    };
+    Some(argv.map(expand).collect())
 }
 
 /// The words of a command line typed so far, as the shell would pass them to the program:
@@ -453,18 +462,33 @@ mod tests {
     #[test]
     fn asked_only_by_the_hidden_verb() {
         let argv = |w: &[&str]| w.iter().map(OsString::from).collect::<Vec<_>>();
-        assert_eq!(
-            asked(argv(&["autorepair", VERB, "--", "suspend", "g"])),
-            Some(argv(&["suspend", "g"]))
-        );
-        assert_eq!(asked(argv(&["autorepair", VERB])), Some(vec![]));
-        assert_eq!(
-            asked(argv(&["autorepair", VERB, "--line", "autorepair suspend "])),
-            Some(argv(&["suspend", ""]))
-        );
-        assert_eq!(asked(argv(&["autorepair", VERB, "--line"])), Some(vec![]));
-        assert_eq!(asked(argv(&["autorepair", "status", VERB])), None);
-        assert_eq!(asked(argv(&["autorepair"])), None);
+        let home = Some("/home/me");
+        for (given, want) in [
+            (
+                &["autorepair", VERB, "--", "suspend", "g"][..],
+                Some(&["suspend", "g"][..]),
+            ),
+            (&["autorepair", VERB, "suspend", ""], Some(&["suspend", ""])),
+            (
+                &["autorepair", VERB, "--", "--cluster", "~/f.json", "x"],
+                Some(&["--cluster", "/home/me/f.json", "x"]),
+            ),
+            (&["autorepair", VERB], Some(&[])),
+            (
+                &[
+                    "autorepair",
+                    VERB,
+                    "--line",
+                    "autorepair --cluster ~/f.json suspend ",
+                ],
+                Some(&["--cluster", "/home/me/f.json", "suspend", ""]),
+            ),
+            (&["autorepair", VERB, "--line"], Some(&[])),
+            (&["autorepair", "status", VERB], None),
+            (&["autorepair"], None),
+        ] {
+            assert_eq!(asked(argv(given), home), want.map(argv), "{given:?}");
+        }
     }
 
     /// The zsh wrapper replaces clap's registration rather than adding a second one.

@@ -235,7 +235,8 @@ impl std::fmt::Display for Chain<'_> {
 /// exits 2), the command run, its failure said, and the exit status; or, asked by a shell's
 /// completion script, the object names it completes (`complete.rs`).
 pub fn main(families: &[&dyn Registered]) -> std::process::ExitCode {
-    if let Some(words) = complete::asked(std::env::args_os()) {
+    let home = std::env::var("HOME").ok();
+    if let Some(words) = complete::asked(std::env::args_os(), home.as_deref()) {
         return complete::run(families, words);
     }
     let parsed = match cli::parse_from(families, std::env::args_os()) {
