@@ -470,6 +470,31 @@ pub fn select<F: Family>(
     Ok(chosen)
 }
 
+/// The objects of `snap` an admin may name, as the command line names them (for the shells'
+/// completion): its targets (`instance/NAME`), and its scopes, whose marks govern the targets
+/// under them (`cluster`, `group/NAME`). Objects whose marks have no effect (a Ganeti node)
+/// are left out: every verb refuses them.
+pub fn nameable<F: Family>(snap: &F::Snapshot) -> Nameable {
+    Nameable {
+        targets: F::targets(snap)
+            .iter()
+            .map(|t| ObjectRef::new(F::WORDS.target, F::name(t)))
+            .collect(),
+        scopes: F::holders(snap)
+            .into_iter()
+            .filter(|h| matches!(h.role, Role::Scope { .. }))
+            .map(|h| h.object)
+            .collect(),
+    }
+}
+
+/// What [`nameable`] finds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Nameable {
+    pub targets: Vec<ObjectRef>,
+    pub scopes: Vec<ObjectRef>,
+}
+
 /// Whether the object named as written (`group/g1`) carries a suspend in force in `snap`: a
 /// suspend written by an admin verb is visible. An object not in the fleet is not suspended.
 pub fn shows_suspended<F: Family>(snap: &F::Snapshot, object: &str, now: i64) -> bool {
@@ -1028,6 +1053,23 @@ mod tests {
                 (Err(got), Err(want)) => assert!(got.contains(want), "{objects:?}: {got}"),
                 (got, want) => panic!("{objects:?}: got {got:?}, want {want:?}"),
             }
+        }
+    }
+
+    /// Completion offers what the verbs take: the instance and the scopes, each written so that
+    /// the family reads it back as the same object; the node, whose tags do nothing, not.
+    #[test]
+    fn nameable_objects_are_the_targets_and_scopes_as_the_command_line_reads_them() {
+        let found = nameable::<Ganeti>(&fleet());
+        let shown =
+            |objects: &[ObjectRef]| objects.iter().map(|o| o.to_string()).collect::<Vec<_>>();
+        assert_eq!(shown(&found.targets), ["instance/i"]);
+        assert_eq!(shown(&found.scopes), ["cluster", "group/g"]);
+        for object in found.targets.iter().chain(&found.scopes) {
+            assert_eq!(
+                crate::ganeti::parse_object(&object.to_string()).as_ref(),
+                Ok(object)
+            );
         }
     }
 }

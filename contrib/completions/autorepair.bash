@@ -4165,3 +4165,28 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _autorepair -o bashdefault -o default autorepair
 fi
+
+# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+# of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
+# only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
+# any failure. Everything else completes as above.
+_autorepair_objects() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" line
+    local -a objects=()
+    if [[ ${cur} != -* ]]; then
+        while IFS= read -r line; do
+            objects+=("${line}")
+        done < <("${COMP_WORDS[0]}" __complete-objects --line "${COMP_LINE:0:COMP_POINT}" 2>/dev/null </dev/null)
+    fi
+    if [[ ${#objects[@]} -gt 0 ]]; then
+        COMPREPLY=("${objects[@]}")
+        return 0
+    fi
+    _autorepair "$@"
+}
+
+if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
+    complete -F _autorepair_objects -o nosort -o bashdefault -o default autorepair
+else
+    complete -F _autorepair_objects -o bashdefault -o default autorepair
+fi

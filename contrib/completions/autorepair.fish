@@ -1023,3 +1023,15 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand help; and __fish_s
 complete -c autorepair -n "__fish_autorepair_using_subcommand help; and __fish_seen_subcommand_from sabakan" -f -a "enable" -d 'Let `update --write FILE` change FILE again (`ckecli sabakan enable`)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand help; and __fish_seen_subcommand_from sabakan" -f -a "disable" -d 'Stop `update --write FILE` from changing FILE until enabled (`ckecli sabakan disable`)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand help; and __fish_seen_subcommand_from sabakan" -f -a "is-enabled" -d 'Print true or false (`ckecli sabakan is-enabled`)'
+
+# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+# of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
+# only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
+# any failure.
+function __fish_autorepair_objects
+    set -l words (commandline -opc)
+    set -l cur (commandline -ct)
+    $words[1] __complete-objects -- $words[2..-1] "$cur" 2>/dev/null </dev/null
+end
+
+complete -c autorepair -n "__fish_autorepair_using_subcommand status explain allow suspend resume request clear" -f -a "(__fish_autorepair_objects)"

@@ -5,6 +5,7 @@
 //! error; `main` only maps that to the process's exit code.
 
 pub mod cli;
+pub mod complete;
 pub mod family;
 pub mod registry;
 pub mod settings;
@@ -231,8 +232,13 @@ impl std::fmt::Display for Chain<'_> {
 }
 
 /// The process: the command line parsed over `families` (clap says what is wrong with it and
-/// exits 2), the command run, its failure said, and the exit status.
+/// exits 2), the command run, its failure said, and the exit status; or, asked by a shell's
+/// completion script, the object names it completes (`complete.rs`).
 pub fn main(families: &[&dyn Registered]) -> std::process::ExitCode {
+    let home = std::env::var("HOME").ok();
+    if let Some(words) = complete::asked(std::env::args_os(), home.as_deref()) {
+        return complete::run(families, words);
+    }
     let parsed = match cli::parse_from(families, std::env::args_os()) {
         Ok(parsed) => parsed,
         Err(e) => e.exit(),

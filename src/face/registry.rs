@@ -67,6 +67,10 @@ pub trait Claimed {
     fn family(&self) -> &'static str;
     fn by(&self) -> By;
     fn uses_kubeconfig(&self) -> bool;
+    /// The objects of the fleet an admin may name (for the shells' completion), read as
+    /// `status` reads the fleet; nothing is written and no lock taken. `None`: the fleet
+    /// cannot be made, opened or read.
+    fn nameable(self: Box<Self>) -> Option<crate::admin::Nameable>;
     /// The command on the fleet.
     fn job(
         self: Box<Self>,
@@ -191,6 +195,12 @@ where
 
     fn uses_kubeconfig(&self) -> bool {
         self.0.uses_kubeconfig
+    }
+
+    fn nameable(self: Box<Self>) -> Option<crate::admin::Nameable> {
+        let source = self.0.source.ok()?;
+        let snap = F::open(&source).ok()?.snapshot().ok()?;
+        Some(crate::admin::nameable::<F>(&snap))
     }
 
     fn job(

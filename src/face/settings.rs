@@ -401,35 +401,72 @@ impl Settings {
                 Job::Generate { spec, output: file }
             }
             command => {
-                let mut config = load_config(global, families)?;
-                let prepared = families
-                    .iter()
-                    .map(|f| f.prepare(&matches, &mut config))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let known: Vec<&str> = crate::config::OWN_KEYS
-                    .iter()
-                    .chain(families.iter().flat_map(|f| f.config_keys()))
-                    .copied()
-                    .collect();
-                config.unknown_keys(&known)?;
-                let shared = Shared {
-                    kubeconfig: global.kubeconfig.clone(),
-                    kube_context: global.kube_context.clone(),
-                    now: command_now(&command),
-                    shows_targets: matches!(
-                        command,
-                        Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
-                    ),
-                    passes: matches!(command, Command::Run(_)),
-                    lock_named: global.lock_file.is_some() || config.lock_file.is_some(),
-                    env: env.vars.clone(),
-                };
-                let claimed = claim(families, &prepared, &shared, global)?;
+                let reads = Reads::of(&command);
+                let (config, claimed) = claim_fleet(global, &matches, families, env, reads)?;
                 Job::Fleet(claimed.job(global, &config, command, &mut output)?)
             }
         };
         Ok(Settings { logs, output, job })
     }
+}
+
+/// What a command reads of its fleet besides its targets and marks, as the families are told
+/// when they claim it ([`Shared`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Reads {
+    /// The command's `--now`.
+    pub now: Option<i64>,
+    /// It shows targets to a person: what only they need (a VM's run status) is read too.
+    pub shows_targets: bool,
+    /// It makes passes.
+    pub passes: bool,
+}
+
+impl Reads {
+    pub fn of(command: &Command) -> Reads {
+        Reads {
+            now: command_now(command),
+            shows_targets: matches!(
+                command,
+                Command::Status { .. } | Command::Explain { .. } | Command::Snapshot { .. }
+            ),
+            passes: matches!(command, Command::Run(_)),
+        }
+    }
+}
+
+/// The fleet a command on a fleet works on: the config read, every family's flags and config
+/// section prepared (and checked), and the family that claims the fleet. Shell completion
+/// (`complete.rs`) reads the fleet the typed command line names through this too.
+pub(crate) fn claim_fleet(
+    global: &GlobalArgs,
+    matches: &clap::ArgMatches,
+    families: &[&dyn Registered],
+    env: &Env,
+    reads: Reads,
+) -> Result<(Config, Box<dyn Claimed>), SettingsError> {
+    let mut config = load_config(global, families)?;
+    let prepared = families
+        .iter()
+        .map(|f| f.prepare(matches, &mut config))
+        .collect::<Result<Vec<_>, _>>()?;
+    let known: Vec<&str> = crate::config::OWN_KEYS
+        .iter()
+        .chain(families.iter().flat_map(|f| f.config_keys()))
+        .copied()
+        .collect();
+    config.unknown_keys(&known)?;
+    let shared = Shared {
+        kubeconfig: global.kubeconfig.clone(),
+        kube_context: global.kube_context.clone(),
+        now: reads.now,
+        shows_targets: reads.shows_targets,
+        passes: reads.passes,
+        lock_named: global.lock_file.is_some() || config.lock_file.is_some(),
+        env: env.vars.clone(),
+    };
+    let claimed = claim(families, &prepared, &shared, global)?;
+    Ok((config, claimed))
 }
 
 /// The commands that work on a fleet, in the order the checks were always made: config, fleet,

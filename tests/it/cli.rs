@@ -1204,7 +1204,7 @@ fn status_without_headers_is_one_line_a_target() {
 // per request, HTTP basic auth), playing a two-node cluster whose node n1 is offline with two
 // diskless instances on it, under a cluster-wide failover policy, so a pass has writes to make.
 
-mod fake_rapi {
+pub(crate) mod fake_rapi {
     use serde_json::{Value, json};
     pub use testsupport::rapi::FakeRapi;
 

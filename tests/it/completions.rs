@@ -1,24 +1,47 @@
-//! Shell completions for bash, zsh and fish in `contrib/completions/`, generated from the clap
-//! definitions with clap_complete, so they cannot drift from `--help`. The test builds each in
-//! memory and fails when it differs from the committed file; regenerate them, with the man page,
-//! by `AUTOREPAIR_REGEN_MAN=1 cargo test --test it -- man:: completions::`.
+//! Shell completions for bash, zsh and fish in `contrib/completions/`: clap_complete's scripts,
+//! generated from the clap definitions so that they cannot drift from `--help`, each with the
+//! hook that completes object names by asking `autorepair __complete-objects`
+//! (`autorepair::face::complete::script`). The test builds each in memory and fails when it
+//! differs from the committed file; regenerate them, with the man page, by
+//! `AUTOREPAIR_REGEN_MAN=1 cargo test --test it -- man:: completions::`.
 
+use autorepair::face::complete::{self, BUDGET, VERB};
 use clap_complete::{Generator, Shell};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 const REGEN_VAR: &str = "AUTOREPAIR_REGEN_MAN";
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The shell's script as `contrib/completions/` ships it.
+fn script(shell: Shell) -> String {
+    let mut cmd = autorepair::cli::command(autorepair::FAMILIES);
+    let mut text = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "autorepair", &mut text);
+    let hooked = match shell {
+        Shell::Bash => complete::Shell::Bash,
+        Shell::Zsh => complete::Shell::Zsh,
+        Shell::Fish => complete::Shell::Fish,
+        other => panic!("no completion script for {other}"),
+    };
+    complete::script(hooked, &String::from_utf8(text).unwrap())
+}
+
+fn committed(shell: Shell) -> PathBuf {
+    Path::new(ROOT)
+        .join("contrib/completions")
+        .join(shell.file_name("autorepair"))
+}
 
 #[test]
 fn completions_match_the_command_line() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/completions");
     let mut stale = Vec::new();
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let mut cmd = autorepair::cli::command(autorepair::FAMILIES);
-        let mut text = Vec::new();
-        clap_complete::generate(shell, &mut cmd, "autorepair", &mut text);
-        let path = dir.join(shell.file_name("autorepair"));
-        let text = String::from_utf8(text).unwrap();
-        // Each file completes what the first level of the command line offers.
+        let path = committed(shell);
+        let text = script(shell);
+        // Each file completes what the first level of the command line offers, and object
+        // names through the hidden verb.
         for word in [
             "run",
             "status",
@@ -26,11 +49,16 @@ fn completions_match_the_command_line() {
             "suspend",
             "--cluster",
             "--dry-run",
+            VERB,
         ] {
             assert!(text.contains(word), "{shell}: {word} missing");
         }
         if std::env::var_os(REGEN_VAR).is_some() {
-            std::fs::write(&path, &text).unwrap();
+            // Replaced whole: the tests that drive the scripts may be reading them meanwhile.
+            let mut fresh = path.clone().into_os_string();
+            fresh.push(".new");
+            std::fs::write(&fresh, &text).unwrap();
+            std::fs::rename(&fresh, &path).unwrap();
         } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
             stale.push(path.display().to_string());
         }
@@ -42,51 +70,429 @@ fn completions_match_the_command_line() {
     );
 }
 
-/// A completion a person would type: bash itself completes `autorepair ru` to `run`.
-#[test]
-fn bash_completes_a_verb() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/completions/autorepair.bash");
+/// The directory of the binary under test, for the PATH the shells find `autorepair` on.
+fn bin_dir() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("autorepair")
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+/// What bash offers for `line` (the cursor at its end; a trailing space starts a new word),
+/// through the function the committed script registers for `autorepair`, as a person's TAB
+/// reaches it, with the binary under test on the PATH.
+fn bash_completes(line: &str) -> Vec<String> {
+    let script = committed(Shell::Bash);
+    // bash's words: split at blanks, and at `:` and `=` (its COMP_WORDBREAKS), each its own.
+    let mut words: Vec<&str> = Vec::new();
+    for blank_separated in line.split(' ') {
+        let mut rest = blank_separated;
+        while let Some(at) = rest.find([':', '=']) {
+            words.extend(
+                [&rest[..at], &rest[at..=at]]
+                    .into_iter()
+                    .filter(|w| !w.is_empty()),
+            );
+            rest = &rest[at + 1..];
+        }
+        if !rest.is_empty() || words.last().is_none_or(|w| !matches!(*w, ":" | "=")) {
+            words.push(rest);
+        }
+    }
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let cword = words.len() - 1;
+    let prev = if cword > 0 { words[cword - 1] } else { "" };
     let probe = format!(
-        "source {}; COMP_WORDS=(autorepair ru); COMP_CWORD=1; COMP_LINE='autorepair ru'; COMP_POINT=${{#COMP_LINE}}; _autorepair autorepair ru autorepair; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
-        script.display()
+        "source {script}; f=$(complete -p autorepair | sed 's/.*-F \\([^ ]*\\).*/\\1/'); \
+         COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; \
+         \"$f\" autorepair '{cur}' '{prev}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script = script.display(),
+        words = quoted.join(" "),
+        cur = words[cword],
     );
-    let out = std::process::Command::new("bash")
-        .args(["--norc", "-c", &probe])
+    let path = format!(
+        "{}:{}",
+        bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &probe])
+        .env("PATH", path)
+        .env("AUTOREPAIR_RAPI_PASSWORD", "secret")
+        .current_dir(ROOT)
         .output()
         .unwrap();
-    let words = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{line}: {out:?}");
+    assert!(out.stderr.is_empty(), "{line}: bash said {out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Verbs, levels and (from a fleet file) object names, each of every family, as bash completes
+/// them: object names in the syntax the verbs read back, filtered by what is typed.
+#[test]
+fn bash_completes_verbs_levels_and_object_names() {
+    const GANETI: &str = "--cluster fixtures/demo.json";
+    const METAL3: &str = "--config /dev/null --kube-objects fixtures/metal3-demo.json";
+    const MACHINES: &str = "--config /dev/null --sabakan-file fixtures/machines-demo.json \
+         --repair-config fixtures/machines-demo.yml --nodes fixtures/machines-demo-nodes.json";
+    let web_a =
+        "instance/web-a1.ams.example instance/web-a3.ams.example instance/web-a4.ams.example";
+    let cases: &[(String, &str)] = &[
+        ("autorepair ru".into(), "run"),
+        ("autorepair allow fail".into(), "failover"),
+        ("autorepair request power".into(), "power-cycle"),
+        // Ganeti: scopes and targets for the verbs that take both, targets alone for the
+        // others; the family flag before or after the verb; a bare short name as gnt-* takes it.
+        (
+            format!("autorepair {GANETI} suspend gr"),
+            "group/ams-a group/ams-b group/ams-c",
+        ),
+        (
+            format!("autorepair resume {GANETI} group/ams-c"),
+            "group/ams-c",
+        ),
+        (format!("autorepair {GANETI} allow failover c"), "cluster"),
+        (format!("autorepair {GANETI} explain instance/web-a"), web_a),
+        (format!("autorepair {GANETI} clear gr"), ""),
+        (
+            format!("autorepair {GANETI} request reinstall instance/web-a"),
+            web_a,
+        ),
+        (
+            format!("autorepair status {GANETI} group/ams-b web-a"),
+            "web-a1.ams.example web-a3.ams.example web-a4.ams.example",
+        ),
+        // metal3: every Cluster API scope kind, namespaced.
+        (
+            format!("autorepair {METAL3} suspend machine"),
+            "machine/prod/edge-cp-x2k4 machine/prod/workers-7d9f-a1 machine/prod/workers-7d9f-b2 \
+             machine/prod/workers-7d9f-c3 machine/prod/workers-7d9f-d4 machinedeployment/prod/workers \
+             machineset/prod/workers-7d9f",
+        ),
+        (
+            format!("autorepair {METAL3} explain machine/prod/w"),
+            "machine/prod/workers-7d9f-a1 machine/prod/workers-7d9f-b2 \
+             machine/prod/workers-7d9f-c3 machine/prod/workers-7d9f-d4",
+        ),
+        // machines: serials and racks.
+        (format!("autorepair {MACHINES} suspend r"), "rack/0 rack/1"),
+        (
+            format!("autorepair {MACHINES} clear machine/boot"),
+            "machine/boot-0 machine/boot-1",
+        ),
+    ];
+    for (line, want) in cases {
+        assert_eq!(bash_completes(line).join(" "), *want, "{line}");
+    }
+}
+
+/// A live Ganeti cluster over RAPI completes as its fleet file does, though bash splits the
+/// URL's port off into words of its own; completion only reads (GET).
+#[test]
+fn bash_completes_object_names_of_a_cluster_over_rapi() {
+    use crate::cli::fake_rapi::{FakeRapi, cluster};
+    let rapi = FakeRapi::start(Box::new(|seen| {
+        let this = seen.last().unwrap();
+        match cluster(&this.path) {
+            Some(body) if this.method == "GET" => (200, body.to_string()),
+            _ => (404, "{}".into()),
+        }
+    }));
+    let flags = format!(
+        "--config /dev/null --rapi {} --rapi-user u --rapi-ca {}",
+        rapi.url(),
+        testsupport::CA_FILE
+    );
+    assert!(rapi.url().contains(':'), "{}", rapi.url());
+    for (line, want) in [
+        (format!("autorepair {flags} suspend gr"), "group/default"),
+        (
+            format!("autorepair suspend {flags} "),
+            "cluster group/default instance/a instance/b",
+        ),
+        (
+            format!("autorepair explain {flags} "),
+            "instance/a instance/b",
+        ),
+    ] {
+        assert_eq!(bash_completes(&line).join(" "), want, "{line}");
+    }
+    let seen = rapi.seen();
+    assert!(!seen.is_empty());
+    assert!(seen.iter().all(|s| s.method == "GET"), "{seen:?}");
+}
+
+/// The hidden verb run as the scripts run it: what it prints, what it says on stderr, its exit
+/// status, and how long it took.
+fn complete_objects(args: &[&str]) -> (String, String, bool, Duration) {
+    let started = Instant::now();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("autorepair"))
+        .arg(VERB)
+        .arg("--")
+        .args(args)
+        .current_dir(ROOT)
+        .env("AUTOREPAIR_RAPI_PASSWORD", "secret")
+        .env_remove("AUTOREPAIR_CONFIG")
+        .env_remove("KUBECONFIG")
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.success(),
+        started.elapsed(),
+    )
+}
+
+/// Completion never gets in the way: a fleet that cannot be read (missing, broken, another
+/// family's, a live one that never answers) completes nothing, says nothing and returns within
+/// the budget; so does a line that is not at an object.
+#[test]
+fn a_fleet_that_cannot_be_read_completes_nothing_and_says_nothing_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"instances\": [").unwrap();
+    let broken = broken.to_str().unwrap();
+    // Accepts connections (the kernel does) and never answers them.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent = format!("https://{}", silent.local_addr().unwrap());
+    let sabakan_silent = silent.replacen("https", "http", 1);
+    let cases: &[&[&str]] = &[
+        &["--cluster", "fixtures/nope.json", "suspend", ""],
+        &["--cluster", broken, "explain", ""],
+        &[
+            "--config",
+            "fixtures/nope.toml",
+            "--cluster",
+            "fixtures/demo.json",
+            "suspend",
+            "",
+        ],
+        // The machines family needs its procedures to make a fleet at all: not given, none.
+        &[
+            "--config",
+            "/dev/null",
+            "--sabakan-file",
+            "fixtures/machines-demo.json",
+            "clear",
+            "",
+        ],
+        &[
+            "--cluster",
+            "fixtures/demo.json",
+            "--kube-objects",
+            "fixtures/metal3-demo.json",
+            "suspend",
+            "",
+        ],
+        // A RAPI server that never answers: cut off by the budget (and no word of the missing
+        // --rapi-ca it would warn about).
+        &[
+            "--config",
+            "/dev/null",
+            "--rapi",
+            &silent,
+            "--rapi-user",
+            "u",
+            "suspend",
+            "",
+        ],
+        &[
+            "--config",
+            "/dev/null",
+            "--sabakan",
+            &sabakan_silent,
+            "--repair-config",
+            "fixtures/machines-demo.yml",
+            "--nodes",
+            "fixtures/machines-demo-nodes.json",
+            "clear",
+            "",
+        ],
+        // Not an object: a verb, a level, a flag's value, a help request.
+        &["--cluster", "fixtures/demo.json", "sus"],
+        &["--cluster", "fixtures/demo.json", "allow", ""],
+        &["--cluster", "fixtures/demo.json", "suspend", "--for", ""],
+        &["--cluster", "fixtures/demo.json", "--help", "suspend", ""],
+        &[],
+    ];
+    for args in cases {
+        let (out, err, ok, took) = complete_objects(args);
+        assert!(ok, "{args:?}: failed");
+        assert_eq!((out.as_str(), err.as_str()), ("", ""), "{args:?}");
+        assert!(
+            took < BUDGET + Duration::from_secs(1),
+            "{args:?}: took {took:?}"
+        );
+    }
+    // The same command lines with a readable fleet do complete: the cases above fail for the
+    // reason given, not for one they share.
+    let (out, err, ..) = complete_objects(&["--cluster", "fixtures/demo.json", "suspend", "gr"]);
     assert_eq!(
-        words.split_whitespace().collect::<Vec<_>>(),
-        ["run"],
-        "{out:?}"
+        (out.as_str(), err.as_str()),
+        ("group/ams-a\ngroup/ams-b\ngroup/ams-c\n", "")
     );
 }
 
-/// Levels complete too: every family's, as the family reads the one given on its ladder.
+/// Completion reads: the fleet file, its lock's place and the directory are as they were.
 #[test]
-fn bash_completes_a_level() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/completions/autorepair.bash");
-    for (line, want) in [
-        ("autorepair allow fail", "failover"),
-        ("autorepair request power", "power-cycle"),
-    ] {
-        let words: Vec<&str> = line.split(' ').collect();
-        let probe = format!(
-            "source {}; COMP_WORDS=({line}); COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; _autorepair autorepair {} {}; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
-            script.display(),
-            words.len() - 1,
-            words[words.len() - 1],
-            words[words.len() - 2],
+fn completion_writes_nothing_and_takes_no_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet.json");
+    std::fs::copy(Path::new(ROOT).join("fixtures/demo.json"), &fleet).unwrap();
+    let before = std::fs::read(&fleet).unwrap();
+    let (out, ..) = complete_objects(&["--cluster", fleet.to_str().unwrap(), "suspend", "cl"]);
+    assert_eq!(out, "cluster\n");
+    assert_eq!(std::fs::read(&fleet).unwrap(), before);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["fleet.json"]);
+}
+
+/// zsh and fish call the hidden verb from their scripts; where the shell is installed, its
+/// script is valid and (fish) completes object names.
+#[test]
+fn zsh_and_fish_scripts_complete_object_names() {
+    let zsh = std::fs::read_to_string(committed(Shell::Zsh)).unwrap();
+    assert!(zsh.contains("compdef _autorepair_objects autorepair"));
+    assert!(!zsh.contains("compdef _autorepair autorepair"));
+    let fish = std::fs::read_to_string(committed(Shell::Fish)).unwrap();
+    assert!(fish.contains("-a \"(__fish_autorepair_objects)\""));
+    let installed = |shell: &str| {
+        Command::new(shell)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if installed("zsh") {
+        let out = Command::new("zsh")
+            .arg("-n")
+            .arg(committed(Shell::Zsh))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let got = zsh_completes(&[
+            "autorepair --cluster fixtures/demo.json suspend cl",
+            "autorepair --cluster fixtures/demo.json explain web-a1",
+            "autorepair --cluster fixtures/demo.json sus",
+            "autorepair --cluster fixtures/demo.json allow fail",
+        ]);
+        assert_eq!(
+            got,
+            [
+                "autorepair --cluster fixtures/demo.json suspend cluster ",
+                "autorepair --cluster fixtures/demo.json explain web-a1.ams.example ",
+                "autorepair --cluster fixtures/demo.json suspend ",
+                "autorepair --cluster fixtures/demo.json allow failover ",
+            ]
         );
-        let out = std::process::Command::new("bash")
-            .args(["--norc", "-c", &probe])
+    }
+    if installed("fish") {
+        let path = format!(
+            "{}:{}",
+            bin_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let probe = format!(
+            "source {}; complete -C 'autorepair --cluster fixtures/demo.json suspend gr'",
+            committed(Shell::Fish).display()
+        );
+        let out = Command::new("fish")
+            .args(["--no-config", "-c", &probe])
+            .env("PATH", path)
+            .current_dir(ROOT)
             .output()
             .unwrap();
         let got = String::from_utf8_lossy(&out.stdout);
+        let names: Vec<&str> = got.lines().map(|l| l.split('\t').next().unwrap()).collect();
         assert_eq!(
-            got.split_whitespace().collect::<Vec<_>>(),
-            [want],
-            "{line}: {out:?}"
+            names,
+            ["group/ams-a", "group/ams-b", "group/ams-c"],
+            "{out:?}"
         );
     }
+}
+
+/// The command line zsh makes of each of `lines` by one TAB, in an interactive zsh on a
+/// pseudo-terminal (zsh/zpty) whose completion system loads the committed script from its
+/// fpath. A key bound to a widget prints the line and clears it: nothing is ever run.
+fn zsh_completes(lines: &[&str]) -> Vec<String> {
+    let driver = r#"
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PS1='> '; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D; bindkey -e; \
+  show-line() { print -r -- \"LINE<\$BUFFER>\" >/dev/tty; BUFFER=; }; zle -N show-line; \
+  bindkey '^T' show-line; print READY"
+zpty -r z chunk '*READY*READY*'
+for line in "${@[2,-1]}"; do
+  # TAB completes before zle reads ^T, which prints the line and clears it.
+  zpty -w -n z "$line"$'\t\C-t'
+  zpty -r z chunk '*LINE<*>*'
+  print -r -- "$chunk" | grep -a -o 'LINE<[^>]*>'
+done
+zpty -d z
+"#;
+    let path = format!(
+        "{}:{}",
+        bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // zpty waits for what it expects: `timeout` ends a zsh that never shows it.
+    let out = Command::new("timeout")
+        .args(["60", "zsh", "-f", "-c", driver, "zsh"])
+        .arg(committed(Shell::Zsh).parent().unwrap())
+        .args(lines)
+        .env("PATH", path)
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("LINE<")?.strip_suffix('>'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A live fleet completes as a file does, by reading only: the fake sabakan sees no write. One
+/// that answers later than the budget completes nothing, and completion does not wait for it.
+#[test]
+fn a_live_fleet_completes_within_the_budget_or_not_at_all() {
+    let sabakan = testsupport::sabakan::FakeSabakan::start();
+    let demo: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(ROOT).join("fixtures/machines-demo.json")).unwrap(),
+    )
+    .unwrap();
+    sabakan.load(&demo);
+    let line = |typed: &'static str| {
+        [
+            "--config",
+            "/dev/null",
+            "--sabakan",
+            sabakan.url(),
+            "--repair-config",
+            "fixtures/machines-demo.yml",
+            "--nodes",
+            "fixtures/machines-demo-nodes.json",
+            "suspend",
+            typed,
+        ]
+    };
+    let (out, err, ok, _) = complete_objects(&line("r"));
+    assert_eq!(
+        (out.as_str(), err.as_str(), ok),
+        ("rack/0\nrack/1\n", "", true)
+    );
+    let (out, ..) = complete_objects(&line("machine/rack1"));
+    assert_eq!(out, "machine/rack1-cs1\nmachine/rack1-ss1\n");
+    assert!(sabakan.writes().is_empty(), "{:?}", sabakan.writes());
+    sabakan.fault(testsupport::sabakan::Fault::delay(BUDGET * 5).times(10));
+    let (out, err, ok, took) = complete_objects(&line("r"));
+    assert_eq!((out.as_str(), err.as_str(), ok), ("", "", true));
+    assert!(took < BUDGET + Duration::from_secs(1), "took {took:?}");
 }

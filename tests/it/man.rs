@@ -537,6 +537,16 @@ it with \fB--rapi-ca\fR. The RAPI users, lines \fINAME PASSWORD\fR [\fBread\fR|\
 .B /var/lib/prometheus/node-exporter/autorepair.prom
 A customary place for \fBrun --metrics-file\fR: the Prometheus node exporter's textfile
 collector reads that directory.
+.TP
+\fB/usr/share/bash-completion/completions/autorepair\fR, \fB/usr/share/zsh/vendor-completions/_autorepair\fR, \fB/usr/share/fish/vendor_completions.d/autorepair.fish\fR
+Shell completion (\fBcontrib/completions/\fR in the source): the commands, flags and repair
+levels, and the names of the fleet's objects as the commands take them (\fBcluster\fR,
+\fBgroup/\fR\fINAME\fR, \fBinstance/\fR\fINAME\fR, \fBmachine/\fR\fINS\fB/\fR\fINAME\fR,
+\fBrack/\fR\fIN\fR...; targets only where a command takes only a target). For the names the script
+asks autorepair itself, which reads the fleet the words typed so far name (the family flags,
+\fB--config\fR, the config file) as the command would: a fleet file always, a live fleet (RAPI,
+Kubernetes, sabakan) only if it answers within 2 seconds. It writes nothing, takes no lock and
+prints nothing when the fleet cannot be read.
 "#;
 
 const EXAMPLES: &str = r#".SH EXAMPLES
