@@ -370,7 +370,10 @@ pub struct RunArgs {
     pub clock: ClockArgs,
     /// Keep making passes, --interval apart (the lock is let go in between). With --kube the
     /// next pass starts as soon as a watched object changes (within about a second), and at
-    /// least every --interval (a full resync); SIGTERM stops the loop once the write under way is done.
+    /// least every --interval (a full resync). With a Kubernetes cluster (--kube; a machines
+    /// fleet's --kubeconfig) SIGTERM stops the loop once the write under way is done;
+    /// elsewhere it ends the process at once: each write is whole, and the next pass (another
+    /// replica's) carries on from the marks.
     #[arg(long = "loop")]
     pub loop_: bool,
     /// Time between passes with --loop; with --kube the longest time between two passes.

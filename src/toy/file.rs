@@ -249,7 +249,10 @@ impl Backend<Toy> for RoomFile {
         self.room.ops.push(ToyOp {
             id,
             target: target.to_owned(),
-            repair: reason.to_owned(),
+            // The repair the step belongs to, as every backend reads it back from its reason.
+            repair: crate::engine::plan::repair_of_reason(reason)
+                .unwrap_or(reason)
+                .to_owned(),
             step: *op,
             state: OpState::Running,
             ended: None,

@@ -295,6 +295,16 @@ struct TargetWork<'c, 'a, F: Family> {
     candidate: Option<Candidate<F>>,
 }
 
+/// A pending repair's operations as the backend knows them (see `TargetWork::ops_of`).
+struct RepairOps<F: Family> {
+    /// Its operations, the newest attempt of each step.
+    ops: Vec<F::OpId>,
+    /// Recorded ones the backend no longer knows.
+    missing: Vec<F::OpId>,
+    /// Recorded ones whose id the backend now gives another operation.
+    foreign: Vec<F::OpId>,
+}
+
 impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
     fn object(&self) -> ObjectRef {
         ObjectRef::new(F::WORDS.target, self.name)
@@ -399,9 +409,9 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
         // Repairs with operations first (oldest first), then requests: a request, however old,
         // never starts while a repair with operations has not been judged.
         repairs.sort_by_cached_key(|r| {
-            let (ops, missing, foreign) = self.ops_of(r);
+            let o = self.ops_of(r);
             (
-                ops.is_empty() && missing.is_empty() && foreign.is_empty(),
+                o.ops.is_empty() && o.missing.is_empty() && o.foreign.is_empty(),
                 r.since,
                 r.id,
             )
@@ -425,13 +435,13 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
     /// attempts at one step only the newest counts, so the list never grows beyond the
     /// chain's length. Returns the operations, the recorded ones the backend no longer knows,
     /// and the recorded ones whose id the backend now gives another operation: one of another
-    /// repair or target, or no repair step at all (Ganeti numbers jobs afresh from an older
-    /// serial after its queue moved through a node that held no copy of it).
-    fn ops_of(&self, r: &InFlight<F>) -> (Vec<F::OpId>, Vec<F::OpId>, Vec<F::OpId>) {
+    /// repair or target, or no repair step at all (a backend whose queue lost its newest
+    /// entries can number operations afresh from an older serial).
+    fn ops_of(&self, r: &InFlight<F>) -> RepairOps<F> {
         let index = &self.ctx.index;
         let here = |o: &Operation<F>| o.target.is_none_or(|t| t == self.name);
-        // An operation without a repair id is ours only as a step of this target (Ganeti 3.0
-        // drops the reason of reinstall jobs).
+        // An operation without a repair id is ours only as a step of this target (a backend
+        // may drop the id of some operations: see the family's `operations`).
         let ours = |o: &Operation<F>| {
             here(o) && (o.repair == Some(r.id) || (o.repair.is_none() && o.step.is_some()))
         };
@@ -461,7 +471,11 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             })
             .map(|o| o.id.clone())
             .collect();
-        (newest, missing, foreign)
+        RepairOps {
+            ops: newest,
+            missing,
+            foreign,
+        }
     }
 
     fn judge(&self, r: &InFlight<F>, ops: &[F::OpId]) -> Verdict<F> {
@@ -592,7 +606,11 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
 
     fn one_pending(&mut self, r: &InFlight<F>) {
         let words = F::WORDS;
-        let (ops, missing, foreign) = self.ops_of(r);
+        let RepairOps {
+            ops,
+            missing,
+            foreign,
+        } = self.ops_of(r);
         self.pending_views.push(self.view(r, &ops));
         // Judging the other operation would record its outcome as this repair's: what became
         // of ours is unknown, as when it is gone.
