@@ -117,6 +117,15 @@ fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
     );
     let all_over = format!("suspend-all:{}", NOW - 1);
     let running = |state| vec![op(5, "b1", ID, state)];
+    // A recorded step whose id now names another step: a failure, never that step's outcome.
+    let given_again: Vec<String> = {
+        let why = "step 5 is now another step (the backend gave its id again): what became of this repair's is unknown";
+        vec![
+            "b1: pending update (parked by a failure until cleared)".into(),
+            format!("  box/b1: add result:restart:{ID}:{NOW}:failure: ({why})"),
+            format!("  box/b1: remove {pending} ({why})"),
+        ]
+    };
     let cases: Vec<(&str, ToyRoom, Vec<String>)> = vec![
         (
             "a healthy box is left alone",
@@ -261,15 +270,7 @@ fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
                 Some(Restart),
                 vec![op(5, "b1", OTHER_ID, OpState::Succeeded)],
             ),
-            vec![
-                "b1: pending update (parked by a failure until cleared)".into(),
-                format!(
-                    "  box/b1: add result:restart:{ID}:{NOW}:failure: (step 5 is now another step (the backend gave its id again): what became of this repair's is unknown)"
-                ),
-                format!(
-                    "  box/b1: remove {pending} (step 5 is now another step (the backend gave its id again): what became of this repair's is unknown)"
-                ),
-            ],
+            given_again.clone(),
         ),
         (
             "…or another box's",
@@ -279,15 +280,7 @@ fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
                 Some(Restart),
                 vec![op(5, "b2", ID, OpState::Succeeded)],
             ),
-            vec![
-                "b1: pending update (parked by a failure until cleared)".into(),
-                format!(
-                    "  box/b1: add result:restart:{ID}:{NOW}:failure: (step 5 is now another step (the backend gave its id again): what became of this repair's is unknown)"
-                ),
-                format!(
-                    "  box/b1: remove {pending} (step 5 is now another step (the backend gave its id again): what became of this repair's is unknown)"
-                ),
-            ],
+            given_again.clone(),
         ),
         (
             "a step that lacked resources is retried after retry_interval",
