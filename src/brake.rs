@@ -18,9 +18,8 @@ pub fn path(lock: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Pulls the brake of the fleet whose lock is `lock`: `object` was suspended now. The file is
-/// replaced whole (written aside, then renamed), so a pass never reads half of it; the time
-/// in nanoseconds and the process id make every pull differ from the one before.
+/// Pulls the brake of the fleet whose lock is `lock`: `object` was suspended now. The time in
+/// nanoseconds and the process id make every pull differ from the one before.
 pub fn pull(lock: &Path, object: &str) -> std::io::Result<()> {
     let at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -31,11 +30,15 @@ pub fn pull(lock: &Path, object: &str) -> std::io::Result<()> {
         at.subsec_nanos(),
         std::process::id()
     );
-    let path = path(lock);
+    replace(&path(lock), &text)
+}
+
+/// Replaces the brake file whole (written aside, then renamed): a pass never reads half of it.
+fn replace(path: &Path, text: &str) -> std::io::Result<()> {
     let mut aside = path.as_os_str().to_owned();
     aside.push(format!(".{}", std::process::id()));
     std::fs::write(&aside, text)?;
-    std::fs::rename(&aside, &path)
+    std::fs::rename(&aside, path)
 }
 
 /// A brake pulled while a pass ran: the object suspended and when (seconds since the epoch).
@@ -140,10 +143,7 @@ pub fn applied(lock: &Path, object: &str) -> std::io::Result<()> {
     if text.ends_with(APPLIED) || parse(&text).is_none_or(|p| p.object != object) {
         return Ok(());
     }
-    let mut aside = path.as_os_str().to_owned();
-    aside.push(format!(".{}", std::process::id()));
-    std::fs::write(&aside, format!("{text}{APPLIED}"))?;
-    std::fs::rename(&aside, &path)
+    replace(&path, &format!("{text}{APPLIED}"))
 }
 
 /// Lets the brake go if it names `object`: a resume of it undoes the suspend, and passes must
