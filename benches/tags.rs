@@ -24,6 +24,7 @@ fn parse_all(tags: &[String]) -> usize {
             Ok(Tag::Pending(p)) => 4 + p.id.len(),
             Ok(Tag::Result(r)) => 5 + r.id.len(),
             Err(e) => 6 + e.message.len(),
+            Ok(Tag::Unreadable(_)) => 7,
         };
     }
     sum

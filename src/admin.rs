@@ -3,7 +3,7 @@
 //! exist and which of them ignore marks.
 
 use crate::engine::family::{Holder, Role};
-use crate::engine::marks::{Codec, Mark};
+use crate::engine::marks::{Codec, Governs, Mark, read_all};
 use crate::engine::policy::object_policy;
 use crate::engine::text::FxMap;
 use crate::engine::{Action, Family, ObjectRef, Policy, RepairResult, rfc3339};
@@ -141,10 +141,9 @@ pub fn edits<F: Family>(
         object: object.clone(),
         message,
     };
-    let parsed: Vec<(&String, Mark<F::Level>)> = current
-        .iter()
-        .filter_map(|t| F::Marks::parse(t).ok().map(|p| (t, p)))
-        .collect();
+    // Unreadable marks included: a verb replaces or lifts them as it does the marks they
+    // were meant to be.
+    let parsed: Vec<(&str, Mark<F::Level>)> = read_all::<F::Marks>(current).collect();
     let is_target = object.is(F::WORDS.target);
     let (target, targets) = (F::WORDS.target, F::WORDS.targets);
     let (add, remove, reason): (Vec<String>, Vec<String>, String) = match verb {
@@ -152,8 +151,11 @@ pub fn edits<F: Family>(
             let add: Vec<String> = level.iter().map(|l| F::Marks::render_policy(*l)).collect();
             let remove = parsed
                 .iter()
-                .filter(|(text, m)| matches!(m, Mark::Policy(_)) && !add.contains(text))
-                .map(|(text, _)| (*text).clone())
+                .filter(|(text, m)| {
+                    matches!(m, Mark::Policy(_) | Mark::Unreadable(Governs::Policy))
+                        && !add.iter().any(|a| a == text)
+                })
+                .map(|(text, _)| (*text).to_owned())
                 .collect();
             let reason = match level {
                 Some(l) => format!("admin: allow repairs up to {l}"),
@@ -183,8 +185,12 @@ pub fn edits<F: Family>(
             let of_kind = |want: bool| -> Vec<String> {
                 parsed
                     .iter()
-                    .filter(|(_, m)| matches!(m, Mark::Suspend { all, .. } if *all == want))
-                    .map(|(text, _)| (*text).clone())
+                    .filter(|(_, m)| match m {
+                        Mark::Suspend { all, .. } => *all == want,
+                        Mark::Unreadable(Governs::Suspend { all }) => *all == want,
+                        _ => false,
+                    })
+                    .map(|(text, _)| (*text).to_owned())
                     .collect()
             };
             let (remove, other) = (of_kind(*all), of_kind(!*all));
@@ -214,13 +220,23 @@ pub fn edits<F: Family>(
                     "repairs are requested on {targets}, e.g. {target}/NAME"
                 )));
             }
-            if let Some((_, Mark::Pending(p))) =
-                parsed.iter().find(|(_, m)| matches!(m, Mark::Pending(_)))
+            match parsed
+                .iter()
+                .find(|(_, m)| matches!(m, Mark::Pending(_) | Mark::Unreadable(Governs::Pending)))
             {
-                return Err(refuse(format!(
-                    "already has repair {} ({}) pending: wait for it to end",
-                    p.id, p.repair
-                )));
+                Some((_, Mark::Pending(p))) => {
+                    return Err(refuse(format!(
+                        "already has repair {} ({}) pending: wait for it to end",
+                        p.id, p.repair
+                    )));
+                }
+                Some((text, _)) => {
+                    return Err(refuse(format!(
+                        "carries the unreadable pending {} {text:?}, which counts as a repair under way: once no repair of it runs, `autorepair clear {object}` removes it",
+                        F::Marks::NOUN
+                    )));
+                }
+                None => {}
             }
             let mark = F::Marks::render_pending(*repair, id, *now, &[])
                 .map_err(|e| refuse(e.to_string()))?;
@@ -236,10 +252,16 @@ pub fn edits<F: Family>(
                     "failure results live on {targets}, e.g. {target}/NAME"
                 )));
             }
+            // Unreadable pending and result marks too: they hold the target as a repair under
+            // way or a failure would, and the lint of them sends the operator here.
             let remove: Vec<String> = parsed
                 .iter()
-                .filter(|(_, m)| matches!(m, Mark::Result(r) if r.result == RepairResult::Failure))
-                .map(|(text, _)| (*text).clone())
+                .filter(|(_, m)| match m {
+                    Mark::Result(r) => r.result == RepairResult::Failure,
+                    Mark::Unreadable(g) => matches!(g, Governs::Pending | Governs::Result),
+                    _ => false,
+                })
+                .map(|(text, _)| (*text).to_owned())
                 .collect();
             if remove.is_empty() {
                 return Err(refuse("has no failure result to clear".into()));
@@ -295,12 +317,7 @@ pub fn kept_repairable<F: Family>(
     else {
         return vec![];
     };
-    let policy_of = |marks: &[String]| {
-        let parsed = marks
-            .iter()
-            .filter_map(|t| F::Marks::parse(t).ok().map(|m| (t.as_str(), m)));
-        object_policy(parsed, now).policy
-    };
+    let policy_of = |marks: &[String]| object_policy(read_all::<F::Marks>(marks), now).policy;
     // Looked up once per scope of every target: a map, not a scan of the holders.
     type Governs<'a, L> = (&'a ObjectRef, Option<Policy<L>>);
     let scopes: FxMap<&str, Governs<'_, F::Level>> = holders
@@ -509,10 +526,7 @@ pub fn shows_suspended<F: Family>(snap: &F::Snapshot, object: &str, now: i64) ->
             .map(|h| h.marks)
     });
     marks.is_some_and(|marks| {
-        let parsed = marks
-            .iter()
-            .filter_map(|t| F::Marks::parse(t).ok().map(|m| (t.as_str(), m)));
-        object_policy(parsed, now)
+        object_policy(read_all::<F::Marks>(marks), now)
             .policy
             .is_some_and(|p| p.is_suspended())
     })

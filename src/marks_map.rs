@@ -9,8 +9,8 @@
 
 use crate::engine::Level;
 use crate::engine::marks::{
-    ErrorCode, Mark, MarkError, OpList, Outcome, Pending, RenderError, RepairResult, is_uuid,
-    join_pair, pair_epoch, pair_level,
+    ErrorCode, Governs, Mark, MarkError, OpList, Outcome, Pending, RenderError, RepairResult,
+    is_uuid, join_pair, pair_epoch, pair_level,
 };
 use std::fmt::Display;
 
@@ -54,6 +54,38 @@ impl MapSyntax {
     /// has already set aside what is foreign and what the store itself would refuse. `op`
     /// checks one operation of repair `id` (a message when it is not one).
     pub fn parse<'a, L: Level>(
+        &self,
+        text: &'a str,
+        key: &'a str,
+        value: &'a str,
+        op: impl Fn(&str, &str) -> Result<(), String>,
+    ) -> Result<Mark<'a, L>, MarkError> {
+        self.parse_known(text, key, value, op)
+            .map_err(|e| e.governing(self.governs(key, value)))
+    }
+
+    /// What an entry of the family's own would govern, from its key (and a repair's value's
+    /// kind), however damaged the rest is: an unreadable one fails closed (docs/design.md,
+    /// rule 11). A repair key whose value is of no known kind counts as pending.
+    pub fn governs(&self, key: &str, value: &str) -> Governs {
+        if key == self.policy_key {
+            Governs::Policy
+        } else if key == self.suspend_key || key == self.suspend_all_key {
+            Governs::Suspend {
+                all: key == self.suspend_all_key,
+            }
+        } else if key.starts_with(self.repair_prefix) {
+            if value.starts_with("result") {
+                Governs::Result
+            } else {
+                Governs::Pending
+            }
+        } else {
+            Governs::Unknown
+        }
+    }
+
+    fn parse_known<'a, L: Level>(
         &self,
         text: &'a str,
         key: &'a str,

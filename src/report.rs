@@ -299,9 +299,9 @@ b1   needs-repair  s1     restart  restart  room         start restart repair
 b2   needs-repair  s1     replace  restart  room         marks: needs replace, policy allows repairs up to restart
 b3   suspended     s2     -        -        shelf/s2
 b4   pending       s1     restart  restart  room         start restart repair
-b5   healthy       s1     -        restart  room
+b5   suspended     s1     -        -        box/b5
 
-5 boxes; healthy: 1, suspended: 1, needs-repair: 2, pending: 1, failed: 0 (states now; times in UTC)
+5 boxes; healthy: 0, suspended: 2, needs-repair: 2, pending: 1, failed: 0 (states now; times in UTC)
 down shelves: s1 (room, down)
 under repair: s1
 1 mark problem(s): see `autorepair tags lint`
@@ -324,11 +324,13 @@ under repair: s1
             )),
             "{requested}"
         );
+        // An unreadable mark holds what it would govern (rule 11), and explain says which.
         let unreadable = explain(&plan, plan.target("b5").unwrap());
         assert!(
-            unreadable.ends_with(
-                "  mark problem: box/b5: bogus:1:2: field count; the mark is ignored until fixed\n"
-            ),
+            unreadable.contains("  - policy: suspended: unreadable policy mark")
+                && unreadable.ends_with(
+                    "  mark problem: box/b5: bogus:1:2: field count; until it is fixed it allows no repair on what the policy of box/b5 governs; `autorepair allow LEVEL box/b5` replaces it\n"
+                ),
             "{unreadable}"
         );
         for t in &plan.targets {

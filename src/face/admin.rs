@@ -52,15 +52,11 @@ pub fn admin<F: FamilyFace>(
         object: object.clone(),
         source,
     };
-    if let Some(lock) = &brake_lock {
-        match verb {
-            Verb::Suspend { .. } => {
-                crate::brake::pull(lock, &object.to_string()).map_err(|e| brake(lock, e))?;
-            }
-            // Passes must not wait for a suspend the admin undid
-            // (crate::brake::Watch::holding).
-            _ => crate::brake::release(lock, &object.to_string()).map_err(|e| brake(lock, e))?,
-        }
+    // Passes must not wait for a suspend the admin undid (crate::brake::Watch::holding). A
+    // suspend pulls the brake only once the fleet took its write (rule 11): a refused one
+    // must hold nothing.
+    if let (Some(lock), Verb::Resume { .. }) = (&brake_lock, verb) {
+        crate::brake::release(lock, &object.to_string()).map_err(|e| brake(lock, e))?;
     }
     // The wall clock: it only decides whether a timed suspend below has run out.
     let kept = match verb {
@@ -99,6 +95,13 @@ pub fn admin<F: FamilyFace>(
         });
     }
     saved.map_err(|e| Error::Save(e.into()))?;
+    let braked = match (&brake_lock, verb) {
+        (Some(lock), Verb::Suspend { .. }) if !plan.scope_actions.is_empty() => {
+            crate::brake::pull(lock, &object.to_string()).map_err(|e| brake(lock, e))?;
+            Some(lock)
+        }
+        _ => None,
+    };
     for a in plan.actions() {
         out.line(a)?;
     }
@@ -132,7 +135,7 @@ pub fn admin<F: FamilyFace>(
             // begin later need not wait for it (nor for 15 minutes, should someone remove
             // its tag by hand).
             Ok(Applied::Yes) => {
-                if let (Some(lock), Verb::Suspend { .. }) = (&brake_lock, verb) {
+                if let Some(lock) = braked {
                     crate::brake::applied(lock, &object.to_string()).map_err(|e| brake(lock, e))?;
                 }
             }
@@ -141,10 +144,14 @@ pub fn admin<F: FamilyFace>(
                     object: object.clone(),
                     what,
                     waited: applied_within,
-                    braked: live && matches!(verb, Verb::Suspend { .. }),
+                    braked: braked.is_some(),
                 });
             }
+            // The fleet refused the suspend after all (its tag job failed): nothing holds.
             Err(e) => {
+                if let Some(lock) = braked {
+                    crate::brake::release(lock, &object.to_string()).map_err(|e| brake(lock, e))?;
+                }
                 return Err(Error::Act {
                     object: object.clone(),
                     message: e.to_string(),

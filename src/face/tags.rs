@@ -55,7 +55,14 @@ pub fn describe(t: &str) -> String {
             rfc3339(r.at),
             r.ops.to_vec::<u64>()
         ),
-        Err(e) => format!("{t}: INVALID ({}): {}", e.code.as_str(), e.message),
+        Err(e) => format!(
+            "{t}: INVALID ({}): {}; until fixed it holds what a {} tag governs",
+            e.code.as_str(),
+            e.message,
+            e.governs
+        ),
+        // The codec never parses to this; `read` stands it in for an error.
+        Ok(Tag::Unreadable(g)) => format!("{t}: INVALID: holds what a {g} tag governs"),
     }
 }
 

@@ -754,6 +754,7 @@ mod tests {
                 Ok(Tag::Pending(_)) => pending += 1,
                 Ok(Tag::Result(_)) => result += 1,
                 Err(e) => panic!("generated an invalid tag: {e}"),
+                Ok(Tag::Unreadable(_)) => unreachable!("no codec parses to Unreadable"),
             }
         }
         assert!(policy > 50_000 / 25, "{policy}");

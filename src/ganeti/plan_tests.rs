@@ -880,9 +880,17 @@ fn foreign_and_invalid_tags_are_never_touched() {
             .count(),
         2
     );
+    // Bad tags of ours hold the repair they would govern (rule 11); foreign ones never do.
+    assert!(
+        matches!(p.target("i1").unwrap().next, Next::Wait),
+        "an unreadable pending tag holds the instance: {:?}",
+        p.target("i1").unwrap().notes
+    );
+    snap.instances[0].tags = vec!["owner:bob".into()];
+    let p = plan(&snap, NOW, &limits(), 1);
     assert!(
         matches!(p.target("i1").unwrap().next, Next::Start { .. }),
-        "bad tags do not stop the repair"
+        "foreign tags do not stop the repair"
     );
 }
 

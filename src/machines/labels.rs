@@ -119,14 +119,16 @@ impl Codec for Labels {
                 text,
                 ErrorCode::TooLong,
                 format!("a sabakan label's name and value are at most {MAX_LEN} characters each"),
-            ));
+            )
+            .governing(SYNTAX.governs(name, value)));
         }
         if !is_label_text(name) || !is_label_value(value) {
             return Err(error(
                 text,
                 ErrorCode::BadChar,
                 "a sabakan label's name and value are letters, digits, _ . and -, starting and ending with a letter or digit",
-            ));
+            )
+            .governing(SYNTAX.governs(name, value)));
         }
         SYNTAX.parse(text, name, value, op)
     }
@@ -245,7 +247,9 @@ mod tests {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
             let text = join(v["name"].as_str().unwrap(), v["value"].as_str().unwrap());
             let got = match Labels::parse(&text) {
-                Err(e) => serde_json::json!({"kind": "invalid", "code": e.code.as_str()}),
+                Err(e) => serde_json::json!({"kind": "invalid", "code": e.code.as_str(),
+                    "holds": e.governs.as_str()}),
+                Ok(Mark::Unreadable(_)) => unreachable!("no codec parses to Unreadable"),
                 Ok(Mark::Foreign) => serde_json::json!({"kind": "foreign"}),
                 Ok(Mark::Policy(l)) => serde_json::json!({"kind": "policy", "repair": l}),
                 Ok(Mark::Suspend { until, all }) => serde_json::json!({

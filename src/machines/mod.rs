@@ -128,7 +128,7 @@ use crate::engine::family::{
     Assessment, DownDomain, Family, Holder, OpState, Operation, Progress as Work, Role, ScopeChain,
     Words,
 };
-use crate::engine::marks::{Codec, Mark};
+use crate::engine::marks::{Codec, Mark, read_all};
 use crate::engine::object::parse_object_ref;
 use crate::engine::policy::{Policy, object_policy};
 use crate::engine::text::{FxMap, Text};
@@ -439,13 +439,7 @@ impl<'a> Index<'a> {
 
     /// The machine's effective policy or suspend, nearest scope first.
     pub(super) fn policy(&self, m: &'a Machine) -> Option<Policy<Reach>> {
-        let own = object_policy(
-            m.marks
-                .iter()
-                .filter_map(|t| Labels::parse(t).ok().map(|p| (t.as_str(), p))),
-            self.now,
-        )
-        .policy;
+        let own = object_policy(read_all::<Labels>(&m.marks), self.now).policy;
         let scopes = [Some(m.rack.as_str()), self.cluster_key]
             .into_iter()
             .flatten()
@@ -569,11 +563,7 @@ impl Family for Machines {
             .scopes
             .iter()
             .map(|s| {
-                let marks = s
-                    .marks
-                    .iter()
-                    .filter_map(|t| Labels::parse(t).ok().map(|p| (t.as_str(), p)));
-                let own = object_policy(marks, now);
+                let own = object_policy(read_all::<Labels>(&s.marks), now);
                 (s.key.as_str(), (own.policy, own.over_all))
             })
             .collect();

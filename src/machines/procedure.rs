@@ -68,7 +68,7 @@ pub(super) fn paused(index: &Index<'_>, m: &Machine, p: Progress) -> bool {
     p.step_status != StepStatus::Draining
         && matches!(
             index.policy(m),
-            Some(Policy::SuspendedForever | Policy::SuspendedUntil { .. })
+            Some(policy) if policy.is_suspended()
         )
 }
 
@@ -177,10 +177,11 @@ pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<Reach
     }
 }
 
-/// The level the entry's repair was started with: it caps the steps. An entry no pending
-/// repair names (its labels were damaged and mended by hand, say) runs no step at all: a
-/// person decides, not a fallback.
-fn cap(m: &Machine, entry_index: u64) -> Reach {
+/// The level the entry's repair was started with: it caps the steps. `None` when no readable
+/// pending repair is left (its label is damaged, or was removed by hand): such an entry runs
+/// no step at all, and is neither failed nor finished, until a person mends the label or
+/// deletes the entry (rule 11: a mark that cannot be read holds what it governs).
+fn cap(m: &Machine, entry_index: u64) -> Option<Reach> {
     let mut ps: Vec<_> = pendings(m).map(|(_, p)| p).collect();
     ps.sort_by_key(|p| {
         (
@@ -188,7 +189,7 @@ fn cap(m: &Machine, entry_index: u64) -> Reach {
             std::cmp::Reverse(p.since),
         )
     });
-    ps.first().map_or(Reach::CHECK, |p| p.repair)
+    ps.first().map(|p| p.repair)
 }
 
 /// Why a step (0-based) beyond the repair's cap fails the entry.
@@ -314,11 +315,16 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
         let policy = index.policy(m);
         let suspended = matches!(
             policy,
-            Some(Policy::SuspendedForever | Policy::SuspendedUntil { .. })
+            Some(policy) if policy.is_suspended()
         );
+        let Some(started) = cap(m, e.index) else {
+            tracing::warn!(machine = %m.serial, entry = e.index,
+                "no readable pending label names this repair entry: it runs no step until the label is mended or the entry is deleted (`autorepair repair delete`)");
+            continue;
+        };
         let cap = match policy.and_then(Policy::allowed) {
-            Some(now_allowed) => cap(m, e.index).min(now_allowed),
-            None => cap(m, e.index),
+            Some(now_allowed) => started.min(now_allowed),
+            None => started,
         };
         let mut p = p;
         let run = |p: Progress, m: &Machine| {

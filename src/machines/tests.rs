@@ -1247,3 +1247,51 @@ fn the_engines_domain_limits_apply_where_the_config_sets_them() {
         crate::config::Config::from_toml("[limits]\nmax_down_nodes = 4\n", "x", |_, _| {}).unwrap();
     assert_eq!(super::limits(&c.limits, &c.limits_given).max_down_nodes, 4);
 }
+
+/// Rule 11 for an entry under way: a pending label that cannot be read (a level typo) holds
+/// the entry where it stands, neither running its next step nor failing it with enoperm; once
+/// the label is mended the step runs.
+#[test]
+fn an_entry_whose_pending_label_cannot_be_read_runs_no_step_and_is_not_failed() {
+    let s = settings(5);
+    let ready = with_entry(
+        machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+        1,
+        waiting(0),
+        Reach::step(2),
+    );
+    let damaged = {
+        let pairs: Vec<(String, String)> = ready
+            .info
+            .labels
+            .iter()
+            .map(|(k, v)| match v.strip_prefix("pending.step-2.") {
+                Some(rest) => (k.clone(), format!("pending.step-99.{rest}")),
+                None => (k.clone(), v.clone()),
+            })
+            .collect();
+        assert_ne!(pairs, ready.info.labels, "the pending label was damaged");
+        let refs: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let mut m = machine("a", 1, State::Unhealthy, &refs);
+        m.healthy = ready.healthy;
+        m
+    };
+    let ops = |m: Machine| -> Vec<String> {
+        let snap = fleet(vec![m], &[]);
+        let index = Machines::index(&snap, &s, NOW);
+        Machines::progress(&index, NOW)
+            .into_iter()
+            .map(|w| w.op.to_string())
+            .collect()
+    };
+    let held = ops(damaged);
+    assert!(held.is_empty(), "a damaged pending label: {held:?}");
+    let mended = ops(ready);
+    assert!(
+        mended.iter().any(|o| o.contains("step 1 repair command")),
+        "{mended:?}"
+    );
+}

@@ -234,7 +234,9 @@ mod tests {
             let text = join(v["key"].as_str().unwrap(), v["value"].as_str().unwrap());
             let expect = &v["expect"];
             let got = match Annotations::parse(&text) {
-                Err(e) => serde_json::json!({"kind": "invalid", "code": e.code.as_str()}),
+                Err(e) => serde_json::json!({"kind": "invalid", "code": e.code.as_str(),
+                    "holds": e.governs.as_str()}),
+                Ok(Mark::Unreadable(_)) => unreachable!("no codec parses to Unreadable"),
                 Ok(Mark::Foreign) => serde_json::json!({"kind": "foreign"}),
                 Ok(Mark::Policy(l)) => serde_json::json!({"kind": "policy", "repair": l}),
                 Ok(Mark::Suspend { until, all }) => serde_json::json!({

@@ -742,7 +742,10 @@ mod tests {
             );
         }
         assert!(grid.contains(">b1</div>"), "named cells in a small fleet");
-        assert!(grid.contains("healthy (1)"), "the legend counts each state");
+        assert!(
+            grid.contains("suspended (2)"),
+            "the legend counts each state: {grid}"
+        );
     }
 
     #[test]

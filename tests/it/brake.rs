@@ -305,3 +305,61 @@ fn an_admin_verb_returns_once_ganeti_applied_its_tag() {
         }
     }
 }
+
+/// Rule 11: only a suspend the fleet took pulls the brake. A read-only user's suspend (the
+/// tag write refused) and one whose tag job Ganeti failed leave no brake behind, so the next
+/// pass on the host is not held for a suspend that will never show.
+#[test]
+fn a_refused_or_failed_suspend_leaves_no_brake() {
+    // (case, how the fake answers the tag PUT, the status of tag job 1, the verb's exit code)
+    let cases: [(&str, u16, &str, i32); 2] = [
+        ("refused: a read-only user", 403, "", 6),
+        ("failed by Ganeti", 200, "error", 3),
+    ];
+    for (case, put, job, exit) in cases {
+        let rapi = FakeRapi::start(Box::new(move |seen| {
+            let this = seen.last().unwrap();
+            let path = this.path.split('?').next().unwrap_or("");
+            if this.method == "PUT" {
+                return match put {
+                    200 => (200, "1".to_owned()),
+                    code => (code, "\"Permission denied\"".to_owned()),
+                };
+            }
+            if path == "/2/jobs/1" {
+                let opresult = json!([["OpPrereqError", ["Tag too long", "wrong_input"]]]);
+                return (
+                    200,
+                    json!({"id": 1, "status": job, "ops": [], "opresult": opresult}).to_string(),
+                );
+            }
+            if this.method != "GET" {
+                return (403, "\"Permission denied\"".to_owned());
+            }
+            (200, cluster(&this.path).expect("a read").to_string())
+        }));
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("lock");
+        let out = autorepair(&rapi, &lock)
+            .args(["suspend", "group/default", "--now", NOW, "--timeout", "4s"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(exit), "{case}: {stderr}");
+        let brakes: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".brake"))
+            .collect();
+        assert!(brakes.is_empty(), "{case}: a brake was left: {brakes:?}");
+        let pass = autorepair(&rapi, &lock)
+            .args(["run", "--now", NOW])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&pass.stdout);
+        assert!(
+            !said.contains("does not show in the fleet yet"),
+            "{case}: the next pass was held by the brake: {said}"
+        );
+    }
+}

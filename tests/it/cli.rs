@@ -326,6 +326,13 @@ fn repeated_runs_repair_every_repairable_instance_and_touch_nothing_else() {
             .to_owned()
     };
     for t in v["targets"].as_array().unwrap() {
+        // The demo's unreadable pending tag holds legacy-a4 as a repair under way until a
+        // person clears it (rule 11): it must still be held, and say why.
+        if t["name"] == "legacy-a4.ams.example" {
+            assert_eq!(t["state"], "pending", "{t}");
+            assert!(t["blocked"].to_string().contains("unreadable"), "{t}");
+            continue;
+        }
         assert_ne!(
             t["state"], "pending",
             "{} still pending after 30 passes",

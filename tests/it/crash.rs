@@ -2,9 +2,9 @@
 //! exactly one job per repair step and a consistent tag set.
 
 use autorepair::config::Limits;
-use autorepair::engine::State;
 use autorepair::engine::backend::{Backend, Dying};
 use autorepair::engine::exec;
+use autorepair::engine::{Blocked, State};
 use autorepair::ganeti::file::{FleetFile, parse_fleet};
 use autorepair::ganeti::plan;
 use autorepair::ganeti::snapshot::Snapshot;
@@ -140,11 +140,16 @@ fn a_kill_after_any_backend_call_never_duplicates_a_job() {
             states(&want),
             "kill at call {die_at}: the end state differs from a run without kill"
         );
-        assert_eq!(
-            end.counts[&State::Pending],
-            0,
-            "kill at call {die_at}: repairs left hanging"
-        );
+        // The demo's unreadable pending tag holds its instance as a repair under way until
+        // a person clears it (rule 11): that one is not left hanging by a kill.
+        let hanging = end
+            .targets
+            .iter()
+            .filter(|t| {
+                t.state == State::Pending && !matches!(t.blocked, Some(Blocked::Unreadable { .. }))
+            })
+            .count();
+        assert_eq!(hanging, 0, "kill at call {die_at}: repairs left hanging");
     }
     assert_eq!(kills, total, "every call was a kill point");
 }

@@ -11,6 +11,7 @@ mod common;
 mod completions;
 mod crash;
 mod drain;
+mod fail_closed;
 mod fake_kube;
 mod field;
 mod ganeti;

@@ -152,6 +152,98 @@ pub enum Mark<'a, L> {
     },
     Pending(Pending<'a, L>),
     Result(Outcome<'a, L>),
+    /// One of ours that cannot be read (docs/design.md, rule 11): it holds back what it would
+    /// govern. No codec parses to it; [`read`] stands it in for a [`MarkError`].
+    Unreadable(Governs),
+}
+
+/// What an autorepair mark that cannot be read would govern, as far as its codec could tell
+/// from the part it could read (its kind, its key). An unreadable mark fails closed: a suspend
+/// suspends as one without a time (a `suspend-all` everything under its object too), a policy
+/// or a mark of no known kind allows nothing on its object, a pending mark counts as a repair
+/// under way and a result parks its target as a failure would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Governs {
+    Policy,
+    Suspend {
+        all: bool,
+    },
+    Pending,
+    Result,
+    /// Ours by its prefix, of no kind the codec knows.
+    Unknown,
+}
+
+impl Governs {
+    /// Its name in messages and JSON: `suspend`, `pending`… (`unknown` for no known kind).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Governs::Policy => "policy",
+            Governs::Suspend { all: false } => "suspend",
+            Governs::Suspend { all: true } => "suspend-all",
+            Governs::Pending => "pending",
+            Governs::Result => "result",
+            Governs::Unknown => "unknown",
+        }
+    }
+
+    /// What the mark does until it is fixed, for lint: `object` is what carries it.
+    pub fn effect(self, object: &str) -> String {
+        match self {
+            Governs::Suspend { all: false } => format!(
+                "until it is fixed it suspends {object} as a suspend without a time would; `autorepair resume {object}` removes it"
+            ),
+            Governs::Suspend { all: true } => format!(
+                "until it is fixed it suspends {object} and everything under it as a suspend-all without a time would; `autorepair resume --all {object}` removes it"
+            ),
+            Governs::Policy => format!(
+                "until it is fixed it allows no repair on what the policy of {object} governs; `autorepair allow LEVEL {object}` replaces it"
+            ),
+            Governs::Unknown => format!(
+                "until it is fixed it allows no repair on what the policy of {object} governs; correct or remove it with the fleet's own tools"
+            ),
+            Governs::Pending => format!(
+                "until it is fixed it counts as a repair under way on {object}: nothing new starts there; once no repair of it runs, `autorepair clear {object}` removes it"
+            ),
+            Governs::Result => format!(
+                "until it is fixed it parks {object} as a failure result would; `autorepair clear {object}` removes it"
+            ),
+        }
+    }
+}
+
+/// As its name: `"suspend-all"`, not a tagged object.
+impl Serialize for Governs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl fmt::Display for Governs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Reads one stored mark, failing closed: a mark of ours the codec cannot parse comes back as
+/// [`Mark::Unreadable`], with the error (for lint) beside it. Every reader that decides what a
+/// mark allows goes through this, never through `C::parse(..).ok()`, which would drop it.
+pub fn read<C: Codec>(text: &str) -> (Mark<'_, C::Level>, Option<MarkError>) {
+    match C::parse(text) {
+        Ok(mark) => (mark, None),
+        Err(e) => (Mark::Unreadable(e.governs), Some(e)),
+    }
+}
+
+/// Every mark of `texts` that is ours, read as [`read`] does (unreadable ones included), with
+/// its text: what [`crate::policy::object_policy`] takes.
+pub fn read_all<'a, C: Codec>(
+    texts: &'a [String],
+) -> impl Iterator<Item = (&'a str, Mark<'a, C::Level>)> + 'a {
+    texts.iter().filter_map(|t| match read::<C>(t).0 {
+        Mark::Foreign => None,
+        mark => Some((t.as_str(), mark)),
+    })
 }
 
 impl<L> Mark<'_, L> {
@@ -161,7 +253,7 @@ impl<L> Mark<'_, L> {
             Mark::Suspend { until, .. } => *until,
             Mark::Pending(p) => Some(p.since),
             Mark::Result(r) => Some(r.at),
-            Mark::Foreign | Mark::Policy(_) => None,
+            Mark::Foreign | Mark::Policy(_) | Mark::Unreadable(_) => None,
         }
     }
 }
@@ -202,6 +294,8 @@ impl ErrorCode {
 #[error("invalid autorepair {noun} {mark:?}: {message}")]
 pub struct MarkError {
     pub code: ErrorCode,
+    /// What the mark would govern, as far as the codec could read it.
+    pub governs: Governs,
     /// What the storage calls a mark (`tag`, `annotation`, `label`).
     pub noun: &'static str,
     pub mark: String,
@@ -217,10 +311,17 @@ impl MarkError {
     ) -> Self {
         MarkError {
             code,
+            governs: Governs::Unknown,
             noun,
             mark: mark.to_owned(),
             message: message.into(),
         }
+    }
+
+    /// The error of a mark the codec knows would govern `governs`.
+    pub fn governing(mut self, governs: Governs) -> Self {
+        self.governs = governs;
+        self
     }
 }
 
@@ -322,7 +423,7 @@ pub trait Codec {
         Self::OpId: std::str::FromStr,
     {
         match *mark {
-            Mark::Foreign => None,
+            Mark::Foreign | Mark::Unreadable(_) => None,
             Mark::Policy(l) => Some(Ok(Self::render_policy(l))),
             Mark::Suspend { until, all } => Some(Self::render_suspend(until, all)),
             Mark::Pending(p) => Some(Self::render_pending(

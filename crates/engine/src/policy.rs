@@ -1,7 +1,7 @@
 //! Effective policy: first per object, then nearest-wins along the scope chain the family
 //! supplies (the target, then its scopes, nearest first).
 
-use super::marks::{Level, Mark};
+use super::marks::{Governs, Level, Mark};
 use serde::Serialize;
 
 /// What one object's own marks say.
@@ -17,6 +17,11 @@ pub enum Policy<L> {
         until: i64,
     },
     SuspendedForever,
+    /// A mark of ours that cannot be read holds the object as a suspend without a time would
+    /// (docs/design.md, rule 11) until it is fixed or removed.
+    Unreadable {
+        mark: Governs,
+    },
 }
 
 impl<L: Level> Policy<L> {
@@ -40,6 +45,10 @@ impl<L: Level> std::fmt::Display for Policy<L> {
                 write!(f, "suspended until {}", super::text::rfc3339(*until))
             }
             Policy::SuspendedForever => f.write_str("suspended"),
+            Policy::Unreadable { mark } => write!(
+                f,
+                "suspended: unreadable {mark} mark (fix or remove it; `autorepair tags lint` names it)"
+            ),
         }
     }
 }
@@ -56,12 +65,15 @@ pub struct ObjectPolicy<'a, L> {
     pub expired_suspends: Vec<&'a str>,
 }
 
-/// One object: a permanent suspend wins; else the latest still-future timed suspend; else the
-/// least destructive allowed level. Expired suspends count as absent.
+/// One object: an unreadable mark that governs its policy wins (rule 11: it holds as a
+/// suspend without a time); else a permanent suspend; else the latest still-future timed
+/// suspend; else the least destructive allowed level. Expired suspends count as absent; an
+/// unreadable pending or result mark is the target's business, not its policy's.
 pub fn object_policy<'a, L: Level>(
     marks: impl IntoIterator<Item = (&'a str, Mark<'a, L>)>,
     now: i64,
 ) -> ObjectPolicy<'a, L> {
+    let (mut unreadable, mut all_unreadable) = (None::<Governs>, None::<Governs>);
     let mut forever = false;
     let mut latest_until: Option<i64> = None;
     let (mut all_forever, mut all_until) = (false, None::<i64>);
@@ -84,17 +96,32 @@ pub fn object_policy<'a, L: Level>(
             }
             Mark::Suspend { until: Some(_), .. } => expired.push(text),
             Mark::Policy(t) => least = Some(least.map_or(t, |l| l.min(t))),
+            Mark::Unreadable(
+                g @ (Governs::Policy | Governs::Unknown | Governs::Suspend { .. }),
+            ) => {
+                // A suspend's reason is the one to show: it is what the mark was.
+                if unreadable.is_none_or(|u| !matches!(u, Governs::Suspend { .. })) {
+                    unreadable = Some(g);
+                }
+                if g == (Governs::Suspend { all: true }) {
+                    all_unreadable = Some(g);
+                }
+            }
             _ => {}
         }
     }
-    let policy = if forever {
+    let policy = if let Some(mark) = unreadable {
+        Some(Policy::Unreadable { mark })
+    } else if forever {
         Some(Policy::SuspendedForever)
     } else if let Some(until) = latest_until {
         Some(Policy::SuspendedUntil { until })
     } else {
         least.map(|up_to| Policy::Allow { up_to })
     };
-    let over_all = if all_forever {
+    let over_all = if let Some(mark) = all_unreadable {
+        Some(Policy::Unreadable { mark })
+    } else if all_forever {
         Some(Policy::SuspendedForever)
     } else {
         all_until.map(|until| Policy::SuspendedUntil { until })

@@ -8,7 +8,7 @@ use super::family::{
     Assessment, DownDomain, Family, Health, Holder, Need, OpState, Operation, Role, ScopeChain,
     Words,
 };
-use super::marks::{Codec, ErrorCode, Level, Mark, MarkError, OpList, Outcome, Pending};
+use super::marks::{Codec, ErrorCode, Governs, Level, Mark, MarkError, OpList, Outcome, Pending};
 use super::marks::{RenderError, RepairResult, is_uuid};
 use super::object::ObjectRef;
 use super::text::Text;
@@ -43,12 +43,14 @@ impl fmt::Display for ToyLevel {
 pub struct ToyMarks;
 
 fn bad(code: ErrorCode, mark: &str, message: &str) -> MarkError {
-    MarkError {
-        code,
-        noun: "mark",
-        mark: mark.to_owned(),
-        message: message.to_owned(),
-    }
+    let governs = match mark.split(':').next().unwrap_or_default() {
+        "suspend" => Governs::Suspend { all: false },
+        "suspend-all" => Governs::Suspend { all: true },
+        "pending" => Governs::Pending,
+        "result" => Governs::Result,
+        _ => Governs::Policy,
+    };
+    MarkError::new("mark", mark, code, message).governing(governs)
 }
 
 impl Codec for ToyMarks {
@@ -66,7 +68,9 @@ impl Codec for ToyMarks {
         };
         let epoch = |s: &str| {
             s.parse::<i64>()
-                .map_err(|_| bad(ErrorCode::BadEpoch, text, "epoch"))
+                .ok()
+                .filter(|t| *t >= 0)
+                .ok_or_else(|| bad(ErrorCode::BadEpoch, text, "epoch"))
         };
         let uuid = |s: &'a str| {
             if is_uuid(s) {

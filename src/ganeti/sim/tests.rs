@@ -135,7 +135,9 @@ fn generated_fleets_with_contradictions_keep_every_rule() {
         panic!("{f}");
     }
     let s = &summary.stats;
-    assert!(s.jobs_submitted > 1000 && s.kills > 50, "{s:?}");
+    // The contradictions put unreadable tags on groups and the cluster too, which hold what
+    // they govern (rule 11): fewer repairs run than the fleet's size alone would give.
+    assert!(s.jobs_submitted > 500 && s.kills > 50, "{s:?}");
 }
 
 #[test]
@@ -169,7 +171,16 @@ fn the_worlds_own_generated_fleets_keep_every_rule_with_the_shipped_limits() {
 /// with (one repair at a time, no mass-failure halt), as `autorepair simulate` runs it.
 #[test]
 fn seed_424661_a_late_repair_waiting_for_resources_is_not_a_liveness_failure() {
-    let fleet = demo();
+    // The seed was found while the demo's unreadable tags on legacy-a4 were ignored; they hold
+    // it now (rule 11), so they are taken off to replay the same story.
+    let mut fleet = demo();
+    for i in fleet
+        .instances
+        .iter_mut()
+        .filter(|i| i.name.starts_with("legacy-a4"))
+    {
+        i.tags.retain(|t| crate::ganeti::tags::parse(t).is_ok());
+    }
     let limits = Limits {
         max_pending: Some(1),
         max_down_nodes: 100,

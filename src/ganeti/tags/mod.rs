@@ -166,8 +166,11 @@ pub enum TagJsonBody<'a> {
         jobs: Vec<u64>,
     },
     Foreign,
+    /// `holds`: what it governs until fixed (it fails closed).
     Invalid {
         error: String,
+        code: &'static str,
+        holds: crate::engine::marks::Governs,
     },
 }
 
@@ -191,7 +194,16 @@ impl<'a> TagJson<'a> {
                 result: r.result,
                 jobs: r.ops.to_vec(),
             },
-            Err(e) => TagJsonBody::Invalid { error: e.message },
+            Err(e) => TagJsonBody::Invalid {
+                error: e.message,
+                code: e.code.as_str(),
+                holds: e.governs,
+            },
+            Ok(Tag::Unreadable(holds)) => TagJsonBody::Invalid {
+                error: "unreadable".into(),
+                code: "unreadable",
+                holds,
+            },
         };
         TagJson { tag, body }
     }

@@ -2,7 +2,7 @@ use super::{
     ErrorCode, JobList, MAX_TAG_LEN, Outcome, PREFIX, Pending, RepairResult, RepairType, Tag,
     TagError, Tags,
 };
-use crate::engine::marks::Codec;
+use crate::engine::marks::{Codec, Governs};
 use nom::{
     IResult, Parser,
     character::complete::{char, digit1},
@@ -89,11 +89,18 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
     let Some(rest) = text.strip_prefix(PREFIX) else {
         return Ok(Tag::Foreign);
     };
-    let fail = |code: ErrorCode, message: String| TagError {
-        code,
-        noun: Tags::NOUN,
-        mark: text.to_owned(),
-        message,
+    // What the tag would govern, read from its kind alone, so that a damaged one fails
+    // closed (docs/design.md, rule 11) whatever else is wrong with it.
+    let governs = match rest.split(':').next().unwrap_or_default() {
+        "suspend" => Governs::Suspend { all: false },
+        "suspend-all" => Governs::Suspend { all: true },
+        "pending" => Governs::Pending,
+        "result" => Governs::Result,
+        word if word.parse::<RepairType>().is_ok() => Governs::Policy,
+        _ => Governs::Unknown,
+    };
+    let fail = |code: ErrorCode, message: String| {
+        TagError::new(Tags::NOUN, text, code, message).governing(governs)
     };
     if text.len() > MAX_TAG_LEN {
         return Err(fail(

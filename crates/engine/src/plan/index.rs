@@ -4,7 +4,7 @@
 
 use super::Lint;
 use crate::family::{Family, Holder, OpState, Operation, Role};
-use crate::marks::{Codec, Level, Mark, MarkError};
+use crate::marks::{Codec, Governs, Level, Mark, MarkError, read};
 use crate::object::ObjectRef;
 use crate::policy::{self, Policy};
 use crate::text::{FxMap, FxSet, Text};
@@ -97,7 +97,11 @@ impl<'a, F: Family> Index<'a, F> {
                                 tag: Some(text.clone()),
                                 message: advice.to_owned(),
                             }),
-                            Err(e) => lint.push(invalid_lint(&h.object, e)),
+                            Err(e) => lint.push(Lint {
+                                object: h.object.clone(),
+                                message: format!("{}; here it has no effect: {advice}", e.message),
+                                tag: Some(e.mark),
+                            }),
                         }
                     }
                 }
@@ -161,11 +165,13 @@ impl<'a, F: Family> Index<'a, F> {
     }
 }
 
+/// The lint of a mark of ours that cannot be read on an object it governs: what is wrong, and
+/// what it holds until fixed (rule 11: it fails closed).
 pub(super) fn invalid_lint(object: &ObjectRef, e: MarkError) -> Lint {
     Lint {
         object: object.clone(),
+        message: format!("{}; {}", e.message, e.governs.effect(&object.to_string())),
         tag: Some(e.mark),
-        message: format!("{}; the {} is ignored until fixed", e.message, e.noun),
     }
 }
 
@@ -199,13 +205,33 @@ fn scope_marks<'t, F: Family>(
 ) -> Vec<(&'t str, Mark<'t, F::Level>)> {
     let mut out = Vec::new();
     for t in marks {
-        match F::Marks::parse(t) {
-            Ok(Mark::Foreign) => {}
-            Ok(mark @ (Mark::Policy(_) | Mark::Suspend { .. })) => {
+        match read::<F::Marks>(t) {
+            (Mark::Foreign, _) => {}
+            (mark @ (Mark::Policy(_) | Mark::Suspend { .. }), _) => {
                 lint_time(object, t, &mark, lint);
                 out.push((t.as_str(), mark));
             }
-            Ok(_) => lint.push(Lint {
+            (
+                mark @ Mark::Unreadable(
+                    Governs::Policy | Governs::Suspend { .. } | Governs::Unknown,
+                ),
+                Some(e),
+            ) => {
+                out.push((t.as_str(), mark));
+                lint.push(invalid_lint(object, e));
+            }
+            (Mark::Unreadable(_), Some(e)) => lint.push(Lint {
+                object: object.clone(),
+                message: format!(
+                    "{}; {} {}s belong on {}: here it has no effect",
+                    e.message,
+                    e.governs,
+                    F::Marks::NOUN,
+                    F::WORDS.targets
+                ),
+                tag: Some(e.mark),
+            }),
+            _ => lint.push(Lint {
                 object: object.clone(),
                 tag: Some(t.clone()),
                 message: format!(
@@ -214,7 +240,6 @@ fn scope_marks<'t, F: Family>(
                     F::WORDS.targets
                 ),
             }),
-            Err(e) => lint.push(invalid_lint(object, e)),
         }
     }
     lint_policy_mix::<F>(object, &out, lint);

@@ -313,6 +313,11 @@ pub enum Blocked<F: Family> {
     DuplicateName,
     /// Its mark could not be written (too long).
     Unrecordable,
+    /// An unreadable pending mark counts as a repair under way; an unreadable result parks it
+    /// as a failure would (rule 11).
+    Unreadable {
+        mark: crate::marks::Governs,
+    },
 }
 
 impl<F: Family> fmt::Display for Blocked<F> {
@@ -338,6 +343,9 @@ impl<F: Family> fmt::Display for Blocked<F> {
             Blocked::WriteBudget => f.write_str("write budget of this pass spent"),
             Blocked::DuplicateName => f.write_str("duplicate name"),
             Blocked::Unrecordable => write!(f, "its {} cannot be written", F::Marks::NOUN),
+            Blocked::Unreadable { mark } => {
+                write!(f, "held by an unreadable {mark} {}", F::Marks::NOUN)
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use super::{Blocked, HistoryEntry, IdMaker, Lint, Next, OpView, RepairStart, Rep
 use super::{TargetPlan, reason_for};
 use crate::family::{Family, Health, Need, OpState, Operation};
 use crate::limits::Limits;
-use crate::marks::{Codec, Mark, Outcome, Pending, RenderError, RepairResult};
+use crate::marks::{Codec, Governs, Mark, Outcome, Pending, RenderError, RepairResult, read};
 use crate::object::ObjectRef;
 use crate::policy::{self, Policy};
 use crate::text::Text;
@@ -102,10 +102,26 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
         // The target as a mark owner, built only when a lint or an action names it.
         let object = || ObjectRef::new(F::WORDS.target, name);
         let mut parsed: Vec<(&str, Mark<F::Level>)> = Vec::new();
+        // The first unreadable pending mark, else result mark: it holds the target (rule 11).
+        let mut unreadable: Option<(&str, Governs)> = None;
         for t in F::marks(target) {
-            match F::Marks::parse(t) {
-                Ok(Mark::Foreign) => {}
-                Ok(mark) => {
+            match read::<F::Marks>(t) {
+                (Mark::Foreign, _) => {}
+                (mark, error) => {
+                    if let Some(e) = error {
+                        lint.push(invalid_lint(&object(), e));
+                    }
+                    match mark {
+                        Mark::Unreadable(g @ Governs::Pending) => {
+                            unreadable = unreadable
+                                .filter(|(_, u)| *u == Governs::Pending)
+                                .or(Some((t.as_str(), g)))
+                        }
+                        Mark::Unreadable(g @ Governs::Result) => {
+                            unreadable = unreadable.or(Some((t.as_str(), g)))
+                        }
+                        _ => {}
+                    }
                     if mark
                         .time()
                         .is_some_and(|t| t > crate::text::LAST_CALENDAR_SECOND)
@@ -114,7 +130,6 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
                     }
                     parsed.push((t.as_str(), mark));
                 }
-                Err(e) => lint.push(invalid_lint(&object(), e)),
             }
         }
         let own = policy::object_policy(parsed.iter().copied(), self.now);
@@ -144,6 +159,7 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
             domain: assessment.domain,
             home: assessment.home,
             had_pending: false,
+            unreadable,
             blocked: None,
             health: &assessment.health,
             standing: assessment.granted,
@@ -174,7 +190,7 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
             })
             .collect();
         let repairs = merge_pending::<F>(&pendings);
-        t.had_pending = !repairs.is_empty();
+        t.had_pending = !repairs.is_empty() || matches!(t.unreadable, Some((_, Governs::Pending)));
         if repairs.len() > 1 {
             let list: Vec<&str> = repairs.iter().map(|r| r.id).collect();
             lint.push(Lint {
@@ -277,6 +293,9 @@ struct TargetWork<'c, 'a, F: Family> {
     home: &'a str,
     /// It carried a pending mark when the pass read it: it is pending now.
     had_pending: bool,
+    /// An unreadable pending (else result) mark of ours it carries, which holds it as a repair
+    /// under way (as a failure result) would.
+    unreadable: Option<(&'a str, Governs)>,
     blocked: Option<Blocked<F>>,
     health: &'c Health<F::Level>,
     effective: Option<Eff<'c, F::Level>>,
@@ -743,18 +762,9 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             self.notes.push(format!("request {} waits: {why}", r.id));
             return;
         }
-        if self.has_failure() {
-            self.block(Blocked::Parked);
-            self.notes.push(format!(
-                "request {} waits: a failure result parks this target until a person clears it",
-                r.id
-            ));
-            self.hold = true;
-            return;
-        }
-        if let Some(p) = self.suspended() {
-            self.block(Blocked::Suspended);
-            self.notes.push(format!("request {} waits: {p}", r.id));
+        if let Some((blocked, why)) = self.blocked() {
+            self.block(blocked);
+            self.notes.push(format!("request {} waits: {why}", r.id));
             self.hold = true;
             return;
         }
@@ -853,8 +863,27 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                 "a failure result parks this target until a person clears it".into(),
             ));
         }
+        if let Some(held) = self.held_unreadable() {
+            return Some(held);
+        }
         self.suspended()
             .map(|p| (Blocked::Suspended, p.to_string()))
+    }
+
+    /// Why an unreadable pending or result mark holds the target, if one does.
+    fn held_unreadable(&self) -> Option<(Blocked<F>, String)> {
+        let (text, mark) = self.unreadable?;
+        let what = match mark {
+            Governs::Pending => "counts as a repair under way",
+            _ => "parks it as a failure result would",
+        };
+        Some((
+            Blocked::Unreadable { mark },
+            format!(
+                "the unreadable {mark} {noun} {text:?} {what} until it is fixed or cleared",
+                noun = F::Marks::NOUN
+            ),
+        ))
     }
 
     /// Builds the operations for `steps` against the target as it is now and offers them as
@@ -937,6 +966,14 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                 "a failure result parks this target: investigate, then `autorepair clear` it"
                     .into(),
             );
+            return;
+        }
+        // It takes no failure-domain slot by itself: an operation of ours still running on
+        // the target took one above, and a mark alone would hold every slot of the fleet
+        // until a person came.
+        if let Some((blocked, why)) = self.held_unreadable() {
+            self.block(blocked);
+            self.notes.push(format!("nothing new starts: {why}"));
             return;
         }
         if let Some(p) = self.suspended() {
@@ -1140,7 +1177,8 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
         let failed = self
             .results
             .iter()
-            .any(|(text, r)| !text.is_empty() && r.result == RepairResult::Failure);
+            .any(|(text, r)| !text.is_empty() && r.result == RepairResult::Failure)
+            || matches!(self.unreadable, Some((_, Governs::Result)));
         let state = if self.had_pending {
             State::Pending
         } else if failed {

@@ -595,3 +595,165 @@ fn a_new_repair_writes_its_pending_mark_first_and_its_ids_follow_the_seed() {
     assert_eq!(start(1).id, s.id, "the same seed gives the same id");
     assert_ne!(start(2).id, s.id, "another seed another id");
 }
+
+/// Rule 11: a mark of ours that cannot be read holds back what it would govern, and lint says
+/// which mark and what it holds. Each case would start a repair if the damaged mark were
+/// ignored (the room allows `replace`, the box needs a restart).
+#[test]
+fn an_unreadable_mark_holds_what_it_would_govern() {
+    let running = format!("pending:restart:{ID}:{}:5", NOW - 600);
+    let huge = "99999999999999999999";
+    let suspended = "b1: suspended wait (suspended)";
+    // (case, room marks, box marks, the box's ops, want, what the lint must say of the mark)
+    type Case<'a> = (
+        &'a str,
+        Vec<String>,
+        Vec<String>,
+        Vec<ToyOp>,
+        Vec<String>,
+        &'a str,
+    );
+    let v = |m: &[&str]| m.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
+    let cases: Vec<Case> = vec![
+        (
+            "a suspend with a duration instead of a time suspends the box",
+            v(&["replace"]),
+            v(&["suspend:2h"]),
+            vec![],
+            vec![suspended.into()],
+            "suspends box/b1 as a suspend without a time would",
+        ),
+        (
+            "a negative suspend time suspends the box",
+            v(&["replace"]),
+            v(&["suspend:-5"]),
+            vec![],
+            vec![suspended.into()],
+            "suspends box/b1",
+        ),
+        (
+            "a suspend time past the clock's range is forever",
+            v(&["replace"]),
+            vec![format!("suspend:{huge}")],
+            vec![],
+            vec![suspended.into()],
+            "suspends box/b1",
+        ),
+        (
+            "an unreadable suspend on the room holds a box without its own policy",
+            v(&["replace", "suspend:notanumber"]),
+            vec![],
+            vec![],
+            vec![suspended.into()],
+            "suspends room",
+        ),
+        (
+            "an unreadable suspend-all on the room holds even a box with its own policy",
+            v(&["suspend-all:1e9"]),
+            v(&["restart"]),
+            vec![],
+            vec![suspended.into()],
+            "suspends room and everything under it",
+        ),
+        (
+            "an unreadable policy allows nothing, whatever the room allows",
+            v(&["replace"]),
+            v(&["restrat"]),
+            vec![],
+            vec![suspended.into()],
+            "allows no repair",
+        ),
+        (
+            "an unreadable pending mark counts as a repair under way",
+            v(&["replace"]),
+            vec![format!("pending:restart:{ID}:{huge}:1")],
+            vec![],
+            vec!["b1: pending wait (held by an unreadable pending mark)".into()],
+            "counts as a repair under way on box/b1",
+        ),
+        (
+            "an unreadable result parks the box as a failure would",
+            v(&["replace"]),
+            vec![format!("result:restart:{ID}:{NOW}:bogus:")],
+            vec![],
+            vec!["b1: failed wait (held by an unreadable result mark)".into()],
+            "parks box/b1",
+        ),
+        (
+            "a request waits behind an unreadable pending mark",
+            v(&[]),
+            vec![
+                format!("pending:replace:{OTHER_ID}:{}:", NOW - 60),
+                format!("pending:bogus:{ID}:{NOW}:"),
+            ],
+            vec![],
+            vec!["b1: pending wait (held by an unreadable pending mark)".into()],
+            "counts as a repair under way",
+        ),
+        (
+            "a repair under way is still recorded beside an unreadable suspend",
+            v(&["replace"]),
+            vec![running.clone(), "suspend:2h".into()],
+            vec![op(5, "b1", ID, OpState::Succeeded)],
+            vec![
+                "b1: pending update (suspended)".into(),
+                format!(
+                    "  box/b1: add result:restart:{ID}:{NOW}:success:5 (all its steps succeeded)"
+                ),
+                format!("  box/b1: remove {running} (all its steps succeeded)"),
+            ],
+            "suspends box/b1",
+        ),
+    ];
+    for (case, room_marks, own, ops, want, said) in cases {
+        let own: Vec<&str> = own.iter().map(String::as_str).collect();
+        let marks: Vec<&str> = room_marks.iter().map(String::as_str).collect();
+        let p = plan_with(&one(&marks, &own, Some(Restart), ops), &Limits::default());
+        assert_eq!(lines(&p), want, "{case}");
+        assert!(
+            p.lint.iter().any(|l| l.message.contains(said)),
+            "{case}: no lint says {said:?}: {:?}",
+            p.lint
+        );
+    }
+}
+
+/// An unreadable pending mark holds its own target, and a failure-domain slot only while an
+/// operation of ours runs there (a mark alone would hold every slot until a person came).
+#[test]
+fn an_unreadable_pending_mark_takes_a_slot_only_while_an_operation_runs() {
+    let damaged = format!("pending:restart:{ID}:{}:1", "1".repeat(25));
+    for (running, b2) in [
+        (false, "b2: needs-repair start restart"),
+        (
+            true,
+            "b2: needs-repair wait (no free slot (max_domains_under_repair))",
+        ),
+    ] {
+        let r = ToyRoom {
+            ops: if running {
+                vec![op(1, "b1", ID, OpState::Running)]
+            } else {
+                vec![]
+            },
+            ..room(
+                &["replace"],
+                &[],
+                vec![
+                    boxed("b1", "s1", &[&damaged], Some(Restart)),
+                    boxed("b2", "s2", &[], Some(Restart)),
+                ],
+            )
+        };
+        let p = plan_with(
+            &r,
+            &Limits {
+                max_pending: Some(1),
+                ..Limits::default()
+            },
+        );
+        let got = outcomes(&p);
+        assert_eq!(got[1], b2, "operation running: {running}: {got:?}");
+        assert!(got[0].starts_with("b1: pending wait"), "{got:?}");
+    }
+}

@@ -7,7 +7,7 @@
 use super::{CallLog, OpRun, PASS_SECONDS, Planner, SimConfig, Violation, World};
 use crate::family::{Family, Health, Need};
 use crate::limits::Limits;
-use crate::marks::{Codec, Mark, RepairResult};
+use crate::marks::{Codec, Governs, Mark, RepairResult};
 use crate::plan::{Blocked, REASON_PREFIX, State};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -17,6 +17,28 @@ type Target<W> = <F<W> as Family>::Target;
 
 fn parse<W: World>(mark: &str) -> Option<Mark<'_, Level<W>>> {
     <F<W> as Family>::Marks::parse(mark).ok()
+}
+
+/// What a mark of ours that the codec cannot parse would govern (rule 11), from the codec's
+/// error alone.
+fn unreadable<W: World>(mark: &str) -> Option<Governs> {
+    <F<W> as Family>::Marks::parse(mark)
+        .err()
+        .map(|e| e.governs)
+}
+
+/// Whether an unreadable mark holds the target: any on the target itself (a suspend or policy
+/// allows nothing there, a pending one is a repair under way, a result parks it), or an
+/// unreadable suspend-all on one of its scopes.
+fn held_unreadable<W: World>(fleet: &W::Fleet, t: &Target<W>) -> bool {
+    <F<W>>::marks(t)
+        .iter()
+        .any(|m| unreadable::<W>(m).is_some())
+        || W::scope_marks(fleet, t).into_iter().any(|marks| {
+            marks
+                .iter()
+                .any(|m| unreadable::<W>(m) == Some(Governs::Suspend { all: true }))
+        })
 }
 
 /// The first target of that name, as backends find it.
@@ -30,11 +52,19 @@ fn target<'f, W: World>(fleet: &'f W::Fleet, name: &str) -> Option<&'f Target<W>
 /// up to `l`. Worlds whose own rules ask for it use this one too.
 pub fn object_policy<W: World>(marks: &[String], now: i64) -> Option<Option<Level<W>>> {
     let parsed: Vec<Mark<'_, Level<W>>> = marks.iter().filter_map(|m| parse::<W>(m)).collect();
-    let suspended = parsed.iter().any(|m| match m {
-        Mark::Suspend { until: None, .. } => true,
-        Mark::Suspend { until: Some(u), .. } => *u > now,
-        _ => false,
+    // An unreadable suspend or policy allows nothing on its object (rule 11).
+    let held = marks.iter().any(|m| {
+        matches!(
+            unreadable::<W>(m),
+            Some(Governs::Suspend { .. } | Governs::Policy | Governs::Unknown)
+        )
     });
+    let suspended = held
+        || parsed.iter().any(|m| match m {
+            Mark::Suspend { until: None, .. } => true,
+            Mark::Suspend { until: Some(u), .. } => *u > now,
+            _ => false,
+        });
     if suspended {
         return Some(None);
     }
@@ -223,6 +253,9 @@ fn engine_rules<W: World>(
                 _ => None,
             })
             .max();
+        if t.is_some_and(|t| held_unreadable::<W>(before, t)) {
+            return fail("repair on a target held by an unreadable mark", what);
+        }
         let policy = t.and_then(|t| policy::<W>(before, t, now));
         if policy == Some(None) {
             return fail("repair on a suspended target", what);
@@ -451,7 +484,11 @@ fn engine_liveness<W: World>(
             ) => now - since <= max_age,
             _ => false,
         };
-        if allowed && !has_failure::<W>(<F<W>>::marks(target)) && !waiting {
+        if allowed
+            && !has_failure::<W>(<F<W>>::marks(target))
+            && !held_unreadable::<W>(fleet, target)
+            && !waiting
+        {
             return violation(
                 "liveness: an allowed repair never happened",
                 format!(

@@ -1,0 +1,410 @@
+//! Rule 11 through the binary, in every family, on copies of the demo fleets: a mark of ours
+//! that cannot be read holds back what it would govern. Each case damages one mark of a target
+//! the demo's first pass repairs (or of a scope above it); `status` must show it held and say
+//! why, `tags lint` must name the mark, and a real `run` must start no repair there.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const ID: &str = "0b4f6f6e-7e2a-4c1e-9d7a-2f4b1c3d5e6f";
+/// Past what a 64-bit epoch holds.
+const HUGE: &str = "99999999999999999999";
+
+/// Where a damaged mark goes.
+#[derive(Clone, Copy, Debug)]
+enum On {
+    Target,
+    /// The scope whose policy the target inherits (its group, rack, Cluster).
+    Scope,
+    /// The fleet's root (the cluster), where the family keeps one apart from the scope.
+    Root,
+}
+
+/// One family's demo: its files, its flags, the target its first pass repairs, and how its
+/// marks sit in the fleet file.
+struct Demo {
+    family: &'static str,
+    /// The fleet file, then the other inputs, copied into the test's directory.
+    files: &'static [(&'static str, &'static str)],
+    args: &'static [&'static str],
+    now: i64,
+    target: &'static str,
+    /// Adds a mark (`name=value` for map stores, the tag for Ganeti) to the object `on`.
+    mark: fn(&mut Value, On, &str),
+    /// The target's marks in the fleet file.
+    marks_of: fn(&Value) -> Vec<String>,
+}
+
+fn ganeti_mark(fleet: &mut Value, on: On, mark: &str) {
+    let tags = match on {
+        On::Target => instance(fleet),
+        On::Scope => fleet["groups"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|g| g["name"] == "ams-b")
+            .unwrap(),
+        On::Root => &mut fleet["cluster"],
+    };
+    tags["tags"].as_array_mut().unwrap().push(mark.into());
+}
+
+fn instance(fleet: &mut Value) -> &mut Value {
+    fleet["instances"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|i| i["name"] == "web-b4.ams.example")
+        .unwrap()
+}
+
+fn ganeti_marks(fleet: &Value) -> Vec<String> {
+    let mut fleet = fleet.clone();
+    serde_json::from_value(instance(&mut fleet)["tags"].clone()).unwrap()
+}
+
+fn metal3_object<'v>(fleet: &'v mut Value, kind: &str, name: &str) -> &'v mut Value {
+    fleet["items"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .unwrap()
+}
+
+fn metal3_mark(fleet: &mut Value, on: On, mark: &str) {
+    let (kind, name) = match on {
+        On::Target => ("Machine", "workers-7d9f-b2"),
+        On::Scope => ("MachineDeployment", "workers"),
+        On::Root => ("Cluster", "edge"),
+    };
+    let (key, value) = mark.split_once('=').unwrap();
+    let meta = &mut metal3_object(fleet, kind, name)["metadata"];
+    if meta.get("annotations").is_none_or(Value::is_null) {
+        meta["annotations"] = serde_json::json!({});
+    }
+    meta["annotations"][key] = value.into();
+}
+
+fn metal3_marks(fleet: &Value) -> Vec<String> {
+    let mut fleet = fleet.clone();
+    let meta = &metal3_object(&mut fleet, "Machine", "workers-7d9f-b2")["metadata"];
+    pairs(&meta["annotations"])
+}
+
+fn pairs(map: &Value) -> Vec<String> {
+    map.as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn machine<'v>(fleet: &'v mut Value, serial: &str) -> &'v mut Value {
+    fleet
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|m| m["spec"]["serial"] == serial)
+        .unwrap()
+}
+
+fn machines_mark(fleet: &mut Value, on: On, mark: &str) {
+    let (key, value) = mark.split_once('=').unwrap();
+    // A rack's marks and the cluster's live on the rack's boot server (the cluster's under
+    // their own prefix).
+    let serial = match on {
+        On::Target => "rack0-cs2",
+        On::Scope | On::Root => "boot-0",
+    };
+    let labels = &mut machine(fleet, serial)["spec"]["labels"];
+    if labels.is_null() {
+        *labels = serde_json::json!({});
+    }
+    labels[key] = value.into();
+}
+
+fn machines_marks(fleet: &Value) -> Vec<String> {
+    let mut fleet = fleet.clone();
+    pairs(&machine(&mut fleet, "rack0-cs2")["spec"]["labels"])
+}
+
+const GANETI: Demo = Demo {
+    family: "ganeti",
+    files: &[("fixtures/demo.json", "fleet.json")],
+    args: &["--cluster", "fleet.json"],
+    now: 1_795_878_600,
+    target: "web-b4.ams.example",
+    mark: ganeti_mark,
+    marks_of: ganeti_marks,
+};
+
+const METAL3: Demo = Demo {
+    family: "metal3",
+    files: &[("fixtures/metal3-demo.json", "objects.json")],
+    args: &["--kube-objects", "objects.json"],
+    now: 1_795_402_800,
+    target: "prod/workers-7d9f-b2",
+    mark: metal3_mark,
+    marks_of: metal3_marks,
+};
+
+const MACHINES: Demo = Demo {
+    family: "machines",
+    files: &[
+        ("fixtures/machines-demo.json", "machines.json"),
+        ("fixtures/machines-demo-nodes.json", "nodes.json"),
+        ("fixtures/machines-demo.yml", "repair.yml"),
+        ("fixtures/machines-constraints.json", "constraints.json"),
+    ],
+    args: &[
+        "--sabakan-file",
+        "machines.json",
+        "--nodes",
+        "nodes.json",
+        "--repair-config",
+        "repair.yml",
+        "--constraints",
+        "constraints.json",
+    ],
+    now: 1_800_000_000,
+    target: "rack0-cs2",
+    mark: machines_mark,
+    marks_of: machines_marks,
+};
+
+impl Demo {
+    /// A copy of the demo in a directory of its own, with `damage` done to its fleet file.
+    fn copy(&self, damage: &[(On, String)]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        for (from, to) in self.files {
+            std::fs::copy(Path::new(ROOT).join(from), dir.path().join(to)).unwrap();
+        }
+        let fleet = dir.path().join(self.files[0].1);
+        let mut value: Value =
+            serde_json::from_str(&std::fs::read_to_string(&fleet).unwrap()).unwrap();
+        for (on, mark) in damage {
+            (self.mark)(&mut value, *on, mark);
+        }
+        std::fs::write(&fleet, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+        (dir, fleet)
+    }
+
+    fn bin(&self, dir: &Path) -> Command {
+        let mut c = Command::cargo_bin("autorepair").unwrap();
+        c.current_dir(dir)
+            .args(["--config", "/dev/null", "--log", "error"])
+            .args(self.args);
+        c
+    }
+
+    fn status(&self, dir: &Path) -> Value {
+        let out = self
+            .bin(dir)
+            .args(["status", "--json", "--now", &self.now.to_string()])
+            .assert()
+            .success();
+        let all: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        all["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == self.target)
+            .unwrap_or_else(|| panic!("{}: no target {} in {all}", self.family, self.target))
+            .clone()
+    }
+
+    /// The target's pending marks that a real pass added.
+    fn started_by_a_pass(&self, dir: &Path, fleet: &Path) -> Vec<String> {
+        let read = || -> Vec<String> {
+            let value: Value =
+                serde_json::from_str(&std::fs::read_to_string(fleet).unwrap()).unwrap();
+            (self.marks_of)(&value)
+        };
+        let before = read();
+        self.bin(dir)
+            .args(["run", "--now", &self.now.to_string()])
+            .assert()
+            .code(predicates::ord::lt(3));
+        read()
+            .into_iter()
+            .filter(|m| m.contains("pending") && !before.contains(m))
+            .collect()
+    }
+}
+
+/// The damaged marks of every family, each with what the target must show: its state, what
+/// `status --json` gives as its policy (`policy` and `mark`), and words of `tags lint`.
+#[test]
+fn an_unreadable_mark_holds_what_it_would_govern_in_every_family() {
+    type Case = (&'static str, On, String, &'static str, Option<&'static str>);
+    let family_cases: [(&Demo, Vec<Case>); 3] = [
+        (
+            &GANETI,
+            vec![
+                (
+                    "a suspend with a duration",
+                    On::Target,
+                    "ganeti:watcher:autorepair:suspend:2h".into(),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "a negative suspend",
+                    On::Target,
+                    "ganeti:watcher:autorepair:suspend:-5".into(),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "a suspend past the clock",
+                    On::Target,
+                    format!("ganeti:watcher:autorepair:suspend:{HUGE}"),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "the group's suspend-all in floating point",
+                    On::Scope,
+                    "ganeti:watcher:autorepair:suspend-all:1e9".into(),
+                    "suspended",
+                    Some("suspend-all"),
+                ),
+                (
+                    "the cluster's suspend-all that is not a number",
+                    On::Root,
+                    "ganeti:watcher:autorepair:suspend-all:notanumber".into(),
+                    "suspended",
+                    Some("suspend-all"),
+                ),
+                (
+                    "a pending tag whose start overflows",
+                    On::Target,
+                    format!("ganeti:watcher:autorepair:pending:failover:{ID}:{HUGE}:1"),
+                    "pending",
+                    None,
+                ),
+            ],
+        ),
+        (
+            &METAL3,
+            vec![
+                (
+                    "a suspend until friday",
+                    On::Target,
+                    "autorepair.io/suspend=until friday".into(),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "the owner's suspend-all in floating point",
+                    On::Scope,
+                    "autorepair.io/suspend-all=1e9".into(),
+                    "suspended",
+                    Some("suspend-all"),
+                ),
+                (
+                    "the Cluster's suspend-all past the clock",
+                    On::Root,
+                    format!("autorepair.io/suspend-all={HUGE}"),
+                    "suspended",
+                    Some("suspend-all"),
+                ),
+                (
+                    "a pending repair whose start overflows",
+                    On::Target,
+                    format!("autorepair.io/repair.{ID}=pending:power-cycle:{HUGE}:"),
+                    "pending",
+                    None,
+                ),
+            ],
+        ),
+        (
+            &MACHINES,
+            vec![
+                (
+                    "a suspend with a duration",
+                    On::Target,
+                    "autorepair.suspend=2h".into(),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "the rack's suspend-all with a fraction",
+                    On::Scope,
+                    "autorepair.suspend-all=1800003600.5".into(),
+                    "suspended",
+                    Some("suspend-all"),
+                ),
+                (
+                    "the cluster's suspend with a duration",
+                    On::Root,
+                    "autorepair.cluster.suspend=2h".into(),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "the cluster's suspend as a date",
+                    On::Root,
+                    "autorepair.cluster.suspend=2027-01-01".into(),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "a pending label with a level typo",
+                    On::Target,
+                    format!("autorepair.{ID}=pending.step-99.1800000000"),
+                    "pending",
+                    None,
+                ),
+            ],
+        ),
+    ];
+    for (demo, cases) in family_cases {
+        // The control: undamaged, the first pass repairs the target.
+        let (dir, fleet) = demo.copy(&[]);
+        let started = demo.started_by_a_pass(dir.path(), &fleet);
+        assert!(
+            !started.is_empty(),
+            "{}: the demo's first pass no longer repairs {}",
+            demo.family,
+            demo.target
+        );
+        for (case, on, mark, state, policy) in cases {
+            let what = format!("{}: {case} ({mark:?} on {on:?})", demo.family);
+            let (dir, fleet) = demo.copy(&[(on, mark.clone())]);
+            let t = demo.status(dir.path());
+            assert_eq!(t["state"], state, "{what}: {t}");
+            assert_ne!(t["next"]["do"], "start", "{what}: {t}");
+            if let Some(held) = policy {
+                assert_eq!(t["policy"]["policy"], "unreadable", "{what}: {t}");
+                assert_eq!(t["policy"]["mark"], held, "{what}: {t}");
+            } else {
+                assert!(
+                    t["blocked"].to_string().contains("unreadable"),
+                    "{what}: {t}"
+                );
+            }
+            let lint = demo
+                .bin(dir.path())
+                .args(["tags", "lint"])
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&lint.stdout);
+            // A map's mark by its value: sabakan's cluster labels are shown under the key the
+            // backend maps them to.
+            let shown = mark.split_once('=').map_or(mark.as_str(), |(_, v)| v);
+            assert!(
+                said.lines()
+                    .any(|l| l.contains(shown) && l.contains("until it is fixed")),
+                "{what}: tags lint does not name it:\n{said}"
+            );
+            let started = demo.started_by_a_pass(dir.path(), &fleet);
+            assert!(started.is_empty(), "{what}: a pass started {started:?}");
+        }
+    }
+}
