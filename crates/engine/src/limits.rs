@@ -242,12 +242,12 @@ struct LimitsFile {
     max_pending: Option<usize>,
     max_broken: Option<usize>,
     max_writes_per_pass: usize,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::text::duration_serde")]
     result_retention: Duration,
     max_results: usize,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::text::duration_serde")]
     retry_interval: Duration,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::text::duration_serde")]
     max_repair_age: Duration,
 }
 
