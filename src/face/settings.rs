@@ -359,6 +359,22 @@ pub enum SettingsError {
     /// The level an admin command asks for.
     #[error("{0}")]
     Level(String),
+    /// `simulate --now` too late for the passes to come.
+    #[cfg(any(test, feature = "testkit"))]
+    #[error(
+        "--now {}: the simulation's {passes} passes ({quiet} of them quiet), {} minutes apart, would end at {}, after 9999-12-31T23:59:59Z, the last time autorepair takes: give --now {} or earlier, or fewer passes",
+        crate::engine::rfc3339(*start),
+        crate::engine::sim::PASS_SECONDS / 60,
+        crate::engine::rfc3339(*end),
+        crate::engine::rfc3339(*latest)
+    )]
+    SimulationPastCalendar {
+        start: i64,
+        passes: u64,
+        quiet: u32,
+        end: i64,
+        latest: i64,
+    },
 }
 
 impl Settings {
@@ -600,10 +616,9 @@ pub(crate) fn fleet_job<F: FamilyFace>(
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => {
             output.json = args.json;
-            FleetJob::Simulate {
-                fleet,
-                simulate: simulate_settings(&args),
-            }
+            let simulate = simulate_settings(&args);
+            simulate_fits_calendar(&simulate, &fleet.limits)?;
+            FleetJob::Simulate { fleet, simulate }
         }
         Command::Snapshot { output: file } => FleetJob::Snapshot {
             fleet,
@@ -731,6 +746,34 @@ fn simulate_settings(args: &SimulateArgs) -> Simulate {
         replicas: args.replicas as usize,
         verbose: args.verbose,
     }
+}
+
+/// The simulated clock moves [`PASS_SECONDS`](crate::engine::sim::PASS_SECONDS) a pass, and the
+/// worlds write it into their files as dates: refused when its last pass would be past the
+/// last date ([`LAST_CALENDAR_SECOND`](crate::engine::text::LAST_CALENDAR_SECOND)), which a
+/// world could not read back.
+#[cfg(any(test, feature = "testkit"))]
+fn simulate_fits_calendar(
+    simulate: &Simulate,
+    limits: &crate::engine::Limits,
+) -> Result<(), SettingsError> {
+    let quiet = simulate.quiet_passes(limits);
+    let passes = u64::from(simulate.passes) + u64::from(quiet);
+    let span = i64::try_from(passes)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(crate::engine::sim::PASS_SECONDS);
+    let end = simulate.start.saturating_add(span);
+    let last = crate::engine::text::LAST_CALENDAR_SECOND;
+    if end <= last {
+        return Ok(());
+    }
+    Err(SettingsError::SimulationPastCalendar {
+        start: simulate.start,
+        passes,
+        quiet,
+        end,
+        latest: last.saturating_sub(span).max(0),
+    })
 }
 
 /// The config file: `--config` (or `AUTOREPAIR_CONFIG`), which must exist; else the default
