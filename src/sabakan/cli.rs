@@ -147,11 +147,11 @@ pub struct MaintainArgs {
     /// round (said once until it answers again).
     #[arg(long = "loop", requires = "write", conflicts_with = "dry_run")]
     pub run_loop: bool,
-    /// The time between the starts of two passes of --loop.
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::engine::text::parse_duration)]
+    /// The time between the starts of two passes of --loop; at least 1s.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::engine::text::parse_interval)]
     pub interval: std::time::Duration,
-    /// With --loop: stop after N passes.
-    #[arg(long, value_name = "N", requires = "run_loop")]
+    /// With --loop: stop after N passes; at least 1.
+    #[arg(long, value_name = "N", requires = "run_loop", value_parser = clap::value_parser!(u32).range(1..))]
     pub passes: Option<u32>,
     /// With --write: write CKE's sabakan-integration metrics to this Prometheus textfile
     /// (cke_sabakan_integration_successful, cke_sabakan_workers{role},
