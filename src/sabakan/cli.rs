@@ -8,6 +8,7 @@ use super::service::{self, Counts};
 use super::template::{Current, Template, to_yaml};
 use clap::{Args, Subcommand};
 use jiff::Timestamp;
+use crate::plug::printer::{Dropping, Printer, dropped_note};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -211,13 +212,21 @@ pub(super) fn read(path: &Path, what: &str) -> Result<String, CliError> {
         .map_err(|e| fail(Failure::Usage, format!("{what} {}: {e}", path.display())))
 }
 
-/// Runs one `sabakan` command, printing to standard output.
+/// Runs one `sabakan` command, printing to standard output. Standard output failing stops the
+/// printing, never the command (`plug::printer`).
 pub fn run(cmd: SabakanCommand) -> Result<Done, CliError> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = Dropping::new(std::io::stdout().lock());
+    let done = command(cmd, &mut out);
+    if let Some(note) = out.failed.as_ref().and_then(dropped_note) {
+        Printer::standard(Default::default()).note(note);
+    }
+    done
+}
+
+fn command(cmd: SabakanCommand, out: &mut impl Write) -> Result<Done, CliError> {
     let text = match cmd {
         SabakanCommand::Update(args) if args.maintain.write.is_some() => {
-            return super::maintain::run(&args, &mut out);
+            return super::maintain::run(&args, out);
         }
         SabakanCommand::History { file, json } => super::maintain::history(&file, json)?,
         SabakanCommand::SetVariables { file, variables } => {
@@ -254,7 +263,7 @@ pub fn run(cmd: SabakanCommand) -> Result<Done, CliError> {
             render(&args.source, &g.outcome, &g.yaml)
         }
     };
-    print(&mut out, &text)?;
+    print(out, &text)?;
     Ok(Done::Unchanged)
 }
 
