@@ -362,10 +362,11 @@ pub enum SettingsError {
     /// `simulate --now` too late for the passes to come.
     #[cfg(any(test, feature = "testkit"))]
     #[error(
-        "--now {}: the simulation's {passes} passes ({quiet} of them quiet), {} minutes apart, would end at {}, after 9999-12-31T23:59:59Z, the last time autorepair takes: give --now {} or earlier, or fewer passes",
+        "--now {}: the simulation's {passes} passes ({quiet} of them quiet), {} minutes apart, would end at {}, after {}, the last time every simulated world writes as a date and reads back: give --now {} or earlier, or fewer passes",
         crate::engine::rfc3339(*start),
         crate::engine::sim::PASS_SECONDS / 60,
         crate::engine::rfc3339(*end),
+        crate::engine::rfc3339(simulation_last_second()),
         crate::engine::rfc3339(*latest)
     )]
     SimulationPastCalendar {
@@ -748,10 +749,17 @@ fn simulate_settings(args: &SimulateArgs) -> Simulate {
     }
 }
 
+/// The last time every simulated world writes into its files as a date and reads back:
+/// 9999-12-30T22:00:00Z, jiff's last timestamp, which sabakan's dates are read into (a day
+/// short of the last date the tool prints).
+#[cfg(any(test, feature = "testkit"))]
+fn simulation_last_second() -> i64 {
+    jiff::Timestamp::MAX.as_second()
+}
+
 /// The simulated clock moves [`PASS_SECONDS`](crate::engine::sim::PASS_SECONDS) a pass, and the
-/// worlds write it into their files as dates: refused when its last pass would be past the
-/// last date ([`LAST_CALENDAR_SECOND`](crate::engine::text::LAST_CALENDAR_SECOND)), which a
-/// world could not read back.
+/// worlds write it into their files as dates: refused when its last pass would be past
+/// [`simulation_last_second`], which a world could not read back.
 #[cfg(any(test, feature = "testkit"))]
 fn simulate_fits_calendar(
     simulate: &Simulate,
@@ -763,7 +771,7 @@ fn simulate_fits_calendar(
         .unwrap_or(i64::MAX)
         .saturating_mul(crate::engine::sim::PASS_SECONDS);
     let end = simulate.start.saturating_add(span);
-    let last = crate::engine::text::LAST_CALENDAR_SECOND;
+    let last = simulation_last_second();
     if end <= last {
         return Ok(());
     }

@@ -136,7 +136,10 @@ pub fn parse_time(text: &str) -> Result<i64, String> {
         text.parse::<i64>().unwrap_or(i64::MAX)
     } else {
         rfc3339_epoch(text).map_err(|e| {
-            format!("{text:?} is neither RFC 3339 (e.g. 2026-12-01T00:00:00Z) nor Unix seconds: {e}")
+            format!(
+                "{text:?} is neither RFC 3339 (e.g. 2026-12-01T00:00:00Z, at most \
+                 9999-12-31T23:59:59Z) nor Unix seconds: {e}"
+            )
         })?
     };
     if !(0..=LAST_CALENDAR_SECOND).contains(&epoch) {
@@ -268,7 +271,7 @@ mod time_tests {
             ("1969-12-31T23:59:59Z", Err("outside")),
             (
                 "tomorrow",
-                Err("neither RFC 3339 (e.g. 2026-12-01T00:00:00Z) nor Unix seconds"),
+                Err("neither RFC 3339 (e.g. 2026-12-01T00:00:00Z, at most"),
             ),
         ];
         for (text, want) in cases {
@@ -333,7 +336,9 @@ mod time_tests {
         assert_eq!(read("2h").expect("2h").d.as_secs(), 7200);
         let e = read("18446744073709551615s").err().expect("over the bound");
         assert!(e.to_string().contains("longer than 100 years"), "{e}");
-        let written = serde_json::to_value(Key { d: std::time::Duration::from_secs(90) });
+        let written = serde_json::to_value(Key {
+            d: std::time::Duration::from_secs(90),
+        });
         assert_eq!(written.expect("serialises")["d"], "1m 30s");
     }
 }
