@@ -63,8 +63,7 @@ pub fn acquire_waiting(
     loop {
         match acquire(path) {
             Err(LockError::Busy { .. })
-                if deadline
-                    .is_some_and(|d| d.is_none_or(|d| std::time::Instant::now() < d)) =>
+                if deadline.is_some_and(|d| d.is_none_or(|d| std::time::Instant::now() < d)) =>
             {
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }

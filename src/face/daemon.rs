@@ -29,7 +29,8 @@ static DUE: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
 pub fn falls_due(in_secs: Option<i64>) {
     // The time comes from marks anyone may write: one past what the clock holds wakes no one
     // (the resync still comes), rather than panic.
-    let at = in_secs.and_then(|s| Instant::now().checked_add(Duration::from_secs(s.max(0).unsigned_abs())));
+    let at = in_secs
+        .and_then(|s| Instant::now().checked_add(Duration::from_secs(s.max(0).unsigned_abs())));
     *DUE.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = at;
 }
@@ -162,7 +163,9 @@ impl Daemon {
                 (Some(w), Some(r)) => Some(w.min(r)),
                 (w, r) => w.or(r),
             }
-            .map_or(SLICE, |until| until.saturating_duration_since(now).min(SLICE));
+            .map_or(SLICE, |until| {
+                until.saturating_duration_since(now).min(SLICE)
+            });
             let Some(w) = &self.watcher else {
                 std::thread::sleep(left);
                 continue;

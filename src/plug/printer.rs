@@ -62,11 +62,6 @@ impl Printer {
         self.colour
     }
 
-    /// Whether standard output failed: what is printed now is dropped.
-    pub fn dropping(&self) -> bool {
-        self.out.failed.is_some()
-    }
-
     /// Says once on standard error that standard output failed, if it did.
     fn say_dropped(&mut self) {
         if self.said_dropped {

@@ -6,9 +6,9 @@ use super::generator::{self, Action, Inputs, Outcome};
 use super::model::{Constraints, KubeNodes, parse_machines};
 use super::service::{self, Counts};
 use super::template::{Current, Template, to_yaml};
+use crate::plug::printer::{Dropping, Printer, dropped_note};
 use clap::{Args, Subcommand};
 use jiff::Timestamp;
-use crate::plug::printer::{Dropping, Printer, dropped_note};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
