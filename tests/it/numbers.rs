@@ -429,7 +429,8 @@ fn a_failed_standard_output_stops_the_printing_only() {
         )
     };
     // (what, the command, the standard output that fails, whether stderr names it)
-    let cases: Vec<(&str, &str, fn() -> Stdio, bool)> = vec![
+    type Case = (&'static str, &'static str, fn() -> Stdio, bool);
+    let cases: Vec<Case> = vec![
         ("tags lint | head -1", "tags lint", closed_pipe, false),
         (
             "run --passes 5 | head -1",
