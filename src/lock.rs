@@ -57,11 +57,13 @@ pub fn acquire_waiting(
     path: &Path,
     wait: Option<std::time::Duration>,
 ) -> Result<LockGuard, LockError> {
-    let deadline = wait.map(|w| std::time::Instant::now() + w);
+    // A wait past what the clock can hold (the flags' parser bounds it well below) is a wait
+    // without end, never a panic.
+    let deadline = wait.map(|w| std::time::Instant::now().checked_add(w));
     loop {
         match acquire(path) {
             Err(LockError::Busy { .. })
-                if deadline.is_some_and(|d| std::time::Instant::now() < d) =>
+                if deadline.is_some_and(|d| d.is_none_or(|d| std::time::Instant::now() < d)) =>
             {
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }

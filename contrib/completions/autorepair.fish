@@ -67,7 +67,7 @@ complete -c autorepair -n "__fish_autorepair_needs_command" -f -a "allow" -d 'Al
 complete -c autorepair -n "__fish_autorepair_needs_command" -f -a "request" -d 'Ask for one repair of a target, up to TYPE, whatever the policy says (not while suspended)'
 complete -c autorepair -n "__fish_autorepair_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for replays and tests) [default: now]' -r
-complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l interval -d 'Time between passes with --loop; with --kube the longest time between two passes' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l interval -d 'Time between passes with --loop; with --kube the longest time between two passes. At least 1s' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l lease -d 'The Lease of --leader-elect [default: namespace $POD_NAMESPACE, else the service account\'s, else `default`; name `autorepair`]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l passes -d 'Make this many passes, back to back (with --loop: at most this many); at least 1' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand run" -l max-pending -d 'Override limits.max_pending' -r
@@ -722,8 +722,8 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fis
 complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l kube-context -d 'The kubeconfig\'s context to use [default: its current context]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l now -d 'Pretend it is this time, RFC 3339 or Unix seconds (for scores and replays) [default: now]' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l write -d 'Maintain FILE: read it (a new configuration when it does not exist), apply at most the one action CKE would, and replace it atomically only when it changes, keeping the version before as FILE.prev and the change in FILE.history. Exit 0 when unchanged, 5 when changed' -r -F
-complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l interval -d 'The time between the starts of two passes of --loop' -r
-complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l passes -d 'With --loop: stop after N passes' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l interval -d 'The time between the starts of two passes of --loop; at least 1s' -r
+complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l passes -d 'With --loop: stop after N passes; at least 1' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l metrics -d 'With --write: write CKE\'s sabakan-integration metrics to this Prometheus textfile (cke_sabakan_integration_successful, cke_sabakan_workers{role}, cke_sabakan_unused_machines)' -r -F
 complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l apply-timeout -d 'The apply command\'s time limit; it is killed beyond it' -r
 complete -c autorepair -n "__fish_autorepair_using_subcommand sabakan; and __fish_seen_subcommand_from update" -l config -d 'Config file [default: /etc/autorepair/autorepair.toml, if it exists]' -r -F

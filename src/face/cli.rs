@@ -1,7 +1,7 @@
 //! Command-line definitions (clap) only; the binary dispatches them.
 
 use super::registry::Registered;
-use crate::engine::text::{parse_duration, parse_time};
+use crate::engine::text::{parse_duration, parse_interval, parse_time};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -376,8 +376,9 @@ pub struct RunArgs {
     /// replica's) carries on from the marks.
     #[arg(long = "loop")]
     pub loop_: bool,
-    /// Time between passes with --loop; with --kube the longest time between two passes.
-    #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
+    /// Time between passes with --loop; with --kube the longest time between two passes. At
+    /// least 1s.
+    #[arg(long, default_value = "5m", value_parser = parse_interval, value_name = "DURATION")]
     pub interval: Duration,
     /// With --loop on a live Kubernetes cluster (--kube; or --kubeconfig, the Nodes' cluster
     /// of a machines fleet): act only while holding a coordination.k8s.io/v1 Lease there, so

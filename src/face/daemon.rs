@@ -27,7 +27,10 @@ static DUE: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
 /// Records that a threshold falls due `in_secs` seconds from now (as the family computed it
 /// from the snapshot just read), so that the loop wakes then rather than at its resync.
 pub fn falls_due(in_secs: Option<i64>) {
-    let at = in_secs.map(|s| Instant::now() + Duration::from_secs(s.max(0).unsigned_abs()));
+    // The time comes from marks anyone may write: one past what the clock holds wakes no one
+    // (the resync still comes), rather than panic.
+    let at = in_secs
+        .and_then(|s| Instant::now().checked_add(Duration::from_secs(s.max(0).unsigned_abs())));
     *DUE.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = at;
 }
@@ -135,10 +138,11 @@ impl Daemon {
     /// Between passes: until a relevant change settled, `interval` after `last` (the resync),
     /// the Lease lost, or a stop signal.
     pub fn pause(&mut self, interval: Duration, last: Instant) -> Next {
-        let resync = last + interval;
+        // None: past what the clock holds (the flag's parser bounds it well below), no resync.
+        let resync = last.checked_add(interval);
         // A threshold falling due before the resync (a Node NotReady long enough, a timeout)
         // wakes the loop then: no event announces the passing of time.
-        let wake = due().filter(|at| *at < resync);
+        let wake = due().filter(|at| resync.is_none_or(|r| *at < r));
         loop {
             if self.stopping() {
                 return Next::Stop;
@@ -147,7 +151,7 @@ impl Daemon {
                 return Next::Pass;
             }
             let now = Instant::now();
-            if now >= resync {
+            if resync.is_some_and(|r| now >= r) {
                 tracing::info!(target: LOG_TARGET, "resync: {} since the last pass started", humantime::format_duration(interval));
                 return Next::Pass;
             }
@@ -155,12 +159,18 @@ impl Daemon {
                 tracing::info!(target: LOG_TARGET, "a time threshold falls due: next pass");
                 return Next::Pass;
             }
-            let until = wake.unwrap_or(resync).min(resync);
+            let left = match (wake, resync) {
+                (Some(w), Some(r)) => Some(w.min(r)),
+                (w, r) => w.or(r),
+            }
+            .map_or(SLICE, |until| {
+                until.saturating_duration_since(now).min(SLICE)
+            });
             let Some(w) = &self.watcher else {
-                std::thread::sleep((until - now).min(SLICE));
+                std::thread::sleep(left);
                 continue;
             };
-            let seen = w.settle(now + (until - now).min(SLICE), QUIET, MOST);
+            let seen = w.settle(now + left, QUIET, MOST);
             if let Some(first) = seen.first() {
                 tracing::info!(target: LOG_TARGET, changes = seen.len(), first = %first, "watch: {} change(s) seen, the first: {first}; next pass", seen.len());
                 return Next::Pass;

@@ -57,7 +57,7 @@ pub fn plan_read<F: FamilyFace>(
 ) -> Result<Planned<F>, Error> {
     let snap = read(fleet, backend)?;
     let settings = F::settings(&fleet.source, backend);
-    super::daemon::falls_due(F::next_due(&snap, &settings, now).map(|at| at - now));
+    super::daemon::falls_due(F::next_due(&snap, &settings, now).map(|at| at.saturating_sub(now)));
     let plan = plan_of(fleet, &snap, &settings, now, seed);
     Ok(Planned {
         plan,

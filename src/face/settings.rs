@@ -359,6 +359,23 @@ pub enum SettingsError {
     /// The level an admin command asks for.
     #[error("{0}")]
     Level(String),
+    /// `simulate --now` too late for the passes to come.
+    #[cfg(any(test, feature = "testkit"))]
+    #[error(
+        "--now {}: the simulation's {passes} passes ({quiet} of them quiet), {} minutes apart, would end at {}, after {}, the last time every simulated world writes as a date and reads back: give --now {} or earlier, or fewer passes",
+        crate::engine::rfc3339(*start),
+        crate::engine::sim::PASS_SECONDS / 60,
+        crate::engine::rfc3339(*end),
+        crate::engine::rfc3339(simulation_last_second()),
+        crate::engine::rfc3339(*latest)
+    )]
+    SimulationPastCalendar {
+        start: i64,
+        passes: u64,
+        quiet: u32,
+        end: i64,
+        latest: i64,
+    },
 }
 
 impl Settings {
@@ -600,10 +617,9 @@ pub(crate) fn fleet_job<F: FamilyFace>(
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => {
             output.json = args.json;
-            FleetJob::Simulate {
-                fleet,
-                simulate: simulate_settings(&args),
-            }
+            let simulate = simulate_settings(&args);
+            simulate_fits_calendar(&simulate, &fleet.limits)?;
+            FleetJob::Simulate { fleet, simulate }
         }
         Command::Snapshot { output: file } => FleetJob::Snapshot {
             fleet,
@@ -731,6 +747,41 @@ fn simulate_settings(args: &SimulateArgs) -> Simulate {
         replicas: args.replicas as usize,
         verbose: args.verbose,
     }
+}
+
+/// The last time every simulated world writes into its files as a date and reads back:
+/// 9999-12-30T22:00:00Z, jiff's last timestamp, which sabakan's dates are read into (a day
+/// short of the last date the tool prints).
+#[cfg(any(test, feature = "testkit"))]
+fn simulation_last_second() -> i64 {
+    jiff::Timestamp::MAX.as_second()
+}
+
+/// The simulated clock moves [`PASS_SECONDS`](crate::engine::sim::PASS_SECONDS) a pass, and the
+/// worlds write it into their files as dates: refused when its last pass would be past
+/// [`simulation_last_second`], which a world could not read back.
+#[cfg(any(test, feature = "testkit"))]
+fn simulate_fits_calendar(
+    simulate: &Simulate,
+    limits: &crate::engine::Limits,
+) -> Result<(), SettingsError> {
+    let quiet = simulate.quiet_passes(limits);
+    let passes = u64::from(simulate.passes) + u64::from(quiet);
+    let span = i64::try_from(passes)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(crate::engine::sim::PASS_SECONDS);
+    let end = simulate.start.saturating_add(span);
+    let last = simulation_last_second();
+    if end <= last {
+        return Ok(());
+    }
+    Err(SettingsError::SimulationPastCalendar {
+        start: simulate.start,
+        passes,
+        quiet,
+        end,
+        latest: last.saturating_sub(span).max(0),
+    })
 }
 
 /// The config file: `--config` (or `AUTOREPAIR_CONFIG`), which must exist; else the default

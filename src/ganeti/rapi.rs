@@ -201,7 +201,9 @@ impl Rapi {
     fn follow_tag_jobs(&mut self, limit: Duration) -> FollowedTagJobs {
         let mut waiting: Vec<u64> = self.last_tag_job.values().copied().collect();
         waiting.sort_unstable();
-        let deadline = Instant::now() + limit;
+        // A limit past what the clock can hold (the flags' parser bounds it well below) waits
+        // without end: the tag PUT is sent by now, and a panic would hide what it did.
+        let deadline = Instant::now().checked_add(limit);
         let mut pause = Duration::from_millis(200);
         let mut followed = FollowedTagJobs::default();
         loop {
@@ -241,11 +243,12 @@ impl Rapi {
             }
             waiting = unfinished.iter().map(|(id, _)| *id).collect();
             followed.unfinished = unfinished;
-            if waiting.is_empty() || Instant::now() >= deadline {
+            if waiting.is_empty() || deadline.is_some_and(|d| Instant::now() >= d) {
                 return followed;
             }
             tracing::debug!(jobs = waiting.len(), "waiting for tag jobs to be applied");
-            std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+            let left = deadline.map_or(pause, |d| d.saturating_duration_since(Instant::now()));
+            std::thread::sleep(pause.min(left));
             pause = (pause * 2).min(Duration::from_secs(2));
         }
     }

@@ -96,7 +96,7 @@ pub struct Rapi {
     pub ca_file: Option<PathBuf>,
     /// Skip TLS verification. Only for tests; say so by name.
     pub insecure: bool,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::engine::text::duration_serde")]
     pub timeout: Duration,
 }
 

@@ -249,6 +249,7 @@ impl Repair {
         if self.eviction_timeout_seconds <= 0 {
             return Err("repair.eviction_timeout_seconds must be more than 0".into());
         }
+        self.check_seconds()?;
         for (key, s) in [
             ("repair.protected_namespaces", &self.protected_namespaces),
             ("repair.protected_job_pods", &self.protected_job_pods),
@@ -258,6 +259,54 @@ impl Repair {
             }
         }
         Ok(())
+    }
+
+    /// CKE takes any number of seconds; autorepair at most a duration's bound (100 years), as
+    /// for its own durations: more would overflow the clock it is added to (a watch_seconds of
+    /// 2^64-1 read as -1, no watch at all).
+    fn check_seconds(&self) -> Result<(), String> {
+        let max = crate::engine::text::MAX_DURATION.as_secs();
+        let mut seconds: Vec<(String, u64)> = vec![
+            (
+                "repair.evict_interval".into(),
+                self.evict_interval.unsigned_abs(),
+            ),
+            (
+                "repair.eviction_timeout_seconds".into(),
+                self.eviction_timeout_seconds.unsigned_abs(),
+            ),
+        ];
+        for (p, procedure) in self.repair_procedures.iter().enumerate() {
+            for (o, op) in procedure.repair_operations.iter().enumerate() {
+                let at = format!("repair.repair_procedures[{p}].repair_operations[{o}]");
+                seconds.push((
+                    format!("{at}.command_timeout_seconds"),
+                    op.command_timeout_seconds,
+                ));
+                seconds.push((
+                    format!("{at}.success_command_timeout"),
+                    op.success_command_timeout,
+                ));
+                for (s, step) in op.repair_steps.iter().enumerate() {
+                    let at = format!("{at}.repair_steps[{s}]");
+                    seconds.push((
+                        format!("{at}.command_timeout_seconds"),
+                        step.command_timeout_seconds,
+                    ));
+                    seconds.push((format!("{at}.command_interval"), step.command_interval));
+                    seconds.push((
+                        format!("{at}.watch_seconds"),
+                        step.watch_seconds.unwrap_or(0),
+                    ));
+                }
+            }
+        }
+        match seconds.into_iter().find(|(_, n)| *n > max) {
+            Some((key, n)) => Err(format!(
+                "{key}: {n} seconds is more than 100 years ({max}), the longest duration autorepair takes: give fewer"
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The operation for a machine type and operation name: the first procedure listing the
@@ -316,7 +365,15 @@ impl Constraints {
                 "maximum-repair-queue-entries" => {
                     c.maximum_repair_queue_entries = usize::try_from(n()?).unwrap_or(usize::MAX)
                 }
-                "wait-seconds-to-repair-rebooting" => c.wait_seconds_to_repair_rebooting = n()?,
+                "wait-seconds-to-repair-rebooting" => {
+                    let max = crate::engine::text::MAX_DURATION.as_secs();
+                    c.wait_seconds_to_repair_rebooting = n()?;
+                    if c.wait_seconds_to_repair_rebooting > max {
+                        return Err(err(format!(
+                            "{key}: {v} seconds is more than 100 years ({max}), the longest duration autorepair takes: give fewer"
+                        )));
+                    }
+                }
                 k if OTHER_CONSTRAINTS.contains(&k) => {}
                 k => {
                     return Err(err(format!(
@@ -426,6 +483,22 @@ repair:
             (
                 CLUSTER.replace("evict_retries: 3", "eviction_timeout_seconds: 0"),
                 "eviction_timeout_seconds",
+            ),
+            // Seconds past the duration bound (issue 32): 2^64-1 read as -1, no watch.
+            (
+                CLUSTER.replacen(
+                    "watch_seconds: 600",
+                    "watch_seconds: 18446744073709551615",
+                    1,
+                ),
+                "repair.repair_procedures[0].repair_operations[0].repair_steps[0].watch_seconds: 18446744073709551615 seconds is more than 100 years",
+            ),
+            (
+                CLUSTER.replace(
+                    "evict_retries: 3",
+                    "eviction_timeout_seconds: 9223372036854775807",
+                ),
+                "repair.eviction_timeout_seconds: 9223372036854775807 seconds is more than 100 years",
             ),
             (
                 CLUSTER.replace("app.kubernetes.io/name: ceph", "\"bad key!\": ceph"),
@@ -541,9 +614,15 @@ repair:
             r#"{"maximum-repair-queue-entry": 1}"#,
             r#"{"maximum-repair-queue-entries": -1}"#,
             "[]",
+            r#"{"wait-seconds-to-repair-rebooting": 18446744073709551615}"#,
         ] {
             let e = Constraints::parse(bad, "c.json").unwrap_err().to_string();
             assert!(e.contains("c.json"), "{e}");
         }
+        let e = Constraints::parse(
+            r#"{"wait-seconds-to-repair-rebooting": 3155760001}"#,
+            "c.json",
+        );
+        assert!(e.unwrap_err().to_string().contains("more than 100 years"));
     }
 }

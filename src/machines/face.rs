@@ -387,7 +387,9 @@ fn verb(e: admin::VerbError) -> Failure {
     }
 }
 
-/// `autorepair repair …`, under the fleet's lock.
+/// `autorepair repair …`: the verbs that write under the fleet's lock; `list` takes none, as
+/// `status` does (a file is replaced whole, so it is read whole), and so answers while a pass
+/// runs.
 fn repair(
     out: &mut Printer,
     s: &MachinesFleet,
@@ -395,7 +397,10 @@ fn repair(
     lock_wait: Option<std::time::Duration>,
     cmd: RepairCommand,
 ) -> Result<Exit, Failure> {
-    let _lock = crate::lock::acquire_waiting(lock, lock_wait)?;
+    let _lock = match cmd {
+        RepairCommand::List { .. } => None,
+        _ => Some(crate::lock::acquire_waiting(lock, lock_wait)?),
+    };
     let mut file = open(s).map_err(|e| Failure::Open(e.into()))?;
     file.check_health = false;
     match cmd {

@@ -313,8 +313,10 @@ impl MachinesFile {
     fn parsed(&self) -> Result<Vec<crate::sabakan::Machine>, BackendError> {
         crate::sabakan::model::machines_from_value(
             Value::Array(self.list()?.clone()),
+            // A --now past jiff's last timestamp (the last day of year 9999) is read as that
+            // one, never as the wall clock.
             self.now
-                .and_then(|t| jiff::Timestamp::from_second(t).ok())
+                .map(|t| jiff::Timestamp::from_second(t).unwrap_or(jiff::Timestamp::MAX))
                 .unwrap_or_else(jiff::Timestamp::now),
         )
         .map_err(|e| self.origin.error(e.to_string()))

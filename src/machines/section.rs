@@ -73,7 +73,7 @@ pub struct Machines {
     /// A CA to trust for an https:// sabakan, besides the system's roots (`--sabakan-ca`).
     pub ca_file: Option<PathBuf>,
     /// Per-request timeout for sabakan.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::engine::text::duration_serde")]
     pub timeout: Duration,
     /// CKE's cluster.yml, or its `repair:` section alone (`--repair-config`).
     pub repair_config: Option<PathBuf>,

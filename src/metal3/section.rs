@@ -43,19 +43,19 @@ pub struct Metal3Config {
 #[serde(default, deny_unknown_fields)]
 pub struct Metal3 {
     /// A Node not Ready this long needs repair (autorepair's own health check).
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::engine::text::duration_serde")]
     pub node_unhealthy_after: Duration,
     /// A host not seen off this long after its power cycle started: the cycle fails and the
     /// host is powered back on.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::engine::text::duration_serde")]
     pub power_off_timeout: Duration,
     /// A power cycle not over (host on, Node back and Ready) this long after it started fails.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::engine::text::duration_serde")]
     pub cycle_timeout: Duration,
     /// A Machine power-cycled this recently is not power-cycled again.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::engine::text::duration_serde")]
     pub reboot_loop_window: Duration,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::engine::text::duration_serde")]
     pub drain_timeout: Duration,
     /// `hard` cuts the power at once; `soft` asks the OS first and may take minutes.
     pub power_mode: super::PowerMode,

@@ -3,8 +3,11 @@
 //! a person that are not the command's output (and the final error line) go to standard error
 //! through it too; logs do not: they go through `tracing`.
 //!
-//! A failed write to standard output is returned (the caller exits 2, naming standard output);
-//! a failed write to standard error has nowhere to be reported and is dropped.
+//! A failed write to standard output (a reader gone, as `| head -1`; a full disk) stops the
+//! printing only, never the work nor its exit status: a pass that is not read still repairs,
+//! and a lint that is cut short still says by its exit that it found problems. Standard error
+//! says so once (not for a reader that stopped reading, which is no failure). A failed write
+//! to standard error has nowhere to be reported and is dropped.
 
 use serde::Serialize;
 use std::fmt::Display;
@@ -22,8 +25,10 @@ pub struct Output {
 }
 
 pub struct Printer {
-    out: Box<dyn Write>,
+    out: Dropping<Box<dyn Write>>,
     err: Box<dyn Write>,
+    /// Whether standard error said that standard output failed.
+    said_dropped: bool,
     json: bool,
     yaml: bool,
     colour: bool,
@@ -38,8 +43,9 @@ impl Printer {
 
     pub fn new(out: Box<dyn Write>, err: Box<dyn Write>, output: Output) -> Printer {
         Printer {
-            out,
+            out: Dropping::new(out),
             err,
+            said_dropped: false,
             json: output.json,
             yaml: output.yaml,
             colour: output.colour,
@@ -56,30 +62,57 @@ impl Printer {
         self.colour
     }
 
+    /// Says once on standard error that standard output failed, if it did.
+    fn say_dropped(&mut self) {
+        if self.said_dropped {
+            return;
+        }
+        let Some(e) = &self.out.failed else {
+            return;
+        };
+        self.said_dropped = true;
+        if let Some(note) = dropped_note(e) {
+            let _ = writeln!(self.err, "{note}");
+        }
+    }
+
     /// Text as it is: it carries its own line ends.
     pub fn text(&mut self, text: impl Display) -> io::Result<()> {
-        write!(self.out, "{text}")
+        let written = write!(self.out, "{text}");
+        self.say_dropped();
+        written
     }
 
     /// One line of text.
     pub fn line(&mut self, line: impl Display) -> io::Result<()> {
-        writeln!(self.out, "{line}")
+        let written = writeln!(self.out, "{line}");
+        self.say_dropped();
+        written
     }
 
-    /// One JSON value on one line (buffered: a generated fleet is large).
+    /// One JSON value on one line (buffered: a generated fleet is large). An error is one of
+    /// serialising, never of standard output.
     pub fn json_line<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<()> {
         let mut w = io::BufWriter::new(&mut self.out);
-        serde_json::to_writer(&mut w, value)?;
-        w.write_all(b"\n")?;
-        w.flush()
+        let written = serde_json::to_writer(&mut w, value)
+            .map_err(io::Error::from)
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush());
+        drop(w);
+        self.say_dropped();
+        written
     }
 
     /// One JSON document, indented for a person, and a line end.
     pub fn json_document<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<()> {
         let mut w = io::BufWriter::new(&mut self.out);
-        serde_json::to_writer_pretty(&mut w, value)?;
-        w.write_all(b"\n")?;
-        w.flush()
+        let written = serde_json::to_writer_pretty(&mut w, value)
+            .map_err(io::Error::from)
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush());
+        drop(w);
+        self.say_dropped();
+        written
     }
 
     /// One YAML document (`-o yaml`), as kubectl prints one.
@@ -126,6 +159,66 @@ impl Printer {
     /// The line that says why the command failed, on standard error.
     pub fn error(&mut self, error: impl Display) {
         let _ = writeln!(self.err, "autorepair: error: {error}");
+    }
+}
+
+/// What standard error says when standard output failed with `e`: nothing for a reader that
+/// stopped reading (`| head -1`), which is no failure.
+pub fn dropped_note(e: &io::Error) -> Option<String> {
+    (e.kind() != io::ErrorKind::BrokenPipe).then(|| {
+        format!(
+            "autorepair: warning: cannot write to standard output: {e}: the rest of the output is dropped; the command went on, and its exit status says how its work went"
+        )
+    })
+}
+
+/// A writer that keeps the first error of the one it wraps and drops every write from then on,
+/// reporting it done: what a command prints never decides what it does. The one error kept is
+/// an interrupted write's, which the writer's callers retry.
+pub struct Dropping<W> {
+    inner: W,
+    /// The error that stopped the writes.
+    pub failed: Option<io::Error>,
+}
+
+impl<W: Write> Dropping<W> {
+    pub fn new(inner: W) -> Self {
+        Dropping {
+            inner,
+            failed: None,
+        }
+    }
+
+    fn keep<T>(&mut self, done: io::Result<T>, dropped: T) -> io::Result<T> {
+        match done {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
+                self.failed = Some(e);
+                Ok(dropped)
+            }
+            ok => ok,
+        }
+    }
+}
+
+impl<W: Write> Write for Dropping<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.failed.is_some() {
+            return Ok(buf.len());
+        }
+        let done = match self.inner.write(buf) {
+            Ok(0) if !buf.is_empty() => Err(io::ErrorKind::WriteZero.into()),
+            done => done,
+        };
+        self.keep(done, buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.failed.is_some() {
+            return Ok(());
+        }
+        let done = self.inner.flush();
+        self.keep(done, ())
     }
 }
 

@@ -6,6 +6,7 @@ use super::generator::{self, Action, Inputs, Outcome};
 use super::model::{Constraints, KubeNodes, parse_machines};
 use super::service::{self, Counts};
 use super::template::{Current, Template, to_yaml};
+use crate::plug::printer::{Dropping, Printer, dropped_note};
 use clap::{Args, Subcommand};
 use jiff::Timestamp;
 use std::io::Write;
@@ -147,11 +148,11 @@ pub struct MaintainArgs {
     /// round (said once until it answers again).
     #[arg(long = "loop", requires = "write", conflicts_with = "dry_run")]
     pub run_loop: bool,
-    /// The time between the starts of two passes of --loop.
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::engine::text::parse_duration)]
+    /// The time between the starts of two passes of --loop; at least 1s.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::engine::text::parse_interval)]
     pub interval: std::time::Duration,
-    /// With --loop: stop after N passes.
-    #[arg(long, value_name = "N", requires = "run_loop")]
+    /// With --loop: stop after N passes; at least 1.
+    #[arg(long, value_name = "N", requires = "run_loop", value_parser = clap::value_parser!(u32).range(1..))]
     pub passes: Option<u32>,
     /// With --write: write CKE's sabakan-integration metrics to this Prometheus textfile
     /// (cke_sabakan_integration_successful, cke_sabakan_workers{role},
@@ -211,13 +212,21 @@ pub(super) fn read(path: &Path, what: &str) -> Result<String, CliError> {
         .map_err(|e| fail(Failure::Usage, format!("{what} {}: {e}", path.display())))
 }
 
-/// Runs one `sabakan` command, printing to standard output.
+/// Runs one `sabakan` command, printing to standard output. Standard output failing stops the
+/// printing, never the command (`plug::printer`).
 pub fn run(cmd: SabakanCommand) -> Result<Done, CliError> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = Dropping::new(std::io::stdout().lock());
+    let done = command(cmd, &mut out);
+    if let Some(note) = out.failed.as_ref().and_then(dropped_note) {
+        Printer::standard(Default::default()).note(note);
+    }
+    done
+}
+
+fn command(cmd: SabakanCommand, out: &mut impl Write) -> Result<Done, CliError> {
     let text = match cmd {
         SabakanCommand::Update(args) if args.maintain.write.is_some() => {
-            return super::maintain::run(&args, &mut out);
+            return super::maintain::run(&args, out);
         }
         SabakanCommand::History { file, json } => super::maintain::history(&file, json)?,
         SabakanCommand::SetVariables { file, variables } => {
@@ -254,7 +263,7 @@ pub fn run(cmd: SabakanCommand) -> Result<Done, CliError> {
             render(&args.source, &g.outcome, &g.yaml)
         }
     };
-    print(&mut out, &text)?;
+    print(out, &text)?;
     Ok(Done::Unchanged)
 }
 

@@ -156,13 +156,18 @@ pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<Done, CliError> {
     }
 }
 
-/// One pass under `FILE.lock`, held while the pass reads and writes, never between passes.
+/// One pass under `FILE.lock`, held while the pass reads and writes, never between passes. A
+/// `--dry-run` that writes no metrics writes nothing, and takes no lock, as every read-only
+/// verb: it reads FILE whole, as it is always replaced whole.
 fn locked_pass(
     file: &Path,
     source: &SourceArgs,
     args: &UpdateArgs,
     out: &mut impl Write,
 ) -> Result<Done, CliError> {
+    if args.maintain.dry_run && args.maintain.metrics.is_none() {
+        return pass(file, source, args, out);
+    }
     let lock = service::lock_path(file).map_err(|e| {
         fail(
             Failure::Usage,

@@ -26,6 +26,7 @@ mod metal3_kubectl;
 mod metal3_mhc;
 mod metal3_rbac;
 mod metal3_watch;
+mod numbers;
 mod prometheus;
 mod properties;
 mod report;

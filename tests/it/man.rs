@@ -70,14 +70,15 @@ nodes have no effect, and the commands refuse them). metal3: \fBcluster/\fR\fINS
 \fBmachine/\fR\fISERIAL\fR. A \fITYPE\fR is a level of the family's ladder, least destructive
 first: Ganeti \fBfix-storage\fR, \fBmigrate\fR, \fBfailover\fR, \fBreinstall\fR; metal3
 \fBdrain\fR, \fBpower-cycle\fR, \fBreprovision\fR; machines \fBcheck\fR, \fBstep-1\fR …
-\fBstep-8\fR. A \fITIME\fR is RFC 3339 (\fB2026\-12\-01T00:00:00Z\fR) or Unix seconds, up to
-the end of year 9999; a \fIDURATION\fR is plain seconds or written like \fB90s\fR, \fB15min\fR,
-\fB2h\fR or \fB3days\fR. Times in tags are Unix seconds, shown as RFC 3339; a tag's time past
+\fBstep-8\fR. A \fITIME\fR is RFC 3339 (\fB2026\-12\-01T00:00:00Z\fR) or Unix seconds, from 1970 up to
+\fB9999\-12\-31T23:59:59Z\fR (\fB253402300799\fR); a \fIDURATION\fR, on the command line or in
+the config file, is plain seconds or written like \fB90s\fR, \fB15min\fR, \fB2h\fR or
+\fB3days\fR, at most 100 years (\fB100y\fR); \fB--interval\fR is at least \fB1s\fR. Times in tags are Unix seconds, shown as RFC 3339; a tag's time past
 year 9999 (another tool may write one) is honoured and shown as \fB@\fR\fISECONDS\fR, and
 \fBtags lint\fR reports it.
 .PP
 \fBrun\fR (without \fB--dry-run\fR) and the admin commands take the lock (see \fBFILES\fR);
-\fBstatus\fR, \fBexplain\fR, \fBreport\fR, \fBtags\fR, \fBsimulate\fR and \fBsnapshot\fR only read, and
+\fBstatus\fR, \fBexplain\fR, \fBreport\fR, \fBtags\fR, \fBsimulate\fR, \fBsnapshot\fR and \fBrepair list\fR only read, and
 run at any time. An admin command changes only autorepair tags of the object it names, prints
 each change, and says so when there was nothing to change.
 "#;
@@ -218,7 +219,8 @@ repaired at once. More than \fBmax_down_nodes_per_group\fR down nodes in a node 
 than \fBmax_down_nodes\fR in the cluster, is a mass failure: there, a pass writes no tag and
 starts no job, except the bookkeeping of repairs already under way, and \fBstatus\fR says which
 limit tripped. Repairs run for at most \fBmax_domains_under_repair\fR domains at once, and a
-pass makes at most \fBmax_writes_per_pass\fR writes (each a Ganeti job).
+pass makes at most \fBmax_writes_per_pass\fR writes (each a Ganeti job), but for the first repair
+under way, which goes through whole so that none waits forever.
 .IP 3. 4
 Never a second repair for an instance that has one pending, and never the same job twice, even
 when autorepair is killed between submitting a job and recording it.
@@ -326,7 +328,7 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "limits.max_writes_per_pass",
-        r"At most this many writes per pass, tag changes and submitted operations (each one a Ganeti job); the rest waits for the next pass, the bookkeeping of repairs under way first.",
+        r"At most this many writes per pass, tag changes and submitted operations (each one a Ganeti job); the rest waits for the next pass. An instance's writes go together or wait together, in this order: repairs under way (their bookkeeping and next jobs), repair starts (four writes or more each: the pending tag, the jobs, the tag that records them, the removal of what they supersede), the rest, then the tags of the cluster and its groups. One exception, so that no repair under way stays pending forever: the first repair under way goes through whole even when its writes alone are more. So \fB0\fR starts no repair and changes nothing else, while repairs under way carry on, one per pass.",
     ),
     (
         "limits.result_retention",

@@ -440,7 +440,7 @@ fn the_loop_skips_rounds_while_sabakan_is_down_and_says_so_once() {
     let file = dir.path().join("cluster.yml");
     // The first pass generates; then sabakan fails four times; then it answers again.
     s.fault(Fault::status(503).on_path("/graphql").times(4));
-    let r = run(live_args(&file, s.url()).args(["--loop", "--interval", "50ms", "--passes", "6"]));
+    let r = run(live_args(&file, s.url()).args(["--loop", "--interval", "1s", "--passes", "6"]));
     // Passes 1-4 skipped, 5 generates, 6 finds nothing to do.
     assert_eq!(r.code, CHANGED, "{}", r.stderr);
     assert_eq!(
@@ -461,7 +461,8 @@ fn the_loop_skips_rounds_while_sabakan_is_down_and_says_so_once() {
         .env_remove("AUTOREPAIR_CONFIG")
         .env_remove("RUST_LOG")
         .args(live_argv(&file, s.url(), &template))
-        .args(["--loop", "--interval", "100ms", "--passes", "20"])
+        // --interval is at least 1s: the edit (after 0.7 s) falls between passes 1 and 2.
+        .args(["--loop", "--interval", "1s", "--passes", "4"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -474,7 +475,7 @@ fn the_loop_skips_rounds_while_sabakan_is_down_and_says_so_once() {
     assert_eq!(out.status.code(), Some(CHANGED), "{stdout}");
     assert!(read(&file).contains("name: tokyo1"));
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 20, "{stdout}");
+    assert_eq!(lines.len(), 4, "{stdout}");
     let at = lines.iter().position(|l| l.contains("regenerate")).unwrap();
     assert!(at > 0, "{stdout}");
     assert!(

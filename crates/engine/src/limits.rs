@@ -29,7 +29,14 @@ pub struct Limits {
     /// Optional brake in targets: if more than this need repair at once, start nothing.
     pub max_broken: Option<usize>,
     /// At most this many writes (mark changes and operations) per pass; what does not fit
-    /// waits for the next pass, bookkeeping of repairs under way first.
+    /// waits for the next pass. A target's writes go together or wait together, taken in this
+    /// order: repairs under way (their bookkeeping and next steps), repair starts, the rest
+    /// (pruned results, expired suspends), then the scopes' changes. One exception, so that
+    /// no repair under way stays pending forever: the first repair under way goes through
+    /// whole even when its writes alone are more (a start makes up to 5: its pending mark, its
+    /// operations, the mark that records them, the removal of what they supersede). So 0
+    /// starts no repair and changes nothing else, while repairs under way carry on, one per
+    /// pass.
     pub max_writes_per_pass: usize,
     /// Success and enoperm results older than this are removed. Failures never are.
     pub result_retention: Duration,
@@ -242,12 +249,12 @@ struct LimitsFile {
     max_pending: Option<usize>,
     max_broken: Option<usize>,
     max_writes_per_pass: usize,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::text::duration_serde")]
     result_retention: Duration,
     max_results: usize,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::text::duration_serde")]
     retry_interval: Duration,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::text::duration_serde")]
     max_repair_age: Duration,
 }
 

@@ -126,40 +126,106 @@ pub fn rfc3339(epoch: i64) -> String {
     }
 }
 
-/// A time given on the command line: RFC 3339 (`2026-12-01T00:00:00Z`, any offset) or Unix
-/// seconds. Only times a date can name (1970 up to the end of year 9999) are taken: whatever the
-/// tool is told, it writes no time into a mark that it, or another tool, could not show.
+/// A time given on the command line or in a file: RFC 3339 (`2026-12-01T00:00:00Z`, any offset)
+/// or Unix seconds. Only times a date can name (1970 up to the end of year 9999, the range
+/// [`rfc3339`] prints as a date) are taken: whatever the tool is told, it writes no time into a
+/// mark that it, or another tool, could not show, and adding a [`parse_duration`] to one cannot
+/// overflow.
 pub fn parse_time(text: &str) -> Result<i64, String> {
     let epoch = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         text.parse::<i64>().unwrap_or(i64::MAX)
     } else {
-        text.parse::<jiff::Timestamp>()
-            .map_err(|e| {
-                format!(
-                    "{text:?} is neither RFC 3339 (e.g. 2026-12-01T00:00:00Z) nor Unix seconds: {e}"
-                )
-            })?
-            .as_second()
+        rfc3339_epoch(text).map_err(|e| {
+            format!(
+                "{text:?} is neither RFC 3339 (e.g. 2026-12-01T00:00:00Z, at most \
+                 9999-12-31T23:59:59Z) nor Unix seconds: {e}"
+            )
+        })?
     };
     if !(0..=LAST_CALENDAR_SECOND).contains(&epoch) {
         return Err(format!(
-            "{text:?} is outside 1970-01-01T00:00:00Z … 9999-12-31T23:59:59Z, the times a date can name"
+            "{text:?} is outside 1970-01-01T00:00:00Z … 9999-12-31T23:59:59Z (Unix seconds 0 … \
+             {LAST_CALENDAR_SECOND}), the times a date can name: give one within"
         ));
     }
     Ok(epoch)
 }
 
-/// A duration: humantime's (`90s`, `5m`, `2h 30m`, `3days`) or plain seconds (`60`), as cron
-/// and systemd users write intervals.
+/// The Unix seconds of an RFC 3339 time, rounded down. Not through `jiff::Timestamp`: its range
+/// ends at 9999-12-30T22:00:00Z (so that every offset can show it), a day short of the last
+/// second [`rfc3339`] prints; the civil date and time reach the end of 9999, and the offset is
+/// applied here.
+fn rfc3339_epoch(text: &str) -> Result<i64, String> {
+    let pieces = jiff::fmt::temporal::Pieces::parse(text).map_err(|e| e.to_string())?;
+    let (Some(time), Some(offset)) = (pieces.time(), pieces.to_numeric_offset()) else {
+        return Err("it needs a time of day and an offset (Z, +01:00)".to_owned());
+    };
+    let since = pieces
+        .date()
+        .to_datetime(time)
+        .duration_since(jiff::civil::DateTime::constant(1970, 1, 1, 0, 0, 0, 0));
+    let floor = since.as_secs() - i64::from(since.subsec_nanos() < 0);
+    Ok(floor - i64::from(offset.seconds()))
+}
+
+/// The longest duration autorepair takes: 100 years (of 365.25 days, as humantime counts `1y`).
+/// Longer than any wait, timeout or retention means anything, and short enough that adding it to
+/// any time [`parse_time`] takes, or to a clock, cannot overflow.
+pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(100 * 31_557_600);
+
+/// A duration given on the command line or in the config file: humantime's (`90s`, `5m`,
+/// `2h 30m`, `3days`) or plain seconds (`60`), as cron and systemd users write intervals; at
+/// most [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text
-            .parse::<u64>()
+    let duration = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse::<u64>()
             .map(std::time::Duration::from_secs)
-            .map_err(|_| format!("{text:?} seconds is more than a duration can hold"));
+            .unwrap_or(std::time::Duration::MAX)
+    } else {
+        humantime::parse_duration(text)
+            .map_err(|e| format!("{text:?} is not a duration (e.g. 60, 90s, 5m, 2h 30m): {e}"))?
+    };
+    if duration > MAX_DURATION {
+        return Err(format!(
+            "{text:?} is longer than 100 years ({} seconds), the longest duration autorepair \
+             takes: give a shorter one",
+            MAX_DURATION.as_secs()
+        ));
     }
-    humantime::parse_duration(text)
-        .map_err(|e| format!("{text:?} is not a duration (e.g. 60, 90s, 5m, 2h 30m): {e}"))
+    Ok(duration)
+}
+
+/// The shortest time between the passes of a loop (`--interval`).
+pub const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A loop's `--interval`: a [`parse_duration`] of at least [`MIN_INTERVAL`], since a loop that
+/// never waits reads (and saves) the fleet without pause.
+pub fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
+    let interval = parse_duration(text)?;
+    if interval < MIN_INTERVAL {
+        return Err(format!(
+            "{text:?} is shorter than 1s, the shortest time between two passes (a loop that \
+             never waits reads and saves the fleet without pause): give 1s or more"
+        ));
+    }
+    Ok(interval)
+}
+
+/// A duration in the config file (`#[serde(with = "duration_serde")]`): read by
+/// [`parse_duration`], so with its bound, and written as humantime writes it (the man page's
+/// defaults).
+pub mod duration_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&humantime::format_duration(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_duration(&text).map_err(serde::de::Error::custom)
+    }
 }
 
 #[cfg(test)]
@@ -184,8 +250,18 @@ mod time_tests {
 
     #[test]
     fn a_time_given_is_rfc3339_or_seconds_within_the_calendar() {
-        let cases: [(&str, Result<i64, &str>); 9] = [
+        let cases: [(&str, Result<i64, &str>); 18] = [
             ("1800000000", Ok(1_800_000_000)),
+            // The whole range rfc3339 prints, in both forms (issue 32: a day short in RFC 3339).
+            ("253402300799", Ok(LAST_CALENDAR_SECOND)),
+            ("9999-12-31T23:59:59Z", Ok(LAST_CALENDAR_SECOND)),
+            ("9999-12-30T22:00:01Z", Ok(LAST_CALENDAR_SECOND - 93_598)),
+            ("9999-12-31T23:59:59-00:00", Ok(LAST_CALENDAR_SECOND)),
+            ("10000-01-01T00:00:00Z", Err("neither RFC 3339")),
+            ("9999-12-31T23:59:59-01:00", Err("outside")),
+            ("1970-01-01T01:00:00+01:00", Ok(0)),
+            ("2027-01-15T08:00:00.999Z", Ok(1_800_000_000)),
+            ("2027-01-15T08:00:00", Err("an offset")),
             ("0", Ok(0)),
             ("2027-01-15T08:00:00Z", Ok(1_800_000_000)),
             ("2027-01-15T09:00:00+01:00", Ok(1_800_000_000)),
@@ -195,7 +271,7 @@ mod time_tests {
             ("1969-12-31T23:59:59Z", Err("outside")),
             (
                 "tomorrow",
-                Err("neither RFC 3339 (e.g. 2026-12-01T00:00:00Z) nor Unix seconds"),
+                Err("neither RFC 3339 (e.g. 2026-12-01T00:00:00Z, at most"),
             ),
         ];
         for (text, want) in cases {
@@ -208,7 +284,7 @@ mod time_tests {
     }
 
     #[test]
-    fn a_duration_is_humantime_or_plain_seconds() {
+    fn a_duration_is_humantime_or_plain_seconds_up_to_100_years() {
         use std::time::Duration;
         let cases = [
             ("60", Some(Duration::from_secs(60))),
@@ -217,9 +293,52 @@ mod time_tests {
             ("", None),
             ("60 parsecs", None),
             ("99999999999999999999999", None),
+            ("3155760000", Some(MAX_DURATION)),
+            ("100y", Some(MAX_DURATION)),
+            // Issue 32: each of these once overflowed a clock or wrapped a retention.
+            ("3155760001", None),
+            ("18446744073709551615", None),
+            ("9223372036854775807s", None),
+            ("292277024626y", None),
+            ("101y", None),
         ];
         for (text, want) in cases {
             assert_eq!(parse_duration(text).ok(), want, "{text}");
         }
+        let e = parse_duration("101y").expect_err("over the bound");
+        assert!(e.contains("longer than 100 years"), "{e}");
+    }
+
+    #[test]
+    fn an_interval_is_a_duration_of_at_least_a_second() {
+        use std::time::Duration;
+        let cases = [
+            ("0", None),
+            ("0s", None),
+            ("999ms", None),
+            ("1s", Some(Duration::from_secs(1))),
+            ("5m", Some(Duration::from_secs(300))),
+            ("101y", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_interval(text).ok(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_config_duration_is_read_with_the_same_bound_and_written_as_humantime() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Key {
+            #[serde(with = "duration_serde")]
+            d: std::time::Duration,
+        }
+        let read = |text: &str| serde_json::from_value::<Key>(serde_json::json!({ "d": text }));
+        assert_eq!(read("2h").expect("2h").d.as_secs(), 7200);
+        let e = read("18446744073709551615s").err().expect("over the bound");
+        assert!(e.to_string().contains("longer than 100 years"), "{e}");
+        let written = serde_json::to_value(Key {
+            d: std::time::Duration::from_secs(90),
+        });
+        assert_eq!(written.expect("serialises")["d"], "1m 30s");
     }
 }

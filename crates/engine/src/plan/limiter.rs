@@ -246,6 +246,10 @@ pub(super) struct Budget {
 
 /// The write budget: bookkeeping of repairs under way first, then starts, then the rest. A
 /// target's changes go together or wait together for the next pass; scope changes come last.
+/// The budget holds for every write but one target's: the first repair under way in line goes
+/// through whole even when its writes alone are more than the limit (0 included), since a
+/// repair under way that never fits would stay pending forever; a start or any other change
+/// waits, and one that can never fit says so.
 pub(super) fn spend_budget<F: Family>(
     evals: &[TargetEval<F>],
     granted: &mut [Option<Box<Candidate<F>>>],
@@ -277,16 +281,23 @@ pub(super) fn spend_budget<F: Family>(
     let mut deferred = 0;
     let mut admitted = vec![false; evals.len()];
     let mut full = false;
-    for (_, i, cost) in costs.iter().copied() {
-        // The first target always fits, so no target is too big to ever go through.
-        full |= spent > 0 && spent + cost > limits.max_writes_per_pass;
+    for (rank, i, cost) in costs.iter().copied() {
+        let under_way_first = rank == 0 && spent == 0;
+        full |= !under_way_first && spent + cost > limits.max_writes_per_pass;
         if full {
             deferred += 1;
             let plan = &mut plans[i];
-            plan.notes.push(Text::Owned(format!(
-                "deferred to the next pass: this pass's write budget (max_writes_per_pass = {}) is spent",
-                limits.max_writes_per_pass
-            )));
+            plan.notes.push(Text::Owned(if cost > limits.max_writes_per_pass {
+                format!(
+                    "waits: its {cost} writes are more than a pass makes (max_writes_per_pass = {}); raise the limit to let it through",
+                    limits.max_writes_per_pass
+                )
+            } else {
+                format!(
+                    "deferred to the next pass: this pass's write budget (max_writes_per_pass = {}) is spent",
+                    limits.max_writes_per_pass
+                )
+            }));
             plan.blocked = Some(Blocked::WriteBudget);
             granted[i] = None;
             continue;

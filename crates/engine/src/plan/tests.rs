@@ -403,7 +403,8 @@ fn the_limits_hold_repairs_back_by_failure_domain_and_fleet() {
         (
             "the write budget spent: the rest waits for the next pass",
             two_broken("s1"),
-            limits(|l| l.max_writes_per_pass = 1),
+            // One start's writes.
+            limits(|l| l.max_writes_per_pass = 4),
             [
                 "b1: needs-repair start restart",
                 "b2: needs-repair wait (write budget of this pass spent)",
@@ -412,6 +413,58 @@ fn the_limits_hold_repairs_back_by_failure_domain_and_fleet() {
     ];
     for (case, r, l, want) in cases {
         assert_eq!(outcomes(&plan_with(&r, &l)), want, "{case}");
+    }
+}
+
+#[test]
+fn a_pass_writes_at_most_max_writes_per_pass_but_for_the_first_repair_under_way() {
+    // b1's step succeeded: recording it is the bookkeeping of a repair under way.
+    let pending = format!("pending:restart:{ID}:{}:5", NOW - 600);
+    let under_way = ToyRoom {
+        ops: vec![op(5, "b1", ID, OpState::Succeeded)],
+        ..room(
+            &["replace"],
+            &[],
+            vec![
+                boxed("b1", "s1", &[&pending], None),
+                boxed("b2", "s1", &[], Some(Nudge)),
+            ],
+        )
+    };
+    let starts = two_broken("s1");
+    let waits = "wait (write budget of this pass spent)";
+    let (b1_waits, b2_waits) = (
+        format!("b1: needs-repair {waits}"),
+        format!("b2: needs-repair {waits}"),
+    );
+    let (b1_starts, b2_starts) = (
+        "b1: needs-repair start restart".to_owned(),
+        "b2: needs-repair start nudge".to_owned(),
+    );
+    let b1_records = "b1: pending update".to_owned();
+    // (room, max_writes_per_pass, outcomes, writes): a start makes 4 writes, the bookkeeping 2.
+    let cases: Vec<(&ToyRoom, usize, [&str; 2], usize)> = vec![
+        (&starts, 0, [b1_waits.as_str(), b2_waits.as_str()], 0),
+        (&starts, 1, [b1_waits.as_str(), b2_waits.as_str()], 0),
+        (&starts, 2, [b1_waits.as_str(), b2_waits.as_str()], 0),
+        (&starts, 3, [b1_waits.as_str(), b2_waits.as_str()], 0),
+        (&starts, 4, [b1_starts.as_str(), b2_waits.as_str()], 4),
+        (&starts, 7, [b1_starts.as_str(), b2_waits.as_str()], 4),
+        (&starts, 8, [b1_starts.as_str(), b2_starts.as_str()], 8),
+        // The exception: the first repair under way goes through, past the limit too.
+        (&under_way, 0, [b1_records.as_str(), b2_waits.as_str()], 2),
+        (&under_way, 1, [b1_records.as_str(), b2_waits.as_str()], 2),
+        (&under_way, 5, [b1_records.as_str(), b2_waits.as_str()], 2),
+        (&under_way, 6, [b1_records.as_str(), b2_starts.as_str()], 6),
+    ];
+    for (r, max, want, writes) in cases {
+        let l = Limits {
+            max_writes_per_pass: max,
+            ..Limits::default()
+        };
+        let p = plan_with(r, &l);
+        assert_eq!(outcomes(&p), want, "max_writes_per_pass = {max}");
+        assert_eq!(p.fleet.writes, writes, "max_writes_per_pass = {max}");
     }
 }
 
