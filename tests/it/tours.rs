@@ -1,0 +1,138 @@
+//! The tours a newcomer runs first: `scripts/machines-tour` however it is started and however
+//! it ends, and the command-line corners the README's tours lead to.
+
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const BIN: &str = env!("CARGO_BIN_EXE_autorepair");
+
+/// Waits for `child` at most `limit`, killing it past that: a tour that never ends fails here
+/// instead of hanging the suite.
+fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn assert_empty(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "left behind in {}: {left:?}",
+        dir.display()
+    );
+}
+
+/// The tour with its own TMPDIR, from a directory that is not the repository.
+fn tour(tmp: &Path, cwd: &Path) -> Command {
+    let mut c = Command::new(format!("{ROOT}/scripts/machines-tour"));
+    c.current_dir(cwd)
+        .env("TMPDIR", tmp)
+        .env_remove("AUTOREPAIR");
+    c
+}
+
+/// Named by AUTOREPAIR, or found on PATH as `autorepair` (the script's own function has that
+/// name too, and must not call itself): the tour ends, tells its story and removes its
+/// directory.
+#[test]
+fn the_machines_tour_ends_whichever_way_it_finds_the_binary() {
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    for named in [true, false] {
+        let tmp = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        let mut c = tour(tmp.path(), cwd.path());
+        if named {
+            c.env("AUTOREPAIR", BIN);
+        } else {
+            c.env("PATH", &path);
+        }
+        let out = tempfile::NamedTempFile::new().unwrap();
+        let mut child = c
+            .stdout(out.reopen().unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let status = wait_bounded(&mut child, Duration::from_secs(120));
+        let text = std::fs::read_to_string(out.path()).unwrap();
+        assert!(
+            status.success(),
+            "AUTOREPAIR set: {named}: {status}\n{text}"
+        );
+        assert!(
+            text.contains("marked deleted: #1 (10.69.0.5)"),
+            "AUTOREPAIR set: {named}\n{text}"
+        );
+        // The story's end: sabakan says the machine is healthy again, and no repair starts.
+        let last = text.rsplit("status --now").next().unwrap();
+        let row = last.lines().find(|l| l.starts_with("rack0-cs2 ")).unwrap();
+        assert_eq!(row.split_whitespace().nth(1), Some("healthy"), "{text}");
+        assert_empty(tmp.path());
+        assert_empty(cwd.path());
+    }
+}
+
+/// `scripts/machines-tour | head`: the reader goes away and the next write kills the shell
+/// by SIGPIPE; it still removes its directory.
+#[test]
+fn the_machines_tour_cleans_up_after_a_closed_pipe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let mut child = tour(tmp.path(), cwd.path())
+        .env("AUTOREPAIR", BIN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Closed before the shell writes its first line (the directory is made before it).
+    drop(child.stdout.take());
+    let status = wait_bounded(&mut child, Duration::from_secs(120));
+    assert!(!status.success(), "{status}");
+    assert_empty(tmp.path());
+}
+
+/// A closed terminal (SIGHUP) while a command of the tour runs: the directory goes too.
+#[test]
+fn the_machines_tour_cleans_up_after_a_hangup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    // A stand-in for the binary that takes its time, so that the signal finds the tour inside
+    // its first command (the shell runs its trap once that command ends).
+    let fake = tempfile::tempdir().unwrap();
+    let slow = fake.path().join("autorepair");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 1\n").unwrap();
+    let mut perms = std::fs::metadata(&slow).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&slow, perms).unwrap();
+    let mut child = tour(tmp.path(), cwd.path())
+        .env("AUTOREPAIR", &slow)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_dir(tmp.path()).unwrap().next().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(30), "no directory");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let hup = Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    assert!(!status.success(), "{status}");
+    assert_empty(tmp.path());
+}
