@@ -136,3 +136,60 @@ fn the_machines_tour_cleans_up_after_a_hangup() {
     assert!(!status.success(), "{status}");
     assert_empty(tmp.path());
 }
+
+/// `simulate --replicas 3` runs three watchers in every family's world, and the one acting
+/// is taken over from (Ganeti's master role moves, a Lease changes hands); `--replicas 1` is
+/// the single watcher, with no one to take over.
+#[test]
+fn simulate_honours_replicas_in_every_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(
+        format!("{ROOT}/fixtures/metal3-demo.json"),
+        d.join("objects.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        format!("{ROOT}/fixtures/machines-demo.json"),
+        d.join("machines.json"),
+    )
+    .unwrap();
+    let nodes = d.join("nodes.json");
+    std::fs::copy(format!("{ROOT}/fixtures/machines-demo-nodes.json"), &nodes).unwrap();
+    let ganeti = format!("--cluster {ROOT}/fixtures/demo.json --now 1800000000");
+    let metal3 = "--kube-objects objects.json --now 1795402800".to_owned();
+    let machines = format!(
+        "--sabakan-file machines.json --nodes nodes.json --repair-config {ROOT}/fixtures/machines-demo.yml \
+         --constraints {ROOT}/fixtures/machines-constraints.json --now 1800000000"
+    );
+    for (family, flags) in [
+        ("ganeti", ganeti),
+        ("metal3", metal3),
+        ("machines", machines),
+    ] {
+        let takeovers = |replicas: &str| {
+            let out = assert_cmd::Command::new(BIN)
+                .current_dir(d)
+                .args([
+                    "--config",
+                    "/dev/null",
+                    "simulate",
+                    "--json",
+                    "--replicas",
+                    replicas,
+                ])
+                .args(["--scenarios", "4", "--passes", "30", "--quiet-passes", "20"])
+                .args(flags.split_whitespace())
+                .timeout(Duration::from_secs(120))
+                .assert()
+                .success()
+                .get_output()
+                .stdout
+                .clone();
+            let summary: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            summary["stats"]["takeovers"].as_u64().unwrap()
+        };
+        assert!(takeovers("3") > 0, "{family}: no takeover among 3 replicas");
+        assert_eq!(takeovers("1"), 0, "{family}: a takeover with 1 replica");
+    }
+}
