@@ -193,3 +193,43 @@ fn simulate_honours_replicas_in_every_family() {
         assert_eq!(takeovers("1"), 0, "{family}: a takeover with 1 replica");
     }
 }
+
+/// `help --help` says what `help` does, as `COMMAND --help` does for every other command;
+/// `help COMMAND` is still that command's help, at any depth.
+#[test]
+fn help_has_a_help_of_its_own() {
+    for asked in [
+        &["help", "--help"][..],
+        &["help", "-h"],
+        &["sabakan", "help", "--help"],
+    ] {
+        let out = assert_cmd::Command::new(BIN).args(asked).assert().success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(
+            text.contains("help [OPTIONS] [COMMAND]..."),
+            "{asked:?}:\n{text}"
+        );
+    }
+    let help = |args: &[&str]| {
+        assert_cmd::Command::new(BIN)
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    assert_eq!(help(&["help", "status"]), help(&["status", "--help"]));
+    assert_eq!(help(&["help"]), help(&["--help"]));
+    assert_eq!(
+        help(&["sabakan", "help", "update"]),
+        help(&["sabakan", "update", "--help"])
+    );
+    assert_cmd::Command::new(BIN)
+        .args(["help", "no-such-command"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "unrecognized subcommand 'no-such-command'",
+        ));
+}
