@@ -233,3 +233,38 @@ fn help_has_a_help_of_its_own() {
             "unrecognized subcommand 'no-such-command'",
         ));
 }
+
+/// A kubeconfig that is not there is named once, plainly: kube's own message quotes its path
+/// twice (`'"…"'`).
+#[test]
+fn a_missing_kubeconfig_is_named_without_doubled_quotes() {
+    let home = tempfile::tempdir().unwrap();
+    let default = home.path().join(".kube/config");
+    let given = home.path().join("missing.yaml");
+    let cases = [
+        (
+            vec![],
+            format!(
+                "cannot read {} (from $KUBECONFIG or ~/.kube/config): ",
+                default.display()
+            ),
+        ),
+        (
+            vec!["--kubeconfig".to_owned(), given.display().to_string()],
+            format!("kubeconfig: cannot read {}: ", given.display()),
+        ),
+    ];
+    for (flags, said) in cases {
+        let out = assert_cmd::Command::new(BIN)
+            .env("HOME", home.path())
+            .env_remove("KUBECONFIG")
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .args(["--config", "/dev/null", "status", "--kube"])
+            .args(&flags)
+            .assert()
+            .failure();
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains(&said), "{flags:?}: {err}");
+        assert!(!err.contains("'\""), "{flags:?}: {err}");
+    }
+}
