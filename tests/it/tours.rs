@@ -268,3 +268,66 @@ fn a_missing_kubeconfig_is_named_without_doubled_quotes() {
         assert!(!err.contains("'\""), "{flags:?}: {err}");
     }
 }
+
+/// The README's tours, pasted as written into bash from a clone: every command found, every
+/// file found, and nothing written into the clone (each tour works in a scratch directory). The
+/// clone here is a directory with the fixtures and the binary where a release build puts it.
+#[test]
+fn the_readme_tours_run_as_written_and_leave_the_clone_clean() {
+    let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
+    let blocks: Vec<&str> = readme
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .collect();
+    // A tour starts where a block sets R, and goes on through the blocks until the next one
+    // that needs something this test does not have (a cluster, root).
+    let mut tours: Vec<String> = Vec::new();
+    let mut open = false;
+    for block in blocks {
+        if block.starts_with("R=${R:-$PWD}") {
+            tours.push(block.to_owned());
+            open = true;
+        } else if open
+            && ["autorepair ", "printf ", "sed "]
+                .iter()
+                .any(|p| block.starts_with(p))
+            && !block.contains("http")
+        {
+            tours.last_mut().unwrap().push_str(block);
+        } else {
+            open = false;
+        }
+    }
+    assert_eq!(
+        tours.len(),
+        4,
+        "Ganeti, metal3, machines, sabakan: {tours:#?}"
+    );
+    let clone = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(format!("{ROOT}/fixtures"), clone.path().join("fixtures")).unwrap();
+    std::fs::create_dir_all(clone.path().join("target/release")).unwrap();
+    std::os::unix::fs::symlink(BIN, clone.path().join("target/release/autorepair")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for tour in &tours {
+        let out = assert_cmd::Command::new("bash")
+            .args(["--norc", "-O", "expand_aliases", "-s"])
+            .current_dir(clone.path())
+            .env_remove("R")
+            .env("TMPDIR", tmp.path())
+            .write_stdin(tour.as_str())
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        for fault in ["command not found", "No such file", "error:"] {
+            assert!(!err.contains(fault), "{tour}\n{err}");
+        }
+        let mut left: Vec<_> = std::fs::read_dir(clone.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["fixtures", "target"], "{tour}");
+    }
+}
