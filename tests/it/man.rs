@@ -74,8 +74,9 @@ Run \fBautorepair run\fR every few minutes from \fBcron\fR(8) or a systemd timer
 next to \fBganeti-watcher\fR(8)), or keep one \fBautorepair run --loop\fR running. On one host,
 the lock keeps passes apart. Several replicas elect the one that acts on what the family already
 has: Ganeti's cluster master role (\fBrun --only-on-master\fR on every master candidate), a
-Kubernetes Lease for metal3 and machines (\fBrun --loop --leader-elect\fR); a fleet given as a
-file has nothing to elect with, so run it on one host only.
+Kubernetes Lease for metal3 and machines (\fBrun --loop --leader-elect\fR). A Ganeti fleet file,
+a metal3 objects file or a machines fleet without \fB--kubeconfig\fR has nothing to elect with:
+run it on one host only.
 \fBautorepair run --dry-run\fR, \fBstatus\fR and \fBexplain\fR show what it would do and why,
 and change nothing; \fBreport --html\fR writes the same as one page a person can look at.
 "#;
