@@ -3,8 +3,9 @@
 //!
 //! [`engine`] is the pure core every family shares: marks, policy, states, bookkeeping, the
 //! limiter, the planner and the crash-safe executor. Each family is one folder that plugs into
-//! it: [`ganeti`] today. The cluster-config generator lives in [`sabakan`]; the Kubernetes
-//! code the families share in [`k8s`]. The rest is the command line's face.
+//! it: [`ganeti`], [`metal3`] and [`machines`] (sabakan machines), listed in [`FAMILIES`]. The
+//! cluster-config generator lives in [`sabakan`]; the Kubernetes code the families share in
+//! [`k8s`]. The rest is the command line's face.
 
 pub mod admin;
 pub mod brake;

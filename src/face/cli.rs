@@ -94,6 +94,59 @@ pub fn command(families: &[&dyn Registered]) -> clap::Command {
     })
 }
 
+/// clap's own `help` command, with a `--help` of its own: clap's takes every word after it
+/// for a command's name, so `autorepair help --help` was an unknown command `--help`. Given
+/// to every command that has subcommands, as clap does; [`parse_from`] answers it. Only for
+/// parsing: the completions generated from [`command`] keep clap's own, whose command names
+/// they complete after `help`.
+fn with_help_command(mut cmd: clap::Command) -> clap::Command {
+    if !cmd.has_subcommands() {
+        return cmd;
+    }
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    for name in names {
+        cmd = cmd.mut_subcommand(name, with_help_command);
+    }
+    cmd.disable_help_subcommand(true).subcommand(
+        clap::Command::new(HELP)
+            .about("Print this message or the help of the given subcommand(s)")
+            .arg(
+                clap::Arg::new(HELP_WORDS)
+                    .action(clap::ArgAction::Append)
+                    .num_args(..)
+                    .value_name("COMMAND")
+                    .help("Print help for the subcommand(s)"),
+            ),
+    )
+}
+
+const HELP: &str = "help";
+const HELP_WORDS: &str = "subcommand";
+
+/// The words of a `help` command anywhere on the line, with the commands before it: `sabakan
+/// help update` is `["sabakan", "update"]`. `None`: no `help` command.
+fn help_asked(matches: &clap::ArgMatches) -> Option<Vec<String>> {
+    let mut path = Vec::new();
+    let mut at = matches;
+    while let Some((name, sub)) = at.subcommand() {
+        if name == HELP {
+            path.extend(
+                sub.get_many::<String>(HELP_WORDS)
+                    .into_iter()
+                    .flatten()
+                    .cloned(),
+            );
+            return Some(path);
+        }
+        path.push(name.to_owned());
+        at = sub;
+    }
+    None
+}
+
 /// A repair level: any text (the family checks it on its ladder), offering every family's
 /// levels to completion and help.
 #[derive(Clone)]
@@ -126,7 +179,21 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let matches = command(families).try_get_matches_from(argv)?;
+    let mut argv = argv.into_iter().map(Into::into);
+    let program: std::ffi::OsString = argv.next().unwrap_or_else(|| "autorepair".into());
+    let matches = with_help_command(command(families))
+        .try_get_matches_from(std::iter::once(program.clone()).chain(argv))?;
+    if let Some(words) = help_asked(&matches) {
+        // The help clap prints for `COMMAND… --help` (or the error for a command it does not
+        // know), the way clap's own `help` command answers.
+        let asked = std::iter::once(program)
+            .chain(words.into_iter().map(Into::into))
+            .chain(std::iter::once("--help".into()));
+        return Err(match command(families).try_get_matches_from(asked) {
+            Err(e) => e,
+            Ok(_) => clap::Error::new(clap::error::ErrorKind::DisplayHelp),
+        });
+    }
     let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
     Ok(Parsed { cli, matches })
 }

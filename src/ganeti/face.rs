@@ -308,33 +308,22 @@ impl FamilyFace for Ganeti {
         args: &crate::plug::simulate::Simulate,
         out: &mut Printer,
     ) -> Result<Exit, Failure> {
-        use super::sim::{self, Faults, SimConfig};
-        use crate::plug::simulate::{print_log, quietly, report};
+        use crate::plug::simulate::{explore, report};
         let mut backend = Self::open(source)?;
         let snap = backend
             .snapshot()
             .map_err(|e| Failure::Snapshot(e.into()))?;
-        let mut cfg = SimConfig::new(args.start);
-        cfg.limits = limits.clone();
-        cfg.settings.iallocator = source.iallocator.clone();
-        cfg.quiet_passes = args.quiet_passes(limits);
-        let faults = Faults::default();
-        if args.verbose && args.scenarios == 1 {
-            let sched = sim::schedule(&snap, args.passes, args.seed, &faults);
-            let ran = quietly(|| sim::run(&snap, &sched, &cfg, super::plan_with));
-            print_log(out, &ran.log)?;
-        }
-        let summary = quietly(|| {
-            sim::explore(
-                &snap,
-                args.passes,
-                args.seed,
-                args.scenarios,
-                &cfg,
-                &faults,
-                super::plan_with,
-            )
-        });
+        // The driver the other families use, so that --replicas (and with it the master
+        // role's takeovers) reaches this world too.
+        let cfg = args.engine_config(limits);
+        let settings = super::Settings {
+            iallocator: source.iallocator.clone(),
+            ..super::Settings::default()
+        };
+        let planner = |s: &super::snapshot::Snapshot, now: i64, seed: u64| {
+            super::plan_with(s, &settings, now, &cfg.limits, seed)
+        };
+        let summary = explore::<super::file::FleetFile>(out, &snap, &(), args, &cfg, &planner)?;
         report::<Ganeti>(out, &summary, &[])
     }
 

@@ -60,8 +60,17 @@ pub async fn load(source: &Source) -> Result<Config, BackendError> {
                 Some(p) => Kubeconfig::read_from(p),
                 None => Kubeconfig::read(),
             };
+            // kube's own words quote the path with `'{:?}'`, which doubles the quotes: the
+            // path and the reason are said here instead.
             let kc = read.map_err(|e| match e {
                 K::Parse(_) => fail(format!("{shown} is not a kubeconfig (YAML)")),
+                K::ReadConfig(io, read) if path.is_some() => {
+                    fail(format!("cannot read {}: {io}", read.display()))
+                }
+                K::ReadConfig(io, read) => fail(format!(
+                    "cannot read {} (from {shown}): {io}",
+                    read.display()
+                )),
                 other => fail(format!("cannot read {shown}: {other}")),
             })?;
             let options = KubeConfigOptions {
@@ -75,9 +84,31 @@ pub async fn load(source: &Source) -> Result<Config, BackendError> {
                     K::CurrentContextNotSet => fail(format!(
                         "{shown} has no current context: name one with the context option"
                     )),
+                    K::LoadCertificateAuthority(e) => fail(format!(
+                        "cannot use {shown}: {}",
+                        unquoted("certificate authority", e)
+                    )),
+                    K::LoadClientCertificate(e) => fail(format!(
+                        "cannot use {shown}: {}",
+                        unquoted("client certificate", e)
+                    )),
+                    K::LoadClientKey(e) => {
+                        fail(format!("cannot use {shown}: {}", unquoted("client key", e)))
+                    }
                     other => fail(format!("cannot use {shown}: {other}")),
                 })
         }
+    }
+}
+
+/// A file a kubeconfig names that kube could not load, without kube's doubled quotes around
+/// its path.
+fn unquoted(what: &str, e: ::kube::config::LoadDataError) -> String {
+    match e {
+        ::kube::config::LoadDataError::ReadFile(io, file) => {
+            format!("cannot read its {what} {}: {io}", file.display())
+        }
+        other => format!("its {what}: {other}"),
     }
 }
 

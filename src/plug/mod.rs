@@ -1,6 +1,6 @@
 //! What a family implements to be driven by the command line, and what it may use of the
 //! command line's machinery: the face imports this module and every family, and a family
-//! imports this module and the engine, never the face (tests/layout.rs checks it).
+//! imports this module and the engine, never the face (tests/it/layout.rs checks it).
 //!
 //! A family is registered by implementing [`FamilyFace`] (its printed forms, where its fleet
 //! is and how it is opened, locked and described, and the commands only some families have)

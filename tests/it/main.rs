@@ -37,4 +37,5 @@ mod sabakan_kube;
 mod sabakan_service;
 mod simulate_seeds;
 mod times;
+mod tours;
 mod toy_family;

@@ -25,16 +25,20 @@ const PREAMBLE: &str = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
 // Never start a line with "'" (a control line in roff).
 
 const DESCRIPTION: &str = r#".PP
-The fleet is the cluster's instances, nodes and node groups, all their tags, and the jobs earlier
-passes submitted. Everything autorepair knows between passes is in the tags: it can be killed at
-any moment, and the next pass carries on where it stopped, with no repair started twice.
+The fleet is one family's targets, what they run on and the scopes above them (Ganeti node
+groups and the cluster; Machine sets, deployments and clusters; racks and the cluster), with all
+their marks: Ganeti tags, Kubernetes annotations \fBautorepair.io/*\fR, sabakan labels
+\fBautorepair.*\fR. Everything
+autorepair knows between passes is in those marks: it can be killed at any moment, and the next
+pass carries on where it stopped, with no repair started twice.
 .PP
-Administrators steer it with tags on the cluster, the node groups and the instances (see
-\fBTAG LANGUAGE\fR); the admin commands (\fBallow\fR, \fBsuspend\fR, \fBresume\fR, \fBrequest\fR,
-\fBclear\fR) write those tags for them, and other tools may write a request tag themselves.
-The tags are the ones Ganeti's own \fBharep\fR(1) reads; do not run both on one cluster.
+Administrators steer it with marks on the cluster, the scopes and the targets (see \fBTAG
+LANGUAGE\fR for Ganeti's); the admin commands (\fBallow\fR, \fBsuspend\fR, \fBresume\fR,
+\fBrequest\fR, \fBclear\fR) write those marks for them, and other tools may write a request
+themselves. The Ganeti tags are the ones Ganeti's own \fBharep\fR(1) reads; do not run both on
+one cluster.
 .PP
-The fleet comes from one of two backends:
+The fleet comes from one of these sources, each a flag of its own (or a key of the config file):
 .TP
 .B Ganeti RAPI
 \fB--rapi\fR \fIURL\fR (or \fBurl\fR in the \fB[rapi]\fR section of the config file) works on a
@@ -45,15 +49,34 @@ reads the slow \fB/2/instances?bulk=1\fR instead. Writing tags and submitting re
 \fBsuspend\fR, \fBresume\fR, \fBallow\fR, \fBrequest\fR, \fBclear\fR) needs the \fBwrite\fR option.
 Ganeti's certificate is given with \fB--rapi-ca\fR and pinned.
 .TP
-.B fleet file
+.B Ganeti fleet file
 \fB--cluster\fR \fIFILE\fR (or \fBfleet_file\fR) works on a JSON file shaped like Ganeti's RAPI
 answers, for demonstrations, tests and what-if questions. The file also simulates the cluster:
 a job submitted in one pass finishes in a later one and takes effect, and the file's
 \fBsimulation\fR section scripts failures. \fBautorepair snapshot\fR saves a live cluster to such
 a file; \fBautorepair generate\fR makes synthetic ones of any size.
+.TP
+.B metal3
+\fB--kube\fR works on the Cluster API Machines, Metal3Machines, BareMetalHosts and Nodes of a
+management cluster through its API server (the kubeconfig's current context, or
+\fB--kubeconfig\fR \fIFILE\fR), and fences a broken Machine by power-cycling its host.
+\fB--kube-objects\fR \fIFILE\fR works on those objects as \fBkubectl get -o json\fR prints them,
+and plays the baremetal-operator and the kubelets between passes.
+.TP
+.B sabakan machines
+\fB--sabakan\fR \fIURL\fR reads sabakan's machines and writes their labels through its API;
+\fB--sabakan-file\fR \fIFILE\fR works on the JSON of its machine list instead. The procedures
+are a CKE cluster.yml's \fBrepair:\fR section (\fB--repair-config\fR), the limits CKE's
+constraints (\fB--constraints\fR); drains go through the cluster's API (\fB--kubeconfig\fR) or
+cordon a Nodes file (\fB--nodes\fR).
 .PP
-Run \fBautorepair run\fR every few minutes from \fBcron\fR(8) or a systemd timer, next to
-\fBganeti-watcher\fR(8), on one host only; or keep one \fBautorepair run --loop\fR running.
+Run \fBautorepair run\fR every few minutes from \fBcron\fR(8) or a systemd timer (for Ganeti,
+next to \fBganeti-watcher\fR(8)), or keep one \fBautorepair run --loop\fR running. On one host,
+the lock keeps passes apart. Several replicas elect the one that acts on what the family already
+has: Ganeti's cluster master role (\fBrun --only-on-master\fR on every master candidate), a
+Kubernetes Lease for metal3 and machines (\fBrun --loop --leader-elect\fR). A Ganeti fleet file,
+a metal3 objects file or a machines fleet without \fB--kubeconfig\fR has nothing to elect with:
+run it on one host only.
 \fBautorepair run --dry-run\fR, \fBstatus\fR and \fBexplain\fR show what it would do and why,
 and change nothing; \fBreport --html\fR writes the same as one page a person can look at.
 "#;

@@ -1,0 +1,333 @@
+//! The tours a newcomer runs first: `scripts/machines-tour` however it is started and however
+//! it ends, and the command-line corners the README's tours lead to.
+
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const BIN: &str = env!("CARGO_BIN_EXE_autorepair");
+
+/// Waits for `child` at most `limit`, killing it past that: a tour that never ends fails here
+/// instead of hanging the suite.
+fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn assert_empty(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "left behind in {}: {left:?}",
+        dir.display()
+    );
+}
+
+/// The tour with its own TMPDIR, from a directory that is not the repository.
+fn tour(tmp: &Path, cwd: &Path) -> Command {
+    let mut c = Command::new(format!("{ROOT}/scripts/machines-tour"));
+    c.current_dir(cwd)
+        .env("TMPDIR", tmp)
+        .env_remove("AUTOREPAIR");
+    c
+}
+
+/// Named by AUTOREPAIR, or found on PATH as `autorepair` (the script's own function has that
+/// name too, and must not call itself): the tour ends, tells its story and removes its
+/// directory.
+#[test]
+fn the_machines_tour_ends_whichever_way_it_finds_the_binary() {
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    for named in [true, false] {
+        let tmp = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        let mut c = tour(tmp.path(), cwd.path());
+        if named {
+            c.env("AUTOREPAIR", BIN);
+        } else {
+            c.env("PATH", &path);
+        }
+        let out = tempfile::NamedTempFile::new().unwrap();
+        let mut child = c
+            .stdout(out.reopen().unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let status = wait_bounded(&mut child, Duration::from_secs(120));
+        let text = std::fs::read_to_string(out.path()).unwrap();
+        assert!(
+            status.success(),
+            "AUTOREPAIR set: {named}: {status}\n{text}"
+        );
+        assert!(
+            text.contains("marked deleted: #1 (10.69.0.5)"),
+            "AUTOREPAIR set: {named}\n{text}"
+        );
+        // The story's end: sabakan says the machine is healthy again, and no repair starts.
+        let last = text.rsplit("status --now").next().unwrap();
+        let row = last.lines().find(|l| l.starts_with("rack0-cs2 ")).unwrap();
+        assert_eq!(row.split_whitespace().nth(1), Some("healthy"), "{text}");
+        assert_empty(tmp.path());
+        assert_empty(cwd.path());
+    }
+}
+
+/// `scripts/machines-tour | head`: the reader goes away and the next write kills the shell
+/// by SIGPIPE; it still removes its directory.
+#[test]
+fn the_machines_tour_cleans_up_after_a_closed_pipe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let mut child = tour(tmp.path(), cwd.path())
+        .env("AUTOREPAIR", BIN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Closed before the shell writes its first line (the directory is made before it).
+    drop(child.stdout.take());
+    let status = wait_bounded(&mut child, Duration::from_secs(120));
+    assert!(!status.success(), "{status}");
+    assert_empty(tmp.path());
+}
+
+/// A closed terminal (SIGHUP) while a command of the tour runs: the directory goes too.
+#[test]
+fn the_machines_tour_cleans_up_after_a_hangup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    // A stand-in for the binary that takes its time, so that the signal finds the tour inside
+    // its first command (the shell runs its trap once that command ends).
+    let fake = tempfile::tempdir().unwrap();
+    let slow = fake.path().join("autorepair");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 1\n").unwrap();
+    let mut perms = std::fs::metadata(&slow).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&slow, perms).unwrap();
+    let mut child = tour(tmp.path(), cwd.path())
+        .env("AUTOREPAIR", &slow)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_dir(tmp.path()).unwrap().next().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(30), "no directory");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let hup = Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    assert!(!status.success(), "{status}");
+    assert_empty(tmp.path());
+}
+
+/// `simulate --replicas 3` runs three watchers in every family's world, and the one acting
+/// is taken over from (Ganeti's master role moves, a Lease changes hands); `--replicas 1` is
+/// the single watcher, with no one to take over.
+#[test]
+fn simulate_honours_replicas_in_every_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(
+        format!("{ROOT}/fixtures/metal3-demo.json"),
+        d.join("objects.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        format!("{ROOT}/fixtures/machines-demo.json"),
+        d.join("machines.json"),
+    )
+    .unwrap();
+    let nodes = d.join("nodes.json");
+    std::fs::copy(format!("{ROOT}/fixtures/machines-demo-nodes.json"), &nodes).unwrap();
+    let ganeti = format!("--cluster {ROOT}/fixtures/demo.json --now 1800000000");
+    let metal3 = "--kube-objects objects.json --now 1795402800".to_owned();
+    let machines = format!(
+        "--sabakan-file machines.json --nodes nodes.json --repair-config {ROOT}/fixtures/machines-demo.yml \
+         --constraints {ROOT}/fixtures/machines-constraints.json --now 1800000000"
+    );
+    for (family, flags) in [
+        ("ganeti", ganeti),
+        ("metal3", metal3),
+        ("machines", machines),
+    ] {
+        let takeovers = |replicas: &str| {
+            let out = assert_cmd::Command::new(BIN)
+                .current_dir(d)
+                .args([
+                    "--config",
+                    "/dev/null",
+                    "simulate",
+                    "--json",
+                    "--replicas",
+                    replicas,
+                ])
+                .args(["--scenarios", "4", "--passes", "30", "--quiet-passes", "20"])
+                .args(flags.split_whitespace())
+                .timeout(Duration::from_secs(120))
+                .assert()
+                .success()
+                .get_output()
+                .stdout
+                .clone();
+            let summary: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            summary["stats"]["takeovers"].as_u64().unwrap()
+        };
+        assert!(takeovers("3") > 0, "{family}: no takeover among 3 replicas");
+        assert_eq!(takeovers("1"), 0, "{family}: a takeover with 1 replica");
+    }
+}
+
+/// `help --help` says what `help` does, as `COMMAND --help` does for every other command;
+/// `help COMMAND` is still that command's help, at any depth.
+#[test]
+fn help_has_a_help_of_its_own() {
+    for asked in [
+        &["help", "--help"][..],
+        &["help", "-h"],
+        &["sabakan", "help", "--help"],
+    ] {
+        let out = assert_cmd::Command::new(BIN).args(asked).assert().success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(
+            text.contains("help [OPTIONS] [COMMAND]..."),
+            "{asked:?}:\n{text}"
+        );
+    }
+    let help = |args: &[&str]| {
+        assert_cmd::Command::new(BIN)
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    assert_eq!(help(&["help", "status"]), help(&["status", "--help"]));
+    assert_eq!(help(&["help"]), help(&["--help"]));
+    assert_eq!(
+        help(&["sabakan", "help", "update"]),
+        help(&["sabakan", "update", "--help"])
+    );
+    assert_cmd::Command::new(BIN)
+        .args(["help", "no-such-command"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "unrecognized subcommand 'no-such-command'",
+        ));
+}
+
+/// A kubeconfig that is not there is named once, plainly: kube's own message quotes its path
+/// twice (`'"…"'`).
+#[test]
+fn a_missing_kubeconfig_is_named_without_doubled_quotes() {
+    let home = tempfile::tempdir().unwrap();
+    let default = home.path().join(".kube/config");
+    let given = home.path().join("missing.yaml");
+    let cases = [
+        (
+            vec![],
+            format!(
+                "cannot read {} (from $KUBECONFIG or ~/.kube/config): ",
+                default.display()
+            ),
+        ),
+        (
+            vec!["--kubeconfig".to_owned(), given.display().to_string()],
+            format!("kubeconfig: cannot read {}: ", given.display()),
+        ),
+    ];
+    for (flags, said) in cases {
+        let out = assert_cmd::Command::new(BIN)
+            .env("HOME", home.path())
+            .env_remove("KUBECONFIG")
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .args(["--config", "/dev/null", "status", "--kube"])
+            .args(&flags)
+            .assert()
+            .failure();
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains(&said), "{flags:?}: {err}");
+        assert!(!err.contains("'\""), "{flags:?}: {err}");
+    }
+}
+
+/// The README's tours, pasted as written into bash from a clone: every command found, every
+/// file found, and nothing written into the clone (each tour works in a scratch directory). The
+/// clone here is a directory with the fixtures and the binary where a release build puts it.
+#[test]
+fn the_readme_tours_run_as_written_and_leave_the_clone_clean() {
+    let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
+    let blocks: Vec<&str> = readme
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .collect();
+    // A tour starts where a block sets R, and goes on through the blocks until the next one
+    // that needs something this test does not have (a cluster, root).
+    let mut tours: Vec<String> = Vec::new();
+    let mut open = false;
+    for block in blocks {
+        if block.starts_with("R=${R:-$PWD}") {
+            tours.push(block.to_owned());
+            open = true;
+        } else if open
+            && ["autorepair ", "printf ", "sed "]
+                .iter()
+                .any(|p| block.starts_with(p))
+            && !block.contains("http")
+        {
+            tours.last_mut().unwrap().push_str(block);
+        } else {
+            open = false;
+        }
+    }
+    assert_eq!(
+        tours.len(),
+        4,
+        "Ganeti, metal3, machines, sabakan: {tours:#?}"
+    );
+    let clone = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(format!("{ROOT}/fixtures"), clone.path().join("fixtures")).unwrap();
+    std::fs::create_dir_all(clone.path().join("target/release")).unwrap();
+    std::os::unix::fs::symlink(BIN, clone.path().join("target/release/autorepair")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for tour in &tours {
+        let out = assert_cmd::Command::new("bash")
+            .args(["--norc", "-O", "expand_aliases", "-s"])
+            .current_dir(clone.path())
+            .env_remove("R")
+            .env("TMPDIR", tmp.path())
+            .write_stdin(tour.as_str())
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        for fault in ["command not found", "No such file", "error:"] {
+            assert!(!err.contains(fault), "{tour}\n{err}");
+        }
+        let mut left: Vec<_> = std::fs::read_dir(clone.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["fixtures", "target"], "{tour}");
+    }
+}
