@@ -252,6 +252,10 @@ Tags without the prefix are never touched, and autorepair never removes a failur
 itself.
 .IP 5. 4
 A bad tag, a failed job or a vanished job of one instance never stops the pass for the others.
+An autorepair tag that cannot be read holds what it would govern until it is fixed: an
+unreadable suspend suspends, an unreadable policy allows nothing, an unreadable pending tag
+counts as a repair under way and an unreadable result parks the instance; \fBtags lint\fR
+names it and the verb that lifts it.
 .IP 6. 4
 \fB--dry-run\fR, \fBstatus\fR and \fBexplain\fR show everything it would do, and every change
 is logged with the object, the tag and the reason.
