@@ -70,6 +70,47 @@ pub fn rows(snap: &Snapshot) -> Vec<Row> {
     rows
 }
 
+/// A repair entry whose labels cannot be read: it holds its machine (no new entry is made
+/// beside it, no step runs) until a person mends or deletes it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Damaged {
+    pub serial: String,
+    pub address: Option<String>,
+    pub why: String,
+}
+
+impl std::fmt::Display for Damaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.address {
+            Some(a) => write!(
+                f,
+                "machine {} ({a}): its repair entry cannot be read: {}; mend its labels or `autorepair repair delete {a}`",
+                self.serial, self.why
+            ),
+            None => write!(
+                f,
+                "machine {} (no address): its repair entry cannot be read: {}; mend its labels by hand",
+                self.serial, self.why
+            ),
+        }
+    }
+}
+
+/// Every damaged entry, in the fleet's order.
+pub fn damaged(snap: &Snapshot) -> Vec<Damaged> {
+    snap.machines
+        .iter()
+        .filter_map(|m| {
+            let why = m.entry.as_ref().err()?;
+            Some(Damaged {
+                serial: m.serial.clone(),
+                address: m.address().map(str::to_owned),
+                why: why.clone(),
+            })
+        })
+        .collect()
+}
+
 /// Which entries `repair delete` marks deleted.
 pub enum Which {
     Address(String),
@@ -148,16 +189,34 @@ pub fn add(
 pub struct Deleted {
     pub marked: Vec<String>,
     pub already: Vec<String>,
+    /// Damaged entries, removed at once: they have no progress to mark.
+    pub removed: Vec<String>,
 }
 
 fn named(index: u64, address: Option<&str>) -> String {
     format!("#{index} ({})", address.unwrap_or("no address"))
 }
 
-/// Marks entries deleted; the next pass removes them (and uncordons their Nodes).
+/// Marks entries deleted; the next pass removes them (and uncordons their Nodes). A damaged
+/// entry at the address given has no progress to mark: its entry and progress labels are
+/// removed at once (its repair's pending label stays, for the next pass to judge).
 pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, VerbError> {
     let snap = file.snapshot()?;
     let mut done = Deleted::default();
+    if let Which::Address(a) = which {
+        for m in snap
+            .machines
+            .iter()
+            .filter(|m| m.address() == Some(a.as_str()))
+        {
+            if m.entry.is_err() {
+                file.set(&m.serial, ENTRY, None)?;
+                file.set(&m.serial, PROGRESS, None)?;
+                done.removed
+                    .push(format!("the damaged entry of machine {} ({a})", m.serial));
+            }
+        }
+    }
     for m in &snap.machines {
         let Some(e) = m.entry() else { continue };
         let hit = match which {

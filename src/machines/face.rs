@@ -403,6 +403,7 @@ fn repair(
     };
     let mut file = open(s).map_err(|e| Failure::Open(e.into()))?;
     file.check_health = false;
+    let mut exit = Exit::Ok;
     match cmd {
         RepairCommand::Add {
             operation,
@@ -428,6 +429,14 @@ fn repair(
             use crate::plug::cli::Format;
             let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
             let rows = admin::rows(&snap);
+            // Not in CKE's columns: said apart, and the verb's exit code tells a script.
+            let damaged = admin::damaged(&snap);
+            for d in &damaged {
+                out.note(format_args!("damaged repair entry: {d}"));
+            }
+            if !damaged.is_empty() {
+                exit = Exit::Partial;
+            }
             if output == Some(Format::Name) {
                 for r in &rows {
                     out.line(format_args!("machine/{}", r.serial))?;
@@ -451,8 +460,11 @@ fn repair(
                 _ => Which::Unfinished,
             };
             let done = admin::delete(&mut file, &which).map_err(verb)?;
-            if done.marked.is_empty() && done.already.is_empty() {
+            if done.marked.is_empty() && done.already.is_empty() && done.removed.is_empty() {
                 out.line("no repair entry to delete")?;
+            }
+            if !done.removed.is_empty() {
+                out.line(format!("removed: {}", done.removed.join(", ")))?;
             }
             if !done.marked.is_empty() {
                 out.line(format!(
@@ -491,5 +503,5 @@ fn repair(
             })?;
         }
     }
-    Ok(Exit::Ok)
+    Ok(exit)
 }

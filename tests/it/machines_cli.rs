@@ -717,3 +717,69 @@ fn the_familys_flags_work_after_the_command() {
     let after: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(after, before);
 }
+
+/// Rule 11 for the machines' own records: a repair entry whose labels cannot be read is never
+/// invisible. `repair list` names it (and exits 1), `status` holds its machine for a person,
+/// a pass starts no entry beside it, and `repair delete ADDRESS` removes it.
+#[test]
+fn a_damaged_repair_entry_is_listed_held_and_deletable() {
+    // (case, the labels that damage rack0-cs2's entry)
+    let cases: [(&str, &[(&str, &str)]); 3] = [
+        (
+            "progress that is not a progress",
+            &[
+                ("autorepair.entry", "7.unhealthy.qemu"),
+                ("autorepair.progress", "bogus"),
+            ],
+        ),
+        (
+            "an index that is not a number",
+            &[
+                ("autorepair.entry", "x.unhealthy.qemu"),
+                ("autorepair.progress", "queued.0.waiting.1800000000.0.0"),
+            ],
+        ),
+        (
+            "an entry without its progress",
+            &[("autorepair.entry", "7.unhealthy.qemu")],
+        ),
+    ];
+    for (case, damage) in cases {
+        let t = Tour::new();
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
+        for m in doc.as_array_mut().unwrap() {
+            if m["spec"]["serial"] == "rack0-cs2" {
+                for (k, v) in damage {
+                    m["spec"]["labels"][*k] = (*v).into();
+                }
+            }
+        }
+        std::fs::write(&t.machines, doc.to_string()).unwrap();
+        let list = t.bin().args(["repair", "list"]).assert().code(1);
+        let said = String::from_utf8_lossy(&list.get_output().stderr);
+        assert!(
+            said.contains("rack0-cs2") && said.contains("repair delete 10.69.0.5"),
+            "{case}: {said}"
+        );
+        let s = t.status(NOW);
+        let m = target(&s, "rack0-cs2");
+        assert!(m["needs_person"].is_string(), "{case}: {m}");
+        t.run(NOW);
+        assert_eq!(
+            t.labels("rack0-cs2")["autorepair.entry"],
+            damage[0].1,
+            "{case}: a pass replaced the damaged entry"
+        );
+        t.bin()
+            .args(["repair", "delete", "10.69.0.5"])
+            .assert()
+            .success();
+        let labels = t.labels("rack0-cs2");
+        assert!(
+            labels.get("autorepair.entry").is_none() && labels.get("autorepair.progress").is_none(),
+            "{case}: {labels}"
+        );
+        t.bin().args(["repair", "list"]).assert().success();
+    }
+}
