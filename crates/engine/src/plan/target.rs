@@ -468,7 +468,12 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             .recorded
             .iter()
             .cloned()
-            .partition(|id| self.op(id).is_none_or(ours));
+            // An id the backend answers for but knows nothing of (a null status) is a
+            // vanished operation, not another one.
+            .partition(|id| {
+                self.op(id)
+                    .is_none_or(|o| o.state == OpState::Unknown || ours(o))
+            });
         for &i in index.ops_by_repair.get(r.id).into_iter().flatten() {
             let o = &index.ops[i];
             if o.step.is_some() && here(o) && !ops.contains(&o.id) {

@@ -810,3 +810,25 @@ fn an_unreadable_pending_mark_takes_a_slot_only_while_an_operation_runs() {
         assert!(got[0].starts_with("b1: pending wait"), "{got:?}");
     }
 }
+
+/// A recorded operation the backend answers for but knows nothing of (a backend may answer an
+/// unknown id with a null status) has vanished: the repair fails saying so, not that its id now
+/// names another operation.
+#[test]
+fn a_recorded_operation_the_backend_does_not_know_has_vanished() {
+    let pending = format!("pending:restart:{ID}:{}:5", NOW - 600);
+    let unknown = ToyOp {
+        repair: String::new(),
+        ..op(5, "b1", ID, OpState::Unknown)
+    };
+    let p = plan_with(
+        &one(&["replace"], &[&pending], Some(Restart), vec![unknown]),
+        &Limits::default(),
+    );
+    let got = lines(&p);
+    assert_eq!(
+        got[1],
+        format!("  box/b1: add result:restart:{ID}:{NOW}:failure: (step 5 is gone)"),
+        "{got:?}"
+    );
+}
