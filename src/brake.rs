@@ -30,15 +30,8 @@ pub fn pull(lock: &Path, object: &str) -> std::io::Result<()> {
         at.subsec_nanos(),
         std::process::id()
     );
-    replace(&path(lock), &text)
-}
-
-/// Replaces the brake file whole (written aside, then renamed): a pass never reads half of it.
-fn replace(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut aside = path.as_os_str().to_owned();
-    aside.push(format!(".{}", std::process::id()));
-    std::fs::write(&aside, text)?;
-    std::fs::rename(&aside, path)
+    // Replaced whole: a pass never reads half of it.
+    crate::files::write_atomically(&path(lock), text.as_bytes())
 }
 
 /// A brake pulled while a pass ran: the object suspended and when (seconds since the epoch).
@@ -72,14 +65,14 @@ impl Watch {
     /// Notes the brake as the pass begins: only a pull after this moment stops it.
     pub fn start(lock: &Path) -> Watch {
         let path = path(lock);
-        let at_start = std::fs::read_to_string(&path).ok();
+        let at_start = crate::files::read_text(&path).ok();
         Watch { path, at_start }
     }
 
     /// The brake pulled since the pass began, if any. One small read: cheap enough before each
     /// write. An unreadable file is no pull (the admin verb could not have written it either).
     pub fn pulled(&self) -> Option<Pulled> {
-        let now = std::fs::read_to_string(&self.path).ok()?;
+        let now = crate::files::read_text(&self.path).ok()?;
         // The same pull, now marked applied, is no new pull.
         let same = |start: &str| now == start || now.strip_suffix(APPLIED) == Some(start);
         if self.at_start.as_deref().is_some_and(same) {
@@ -135,7 +128,7 @@ const APPLIED: &str = "applied\n";
 /// by hand (not by `resume`) would hold this host's passes for [`HOLD`].
 pub fn applied(lock: &Path, object: &str) -> std::io::Result<()> {
     let path = path(lock);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::files::read_text(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
@@ -143,14 +136,14 @@ pub fn applied(lock: &Path, object: &str) -> std::io::Result<()> {
     if text.ends_with(APPLIED) || parse(&text).is_none_or(|p| p.object != object) {
         return Ok(());
     }
-    replace(&path, &format!("{text}{APPLIED}"))
+    crate::files::write_atomically(&path, format!("{text}{APPLIED}").as_bytes())
 }
 
 /// Lets the brake go if it names `object`: a resume of it undoes the suspend, and passes must
 /// not wait for that suspend to show.
 pub fn release(lock: &Path, object: &str) -> std::io::Result<()> {
     let path = path(lock);
-    match std::fs::read_to_string(&path) {
+    match crate::files::read_text(&path) {
         Ok(text) if parse(&text).is_some_and(|p| p.object == object) => std::fs::remove_file(&path),
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

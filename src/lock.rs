@@ -4,7 +4,8 @@
 //! The lock belongs to the fleet, not to the host: two clusters watched from one host never
 //! block each other, and every run on the same fleet finds the same lock file.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Where the locks of RAPI clusters live (cleared at boot, like the locks themselves).
@@ -79,15 +80,10 @@ pub fn acquire_waiting(
 }
 
 pub fn acquire(path: &Path) -> Result<LockGuard, LockError> {
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(|source| LockError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+    let file = crate::files::open_lock_file(path).map_err(|source| LockError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     match file.try_lock() {
         Ok(()) => Ok(LockGuard {
             _file: file,
@@ -105,9 +101,22 @@ pub fn acquire(path: &Path) -> Result<LockGuard, LockError> {
 
 /// The lock of a fleet file: `FLEET.lock` beside the file it resolves to, so every path that
 /// names the same file (relative, absolute, through a symlink) finds the same lock. Fails when
-/// the fleet file does not exist, before any lock file is created.
+/// the fleet file does not exist, before any lock file is created, and when it has other hard
+/// links: those would find locks of their own, and the file's atomic replacement would split
+/// them from it. (Not a lock named by the file's inode: every save replaces the file, and so its
+/// inode, while the lock must stay one across passes.)
 pub fn beside(fleet_file: &Path) -> std::io::Result<PathBuf> {
-    let mut name = std::fs::canonicalize(fleet_file)?.into_os_string();
+    let real = std::fs::canonicalize(fleet_file)?;
+    let links = std::fs::metadata(&real)?.nlink();
+    if links > 1 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "it has {links} hard links: each name would find a lock of its own, and a save would split them; keep one name (a symlink may give it others)"
+            ),
+        ));
+    }
+    let mut name = real.into_os_string();
     name.push(".lock");
     Ok(PathBuf::from(name))
 }

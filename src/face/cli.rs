@@ -1,7 +1,7 @@
 //! Command-line definitions (clap) only; the binary dispatches them.
 
 use super::registry::Registered;
-use crate::engine::text::{parse_duration, parse_interval, parse_time};
+use crate::engine::text::{parse_duration, parse_interval, parse_positive_duration, parse_time};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -317,7 +317,7 @@ pub enum Command {
         #[arg(long, value_name = "TIME", conflicts_with = "for_", value_parser = parse_time)]
         until: Option<i64>,
         /// For this long, e.g. 2h, 3days, or seconds (at least a second).
-        #[arg(long = "for", id = "for_", value_name = "DURATION", value_parser = parse_duration)]
+        #[arg(long = "for", id = "for_", value_name = "DURATION", value_parser = parse_positive_duration)]
         for_: Option<Duration>,
         /// Stop every repair under the object, also where an object below has a policy of its
         /// own (which a plain suspend leaves repairing: the nearest policy wins). One mark on

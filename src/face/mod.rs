@@ -96,7 +96,7 @@ pub enum Error {
     /// An admin verb's edit refused because the fleet's user may not write (exit 6, as `run`).
     #[error("{object}: {message}")]
     NoWriteAccess { object: ObjectRef, message: String },
-    #[error("cannot write the report {}: check that its directory exists and is writable", path.display())]
+    #[error("cannot write the report {}", path.display())]
     Report {
         path: PathBuf,
         source: std::io::Error,

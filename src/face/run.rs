@@ -245,7 +245,7 @@ fn pass_over<F: FamilyFace>(
         ))?;
     }
     if let Some(path) = &run.metrics_file {
-        let previous = std::fs::read_to_string(path).unwrap_or_default();
+        let previous = crate::files::read_text(path).unwrap_or_default();
         let text = metrics::render(&previous, &plan, &done, started.elapsed(), at);
         metrics::write_atomically(path, &text).map_err(|source| Error::Metrics {
             path: path.clone(),

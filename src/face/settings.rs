@@ -336,6 +336,17 @@ pub enum SettingsError {
         first: &'static str,
         second: &'static str,
     },
+    #[error(
+        "{output_flag} {} is the file {input_flag} reads{}: autorepair never writes over one of its inputs; give {output_flag} another file",
+        output.display(),
+        if input == output { String::new() } else { format!(" ({})", input.display()) }
+    )]
+    OutputIsInput {
+        output_flag: &'static str,
+        output: PathBuf,
+        input_flag: &'static str,
+        input: PathBuf,
+    },
     #[error("no fleet to work on: pass {hints}; or name one in the config file")]
     NoFleet { hints: String },
     #[error(
@@ -509,6 +520,7 @@ pub(crate) fn fleet_job<F: FamilyFace>(
             applied_within: args.timeout,
         })
     };
+    refuse_output_on_input::<F>(global, config, &fleet.source, &command)?;
     Ok(match command {
         Command::Run(args) => {
             output.json = args.json;
@@ -644,6 +656,41 @@ pub(crate) fn fleet_job<F: FamilyFace>(
     })
 }
 
+/// Refuses a command whose output (a report, a metrics file, a snapshot) is one of the files
+/// it reads: the same file by device and inode, through links and hard links, whatever the
+/// path says.
+fn refuse_output_on_input<F: FamilyFace>(
+    global: &GlobalArgs,
+    config: &Config,
+    source: &F::Source,
+    command: &Command,
+) -> Result<(), SettingsError> {
+    let output = match command {
+        Command::Report { html, .. } => Some(("--html", html)),
+        Command::Run(args) => args.metrics_file.as_ref().map(|p| ("--metrics-file", p)),
+        Command::Snapshot { output, .. } => output.as_ref().map(|p| ("--output", p)),
+        _ => None,
+    };
+    let Some((output_flag, output)) = output else {
+        return Ok(());
+    };
+    let inputs = F::input_files(source)
+        .into_iter()
+        .chain(std::iter::once(("--config", PathBuf::from(&config.path))))
+        .chain(global.kubeconfig.clone().map(|p| ("--kubeconfig", p)));
+    for (input_flag, input) in inputs {
+        if crate::files::same_file(output, &input) {
+            return Err(SettingsError::OutputIsInput {
+                output_flag,
+                output: output.clone(),
+                input_flag,
+                input,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The command's `--now`, if it takes one.
 fn command_now(command: &Command) -> Option<i64> {
     use crate::face::cli::RepairCommand;
@@ -714,7 +761,7 @@ fn leader<F: FamilyFace>(
         None => LeaseName {
             namespace: std::env::var("POD_NAMESPACE")
                 .ok()
-                .or_else(|| std::fs::read_to_string(POD_NAMESPACE_FILE).ok())
+                .or_else(|| crate::files::read_text(POD_NAMESPACE_FILE).ok())
                 .map(|n| n.trim().to_owned())
                 .filter(|n| !n.is_empty())
                 .unwrap_or_else(|| "default".into()),
@@ -725,7 +772,7 @@ fn leader<F: FamilyFace>(
     // the Lease its own.
     let host = std::env::var("POD_NAME")
         .ok()
-        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .or_else(|| crate::files::read_text("/proc/sys/kernel/hostname").ok())
         .map(|n| n.trim().to_owned())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "autorepair".into());
@@ -799,7 +846,7 @@ pub(crate) fn load_config(
             f.upgrade_config(table, path);
         }
     };
-    match std::fs::read_to_string(&path) {
+    match crate::files::read_text(&path) {
         Ok(text) => Ok(Config::from_toml(
             &text,
             &path.display().to_string(),

@@ -164,6 +164,20 @@ impl FamilyFace for Ganeti {
         super::parse_object(text)
     }
 
+    fn input_files(source: &Source) -> Vec<(&'static str, PathBuf)> {
+        match &source.from {
+            Where::File(path) => vec![("--cluster", path.clone())],
+            Where::Rapi(endpoint) => {
+                let mut files = Vec::new();
+                if let crate::ganeti::rapi::Password::File(path) = &endpoint.password {
+                    files.push(("--rapi-password-file", path.clone()));
+                }
+                files.extend(endpoint.ca_file.clone().map(|p| ("--rapi-ca", p)));
+                files
+            }
+        }
+    }
+
     fn describe(source: &Source) -> String {
         match &source.from {
             Where::File(p) => p.display().to_string(),
@@ -177,13 +191,7 @@ impl FamilyFace for Ganeti {
 
     fn lock_path(source: &Source, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
         match &source.from {
-            // Checked even with a named lock: a typo in the fleet path must leave no lock file
-            // behind.
-            Where::File(fleet) => {
-                let beside = lock::beside(fleet)
-                    .map_err(|e| LockPathError::FleetFile(file::unreadable(fleet, &e)))?;
-                Ok(named.unwrap_or(beside))
-            }
+            Where::File(fleet) => crate::plug::lock_beside_file(fleet, named, file::MISSING),
             // The URL's lock only stands in until the lock is taken, when `lock_taken` names
             // the cluster's own by its uuid; a URL without a host is refused here already.
             Where::Rapi(endpoint) => match named {

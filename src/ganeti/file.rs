@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 pub struct FleetFile {
     /// Where it is saved; `None` keeps it in memory (tests, simulations).
     path: Option<PathBuf>,
+    /// The file as read (then as last saved; `None` for a file this process creates): a save
+    /// over a file someone changed meanwhile writes nothing.
+    stamp: Option<crate::files::Stamp>,
     fleet: Snapshot,
     /// Each instance's position in `fleet.instances`, built on first use and dropped whenever
     /// the fleet is handed out for editing: a pass's thousands of tag writes and job
@@ -22,13 +25,15 @@ pub struct FleetFile {
 
 impl FleetFile {
     pub fn open(path: &Path) -> Result<Self, BackendError> {
-        let text = std::fs::read_to_string(path).map_err(|e| unreadable(path, &e))?;
+        let crate::files::Input { text, stamp } =
+            crate::files::read_input(path).map_err(|e| unreadable(path, &e))?;
         let fleet = parse_fleet(&text).map_err(|message| BackendError::FleetFile {
             path: path.display().to_string(),
             message,
         })?;
         Ok(FleetFile {
             path: Some(path.to_owned()),
+            stamp: Some(stamp),
             fleet,
             instance_pos: None,
             next_job: None,
@@ -38,6 +43,7 @@ impl FleetFile {
     pub fn in_memory(fleet: Snapshot) -> Self {
         FleetFile {
             path: None,
+            stamp: None,
             fleet,
             instance_pos: None,
             next_job: None,
@@ -48,6 +54,7 @@ impl FleetFile {
     pub fn create(path: &Path, fleet: Snapshot) -> Self {
         FleetFile {
             path: Some(path.to_owned()),
+            stamp: None,
             fleet,
             instance_pos: None,
             next_job: None,
@@ -74,7 +81,7 @@ impl FleetFile {
 
     /// Writes the fleet atomically: a temporary file in the same directory, synced, then
     /// renamed over the old one. A crash leaves either the old or the new file, never half.
-    pub fn save(&self) -> Result<(), BackendError> {
+    pub fn save(&mut self) -> Result<(), BackendError> {
         let Some(path) = &self.path else {
             return Ok(());
         };
@@ -85,7 +92,7 @@ impl FleetFile {
         let mut text = serde_json::to_vec_pretty(&self.fleet)
             .map_err(|e| fail(format!("cannot serialise: {e}")))?;
         text.push(b'\n');
-        crate::files::write_atomically(path, &text)
+        crate::files::save(path, &text, &mut self.stamp)
             .map_err(|e| fail(format!("cannot save it: {e}")))?;
         Ok(())
     }
@@ -239,11 +246,13 @@ impl FleetFile {
 
 /// Why a fleet file cannot be read, with what to do about it. A missing file is the common
 /// mistake (a typo in --cluster), so it says so in words rather than as an OS error.
+/// What to do about a fleet file that does not exist.
+pub const MISSING: &str = "check the path given with --cluster (or fleet_file in the config); \
+`autorepair generate --instances N --output FILE` makes a synthetic fleet";
+
 pub fn unreadable(path: &Path, e: &std::io::Error) -> BackendError {
     let message = if e.kind() == std::io::ErrorKind::NotFound {
-        "does not exist: check the path given with --cluster (or fleet_file in the config); \
-`autorepair generate --instances N --output FILE` makes a synthetic fleet"
-            .to_owned()
+        format!("does not exist: {MISSING}")
     } else {
         format!("cannot read it: {e}")
     };

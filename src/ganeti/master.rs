@@ -108,7 +108,7 @@ pub fn decide(master_node: &str, node_list: &str, me: &[String]) -> Result<Verdi
 pub fn read(dir: &Path, me: &[String]) -> Result<Verdict, RoleError> {
     let read = |key: &str| {
         let path = dir.join(format!("ssconf_{key}"));
-        std::fs::read_to_string(&path).map_err(|source| RoleError::NotANode { path, source })
+        crate::files::read_text(&path).map_err(|source| RoleError::NotANode { path, source })
     };
     let master = read("master_node")?;
     if master.trim().is_empty() {
@@ -180,7 +180,7 @@ impl Role {
     /// this node's ssconf gives them, rather than one node's own RAPI daemon.
     pub fn url_follows_the_master(&self, url: &str) -> bool {
         let read = |key: &str| {
-            std::fs::read_to_string(self.ssconf_dir.join(format!("ssconf_{key}")))
+            crate::files::read_text(self.ssconf_dir.join(format!("ssconf_{key}")))
                 .unwrap_or_default()
         };
         follows_the_master(url, &read("cluster_name"), &read("master_ip"))

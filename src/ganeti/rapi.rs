@@ -565,7 +565,7 @@ impl Backend<Ganeti> for Rapi {
 pub fn read_password(file: Option<&Path>) -> Result<String, BackendError> {
     match file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let text = crate::files::read_text(path).map_err(|e| {
                 api(format!("cannot read the RAPI password file {}: {e}", path.display()))
             })?;
             let pw = text.lines().next().unwrap_or_default().trim_end().to_owned();

@@ -96,7 +96,7 @@ pub struct Rapi {
     pub ca_file: Option<PathBuf>,
     /// Skip TLS verification. Only for tests; say so by name.
     pub insecure: bool,
-    #[serde(with = "crate::engine::text::duration_serde")]
+    #[serde(with = "crate::engine::text::positive_duration_serde")]
     pub timeout: Duration,
 }
 

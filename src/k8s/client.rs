@@ -40,6 +40,23 @@ pub fn client_error(server: &str, e: ::kube::Error) -> BackendError {
     BackendError::Api(format!("cannot build a client for {server}: {e}"))
 }
 
+/// The files kube reads for a kubeconfig: the one named, else each of `$KUBECONFIG`'s, else
+/// `~/.kube/config`.
+fn kubeconfig_files(named: Option<&std::path::Path>) -> Vec<std::path::PathBuf> {
+    if let Some(path) = named {
+        return vec![path.to_owned()];
+    }
+    match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+        Some(list) => std::env::split_paths(&list)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect(),
+        None => std::env::var_os("HOME")
+            .map(|home| std::path::Path::new(&home).join(".kube/config"))
+            .into_iter()
+            .collect(),
+    }
+}
+
 /// A cluster's client configuration. A kubeconfig's parse error is not passed on: it may
 /// quote the file, and the file holds credentials.
 pub async fn load(source: &Source) -> Result<Config, BackendError> {
@@ -56,6 +73,16 @@ pub async fn load(source: &Source) -> Result<Config, BackendError> {
                 || "$KUBECONFIG or ~/.kube/config".to_owned(),
                 |p| p.display().to_string(),
             );
+            // kube reads the files itself (and resolves the paths inside them): first refuse
+            // what is not a regular file, which would block it or feed it without end.
+            for file in kubeconfig_files(path.as_deref()) {
+                match crate::files::require_regular(&file) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(fail(format!("cannot read {}: {e}", file.display())));
+                    }
+                    _ => {}
+                }
+            }
             let read = match path {
                 Some(p) => Kubeconfig::read_from(p),
                 None => Kubeconfig::read(),

@@ -47,6 +47,9 @@ fn control_plane(label: impl Fn(&str) -> Option<String>) -> bool {
 /// cordoned Node counts as drained and `evict` has nothing to do.
 pub struct NodesFile {
     path: Option<PathBuf>,
+    /// The file as read (then as last saved): a save over a file someone changed meanwhile
+    /// writes nothing.
+    stamp: Option<crate::files::Stamp>,
     pub list: Value,
 }
 
@@ -62,7 +65,7 @@ fn file_error(path: &Option<PathBuf>, message: String) -> BackendError {
 
 impl NodesFile {
     pub fn open(path: PathBuf) -> Result<NodesFile, BackendError> {
-        let text = std::fs::read_to_string(&path)
+        let crate::files::Input { text, stamp } = crate::files::read_input(&path)
             .map_err(|e| file_error(&Some(path.clone()), format!("cannot read it: {e}")))?;
         let list: Value = serde_json::from_str(&text).map_err(|e| {
             file_error(
@@ -78,12 +81,17 @@ impl NodesFile {
         }
         Ok(NodesFile {
             path: Some(path),
+            stamp: Some(stamp),
             list,
         })
     }
 
     pub fn in_memory(list: Value) -> NodesFile {
-        NodesFile { path: None, list }
+        NodesFile {
+            path: None,
+            stamp: None,
+            list,
+        }
     }
 
     /// The Nodes, as the planner sees them.
@@ -121,12 +129,12 @@ impl NodesFile {
             .ok_or_else(|| file_error(&path, format!("no Node {name}")))
     }
 
-    fn save(&self) -> Result<(), BackendError> {
+    fn save(&mut self) -> Result<(), BackendError> {
         let Some(path) = &self.path else {
             return Ok(());
         };
         let text = serde_json::to_string_pretty(&self.list).expect("JSON serialises");
-        crate::files::write_atomically(path, text.as_bytes())
+        crate::files::save(path, text.as_bytes(), &mut self.stamp)
             .map_err(|e| file_error(&self.path, format!("cannot write it: {e}")))
     }
 }
@@ -319,6 +327,27 @@ impl Drainer for KubeNodes {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A nodes file replaced by someone else (a fresh `kubectl get nodes -o json`) after it
+    /// was read is not overwritten with the stale Nodes plus a cordon.
+    #[test]
+    fn a_nodes_file_changed_since_it_was_read_is_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nodes.json");
+        let node =
+            |name: &str| json!({"items": [{"metadata": {"name": name}, "spec": {}, "status": {}}]});
+        std::fs::write(&path, node("n1").to_string()).unwrap();
+        let mut f = NodesFile::open(path.clone()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(dir.path().join("new.json"), node("n2").to_string()).unwrap();
+        std::fs::rename(dir.path().join("new.json"), &path).unwrap();
+        let e = f.cordon("n1").unwrap_err().to_string();
+        assert!(e.contains("changed while this pass ran"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            node("n2").to_string()
+        );
+    }
 
     #[test]
     fn a_cordon_is_recorded_in_the_file_and_undone() {

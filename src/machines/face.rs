@@ -22,6 +22,8 @@ pub struct MachinesFleet {
     pub from: MachinesFrom,
     pub nodes: NodesFrom,
     pub settings: Settings,
+    /// The files the settings were read from (repair config, constraints), by their flags.
+    pub inputs: Vec<(&'static str, PathBuf)>,
     /// The command's `--now`: the clock every part of the family reads (the file's state
     /// timestamps, the drain's retry interval and back-off), not only the planner.
     pub now: Option<i64>,
@@ -85,6 +87,20 @@ impl FamilyFace for Machines {
         super::parse_object(text)
     }
 
+    fn input_files(source: &MachinesFleet) -> Vec<(&'static str, PathBuf)> {
+        let mut files = source.inputs.clone();
+        match &source.from {
+            MachinesFrom::File(path) => files.push(("--sabakan-file", path.clone())),
+            MachinesFrom::Sabakan(endpoint) => {
+                files.extend(endpoint.ca_file.clone().map(|p| ("--sabakan-ca", p)));
+            }
+        }
+        if let NodesFrom::File(path) = &source.nodes {
+            files.push(("--nodes", path.clone()));
+        }
+        files
+    }
+
     fn describe(source: &MachinesFleet) -> String {
         match &source.from {
             MachinesFrom::File(p) => p.display().to_string(),
@@ -100,14 +116,11 @@ impl FamilyFace for Machines {
 
     fn lock_path(source: &MachinesFleet, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
         match &source.from {
-            // Checked even with a named lock: a typo in the fleet path must leave no lock file
-            // behind.
-            MachinesFrom::File(fleet) => {
-                let beside = lock::beside(fleet).map_err(|e| {
-                    LockPathError::FleetFile(crate::ganeti::file::unreadable(fleet, &e))
-                })?;
-                Ok(named.unwrap_or(beside))
-            }
+            MachinesFrom::File(fleet) => crate::plug::lock_beside_file(
+                fleet,
+                named,
+                "check the path given with --sabakan-file (or machines.sabakan_file in the config)",
+            ),
             MachinesFrom::Sabakan(e) => match named {
                 Some(path) => Ok(path),
                 None => lock::for_url(&e.url).map_err(LockPathError::Url),
@@ -276,7 +289,7 @@ pub fn settings(
 ) -> Result<Settings, super::config::ConfigError> {
     use super::config::{CONSTRAINTS, ConfigError, REPAIR_CONFIG};
     let read = |what: &'static str, p: &Path| {
-        std::fs::read_to_string(p).map_err(|e| ConfigError {
+        crate::files::read_text(p).map_err(|e| ConfigError {
             what,
             path: p.display().to_string(),
             message: format!("cannot read it: {e}"),

@@ -38,6 +38,9 @@ pub struct MachinesFile {
     /// A live cluster's Nodes (`--kubeconfig`), used instead of `nodes` when set.
     kube: Option<Box<dyn Drainer>>,
     dirty: bool,
+    /// The file as read (then as last saved): a save over a file someone changed meanwhile
+    /// writes nothing.
+    stamp: Option<crate::files::Stamp>,
     /// Whether health checks run when the snapshot is read (off for admin verbs).
     pub check_health: bool,
     /// The clock for REST machines' `status.timestamp` (`--now`); else the real one.
@@ -154,14 +157,16 @@ impl MachinesFile {
         nodes: Option<NodesFile>,
     ) -> Result<MachinesFile, BackendError> {
         let origin = Origin::File(path.to_owned());
-        let text = std::fs::read_to_string(path)
+        let crate::files::Input { text, stamp } = crate::files::read_input(path)
             .map_err(|e| origin.error(format!("cannot read it: {e}")))?;
         let doc: Value = serde_json::from_str(&text).map_err(|e| {
             origin.error(format!(
                 "not JSON ({e}): expected the answer of sabakan's GET /api/v1/machines"
             ))
         })?;
-        MachinesFile::new(origin, None, doc, repair, nodes)
+        let mut file = MachinesFile::new(origin, None, doc, repair, nodes)?;
+        file.stamp = Some(stamp);
+        Ok(file)
     }
 
     /// The live backend: sabakan at `live`, read once now.
@@ -207,6 +212,7 @@ impl MachinesFile {
             nodes,
             kube: None,
             dirty: false,
+            stamp: None,
             check_health: true,
             now: None,
             runner: Box::new(command::Processes),
@@ -745,7 +751,7 @@ impl Backend<Machines> for MachinesFile {
         // Live, every write was made by the call that asked for it.
         if let Origin::File(path) = &self.origin {
             let text = serde_json::to_string_pretty(&self.doc).expect("JSON serialises");
-            crate::files::write_atomically(path, format!("{text}\n").as_bytes())
+            crate::files::save(path, format!("{text}\n").as_bytes(), &mut self.stamp)
                 .map_err(|e| self.origin.error(format!("cannot write it: {e}")))?;
         }
         self.dirty = false;

@@ -73,7 +73,7 @@ pub struct Machines {
     /// A CA to trust for an https:// sabakan, besides the system's roots (`--sabakan-ca`).
     pub ca_file: Option<PathBuf>,
     /// Per-request timeout for sabakan.
-    #[serde(with = "crate::engine::text::duration_serde")]
+    #[serde(with = "crate::engine::text::positive_duration_serde")]
     pub timeout: Duration,
     /// CKE's cluster.yml, or its `repair:` section alone (`--repair-config`).
     pub repair_config: Option<PathBuf>,
@@ -201,12 +201,19 @@ fn fleet(
         MachinesFrom::File(p) => p.display().to_string(),
         MachinesFrom::Sabakan(e) => crate::sabakan::client::shown_str(&e.url),
     };
+    let repair = args.repair_config.as_deref().or(m.repair_config.as_deref());
+    let constraints = args
+        .machine_constraints
+        .as_deref()
+        .or(m.constraints.as_deref());
+    let inputs = [("--repair-config", repair), ("--constraints", constraints)]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path?.to_owned())))
+        .collect();
     let settings = super::face::settings(
         &what,
-        args.repair_config.as_deref().or(m.repair_config.as_deref()),
-        args.machine_constraints
-            .as_deref()
-            .or(m.constraints.as_deref()),
+        repair,
+        constraints,
         !matches!(nodes, NodesFrom::None),
         m.query(),
     )
@@ -215,6 +222,7 @@ fn fleet(
         from,
         nodes,
         settings,
+        inputs,
         now: shared.now,
     })
 }

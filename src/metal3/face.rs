@@ -60,6 +60,13 @@ impl FamilyFace for Metal3 {
         super::parse_object(text)
     }
 
+    fn input_files(source: &Source) -> Vec<(&'static str, PathBuf)> {
+        match &source.from {
+            Where::Objects(path) => vec![("--kube-objects", path.clone())],
+            Where::Kube(_) => Vec::new(),
+        }
+    }
+
     fn describe(source: &Source) -> String {
         match &source.from {
             Where::Objects(p) => p.display().to_string(),
@@ -83,14 +90,11 @@ impl FamilyFace for Metal3 {
 
     fn lock_path(source: &Source, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
         match &source.from {
-            // Checked even with a named lock: a typo in the fleet path must leave no lock file
-            // behind.
-            Where::Objects(fleet) => {
-                let beside = lock::beside(fleet).map_err(|e| {
-                    LockPathError::FleetFile(crate::ganeti::file::unreadable(fleet, &e))
-                })?;
-                Ok(named.unwrap_or(beside))
-            }
+            Where::Objects(fleet) => crate::plug::lock_beside_file(
+                fleet,
+                named,
+                "check the path given with --kube-objects; `kubectl get machines.cluster.x-k8s.io,metal3machines,baremetalhosts,nodes -A -o json` makes one",
+            ),
             // One watcher per host by default; replicas in a cluster are kept apart by the
             // CronJob's concurrency policy.
             Where::Kube(_) => {

@@ -20,6 +20,9 @@ pub const SIMULATION_KEY: &str = "autorepairSimulation";
 pub struct ObjectsFile {
     /// Where it is saved; `None` keeps it in memory (tests).
     path: Option<PathBuf>,
+    /// The file as read (then as last saved): a save over a file someone changed meanwhile
+    /// writes nothing.
+    stamp: Option<crate::files::Stamp>,
     list: Value,
     dirty: bool,
     /// The clock of the last pass that ended, for the times this backend writes (a taint's
@@ -57,11 +60,12 @@ pub fn parse_list(text: &str) -> Result<Value, String> {
 
 impl ObjectsFile {
     pub fn open(path: &Path) -> Result<Self, BackendError> {
-        let text = std::fs::read_to_string(path)
+        let crate::files::Input { text, stamp } = crate::files::read_input(path)
             .map_err(|e| list_error(path, format!("cannot read it: {e}")))?;
         let list = parse_list(&text).map_err(|m| list_error(path, m))?;
         Ok(ObjectsFile {
             path: Some(path.to_owned()),
+            stamp: Some(stamp),
             list,
             dirty: false,
             clock: None,
@@ -71,6 +75,7 @@ impl ObjectsFile {
     pub fn in_memory(list: Value) -> Self {
         ObjectsFile {
             path: None,
+            stamp: None,
             list,
             dirty: false,
             clock: None,
@@ -380,7 +385,7 @@ impl ObjectsFile {
         let mut text = serde_json::to_string_pretty(&self.list)
             .map_err(|e| list_error(path, format!("cannot serialise: {e}")))?;
         text.push('\n');
-        crate::files::write_atomically(path, text.as_bytes())
+        crate::files::save(path, text.as_bytes(), &mut self.stamp)
             .map_err(|e| list_error(path, format!("cannot save it: {e}")))?;
         self.dirty = false;
         Ok(())
@@ -494,5 +499,29 @@ impl Backend<Metal3> for ObjectsFile {
 
     fn flush(&mut self) -> Result<(), BackendError> {
         if self.dirty { self.save() } else { Ok(()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An objects file replaced by someone else after it was read is not overwritten with the
+    /// stale list plus this process's changes.
+    #[test]
+    fn an_objects_file_changed_since_it_was_read_is_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("objects.json");
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": []});
+        std::fs::write(&path, list.to_string()).unwrap();
+        let mut f = ObjectsFile::open(&path).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let theirs = json!({"apiVersion": "v1", "kind": "List", "items": [{"kind": "Node"}]});
+        std::fs::write(dir.path().join("new.json"), theirs.to_string()).unwrap();
+        std::fs::rename(dir.path().join("new.json"), &path).unwrap();
+        f.list_mut()["items"] = json!([{"kind": "Machine"}]);
+        let e = f.save().unwrap_err().to_string();
+        assert!(e.contains("changed while this pass ran"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs.to_string());
     }
 }

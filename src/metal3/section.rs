@@ -47,10 +47,10 @@ pub struct Metal3 {
     pub node_unhealthy_after: Duration,
     /// A host not seen off this long after its power cycle started: the cycle fails and the
     /// host is powered back on.
-    #[serde(with = "crate::engine::text::duration_serde")]
+    #[serde(with = "crate::engine::text::positive_duration_serde")]
     pub power_off_timeout: Duration,
     /// A power cycle not over (host on, Node back and Ready) this long after it started fails.
-    #[serde(with = "crate::engine::text::duration_serde")]
+    #[serde(with = "crate::engine::text::positive_duration_serde")]
     pub cycle_timeout: Duration,
     /// A Machine power-cycled this recently is not power-cycled again.
     #[serde(with = "crate::engine::text::duration_serde")]

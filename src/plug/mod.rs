@@ -78,6 +78,10 @@ pub trait FamilyFace: Family {
     fn parse_object(text: &str) -> Result<ObjectRef, String>;
     /// Where the fleet is, for messages: a file's path, a URL, a cluster.
     fn describe(source: &Self::Source) -> String;
+    /// Every file the family reads for this fleet, each with the flag that names it: no
+    /// output of a command may be one of them. Every family says (no default): a file
+    /// forgotten here is a file an output flag may destroy.
+    fn input_files(source: &Self::Source) -> Vec<(&'static str, PathBuf)>;
     /// Whether the backend keeps its writes in memory until the fleet is saved (a file),
     /// rather than making each one with the call that asks for it.
     fn buffers_writes(source: &Self::Source) -> bool;
@@ -229,6 +233,28 @@ pub enum LockPathError {
     FleetFile(BackendError),
     /// No lock can be named for the URL.
     Url(LockError),
+}
+
+/// The lock of a fleet kept in a file: `named` (--lock-file, lock_file), else the lock beside
+/// the file ([`crate::lock::beside`]). The file is checked even with a named lock: a typo in
+/// the fleet's path must leave no lock file behind. `missing` is the family's advice for a
+/// file that does not exist (the flag and config key that name it).
+pub fn lock_beside_file(
+    fleet: &Path,
+    named: Option<PathBuf>,
+    missing: &str,
+) -> Result<PathBuf, LockPathError> {
+    let beside = crate::lock::beside(fleet).map_err(|e| {
+        LockPathError::FleetFile(BackendError::FleetFile {
+            path: fleet.display().to_string(),
+            message: if e.kind() == std::io::ErrorKind::NotFound {
+                format!("does not exist: {missing}")
+            } else {
+                e.to_string()
+            },
+        })
+    })?;
+    Ok(named.unwrap_or(beside))
 }
 
 /// Why a family's own command failed; the face shows each as it shows its own errors.

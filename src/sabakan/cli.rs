@@ -208,8 +208,46 @@ pub(super) fn fail(failure: Failure, message: impl Into<String>) -> CliError {
 }
 
 pub(super) fn read(path: &Path, what: &str) -> Result<String, CliError> {
-    std::fs::read_to_string(path)
+    crate::files::read_text(path)
         .map_err(|e| fail(Failure::Usage, format!("{what} {}: {e}", path.display())))
+}
+
+/// Refuses an `update --write` whose maintained file or metrics file is one of the files it
+/// reads, or whose metrics file is the maintained file: the same file by device and inode,
+/// whatever the paths say.
+fn refuse_output_on_input(args: &UpdateArgs) -> Result<(), CliError> {
+    let s = &args.source;
+    let named = |flag: &'static str, path: &Option<PathBuf>| path.clone().map(|p| (flag, p));
+    let inputs: Vec<(&str, PathBuf)> = [
+        Some(("--template", s.template.clone())),
+        named("--constraints", &s.constraints),
+        named("--machines", &s.machines),
+        named("--variables", &s.variables),
+        named("--nodes", &s.nodes),
+        named("--kubeconfig", &s.kubeconfig),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let m = &args.maintain;
+    let outputs = [named("--write", &m.write), named("--metrics", &m.metrics)];
+    let mut seen = inputs;
+    for (flag, output) in outputs.into_iter().flatten() {
+        if let Some((input_flag, _)) = seen
+            .iter()
+            .find(|(_, input)| crate::files::same_file(&output, input))
+        {
+            return Err(fail(
+                Failure::Usage,
+                format!(
+                    "{flag} {} is the file {input_flag} names: autorepair never writes over one of its inputs (nor one output over another); give {flag} another file",
+                    output.display()
+                ),
+            ));
+        }
+        seen.push((flag, output));
+    }
+    Ok(())
 }
 
 /// Runs one `sabakan` command, printing to standard output. Standard output failing stops the
@@ -226,6 +264,7 @@ pub fn run(cmd: SabakanCommand) -> Result<Done, CliError> {
 fn command(cmd: SabakanCommand, out: &mut impl Write) -> Result<Done, CliError> {
     let text = match cmd {
         SabakanCommand::Update(args) if args.maintain.write.is_some() => {
+            refuse_output_on_input(&args)?;
             return super::maintain::run(&args, out);
         }
         SabakanCommand::History { file, json } => super::maintain::history(&file, json)?,

@@ -263,7 +263,9 @@ impl Sabakan {
                 path: path.clone(),
                 problem,
             };
-            let pem = std::fs::read(path).map_err(|e| ca(e.to_string()))?;
+            let pem = crate::files::read_input_bytes(path)
+                .map(|(bytes, _)| bytes)
+                .map_err(|e| ca(e.to_string()))?;
             let cert = reqwest::Certificate::from_pem(&pem)
                 .map_err(|e| ca(format!("not a PEM certificate: {e}")))?;
             builder = builder.add_root_certificate(cert);

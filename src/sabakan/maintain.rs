@@ -65,7 +65,7 @@ pub fn set_variables(file: &Path, variables: &Path) -> Result<String, CliError> 
 /// `sabakan get-variables FILE`.
 pub fn get_variables(file: &Path) -> Result<String, CliError> {
     let stored = beside(file, VARIABLES);
-    match std::fs::read_to_string(&stored) {
+    match crate::files::read_text(&stored) {
         Ok(text) => Ok(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(format!(
             "no variables stored ({}): the query's defaults, which leave out boot and RETIRED machines\n",
@@ -78,7 +78,7 @@ pub fn get_variables(file: &Path) -> Result<String, CliError> {
 /// `sabakan history FILE`.
 pub fn history(file: &Path, json: bool) -> Result<String, CliError> {
     let path = beside(file, HISTORY);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::files::read_text(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(format!(
@@ -200,9 +200,9 @@ fn pass(
         super::cli::print(out, &format!("{shown}: disabled, left as it is\n"))?;
         return Ok(Done::Unchanged);
     }
-    let old = match std::fs::read_to_string(file) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+    let (old, mut stamp) = match crate::files::read_input(file) {
+        Ok(input) => (Some(input.text), Some(input.stamp)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
         Err(e) => return Err(io_error("cannot read the cluster file", file, e)),
     };
     let path_buf = file.to_path_buf();
@@ -217,7 +217,7 @@ fn pass(
             Err(_) => None,
         };
         if let Some(counts) = counts {
-            let prev = std::fs::read_to_string(metrics).unwrap_or_default();
+            let prev = crate::files::read_text(metrics).unwrap_or_default();
             let text = service::metrics(&prev, counts, now.as_second());
             crate::metrics::write_atomically(metrics, &text)
                 .map_err(|e| io_error("cannot write the metrics file", metrics, e))?;
@@ -260,7 +260,8 @@ fn pass(
         crate::files::write_atomically(&prev, old.as_bytes())
             .map_err(|e| io_error("cannot keep the previous version in", &prev, e))?;
     }
-    crate::files::write_atomically(file, g.yaml.as_bytes())
+    // Not over a file someone edited while the pass generated (and applied) its change.
+    crate::files::save(file, g.yaml.as_bytes(), &mut stamp)
         .map_err(|e| io_error("cannot write", file, e))?;
     if applied.is_some() {
         let staged = beside(file, NEW);
@@ -276,7 +277,7 @@ fn pass(
         applied,
     );
     let hist = beside(file, HISTORY);
-    let before = std::fs::read_to_string(&hist).unwrap_or_default();
+    let before = crate::files::read_text(&hist).unwrap_or_default();
     let text = service::push_history(&before, &hist, &change);
     if let Err(e) = crate::files::write_atomically(&hist, text.as_bytes()) {
         // The change is made and applied: a history that cannot be kept is no reason to undo it.

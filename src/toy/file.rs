@@ -75,11 +75,15 @@ pub struct RoomFile {
     room: ToyRoom,
     next_id: u32,
     dirty: bool,
+    /// The file as read (then as last saved): a save over a file someone changed meanwhile
+    /// writes nothing.
+    stamp: Option<crate::files::Stamp>,
 }
 
 impl RoomFile {
     pub fn open(path: &Path) -> Result<RoomFile, BackendError> {
-        let text = std::fs::read_to_string(path).map_err(|e| unreadable(path, &e))?;
+        let crate::files::Input { text, stamp } =
+            crate::files::read_input(path).map_err(|e| unreadable(path, &e))?;
         let room: Room = serde_json::from_str(&text)
             .map_err(|e| fleet_error(path, format!("not a room file: {e}")))?;
         let boxes = room
@@ -131,6 +135,7 @@ impl RoomFile {
             },
             next_id,
             dirty: false,
+            stamp: Some(stamp),
         })
     }
 
@@ -198,7 +203,7 @@ impl RoomFile {
         let mut text = serde_json::to_string_pretty(&file)
             .map_err(|e| fleet_error(&self.path, format!("cannot serialise: {e}")))?;
         text.push('\n');
-        crate::files::write_atomically(&self.path, text.as_bytes())
+        crate::files::save(&self.path, text.as_bytes(), &mut self.stamp)
             .map_err(|e| fleet_error(&self.path, format!("cannot save it: {e}")))?;
         self.dirty = false;
         Ok(())

@@ -12,7 +12,6 @@ pub mod file;
 use crate::engine::object::parse_object_ref;
 pub use crate::engine::toy::*;
 use crate::engine::{Backend, ObjectRef};
-use crate::lock;
 use crate::plug::claim::{By, Claim, Look, Shared};
 use crate::plug::{FamilyFace, LockPathError, OpenError};
 use std::path::PathBuf;
@@ -75,6 +74,10 @@ impl FamilyFace for Toy {
         parse_object_ref(text, &["shelf", "box"], &["room"], "box")
     }
 
+    fn input_files(source: &RoomSource) -> Vec<(&'static str, PathBuf)> {
+        source.0.iter().map(|p| ("--toy-room", p.clone())).collect()
+    }
+
     fn describe(source: &RoomSource) -> String {
         match &source.0 {
             Some(path) => path.display().to_string(),
@@ -88,11 +91,11 @@ impl FamilyFace for Toy {
 
     fn lock_path(source: &RoomSource, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
         match &source.0 {
-            Some(room) => {
-                let beside = lock::beside(room)
-                    .map_err(|e| LockPathError::FleetFile(file::unreadable(room, &e)))?;
-                Ok(named.unwrap_or(beside))
-            }
+            Some(room) => crate::plug::lock_beside_file(
+                room,
+                named,
+                "check the path given with --toy-room (or toy.room in the config)",
+            ),
             None => Ok(named.unwrap_or_else(|| "toy.lock".into())),
         }
     }

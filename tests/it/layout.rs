@@ -254,3 +254,61 @@ fn the_face_names_no_family() {
         found.join("\n")
     );
 }
+
+/// Rule 12 holds by construction: every file the program reads as an input or writes goes
+/// through `src/files.rs` (one reader: regular files only, bounded; one writer: atomic, through
+/// symlinks, FIFOs in place, no lost update) and the lock through `src/lock.rs`'s use of it.
+/// Outside their test modules, no other source file opens, reads, writes or renames a file.
+#[test]
+fn every_file_is_read_and_written_through_one_module() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let forbidden = [
+        "fs::read_to_string",
+        "fs::read(",
+        "fs::write(",
+        "fs::rename(",
+        "fs::copy(",
+        "File::create",
+        "File::open(",
+        "OpenOptions",
+        "tempfile::",
+        "read_to_end(",
+    ];
+    let mut found = Vec::new();
+    for file in rust_files(&src) {
+        if file.ends_with("src/files.rs")
+            || file.ends_with("tests.rs")
+            || file.components().any(|c| c.as_os_str() == "tests")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("readable source");
+        let lines: Vec<&str> = text.lines().collect();
+        let end = lines
+            .windows(2)
+            .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].contains("mod "))
+            .unwrap_or(lines.len());
+        for (n, line) in lines[..end].iter().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            // A word, not the end of a longer name (`FleetFile::open(`).
+            let names = |word: &str| {
+                line.match_indices(word).any(|(at, _)| {
+                    !line[..at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                })
+            };
+            if let Some(word) = forbidden.iter().find(|w| names(w)) {
+                found.push(format!("{}:{}: {word}: {line}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "read and write files through crate::files (src/files.rs):\n{}",
+        found.join("\n")
+    );
+}

@@ -261,6 +261,13 @@ names it and the verb that lifts it.
 is logged with the object, the tag and the reason.
 .IP 7. 4
 Two runs never act at once: see the lock in \fBFILES\fR.
+.IP 8. 4
+Nothing it is pointed at is lost. Inputs must be regular files (a FIFO, a device or a directory
+is refused at once; \fB/dev/null\fR reads as empty) of at most 1 GiB. A write goes through a
+symlink to its file and writes a FIFO or \fB/dev/stdout\fR in place; an output option that
+names one of the command's inputs is refused (exit 2); a fleet file someone replaced or edited
+during a pass is not overwritten (exit 3; the next pass reads the new file); a fleet file with
+several hard links is refused.
 "#;
 
 const SABAKAN: &str = r#".SH "CLUSTER CONFIGURATION FROM SABAKAN"

@@ -188,6 +188,39 @@ fn every_duration_in_the_config_takes_at_most_100_years() {
     }
 }
 
+/// A duration that means nothing below a second is refused there: a suspend for no time, a
+/// request timeout of 0 (each request would fail at once), a power-off or cycle timeout of 0.
+#[test]
+fn a_duration_that_means_nothing_at_zero_is_refused() {
+    let fleets = Fleets::new();
+    let config = fleets.path("autorepair.toml");
+    for (section, key) in [
+        ("rapi", "timeout"),
+        ("machines", "timeout"),
+        ("metal3", "power_off_timeout"),
+        ("metal3", "cycle_timeout"),
+    ] {
+        for zero in ["0s", "0", "500ms"] {
+            std::fs::write(&config, format!("[{section}]\n{key} = \"{zero}\"\n")).unwrap();
+            let mut args = vec!["--config".to_owned(), config.clone(), "status".into()];
+            args.extend(fleets.ganeti());
+            let o = run(&args);
+            let key = format!("{section}.{key}");
+            assert_refused(&o, &[&key, "1s or more"], &key);
+        }
+    }
+    let before = std::fs::read(fleets.path("demo.json")).unwrap();
+    for zero in ["0", "0s", "999ms"] {
+        let mut args = words("suspend cluster --for");
+        args.push(zero.into());
+        args.extend(fleets.ganeti());
+        let o = run(&args);
+        assert_refused(&o, &["--for", "1s or more"], zero);
+        let after = std::fs::read(fleets.path("demo.json")).unwrap();
+        assert!(after == before, "--for {zero}: the fleet was written");
+    }
+}
+
 #[test]
 fn a_time_is_taken_up_to_the_last_one_the_tool_prints() {
     let fleets = Fleets::new();

@@ -211,6 +211,31 @@ pub fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
     Ok(interval)
 }
 
+/// A [`parse_duration`] of at least a second, for a value that means nothing below it: a
+/// suspend for no time suspends nothing, and a timeout of 0 fails every request at once.
+pub fn parse_positive_duration(text: &str) -> Result<std::time::Duration, String> {
+    let duration = parse_duration(text)?;
+    if duration < std::time::Duration::from_secs(1) {
+        return Err(format!(
+            "{text:?} is less than a second, which means nothing here: give 1s or more"
+        ));
+    }
+    Ok(duration)
+}
+
+/// A config duration read by [`parse_positive_duration`]; written as [`duration_serde`] writes.
+pub mod positive_duration_serde {
+    use serde::{Deserialize, Deserializer};
+    use std::time::Duration;
+
+    pub use super::duration_serde::serialize;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_positive_duration(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 /// A duration in the config file (`#[serde(with = "duration_serde")]`): read by
 /// [`parse_duration`], so with its bound, and written as humantime writes it (the man page's
 /// defaults).

@@ -227,3 +227,32 @@ fn placement_picks_what_a_fresh_pool_picks_as_instances_move() {
         }
     }
 }
+
+/// A fleet file replaced or edited by someone else after it was read is not overwritten with
+/// the stale fleet plus this process's changes: the save fails, saying so, and leaves theirs.
+/// A save with nothing of ours to write leaves theirs too, without an error.
+#[test]
+fn a_fleet_file_changed_since_it_was_read_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.json");
+    let ours = serde_json::to_string_pretty(&fleet()).unwrap() + "\n";
+    for replace in [true, false] {
+        std::fs::write(&path, &ours).unwrap();
+        let mut f = FleetFile::open(&path).unwrap();
+        let mut unchanged = FleetFile::open(&path).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let theirs = ours.replace("\"tags\": []", "\"tags\": [\"theirs\"]");
+        if replace {
+            std::fs::write(dir.path().join("new.json"), &theirs).unwrap();
+            std::fs::rename(dir.path().join("new.json"), &path).unwrap();
+        } else {
+            std::fs::write(&path, &theirs).unwrap();
+        }
+        f.add_marks(&crate::ganeti::cluster(), &["a:b".into()], "r")
+            .unwrap();
+        let e = f.save().unwrap_err().to_string();
+        assert!(e.contains("changed while this pass ran"), "{e}");
+        unchanged.save().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs);
+    }
+}

@@ -80,3 +80,15 @@ pub mod replicas {
     /// until this long after the start of its last renewal.
     pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
 }
+
+/// Makes a FIFO at `path` (nobody writing to it, nobody reading it).
+pub fn mkfifo(path: &std::path::Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+}
