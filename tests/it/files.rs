@@ -15,6 +15,8 @@ struct Demo {
     family: &'static str,
     files: &'static [(&'static str, &'static str, &'static str)],
     target: &'static str,
+    /// The object above every target.
+    root: &'static str,
 }
 
 /// (fixture, name in the test's directory, the flag that names it)
@@ -23,6 +25,7 @@ const DEMOS: &[Demo] = &[
         family: "ganeti",
         files: &[("fixtures/demo.json", "fleet.json", "--cluster")],
         target: "web-b4.ams.example",
+        root: "cluster",
     },
     Demo {
         family: "metal3",
@@ -32,6 +35,7 @@ const DEMOS: &[Demo] = &[
             "--kube-objects",
         )],
         target: "prod/workers-7d9f-b2",
+        root: "cluster/prod/edge",
     },
     Demo {
         family: "machines",
@@ -54,6 +58,7 @@ const DEMOS: &[Demo] = &[
             ),
         ],
         target: "rack0-cs2",
+        root: "cluster",
     },
 ];
 
@@ -386,4 +391,38 @@ fn a_fleet_file_replaced_during_a_pass_is_not_overwritten() {
         std::fs::read_to_string(d.join("machines.json")).unwrap(),
         theirs
     );
+}
+
+/// A pass that changes nothing leaves the fleet's files as they were: the same inode and
+/// modification time (a watcher run every minute must not rewrite a 60 MB file each time, nor
+/// wake whatever watches it).
+#[test]
+fn a_pass_that_changes_nothing_writes_nothing() {
+    for demo in DEMOS {
+        let dir = demo.copy();
+        let d = dir.path();
+        demo.bin(d, &[])
+            .args(["suspend", "--all", demo.root])
+            .assert()
+            .success();
+        let stat = |name: &str| {
+            let meta = std::fs::metadata(d.join(name)).unwrap();
+            (meta.ino(), meta.mtime(), meta.mtime_nsec())
+        };
+        // The first pass may still record what is under way; the next ones have nothing to do.
+        demo.bin(d, &[])
+            .args(["run", "--now", "1800000000"])
+            .assert()
+            .success();
+        let before: Vec<_> = demo.files.iter().map(|f| stat(f.1)).collect();
+        std::thread::sleep(Duration::from_millis(20));
+        for now in ["1800000060", "1800000120"] {
+            demo.bin(d, &[])
+                .args(["run", "--now", now])
+                .assert()
+                .success();
+        }
+        let after: Vec<_> = demo.files.iter().map(|f| stat(f.1)).collect();
+        assert_eq!(after, before, "{}", demo.family);
+    }
 }
