@@ -522,6 +522,8 @@ impl Backend<Ganeti> for FleetFile {
             depends: after.into_iter().copied().collect(),
             end_ts: None,
             passes_left: None,
+            other: Default::default(),
+            op_other: Default::default(),
         });
         Ok(id)
     }

@@ -227,3 +227,58 @@ fn placement_picks_what_a_fresh_pool_picks_as_instances_move() {
         }
     }
 }
+
+/// Every object of the file, at every level, with a key the model does not know.
+const WITH_UNKNOWN_KEYS: &str = r#"{
+  "_comment": "kept",
+  "cluster": {"name": "c", "architecture": ["x86_64", "x86_64"], "tags": []},
+  "groups": [{"name": "g", "uuid": "g", "alloc_policy": "preferred"}],
+  "nodes": [
+    {"name": "n1", "group.uuid": "g", "ctotal": 8, "offline": true},
+    {"name": "n2", "group.uuid": "g", "ctotal": 16}
+  ],
+  "instances": [{"name": "s", "pnode": "n1", "disk_template": "sharedfile",
+                 "beparams": {"memory": 512}, "tags": []}],
+  "jobs": [{"id": 4, "status": "success", "received_ts": [1, 2],
+            "op": {"op": "move", "target_node": "n2", "ignore_consistency": true}}],
+  "simulation": {"note": "s", "instances": {"s": {"outcomes": [], "why": "w"}}}
+}"#;
+
+#[test]
+fn keys_the_model_does_not_know_survive_a_rewrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.json");
+    std::fs::write(&path, WITH_UNKNOWN_KEYS).unwrap();
+    let mut f = FleetFile::open(&path).unwrap();
+    let id = f
+        .submit("s", &Op::Reinstall, "autorepair:x", Some(&4))
+        .unwrap();
+    f.add_marks(&crate::ganeti::instance("s"), &["a".into()], "r")
+        .unwrap();
+    f.finish_pass(100).unwrap();
+    let got: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let want: serde_json::Value = serde_json::from_str(WITH_UNKNOWN_KEYS).unwrap();
+    for pointer in [
+        "/_comment",
+        "/cluster/architecture",
+        "/groups/0/alloc_policy",
+        "/nodes/0/ctotal",
+        "/nodes/1/ctotal",
+        "/instances/0/beparams",
+        "/jobs/0/received_ts",
+        "/jobs/0/op/ignore_consistency",
+        "/simulation/note",
+        "/simulation/instances/s/why",
+    ] {
+        assert_eq!(
+            got.pointer(pointer),
+            want.pointer(pointer),
+            "{pointer} in {got:#}"
+        );
+    }
+    // What the pass did is there too, and no key the model writes is doubled or left stale.
+    assert_eq!(got["jobs"][1]["id"], id);
+    assert_eq!(got["jobs"][0]["op"]["target_node"], "n2");
+    assert_eq!(got["instances"][0]["tags"], serde_json::json!(["a"]));
+}
