@@ -133,6 +133,7 @@ fn scripted_outcomes_and_durations() {
                 SimOutcome::Fail,
             ],
             passes: Some(2),
+            other: Default::default(),
         },
     );
     let mut f = FleetFile::in_memory(snap);
@@ -225,6 +226,49 @@ fn placement_picks_what_a_fresh_pool_picks_as_instances_move() {
             placement.moved(&inst.pnode, &to);
             fleet.instances[i].pnode = to;
         }
+    }
+}
+
+#[test]
+fn job_ids_never_wrap_around() {
+    // (ids in the file, jobs submitted, ids they get, or the submission that is refused)
+    let cases: &[(&[u64], usize, &[u64], Option<usize>)] = &[
+        (&[], 2, &[1, 2], None),
+        (&[u64::MAX - 2], 2, &[u64::MAX - 1, u64::MAX], None),
+        (&[u64::MAX - 1], 2, &[u64::MAX], Some(1)),
+        (&[u64::MAX], 2, &[], Some(0)),
+        (&[7, u64::MAX, 3], 1, &[], Some(0)),
+    ];
+    for (have, submit, want, refused) in cases {
+        let mut snap = fleet();
+        snap.jobs = have
+            .iter()
+            .map(|&id| crate::ganeti::testkit::job(id, JobStatus::Success))
+            .collect();
+        let mut f = FleetFile::in_memory(snap);
+        let mut got = vec![];
+        let mut failed = None;
+        for n in 0..*submit {
+            match f.submit("d", &Op::Reinstall, "autorepair:x", None) {
+                Ok(id) => got.push(id),
+                Err(e) => {
+                    let text = e.to_string();
+                    assert!(
+                        text.contains("(fleet in memory)") && text.contains("largest id"),
+                        "{have:?}: {text}"
+                    );
+                    failed = Some(n);
+                    break;
+                }
+            }
+        }
+        assert_eq!(&got, want, "{have:?}");
+        assert_eq!(failed, *refused, "{have:?}");
+        let mut ids: Vec<u64> = f.fleet().jobs.iter().map(|j| j.id).collect();
+        let all = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), all, "{have:?}: an id given twice");
     }
 }
 
