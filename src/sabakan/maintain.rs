@@ -275,12 +275,9 @@ fn pass(
         &g.outcome,
         applied,
     );
-    let hist = beside(file, HISTORY);
-    let before = std::fs::read_to_string(&hist).unwrap_or_default();
-    let text = service::push_history(&before, &hist, &change);
-    if let Err(e) = crate::files::write_atomically(&hist, text.as_bytes()) {
-        // The change is made and applied: a history that cannot be kept is no reason to undo it.
-        tracing::warn!(target: LOG_TARGET, "cannot write the history {}: {e}", hist.display());
+    // The change is made and applied: a history that cannot be kept is no reason to undo it.
+    if let Err(why) = record(&beside(file, HISTORY), &change, now.as_second()) {
+        tracing::warn!(target: LOG_TARGET, "{why}");
     }
     tracing::info!(
         target: LOG_TARGET,
@@ -296,6 +293,62 @@ fn pass(
         super::cli::print(out, &summary)?;
     }
     Ok(Done::Changed)
+}
+
+/// Adds `change` to the history `hist`. Lines that cannot be read are no reason to lose the
+/// others: the file as it was is kept aside first (`HIST.bad-<now>`), and the new history holds
+/// its readable changes. Nothing is overwritten that was not kept: a history that cannot be
+/// read at all, or a copy that cannot be made, leaves the file as it is.
+fn record(hist: &Path, change: &Change, now: i64) -> Result<(), String> {
+    let shown = hist.display();
+    let bytes = match std::fs::read(hist) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(format!(
+                "cannot read the history {shown}: {e}; left as it is, without this change"
+            ));
+        }
+    };
+    let (kept, bad) = service::read_history(&bytes, hist);
+    if let Some(first) = bad.first() {
+        let aside = free_name(hist, now);
+        crate::files::write_atomically(&aside, &bytes).map_err(|e| {
+            format!(
+                "{first}; cannot keep a copy of it in {}: {e}; left as it is, without this change",
+                aside.display()
+            )
+        })?;
+        tracing::warn!(
+            target: LOG_TARGET,
+            "{first}{}; the file as it was is kept in {}, and its {} readable change(s) in {shown}",
+            match bad.len() {
+                1 => String::new(),
+                n => format!(" (and {} more unreadable line(s))", n - 1),
+            },
+            aside.display(),
+            kept.len()
+        );
+    }
+    let text = service::push_history(kept, change);
+    crate::files::write_atomically(hist, text.as_bytes())
+        .map_err(|e| format!("cannot write the history {shown}: {e}"))
+}
+
+/// `HIST.bad-<now>`, or `HIST.bad-<now>-<n>` for the first n that names no file yet: the pass
+/// holds the lock, so no other pass takes the name meanwhile.
+fn free_name(hist: &Path, now: i64) -> std::path::PathBuf {
+    let free = |p: &Path| {
+        std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    };
+    let base = beside(hist, &format!(".bad-{now}"));
+    if free(&base) {
+        return base;
+    }
+    (2u64..)
+        .map(|n| beside(hist, &format!(".bad-{now}-{n}")))
+        .find(|p| free(p))
+        .unwrap_or(base)
 }
 
 /// Runs the apply command on the staged new version; when it fails, removes it and leaves
