@@ -505,11 +505,14 @@ impl Backend<Ganeti> for FleetFile {
         _reason: &str,
     ) -> Result<(), BackendError> {
         let list = self.tags_mut(object)?;
-        for t in tags {
-            if !list.contains(t) {
-                list.push(t.clone());
-            }
-        }
+        // Sets, not a scan of the object's tags per tag: one object may carry 100,000.
+        let mut have: FxSet<&str> = list.iter().map(String::as_str).collect();
+        let fresh: Vec<String> = tags
+            .iter()
+            .filter(|t| have.insert(t.as_str()))
+            .cloned()
+            .collect();
+        list.extend(fresh);
         Ok(())
     }
 
@@ -520,7 +523,8 @@ impl Backend<Ganeti> for FleetFile {
         _reason: &str,
     ) -> Result<(), BackendError> {
         let list = self.tags_mut(object)?;
-        list.retain(|t| !tags.contains(t));
+        let gone: FxSet<&str> = tags.iter().map(String::as_str).collect();
+        list.retain(|t| !gone.contains(t.as_str()));
         Ok(())
     }
 
