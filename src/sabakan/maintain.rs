@@ -144,7 +144,8 @@ pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<Done, CliError> {
                 Some(e)
             }
         };
-        if args.maintain.passes.is_some_and(|n| pass >= n) {
+        // A stop signal during the pass's apply command: it was waited for and recorded.
+        if args.maintain.passes.is_some_and(|n| pass >= n) || crate::child::stop_requested() {
             // The last pass's failure, if it failed; else whether any pass changed the file.
             return match failure {
                 Some(e) => Err(e),
@@ -199,6 +200,9 @@ fn pass(
         tracing::info!(target: LOG_TARGET, "sabakan integration of {shown} is disabled (`autorepair sabakan enable {shown}`): left as it is");
         super::cli::print(out, &format!("{shown}: disabled, left as it is\n"))?;
         return Ok(Done::Unchanged);
+    }
+    if !m.dry_run {
+        earlier_apply_ended(file)?;
     }
     let old = match std::fs::read_to_string(file) {
         Ok(t) => Some(t),
@@ -351,12 +355,61 @@ fn free_name(hist: &Path, now: i64) -> std::path::PathBuf {
         .unwrap_or(base)
 }
 
-/// Runs the apply command on the staged new version; when it fails, removes it and leaves
-/// FILE as last applied, so the next pass makes the same change again.
+/// Refuses the pass while the apply command of an earlier one still runs (its pass was killed:
+/// the command was in a process group of its own, and lives on). Fails closed: a record that
+/// cannot be read may name a command still running.
+fn earlier_apply_ended(file: &Path) -> Result<(), CliError> {
+    let record = service::applying_path(file)
+        .map_err(|e| io_error("cannot find the directory of", file, e))?;
+    let shown = record.display();
+    match crate::child::read_record(&record) {
+        crate::child::Recorded::Nothing => Ok(()),
+        crate::child::Recorded::Ended => {
+            tracing::info!(target: LOG_TARGET, "the apply command recorded in {shown} has ended: its pass was stopped before it; the change is made again");
+            std::fs::remove_file(&record).map_err(|e| io_error("cannot remove", &record, e))
+        }
+        crate::child::Recorded::Running(id) => Err(fail(
+            Failure::Busy,
+            format!(
+                "the apply command of an earlier pass still runs (pid {}, recorded in {shown}): \
+no other is started while it does, and {} is left as it is until it has ended",
+                id.pid,
+                file.display()
+            ),
+        )),
+        crate::child::Recorded::Unreadable(why) => Err(fail(
+            Failure::Busy,
+            format!(
+                "{shown}: {why}: it records the apply command of an earlier pass, which may still \
+run, so no pass is made; once no apply command of {} runs, remove {shown}",
+                file.display()
+            ),
+        )),
+    }
+}
+
+/// Runs the apply command on the staged new version, recorded beside the lock while it runs;
+/// when it fails, removes the staged version and leaves FILE as last applied, so the next pass
+/// makes the same change again.
 fn apply(file: &Path, staged: &Path, m: &super::cli::MaintainArgs) -> Result<String, CliError> {
     let timeout = m.apply_timeout.as_secs().max(1);
     let path = staged.to_string_lossy();
-    match crate::machines::command::run_once(&m.apply, &path, timeout) {
+    let record = service::applying_path(file)
+        .map_err(|e| io_error("cannot find the directory of", file, e))?;
+    let keep = |pid: u32| {
+        let id = crate::child::Identity::of_child(pid)
+            .map_err(|e| e.to_string())?
+            .ok_or("it has no /proc entry")?;
+        crate::files::write_atomically(&record, id.to_record().as_bytes())
+            .map_err(|e| format!("cannot record it in {}: {e}", record.display()))
+    };
+    let ran = crate::machines::command::run_recorded(&m.apply, &path, timeout, keep);
+    if let Err(e) = std::fs::remove_file(&record)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(target: LOG_TARGET, "cannot remove {}: {e}; the next pass sees the command ended", record.display());
+    }
+    match ran {
         Ok(output) => {
             tracing::info!(target: LOG_TARGET, command = %m.apply[0], output = %output.stdout.trim_end(), "apply command succeeded");
             Ok(output.stdout)

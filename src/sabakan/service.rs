@@ -9,6 +9,7 @@
 //! | `FILE.prev`            | the version before the last change                          |
 //! | `FILE.history`         | the last [`HISTORY_KEEP`] changes, one JSON object a line   |
 //! | `FILE.lock`            | the pass lock                                               |
+//! | `FILE.applying`        | the apply command running: its pid and start time           |
 //! | `FILE.variables.json`  | the stored query variables (`sabakan set-variables`)        |
 //! | `FILE.disabled`        | present while the integration is disabled (`sabakan disable`)|
 //!
@@ -38,6 +39,17 @@ pub fn beside(file: &Path, suffix: &str) -> PathBuf {
 /// resolves to, so every path naming the same file (relative, through a symlinked directory)
 /// finds the same lock, and before the first pass has created the file.
 pub fn lock_path(file: &Path) -> std::io::Result<PathBuf> {
+    beside_lock(file, ".lock")
+}
+
+/// The record of the apply command a pass runs, beside the lock: `FILE.applying`, its pid and
+/// start time while it runs. A pass killed meanwhile (SIGKILL) leaves its command running and
+/// the record in place, and the next pass starts no other apply while that process lives.
+pub fn applying_path(file: &Path) -> std::io::Result<PathBuf> {
+    beside_lock(file, ".applying")
+}
+
+fn beside_lock(file: &Path, suffix: &str) -> std::io::Result<PathBuf> {
     let dir = file
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -49,7 +61,7 @@ pub fn lock_path(file: &Path) -> std::io::Result<PathBuf> {
         )
     })?;
     let mut lock = name.to_owned();
-    lock.push(".lock");
+    lock.push(suffix);
     Ok(std::fs::canonicalize(dir)?.join(lock))
 }
 

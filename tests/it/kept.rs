@@ -266,3 +266,250 @@ fn a_bad_line_in_the_history_loses_no_record() {
     assert_eq!(std::fs::read_to_string(&hist).unwrap().lines().count(), 5);
 }
 
+/// The process `pid` runs (a zombie has ended).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {secs} s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn signal(child: &std::process::Child, signal: rustix::process::Signal) {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, signal).unwrap();
+}
+
+/// An apply command (run by `sh`, the command under test) that notes its start and its pid in
+/// `dir/log`, then sleeps `secs`, copies the file it is given to `dir/applied.yml` and says so.
+fn slow_apply(dir: &Path, secs: u32) -> Vec<String> {
+    let d = dir.display();
+    let script = format!(
+        "echo \"start $$\" >> '{d}/log'; sleep {secs}; cp \"$1\" '{d}/applied.yml'; echo \"end $$\" >> '{d}/log'; echo applied"
+    );
+    vec!["sh".into(), "-c".into(), script, "apply".into()]
+}
+
+fn log_lines(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// SIGTERM while the apply command runs: the pass waits for it, and records what it applied;
+/// the command is never left running alone.
+#[test]
+fn sigterm_during_the_apply_command_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cluster.yml");
+    let applied = tempfile::tempdir().unwrap();
+    let child = sabakan_process(&file, &sabakan_fixture("machines.json"))
+        .arg("--")
+        .args(slow_apply(applied.path(), 2))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the apply command to start", 30, || {
+        !log_lines(applied.path()).is_empty()
+    });
+    signal(&child, rustix::process::Signal::TERM);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let log = log_lines(applied.path());
+    assert_eq!(
+        log.len(),
+        2,
+        "the watcher ended before its apply command did: {log:?}\n{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(applied.path().join("applied.yml")).unwrap(),
+        std::fs::read_to_string(&file).unwrap(),
+        "what was applied is what the file says"
+    );
+    assert!(
+        stderr.contains("waiting for the command under way"),
+        "{stderr}"
+    );
+}
+
+/// A pass killed with SIGKILL leaves its apply command running (its own process group): the
+/// next pass starts no second one while it lives, says which, and makes the change once it
+/// has ended. A record that cannot be read starts nothing either, and says what to do.
+#[test]
+fn no_apply_starts_while_an_earlier_ones_command_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cluster.yml");
+    let applied = tempfile::tempdir().unwrap();
+    let apply = slow_apply(applied.path(), 3);
+    let mut killed = sabakan_process(&file, &sabakan_fixture("machines.json"))
+        .arg("--")
+        .args(&apply)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the apply command to start", 30, || {
+        !log_lines(applied.path()).is_empty()
+    });
+    signal(&killed, rustix::process::Signal::KILL);
+    killed.wait().unwrap();
+    let orphan: u32 = log_lines(applied.path())[0]
+        .strip_prefix("start ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        alive(orphan),
+        "the test needs the apply command to outlive its pass"
+    );
+
+    let out = sabakan_pass(&file, &sabakan_fixture("machines.json"))
+        .arg("--")
+        .args(&apply)
+        .assert()
+        .code(4);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(&format!("pid {orphan}")) && stderr.contains("still runs"),
+        "{stderr}"
+    );
+    assert_eq!(
+        log_lines(applied.path()).len(),
+        1,
+        "a second apply was started"
+    );
+
+    wait_for("the earlier apply command to end", 30, || !alive(orphan));
+    sabakan_pass(&file, &sabakan_fixture("machines.json"))
+        .arg("--")
+        .args(slow_apply(applied.path(), 0))
+        .assert()
+        .code(5);
+    let record = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .join("cluster.yml.applying");
+    assert!(!record.exists(), "the record outlived its command");
+
+    // A record that cannot be read may name a command still running: fail closed.
+    for garbage in ["", "not a pid\n", "12 34 56\n"] {
+        std::fs::write(&record, garbage).unwrap();
+        let failed = first_control_plane_fails(&file, dir.path());
+        let out = sabakan_pass(&file, &failed)
+            .arg("--")
+            .args(slow_apply(applied.path(), 0))
+            .assert()
+            .code(4);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(
+            stderr.contains(&format!("remove {}", record.display())),
+            "{garbage:?}: {stderr}"
+        );
+        assert_eq!(
+            log_lines(applied.path()).len(),
+            4,
+            "{garbage:?}: an apply started"
+        );
+    }
+}
+
+/// SIGTERM while a machine's repair command runs: the watcher waits for the command (it led a
+/// process group of its own, so the signal never reached it), records that it succeeded and
+/// stops. Before, the watcher ended at once, the command ran on under PID 1, and the next pass
+/// marked the entry failed while it still ran.
+#[test]
+fn sigterm_during_a_repair_command_waits_for_it_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let machines = dir.path().join("machines.json");
+    let nodes = dir.path().join("nodes.json");
+    std::fs::copy(fixture("machines-demo.json"), &machines).unwrap();
+    std::fs::copy(fixture("machines-demo-nodes.json"), &nodes).unwrap();
+    let demo = std::fs::read_to_string(fixture("machines-demo.yml")).unwrap();
+    let soft = r#"'mkdir -p repaired && touch "repaired/$1" && echo "$0 repair of $1"', "soft"]"#;
+    assert!(demo.contains(soft));
+    let config = dir.path().join("repair.yml");
+    std::fs::write(
+        &config,
+        demo.replace(
+            soft,
+            r#"'echo "start $$" >> log; sleep 2; mkdir -p repaired && touch "repaired/$1"; echo "end $$" >> log', "slow"]"#,
+        ),
+    )
+    .unwrap();
+    let pass = |now: i64| {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("autorepair"));
+        c.current_dir(dir.path())
+            .env_remove("AUTOREPAIR_CONFIG")
+            .env_remove("RUST_LOG")
+            .args(["--config", "/dev/null", "--sabakan-file"])
+            .arg(&machines)
+            .arg("--nodes")
+            .arg(&nodes)
+            .arg("--repair-config")
+            .arg(&config)
+            .arg("--constraints")
+            .arg(fixture("machines-constraints.json"))
+            .args(["run", "--now", &now.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        c
+    };
+    let now = 1_800_000_000;
+    let log = || log_lines(dir.path());
+    // Passes until one starts the command: the entry, the drain, then the command.
+    let mut signalled = None;
+    for i in 0..6 {
+        let mut child = pass(now + 60 * i).spawn().unwrap();
+        let mut ended = None;
+        wait_for("the pass to end or the command to start", 60, || {
+            ended = child.try_wait().unwrap();
+            ended.is_some() || !log().is_empty()
+        });
+        if ended.is_none() {
+            signal(&child, rustix::process::Signal::TERM);
+            signalled = Some(child.wait_with_output().unwrap());
+            break;
+        }
+    }
+    let out = signalled.expect("no pass started the repair command");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        log().len(),
+        2,
+        "the watcher ended before its repair command did: {:?}\n{stderr}",
+        log()
+    );
+    assert!(out.status.code().is_some(), "ended by the signal: {stderr}");
+    // The next passes find the command done, and the repair a success.
+    for i in 10..16 {
+        let status = pass(now + 60 * i).status().unwrap();
+        assert!(status.success());
+    }
+    let doc = read_json(&machines);
+    let labels = &doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["spec"]["serial"] == "rack0-cs2")
+        .unwrap()["spec"]["labels"];
+    assert!(
+        labels["autorepair.progress"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("succeeded.")),
+        "{labels}"
+    );
+    assert_eq!(log().len(), 2, "the command ran twice");
+}
