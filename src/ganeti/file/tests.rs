@@ -231,8 +231,9 @@ fn placement_picks_what_a_fresh_pool_picks_as_instances_move() {
 
 #[test]
 fn job_ids_never_wrap_around() {
-    // (ids in the file, jobs submitted, ids they get, or the submission that is refused)
-    let cases: &[(&[u64], usize, &[u64], Option<usize>)] = &[
+    /// Ids in the file, jobs submitted, the ids they get, the submission that is refused.
+    type Case<'a> = (&'a [u64], usize, &'a [u64], Option<usize>);
+    let cases: &[Case] = &[
         (&[], 2, &[1, 2], None),
         (&[u64::MAX - 2], 2, &[u64::MAX - 1, u64::MAX], None),
         (&[u64::MAX - 1], 2, &[u64::MAX], Some(1)),
