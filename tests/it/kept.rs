@@ -362,8 +362,12 @@ fn no_apply_starts_while_an_earlier_ones_command_lives() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    let record = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .join("cluster.yml.applying");
+    // Killed once its command is recorded (what the parent does right after the spawn).
     wait_for("the apply command to start", 30, || {
-        !log_lines(applied.path()).is_empty()
+        !log_lines(applied.path()).is_empty() && record.exists()
     });
     signal(&killed, rustix::process::Signal::KILL);
     killed.wait().unwrap();
@@ -399,9 +403,6 @@ fn no_apply_starts_while_an_earlier_ones_command_lives() {
         .args(slow_apply(applied.path(), 0))
         .assert()
         .code(5);
-    let record = std::fs::canonicalize(dir.path())
-        .unwrap()
-        .join("cluster.yml.applying");
     assert!(!record.exists(), "the record outlived its command");
 
     // A record that cannot be read may name a command still running: fail closed.
