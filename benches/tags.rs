@@ -1,8 +1,10 @@
-//! Tag parsing throughput over the tags of a generated fleet.
+//! Tag parsing throughput over the tags of a generated fleet, and one planning pass over a
+//! fleet where one object carries 100,000 timed suspends.
 //!
 //! `cargo bench --bench tags`; the `thrpt` line is tags per second (criterion's `elem/s`).
 
-use autorepair::ganeti::generate::{Spec, generate};
+use autorepair::config::Limits;
+use autorepair::ganeti::generate::{BASE_EPOCH, Spec, generate};
 use autorepair::ganeti::snapshot::Snapshot;
 use autorepair::ganeti::tags::{Tag, parse};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -59,6 +61,30 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(tags.len() as u64));
         g.bench_function(name, |b| b.iter(|| parse_all(tags)));
     }
+    g.finish();
+
+    // One object, 100,000 timed suspends, half of them over: each over is removed once, the
+    // latest of the others holds. A scan of the marks already written per mark made this
+    // quadratic (`status` took 34 s).
+    let n = 100_000;
+    let mut snap = generate(&Spec::new(1_000, 42));
+    snap.instances[0].tags.extend((1..=n).map(|i: i64| {
+        let until = if i % 2 == 0 {
+            BASE_EPOCH + i
+        } else {
+            BASE_EPOCH - i
+        };
+        format!("{}suspend:{until}", autorepair::ganeti::tags::PREFIX)
+    }));
+    let limits = Limits::default();
+    let mut g = c.benchmark_group("tags");
+    g.warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .sample_size(10)
+        .throughput(Throughput::Elements(n as u64));
+    g.bench_function("plan/one-object-100k-timed-suspends", |b| {
+        b.iter(|| autorepair::ganeti::plan(black_box(&snap), BASE_EPOCH, &limits, 1))
+    });
     g.finish();
 }
 

@@ -566,11 +566,13 @@ mod tests {
             cluster: Cluster {
                 name: "c".into(),
                 tags: vec![format!("{PREFIX}suspend"), "x".into()],
+                other: Default::default(),
             },
             groups: vec![Group {
                 name: "g".into(),
                 uuid: "u".into(),
                 tags: vec![format!("{PREFIX}reinstall"), format!("{PREFIX}migrate")],
+                other: Default::default(),
             }],
             nodes: vec![Node {
                 name: "n".into(),
@@ -579,6 +581,7 @@ mod tests {
                 vm_capable: true,
                 group_uuid: "u".into(),
                 tags: vec![],
+                other: Default::default(),
             }],
             instances: vec![Instance {
                 name: "i".into(),
@@ -620,6 +623,7 @@ mod tests {
             name: "quiet".into(),
             uuid: "q".into(),
             tags: vec![],
+            other: Default::default(),
         });
         snap.nodes.push(Node {
             name: "nq".into(),
@@ -1012,6 +1016,7 @@ mod tests {
             name: "h".into(),
             uuid: "v".into(),
             tags: vec![],
+            other: Default::default(),
         });
         snap.nodes.push(Node {
             name: "m".into(),

@@ -9,6 +9,7 @@
 
 pub mod admin;
 pub mod brake;
+pub mod child;
 pub mod config;
 pub mod face;
 pub mod fence;

@@ -440,7 +440,8 @@ pub struct RunArgs {
     /// least every --interval (a full resync). With a Kubernetes cluster (--kube; a machines
     /// fleet's --kubeconfig) SIGTERM stops the loop once the write under way is done;
     /// elsewhere it ends the process at once: each write is whole, and the next pass (another
-    /// replica's) carries on from the marks.
+    /// replica's) carries on from the marks. A repair command under way is waited for first
+    /// (within its timeout) and recorded, and no other is started; a second signal stops it.
     #[arg(long = "loop")]
     pub loop_: bool,
     /// Time between passes with --loop; with --kube the longest time between two passes. At

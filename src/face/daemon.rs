@@ -87,7 +87,9 @@ impl Daemon {
         Ok(Some(Daemon {
             watcher,
             elector,
-            stop: on_signal(),
+            // SIGTERM is what Kubernetes sends a Pod it stops: the loop stops at its next safe
+            // point, and a second signal ends the process at once.
+            stop: crate::child::catch_stop(true),
             was_leader: false,
         }))
     }
@@ -177,48 +179,6 @@ impl Daemon {
             }
         }
     }
-}
-
-/// A flag raised by SIGTERM (what Kubernetes sends a Pod it stops) or SIGINT; a second signal
-/// ends the process at once.
-fn on_signal() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let raised = flag.clone();
-    let spawned = std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async move {
-                use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut term), Ok(mut int)) = (
-                    signal(SignalKind::terminate()),
-                    signal(SignalKind::interrupt()),
-                ) else {
-                    tracing::warn!(target: LOG_TARGET, "cannot catch SIGTERM: a stop will not give the lease up");
-                    return;
-                };
-                for n in 0.. {
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = int.recv() => {}
-                    }
-                    if n > 0 {
-                        std::process::exit(143);
-                    }
-                    tracing::info!(target: LOG_TARGET, "stop signal: stopping once the write under way is done (a second signal stops at once)");
-                    raised.store(true, Ordering::SeqCst);
-                }
-            });
-        });
-    if let Err(e) = spawned {
-        tracing::warn!(target: LOG_TARGET, error = %e, "cannot start the signal thread");
-    }
-    flag
 }
 
 /// What a pass on the loop asks before each write: no stop signal raised, and (with leader

@@ -64,6 +64,11 @@ pub fn run<F: FamilyFace>(
             }
             Err(e) => return Err(e),
         }
+        // A stop signal came while a command of the pass ran: it was waited for and recorded,
+        // and the pass started no other.
+        if crate::child::stop_requested() {
+            return Ok(worst);
+        }
         let more = match run.passes {
             Some(n) => pass < n,
             None => run.every.is_some(),

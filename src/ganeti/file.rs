@@ -109,12 +109,37 @@ impl FleetFile {
         })
     }
 
-    fn next_job_id(&mut self) -> u64 {
-        let next = *self
-            .next_job
-            .get_or_insert_with(|| self.fleet.jobs.iter().map(|j| j.id).max().unwrap_or(0) + 1);
-        self.next_job = Some(next + 1);
-        next
+    /// Ids only grow, as Ganeti's do: past the largest there is none to give, and wrapping
+    /// around would give a new job the id of one its repair may still be judged by.
+    fn next_job_id(&mut self) -> Result<u64, BackendError> {
+        let next = match self.next_job {
+            Some(next) => next,
+            None => match self.fleet.jobs.iter().map(|j| j.id).max() {
+                None => 1,
+                Some(top) => top.checked_add(1).ok_or_else(|| self.no_job_id(top))?,
+            },
+        };
+        // None past the largest id: the next call finds it in the jobs and refuses.
+        self.next_job = next.checked_add(1);
+        Ok(next)
+    }
+
+    fn no_job_id(&self, top: u64) -> BackendError {
+        BackendError::FleetFile {
+            path: self.shown(),
+            message: format!(
+                "job {top} has the largest id a job can have, so a new job would reuse one: \
+no job is submitted; remove the finished jobs with the largest ids from its \"jobs\" (or number \
+them from 1 again, with the tags that name them)"
+            ),
+        }
+    }
+
+    fn shown(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => "(fleet in memory)".into(),
+        }
     }
 
     /// One pass of cluster time: every unfinished job moves on, and jobs that end apply their
@@ -489,11 +514,14 @@ impl Backend<Ganeti> for FleetFile {
         _reason: &str,
     ) -> Result<(), BackendError> {
         let list = self.tags_mut(object)?;
-        for t in tags {
-            if !list.contains(t) {
-                list.push(t.clone());
-            }
-        }
+        // Sets, not a scan of the object's tags per tag: one object may carry 100,000.
+        let mut have: FxSet<&str> = list.iter().map(String::as_str).collect();
+        let fresh: Vec<String> = tags
+            .iter()
+            .filter(|t| have.insert(t.as_str()))
+            .cloned()
+            .collect();
+        list.extend(fresh);
         Ok(())
     }
 
@@ -504,7 +532,8 @@ impl Backend<Ganeti> for FleetFile {
         _reason: &str,
     ) -> Result<(), BackendError> {
         let list = self.tags_mut(object)?;
-        list.retain(|t| !tags.contains(t));
+        let gone: FxSet<&str> = tags.iter().map(String::as_str).collect();
+        list.retain(|t| !gone.contains(t.as_str()));
         Ok(())
     }
 
@@ -520,7 +549,7 @@ impl Backend<Ganeti> for FleetFile {
                 object: super::instance(instance),
             });
         }
-        let id = self.next_job_id();
+        let id = self.next_job_id()?;
         self.fleet.jobs.push(Job {
             id,
             status: Some(JobStatus::Queued),
@@ -531,6 +560,8 @@ impl Backend<Ganeti> for FleetFile {
             depends: after.into_iter().copied().collect(),
             end_ts: None,
             passes_left: None,
+            other: Default::default(),
+            op_other: Default::default(),
         });
         Ok(id)
     }

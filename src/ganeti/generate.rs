@@ -165,6 +165,7 @@ impl Gen<'_> {
         self.snap.cluster = Cluster {
             name: format!("cluster.{DOMAIN}"),
             tags,
+            other: Default::default(),
         };
     }
 
@@ -178,7 +179,12 @@ impl Gen<'_> {
             let name = format!("grp{gi:04}");
             let uuid = self.uuid();
             let tags = self.group_tags();
-            self.snap.groups.push(Group { name, uuid, tags });
+            self.snap.groups.push(Group {
+                name,
+                uuid,
+                tags,
+                other: Default::default(),
+            });
         }
         let mut start = 0;
         for gi in 0..groups {
@@ -208,6 +214,7 @@ impl Gen<'_> {
                     vm_capable: true,
                     group_uuid: guuid.clone(),
                     tags,
+                    other: Default::default(),
                 });
             }
             self.group_ranges.push(start..start + count);
@@ -312,6 +319,7 @@ impl Gen<'_> {
                 admin_state: if admin_up { "up" } else { "down" }.to_owned(),
                 status: status.to_owned(),
                 tags: Vec::new(),
+                other: Default::default(),
             };
             self.instance_tags(&mut inst, role);
             self.snap.instances.push(inst);
@@ -415,6 +423,8 @@ impl Gen<'_> {
                 depends: vec![],
                 end_ts: Some(at - 30),
                 passes_left: None,
+                other: Default::default(),
+                op_other: Default::default(),
             });
         }
         render_result(repair, &id, at, result, &jobs).expect("valid result tag")
@@ -494,6 +504,8 @@ impl Gen<'_> {
                 depends: after.into_iter().collect(),
                 end_ts,
                 passes_left: None,
+                other: Default::default(),
+                op_other: Default::default(),
             });
             after = Some(job);
         }
@@ -545,6 +557,7 @@ impl Gen<'_> {
                 name: format!("empty{j}"),
                 uuid,
                 tags: vec![render_policy(RepairType::Reinstall)],
+                other: Default::default(),
             });
         }
         let nodes = self.snap.nodes.len();

@@ -294,6 +294,7 @@ impl Backend<Ganeti> for Rapi {
         let cluster = Cluster {
             name: str_field(&info, "name", "GET /2/info")?,
             tags: tag_list(&info),
+            other: Default::default(),
         };
         let (nodes, mut placement) = nodes?;
         let mut instances = instances?;
@@ -314,6 +315,7 @@ impl Backend<Ganeti> for Rapi {
             instances,
             jobs,
             simulation: Default::default(),
+            other: Default::default(),
         })
     }
 

@@ -20,13 +20,22 @@ pub struct Snapshot {
     /// Scripted job outcomes for the fleet-file job simulator; empty for real clusters.
     #[serde(default, skip_serializing_if = "Simulation::is_empty")]
     pub simulation: Simulation,
+    /// Keys this model does not know (a `_comment`, what another Ganeti version adds), kept as
+    /// read: a rewrite of the file must not lose what someone else put there.
+    #[serde(flatten)]
+    pub other: Unknown,
 }
+
+/// The keys of one object of the fleet file that no field of its type names.
+pub type Unknown = serde_json::Map<String, serde_json::Value>;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cluster {
     pub name: String,
     #[serde(default)]
     pub tags: Vec<String>,
+    #[serde(flatten)]
+    pub other: Unknown,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -35,6 +44,8 @@ pub struct Group {
     pub uuid: String,
     #[serde(default)]
     pub tags: Vec<String>,
+    #[serde(flatten)]
+    pub other: Unknown,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,6 +61,8 @@ pub struct Node {
     pub group_uuid: String,
     #[serde(default)]
     pub tags: Vec<String>,
+    #[serde(flatten)]
+    pub other: Unknown,
 }
 
 fn yes() -> bool {
@@ -69,6 +82,8 @@ pub struct Instance {
     pub status: String,
     #[serde(default)]
     pub tags: Vec<String>,
+    #[serde(flatten)]
+    pub other: Unknown,
 }
 
 fn admin_up() -> String {
@@ -104,30 +119,116 @@ impl JobStatus {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "JobFile", into = "JobFile")]
 pub struct Job {
     pub id: u64,
     /// `None` when the server does not know the job (Ganeti answers 200 with nulls).
     pub status: Option<JobStatus>,
     /// Per opcode results; an error is `["OpPrereqError", ["message", "error_code"]]`.
-    #[serde(default)]
     pub opresult: serde_json::Value,
     /// The reason trail entry that names the repair: `autorepair:<repair id>`.
-    #[serde(default)]
     pub reason: Option<String>,
     /// The instance the job works on, when it is an instance operation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
     /// What the job does, when it is a repair operation (not a tag write).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<Op>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends: Vec<u64>,
     /// When the job ended, in Unix seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_ts: Option<i64>,
     /// Fleet-file simulator only: passes until the job ends.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passes_left: Option<u32>,
+    pub other: Unknown,
+    /// The keys of `op`'s object that [`Op`] does not know.
+    pub op_other: Unknown,
+}
+
+/// A job as the file holds it. [`Op`] is a tagged enum, whose variants cannot collect the keys
+/// they do not know; the job does it for its `op`.
+#[derive(Serialize, Deserialize)]
+struct JobFile {
+    id: u64,
+    status: Option<JobStatus>,
+    #[serde(default)]
+    opresult: serde_json::Value,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    instance: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    op: Option<Unknown>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    depends: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    end_ts: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    passes_left: Option<u32>,
+    #[serde(flatten)]
+    other: Unknown,
+}
+
+/// An operation's object, as [`Op`] writes it.
+fn op_object(op: &Op) -> Unknown {
+    match serde_json::to_value(op) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => unreachable!("a tagged enum serialises as an object"),
+    }
+}
+
+impl TryFrom<JobFile> for Job {
+    type Error = String;
+
+    fn try_from(f: JobFile) -> Result<Job, String> {
+        let (op, op_other) = match f.op {
+            None => (None, Unknown::new()),
+            Some(mut map) => {
+                let op: Op = serde_json::from_value(serde_json::Value::Object(map.clone()))
+                    .map_err(|e| format!("job {}: op: {e}", f.id))?;
+                // An operation never changes once submitted, so what it does not write back
+                // is exactly what it did not read.
+                for known in op_object(&op).keys() {
+                    map.remove(known);
+                }
+                (Some(op), map)
+            }
+        };
+        Ok(Job {
+            id: f.id,
+            status: f.status,
+            opresult: f.opresult,
+            reason: f.reason,
+            instance: f.instance,
+            op,
+            depends: f.depends,
+            end_ts: f.end_ts,
+            passes_left: f.passes_left,
+            other: f.other,
+            op_other,
+        })
+    }
+}
+
+impl From<Job> for JobFile {
+    fn from(j: Job) -> JobFile {
+        let op = j.op.as_ref().map(|op| {
+            let mut map = op_object(op);
+            for (k, v) in j.op_other {
+                map.entry(k).or_insert(v);
+            }
+            map
+        });
+        JobFile {
+            id: j.id,
+            status: j.status,
+            opresult: j.opresult,
+            reason: j.reason,
+            instance: j.instance,
+            op,
+            depends: j.depends,
+            end_ts: j.end_ts,
+            passes_left: j.passes_left,
+            other: j.other,
+        }
+    }
 }
 
 pub use crate::engine::plan::{REASON_PREFIX, reason_for};
@@ -319,11 +420,13 @@ pub struct Simulation {
     /// Passes a job takes unless the instance's script says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_passes: Option<u32>,
+    #[serde(flatten)]
+    pub other: Unknown,
 }
 
 impl Simulation {
     pub fn is_empty(&self) -> bool {
-        self.instances.is_empty() && self.default_passes.is_none()
+        self.instances.is_empty() && self.default_passes.is_none() && self.other.is_empty()
     }
 }
 
@@ -335,6 +438,8 @@ pub struct SimScript {
     /// Passes each of its jobs takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passes: Option<u32>,
+    #[serde(flatten)]
+    pub other: Unknown,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -59,6 +59,7 @@ impl Fleet {
                 cluster: Cluster {
                     name: "c".into(),
                     tags: vec![],
+                    other: Default::default(),
                 },
                 ..Snapshot::default()
             },
@@ -81,6 +82,7 @@ impl Fleet {
             uuid: format!("uuid-{name}"),
             name,
             tags: vec![],
+            other: Default::default(),
         });
         self.hand = Hand::Group(self.snap.groups.len() - 1);
         self
@@ -105,6 +107,7 @@ impl Fleet {
             vm_capable: true,
             group_uuid: String::new(),
             tags: vec![],
+            other: Default::default(),
         });
         self.node_groups.push(group.into());
         self.hand = Hand::Node(self.snap.nodes.len() - 1);
@@ -143,6 +146,7 @@ impl Fleet {
             admin_state: "up".into(),
             status: "running".into(),
             tags: vec![],
+            other: Default::default(),
         });
         self.hand = Hand::Instance(self.snap.instances.len() - 1);
         self
@@ -338,16 +342,19 @@ mod tests {
             vm_capable,
             group_uuid: group.into(),
             tags: vec![],
+            other: Default::default(),
         };
         let want = Snapshot {
             cluster: Cluster {
                 name: "c2".into(),
                 tags: vec![format!("{PREFIX}migrate"), "x".into()],
+                other: Default::default(),
             },
             groups: vec![Group {
                 name: "g1".into(),
                 uuid: "u1".into(),
                 tags: vec!["owner:ops".into()],
+                other: Default::default(),
             }],
             nodes: vec![
                 node("n1", true, false, true, "u1"),
@@ -362,6 +369,7 @@ mod tests {
                 admin_state: "down".into(),
                 status: "ERROR_down".into(),
                 tags: vec![format!("{PREFIX}suspend")],
+                other: Default::default(),
             }],
             jobs: vec![Job {
                 id: 4,
@@ -373,8 +381,11 @@ mod tests {
                 depends: vec![3],
                 end_ts: Some(9),
                 passes_left: None,
+                other: Default::default(),
+                op_other: Default::default(),
             }],
             simulation: Default::default(),
+            other: Default::default(),
         };
         assert_eq!(built, want);
     }

@@ -22,6 +22,10 @@ pub enum RunError {
     },
     #[error("{program} did not finish within {after:?}: killed")]
     Timeout { program: String, after: Duration },
+    #[error("{program} was not started: a stop signal came")]
+    Stopped { program: String },
+    #[error("{program} was stopped at once: {why}")]
+    Unrecorded { program: String, why: String },
 }
 
 /// What one attempt printed.
@@ -114,9 +118,27 @@ fn kill_group(child: &Child) {
 
 /// One attempt: `argv` plus `address`, killed after `timeout` seconds (0 = no timeout).
 pub fn run_once(argv: &[String], address: &str, timeout: u64) -> Result<Output, RunError> {
+    run_recorded(argv, address, timeout, |_| Ok(()))
+}
+
+/// As [`run_once`], telling `started` the child's pid as soon as it runs (to record it where
+/// a later process finds it); a child that cannot be recorded is killed before it does
+/// anything much, with its process group. A stop signal lets the child end (its timeout
+/// bounds the wait); after one, no child is started.
+pub fn run_recorded(
+    argv: &[String],
+    address: &str,
+    timeout: u64,
+    started: impl FnOnce(u32) -> Result<(), String>,
+) -> Result<Output, RunError> {
     let (program, args) = argv.split_first().ok_or(RunError::Empty)?;
+    let Some(running) = crate::child::Running::starting() else {
+        return Err(RunError::Stopped {
+            program: program.clone(),
+        });
+    };
     use std::os::unix::process::CommandExt;
-    let child = Process::new(program)
+    let mut child = Process::new(program)
         .process_group(0)
         .args(args)
         .arg(address)
@@ -128,11 +150,23 @@ pub fn run_once(argv: &[String], address: &str, timeout: u64) -> Result<Output, 
             program: program.clone(),
             cause: e.to_string(),
         })?;
-    wait(
+    running.started(child.id());
+    if let Err(why) = started(child.id()) {
+        kill_group(&child);
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(RunError::Unrecorded {
+            program: program.clone(),
+            why,
+        });
+    }
+    let done = wait(
         child,
         program,
         (timeout > 0).then(|| Duration::from_secs(timeout)),
-    )
+    );
+    drop(running);
+    done
 }
 
 /// A repair or success command: `retries + 1` attempts, `interval` seconds apart; the last
@@ -142,7 +176,8 @@ pub fn run(cmd: &Command, address: &str) -> Result<(), RunError> {
     loop {
         match run_once(&cmd.argv, address, cmd.timeout) {
             Ok(_) => return Ok(()),
-            Err(e) if attempt >= cmd.retries => return Err(e),
+            // After a stop signal the watcher stops: it starts no other attempt.
+            Err(e) if attempt >= cmd.retries || crate::child::stop_requested() => return Err(e),
             Err(e) => {
                 tracing::warn!(command = %cmd, address, attempt = attempt + 1, error = %e, "command failed; retrying");
                 attempt += 1;

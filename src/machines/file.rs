@@ -699,6 +699,13 @@ impl Backend<Machines> for MachinesFile {
                 after_ok,
                 after_failure,
             } => {
+                // A stop signal came while an earlier command ran: the pass ends here, before
+                // a step is recorded as started that no command will run.
+                if crate::child::stop_requested() {
+                    return Err(BackendError::Halted(format!(
+                        "stop signal: {what} on machine/{serial} not started; the next pass starts it"
+                    )));
+                }
                 if let Some(p) = before {
                     // Recorded before the command runs: a crash from here on never runs it again.
                     self.progress(serial, p)?;

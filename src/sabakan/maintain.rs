@@ -144,7 +144,8 @@ pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<Done, CliError> {
                 Some(e)
             }
         };
-        if args.maintain.passes.is_some_and(|n| pass >= n) {
+        // A stop signal during the pass's apply command: it was waited for and recorded.
+        if args.maintain.passes.is_some_and(|n| pass >= n) || crate::child::stop_requested() {
             // The last pass's failure, if it failed; else whether any pass changed the file.
             return match failure {
                 Some(e) => Err(e),
@@ -199,6 +200,9 @@ fn pass(
         tracing::info!(target: LOG_TARGET, "sabakan integration of {shown} is disabled (`autorepair sabakan enable {shown}`): left as it is");
         super::cli::print(out, &format!("{shown}: disabled, left as it is\n"))?;
         return Ok(Done::Unchanged);
+    }
+    if !m.dry_run {
+        earlier_apply_ended(file)?;
     }
     let (old, mut stamp) = match crate::files::read_input(file) {
         Ok(input) => (Some(input.text), Some(input.stamp)),
@@ -276,12 +280,9 @@ fn pass(
         &g.outcome,
         applied,
     );
-    let hist = beside(file, HISTORY);
-    let before = crate::files::read_text(&hist).unwrap_or_default();
-    let text = service::push_history(&before, &hist, &change);
-    if let Err(e) = crate::files::write_atomically(&hist, text.as_bytes()) {
-        // The change is made and applied: a history that cannot be kept is no reason to undo it.
-        tracing::warn!(target: LOG_TARGET, "cannot write the history {}: {e}", hist.display());
+    // The change is made and applied: a history that cannot be kept is no reason to undo it.
+    if let Err(why) = record(&beside(file, HISTORY), &change, now.as_second()) {
+        tracing::warn!(target: LOG_TARGET, "{why}");
     }
     tracing::info!(
         target: LOG_TARGET,
@@ -299,12 +300,117 @@ fn pass(
     Ok(Done::Changed)
 }
 
-/// Runs the apply command on the staged new version; when it fails, removes it and leaves
-/// FILE as last applied, so the next pass makes the same change again.
+/// Adds `change` to the history `hist`. Lines that cannot be read are no reason to lose the
+/// others: the file as it was is kept aside first (`HIST.bad-<now>`), and the new history holds
+/// its readable changes. Nothing is overwritten that was not kept: a history that cannot be
+/// read at all, or a copy that cannot be made, leaves the file as it is.
+fn record(hist: &Path, change: &Change, now: i64) -> Result<(), String> {
+    let shown = hist.display();
+    let bytes = match crate::files::read_input_bytes(hist).map(|(bytes, _)| bytes) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            return Err(format!(
+                "cannot read the history {shown}: {e}; left as it is, without this change"
+            ));
+        }
+    };
+    let (kept, bad) = service::read_history(&bytes, hist);
+    if let Some(first) = bad.first() {
+        let aside = free_name(hist, now);
+        crate::files::write_atomically(&aside, &bytes).map_err(|e| {
+            format!(
+                "{first}; cannot keep a copy of it in {}: {e}; left as it is, without this change",
+                aside.display()
+            )
+        })?;
+        tracing::warn!(
+            target: LOG_TARGET,
+            "{first}{}; the file as it was is kept in {}, and its {} readable change(s) in {shown}",
+            match bad.len() {
+                1 => String::new(),
+                n => format!(" (and {} more unreadable line(s))", n - 1),
+            },
+            aside.display(),
+            kept.len()
+        );
+    }
+    let text = service::push_history(kept, change);
+    crate::files::write_atomically(hist, text.as_bytes())
+        .map_err(|e| format!("cannot write the history {shown}: {e}"))
+}
+
+/// `HIST.bad-<now>`, or `HIST.bad-<now>-<n>` for the first n that names no file yet: the pass
+/// holds the lock, so no other pass takes the name meanwhile.
+fn free_name(hist: &Path, now: i64) -> std::path::PathBuf {
+    let free = |p: &Path| {
+        std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    };
+    let base = beside(hist, &format!(".bad-{now}"));
+    if free(&base) {
+        return base;
+    }
+    (2u64..)
+        .map(|n| beside(hist, &format!(".bad-{now}-{n}")))
+        .find(|p| free(p))
+        .unwrap_or(base)
+}
+
+/// Refuses the pass while the apply command of an earlier one still runs (its pass was killed:
+/// the command was in a process group of its own, and lives on). Fails closed: a record that
+/// cannot be read may name a command still running.
+fn earlier_apply_ended(file: &Path) -> Result<(), CliError> {
+    let record = service::applying_path(file)
+        .map_err(|e| io_error("cannot find the directory of", file, e))?;
+    let shown = record.display();
+    match crate::child::read_record(&record) {
+        crate::child::Recorded::Nothing => Ok(()),
+        crate::child::Recorded::Ended => {
+            tracing::info!(target: LOG_TARGET, "the apply command recorded in {shown} has ended: its pass was stopped before it; the change is made again");
+            std::fs::remove_file(&record).map_err(|e| io_error("cannot remove", &record, e))
+        }
+        crate::child::Recorded::Running(id) => Err(fail(
+            Failure::Busy,
+            format!(
+                "the apply command of an earlier pass still runs (pid {}, recorded in {shown}): \
+no other is started while it does, and {} is left as it is until it has ended",
+                id.pid,
+                file.display()
+            ),
+        )),
+        crate::child::Recorded::Unreadable(why) => Err(fail(
+            Failure::Busy,
+            format!(
+                "{shown}: {why}: it records the apply command of an earlier pass, which may still \
+run, so no pass is made; once no apply command of {} runs, remove {shown}",
+                file.display()
+            ),
+        )),
+    }
+}
+
+/// Runs the apply command on the staged new version, recorded beside the lock while it runs;
+/// when it fails, removes the staged version and leaves FILE as last applied, so the next pass
+/// makes the same change again.
 fn apply(file: &Path, staged: &Path, m: &super::cli::MaintainArgs) -> Result<String, CliError> {
     let timeout = m.apply_timeout.as_secs().max(1);
     let path = staged.to_string_lossy();
-    match crate::machines::command::run_once(&m.apply, &path, timeout) {
+    let record = service::applying_path(file)
+        .map_err(|e| io_error("cannot find the directory of", file, e))?;
+    let keep = |pid: u32| {
+        let id = crate::child::Identity::of_child(pid)
+            .map_err(|e| e.to_string())?
+            .ok_or("it has no /proc entry")?;
+        crate::files::write_atomically(&record, id.to_record().as_bytes())
+            .map_err(|e| format!("cannot record it in {}: {e}", record.display()))
+    };
+    let ran = crate::machines::command::run_recorded(&m.apply, &path, timeout, keep);
+    if let Err(e) = std::fs::remove_file(&record)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(target: LOG_TARGET, "cannot remove {}: {e}; the next pass sees the command ended", record.display());
+    }
+    match ran {
         Ok(output) => {
             tracing::info!(target: LOG_TARGET, command = %m.apply[0], output = %output.stdout.trim_end(), "apply command succeeded");
             Ok(output.stdout)

@@ -9,6 +9,7 @@
 //! | `FILE.prev`            | the version before the last change                          |
 //! | `FILE.history`         | the last [`HISTORY_KEEP`] changes, one JSON object a line   |
 //! | `FILE.lock`            | the pass lock                                               |
+//! | `FILE.applying`        | the apply command running: its pid and start time           |
 //! | `FILE.variables.json`  | the stored query variables (`sabakan set-variables`)        |
 //! | `FILE.disabled`        | present while the integration is disabled (`sabakan disable`)|
 //!
@@ -38,6 +39,17 @@ pub fn beside(file: &Path, suffix: &str) -> PathBuf {
 /// resolves to, so every path naming the same file (relative, through a symlinked directory)
 /// finds the same lock, and before the first pass has created the file.
 pub fn lock_path(file: &Path) -> std::io::Result<PathBuf> {
+    beside_lock(file, ".lock")
+}
+
+/// The record of the apply command a pass runs, beside the lock: `FILE.applying`, its pid and
+/// start time while it runs. A pass killed meanwhile (SIGKILL) leaves its command running and
+/// the record in place, and the next pass starts no other apply while that process lives.
+pub fn applying_path(file: &Path) -> std::io::Result<PathBuf> {
+    beside_lock(file, ".applying")
+}
+
+fn beside_lock(file: &Path, suffix: &str) -> std::io::Result<PathBuf> {
     let dir = file
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -49,7 +61,7 @@ pub fn lock_path(file: &Path) -> std::io::Result<PathBuf> {
         )
     })?;
     let mut lock = name.to_owned();
-    lock.push(".lock");
+    lock.push(suffix);
     Ok(std::fs::canonicalize(dir)?.join(lock))
 }
 
@@ -219,7 +231,7 @@ impl Change {
 
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "history {path}, line {line}: {problem} (the file is autorepair's own: move it away to start a new one)"
+    "history {path}, line {line}: {problem} (the next change recorded keeps the file aside as {path}.bad-<time> and the readable lines in it)"
 )]
 pub struct HistoryError {
     pub path: PathBuf,
@@ -229,30 +241,42 @@ pub struct HistoryError {
 
 /// The changes in a history file, oldest first.
 pub fn parse_history(text: &str, path: &Path) -> Result<Vec<Change>, HistoryError> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| HistoryError {
+    let (changes, mut bad) = read_history(text.as_bytes(), path);
+    match bad.is_empty() {
+        true => Ok(changes),
+        false => Err(bad.swap_remove(0)),
+    }
+}
+
+/// The changes of a history file that can be read, oldest first, and what is wrong with each
+/// line that cannot: one bad line (a crash of another tool, a hand edit) must not cost the
+/// others.
+pub fn read_history(bytes: &[u8], path: &Path) -> (Vec<Change>, Vec<HistoryError>) {
+    let mut changes = Vec::new();
+    let mut bad = Vec::new();
+    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        match serde_json::from_slice(line) {
+            Ok(c) => changes.push(c),
+            Err(e) => bad.push(HistoryError {
                 path: path.to_owned(),
                 line: i + 1,
                 problem: e.to_string(),
-            })
-        })
-        .collect()
+            }),
+        }
+    }
+    (changes, bad)
 }
 
-/// The history with `change` added, the oldest dropped beyond [`HISTORY_KEEP`]. A history
-/// that cannot be read is started again rather than stopping the maintenance it records.
-pub fn push_history(prev: &str, path: &Path, change: &Change) -> String {
-    let mut all = parse_history(prev, path).unwrap_or_else(|e| {
-        tracing::warn!(target: LOG_TARGET, "{e}: starting it again");
-        Vec::new()
-    });
-    all.push(change.clone());
-    let skip = all.len().saturating_sub(HISTORY_KEEP);
+/// The history text of `kept` with `change` added, the oldest dropped beyond
+/// [`HISTORY_KEEP`].
+pub fn push_history(mut kept: Vec<Change>, change: &Change) -> String {
+    kept.push(change.clone());
+    let skip = kept.len().saturating_sub(HISTORY_KEEP);
     let mut out = String::new();
-    for c in &all[skip..] {
+    for c in &kept[skip..] {
         out.push_str(&serde_json::to_string(c).expect("a change serialises"));
         out.push('\n');
     }
@@ -379,29 +403,67 @@ mod tests {
         assert_eq!(again.matches("{role=\"cs\"}").count(), 1);
     }
 
+    fn change(at: &str) -> Change {
+        Change {
+            at: at.into(),
+            action: Action::IncreaseWorker,
+            why: "w".into(),
+            changes: vec![],
+            choices: serde_json::json!([]),
+            applied: None,
+        }
+    }
+
     #[test]
     fn history_keeps_the_last_changes() {
         let path = Path::new("h");
         let mut text = String::new();
         for i in 0..HISTORY_KEEP + 3 {
-            let c = Change {
-                at: format!("t{i}"),
-                action: Action::IncreaseWorker,
-                why: "w".into(),
-                changes: vec![],
-                choices: serde_json::json!([]),
-                applied: None,
-            };
-            text = push_history(&text, path, &c);
+            let (kept, bad) = read_history(text.as_bytes(), path);
+            assert!(bad.is_empty());
+            text = push_history(kept, &change(&format!("t{i}")));
         }
         let all = parse_history(&text, path).unwrap();
         assert_eq!(all.len(), HISTORY_KEEP);
         assert_eq!(all[0].at, "t3");
         assert_eq!(all.last().unwrap().at, format!("t{}", HISTORY_KEEP + 2));
-        // An unreadable history is started again, not a failed pass.
-        let fresh = push_history("not json\n", path, &all[0]);
-        assert_eq!(parse_history(&fresh, path).unwrap().len(), 1);
         let err = parse_history("{}\n", path).unwrap_err().to_string();
         assert!(err.contains("history h, line 1"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_line_costs_only_itself() {
+        let path = Path::new("h");
+        let good = |at: &str| serde_json::to_string(&change(at)).unwrap();
+        // (the file, the changes read, the lines that are not one)
+        let cases: &[(Vec<u8>, &[&str], &[usize])] = &[
+            (
+                format!("{}\n{}\n", good("a"), good("b")).into_bytes(),
+                &["a", "b"],
+                &[],
+            ),
+            (
+                format!("{}\nnot json\n{}\n\n{}\n", good("a"), good("b"), good("c")).into_bytes(),
+                &["a", "b", "c"],
+                &[2],
+            ),
+            (
+                format!("{{\"at\": 1}}\n{}\n{}", good("a"), &good("b")[..9]).into_bytes(),
+                &["a"],
+                &[1, 3],
+            ),
+            (
+                [good("a").as_bytes(), b"\n\xff\xfe\n", good("b").as_bytes()].concat(),
+                &["a", "b"],
+                &[2],
+            ),
+        ];
+        for (text, want, lines) in cases {
+            let (got, bad) = read_history(text, path);
+            let got: Vec<&str> = got.iter().map(|c| c.at.as_str()).collect();
+            assert_eq!(&got, want, "{}", String::from_utf8_lossy(text));
+            let bad: Vec<usize> = bad.iter().map(|e| e.line).collect();
+            assert_eq!(&bad, lines, "{}", String::from_utf8_lossy(text));
+        }
     }
 }

@@ -280,7 +280,9 @@ with \fB--loop\fR: at most one action a pass, FILE replaced only when it changes
 before kept as FILE.prev, the change in FILE.history, read by \fBsabakan history\fR), an
 optional apply command after \fB--\fR, CKE's metrics with \fB--metrics\fR, the query variables
 of \fBsabakan set-variables\fR and the switch of \fBsabakan enable\fR|\fBdisable\fR. The same
-inputs always give the same file.
+inputs always give the same file. While the apply command runs, its pid and start time are in
+FILE.applying: a pass starts no apply while an earlier pass's command still runs (exit 4), and
+SIGTERM waits for the command under way.
 .PP
 The template is a cluster.yml whose node entries have no address: exactly one with
 \fBcontrol_plane: true\fR, and one or more worker templates. With two or more, each names its

@@ -435,6 +435,7 @@ fn groups() -> impl Strategy<Value = Vec<Group>> {
                 name: format!("grp{name}"),
                 uuid: format!("g{i}"),
                 tags,
+                other: Default::default(),
             })
             .collect()
     })
@@ -462,6 +463,7 @@ fn nodes() -> impl Strategy<Value = Vec<Node>> {
                     vm_capable,
                     group_uuid,
                     tags,
+                    other: Default::default(),
                 },
             )
             .collect()
@@ -519,6 +521,7 @@ fn instances() -> impl Strategy<Value = Vec<Instance>> {
                     admin_state: if up { "up" } else { "down" }.into(),
                     status: "running".into(),
                     tags,
+                    other: Default::default(),
                 }
             })
             .collect()
@@ -612,6 +615,8 @@ fn jobs() -> impl Strategy<Value = Vec<Job>> {
                 depends: vec![],
                 end_ts,
                 passes_left: None,
+                other: Default::default(),
+                op_other: Default::default(),
             })
             .collect()
     })
@@ -627,12 +632,14 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                 cluster: Cluster {
                     name: "c".into(),
                     tags: cluster_tags,
+                    other: Default::default(),
                 },
                 groups,
                 nodes,
                 instances,
                 jobs,
                 simulation: Default::default(),
+                other: Default::default(),
             }
         },
     )

@@ -133,6 +133,7 @@ fn scripted_outcomes_and_durations() {
                 SimOutcome::Fail,
             ],
             passes: Some(2),
+            other: Default::default(),
         },
     );
     let mut f = FleetFile::in_memory(snap);
@@ -255,4 +256,103 @@ fn a_fleet_file_changed_since_it_was_read_is_not_overwritten() {
         unchanged.save().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs);
     }
+}
+
+#[test]
+fn job_ids_never_wrap_around() {
+    /// Ids in the file, jobs submitted, the ids they get, the submission that is refused.
+    type Case<'a> = (&'a [u64], usize, &'a [u64], Option<usize>);
+    let cases: &[Case] = &[
+        (&[], 2, &[1, 2], None),
+        (&[u64::MAX - 2], 2, &[u64::MAX - 1, u64::MAX], None),
+        (&[u64::MAX - 1], 2, &[u64::MAX], Some(1)),
+        (&[u64::MAX], 2, &[], Some(0)),
+        (&[7, u64::MAX, 3], 1, &[], Some(0)),
+    ];
+    for (have, submit, want, refused) in cases {
+        let mut snap = fleet();
+        snap.jobs = have
+            .iter()
+            .map(|&id| crate::ganeti::testkit::job(id, JobStatus::Success))
+            .collect();
+        let mut f = FleetFile::in_memory(snap);
+        let mut got = vec![];
+        let mut failed = None;
+        for n in 0..*submit {
+            match f.submit("d", &Op::Reinstall, "autorepair:x", None) {
+                Ok(id) => got.push(id),
+                Err(e) => {
+                    let text = e.to_string();
+                    assert!(
+                        text.contains("(fleet in memory)") && text.contains("largest id"),
+                        "{have:?}: {text}"
+                    );
+                    failed = Some(n);
+                    break;
+                }
+            }
+        }
+        assert_eq!(&got, want, "{have:?}");
+        assert_eq!(failed, *refused, "{have:?}");
+        let mut ids: Vec<u64> = f.fleet().jobs.iter().map(|j| j.id).collect();
+        let all = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), all, "{have:?}: an id given twice");
+    }
+}
+
+/// Every object of the file, at every level, with a key the model does not know.
+const WITH_UNKNOWN_KEYS: &str = r#"{
+  "_comment": "kept",
+  "cluster": {"name": "c", "architecture": ["x86_64", "x86_64"], "tags": []},
+  "groups": [{"name": "g", "uuid": "g", "alloc_policy": "preferred"}],
+  "nodes": [
+    {"name": "n1", "group.uuid": "g", "ctotal": 8, "offline": true},
+    {"name": "n2", "group.uuid": "g", "ctotal": 16}
+  ],
+  "instances": [{"name": "s", "pnode": "n1", "disk_template": "sharedfile",
+                 "beparams": {"memory": 512}, "tags": []}],
+  "jobs": [{"id": 4, "status": "success", "received_ts": [1, 2],
+            "op": {"op": "move", "target_node": "n2", "ignore_consistency": true}}],
+  "simulation": {"note": "s", "instances": {"s": {"outcomes": [], "why": "w"}}}
+}"#;
+
+#[test]
+fn keys_the_model_does_not_know_survive_a_rewrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.json");
+    std::fs::write(&path, WITH_UNKNOWN_KEYS).unwrap();
+    let mut f = FleetFile::open(&path).unwrap();
+    let id = f
+        .submit("s", &Op::Reinstall, "autorepair:x", Some(&4))
+        .unwrap();
+    f.add_marks(&crate::ganeti::instance("s"), &["a".into()], "r")
+        .unwrap();
+    f.finish_pass(100).unwrap();
+    let got: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let want: serde_json::Value = serde_json::from_str(WITH_UNKNOWN_KEYS).unwrap();
+    for pointer in [
+        "/_comment",
+        "/cluster/architecture",
+        "/groups/0/alloc_policy",
+        "/nodes/0/ctotal",
+        "/nodes/1/ctotal",
+        "/instances/0/beparams",
+        "/jobs/0/received_ts",
+        "/jobs/0/op/ignore_consistency",
+        "/simulation/note",
+        "/simulation/instances/s/why",
+    ] {
+        assert_eq!(
+            got.pointer(pointer),
+            want.pointer(pointer),
+            "{pointer} in {got:#}"
+        );
+    }
+    // What the pass did is there too, and no key the model writes is doubled or left stale.
+    assert_eq!(got["jobs"][1]["id"], id);
+    assert_eq!(got["jobs"][0]["op"]["target_node"], "n2");
+    assert_eq!(got["instances"][0]["tags"], serde_json::json!(["a"]));
 }

@@ -91,6 +91,8 @@ pub(super) fn job_from_rapi(v: &Value) -> Option<Job> {
         depends: vec![],
         end_ts,
         passes_left: None,
+        other: Default::default(),
+        op_other: Default::default(),
     })
 }
 
@@ -220,6 +222,7 @@ pub(super) fn instances_from_query(
                 status: status.remove(&name).unwrap_or_default(),
                 tags: strings(Some(&tags)),
                 name,
+                other: Default::default(),
             }
         })
         .collect())
@@ -241,6 +244,7 @@ pub(super) fn instances_from_bulk(v: Value) -> Result<Vec<Instance>, BackendErro
                 admin_state: text("admin_state").unwrap_or_else(|| "up".into()),
                 status: text("status").unwrap_or_default(),
                 tags: tag_list(i),
+                other: Default::default(),
             })
         })
         .collect()
@@ -255,6 +259,7 @@ pub(super) fn groups_from(v: Value) -> Result<Vec<Group>, BackendError> {
                 name: str_field(g, "name", "a group")?,
                 uuid: str_field(g, "uuid", "a group")?,
                 tags: tag_list(g),
+                other: Default::default(),
             })
         })
         .collect()
@@ -287,6 +292,7 @@ pub(super) fn nodes_from(v: Value, what: &str) -> Result<(Vec<Node>, Placement),
             group_uuid: str_field(n, "group.uuid", &format!("node {name}"))?,
             tags: tag_list(n),
             name,
+            other: Default::default(),
         });
     }
     Ok((nodes, placement))

@@ -9,7 +9,7 @@ use crate::limits::Limits;
 use crate::marks::{Codec, Governs, Mark, Outcome, Pending, RenderError, RepairResult, read};
 use crate::object::ObjectRef;
 use crate::policy::{self, Policy};
-use crate::text::Text;
+use crate::text::{FxSet, Text};
 
 pub(super) struct Ctx<'c, 'a, F: Family> {
     pub index: &'c Index<'a, F>,
@@ -173,6 +173,8 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
                 .collect(),
             adds: Vec::new(),
             removes: Vec::new(),
+            added: FxSet::default(),
+            removed: FxSet::default(),
             notes: Vec::new(),
             pending_views: Vec::new(),
             active: false,
@@ -217,6 +219,8 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
             });
             t.adds.clear();
             t.removes.clear();
+            t.added.clear();
+            t.removed.clear();
             t.candidate = None;
             t.blocked = Some(Blocked::DuplicateName);
             t.notes
@@ -306,12 +310,46 @@ struct TargetWork<'c, 'a, F: Family> {
     results: Vec<(&'a str, Outcome<'a, F::Level>)>,
     adds: Vec<Write>,
     removes: Vec<Write>,
+    /// The marks of `adds` and `removes`, once they are too many to scan (see [`push_once`]).
+    added: FxSet<String>,
+    removed: FxSet<String>,
     notes: Vec<String>,
     pending_views: Vec<RepairView<F>>,
     active: bool,
     /// A request that cannot start now still keeps any other repair from starting.
     hold: bool,
     candidate: Option<Candidate<F>>,
+}
+
+/// Adds a write of `mark` unless `list` has one. A target writes a few marks, found by a scan;
+/// but one object may carry any number (100,000 timed suspends, all over), and comparing each
+/// with all before it made `status` take 34 s: past a handful, `index` holds the marks of
+/// `list`.
+fn push_once(
+    list: &mut Vec<Write>,
+    index: &mut FxSet<String>,
+    mark: String,
+    why: &str,
+    record: bool,
+) {
+    const SCAN: usize = 16;
+    if list.len() < SCAN {
+        if list.iter().any(|w| w.mark == mark) {
+            return;
+        }
+    } else {
+        if index.is_empty() {
+            index.extend(list.iter().map(|w| w.mark.clone()));
+        }
+        if !index.insert(mark.clone()) {
+            return;
+        }
+    }
+    list.push(Write {
+        mark,
+        why: why.to_owned(),
+        record,
+    });
 }
 
 /// A pending repair's operations as the backend knows them (see `TargetWork::ops_of`).
@@ -334,23 +372,17 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
     }
 
     fn add(&mut self, mark: String, why: &str, record: bool) {
-        if !self.adds.iter().any(|w| w.mark == mark) {
-            self.adds.push(Write {
-                mark,
-                why: why.to_owned(),
-                record,
-            });
-        }
+        push_once(&mut self.adds, &mut self.added, mark, why, record);
     }
 
     fn remove(&mut self, mark: &str, why: &str, record: bool) {
-        if !self.removes.iter().any(|w| w.mark == mark) {
-            self.removes.push(Write {
-                mark: mark.to_owned(),
-                why: why.to_owned(),
-                record,
-            });
-        }
+        push_once(
+            &mut self.removes,
+            &mut self.removed,
+            mark.to_owned(),
+            why,
+            record,
+        );
     }
 
     /// The first reason found is the one a person acts on.

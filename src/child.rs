@@ -1,0 +1,336 @@
+//! The child processes the watcher starts (repair commands, health checks, sabakan's apply
+//! command), and a stop signal while one runs.
+//!
+//! A child leads a process group of its own (a timeout kills what it started too), so a
+//! signal sent to the watcher alone never reaches it: before this module, SIGTERM ended the
+//! watcher and left its command running under PID 1, and the next pass judged a command that
+//! had not ended. Once a child was started, SIGTERM and SIGINT are caught: with no child
+//! running the process ends at once, as the default action would have ended it; with one,
+//! the watcher waits for it (its timeout bounds the wait), records what it did, starts no
+//! other and stops. A second signal stops the children's process groups and ends the process.
+//!
+//! A loop that stops by itself at safe points (`run --loop` on a live cluster) asks
+//! [`catch_stop`] with `graceful`: the first signal then only raises the flag.
+//!
+//! [`Identity`] names a process beyond its pid, for a record that outlives the watcher (a
+//! pass killed with SIGKILL leaves its child running): the pid and the start time the kernel
+//! gives it, so that a pid reused by another process is not taken for the child.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+const LOG_TARGET: &str = "autorepair::child";
+
+/// The stop flag, raised by the first signal.
+fn flag() -> &'static Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
+}
+
+static GRACEFUL: AtomicBool = AtomicBool::new(false);
+
+/// Children starting or running: `None` between the decision to start one and its pid, so a
+/// signal in between does not end the process under a child about to run.
+static RUNNING: Mutex<Vec<(u64, Option<u32>)>> = Mutex::new(Vec::new());
+
+fn running() -> std::sync::MutexGuard<'static, Vec<(u64, Option<u32>)>> {
+    RUNNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Whether a stop signal came.
+pub fn stop_requested() -> bool {
+    flag().load(Ordering::SeqCst)
+}
+
+/// Catches SIGTERM and SIGINT from now on (once per process; `graceful` once asked stays).
+/// Returns the stop flag.
+pub fn catch_stop(graceful: bool) -> Arc<AtomicBool> {
+    if graceful {
+        GRACEFUL.store(true, Ordering::SeqCst);
+    }
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(start_signal_thread);
+    flag().clone()
+}
+
+fn start_signal_thread() {
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(|| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut term), Ok(mut int)) = (
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::interrupt()),
+                ) else {
+                    tracing::warn!(target: LOG_TARGET, "cannot catch SIGTERM: a stop may leave a command running");
+                    return;
+                };
+                for n in 0.. {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                    signalled(n);
+                }
+            });
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(target: LOG_TARGET, error = %e, "cannot start the signal thread");
+    }
+}
+
+fn signalled(n: u32) {
+    // Raised under the lock `Running::starting` takes: a child is either listed here, or
+    // never started.
+    let children: Vec<Option<u32>> = {
+        let all = running();
+        flag().store(true, Ordering::SeqCst);
+        all.iter().map(|(_, pid)| *pid).collect()
+    };
+    if n > 0 {
+        stop_groups(&children);
+        std::process::exit(143);
+    }
+    if children.is_empty() && !GRACEFUL.load(Ordering::SeqCst) {
+        std::process::exit(143);
+    }
+    if children.is_empty() {
+        tracing::info!(target: LOG_TARGET, "stop signal: stopping once the write under way is done (a second signal stops at once)");
+    } else {
+        let pids: Vec<String> = children.iter().flatten().map(u32::to_string).collect();
+        tracing::warn!(
+            target: LOG_TARGET,
+            "stop signal: waiting for the command under way (pid {}) to end, within its timeout, then stopping; a second signal stops it and its process group",
+            pids.join(", ")
+        );
+    }
+}
+
+/// SIGTERM to each child's process group, SIGKILL to what is left a second later.
+fn stop_groups(children: &[Option<u32>]) {
+    let groups: Vec<rustix::process::Pid> = children
+        .iter()
+        .flatten()
+        .filter_map(|p| i32::try_from(*p).ok())
+        .filter_map(rustix::process::Pid::from_raw)
+        .collect();
+    if groups.is_empty() {
+        return;
+    }
+    for signal in [rustix::process::Signal::TERM, rustix::process::Signal::KILL] {
+        for g in &groups {
+            let _ = rustix::process::kill_process_group(*g, signal);
+        }
+        if signal == rustix::process::Signal::TERM {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    tracing::warn!(target: LOG_TARGET, "second stop signal: the commands under way were stopped");
+}
+
+/// A child starting, then running, while it lives: what a stop signal waits for.
+pub struct Running {
+    id: u64,
+}
+
+impl Running {
+    /// Before the spawn: catches the stop signals from now on. `None` when a stop was asked:
+    /// no child is started after it.
+    pub fn starting() -> Option<Running> {
+        catch_stop(false);
+        let mut all = running();
+        if stop_requested() {
+            return None;
+        }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        all.push((id, None));
+        Some(Running { id })
+    }
+
+    /// The child runs as `pid` (its process group too).
+    pub fn started(&self, pid: u32) {
+        if let Some(s) = running().iter_mut().find(|(id, _)| *id == self.id) {
+            s.1 = Some(pid);
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        running().retain(|(id, _)| *id != self.id);
+    }
+}
+
+/// A process, by its pid and the time it started (field 22 of `/proc/PID/stat`, in clock
+/// ticks since boot): a pid the kernel gave to another process since does not match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity {
+    pub pid: u32,
+    pub start: u64,
+}
+
+impl Identity {
+    /// The process `pid`, if it runs (a zombie has ended).
+    pub fn of(pid: u32) -> std::io::Result<Option<Identity>> {
+        Ok(Identity::stat(pid)?.and_then(|(running, id)| running.then_some(id)))
+    }
+
+    /// A child of this process not yet waited for, ended or not: its pid cannot have been
+    /// given to another process.
+    pub fn of_child(pid: u32) -> std::io::Result<Option<Identity>> {
+        Ok(Identity::stat(pid)?.map(|(_, id)| id))
+    }
+
+    /// Whether `pid` runs, and its identity.
+    fn stat(pid: u32) -> std::io::Result<Option<(bool, Identity)>> {
+        let stat = match crate::files::read_text(format!("/proc/{pid}/stat")) {
+            Ok(s) => s,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // The name, in parentheses, may hold spaces and parentheses: the fields follow the
+        // last ')'. There, field 3 (the state) comes first and field 22 twentieth.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        let bad = || {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("/proc/{pid}/stat: no state and start time in {stat:?}"),
+            )
+        };
+        let state = fields.first().ok_or_else(bad)?;
+        let start = fields
+            .get(19)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(bad)?;
+        Ok(Some((
+            !matches!(*state, "Z" | "X" | "x"),
+            Identity { pid, start },
+        )))
+    }
+
+    /// Whether this very process still runs.
+    pub fn alive(&self) -> std::io::Result<bool> {
+        Ok(Identity::of(self.pid)? == Some(*self))
+    }
+
+    /// As a record keeps it: `PID START`.
+    pub fn to_record(&self) -> String {
+        format!("{} {}\n", self.pid, self.start)
+    }
+
+    pub fn from_record(text: &str) -> Option<Identity> {
+        let mut words = text.split_whitespace();
+        let id = Identity {
+            pid: words.next()?.parse().ok()?,
+            start: words.next()?.parse().ok()?,
+        };
+        words.next().is_none().then_some(id)
+    }
+}
+
+/// What a record of a child says when read: none, the child still running, one that ended
+/// (or a pid now another process's), or a record that cannot be read.
+#[derive(Debug)]
+pub enum Recorded {
+    Nothing,
+    Running(Identity),
+    Ended,
+    Unreadable(String),
+}
+
+pub fn read_record(path: &Path) -> Recorded {
+    let text = match crate::files::read_text(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Recorded::Nothing,
+        Err(e) => return Recorded::Unreadable(e.to_string()),
+    };
+    let Some(id) = Identity::from_record(&text) else {
+        return Recorded::Unreadable(format!("not `PID START`: {:?}", text.trim_end()));
+    };
+    match id.alive() {
+        Ok(true) => Recorded::Running(id),
+        Ok(false) => Recorded::Ended,
+        Err(e) => Recorded::Unreadable(format!("cannot tell whether pid {} runs: {e}", id.pid)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_identity_is_the_pid_and_its_start_time() {
+        let me = Identity::of(std::process::id()).unwrap().unwrap();
+        assert!(me.alive().unwrap());
+        let other_start = Identity {
+            start: me.start + 1,
+            ..me
+        };
+        assert!(
+            !other_start.alive().unwrap(),
+            "a pid reused is another process"
+        );
+        assert_eq!(Identity::from_record(&me.to_record()), Some(me));
+        for bad in ["", "12", "12 x", "x 12", "12 34 56", "-1 3"] {
+            assert_eq!(Identity::from_record(bad), None, "{bad:?}");
+        }
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Ended but not reaped: a zombie, which runs no more.
+        let start = std::time::Instant::now();
+        while Identity::of(pid).unwrap().is_some() && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(Identity::of(pid).unwrap(), None);
+        // Not yet waited for, its pid is still its own: it can be recorded.
+        assert!(Identity::of_child(pid).unwrap().is_some());
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_record_says_what_it_can_and_fails_closed_on_what_it_cannot() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec");
+        assert!(matches!(read_record(&path), Recorded::Nothing));
+        let me = Identity::of(std::process::id()).unwrap().unwrap();
+        let cases: &[(String, &str)] = &[
+            (me.to_record(), "running"),
+            (
+                Identity {
+                    start: me.start + 1,
+                    ..me
+                }
+                .to_record(),
+                "ended",
+            ),
+            ("4194304 1\n".into(), "ended"),
+            ("garbage\n".into(), "unreadable"),
+            (String::new(), "unreadable"),
+        ];
+        for (text, want) in cases {
+            std::fs::write(&path, text).unwrap();
+            let got = match read_record(&path) {
+                Recorded::Nothing => "nothing",
+                Recorded::Running(_) => "running",
+                Recorded::Ended => "ended",
+                Recorded::Unreadable(_) => "unreadable",
+            };
+            assert_eq!(got, *want, "{text:?}");
+        }
+    }
+}
