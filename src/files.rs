@@ -53,8 +53,14 @@ struct Kept {
 fn refuse_read_only(path: &Path, meta: &std::fs::Metadata) -> std::io::Result<()> {
     let mode = meta.permissions().mode() & 0o7777;
     // Opening for writing asks the kernel whether this user may write it; nothing is changed.
-    let writable = mode & 0o222 != 0 && std::fs::OpenOptions::new().write(true).open(path).is_ok();
-    if writable {
+    let opened = std::fs::OpenOptions::new().write(true).open(path);
+    // A mount is no file's mode: chmod cannot help there.
+    if let Err(e) = &opened
+        && e.kind() == std::io::ErrorKind::ReadOnlyFilesystem
+    {
+        return Err(read_only_mount(path));
+    }
+    if mode & 0o222 != 0 && opened.is_ok() {
         return Ok(());
     }
     Err(std::io::Error::new(
@@ -64,6 +70,16 @@ fn refuse_read_only(path: &Path, meta: &std::fs::Metadata) -> std::io::Result<()
             path.display()
         ),
     ))
+}
+
+fn read_only_mount(path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::ReadOnlyFilesystem,
+        format!(
+            "{} is on a read-only file system: autorepair cannot replace it; remount it read-write, or use --dry-run",
+            path.display()
+        ),
+    )
 }
 
 fn write_atomically_with(path: &Path, bytes: &[u8], keep: Option<Kept>) -> std::io::Result<()> {
@@ -77,7 +93,9 @@ fn write_atomically_with(path: &Path, bytes: &[u8], keep: Option<Kept>) -> std::
     let leftovers = Leftovers::of(&name.to_string_lossy());
     leftovers.remove_dead(dir);
     let unwritable_dir = |e: std::io::Error| {
-        if e.kind() == std::io::ErrorKind::PermissionDenied {
+        if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem {
+            read_only_mount(dir)
+        } else if e.kind() == std::io::ErrorKind::PermissionDenied {
             std::io::Error::new(
                 e.kind(),
                 format!(
@@ -163,6 +181,18 @@ impl Leftovers {
     }
 }
 
+/// tempfile's error names its temporary file (`… at path "/dir/.r.html.autorepair-11897-….tmp"`),
+/// a name the user never gave and that no longer exists: keep the cause, name the directory
+/// (the caller names the file).
+fn without_temporary_name(e: std::io::Error, dir: &Path) -> std::io::Error {
+    let text = e.to_string();
+    let cause = text.split(" at path ").next().unwrap_or(&text);
+    std::io::Error::new(
+        e.kind(),
+        format!("cannot create a file in {}: {cause}", dir.display()),
+    )
+}
+
 /// A temporary file in the target's directory: without a name where the file system supports
 /// `O_TMPFILE`, else named as [`Leftovers`] says and removed on drop.
 enum Unnamed {
@@ -195,7 +225,14 @@ impl Unnamed {
                 name: leftovers.name(),
             }),
             // Not every file system has O_TMPFILE (NFS, older kernels): a named file then.
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Err(e),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+                ) =>
+            {
+                Err(e)
+            }
             Err(_) => {
                 let name = leftovers.name();
                 let (prefix, suffix) = name.split_at(name.len() - ".tmp".len());
@@ -206,6 +243,7 @@ impl Unnamed {
                     .permissions(std::fs::Permissions::from_mode(0o666))
                     .tempfile_in(dir)
                     .map(Unnamed::Named)
+                    .map_err(|e| without_temporary_name(e, dir))
             }
         }
     }
