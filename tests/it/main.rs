@@ -15,6 +15,7 @@ mod fail_closed;
 mod fake_kube;
 mod field;
 mod ganeti;
+mod inputs;
 mod layout;
 mod machines_cli;
 mod machines_live;
