@@ -392,14 +392,6 @@ fn write_errors_name_the_file_given_not_a_temporary_one() {
         let mut report = fleet.clone();
         report.extend(["report".into(), "--html".into(), out("r.html")]);
         cases.push((report, out("r.html")));
-        let mut metrics = fleet.clone();
-        metrics.extend([
-            "--metrics-file".into(),
-            out("m.prom"),
-            "run".into(),
-            "--dry-run".into(),
-        ]);
-        cases.push((metrics, out("m.prom")));
     }
     let sabakan: Vec<String> = [
         "sabakan",
