@@ -392,7 +392,20 @@ pub enum SelectError {
         targets: &'static str,
         candidates: Vec<String>,
     },
-    #[error("{object} holds no {targets}: name one of the {targets} or a scope ({advice})")]
+    /// The fleet has two targets of one name: an edit would reach only the first, while
+    /// `tags lint` says the name changes nothing.
+    #[error(
+        "{count} {targets} are named {name}, so autorepair cannot tell which one is meant and changes nothing: fix the fleet data first (`autorepair tags lint` names them)"
+    )]
+    Duplicate {
+        name: String,
+        targets: &'static str,
+        count: usize,
+    },
+    // Not "holds no instances": a node holds its instances, it only selects none.
+    #[error(
+        "{object} is neither one of the {targets} nor a scope of them, so it selects none: name {targets} or a scope ({advice})"
+    )]
     NotAScope {
         object: ObjectRef,
         targets: &'static str,
@@ -405,7 +418,16 @@ fn target_named<'a, F: Family>(
     targets: &'a [F::Target],
     object: &ObjectRef,
 ) -> Result<&'a str, SelectError> {
-    expand(targets.iter().map(F::name), &object.name).map_err(|c| {
+    let found = expand(targets.iter().map(F::name), &object.name).or_else(|mut c| {
+        // One name begun twice is one name: two targets that share it, not two candidates.
+        c.sort_unstable();
+        c.dedup();
+        match c.as_slice() {
+            [one] => Ok(*one),
+            _ => Err(c),
+        }
+    });
+    found.map_err(|c| {
         if c.is_empty() {
             SelectError::NoSuchObject {
                 object: object.clone(),
@@ -422,7 +444,8 @@ fn target_named<'a, F: Family>(
 }
 
 /// The object an admin named, with a target's short name expanded as gnt-* does (`web1` for
-/// `web1.example.org`, refused when it begins several names). Other objects as given.
+/// `web1.example.org`, refused when it begins several names), refused when several targets
+/// have that name. Other objects as given.
 pub fn resolve<F: Family>(
     snap: &F::Snapshot,
     object: &ObjectRef,
@@ -430,7 +453,16 @@ pub fn resolve<F: Family>(
     if !object.is(F::WORDS.target) {
         return Ok(object.clone());
     }
-    let name = target_named::<F>(F::targets(snap), object)?;
+    let targets = F::targets(snap);
+    let name = target_named::<F>(targets, object)?;
+    let count = targets.iter().filter(|t| F::name(t) == name).count();
+    if count > 1 {
+        return Err(SelectError::Duplicate {
+            name: name.to_owned(),
+            targets: F::WORDS.targets,
+            count,
+        });
+    }
     Ok(ObjectRef::new(F::WORDS.target, name))
 }
 
@@ -1007,6 +1039,37 @@ mod tests {
         assert!(e.to_string().contains("not in the fleet"), "{e}");
     }
 
+    /// Two targets of one name: an admin verb would edit the first only (issue 32), so the
+    /// name is refused, by its full name and by its short one; `status` shows both.
+    #[test]
+    fn a_name_two_targets_share_is_refused_for_edits() {
+        let mut snap = fleet();
+        let twin = Instance {
+            name: "twin.ams.example".into(),
+            pnode: "n".into(),
+            disk_template: "drbd".into(),
+            ..Default::default()
+        };
+        snap.instances.extend([twin.clone(), twin]);
+        for name in ["twin.ams.example", "twin"] {
+            let e = resolve::<Ganeti>(&snap, &crate::ganeti::instance(name)).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "2 instances are named twin.ams.example, so autorepair cannot tell which one is meant and changes nothing: fix the fleet data first (`autorepair tags lint` names them)",
+                "{name}"
+            );
+        }
+        let chosen = select::<Ganeti>(
+            &snap,
+            &Default::default(),
+            0,
+            &[crate::ganeti::instance("twin")],
+        )
+        .unwrap();
+        assert_eq!(chosen.into_iter().collect::<Vec<_>>(), ["twin.ams.example"]);
+        assert!(resolve::<Ganeti>(&snap, &crate::ganeti::instance("i")).is_ok());
+    }
+
     /// `status OBJECT…`: full names, gnt-* short names (unambiguous only), scopes, the root;
     /// an inert object or an unknown one is refused with what to name instead.
     #[test]
@@ -1063,7 +1126,9 @@ mod tests {
             (&["group/zz"], Err("group/zz is not in the fleet")),
             (
                 &["node/n"],
-                Err("node/n holds no instances: name one of the instances or a scope"),
+                Err(
+                    "node/n is neither one of the instances nor a scope of them, so it selects none: name instances or a scope",
+                ),
             ),
         ];
         for (objects, want) in cases {

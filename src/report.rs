@@ -6,6 +6,7 @@ pub mod html;
 
 use crate::engine::marks::Codec;
 use crate::engine::plan::{FleetSummary, Lint};
+use crate::engine::text::shown;
 use crate::engine::{Action, Family, Next, Plan, State, TargetPlan, rfc3339};
 use crate::plug::FamilyFace;
 use serde::Serialize;
@@ -146,12 +147,16 @@ pub fn limits_lines<F: Family>(plan: &Plan<F>) -> String {
         let down: Vec<String> = f
             .down_nodes
             .iter()
-            .map(|n| format!("{} ({}, {})", n.name, n.group, n.state))
+            .map(|n| format!("{} ({}, {})", shown(&n.name), shown(&n.group), n.state))
             .collect();
         let _ = writeln!(out, "down {}: {}", F::WORDS.domains, down.join(", "));
     }
     if !f.domains_under_repair.is_empty() {
-        let _ = writeln!(out, "under repair: {}", f.domains_under_repair.join(", "));
+        let _ = writeln!(
+            out,
+            "under repair: {}",
+            shown(&f.domains_under_repair.join(", "))
+        );
     }
     for h in f.halted.iter().chain(&f.halted_groups) {
         let _ = writeln!(out, "HALTED ({}): {h}", h.limit);
@@ -176,20 +181,36 @@ pub fn counts_line<F: Family>(plan: &Plan<F>, when: &str) -> String {
     format!(
         "{} {}; {} (states {when}; times in UTC)\n",
         plan.targets.len(),
-        F::WORDS.targets,
+        F::WORDS.targets_for(plan.targets.len()),
         parts.join(", ")
     )
+}
+
+/// `writeln!` for a line that may hold names from the fleet, its control characters escaped
+/// (a newline in a name would add a line).
+macro_rules! say {
+    ($out:expr, $($arg:tt)*) => {{
+        let line = format!($($arg)*);
+        $out.push_str(&shown(&line));
+        $out.push('\n');
+    }};
 }
 
 /// The reasoning chain for one target.
 pub fn explain<F: FamilyFace>(plan: &Plan<F>, t: &TargetPlan<F>) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} {}: {} now", F::WORDS.target, t.name, t.state);
-    let _ = writeln!(out, "  {}", F::facts_line(&t.facts));
+    say!(
+        out,
+        "{} {}: {} now",
+        F::WORDS.target,
+        shown(&t.name),
+        t.state
+    );
+    say!(out, "  {}", F::facts_line(&t.facts));
     for n in &t.notes {
-        let _ = writeln!(out, "  - {n}");
+        say!(out, "  - {n}");
     }
-    let _ = writeln!(
+    say!(
         out,
         "  needed repair: {}; allowed up to: {}; policy from: {}",
         opt(t.needed_repair),
@@ -210,7 +231,7 @@ pub fn explain<F: FamilyFace>(plan: &Plan<F>, t: &TargetPlan<F>) -> String {
                 )
             })
             .collect();
-        let _ = writeln!(
+        say!(
             out,
             "  pending: {} {} since {} {} [{}]",
             p.repair,
@@ -221,7 +242,7 @@ pub fn explain<F: FamilyFace>(plan: &Plan<F>, t: &TargetPlan<F>) -> String {
         );
     }
     for h in &t.history {
-        let _ = writeln!(
+        say!(
             out,
             "  history: {} {} at {}: {}",
             h.repair,
@@ -230,24 +251,24 @@ pub fn explain<F: FamilyFace>(plan: &Plan<F>, t: &TargetPlan<F>) -> String {
             h.result
         );
         if let Some(why) = &h.why {
-            let _ = writeln!(out, "    {why}");
+            say!(out, "    {why}");
         }
     }
     for h in plan.fleet.halted.iter().chain(&plan.fleet.halted_groups) {
-        let _ = writeln!(out, "  limit: {h}");
+        say!(out, "  limit: {h}");
     }
     if let Some(b) = &t.blocked {
-        let _ = writeln!(out, "  held back: {b}");
+        say!(out, "  held back: {b}");
     }
     if t.actions.is_empty() {
-        let _ = writeln!(out, "  next pass: nothing to do");
+        say!(out, "  next pass: nothing to do");
     }
     for a in &t.actions {
-        let _ = writeln!(out, "  next pass: {a}");
+        say!(out, "  next pass: {a}");
     }
     let object = t.object();
     for l in plan.lint.iter().filter(|l| l.object == object) {
-        let _ = writeln!(out, "  {} problem: {l}", F::Marks::NOUN);
+        say!(out, "  {} problem: {l}", F::Marks::NOUN);
     }
     out
 }
@@ -255,8 +276,13 @@ pub fn explain<F: FamilyFace>(plan: &Plan<F>, t: &TargetPlan<F>) -> String {
 /// A plain table: the header, then one line per row, each column as wide as its widest cell,
 /// two spaces apart, no trailing blanks.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    // Every cell may hold a name from the fleet: one with a newline would add a row.
+    let rows: Vec<Vec<std::borrow::Cow<'_, str>>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| shown(c)).collect())
+        .collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
+    for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());
         }
@@ -271,8 +297,8 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
         out.push('\n');
     };
     line(&mut header.iter().copied());
-    for r in rows {
-        line(&mut r.iter().map(String::as_str));
+    for r in &rows {
+        line(&mut r.iter().map(|c| c.as_ref()));
     }
     out
 }

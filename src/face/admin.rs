@@ -88,6 +88,13 @@ pub fn admin<F: FamilyFace>(
             message: why.clone(),
         });
     }
+    // The executor's own line is not logged for an admin command: say why it stopped here.
+    if let Some(why) = &done.halted {
+        return Err(Error::Act {
+            object: object.clone(),
+            message: why.clone(),
+        });
+    }
     if let Some((_, e)) = done.errors.first() {
         return Err(Error::Act {
             object: object.clone(),

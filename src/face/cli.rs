@@ -173,6 +173,18 @@ impl clap::builder::TypedValueParser for Levels {
     }
 }
 
+/// `AUTOREPAIR_CONFIG=` is how a shell unsets a variable for one command, and how a unit file
+/// leaves it blank: clap would take it as an empty --config and refuse it.
+fn unset_if_empty(cmd: clap::Command) -> clap::Command {
+    if std::env::var_os(CONFIG_ENV).is_some_and(|v| v.is_empty()) {
+        cmd.mut_arg("config", |a| a.env(None))
+    } else {
+        cmd
+    }
+}
+
+const CONFIG_ENV: &str = "AUTOREPAIR_CONFIG";
+
 /// Parses `argv` (its first item is the program).
 pub fn parse_from<I, T>(families: &[&dyn Registered], argv: I) -> Result<Parsed, clap::Error>
 where
@@ -181,7 +193,7 @@ where
 {
     let mut argv = argv.into_iter().map(Into::into);
     let program: std::ffi::OsString = argv.next().unwrap_or_else(|| "autorepair".into());
-    let matches = with_help_command(command(families))
+    let matches = with_help_command(unset_if_empty(command(families)))
         .try_get_matches_from(std::iter::once(program.clone()).chain(argv))?;
     if let Some(words) = help_asked(&matches) {
         // The help clap prints for `COMMAND… --help` (or the error for a command it does not
@@ -399,6 +411,16 @@ pub enum Command {
     },
 }
 
+/// A count of which 0 would check nothing and still report that no rule was violated.
+#[cfg(any(test, feature = "testkit"))]
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("at least 1 (no scenario would check nothing)".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[cfg(any(test, feature = "testkit"))]
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
@@ -408,8 +430,8 @@ pub struct SimulateArgs {
     /// Seed of the first scenario; scenario k uses seed+k.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
-    /// How many seeded scenarios to run.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// How many seeded scenarios to run; at least 1.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = at_least_one)]
     pub scenarios: usize,
     /// Passes without faults at the end [default: enough for max_repair_age to run out].
     #[arg(long, value_name = "N")]

@@ -86,6 +86,15 @@ pub fn explain<F: FamilyFace>(
             .and_then(|full| plan.target(full))
     };
     let Some(t) = expanded(name).or_else(|| kind_name.and_then(expanded)) else {
+        if let Ok(object) = F::parse_object(name)
+            && !object.is(F::WORDS.target)
+        {
+            return Err(Error::NotATarget {
+                object: object.to_string(),
+                kind: F::WORDS.target,
+                kinds: F::WORDS.targets,
+            });
+        }
         return Err(Error::NoSuchTarget {
             name: name.to_owned(),
             from: fleet.describe(),

@@ -21,17 +21,74 @@ impl Logs {
             LogFilter::Flag(f) => EnvFilter::new(f),
             LogFilter::Env(v) => EnvFilter::try_new(v).unwrap_or_else(|_| EnvFilter::new("info")),
             LogFilter::Default => EnvFilter::new("info"),
-            LogFilter::AdminDefault => EnvFilter::new("info,autorepair_engine::exec=warn"),
+            // Every executor line of an admin command is said again by the command itself: its
+            // change on standard output, its failure as the error (a RAPI refusal was printed
+            // twice, as an ERROR line and as the error).
+            LogFilter::AdminDefault => EnvFilter::new("info,autorepair_engine::exec=off"),
         };
         let builder = tracing_subscriber::fmt()
             .with_env_filter(filter)
-            .with_writer(writer)
+            .with_writer(Escaping {
+                inner: writer,
+                colour: self.colour,
+            })
             .with_ansi(self.colour);
         if self.json {
             Box::new(builder.json().finish())
         } else {
             Box::new(builder.finish())
         }
+    }
+}
+
+/// A log writer that escapes every control character of a record but its closing newline:
+/// field values are names and messages from the fleet, and a newline in a name forged a log
+/// line of its own, an escape sequence reached the terminal. With colour on, ESC is the
+/// formatter's own and is kept.
+struct Escaping<W> {
+    inner: W,
+    colour: bool,
+}
+
+impl<'a, W: tracing_subscriber::fmt::MakeWriter<'a>> tracing_subscriber::fmt::MakeWriter<'a>
+    for Escaping<W>
+{
+    type Writer = Escaping<W::Writer>;
+    fn make_writer(&'a self) -> Self::Writer {
+        Escaping {
+            inner: self.inner.make_writer(),
+            colour: self.colour,
+        }
+    }
+}
+
+impl<W: Write> Write for Escaping<W> {
+    /// The formatter writes one whole record a call.
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let (body, end) = match text.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (&*text, ""),
+        };
+        let kept = |c: char| !c.is_control() || (self.colour && c == '\u{1b}');
+        if body.chars().all(kept) {
+            self.inner.write_all(buf)?;
+        } else {
+            let mut out = String::with_capacity(buf.len() + 8);
+            for c in body.chars() {
+                if kept(c) {
+                    out.push(c);
+                } else {
+                    out.extend(c.escape_default());
+                }
+            }
+            out.push_str(end);
+            self.inner.write_all(out.as_bytes())?;
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

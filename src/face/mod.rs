@@ -121,6 +121,16 @@ pub enum Error {
         from: String,
         source: crate::admin::SelectError,
     },
+    /// `explain` given a scope or another object that is no target: not "machine "rack/1" is
+    /// not in …".
+    #[error(
+        "{object} is not one of the {kinds}: explain takes one {kind} (`autorepair status {object}` lists those it governs, when it is a scope)"
+    )]
+    NotATarget {
+        object: String,
+        kind: &'static str,
+        kinds: &'static str,
+    },
     #[error("{kind} {name:?} is not in {from}: `autorepair status` lists the {kinds}")]
     NoSuchTarget {
         name: String,
@@ -161,7 +171,8 @@ impl Error {
             | Error::Connect(_)
             | Error::Edit(_)
             | Error::Select { .. }
-            | Error::NoSuchTarget { .. } => Exit::Usage,
+            | Error::NoSuchTarget { .. }
+            | Error::NotATarget { .. } => Exit::Usage,
             Error::Sabakan(e) => match e.failure {
                 Failure::Refused | Failure::Apply => Exit::Partial,
                 Failure::Usage => Exit::Usage,

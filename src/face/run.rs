@@ -190,9 +190,16 @@ fn pass_over<F: FamilyFace>(
         }
         return Ok(Exit::Ok);
     }
+    let writes_before = backend.writes_made();
     let (done, saved) = execute_and_save(logs, fleet, &plan, &mut backend, |b, _| {
         b.finish_pass(at).map(|()| true)
     });
+    // A machines entry is three labels, and a step's progress a label the executor never
+    // sees as a mark: the backend's own count, where it keeps one.
+    let writes = match (writes_before, backend.writes_made()) {
+        (Some(before), Some(after)) => after.saturating_sub(before),
+        _ => done.mark_writes,
+    };
     saved.map_err(|source| Error::PassNotSaved {
         pass,
         actions: done.actions_done,
@@ -211,7 +218,7 @@ fn pass_over<F: FamilyFace>(
     }
     if !out.json() {
         let noun = <F::Marks as crate::engine::marks::Codec>::NOUN;
-        let ops = F::WORDS.ops;
+        let ops = F::WORDS.ops_for(done.jobs_submitted.len());
         let repair_ops = if ops.starts_with("repair") {
             ops.to_owned()
         } else {
@@ -220,7 +227,7 @@ fn pass_over<F: FamilyFace>(
         out.line(format_args!(
             "pass {pass}: {} action(s): {} {noun} write(s), {} {repair_ops} submitted, {} error(s); {}",
             done.actions_done,
-            done.mark_writes,
+            writes,
             done.jobs_submitted.len(),
             done.errors.len(),
             report::counts_line(&plan, "when the pass began").trim_end()
@@ -239,7 +246,7 @@ fn pass_over<F: FamilyFace>(
         out.line(format_args!(
             "pass {pass}: {} queued {} canceled by the suspend of {}, none counts as failed: {}",
             canceled.len(),
-            F::WORDS.ops,
+            F::WORDS.ops_for(canceled.len()),
             pulled.as_ref().map_or("", |p| p.object.as_str()),
             named.join(", ")
         ))?;

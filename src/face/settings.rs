@@ -349,10 +349,11 @@ pub enum SettingsError {
     },
     #[error("no fleet to work on: pass {hints}; or name one in the config file")]
     NoFleet { hints: String },
+    /// `add` is only what the command line lacks.
     #[error(
-        "--leader-elect elects among replicas of `run --loop` with a Lease in a Kubernetes cluster: add --loop, and --kube (metal3) or --kubeconfig (the Nodes of a machines fleet); a file or Ganeti fleet has no Lease to elect with"
+        "--leader-elect elects among replicas of `run --loop` with a Lease in a Kubernetes cluster: {add}"
     )]
-    LeaderElect,
+    LeaderElect { add: &'static str },
     #[error("--lease {0:?}: give the Lease as NAMESPACE/NAME, e.g. --lease autorepair/autorepair")]
     Lease(String),
     /// The fleet file to take the lock beside is missing or unreadable.
@@ -744,8 +745,19 @@ fn leader<F: FamilyFace>(
     if !args.leader_elect {
         return Ok(None);
     }
-    if F::live(&fleet.source).is_none() || !args.loop_ {
-        return Err(SettingsError::LeaderElect);
+    match (F::live(&fleet.source).is_some(), args.loop_) {
+        (true, true) => {}
+        (true, false) => return Err(SettingsError::LeaderElect { add: "add --loop" }),
+        (false, true) => {
+            return Err(SettingsError::LeaderElect {
+                add: "add --kube (metal3) or --kubeconfig (the Nodes of a machines fleet); a file or Ganeti fleet has no Lease to elect with",
+            });
+        }
+        (false, false) => {
+            return Err(SettingsError::LeaderElect {
+                add: "add --loop, and --kube (metal3) or --kubeconfig (the Nodes of a machines fleet); a file or Ganeti fleet has no Lease to elect with",
+            });
+        }
     }
     use crate::k8s::lease::{DEFAULT_LEASE, LeaseName};
     let lease = match &args.lease {

@@ -75,7 +75,11 @@ pub fn lint<F: FamilyFace>(
     let plan = read_plan(fleet, clock, connect(fleet)?)?;
     let plan = &plan;
     for l in &plan.lint {
-        out.item(|| l, || l)?;
+        // A mark's text and its object's name come from the fleet.
+        out.item(
+            || l,
+            || crate::engine::text::shown(&l.to_string()).into_owned(),
+        )?;
     }
     if !out.json() {
         out.note(format_args!(

@@ -84,6 +84,12 @@ pub struct RapiFlags {
 /// Why no RAPI endpoint can be made of the flags, the config and the environment.
 #[derive(Debug, thiserror::Error)]
 pub enum EndpointError {
+    /// A URL no request can be made to, or one a request path would be glued after (a query
+    /// or fragment: `…#z/2/info`). Refused before any request: retrying cannot help.
+    #[error(
+        "RAPI URL {url:?} (--rapi or rapi.url): {why}; give it as https://HOST[:PORT], e.g. https://cluster.example.org:5080"
+    )]
+    BadUrl { url: String, why: String },
     #[error("no RAPI user: pass --rapi-user USER or set rapi.user in the config")]
     NoUser,
     /// The password file named by --rapi-password-file or rapi.password_file.
@@ -93,6 +99,31 @@ pub enum EndpointError {
         "no RAPI password: give --rapi-password-file FILE (or rapi.password_file in the config), or set AUTOREPAIR_RAPI_PASSWORD"
     )]
     NoPassword,
+}
+
+fn check_url(url: &str) -> Result<(), EndpointError> {
+    let bad = |why: String| EndpointError::BadUrl {
+        url: url.to_owned(),
+        why,
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|e| bad(format!("not a URL ({e})")))?;
+    if !matches!(parsed.scheme(), "https" | "http") {
+        return Err(bad(format!("scheme {:?} is not https", parsed.scheme())));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(bad("it names no host".into()));
+    }
+    if parsed.query().is_some() {
+        return Err(bad(
+            "it has a query (?…), which would end up before the request's path".into(),
+        ));
+    }
+    if parsed.fragment().is_some() {
+        return Err(bad(
+            "it has a fragment (#…), which would swallow the request's path".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The endpoint at `url`: each value from its flag, else the config's `[rapi]` section; the
@@ -105,6 +136,7 @@ pub fn endpoint(
     config: &super::section::Rapi,
     env_password: Option<&str>,
 ) -> Result<Endpoint, EndpointError> {
+    check_url(&url)?;
     let user = flags
         .user
         .or_else(|| config.user.clone())
@@ -261,7 +293,7 @@ impl FamilyFace for Ganeti {
             .and_then(|rapi| rapi.cluster_uuid())
             .map_err(|e| Failure::Read {
                 from: format!(
-                    "{} to name its lock by the cluster's uuid (GET /2/info; or name a lock file with --lock-file)",
+                    "{} to name its lock by the cluster's uuid (GET /2/info)",
                     endpoint.url
                 ),
                 source: e.into(),
@@ -424,11 +456,30 @@ mod tests {
     /// URL, what was asked, and the way round.
     #[test]
     fn no_uuid_no_lock() {
+        // (status, body, what the error names, whether a named lock would help): a refused
+        // password is not helped by --lock-file (issue 32), a cluster without a uuid is.
         let cases = [
-            (401, r#"{"code": 401, "message": "Unauthorized"}"#, "401"),
-            (200, r#"{"name": "c.example.test"}"#, "\"uuid\""),
+            (
+                401,
+                r#"{"code": 401, "message": "Unauthorized"}"#,
+                "401",
+                false,
+            ),
+            (
+                403,
+                r#"{"code": 403, "message": "Forbidden"}"#,
+                "403",
+                false,
+            ),
+            (200, r#"{"name": "c.example.test"}"#, "\"uuid\"", true),
+            (
+                200,
+                r#"{"name": "c.example.test", "uuid": " "}"#,
+                "uuid is empty",
+                true,
+            ),
         ];
-        for (status, body, words) in cases {
+        for (status, body, words, lock_helps) in cases {
             let rapi = FakeRapi::start(testsupport::rapi::fixed(status, body));
             let err = Ganeti::lock_taken(&source(rapi.url(), false), Path::new("/x.lock"))
                 .expect_err(body);
@@ -439,9 +490,10 @@ mod tests {
                 text.push_str(&format!(": {c}"));
                 cause = c.source();
             }
-            for w in [rapi.url(), "GET /2/info", "--lock-file", words] {
+            for w in [rapi.url(), "GET /2/info", words] {
                 assert!(text.contains(w), "{w:?} missing in {text}");
             }
+            assert_eq!(text.contains("--lock-file"), lock_helps, "{text}");
         }
     }
 }

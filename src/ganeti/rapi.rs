@@ -257,10 +257,15 @@ impl Rapi {
     /// nor a `gnt-cluster rename` changes.
     pub fn cluster_uuid(&self) -> Result<String, BackendError> {
         let info = self.get("/2/info")?;
-        let uuid = str_field(&info, "uuid", "GET /2/info")?;
+        // Only a cluster that answers without its uuid is helped by a named lock: one that
+        // does not answer (a refused password) could not be read by the pass either.
+        const NAME_A_LOCK: &str =
+            "the lock is named by it: name a lock file with --lock-file to do without";
+        let uuid = str_field(&info, "uuid", "GET /2/info")
+            .map_err(|e| api(format!("{e}; {NAME_A_LOCK}")))?;
         if uuid.trim().is_empty() {
             return Err(api(format!(
-                "GET {}: the cluster's uuid is empty",
+                "GET {}: the cluster's uuid is empty; {NAME_A_LOCK}",
                 self.url("/2/info")
             )));
         }

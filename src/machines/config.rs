@@ -209,16 +209,21 @@ impl Repair {
                 ));
             }
         };
-        let repair: Repair = serde_yaml_ng::from_value(section).map_err(|e| {
-            let e = e.to_string();
+        let repair: Repair = serde_yaml_ng::from_value(section.clone()).map_err(|e| {
+            // serde says what is wrong but not where ("missing field `operation`"): name the
+            // procedure, operation and step that it is in.
+            let e = match locate(&section) {
+                Some(at) => format!("{at}: {e}"),
+                None => format!("repair: {e}"),
+            };
             // Only an unknown key is where autorepair is stricter than CKE; a missing field
             // or a bad value is an error in its own words.
             if e.contains("unknown field") {
                 err(format!(
-                    "repair: {e} (autorepair refuses keys CKE does not know: CKE would ignore them silently)"
+                    "{e} (autorepair refuses keys CKE does not know: CKE would ignore them silently)"
                 ))
             } else {
-                err(format!("repair: {e}"))
+                err(e)
             }
         })?;
         repair.check().map_err(err)?;
@@ -235,8 +240,28 @@ impl Repair {
         })
     }
 
-    /// CKE's validation, and nothing more (`validateRepair` in its cluster.go).
+    /// CKE's validation (`validateRepair` in its cluster.go), and commands that cannot run:
+    /// an empty repair or health check command, or none, failed the entry only at run time,
+    /// leaving its machine parked.
     fn check(&self) -> Result<(), String> {
+        for (p, procedure) in self.repair_procedures.iter().enumerate() {
+            for (o, op) in procedure.repair_operations.iter().enumerate() {
+                let at = Location::of(p, &procedure.machine_types, o, Some(&op.operation));
+                if op.health_check_command.is_empty() {
+                    return Err(format!(
+                        "{at}: health_check_command is missing or empty: give the command whose output `true` says the machine is repaired"
+                    ));
+                }
+                for (s, step) in op.repair_steps.iter().enumerate() {
+                    if step.repair_command.is_empty() {
+                        return Err(format!(
+                            "{}: repair_command is empty: give the command the step runs",
+                            at.step(s)
+                        ));
+                    }
+                }
+            }
+        }
         if self.max_concurrent_repairs == 0 {
             return Err("repair.max_concurrent_repairs must be more than 0".into());
         }
@@ -319,6 +344,79 @@ impl Repair {
             .iter()
             .find(|o| o.operation == operation)
     }
+}
+
+/// Where in `repair:` something is, as a person finds it: the procedure by its index and
+/// machine types, the operation by its name, the step by its index.
+struct Location(String);
+
+impl Location {
+    fn of(p: usize, types: &[String], o: usize, operation: Option<&str>) -> Location {
+        let mut at = format!(
+            "repair.repair_procedures[{p}] (machine types {}), repair_operations[{o}]",
+            types.join(", ")
+        );
+        if let Some(name) = operation {
+            at.push_str(&format!(" (operation {name:?})"));
+        }
+        Location(at)
+    }
+
+    fn step(&self, s: usize) -> String {
+        format!("{}, repair_steps[{s}]", self.0)
+    }
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The innermost procedure, operation or step of `section` that does not read, named.
+fn locate(section: &serde_yaml_ng::Value) -> Option<String> {
+    use serde_yaml_ng::{Value, from_value};
+    let texts = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_sequence)
+            .map(|s| {
+                s.iter()
+                    .filter_map(|t| t.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let procedures = section.get("repair_procedures")?.as_sequence()?;
+    let (p, procedure) = procedures
+        .iter()
+        .enumerate()
+        .find(|(_, v)| from_value::<Procedure>((*v).clone()).is_err())?;
+    let types = texts(procedure.get("machine_types"));
+    let operations = procedure
+        .get("repair_operations")
+        .and_then(Value::as_sequence);
+    let Some((o, op)) = operations.and_then(|ops| {
+        ops.iter()
+            .enumerate()
+            .find(|(_, v)| from_value::<Operation>((*v).clone()).is_err())
+    }) else {
+        return Some(format!(
+            "repair.repair_procedures[{p}] (machine types {})",
+            types.join(", ")
+        ));
+    };
+    let at = Location::of(p, &types, o, op.get("operation").and_then(Value::as_str));
+    let step = op
+        .get("repair_steps")
+        .and_then(Value::as_sequence)
+        .and_then(|steps| {
+            steps
+                .iter()
+                .position(|v| from_value::<Step>(v.clone()).is_err())
+        });
+    Some(match step {
+        Some(s) => at.step(s),
+        None => at.to_string(),
+    })
 }
 
 /// The sabakan trigger's constraints, with CKE's names and defaults (its constraints.go).
@@ -513,6 +611,70 @@ repair:
         for (text, key) in cases {
             let e = Repair::parse(&text, "c.yml").unwrap_err().to_string();
             assert!(e.contains("c.yml") && e.contains(key), "{key}: {e}");
+        }
+    }
+
+    /// Commands that cannot run are refused at load, as a missing `repair_command` is: they
+    /// failed the entry at run time and parked the machine (issue 32).
+    #[test]
+    fn commands_that_cannot_run_are_refused_at_load() {
+        let cases: Vec<(String, &str)> = vec![
+            (
+                CLUSTER.replace(
+                    "health_check_command: [\"check\"]",
+                    "health_check_command: []",
+                ),
+                "repair.repair_procedures[0] (machine types IPMI-2.0, qemu), repair_operations[0] (operation \"unreachable\"): health_check_command is missing or empty",
+            ),
+            (
+                CLUSTER.replace("          health_check_command: [\"check\"]\n", ""),
+                "repair_operations[0] (operation \"unreachable\"): health_check_command is missing or empty",
+            ),
+            (
+                CLUSTER.replace("repair_command: [\"power-cycle\"]", "repair_command: []"),
+                "repair_operations[0] (operation \"unreachable\"), repair_steps[1]: repair_command is empty",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_ne!(text, CLUSTER, "{want}: the case changes nothing");
+            let e = Repair::parse(&text, "c.yml").unwrap_err().to_string();
+            assert!(e.starts_with("repair configuration c.yml: "), "{e}");
+            assert!(e.contains(want), "{want}: {e}");
+        }
+    }
+
+    /// serde's errors say what but not where: the procedure, operation and step are named.
+    #[test]
+    fn errors_inside_a_procedure_name_it() {
+        let cases: Vec<(String, &str)> = vec![
+            (
+                CLUSTER.replace("- operation: unreachable", "- command_timeout_seconds: 5"),
+                "repair.repair_procedures[0] (machine types IPMI-2.0, qemu), repair_operations[0]: missing field `operation`",
+            ),
+            (
+                CLUSTER.replace("command_retries: 2", "command_retries: -2"),
+                "repair_operations[0] (operation \"unreachable\"), repair_steps[1]: ",
+            ),
+            (
+                CLUSTER.replace("need_drain: true", "need_drain: 7"),
+                "repair_operations[0] (operation \"unreachable\"), repair_steps[0]: ",
+            ),
+            (
+                CLUSTER.replace("- repair_command: [\"reboot-bmc\"]", "- command_retries: 1"),
+                "repair_steps[0]: missing field `repair_command`",
+            ),
+            (
+                CLUSTER.replace(
+                    "machine_types: [\"IPMI-2.0\", \"qemu\"]",
+                    "machine_types: 5",
+                ),
+                "repair.repair_procedures[0] (machine types ): ",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_ne!(text, CLUSTER, "{want}: the case changes nothing");
+            let e = Repair::parse(&text, "c.yml").unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
         }
     }
 

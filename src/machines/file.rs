@@ -50,6 +50,8 @@ pub struct MachinesFile {
     /// Asked before every label write and every repair command (`Backend::guard_writes`: a
     /// replica that lost its Lease stops there, inside a call too).
     guard: Option<crate::engine::WriteGuard>,
+    /// Every label written or removed ([`Backend::writes_made`]): an entry is three.
+    label_writes: usize,
 }
 
 /// Where the machines come from, for messages.
@@ -217,6 +219,7 @@ impl MachinesFile {
             now: None,
             runner: Box::new(command::Processes),
             guard: None,
+            label_writes: 0,
         };
         f.list()?;
         Ok(f)
@@ -350,6 +353,7 @@ impl MachinesFile {
             None => remove_label(m, name),
         }
         self.dirty = true;
+        self.label_writes += 1;
         Ok(())
     }
 
@@ -749,6 +753,10 @@ impl Backend<Machines> for MachinesFile {
             k.guard_writes(guard.clone());
         }
         self.guard = Some(guard);
+    }
+
+    fn writes_made(&self) -> Option<usize> {
+        Some(self.label_writes)
     }
 
     fn flush(&mut self) -> Result<(), BackendError> {

@@ -430,7 +430,9 @@ fn matches(item: &Value, object: &ObjectRef) -> bool {
 
 impl Backend<Metal3> for ObjectsFile {
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
-        Ok(Snapshot::from_items(self.items()))
+        let snap = Snapshot::from_items(self.items());
+        snap.warn_problems();
+        Ok(snap)
     }
 
     fn add_marks(

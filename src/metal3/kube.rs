@@ -270,7 +270,9 @@ impl Inner {
 
 impl Backend<Metal3> for KubeBackend {
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
-        self.rt.block_on(self.inner.read())
+        let snap = self.rt.block_on(self.inner.read())?;
+        snap.warn_problems();
+        Ok(snap)
     }
 
     fn add_marks(

@@ -514,6 +514,21 @@ fn describe(item: &Value) -> String {
 }
 
 impl Snapshot {
+    /// Says, once a read, every object that could not be read and how many: a Machine left
+    /// out without a word made the fleet look one smaller (5 Machines became 4).
+    pub fn warn_problems(&self) {
+        for (object, why) in &self.problems {
+            tracing::warn!(object = %object, "{why}");
+        }
+        if !self.problems.is_empty() {
+            tracing::warn!(
+                count = self.problems.len(),
+                "{} object(s) could not be read (warned above, each with why): an unreadable Machine is left out of the fleet, so nothing is planned for it until it is fixed",
+                self.problems.len()
+            );
+        }
+    }
+
     /// Reads the items of a `v1` `List` (or of several lists). Items of kinds autorepair does
     /// not use are ignored; items it cannot read are listed in [`Snapshot::problems`].
     pub fn from_items<'a>(items: impl IntoIterator<Item = &'a Value>) -> Snapshot {

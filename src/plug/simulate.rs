@@ -118,7 +118,7 @@ pub fn report<F: Family>(
                 summary.scenarios,
                 s.passes,
                 s.jobs_submitted,
-                F::WORDS.ops,
+                F::WORDS.ops_for(s.jobs_submitted),
                 s.repairs_succeeded,
                 s.repairs_failed,
                 s.kills,

@@ -92,7 +92,7 @@ pub struct SourceArgs {
     /// The query's $having and $notHaving variables, a JSON object as `ckecli sabakan
     /// set-variables` takes [default: with --write FILE those stored by `sabakan
     /// set-variables FILE`, else the query's defaults, which leave out boot and RETIRED
-    /// machines].
+    /// machines]. Refused with --machines, whose file is the answer as it stands.
     #[arg(long, value_name = "FILE", requires = "sabakan")]
     pub variables: Option<PathBuf>,
     /// The Kubernetes Nodes (`kubectl get nodes -o json`): a control plane carrying a taint it
@@ -122,7 +122,9 @@ pub struct UpdateArgs {
     #[arg(
         long,
         value_name = "FILE",
-        required_unless_present = "write",
+        // --loop, --dry-run, --metrics and an apply command all need --write: clap names
+        // --write alone as what is missing, not --current.
+        required_unless_present_any = ["write", "run_loop", "dry_run", "metrics", "apply"],
         conflicts_with = "write"
     )]
     pub current: Option<PathBuf>,
@@ -373,6 +375,18 @@ pub(super) fn generate_or_update(
         }
         (None, None) => KubeNodes::default(),
     };
+    // clap's `requires = "sabakan"` is met by the machines family's global --sabakan too, so
+    // a --variables beside --machines got past it and was never read.
+    if let (Some(v), Some(m)) = (&args.variables, &args.machines) {
+        return Err(fail(
+            Failure::Usage,
+            format!(
+                "--variables {}: the query variables select what sabakan answers (--sabakan URL), but --machines {} is taken as the answer, unfiltered: leave out --variables, or ask sabakan with --sabakan URL",
+                v.display(),
+                m.display()
+            ),
+        ));
+    }
     let machines = match (&args.machines, &args.sabakan) {
         (Some(p), _) => parse_machines(&read(p, "machines")?, now)
             .map_err(|e| fail(Failure::Usage, format!("machines {}: {e}", p.display())))?,

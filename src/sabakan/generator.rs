@@ -98,6 +98,27 @@ pub struct Choice {
     pub candidates: Vec<Scored>,
 }
 
+/// The choices in a few words for a log line: what each chose, out of how many candidates.
+/// The scores themselves (every candidate's, 8 KB for 16 machines) stay in `--json` and
+/// the history.
+pub fn choices_summary(choices: &[Choice]) -> String {
+    if choices.is_empty() {
+        return "none".into();
+    }
+    choices
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {} of {} candidate(s)",
+                c.purpose,
+                c.chosen.as_deref().unwrap_or("none"),
+                c.candidates.len()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// What an update (or generate) did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
@@ -129,6 +150,12 @@ pub enum Error {
         addresses: String,
         hint: String,
     },
+    /// Not "SN0101 and SN0101 both have the address": sabakan keys machines by serial, so
+    /// the input lists one machine twice.
+    #[error(
+        "machine {serial} is listed twice (a serial names one machine in sabakan): the machines input is not sabakan's answer as it stands; fix or fetch it again"
+    )]
+    DuplicateSerial { serial: String },
     #[error(
         "machines {first} and {second} both have the address {address} (ipv4[0]); fix one in sabakan"
     )]
@@ -283,7 +310,13 @@ impl<'a> Gen<'a> {
     fn new(inputs: &'a Inputs<'a>) -> Result<Gen<'a>, Error> {
         let mut ms = Vec::with_capacity(inputs.machines.len());
         let mut by_addr = HashMap::with_capacity(inputs.machines.len());
+        let mut serials = std::collections::HashSet::with_capacity(inputs.machines.len());
         for m in inputs.machines {
+            if !serials.insert(m.serial.as_str()) {
+                return Err(Error::DuplicateSerial {
+                    serial: m.serial.clone(),
+                });
+            }
             // CKE ignores a machine without an address.
             let Some(addr) = m.address() else { continue };
             if addr.parse::<IpAddr>().is_err() {

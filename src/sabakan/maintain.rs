@@ -39,6 +39,17 @@ pub fn enable(file: &Path, on: bool) -> Result<String, CliError> {
             file.display()
         ))
     } else {
+        // A typo would leave a marker that disables nothing while the real file goes on
+        // being changed.
+        if !file.exists() {
+            return Err(fail(
+                Failure::Usage,
+                format!(
+                    "{}: no such file, so there is nothing to disable: check the name (the file `update --write` maintains)",
+                    file.display()
+                ),
+            ));
+        }
         crate::files::write_atomically(
             &marker,
             b"sabakan integration disabled: `autorepair sabakan enable FILE` removes this file\n",
@@ -290,8 +301,8 @@ fn pass(
         action = %g.outcome.action,
         why = %g.outcome.why,
         changes = ?g.outcome.changes,
-        scores = %change.choices,
-        "cluster configuration changed"
+        choices = %super::generator::choices_summary(&g.outcome.choices),
+        "cluster configuration changed (every candidate's score: sabakan history FILE, or --json)"
     );
     debug_assert_ne!(g.outcome.action, Action::None);
     if !source.json {

@@ -17,6 +17,7 @@ mod field;
 mod files;
 mod ganeti;
 mod hostile;
+mod inputs;
 mod kept;
 mod layout;
 mod machines_cli;

@@ -530,7 +530,8 @@ passes.
 const ENVIRONMENT: &str = r#".SH ENVIRONMENT
 .TP
 .B AUTOREPAIR_CONFIG
-The config file, as \fB--config\fR (which overrides it). A file named this way must exist.
+The config file, as \fB--config\fR (which overrides it). A file named this way must exist;
+set but empty, it counts as unset.
 .TP
 .B AUTOREPAIR_RAPI_PASSWORD
 The RAPI password, when neither \fB--rapi-password-file\fR nor \fBpassword_file\fR names a

@@ -669,7 +669,9 @@ fn leader_election_is_refused_where_there_is_no_lease_to_elect_with() {
     std::fs::write(&objects, Fleet::new().build().to_string()).unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, "apiVersion: v1\nkind: Config\n").unwrap();
-    let cases: [(Vec<&str>, &str); 3] = [
+    // Each message asks only for what the command line lacks (issue 32: --loop given, yet
+    // "add --loop").
+    let cases: [(Vec<&str>, &str); 4] = [
         (
             vec![
                 "--kube-objects",
@@ -678,7 +680,16 @@ fn leader_election_is_refused_where_there_is_no_lease_to_elect_with() {
                 "--loop",
                 "--leader-elect",
             ],
-            "--leader-elect elects among replicas of `run --loop` with a Lease in a Kubernetes cluster",
+            "with a Lease in a Kubernetes cluster: add --kube (metal3) or --kubeconfig",
+        ),
+        (
+            vec![
+                "--kube-objects",
+                objects.to_str().unwrap(),
+                "run",
+                "--leader-elect",
+            ],
+            "add --loop, and --kube (metal3) or --kubeconfig",
         ),
         (
             vec![
@@ -688,7 +699,7 @@ fn leader_election_is_refused_where_there_is_no_lease_to_elect_with() {
                 "run",
                 "--leader-elect",
             ],
-            "add --loop, and --kube (metal3) or --kubeconfig",
+            "with a Lease in a Kubernetes cluster: add --loop\n",
         ),
         (
             vec![

@@ -184,6 +184,13 @@ pub trait Backend<F: Family> {
     ) -> Result<Vec<(String, F::OpId)>, BackendError> {
         Ok(Vec::new())
     }
+    /// The writes to the store this backend made since it was opened, for a backend whose one
+    /// call can make several (an operation recorded as an entry, its progress and a counter),
+    /// so that a pass's summary counts every write, not only the marks. `None`: one write per
+    /// mark, as the executor counts them.
+    fn writes_made(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Whether the writes made so far show in a new read ([`Backend::wait_applied`]).
@@ -350,6 +357,9 @@ impl<F: Family, B: Backend<F>, I: Interceptor<F>> Backend<F> for Intercepted<B, 
     ) -> Result<Vec<(String, F::OpId)>, BackendError> {
         self.inner.cancel_unstarted(covered)
     }
+    fn writes_made(&self) -> Option<usize> {
+        self.inner.writes_made()
+    }
 }
 
 /// Lets `budget` writes through, then fails every write as if the process had been killed
@@ -430,6 +440,9 @@ impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
         covered: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<(String, F::OpId)>, BackendError> {
         (**self).cancel_unstarted(covered)
+    }
+    fn writes_made(&self) -> Option<usize> {
+        (**self).writes_made()
     }
 }
 

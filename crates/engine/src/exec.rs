@@ -56,18 +56,18 @@ pub fn execute<F: Family>(plan: &Plan<F>, backend: &mut dyn Backend<F>) -> Repor
                     return report;
                 }
                 Err(BackendError::Halted(why)) => {
-                    tracing::warn!(target_name = %name, action = %action, "{why}: the pass stops here, the rest of its plan is not carried out");
+                    tracing::warn!(target_name = %crate::text::shown(&name), action = %action, "{why}: the pass stops here, the rest of its plan is not carried out");
                     report.halted = Some(why);
                     return report;
                 }
                 Err(BackendError::NoWriteAccess(why)) => {
-                    tracing::error!(target_name = %name, action = %action, "{why}. The pass stops here: no write of it can succeed");
+                    tracing::error!(target_name = %crate::text::shown(&name), action = %action, "{why}. The pass stops here: no write of it can succeed");
                     report.errors.push((name.clone(), why.clone()));
                     report.no_write_access = Some(why);
                     return report;
                 }
                 Err(e) => {
-                    tracing::error!(target_name = %name, action = %action, error = %e, "action failed; skipping the rest of this target");
+                    tracing::error!(target_name = %crate::text::shown(&name), action = %action, error = %e, "action failed; skipping the rest of this target");
                     report.errors.push((name.clone(), e.to_string()));
                     break;
                 }

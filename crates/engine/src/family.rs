@@ -121,6 +121,18 @@ pub struct Words {
     pub op_vanished: &'static str,
 }
 
+impl Words {
+    /// `op` for one, `ops` for any other count ("1 job", "0 jobs").
+    pub fn ops_for(&self, n: usize) -> &'static str {
+        if n == 1 { self.op } else { self.ops }
+    }
+
+    /// `target` for one, `targets` for any other count.
+    pub fn targets_for(&self, n: usize) -> &'static str {
+        if n == 1 { self.target } else { self.targets }
+    }
+}
+
 /// An object carrying marks that is not a target.
 #[derive(Clone, Debug)]
 pub struct Holder<'a> {

@@ -32,10 +32,13 @@ impl ObjectRef {
 
 impl fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Printed, never parsed back: a name from the fleet must not add a line or a
+        // terminal control to what is printed (crate::text::shown).
+        let kind = crate::text::shown(&self.kind);
         if self.name.is_empty() {
-            f.write_str(&self.kind)
+            f.write_str(&kind)
         } else {
-            write!(f, "{}/{}", self.kind, self.name)
+            write!(f, "{kind}/{}", crate::text::shown(&self.name))
         }
     }
 }

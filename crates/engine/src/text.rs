@@ -7,6 +7,25 @@ use std::sync::Arc;
 
 pub use rustc_hash::{FxHashMap as FxMap, FxHashSet as FxSet};
 
+/// `text` as it may be printed: every control character (a newline, a carriage return, an
+/// escape sequence's ESC, DEL) written as Rust writes it in a string (`\n`, `\u{1b}`), the rest
+/// as it is. Names come from the fleet, and a name with a newline in it added a line to
+/// `status -o name` and forged log lines; a terminal obeyed an escape sequence in one.
+pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Explanation text in a plan ([`TargetPlan`](super::plan::TargetPlan)): a `str` that is static or shared when many targets say
 /// the same thing ("healthy", a group's policy), so a pass does not allocate it per target.
 /// Reads, compares, prints and serialises exactly like a `String` with the same text.

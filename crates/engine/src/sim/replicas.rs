@@ -166,6 +166,9 @@ impl<F: Family, B: Backend<F>> Backend<F> for Replay<B, F> {
     ) -> Result<Vec<(String, F::OpId)>, BackendError> {
         self.inner.cancel_unstarted(covered)
     }
+    fn writes_made(&self) -> Option<usize> {
+        self.inner.writes_made()
+    }
 }
 
 /// What befalls the acting replica in a pass, by the number of writes it attempted first.
