@@ -578,8 +578,10 @@ repair_procedures:
   - machine_types: ["IPMI-2.0", "qemu"]
     repair_operations:
       - operation: unhealthy
+        health_check_command: ["h"]
         repair_steps: [{repair_command: ["r"]}]
       - operation: unreachable
+        health_check_command: ["h"]
         repair_steps: [{repair_command: ["r"]}]
 "#;
     let unhealthy_only = r#"
@@ -587,6 +589,7 @@ repair_procedures:
   - machine_types: ["qemu"]
     repair_operations:
       - operation: unhealthy
+        health_check_command: ["h"]
         repair_steps: [{repair_command: ["r"]}]
 "#;
     // (configuration, machine types of the fleet, notes); the boot server is IPMI-2.0 and
