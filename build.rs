@@ -1,11 +1,55 @@
-//! `cfg(testbed)`: set when the Ganeti testbed's env file was sourced for the build
-//! (`AUTOREPAIR_TESTBED_RAPI`), so the real-cluster tests in tests/it/ganeti.rs run; without it the
-//! test runner lists them as ignored instead of passing them without doing anything.
+//! Which integration tests can run here, as `cfg`s: a test that needs what this machine lacks is
+//! listed by the test runner as ignored, with the reason, instead of passing without doing
+//! anything.
+//!
+//! - `cfg(testbed)`: the Ganeti testbed's env file was sourced for the build
+//!   (`AUTOREPAIR_TESTBED_RAPI`), so the real-cluster tests in tests/it/ganeti.rs run.
+//! - `cfg(have_kubectl)`, `cfg(have_prometheus)`, `cfg(have_chromium)`: the tools those tests
+//!   drive are installed (on `PATH`; Chromium at `AUTOREPAIR_CHROMIUM` or `/usr/bin/chromium`),
+//!   or `AUTOREPAIR_REQUIRE_…` says they must be (CI), and then a missing one fails the test.
+//!
+//! The build script runs again when `PATH` or these variables change; after installing a tool
+//! under an unchanged `PATH`, `touch build.rs` (CONTRIBUTING.md).
 fn main() {
-    println!("cargo::rustc-check-cfg=cfg(testbed)");
     println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rustc-check-cfg=cfg(testbed)");
     println!("cargo::rerun-if-env-changed=AUTOREPAIR_TESTBED_RAPI");
     if std::env::var_os("AUTOREPAIR_TESTBED_RAPI").is_some() {
         println!("cargo::rustc-cfg=testbed");
+    }
+    println!("cargo::rerun-if-env-changed=PATH");
+    println!("cargo::rerun-if-env-changed=AUTOREPAIR_CHROMIUM");
+    let on_path = |tool: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(tool).is_file()))
+    };
+    let chromium = std::env::var_os("AUTOREPAIR_CHROMIUM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/usr/bin/chromium".into());
+    let found = [
+        (
+            "have_kubectl",
+            "AUTOREPAIR_REQUIRE_KUBECTL",
+            on_path("kubectl"),
+        ),
+        (
+            "have_prometheus",
+            "AUTOREPAIR_REQUIRE_PROMETHEUS",
+            ["prometheus", "promtool", "prometheus-node-exporter"]
+                .into_iter()
+                .all(on_path),
+        ),
+        (
+            "have_chromium",
+            "AUTOREPAIR_REQUIRE_CHROMIUM",
+            chromium.is_file(),
+        ),
+    ];
+    for (cfg, require, present) in found {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        println!("cargo::rerun-if-env-changed={require}");
+        if present || std::env::var_os(require).is_some() {
+            println!("cargo::rustc-cfg={cfg}");
+        }
     }
 }

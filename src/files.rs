@@ -447,6 +447,16 @@ fn write_atomically_with(
     // with the system's words (an OS error carries no path; the temporary-file crate's errors
     // carry its name) and what to do.
     let unwritable_dir = |e: std::io::Error| {
+        // A mount is no directory's mode: chmod cannot help there.
+        if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem {
+            return std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{} is on a read-only file system: autorepair cannot write there; remount it read-write, or use --dry-run",
+                    dir.display()
+                ),
+            );
+        }
         let said = if e.raw_os_error().is_some() {
             e.to_string()
         } else {
@@ -455,9 +465,6 @@ fn write_atomically_with(
         let advice = match e.kind() {
             std::io::ErrorKind::PermissionDenied => {
                 ": the file is replaced, not rewritten, so its directory must be writable"
-            }
-            std::io::ErrorKind::ReadOnlyFilesystem => {
-                ": remount the file system read-write, or use --dry-run"
             }
             _ => "",
         };
