@@ -58,24 +58,29 @@ pub fn catch_stop(graceful: bool) -> Arc<AtomicBool> {
 }
 
 fn start_signal_thread() {
+    // The handlers are installed here, before this returns and a child can be started: a
+    // thread that installed them later would leave a window in which SIGTERM still ended the
+    // process under its child (a loaded machine made it wide). The thread only waits on them.
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+    else {
+        tracing::warn!(target: LOG_TARGET, "cannot catch SIGTERM: a stop may leave a command running");
+        return;
+    };
+    let handlers = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _inside = rt.enter();
+        signal(SignalKind::terminate()).and_then(|t| Ok((t, signal(SignalKind::interrupt())?)))
+    };
+    let Ok((mut term, mut int)) = handlers else {
+        tracing::warn!(target: LOG_TARGET, "cannot catch SIGTERM: a stop may leave a command running");
+        return;
+    };
     let spawned = std::thread::Builder::new()
         .name("signals".into())
-        .spawn(|| {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .build()
-            else {
-                return;
-            };
+        .spawn(move || {
             rt.block_on(async {
-                use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut term), Ok(mut int)) = (
-                    signal(SignalKind::terminate()),
-                    signal(SignalKind::interrupt()),
-                ) else {
-                    tracing::warn!(target: LOG_TARGET, "cannot catch SIGTERM: a stop may leave a command running");
-                    return;
-                };
                 for n in 0.. {
                     tokio::select! {
                         _ = term.recv() => {}

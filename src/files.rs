@@ -18,9 +18,9 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// The most autorepair reads from one input file. A fleet file of 100,000 Ganeti instances
-/// has about 60 MB; anything near this bound is not a file of ours (or a device given by
-/// mistake), and reading it whole would take the memory of the host.
+/// The most autorepair reads from one input file. A fleet file of 100,000 Ganeti instances has
+/// about 33 MB (docs/benchmarks.md); anything near this bound is not a file of ours (or a
+/// device given by mistake), and reading it whole would take the memory of the host.
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 
 /// What a file was when it was read: its identity and the size and time of its last change.

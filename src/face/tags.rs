@@ -56,14 +56,25 @@ pub fn describe(t: &str) -> String {
             r.ops.to_vec::<u64>()
         ),
         Err(e) => format!(
-            "{t}: INVALID ({}): {}; until fixed it holds what a {} tag governs",
+            "{t}: INVALID ({}): {}; until fixed it holds what {} tag governs",
             e.code.as_str(),
             e.message,
-            e.governs
+            a_kind(e.governs)
         ),
         // The codec never parses to this; `read` stands it in for an error.
-        Ok(Tag::Unreadable(g)) => format!("{t}: INVALID: holds what a {g} tag governs"),
+        Ok(Tag::Unreadable(g)) => format!("{t}: INVALID: holds what {} tag governs", a_kind(g)),
     }
+}
+
+/// "a suspend", "an unknown": the kind of mark with its article.
+fn a_kind(governs: crate::engine::marks::Governs) -> String {
+    let kind = governs.to_string();
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind}")
 }
 
 /// Exit 1 if the fleet carries any invalid or conflicting autorepair mark.
@@ -93,4 +104,21 @@ pub fn lint<F: FamilyFace>(
     } else {
         Exit::Partial
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::marks::Governs;
+
+    #[test]
+    fn each_kind_of_mark_takes_its_article() {
+        for (governs, said) in [
+            (Governs::Suspend { all: false }, "a suspend"),
+            (Governs::Suspend { all: true }, "a suspend-all"),
+            (Governs::Unknown, "an unknown"),
+            (Governs::Pending, "a pending"),
+        ] {
+            assert_eq!(super::a_kind(governs), said);
+        }
+    }
 }
