@@ -8,69 +8,15 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::common::{DEMOS, Demo};
 
-/// One family's demo: its files (the fleet file first), its flags, and a target to suspend.
-struct Demo {
-    family: &'static str,
-    files: &'static [(&'static str, &'static str, &'static str)],
-    target: &'static str,
-    /// The object above every target.
-    root: &'static str,
+/// The binary, as the tests here run it.
+trait Run {
+    fn bin(&self, dir: &Path, rename: &[(&str, &str)]) -> Command;
+    fn bin_config(&self, dir: &Path, config: &str, rename: &[(&str, &str)]) -> Command;
 }
 
-/// (fixture, name in the test's directory, the flag that names it)
-const DEMOS: &[Demo] = &[
-    Demo {
-        family: "ganeti",
-        files: &[("fixtures/demo.json", "fleet.json", "--cluster")],
-        target: "web-b4.ams.example",
-        root: "cluster",
-    },
-    Demo {
-        family: "metal3",
-        files: &[(
-            "fixtures/metal3-demo.json",
-            "objects.json",
-            "--kube-objects",
-        )],
-        target: "prod/workers-7d9f-b2",
-        root: "cluster/prod/edge",
-    },
-    Demo {
-        family: "machines",
-        files: &[
-            (
-                "fixtures/machines-demo.json",
-                "machines.json",
-                "--sabakan-file",
-            ),
-            ("fixtures/machines-demo-nodes.json", "nodes.json", "--nodes"),
-            (
-                "fixtures/machines-demo.yml",
-                "repair.yml",
-                "--repair-config",
-            ),
-            (
-                "fixtures/machines-constraints.json",
-                "constraints.json",
-                "--constraints",
-            ),
-        ],
-        target: "rack0-cs2",
-        root: "cluster",
-    },
-];
-
-impl Demo {
-    fn copy(&self) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (from, to, _) in self.files {
-            std::fs::copy(Path::new(ROOT).join(from), dir.path().join(to)).unwrap();
-        }
-        dir
-    }
-
+impl Run for Demo {
     /// The binary in `dir`, with no config file and the demo's flags, each file renamed as
     /// `rename` says.
     fn bin(&self, dir: &Path, rename: &[(&str, &str)]) -> Command {
@@ -90,10 +36,6 @@ impl Demo {
             c.args([flag, given]);
         }
         c
-    }
-
-    fn fleet(&self) -> &'static str {
-        self.files[0].1
     }
 }
 
@@ -310,7 +252,7 @@ fn a_report_goes_into_a_fifo_and_through_a_symlink_in_place() {
 #[test]
 fn sabakan_update_refuses_to_write_over_its_inputs() {
     let dir = tempfile::tempdir().unwrap();
-    let s = Path::new(ROOT).join("fixtures/sabakan");
+    let s = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sabakan");
     for name in ["template.yml", "machines.json", "constraints.json"] {
         if s.join(name).exists() {
             std::fs::copy(s.join(name), dir.path().join(name)).unwrap();

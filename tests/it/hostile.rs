@@ -16,62 +16,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::time::Duration;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-struct Family {
-    name: &'static str,
-    /// (fixture, name, flag); the first is the fleet file.
-    files: &'static [(&'static str, &'static str, &'static str)],
-    /// The files a writing verb may change (by name).
-    written: &'static [&'static str],
-    target: &'static str,
-    scope: &'static str,
-}
-
-const FAMILIES: &[Family] = &[
-    Family {
-        name: "ganeti",
-        files: &[("fixtures/demo.json", "fleet.json", "--cluster")],
-        written: &["fleet.json"],
-        target: "web-b4.ams.example",
-        scope: "group/ams-b",
-    },
-    Family {
-        name: "metal3",
-        files: &[(
-            "fixtures/metal3-demo.json",
-            "objects.json",
-            "--kube-objects",
-        )],
-        written: &["objects.json"],
-        target: "prod/workers-7d9f-b2",
-        scope: "cluster",
-    },
-    Family {
-        name: "machines",
-        files: &[
-            (
-                "fixtures/machines-demo.json",
-                "machines.json",
-                "--sabakan-file",
-            ),
-            ("fixtures/machines-demo-nodes.json", "nodes.json", "--nodes"),
-            (
-                "fixtures/machines-demo.yml",
-                "repair.yml",
-                "--repair-config",
-            ),
-            (
-                "fixtures/machines-constraints.json",
-                "constraints.json",
-                "--constraints",
-            ),
-        ],
-        written: &["machines.json", "nodes.json"],
-        target: "rack0-cs2",
-        scope: "rack/0",
-    },
-];
+use crate::common::DEMOS;
 
 /// What an input file is made into.
 #[derive(Debug, Clone, Copy)]
@@ -183,7 +128,7 @@ fn case() -> impl Strategy<Value = Case> {
         Just(Out::DevNull),
     ];
     (
-        0..FAMILIES.len(),
+        0..DEMOS.len(),
         proptest::option::weighted(0.5, (0..4usize, damage)),
         0..VERBS.len(),
         out,
@@ -233,12 +178,9 @@ fn seen(path: &Path) -> Option<Seen> {
 }
 
 fn run_case(c: &Case) -> Result<(), TestCaseError> {
-    let family = &FAMILIES[c.family];
-    let dir = tempfile::tempdir().unwrap();
+    let family = &DEMOS[c.family];
+    let dir = family.copy();
     let d = dir.path();
-    for (from, to, _) in family.files {
-        std::fs::copy(Path::new(ROOT).join(from), d.join(to)).unwrap();
-    }
     // The names each flag is given: a damaged input may be replaced by another path.
     let mut given: Vec<String> = family.files.iter().map(|f| f.1.to_owned()).collect();
     if let Some((i, damage)) = c.damage {
@@ -313,7 +255,7 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
     }
     let output = cmd.args(&args).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let shown = format!("{} {args:?} ({c:?}): {stderr}", family.name);
+    let shown = format!("{} {args:?} ({c:?}): {stderr}", family.family);
     prop_assert!(
         output
             .status

@@ -92,3 +92,82 @@ pub fn mkfifo(path: &std::path::Path) {
     )
     .unwrap();
 }
+
+/// One family's demo, as the README's tours give it: its files (the fleet file first, each as
+/// fixture, name in a test's directory, and the flag that names it), the files a pass or an
+/// admin verb may write, a target, a scope above it and the object above everything.
+pub struct Demo {
+    pub family: &'static str,
+    pub files: &'static [(&'static str, &'static str, &'static str)],
+    pub written: &'static [&'static str],
+    pub target: &'static str,
+    pub scope: &'static str,
+    pub root: &'static str,
+}
+
+pub const DEMOS: &[Demo] = &[
+    Demo {
+        family: "ganeti",
+        files: &[("fixtures/demo.json", "fleet.json", "--cluster")],
+        written: &["fleet.json"],
+        target: "web-b4.ams.example",
+        scope: "group/ams-b",
+        root: "cluster",
+    },
+    Demo {
+        family: "metal3",
+        files: &[(
+            "fixtures/metal3-demo.json",
+            "objects.json",
+            "--kube-objects",
+        )],
+        written: &["objects.json"],
+        target: "prod/workers-7d9f-b2",
+        scope: "machinedeployment/prod/workers",
+        root: "cluster/prod/edge",
+    },
+    Demo {
+        family: "machines",
+        files: &[
+            (
+                "fixtures/machines-demo.json",
+                "machines.json",
+                "--sabakan-file",
+            ),
+            ("fixtures/machines-demo-nodes.json", "nodes.json", "--nodes"),
+            (
+                "fixtures/machines-demo.yml",
+                "repair.yml",
+                "--repair-config",
+            ),
+            (
+                "fixtures/machines-constraints.json",
+                "constraints.json",
+                "--constraints",
+            ),
+        ],
+        written: &["machines.json", "nodes.json"],
+        target: "rack0-cs2",
+        scope: "rack/0",
+        root: "cluster",
+    },
+];
+
+impl Demo {
+    /// The demo's files, copied into a directory of their own.
+    pub fn copy(&self) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (from, to, _) in self.files {
+            std::fs::copy(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(from),
+                dir.path().join(to),
+            )
+            .unwrap();
+        }
+        dir
+    }
+
+    pub fn fleet(&self) -> &'static str {
+        self.files[0].1
+    }
+}
