@@ -18,6 +18,17 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A source file's lines before its test module (`#[cfg(test)] mod …`), which may use anything
+/// as a fixture.
+fn outside_tests(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .windows(2)
+        .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].contains("mod "))
+        .unwrap_or(lines.len());
+    lines[..end].to_vec()
+}
+
 #[test]
 fn engine_names_no_family_and_does_no_io() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -222,12 +233,7 @@ fn the_face_names_no_family() {
     for file in rust_files(&face) {
         let text = std::fs::read_to_string(&file).expect("readable source");
         // A file's test modules (and a tests.rs) may use any family as a fixture.
-        let lines: Vec<&str> = text.lines().collect();
-        let end = lines
-            .windows(2)
-            .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].contains("mod "))
-            .unwrap_or(lines.len());
-        let code = lines[..end].join("\n");
+        let code = outside_tests(&text).join("\n");
         if file.ends_with("tests.rs") {
             continue;
         }
@@ -283,12 +289,7 @@ fn every_file_is_read_and_written_through_one_module() {
             continue;
         }
         let text = std::fs::read_to_string(&file).expect("readable source");
-        let lines: Vec<&str> = text.lines().collect();
-        let end = lines
-            .windows(2)
-            .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].contains("mod "))
-            .unwrap_or(lines.len());
-        for (n, line) in lines[..end].iter().enumerate() {
+        for (n, line) in outside_tests(&text).iter().enumerate() {
             if line.trim_start().starts_with("//") {
                 continue;
             }
