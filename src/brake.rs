@@ -6,6 +6,13 @@
 //! file before each of its writes and while it waits at its end; once it changed since the pass
 //! began, the pass writes nothing more and cancels the operations it queued that did not start
 //! yet on the targets the suspend covers (docs/design.md, "The brake").
+//!
+//! The file only stops passes already running on this host, fast. It never holds a pass that
+//! begins after it: that pass reads the fleet, whose own marks decide (rule 11), with the
+//! suspend writes the fleet took but did not apply yet counted as done (a Ganeti tag job
+//! still queued). A suspend the fleet refused, one whose write failed, and one removed by hand
+//! since hold nothing. Suspends given on other hosts reach a running pass through the
+//! backend's own watch of the fleet (`Backend::suspended_meanwhile`).
 
 use crate::engine::{BackendError, WriteGuard};
 use std::path::{Path, PathBuf};
@@ -42,6 +49,14 @@ pub struct Pulled {
 }
 
 impl Pulled {
+    /// A suspend of `object` seen now, in the fleet rather than in the file.
+    pub fn now(object: String) -> Pulled {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        Pulled { object, at }
+    }
+
     /// Why the pass stops, for its log and summary.
     pub fn why(&self) -> String {
         format!(
@@ -91,41 +106,11 @@ impl Watch {
     }
 }
 
-/// How long a brake holds the passes that begin after it, while the suspend it announced is
-/// not yet in the fleet: a RAPI cluster applies the suspend's tag as a job queued behind the
-/// repairs under way, which a pass waits for at most 15 minutes; a suspend not visible by then
-/// was undone or lost, and the brake lets go with a warning.
-pub const HOLD: std::time::Duration = std::time::Duration::from_secs(15 * 60);
-
-impl Watch {
-    /// The brake as it was when the pass began, if it still holds: pulled less than [`HOLD`]
-    /// ago (wall clock) for an object `shows_suspended` does not find suspended yet. A pass that
-    /// read the fleet before the suspend's write was applied must not start the repairs the
-    /// suspend stops.
-    pub fn holding(&self, shows_suspended: impl Fn(&str) -> bool) -> Option<Pulled> {
-        let text = self.at_start.as_deref()?;
-        if text.ends_with(APPLIED) {
-            return None;
-        }
-        let pulled = parse(text)?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
-        let age = now.saturating_sub(pulled.at);
-        if age > HOLD.as_secs() as i64 || shows_suspended(&pulled.object) {
-            return None;
-        }
-        Some(pulled)
-    }
-}
-
 /// The last line of a brake whose suspend the verb saw applied.
 const APPLIED: &str = "applied\n";
 
 /// Marks the brake applied if it still names `object`: the verb saw its suspend in the fleet,
-/// whose own mark governs the passes that begin from now on. Until then a pass that read the
-/// fleet without the suspend holds ([`Watch::holding`]); without this, removing the suspend
-/// by hand (not by `resume`) would hold this host's passes for [`HOLD`].
+/// whose own mark governs from now on.
 pub fn applied(lock: &Path, object: &str) -> std::io::Result<()> {
     let path = path(lock);
     let text = match crate::files::read_text(&path) {
@@ -139,8 +124,8 @@ pub fn applied(lock: &Path, object: &str) -> std::io::Result<()> {
     crate::files::write_atomically(&path, format!("{text}{APPLIED}").as_bytes())
 }
 
-/// Lets the brake go if it names `object`: a resume of it undoes the suspend, and passes must
-/// not wait for that suspend to show.
+/// Lets the brake go if it names `object`: a resume of it undoes the suspend, and a pass running
+/// now must not stop for it.
 pub fn release(lock: &Path, object: &str) -> std::io::Result<()> {
     let path = path(lock);
     match crate::files::read_text(&path) {
@@ -197,46 +182,27 @@ mod tests {
     }
 
     #[test]
-    fn a_recent_brake_holds_the_next_pass_until_its_suspend_shows_or_a_resume_releases_it() {
+    fn a_resume_releases_the_brake_of_its_object_only() {
         let dir = tempfile::tempdir().unwrap();
         let lock = dir.path().join("fleet.lock");
+        let running = Watch::start(&lock);
         pull(&lock, "group/g1").unwrap();
-        let next = Watch::start(&lock);
-        let held = next
-            .holding(|_| false)
-            .expect("the suspend does not show yet");
-        assert_eq!(held.object, "group/g1");
-        assert_eq!(next.holding(|o| o == "group/g1"), None, "the suspend shows");
         release(&lock, "group/other").unwrap();
-        assert!(
-            Watch::start(&lock).holding(|_| false).is_some(),
-            "another object"
-        );
+        assert!(running.pulled().is_some(), "another object");
         release(&lock, "group/g1").unwrap();
-        assert_eq!(Watch::start(&lock).holding(|_| false), None, "resumed");
-        // A brake older than HOLD lets go: its suspend was lost or undone elsewhere.
-        let old = Watch {
-            path: path(&lock),
-            at_start: Some("group/g1\n1000.000000000\n1\n".into()),
-        };
-        assert_eq!(old.holding(|_| false), None);
+        assert_eq!(running.pulled(), None, "resumed");
+        assert!(!path(&lock).exists());
     }
 
     #[test]
-    fn an_applied_suspend_holds_no_later_pass_and_stops_no_earlier_one_twice() {
+    fn an_applied_suspend_stops_no_earlier_pass_twice() {
         let dir = tempfile::tempdir().unwrap();
         let lock = dir.path().join("fleet.lock");
         pull(&lock, "cluster").unwrap();
         let between = Watch::start(&lock);
-        assert!(between.holding(|_| false).is_some(), "not applied yet");
         applied(&lock, "group/other").unwrap();
-        assert!(
-            Watch::start(&lock).holding(|_| false).is_some(),
-            "another object"
-        );
+        assert_eq!(between.pulled(), None, "another object");
         applied(&lock, "cluster").unwrap();
-        // Its tag removed by hand afterwards: the fleet governs, the brake holds nothing.
-        assert_eq!(Watch::start(&lock).holding(|_| false), None);
         assert_eq!(between.pulled(), None, "marking it applied is no new pull");
         applied(&lock, "cluster").unwrap();
         assert_eq!(between.pulled(), None, "twice neither");

@@ -39,7 +39,6 @@ pub fn admin<F: FamilyFace>(
         from: fleet.describe(),
         source,
     })?;
-    let actions = admin::edits::<F>(&snap, object, verb).map_err(Error::Edit)?;
     // Beside the lock a pass holds, whatever URL it reached the fleet by (a Ganeti cluster's
     // lock is named by its uuid).
     let brake_lock = if live && matches!(verb, Verb::Suspend { .. } | Verb::Resume { .. }) {
@@ -52,12 +51,14 @@ pub fn admin<F: FamilyFace>(
         object: object.clone(),
         source,
     };
-    // Passes must not wait for a suspend the admin undid (crate::brake::Watch::holding). A
-    // suspend pulls the brake only once the fleet took its write (rule 11): a refused one
-    // must hold nothing.
+    // A resume lets go of the object's brake first, whatever the fleet says: the brake of a
+    // suspend that never showed there (its write failed later, or was removed by hand) is
+    // released by the resume that finds nothing to resume. A suspend pulls the brake only
+    // once the fleet took its write (rule 11): a refused one holds nothing.
     if let (Some(lock), Verb::Resume { .. }) = (&brake_lock, verb) {
         crate::brake::release(lock, &object.to_string()).map_err(|e| brake(lock, e))?;
     }
+    let actions = admin::edits::<F>(&snap, object, verb).map_err(Error::Edit)?;
     // The wall clock: it only decides whether a timed suspend below has run out.
     let kept = match verb {
         Verb::Suspend { all: false, .. } => {

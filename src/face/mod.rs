@@ -84,13 +84,13 @@ pub enum Error {
     #[error(
         "{object}: the change was sent, but the fleet does not show it after {}: {what} still waits. It takes effect once the fleet applies it: `autorepair status` shows when, and --timeout waits longer{}",
         humantime::format_duration(*waited),
-        if *braked { ". Until then the brake holds every pass of this host: none starts a repair" } else { "" }
+        if *braked { ". Meanwhile the brake holds: the passes running on this host stopped, and a pass that begins counts the queued suspend as given" } else { "" }
     )]
     NotApplied {
         object: ObjectRef,
         what: String,
         waited: std::time::Duration,
-        /// A suspend pulled the brake, so passes on this host wait for it.
+        /// A suspend pulled the brake: the passes running on this host stopped.
         braked: bool,
     },
     /// An admin verb's edit refused because the fleet's user may not write (exit 6, as `run`).
@@ -102,7 +102,7 @@ pub enum Error {
         source: std::io::Error,
     },
     #[error(
-        "cannot pull the brake {}: a pass running now would go on starting repairs under {object}. Nothing was suspended; make the lock's directory writable, or run the command again",
+        "cannot write the brake {} for {object}: a pass running now on this host may go on starting repairs under it until it looks at the fleet's marks again. Make the lock's directory writable, then run the command again",
         path.display()
     )]
     Brake {

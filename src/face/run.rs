@@ -18,6 +18,8 @@ pub fn run<F: FamilyFace>(
     let mut worst = Exit::Ok;
     let mut pass = 0u32;
     let mut daemon = Daemon::start(run)?;
+    // What a standby replica last said about the lock it could not take.
+    let mut kept_out: Option<String> = None;
     loop {
         if let Some(d) = &mut daemon {
             if d.stopping() {
@@ -48,6 +50,9 @@ pub fn run<F: FamilyFace>(
                 }),
             Err(e) => Err(e.into()),
         };
+        if !matches!(&outcome, Err(e) if e.exit() == Exit::Busy) {
+            kept_out = None;
+        }
         match outcome {
             Ok(Exit::Ok) => {}
             Ok(code) => worst = worst.max(code),
@@ -56,7 +61,13 @@ pub fn run<F: FamilyFace>(
             Err(e) if run.every.is_some() && !matches!(e, Error::Output(_)) => {
                 let code = e.exit();
                 if code == Exit::Busy {
-                    tracing::warn!(target: LOG_TARGET, pass, "{}; trying again next interval", e.chain());
+                    // A standby replica finds the lock taken every interval: said once, and
+                    // again when what it says changes (another lock, after a pass of its own).
+                    let said = e.chain().to_string();
+                    if kept_out.as_deref() != Some(said.as_str()) {
+                        tracing::info!(target: LOG_TARGET, pass, "{said}; trying again every interval, said again only when this changes");
+                        kept_out = Some(said);
+                    }
                 } else {
                     tracing::error!(target: LOG_TARGET, pass, error = %e.chain(), "pass failed; trying again next interval");
                 }
@@ -153,18 +164,6 @@ fn pass_over<F: FamilyFace>(
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
     }
-    if !run.dry_run
-        && let Some(held) = brake
-            .as_ref()
-            .and_then(|b| b.holding(|object| crate::admin::shows_suspended::<F>(&snap, object, at)))
-    {
-        tracing::warn!(target: LOG_TARGET, pass, object = %held.object, "the suspend of {} is not in the fleet yet: this pass writes nothing", held.object);
-        out.line(format_args!(
-            "pass {pass} wrote nothing: {}, and the suspend does not show in the fleet yet (its write is queued); a pass acts once it shows",
-            held.why()
-        ))?;
-        return Ok(Exit::Ok);
-    }
     for l in plan.lint.iter().filter(|l| first_time(l)) {
         tracing::warn!(target: LOG_TARGET, object = %l.object, tag = l.tag.as_deref(), "{}", l.message);
     }
@@ -205,7 +204,11 @@ fn pass_over<F: FamilyFace>(
         actions: done.actions_done,
         source: source.into(),
     })?;
-    let pulled = brake.as_ref().and_then(crate::brake::Watch::pulled);
+    // The brake file on this host, or a suspend the backend saw appear in the fleet.
+    let pulled = brake
+        .as_ref()
+        .and_then(crate::brake::Watch::pulled)
+        .or_else(|| backend.suspended_meanwhile().map(crate::brake::Pulled::now));
     let mut canceled = Vec::new();
     if let Some(p) = &pulled {
         let covered = crate::admin::covered::<F>(&snap, &settings, &p.object, at);

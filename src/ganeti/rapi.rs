@@ -30,7 +30,9 @@ use std::time::{Duration, Instant};
 mod client;
 mod decode;
 mod errors;
+mod queued;
 mod tls;
+mod watch;
 
 use client::*;
 use decode::*;
@@ -113,6 +115,11 @@ pub struct Rapi {
     /// Last tag job per object in this pass: later writes on the object depend on it, so
     /// Ganeti applies them in the order the executor made them without the pass waiting.
     last_tag_job: HashMap<ObjectRef, u64>,
+    /// The last tag job of ours still queued or running when the snapshot was read, per
+    /// object (a replica killed before it ran): this pass's writes on the object follow it.
+    queued_tag_job: HashMap<ObjectRef, u64>,
+    /// The suspend marks of the scopes this pass writes under, watched from any host.
+    watch: watch::FleetWatch,
     /// The repair jobs this pass submitted, with their instance: a brake cancels those that
     /// did not start ([`Backend::cancel_unstarted`]).
     submitted: Vec<(String, u64)>,
@@ -186,6 +193,9 @@ const PARALLEL_READS: usize = 6;
 
 /// How long a pass waits, at its end, for Ganeti to apply the tag writes it queued.
 const TAG_JOB_WAIT: Duration = Duration::from_secs(15 * 60);
+/// How often a pass that waits for its tag jobs looks at the brakes: the brake file costs one
+/// small read; the fleet's own marks are read at most every [`watch::WHILE_WAITING`].
+const BRAKE_LOOK: Duration = Duration::from_millis(50);
 fn ganeti_reason(reason: &str) -> String {
     if reason.starts_with(crate::ganeti::snapshot::REASON_PREFIX) {
         reason.to_owned()
@@ -207,7 +217,7 @@ impl Rapi {
         let mut pause = Duration::from_millis(200);
         let mut followed = FollowedTagJobs::default();
         loop {
-            if let Some(why) = self.guards.iter().find_map(|g| g().err()) {
+            if let Some(why) = self.halt() {
                 followed.halted = Some(why.to_string());
                 followed.unfinished = waiting.iter().map(|id| (*id, "unknown".into())).collect();
                 return followed;
@@ -248,9 +258,34 @@ impl Rapi {
             }
             tracing::debug!(jobs = waiting.len(), "waiting for tag jobs to be applied");
             let left = deadline.map_or(pause, |d| d.saturating_duration_since(Instant::now()));
-            std::thread::sleep(pause.min(left));
+            // Ganeti's jobs are asked after less and less often, the brakes often: a suspend
+            // must end the wait within a fraction of a second, not at the next look at the jobs.
+            let until = Instant::now() + pause.min(left);
+            loop {
+                let now = Instant::now();
+                if now >= until || self.halt_pending() {
+                    break;
+                }
+                std::thread::sleep(BRAKE_LOOK.min(until - now));
+            }
             pause = (pause * 2).min(Duration::from_secs(2));
         }
+    }
+
+    /// Why the pass must stop now, if it must: a write guard (the brake file on this host, a
+    /// stop signal, a lost lease) or a suspend that appeared in the fleet.
+    fn halt(&mut self) -> Option<BackendError> {
+        if let Some(why) = self.guards.iter().find_map(|g| g().err()) {
+            return Some(why);
+        }
+        self.watch_fleet(watch::WHILE_WAITING).err()
+    }
+
+    /// [`Self::halt`] without forgetting why: the wait's next round finds it again.
+    fn halt_pending(&mut self) -> bool {
+        self.guards.iter().any(|g| g().is_err())
+            || self.watch.suspended.is_some()
+            || self.watch_fleet(watch::WHILE_WAITING).is_err()
     }
 
     /// The cluster's uuid (`GET /2/info`): its identity, which neither the URL it is reached by
@@ -280,20 +315,17 @@ impl Backend<Ganeti> for Rapi {
         self.last_tag_job.clear();
         self.submitted.clear();
         self.added.clear();
+        // The job list first, the tags after: a tag job of ours is then either still listed
+        // as queued or running, or done before the tags were read; read the other way round,
+        // one that ended in between would be in neither (queued::apply_queued).
+        let listed = self.get("/2/jobs?bulk=1")?;
         let this = &*self;
-        let (info, groups, nodes, instances, listed) = std::thread::scope(|s| {
+        let (info, groups, nodes, instances) = std::thread::scope(|s| {
             let info = s.spawn(|| this.get("/2/info"));
             let groups = s.spawn(|| groups_from(this.get("/2/groups?bulk=1")?));
             let nodes = s.spawn(|| this.nodes());
-            let instances = s.spawn(|| this.instances());
-            let listed = this.get("/2/jobs?bulk=1");
-            (
-                join(info),
-                join(groups),
-                join(nodes),
-                join(instances),
-                listed,
-            )
+            let instances = this.instances();
+            (join(info), join(groups), join(nodes), instances)
         });
         let info = info?;
         let cluster = Cluster {
@@ -312,8 +344,9 @@ impl Backend<Ganeti> for Rapi {
                 i.snodes = snodes;
             }
         }
-        let jobs = self.jobs(listed?, &instances)?;
-        Ok(Snapshot {
+        let queued = queued::queued_tag_jobs(&listed);
+        let jobs = self.jobs(listed.clone(), &instances)?;
+        let mut snapshot = Snapshot {
             cluster,
             groups: groups?,
             nodes,
@@ -321,7 +354,11 @@ impl Backend<Ganeti> for Rapi {
             jobs,
             simulation: Default::default(),
             other: Default::default(),
-        })
+        };
+        self.queued_tag_job = queued::apply_queued(&mut snapshot, &queued);
+        self.watch = watch::FleetWatch::start(&snapshot, &listed);
+        self.watch.on = !self.guards.is_empty();
+        Ok(snapshot)
     }
 
     fn add_marks(
@@ -330,6 +367,8 @@ impl Backend<Ganeti> for Rapi {
         tags: &[String],
         reason: &str,
     ) -> Result<(), BackendError> {
+        self.watch.writes_on(object);
+        self.watch_fleet(watch::BEFORE_WRITES)?;
         self.tags(reqwest::Method::PUT, object, tags, reason)?;
         if object.kind.as_ref() == crate::ganeti::kind::INSTANCE {
             self.added
@@ -344,6 +383,8 @@ impl Backend<Ganeti> for Rapi {
         tags: &[String],
         reason: &str,
     ) -> Result<(), BackendError> {
+        self.watch.writes_on(object);
+        self.watch_fleet(watch::BEFORE_WRITES)?;
         self.tags(reqwest::Method::DELETE, object, tags, reason)
     }
 
@@ -355,9 +396,12 @@ impl Backend<Ganeti> for Rapi {
         after: Option<&u64>,
     ) -> Result<u64, BackendError> {
         let object = super::instance(instance);
+        self.watch.writes_on(&object);
+        self.watch_fleet(watch::BEFORE_WRITES)?;
         let depends = after
             .copied()
-            .or_else(|| self.last_tag_job.get(&object).copied());
+            .or_else(|| self.last_tag_job.get(&object).copied())
+            .or_else(|| self.queued_tag_job.get(&object).copied());
         let base = format!("/2/instances/{}", instance.replace('/', "%2F"));
         let place = |node: &Option<String>, key: &str, alloc: &Option<String>| {
             let mut m = serde_json::Map::new();
@@ -413,6 +457,7 @@ impl Backend<Ganeti> for Rapi {
                 // pass, once the recreate-disks before it succeeded.
                 let path = format!("{base}/reinstall");
                 let job = self.write(reqwest::Method::POST, &path, &[], None)?;
+                self.watch.own.insert(job);
                 self.submitted.push((instance.to_owned(), job));
                 return Ok(job);
             }
@@ -432,6 +477,7 @@ impl Backend<Ganeti> for Rapi {
             &[("reason", reason)],
             Some(&Value::Object(body)),
         )?;
+        self.watch.own.insert(job);
         self.submitted.push((instance.to_owned(), job));
         Ok(job)
     }
@@ -497,6 +543,10 @@ impl Backend<Ganeti> for Rapi {
 
     fn guard_writes(&mut self, guard: crate::engine::WriteGuard) {
         self.guards.push(guard);
+    }
+
+    fn suspended_meanwhile(&self) -> Option<String> {
+        self.watch.suspended.as_ref().map(ToString::to_string)
     }
 
     /// Ganeti cancels a job that waits in its queue (`DELETE /2/jobs/ID`) and refuses one that

@@ -37,30 +37,117 @@ fn cluster(path: &str) -> Option<Value> {
 }
 
 /// The fake cluster's job queue: every write is a job; tag jobs never run (Ganeti busy behind
-/// other repairs), so every job stays queued and may be canceled.
+/// other repairs), so every job stays queued and may be canceled. The job list shows each
+/// job with its opcodes, as Ganeti's does: a tag job with its kind, object, tags and reason.
 #[derive(Default)]
 struct Queue {
     next: u64,
     /// The repair jobs with their instance.
     repairs: Vec<(String, u64)>,
     canceled: HashSet<u64>,
+    /// Every job's opcode, by id.
+    ops: Vec<(u64, Value)>,
+    /// Jobs from this id on succeed at once (0: none does).
+    done_from: u64,
+}
+
+impl Queue {
+    fn job(&self, id: u64) -> Value {
+        let status = if self.canceled.contains(&id) {
+            "canceled"
+        } else if self.done_from > 0 && id >= self.done_from {
+            "success"
+        } else {
+            "queued"
+        };
+        let ops: Vec<&Value> = self
+            .ops
+            .iter()
+            .filter(|(j, _)| *j == id)
+            .map(|(_, o)| o)
+            .collect();
+        json!({"id": id, "status": status, "ops": ops})
+    }
+}
+
+/// The opcode of a tag write, as Ganeti lists it.
+fn tag_op(method: &str, path: &str, query: &str) -> Option<Value> {
+    let (kind, name) = match path.strip_suffix("/tags")? {
+        "/2" => ("cluster", None),
+        p => {
+            let mut parts = p.trim_start_matches("/2/").split('/');
+            let kind = match parts.next()? {
+                "instances" => "instance",
+                "groups" => "nodegroup",
+                "nodes" => "node",
+                _ => return None,
+            };
+            (kind, parts.next().map(str::to_owned))
+        }
+    };
+    let pairs: Vec<(String, String)> = query
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), decoded(v)))
+        .collect();
+    let of = |key: &str| -> Vec<String> {
+        pairs
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    let id = if method == "PUT" {
+        "OP_TAGS_SET"
+    } else {
+        "OP_TAGS_DEL"
+    };
+    Some(
+        json!({"OP_ID": id, "kind": kind, "name": name, "tags": of("tag"),
+        "reason": [["gnt:user", of("reason").first(), 1]]}),
+    )
+}
+
+/// A query value as sent: `+` for a space, `%XX` for a byte.
+fn decoded(v: &str) -> String {
+    let mut bytes = Vec::new();
+    let mut rest = v.bytes();
+    while let Some(b) = rest.next() {
+        match b {
+            b'+' => bytes.push(b' '),
+            b'%' => {
+                let hex: String = rest.by_ref().take(2).map(char::from).collect();
+                bytes.push(u8::from_str_radix(&hex, 16).unwrap());
+            }
+            b => bytes.push(b),
+        }
+    }
+    String::from_utf8(bytes).unwrap()
 }
 
 fn answer(queue: &Mutex<Queue>, this: &Seen) -> (u16, String) {
     let mut q = queue.lock().unwrap();
-    let path = this.path.split('?').next().unwrap_or("");
+    let (path, query) = this.path.split_once('?').unwrap_or((&this.path, ""));
     if this.method == "GET" {
         if let Some(id) = path.strip_prefix("/2/jobs/") {
-            let id: u64 = id.parse().unwrap();
-            let status = if q.canceled.contains(&id) {
-                "canceled"
+            return (200, q.job(id.parse().unwrap()).to_string());
+        }
+        if path == "/2/jobs" {
+            let ids = 1..=q.next;
+            let jobs: Vec<Value> = if query.contains("bulk=1") {
+                ids.map(|id| q.job(id)).collect()
             } else {
-                "queued"
+                ids.map(|id| json!({"id": id, "uri": format!("/2/jobs/{id}")}))
+                    .collect()
             };
-            return (
-                200,
-                json!({"id": id, "status": status, "ops": []}).to_string(),
-            );
+            return (200, Value::from(jobs).to_string());
+        }
+        // The tags of one object: none on groups and instances, this fake changes none.
+        if path == "/2/tags" {
+            return (200, cluster("/2/info").unwrap()["tags"].to_string());
+        }
+        if path.ends_with("/tags") {
+            return (200, "[]".into());
         }
         return (
             200,
@@ -78,10 +165,29 @@ fn answer(queue: &Mutex<Queue>, this: &Seen) -> (u16, String) {
     }
     q.next += 1;
     let id = q.next;
+    if let Some(op) = tag_op(&this.method, path, query) {
+        q.ops.push((id, op));
+    }
     if let Some(rest) = path.strip_prefix("/2/instances/")
         && !path.ends_with("/tags")
     {
         let instance = rest.split('/').next().unwrap_or_default().to_owned();
+        // As Ganeti lists a repair job: its opcode, its instance, the reason trail.
+        let opcode = match rest.rsplit('/').next() {
+            Some("failover") => "OP_INSTANCE_FAILOVER",
+            Some("migrate") => "OP_INSTANCE_MIGRATE",
+            Some("replace-disks") => "OP_INSTANCE_REPLACE_DISKS",
+            _ => "OP_INSTANCE_REINSTALL",
+        };
+        let reason = query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix("reason="))
+            .map(decoded);
+        q.ops.push((
+            id,
+            json!({"OP_ID": opcode, "instance_name": instance,
+                   "reason": [["gnt:user", reason, 1]]}),
+        ));
         q.repairs.push((instance, id));
     }
     (200, id.to_string())
@@ -185,8 +291,8 @@ fn a_suspend_during_a_pass_stops_it_within_seconds_and_cancels_its_queued_repair
         assert_eq!(ended.status.code(), Some(0), "{object}: {stdout}\n{stderr}");
 
         let seen = rapi.seen();
-        let queue = queue.lock().unwrap();
-        let (repairs, canceled) = (&queue.repairs, &queue.canceled);
+        let held = queue.lock().unwrap();
+        let (repairs, canceled) = (&held.repairs, &held.canceled);
         let repaired: HashSet<&str> = repairs.iter().map(|(i, _)| i.as_str()).collect();
         assert_eq!(repaired, HashSet::from(["a", "b"]), "{object}: {repairs:?}");
         let stopped_jobs = repairs
@@ -218,10 +324,11 @@ fn a_suspend_during_a_pass_stops_it_within_seconds_and_cancels_its_queued_repair
             )),
             "{object}: {stdout}"
         );
-        drop(queue);
+        drop(held);
 
-        // The suspend's tag job is still queued (this fake applies none): the next pass read
-        // the fleet without it, and must not start again what the suspend stopped.
+        // The suspend's tag job is still queued (this fake applies none): the next pass reads
+        // the fleet without the tag, but with the job, and must not start again what the
+        // suspend stopped.
         let writes = |seen: &[Seen]| seen.iter().filter(|s| s.method != "GET").count();
         let before = writes(&rapi.seen());
         let next = autorepair(&rapi, &lock)
@@ -235,9 +342,46 @@ fn a_suspend_during_a_pass_stops_it_within_seconds_and_cancels_its_queued_repair
         let stdout = String::from_utf8_lossy(&next.stdout);
         assert_eq!(next.status.code(), Some(0), "{object}: {stdout}");
         assert_eq!(writes(&rapi.seen()), before, "{object}: {stdout}");
+
+        // The suspend's job canceled by hand, and Ganeti ran the others (this fake's tags stay
+        // as they were: the pending tags added and withdrawn again): the fleet shows no such
+        // suspend and no job that would write it, so the brake holds nothing (it held this
+        // host's passes for 15 minutes). Every job from here on succeeds at once.
+        {
+            let mut q = queue.lock().unwrap();
+            let suspend = q
+                .ops
+                .iter()
+                .find(|(_, op)| op["tags"].to_string().contains("autorepair:suspend"))
+                .map(|(id, _)| *id)
+                .unwrap_or_else(|| panic!("{object}: no suspend job: {:?}", q.ops));
+            q.canceled.insert(suspend);
+            q.done_from = 1;
+        }
+        let repairs_before = queue.lock().unwrap().repairs.len();
+        let after = autorepair(&rapi, &lock)
+            .args(["run", "--now", NOW])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let after = ended_within(after, Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{object}: the pass after the cancel did not end"));
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&after.stdout),
+            String::from_utf8_lossy(&after.stderr),
+        );
+        assert_eq!(after.status.code(), Some(0), "{object}: {stdout}{stderr}");
+        let q = queue.lock().unwrap();
+        let again: HashSet<&str> = q.repairs[repairs_before..]
+            .iter()
+            .map(|(i, _)| i.as_str())
+            .collect();
+        // (An instance the suspend did not stop is repaired again too: this fake's tags never
+        // show the pending tag its jobs wrote.)
         assert!(
-            stdout.contains("wrote nothing") && stdout.contains(object),
-            "{object}: {stdout}"
+            stopped.iter().all(|i| again.contains(i)),
+            "{object}: repaired again: {again:?}\n{stdout}{stderr}"
         );
     }
 }
@@ -362,4 +506,34 @@ fn a_refused_or_failed_suspend_leaves_no_brake() {
             "{case}: the next pass was held by the brake: {said}"
         );
     }
+}
+
+/// `resume` releases the brake of its object even when the fleet shows nothing to resume (the
+/// suspend's tag job was canceled after the verb gave up waiting): it exited 2 before, and the
+/// brake stayed.
+#[test]
+fn a_resume_releases_a_brake_the_fleet_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("lock");
+    let queue = Arc::new(Mutex::new(Queue::default()));
+    let q = queue.clone();
+    let rapi = FakeRapi::start(Box::new(move |seen| answer(&q, seen.last().unwrap())));
+    let brake = dir.path().join("lock.brake");
+    let out = autorepair(&rapi, &lock)
+        .args(["suspend", "group/default", "--now", NOW, "--timeout", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        brake.exists(),
+        "the suspend the fleet took pulled the brake"
+    );
+    queue.lock().unwrap().canceled.insert(1);
+    let out = autorepair(&rapi, &lock)
+        .args(["resume", "group/default", "--now", NOW])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "nothing to resume: {stderr}");
+    assert!(!brake.exists(), "the brake stayed: {stderr}");
 }

@@ -1137,6 +1137,30 @@ fn explain_takes_the_object_syntax_of_every_verb() {
     }
 }
 
+/// A standby replica (another run holds the fleet's lock) said so at WARN every interval: 30
+/// lines a minute. It says it once, at INFO, and again only when it changes.
+#[test]
+fn a_loop_kept_out_by_the_lock_says_so_once_at_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let lock = autorepair::lock::beside(&path).unwrap();
+    let held = autorepair::lock::acquire(&lock).unwrap();
+    let out = bin()
+        .args(["--config", "/dev/null", "--log", "info", "run", "--loop"])
+        .args(["--interval", "1", "--passes", "3", "--now", "1800000000"])
+        .arg("--cluster")
+        .arg(&path)
+        .assert();
+    drop(held);
+    let stderr = stderr_of(&out);
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("holds the lock"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(said[0].contains("INFO"), "{stderr}");
+}
+
 /// `--wait[=DURATION]`: a command waits for the fleet's lock instead of failing at once with
 /// exit 4, and says how long it waited when the lock stayed held.
 #[test]

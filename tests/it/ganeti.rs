@@ -584,6 +584,54 @@ fn an_admin_verb_returns_once_its_tag_shows_on_a_busy_cluster() {
 #[test]
 #[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
 fn a_suspend_by_another_url_stops_a_waiting_pass_and_its_queued_repairs() {
+    a_suspend_stops_a_waiting_pass(SuspendFrom::AnotherUrl);
+}
+
+/// The brake from another host: the suspend is given in node2's network and mount namespaces,
+/// through node1's address, with a lock of its own (its brake file is not the pass's). The
+/// pass watches the cluster's own suspend marks and the tag jobs queued since it began: it
+/// stopped only when its tag jobs ran (many seconds later, and its repairs ran too).
+#[test]
+#[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
+fn a_suspend_from_another_host_stops_a_waiting_pass_and_its_queued_repairs() {
+    a_suspend_stops_a_waiting_pass(SuspendFrom::Node2);
+}
+
+#[derive(Clone, Copy, Debug)]
+enum SuspendFrom {
+    /// This host, `https://localhost:5080`, the default lock.
+    AnotherUrl,
+    /// node2, through a forwarder on node1's address, its own lock.
+    Node2,
+}
+
+/// Forwards TCP connections from node1's testbed address (which node2 reaches) to the RAPI on
+/// node1's loopback, where Ganeti's RAPI daemon listens; answers the address.
+fn forward_from_node1(tb: &Testbed) -> String {
+    let listener = std::net::TcpListener::bind("10.99.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let to = tb.url.trim_start_matches("https://").to_owned();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = std::net::TcpStream::connect(&to) else {
+                continue;
+            };
+            let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (mut c, mut s) = (client, server);
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut c2, &mut s2);
+                let _ = s2.shutdown(std::net::Shutdown::Write);
+            });
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut s, &mut c);
+                let _ = c.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    format!("https://10.99.0.1:{port}")
+}
+
+fn a_suspend_stops_a_waiting_pass(from: SuspendFrom) {
     let tb = testbed();
     let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let instances = ["inst53", "inst54", "inst55"];
@@ -635,8 +683,36 @@ fn a_suspend_by_another_url_stops_a_waiting_pass_and_its_queued_repairs() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    let mut suspend = match from {
+        SuspendFrom::AnotherUrl => by("https://localhost:5080"),
+        SuspendFrom::Node2 => {
+            let url = forward_from_node1(&tb);
+            let mut c = std::process::Command::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/contrib/testbed/node2"
+            ));
+            c.arg(assert_cmd::cargo::cargo_bin("autorepair"))
+                .env_remove("AUTOREPAIR_RAPI_PASSWORD")
+                .env_remove("RUST_LOG")
+                .args([
+                    "--rapi",
+                    &url,
+                    "--rapi-user",
+                    &tb.user,
+                    "--rapi-password-file",
+                ])
+                .arg(&tb.password_file)
+                .arg("--rapi-ca")
+                .arg(&tb.ca)
+                .arg("--config")
+                .arg(&config)
+                .arg("--lock-file")
+                .arg(tb.dir.path().join("node2.lock"));
+            c
+        }
+    };
     let suspended = Instant::now();
-    let suspend = by("https://localhost:5080")
+    let suspend = suspend
         .args(["suspend", "cluster"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -645,10 +721,10 @@ fn a_suspend_by_another_url_stops_a_waiting_pass_and_its_queued_repairs() {
     let ended = pass.wait_with_output().unwrap();
     let took = suspended.elapsed();
     let stdout = String::from_utf8_lossy(&ended.stdout);
-    eprintln!("the pass ended {took:?} after the suspend began");
+    eprintln!("{from:?}: the pass ended {took:?} after the suspend began");
     assert!(
         took < Duration::from_secs(8),
-        "the pass ended {took:?} after the suspend began: {stdout}"
+        "{from:?}: the pass ended {took:?} after the suspend began: {stdout}"
     );
     let suspend = suspend.wait_with_output().unwrap();
     assert_eq!(suspend.status.code(), Some(0), "{suspend:?}");

@@ -191,6 +191,12 @@ pub trait Backend<F: Family> {
     fn writes_made(&self) -> Option<usize> {
         None
     }
+    /// The object whose suspend the backend saw appear in the fleet while this pass ran
+    /// (given from another host, say), for a backend that watches for one before its writes
+    /// and while it waits: the pass then stops as the operator's brake stops it.
+    fn suspended_meanwhile(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Whether the writes made so far show in a new read ([`Backend::wait_applied`]).
@@ -360,6 +366,9 @@ impl<F: Family, B: Backend<F>, I: Interceptor<F>> Backend<F> for Intercepted<B, 
     fn writes_made(&self) -> Option<usize> {
         self.inner.writes_made()
     }
+    fn suspended_meanwhile(&self) -> Option<String> {
+        self.inner.suspended_meanwhile()
+    }
 }
 
 /// Lets `budget` writes through, then fails every write as if the process had been killed
@@ -444,6 +453,9 @@ impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
     fn writes_made(&self) -> Option<usize> {
         (**self).writes_made()
     }
+    fn suspended_meanwhile(&self) -> Option<String> {
+        (**self).suspended_meanwhile()
+    }
 }
 
 #[cfg(test)]
@@ -520,6 +532,9 @@ mod tests {
                 .filter(|(t, _)| covered(t))
                 .collect())
         }
+        fn suspended_meanwhile(&self) -> Option<String> {
+            Some("box/b1".into())
+        }
     }
 
     /// Calls every method of the trait once, defaulted ones too; the answers of the two
@@ -543,6 +558,7 @@ mod tests {
             b.cancel_unstarted(&|t| t == "b1").unwrap(),
             [("b1".to_owned(), 7)]
         );
+        assert_eq!(b.suspended_meanwhile().as_deref(), Some("box/b1"));
         (b.can_follow(&ToyLevel::Nudge), b.supports(ToyLevel::Nudge))
     }
 

@@ -32,6 +32,8 @@ impl Rapi {
             run_status: endpoint.run_status,
             query_forbidden: AtomicBool::new(false),
             last_tag_job: HashMap::new(),
+            queued_tag_job: HashMap::new(),
+            watch: watch::FleetWatch::default(),
             submitted: Vec::new(),
             added: Vec::new(),
             guards: Vec::new(),
@@ -266,6 +268,7 @@ impl Rapi {
         let body = self
             .last_tag_job
             .get(object)
+            .or_else(|| self.queued_tag_job.get(object))
             .map(|j| json!({ "depends": [[j, ["success"]]] }));
         let path = Self::object_path(object);
         let job = self
@@ -285,6 +288,7 @@ impl Rapi {
                 other => other,
             })?;
         self.last_tag_job.insert(object.clone(), job);
+        self.watch.own.insert(job);
         Ok(())
     }
 

@@ -194,6 +194,60 @@ fn pipe(mut from: TcpStream, mut to: Option<TcpStream>, cut: &AtomicBool) {
     }
 }
 
+/// The most pending tags the cluster carried at once (over all instances, one read of them all
+/// each time), sampled every 50 ms until `stop`.
+fn most_pending_at_once(tb: &Testbed, stop: &AtomicBool) -> (usize, Vec<String>) {
+    let mut most = (0, Vec::new());
+    while !stop.load(Ordering::Relaxed) {
+        let pending: Vec<String> = tb
+            .get("/2/instances?bulk=1")
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|i| i["tags"].as_array().cloned().unwrap_or_default())
+            .filter_map(|t| Some(t.as_str()?.to_owned()))
+            .filter(|t| matches!(tags::parse(t), Ok(Tag::Pending(_))))
+            .collect();
+        if pending.len() > most.0 {
+            most = (pending.len(), pending);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    most
+}
+
+/// The tag jobs (`OP_TAGS_SET`, `OP_TAGS_DEL`) in the queue that ended in error, with their
+/// result: a replica that wrote again what its predecessor had queued left one ("Tag(s) …
+/// not found").
+fn failed_tag_jobs(tb: &Testbed) -> Vec<(u64, Value)> {
+    let listed = tb.get("/2/jobs?bulk=1");
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["status"] == "error")
+        .filter(|j| {
+            j["ops"].as_array().into_iter().flatten().any(|op| {
+                op["OP_ID"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with("OP_TAGS_"))
+            })
+        })
+        .map(|j| {
+            let id = j["id"].as_u64().unwrap();
+            (id, tb.get(&format!("/2/jobs/{id}"))["opresult"].clone())
+        })
+        .collect()
+}
+
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 #[test]
 #[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
 fn one_replica_acts_whichever_is_killed_paused_or_cut_off() {
@@ -223,132 +277,158 @@ fn one_replica_acts_whichever_is_killed_paused_or_cut_off() {
         );
         let second = Replica::start(&tb, "second", replica(&tb, 1, &config, &loop_args));
         let other_node = Replica::start(&tb, "node2", replica(&tb, 2, &config, &loop_args));
+        // Under max_pending = 1, never two pending tags at once, whoever wrote them.
+        let sampling = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let sampler = scope.spawn(|| most_pending_at_once(&tb, &sampling));
+            // A failed assertion ends the sampling too, or the scope would wait for it for ever.
+            let _stop = StopOnDrop(&sampling);
 
-        // The moment: `first` holds the lock, in mid-pass, while a repair is under way.
-        let start = Instant::now();
-        loop {
-            assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "{disruption:?}: `first` never acted while a repair was pending:\n{}\n{}",
-                first.stdout(),
-                first.log()
-            );
-            if holder(&lock) == Some(first.child.id())
-                && instances.iter().any(|i| tb.pending(i) > 0)
-                && holder(&lock) == Some(first.child.id())
-            {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let at = Instant::now();
-        match disruption {
-            Signal(sig) => first.signal(sig),
-            Pause => {
-                first.signal("STOP");
-                // A request already on its way may still land; then nothing can.
-                std::thread::sleep(Duration::from_millis(500));
-                let before = tb.job_ids();
-                let window = Instant::now();
-                std::thread::sleep(Duration::from_secs(6));
-                assert_eq!(
-                    tb.job_ids(),
-                    before,
-                    "a job was submitted while the lock's holder was paused"
-                );
-                assert_eq!(
-                    holder(&lock),
-                    Some(first.child.id()),
-                    "the paused one keeps the lock"
-                );
+            // The moment: `first` holds the lock, in mid-pass, while a repair is under way.
+            let start = Instant::now();
+            loop {
                 assert!(
-                    second.passes_since(window).is_empty(),
-                    "`second` made a pass while the lock was held: {:?}",
-                    second.passes_since(window)
+                    start.elapsed() < Duration::from_secs(120),
+                    "{disruption:?}: `first` never acted while a repair was pending:\n{}\n{}",
+                    first.stdout(),
+                    first.log()
                 );
-                first.signal("CONT");
+                if holder(&lock) == Some(first.child.id())
+                    && instances.iter().any(|i| tb.pending(i) > 0)
+                    && holder(&lock) == Some(first.child.id())
+                {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
             }
-            Cut => relay.cut(),
-        }
+            let at = Instant::now();
+            match disruption {
+                Signal(sig) => first.signal(sig),
+                Pause => {
+                    first.signal("STOP");
+                    // A request already on its way may still land; then nothing can.
+                    std::thread::sleep(Duration::from_millis(500));
+                    let before = tb.job_ids();
+                    let window = Instant::now();
+                    std::thread::sleep(Duration::from_secs(6));
+                    assert_eq!(
+                        tb.job_ids(),
+                        before,
+                        "a job was submitted while the lock's holder was paused"
+                    );
+                    assert_eq!(
+                        holder(&lock),
+                        Some(first.child.id()),
+                        "the paused one keeps the lock"
+                    );
+                    assert!(
+                        second.passes_since(window).is_empty(),
+                        "`second` made a pass while the lock was held: {:?}",
+                        second.passes_since(window)
+                    );
+                    first.signal("CONT");
+                }
+                Cut => relay.cut(),
+            }
 
-        // Until every repair is recorded.
-        let start = Instant::now();
-        while !instances
-            .iter()
-            .all(|i| tb.pending(i) == 0 && !tb.results(i).is_empty())
-        {
+            // Until every repair is recorded.
+            let start = Instant::now();
+            while !instances
+                .iter()
+                .all(|i| tb.pending(i) == 0 && !tb.results(i).is_empty())
+            {
+                assert!(
+                    start.elapsed() < Duration::from_secs(180),
+                    "{disruption:?}: the repairs did not end: failover jobs {:?}, tags {:?}\nfirst:\n{}{}\nsecond:\n{}{}",
+                    instances.map(|i| tb.jobs_of(i, "OP_INSTANCE_FAILOVER")),
+                    instances.map(|i| tb.tags(i)),
+                    first.stdout(),
+                    first.log(),
+                    second.stdout(),
+                    second.log()
+                );
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            tb.settle();
+            sampling.store(true, Ordering::Relaxed);
+            let (most, seen) = sampler.join().unwrap();
             assert!(
-                start.elapsed() < Duration::from_secs(180),
-                "{disruption:?}: the repairs did not end: failover jobs {:?}, tags {:?}\nfirst:\n{}{}\nsecond:\n{}{}",
-                instances.map(|i| tb.jobs_of(i, "OP_INSTANCE_FAILOVER")),
-                instances.map(|i| tb.tags(i)),
+                most <= 1,
+                "{disruption:?}: {most} pending tags at once under max_pending = 1: {seen:?}\nfirst:\n{}{}\nsecond:\n{}{}",
                 first.stdout(),
                 first.log(),
                 second.stdout(),
                 second.log()
             );
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        tb.settle();
-
-        // Each instance failed over once, by one job, recorded once as that job's success.
-        for inst in instances {
-            let jobs = tb.jobs_of(inst, "OP_INSTANCE_FAILOVER");
-            let results = tb.results(inst);
-            assert_eq!(jobs.len(), 1, "{disruption:?}: {inst}: {jobs:?}");
-            assert_eq!(results.len(), 1, "{disruption:?}: {inst}: {results:?}");
-            assert_eq!(
-                results[0].1,
-                RepairResult::Success,
-                "{disruption:?}: {inst}"
+            let failed = failed_tag_jobs(&tb);
+            assert!(
+                failed.is_empty(),
+                "{disruption:?}: tag jobs ended in error: {failed:?}\nfirst:\n{}{}\nsecond:\n{}{}",
+                first.stdout(),
+                first.log(),
+                second.stdout(),
+                second.log()
             );
-            assert_eq!(results[0].2, [jobs[0].0], "{disruption:?}: {inst}");
-            assert_eq!(tb.pnode(inst), tb.node1, "{disruption:?}: {inst}");
-        }
-        // node2's replica never made a pass: it stood by, reading nothing, writing nothing.
-        assert!(
-            other_node.stdout().is_empty(),
-            "{disruption:?}: {}",
-            other_node.stdout()
-        );
-        assert!(
-            other_node.log().contains("stands by"),
-            "{}",
-            other_node.log()
-        );
-        match disruption {
-            Signal(sig) => {
-                let took_over = second.first_act_since(at).unwrap_or_else(|| {
-                    panic!(
-                        "{disruption:?}: `second` never acted:\n{}{}",
+
+            // Each instance failed over once, by one job, recorded once as that job's success.
+            for inst in instances {
+                let jobs = tb.jobs_of(inst, "OP_INSTANCE_FAILOVER");
+                let results = tb.results(inst);
+                assert_eq!(jobs.len(), 1, "{disruption:?}: {inst}: {jobs:?}");
+                assert_eq!(results.len(), 1, "{disruption:?}: {inst}: {results:?}");
+                assert_eq!(
+                    results[0].1,
+                    RepairResult::Success,
+                    "{disruption:?}: {inst}"
+                );
+                assert_eq!(results[0].2, [jobs[0].0], "{disruption:?}: {inst}");
+                assert_eq!(tb.pnode(inst), tb.node1, "{disruption:?}: {inst}");
+            }
+            // node2's replica never made a pass: it stood by, reading nothing, writing nothing.
+            assert!(
+                other_node.stdout().is_empty(),
+                "{disruption:?}: {}",
+                other_node.stdout()
+            );
+            assert!(
+                other_node.log().contains("stands by"),
+                "{}",
+                other_node.log()
+            );
+            match disruption {
+                Signal(sig) => {
+                    let took_over = second.first_act_since(at).unwrap_or_else(|| {
+                        panic!(
+                            "{disruption:?}: `second` never acted:\n{}{}",
+                            second.stdout(),
+                            second.log()
+                        )
+                    });
+                    eprintln!(
+                        "ganeti SIG{sig}: the other replica on the master acted {:.2} s after the signal",
+                        (took_over - at).as_secs_f64()
+                    );
+                    let mut first = first;
+                    let status = first.child.wait().unwrap();
+                    let number = if sig == "KILL" { 9 } else { 15 };
+                    assert_eq!(status.signal(), Some(number), "{status:?}");
+                }
+                Pause => {}
+                Cut => {
+                    assert!(
+                        second.first_act_since(at).is_some(),
+                        "`second` took over from the cut-off one:\n{}{}",
                         second.stdout(),
                         second.log()
-                    )
-                });
-                eprintln!(
-                    "ganeti SIG{sig}: the other replica on the master acted {:.2} s after the signal",
-                    (took_over - at).as_secs_f64()
-                );
-                let mut first = first;
-                let status = first.child.wait().unwrap();
-                let number = if sig == "KILL" { 9 } else { 15 };
-                assert_eq!(status.signal(), Some(number), "{status:?}");
+                    );
+                    // Its requests gave up at rapi.timeout (taking `second`'s turn above means it
+                    // let the lock go), and it lives on, trying again each interval.
+                    let log = first.log();
+                    assert!(log.contains("did not answer within 5s"), "{log}");
+                    let mut first = first;
+                    assert!(first.child.try_wait().unwrap().is_none(), "{log}");
+                }
             }
-            Pause => {}
-            Cut => {
-                assert!(
-                    second.first_act_since(at).is_some(),
-                    "`second` took over from the cut-off one:\n{}{}",
-                    second.stdout(),
-                    second.log()
-                );
-                // Its requests gave up at rapi.timeout (taking `second`'s turn above means it
-                // let the lock go), and it lives on, trying again each interval.
-                let log = first.log();
-                assert!(log.contains("did not answer within 5s"), "{log}");
-                let mut first = first;
-                assert!(first.child.try_wait().unwrap().is_none(), "{log}");
-            }
-        }
+        });
     }
 }
