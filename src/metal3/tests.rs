@@ -1446,3 +1446,96 @@ fn a_handover_sets_owner_remediated_false_in_both_lists_of_either_version_and_ke
     item["apiVersion"] = json!("machine.openshift.io/v1beta1");
     assert_eq!(Snapshot::from_items([&item]).machines[0].conditions, None);
 }
+
+/// Passes over a simulated file until `passes` ran: how many times the reboot key appeared
+/// (each a power-off; one present at the start counts), and the file at the end.
+fn power_offs_over(file: &mut ObjectsFile, passes: i64) -> usize {
+    let (mut power_offs, mut rebooting) = (0, false);
+    for i in 0..passes {
+        let (snap, _) = pass(file, NOW + 60 * i);
+        let now_rebooting = seen(&snap).reboot;
+        power_offs += usize::from(now_rebooting && !rebooting);
+        rebooting = now_rebooting;
+    }
+    power_offs
+}
+
+#[test]
+fn a_reboot_key_found_without_a_record_is_adopted_and_never_followed_by_a_second_cycle() {
+    // The design's restarted controller: it had written only its reboot key (an earlier
+    // controller using the same key, or a pass killed between two writes), on a host still
+    // on or already off. The cycle is completed, answered once the Node is back, and no
+    // second power cycle starts while the Node re-registers.
+    for powered_on in [true, false] {
+        let list = Fleet::new()
+            .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+            .host(Host::new("ns", "h1").powered(powered_on).rebooting())
+            .node(Node::new("n1"))
+            .simulated()
+            .build();
+        let mut file = ObjectsFile::in_memory(list);
+        let power_offs = power_offs_over(&mut file, 12);
+        let snap = file.snapshot().unwrap();
+        let what = format!(
+            "host {} at the start",
+            if powered_on { "on" } else { "off" }
+        );
+        assert_eq!(power_offs, 1, "{what}: one power cycle only");
+        assert_eq!(
+            seen(&snap),
+            Seen {
+                node: true,
+                request: false,
+                powered_on: Some(true),
+                reboot: false
+            },
+            "{what}: the request is answered once the Node is back"
+        );
+        let m = &snap.machines[0];
+        assert!(
+            m.marks
+                .iter()
+                .any(|t| t.contains("=result:power-cycle:") && t.contains(":success:power-cycle.")),
+            "{what}: {:?}",
+            m.marks
+        );
+    }
+}
+
+#[test]
+fn an_adopted_cycle_whose_node_never_returns_times_out_by_cycle_timeout() {
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+        .host(Host::new("ns", "h1").powered(false).rebooting())
+        .node(Node::new("n1"))
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    let timeout = Settings::default().cycle_timeout;
+    let mut starts = 0;
+    let mut i = 0;
+    // No kubelet: the host is switched by hand as the baremetal-operator would, the Node never
+    // comes back.
+    while 60 * i <= timeout + 300 {
+        let (_, plan) = pass(&mut file, NOW + 60 * i);
+        starts += plan
+            .actions()
+            .filter(|a| matches!(a, Action::Repair(_)))
+            .count();
+        let rebooting = seen(&file.snapshot().unwrap()).reboot;
+        for item in file.list_mut()["items"].as_array_mut().unwrap() {
+            if item["kind"] == "BareMetalHost" {
+                item["status"]["poweredOn"] = json!(!rebooting);
+            }
+        }
+        i += 1;
+    }
+    assert_eq!(starts, 0, "no second power cycle while the Node is away");
+    let m = &file.snapshot().unwrap().machines[0];
+    assert!(
+        m.marks
+            .iter()
+            .any(|t| t.contains("=result:power-cycle:") && t.contains(":failure:power-cycle.")),
+        "{:?}",
+        m.marks
+    );
+}
