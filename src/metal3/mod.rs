@@ -229,6 +229,9 @@ pub enum Op {
     TaintNode { machine: String, node: String },
     /// Remove the out-of-service taint autorepair added (if still there), then the record.
     UntaintNode { machine: String, node: String },
+    /// Record on the Machine which remediation object a repair answers or serves
+    /// ([`marks::ANSWERED_KEY`], its value).
+    AnswerRequest { machine: String, record: String },
     /// Write what autorepair reports in a remediation object's `status` (a report: nothing is
     /// ever read back from it to decide anything but whether to write it again).
     ReportRemediation {
@@ -273,6 +276,13 @@ impl fmt::Display for Op {
                 "remove {} from node {node}",
                 objects::OUT_OF_SERVICE_TAINT
             ),
+            Op::AnswerRequest { machine, record } => {
+                write!(
+                    f,
+                    "record {}={record} on machine {machine}",
+                    marks::ANSWERED_KEY
+                )
+            }
             Op::ReportRemediation {
                 remediation,
                 report,
