@@ -480,7 +480,7 @@ pub fn ready_since_taint(n: &Node) -> bool {
 /// Node is back, the request would start a second one. A Machine a failure parks is left
 /// out: the key there is the failed cycle's leftover, withdrawn by [`progress`].
 pub fn unrecorded_cycle(index: &Index<'_>, m: &Machine) -> bool {
-    if !index.host(m).is_some_and(|h| h.reboot.is_some()) || m.deleting {
+    if index.host(m).is_none_or(|h| h.reboot.is_none()) || m.deleting {
         return false;
     }
     let parked = m.marks.iter().any(|t| {
@@ -488,10 +488,7 @@ pub fn unrecorded_cycle(index: &Index<'_>, m: &Machine) -> bool {
     });
     // A mark of ours that cannot be read may be this very record: it holds the Machine, and
     // nothing is written beside it.
-    let unreadable = m
-        .marks
-        .iter()
-        .any(|t| matches!(Annotations::parse(t), Err(_)));
+    let unreadable = m.marks.iter().any(|t| Annotations::parse(t).is_err());
     let recorded = Index::pending(m)
         .iter()
         .any(|p| p.ops.is_empty() || p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle));

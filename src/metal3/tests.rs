@@ -1267,7 +1267,15 @@ fn a_remediation_object_is_a_request_until_the_machine_records_it_answered() {
     let cycling = format!("pending:power-cycle:{}:power-cycle.{ID}", NOW - 60);
     let capi = "cluster.x-k8s.io/v1beta2";
     // (case, repair mark, answered record, owner apiVersion, deleting, requested)
-    let cases: [(&str, Option<&str>, Option<&str>, &str, bool, bool); 7] = [
+    type Case<'a> = (
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a str,
+        bool,
+        bool,
+    );
+    let cases: [Case; 7] = [
         ("nothing recorded", None, None, capi, false, true),
         // Whatever the clocks say: only who it is answers it.
         (
