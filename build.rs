@@ -3,7 +3,8 @@
 //! anything.
 //!
 //! - `cfg(testbed)`: the Ganeti testbed's env file was sourced for the build
-//!   (`AUTOREPAIR_TESTBED_RAPI`), so the real-cluster tests in tests/it/ganeti.rs run.
+//!   (`AUTOREPAIR_TESTBED_RAPI`), or `AUTOREPAIR_REQUIRE_TESTBED` says it will be up when the
+//!   tests run (CI), so the real-cluster tests in tests/it/ganeti.rs run.
 //! - `cfg(have_kubectl)`, `cfg(have_prometheus)`, `cfg(have_chromium)`: the tools those tests
 //!   drive are installed (on `PATH`; Chromium at `AUTOREPAIR_CHROMIUM` or `/usr/bin/chromium`),
 //!   or `AUTOREPAIR_REQUIRE_…` says they must be (CI), and then a missing one fails the test.
@@ -13,8 +14,16 @@
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rustc-check-cfg=cfg(testbed)");
-    println!("cargo::rerun-if-env-changed=AUTOREPAIR_TESTBED_RAPI");
-    if std::env::var_os("AUTOREPAIR_TESTBED_RAPI").is_some() {
+    // CI builds while the testbed comes up, and says so with AUTOREPAIR_REQUIRE_TESTBED; the
+    // testbed's env file, sourced later, must not make cargo build the tests again.
+    println!("cargo::rerun-if-env-changed=AUTOREPAIR_REQUIRE_TESTBED");
+    let testbed = if std::env::var_os("AUTOREPAIR_REQUIRE_TESTBED").is_some() {
+        true
+    } else {
+        println!("cargo::rerun-if-env-changed=AUTOREPAIR_TESTBED_RAPI");
+        std::env::var_os("AUTOREPAIR_TESTBED_RAPI").is_some()
+    };
+    if testbed {
         println!("cargo::rustc-cfg=testbed");
     }
     println!("cargo::rerun-if-env-changed=PATH");

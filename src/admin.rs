@@ -297,6 +297,36 @@ pub fn edits<F: Family>(
 /// and the admin who suspends a whole cluster should hear which objects go on repairing. Each
 /// comes with its policy, once, in the fleet's order. Empty for a target or a scope nothing
 /// below overrides.
+/// A request on a target that a suspend holds is refused: the request would sit there doing
+/// nothing (no repair starts under a suspend, a requested one neither), and the operator who
+/// asked would think it runs. The policy is the one a pass would find (`plan`'s), so a suspend
+/// inherited from a group or the cluster counts, and a timed one that ran out does not.
+pub fn refuse_request_while_suspended<F: Family>(
+    snap: &F::Snapshot,
+    settings: &F::Settings,
+    object: &ObjectRef,
+    now: i64,
+) -> Result<(), AdminError> {
+    let plan = crate::engine::plan::<F>(snap, settings, now, &crate::engine::Limits::default(), 0);
+    let Some(target) = plan.target(&object.name) else {
+        return Ok(());
+    };
+    match target.policy {
+        Some(
+            policy @ (Policy::SuspendedForever
+            | Policy::SuspendedUntil { .. }
+            | Policy::Unreadable { .. }),
+        ) => Err(AdminError::Refused {
+            object: object.clone(),
+            message: format!(
+                "is {policy} (from {}): no repair starts while it is, a requested one neither; `autorepair resume {}` first, then request it",
+                target.policy_source, target.policy_source
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 pub fn kept_repairable<F: Family>(
     snap: &F::Snapshot,
     settings: &F::Settings,
@@ -936,6 +966,57 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("already has repair"), "{e}");
+    }
+
+    #[test]
+    fn a_request_under_a_suspend_a_pass_would_honour_is_refused() {
+        let now = 1_000;
+        // The fleet's cluster carries a plain suspend, its group a policy of its own.
+        let cases: Vec<(Vec<String>, Vec<String>, Option<&str>)> = vec![
+            (vec![], vec![], None),
+            (
+                vec![format!("{PREFIX}suspend")],
+                vec![],
+                Some("is suspended (from group/g)"),
+            ),
+            (
+                vec![format!("{PREFIX}suspend:{}", now + 60)],
+                vec![],
+                Some("suspended until"),
+            ),
+            (vec![format!("{PREFIX}suspend:{}", now - 60)], vec![], None),
+            (
+                vec![format!("{PREFIX}suspend:notanumber")],
+                vec![],
+                Some("unreadable"),
+            ),
+            (
+                vec![],
+                vec![format!("{PREFIX}suspend-all")],
+                Some("(from cluster"),
+            ),
+        ];
+        for (group, cluster, want) in cases {
+            let mut snap = fleet();
+            snap.groups[0].tags.extend(group.iter().cloned());
+            snap.cluster.tags.extend(cluster.iter().cloned());
+            let got = refuse_request_while_suspended::<Ganeti>(
+                &snap,
+                &Default::default(),
+                &crate::ganeti::instance("i"),
+                now,
+            );
+            match want {
+                None => assert!(got.is_ok(), "{group:?} {cluster:?}: {got:?}"),
+                Some(want) => {
+                    let e = got.expect_err(want).to_string();
+                    assert!(
+                        e.contains(want) && e.contains("resume"),
+                        "{group:?} {cluster:?}: {e}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

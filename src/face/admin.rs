@@ -39,6 +39,11 @@ pub fn admin<F: FamilyFace>(
         from: fleet.describe(),
         source,
     })?;
+    if let Verb::Request { now, .. } = verb {
+        let settings = F::settings(&fleet.source, backend.as_ref());
+        admin::refuse_request_while_suspended::<F>(&snap, &settings, object, *now)
+            .map_err(Error::Edit)?;
+    }
     // Beside the lock a pass holds, whatever URL it reached the fleet by (a Ganeti cluster's
     // lock is named by its uuid).
     let brake_lock = if live && matches!(verb, Verb::Suspend { .. } | Verb::Resume { .. }) {

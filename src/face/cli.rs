@@ -88,10 +88,95 @@ pub fn command(families: &[&dyn Registered]) -> clap::Command {
         })
         .mut_arg("object", |a| a.index(2))
     });
-    cmd.mut_subcommand("request", |s| {
+    cmd = cmd.mut_subcommand("request", |s| {
         s.mut_arg("repair", |a| a.index(1).value_parser(Levels(levels)))
             .mut_arg("target", |a| a.index(2))
-    })
+    });
+    first_sentence_for_short_help(cmd)
+}
+
+/// The commands that only read the fleet: they take no lock, so its flags are not shown in
+/// their help (they are still accepted, as globals are, and do nothing there).
+const READ_ONLY_COMMANDS: [&str; 6] = [
+    "status", "report", "explain", "tags", "simulate", "generate",
+];
+
+/// Last, as parsing would: global flags reach the subcommands when the command is built, and
+/// nothing may change it after that.
+fn without_lock_flags_where_no_lock_is_taken(mut cmd: clap::Command) -> clap::Command {
+    cmd.build();
+    for name in READ_ONLY_COMMANDS {
+        cmd = cmd.mut_subcommand(name, hide_lock_flags);
+    }
+    cmd
+}
+
+fn hide_lock_flags(mut cmd: clap::Command) -> clap::Command {
+    // In place: `mut_arg` moves the argument to the end, and a built command finds its flags
+    // by position (`--cluster` then named another family's flag).
+    cmd = cmd.mut_args(|a| {
+        if ["lock_file", "wait"].contains(&a.get_id().as_str()) {
+            a.hide(true)
+        } else {
+            a
+        }
+    });
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    for name in names {
+        cmd = cmd.mut_subcommand(name, hide_lock_flags);
+    }
+    cmd
+}
+
+/// `-h` shows each flag's and command's first sentence, `--help` the whole text. The texts are
+/// written once, as one paragraph each (the family sections' too): splitting them here keeps
+/// `-h` a page a person reads, whoever wrote the flag.
+fn first_sentence_for_short_help(mut cmd: clap::Command) -> clap::Command {
+    if cmd.get_long_about().is_none()
+        && let Some(about) = cmd.get_about().map(|a| a.to_string())
+        && let Some(first) = first_sentence(&about)
+    {
+        cmd = cmd.about(first).long_about(about);
+    }
+    cmd = cmd.mut_args(
+        |arg| match (arg.get_long_help(), arg.get_help().map(|h| h.to_string())) {
+            (None, Some(help)) => match first_sentence(&help) {
+                Some(first) => arg.help(first).long_help(help),
+                None => arg,
+            },
+            _ => arg,
+        },
+    );
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    for name in names {
+        cmd = cmd.mut_subcommand(name, first_sentence_for_short_help);
+    }
+    cmd
+}
+
+/// The first sentence of `text` when more follows, without its full stop (as clap writes a
+/// one-sentence help). A full stop ends a sentence when a space and a capital, a backtick, a
+/// quote or an opening parenthesis follow it, and the word before it is no abbreviation.
+fn first_sentence(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    for (at, _) in text.match_indices(". ") {
+        let next = bytes.get(at + 2).copied().unwrap_or(b' ');
+        if !(next.is_ascii_uppercase() || matches!(next, b'`' | b'"' | b'(' | b'$' | b'-')) {
+            continue;
+        }
+        let word = text[..at].rsplit([' ', '(']).next().unwrap_or("");
+        if matches!(word, "e.g" | "i.e" | "etc" | "vs" | "cf") {
+            continue;
+        }
+        return Some(text[..at].to_owned());
+    }
+    None
 }
 
 /// clap's own `help` command, with a `--help` of its own: clap's takes every word after it
@@ -193,15 +278,18 @@ where
 {
     let mut argv = argv.into_iter().map(Into::into);
     let program: std::ffi::OsString = argv.next().unwrap_or_else(|| "autorepair".into());
-    let matches = with_help_command(unset_if_empty(command(families)))
-        .try_get_matches_from(std::iter::once(program.clone()).chain(argv))?;
+    let matches = without_lock_flags_where_no_lock_is_taken(with_help_command(unset_if_empty(
+        command(families),
+    )))
+    .try_get_matches_from(std::iter::once(program.clone()).chain(argv))?;
     if let Some(words) = help_asked(&matches) {
         // The help clap prints for `COMMAND… --help` (or the error for a command it does not
         // know), the way clap's own `help` command answers.
         let asked = std::iter::once(program)
             .chain(words.into_iter().map(Into::into))
             .chain(std::iter::once("--help".into()));
-        return Err(match command(families).try_get_matches_from(asked) {
+        let cmd = without_lock_flags_where_no_lock_is_taken(unset_if_empty(command(families)));
+        return Err(match cmd.try_get_matches_from(asked) {
             Err(e) => e,
             Ok(_) => clap::Error::new(clap::error::ErrorKind::DisplayHelp),
         });
@@ -210,8 +298,10 @@ where
     Ok(Parsed { cli, matches })
 }
 
-/// The face's own flags; each family adds its own (`FamilyFace::Args`).
+/// The face's own flags; each family adds its own (`FamilyFace::Args`). Under a heading of
+/// their own, so that each command's help starts with what is its own.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Config file [default: /etc/autorepair/autorepair.toml, if it exists].
     #[arg(long, global = true, value_name = "FILE", env = "AUTOREPAIR_CONFIG")]
@@ -548,4 +638,39 @@ pub struct AdminArgs {
     /// job, after the jobs queued before it); 0 returns once the change is sent.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub timeout: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn short_help_is_the_first_sentence() {
+        let cases = [
+            ("One sentence only.", None),
+            ("One sentence, no stop", None),
+            ("Lock file. Details follow.", Some("Lock file")),
+            (
+                "Level filter, e.g. info or warn. More here.",
+                Some("Level filter, e.g. info or warn"),
+            ),
+            (
+                "Sets a (i.e. this) value. `x` follows.",
+                Some("Sets a (i.e. this) value"),
+            ),
+            (
+                "Ends in a version 1.28. Then more.",
+                Some("Ends in a version 1.28"),
+            ),
+            ("Lower case after the stop. is not a sentence", None),
+            ("Kubeconfig. [default: x]", None),
+            (
+                "Time between passes. At least 1s [default: 5m]",
+                Some("Time between passes"),
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(first_sentence(text).as_deref(), want, "{text:?}");
+        }
+    }
 }

@@ -271,6 +271,10 @@ impl ObjectsFile {
                 self.annotations_mut(&machine(m))?
                     .remove(marks::NODE_TAINTED_KEY);
             }
+            Op::AnswerRequest { machine: m, record } => {
+                self.annotations_mut(&machine(m))?
+                    .insert(marks::ANSWERED_KEY.into(), json!(record));
+            }
             Op::ReportRemediation {
                 remediation,
                 report,

@@ -35,6 +35,26 @@ pub const NODE_BACKUP_KEY: &str = "autorepair.io/node-backup";
 /// Not a mark: the Node autorepair added the out-of-service taint to, kept on its Machine until
 /// the taint is removed; a taint someone else added is never removed.
 pub const NODE_TAINTED_KEY: &str = "autorepair.io/node-tainted";
+/// Not a mark: `<repair id>/<identity>`, the last remediation object (its uid) a repair on this
+/// Machine answered or serves, and that repair. An object is answered by who it is, never by
+/// comparing the result's time with its creation: the two come from different clocks, and a
+/// new object made in the second an old one was answered is a new request.
+pub const ANSWERED_KEY: &str = "autorepair.io/answered";
+
+/// The value of [`ANSWERED_KEY`].
+pub fn answered_value(repair: &str, identity: &str) -> String {
+    format!("{repair}/{identity}")
+}
+
+/// [`ANSWERED_KEY`]'s value read: the repair, and the identity of the object it answered.
+pub fn read_answered(value: &str) -> (Option<&str>, &str) {
+    match value.split_once('/') {
+        Some((repair, identity)) if is_uuid(repair) => (Some(repair), identity),
+        _ => (None, value),
+    }
+}
+/// The family's own records under [`PREFIX`]: not marks, never the engine's to edit.
+pub const RECORD_KEYS: [&str; 3] = [NODE_BACKUP_KEY, NODE_TAINTED_KEY, ANSWERED_KEY];
 /// Kubernetes' limit on the name part of a qualified name (a repair's key, a UUID's, fits).
 pub const MAX_NAME_LEN: usize = 63;
 
@@ -92,7 +112,7 @@ impl Codec for Annotations {
 
     fn parse(text: &str) -> Result<Mark<'_, Remedy>, MarkError> {
         let (key, value) = split(text);
-        if !key.starts_with(PREFIX) || key == NODE_BACKUP_KEY || key == NODE_TAINTED_KEY {
+        if !key.starts_with(PREFIX) || RECORD_KEYS.contains(&key) {
             return Ok(Mark::Foreign);
         }
         SYNTAX.parse(text, key, value, op)

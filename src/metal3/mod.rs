@@ -29,7 +29,7 @@ pub mod sim;
 
 use crate::engine::family::{
     Assessment, DownDomain, Family, Health, Holder, Need, Operation, Progress, Role, ScopeChain,
-    Words,
+    Unrecorded, Words,
 };
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::object::{ObjectRef, parse_object_ref};
@@ -229,6 +229,9 @@ pub enum Op {
     TaintNode { machine: String, node: String },
     /// Remove the out-of-service taint autorepair added (if still there), then the record.
     UntaintNode { machine: String, node: String },
+    /// Record on the Machine which remediation object a repair answers or serves
+    /// ([`marks::ANSWERED_KEY`], its value).
+    AnswerRequest { machine: String, record: String },
     /// Write what autorepair reports in a remediation object's `status` (a report: nothing is
     /// ever read back from it to decide anything but whether to write it again).
     ReportRemediation {
@@ -273,6 +276,13 @@ impl fmt::Display for Op {
                 "remove {} from node {node}",
                 objects::OUT_OF_SERVICE_TAINT
             ),
+            Op::AnswerRequest { machine, record } => {
+                write!(
+                    f,
+                    "record {}={record} on machine {machine}",
+                    marks::ANSWERED_KEY
+                )
+            }
             Op::ReportRemediation {
                 remediation,
                 report,
@@ -409,6 +419,10 @@ pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
     }
     Ok(object)
 }
+
+/// The namespace of the repair ids given to power cycles adopted from a reboot key found
+/// without a record.
+const ADOPTED: uuid::Uuid = uuid::uuid!("5b0e3f6c-2f7d-4c0a-9d43-0c1f2a8e7b16");
 
 /// The metal3 family, as the engine sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -838,6 +852,31 @@ impl Family for Metal3 {
             }
         }
         out
+    }
+
+    fn unrecorded<'a>(index: &Self::Index<'a>) -> Vec<Unrecorded<'a, Metal3>> {
+        index
+            .snap
+            .machines
+            .iter()
+            .filter(|m| protocol::unrecorded_cycle(index, m))
+            .map(|m| {
+                // A new repair id for each adoption: the pass's clock makes it, as the
+                // planner's own ids, and a Machine adopts at most one cycle a pass.
+                let repair =
+                    uuid::Uuid::new_v5(&ADOPTED, format!("{}:{}", m.key, index.now).as_bytes())
+                        .to_string();
+                Unrecorded {
+                    target: m.key.as_str(),
+                    op: OpId {
+                        step: Step::PowerCycle,
+                        repair: repair.clone(),
+                    },
+                    repair,
+                    level: Remedy::PowerCycle,
+                }
+            })
+            .collect()
     }
 
     fn down_domains<'a>(index: &Self::Index<'a>) -> Vec<DownDomain<'a>> {

@@ -75,6 +75,8 @@ struct Meta {
     owner_references: Vec<OwnerReference>,
     creation_timestamp: Option<String>,
     deletion_timestamp: Option<String>,
+    #[serde(default)]
+    uid: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -105,8 +107,11 @@ pub struct Machine {
     /// A request annotation is set ([`REQUEST_KEYS`]): autorepair removes it once served.
     pub request_annotated: bool,
     /// The remediation object (`NAMESPACE/NAME`) a MachineHealthCheck made for it, unless it
-    /// is being deleted. It is a request until a repair result newer than it answers it.
+    /// is being deleted. It is a request until [`Machine::answered`] names it.
     pub remediation: Option<String>,
+    /// The remediation object a repair answered or serves, by its identity, and that repair
+    /// ([`marks::ANSWERED_KEY`]).
+    pub answered: Option<(Option<String>, String)>,
     /// Why Cluster API holds the Machine back from any new repair (its own skip-remediation or
     /// paused annotation, or its Cluster's `spec.paused`), naming the mark; `None` if nothing does.
     pub held: Option<String>,
@@ -128,6 +133,17 @@ pub struct Machine {
     /// A Cluster API Machine's conditions, for handing it over to its owner
     /// ([`Conditions::handed_over`]); `None` for OpenShift's Machines.
     pub conditions: Option<Conditions>,
+}
+
+impl Machine {
+    /// Whether the remediation object was answered on this Machine: served, refused or failed,
+    /// it asks for nothing more (the MachineHealthCheck deletes it once the Machine is healthy;
+    /// a new object asks again).
+    pub fn answers(&self, r: &Remediation) -> bool {
+        self.answered
+            .as_ref()
+            .is_some_and(|(_, identity)| *identity == r.identity)
+    }
 }
 
 /// The condition by which a Cluster API Machine's owner (MachineSet, KubeadmControlPlane) is
@@ -320,6 +336,9 @@ pub struct Remediation {
     pub machine: Option<String>,
     /// `metadata.creationTimestamp` (Unix seconds).
     pub created: Option<i64>,
+    /// Who it is: its `metadata.uid` (a hand-written file without one: its name and creation
+    /// time). A new object made in place of an answered one is another request.
+    pub identity: String,
     pub deleting: bool,
     /// What its `status` says now, as autorepair last reported it.
     pub reported: Option<Reported>,
@@ -415,11 +434,7 @@ fn epoch(text: &Option<String>) -> Option<i64> {
 fn our_marks(annotations: &BTreeMap<String, String>) -> Vec<String> {
     annotations
         .iter()
-        .filter(|(k, _)| {
-            k.starts_with(PREFIX)
-                && k.as_str() != marks::NODE_BACKUP_KEY
-                && k.as_str() != marks::NODE_TAINTED_KEY
-        })
+        .filter(|(k, _)| k.starts_with(PREFIX) && !marks::RECORD_KEYS.contains(&k.as_str()))
         .map(|(k, v)| marks::join(k, v))
         .collect()
 }
@@ -594,7 +609,7 @@ impl Snapshot {
                 let mut m = machine(meta, &v, &m3m);
                 if let Some(r) = remediation_of.get(m.key.as_str()) {
                     m.remediation = Some(r.key.clone());
-                    m.requested |= !answered(&m.marks, r.created) && !cycling(&m.marks);
+                    m.requested |= !m.answers(r) && !cycling(&m.marks);
                 }
                 if m.held.is_none()
                     && let Some(c) = &m.cluster
@@ -681,6 +696,10 @@ fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
         requested: request_annotated,
         request_annotated,
         remediation: None,
+        answered: meta.annotations.get(marks::ANSWERED_KEY).map(|v| {
+            let (repair, identity) = marks::read_answered(v);
+            (repair.map(str::to_owned), identity.to_owned())
+        }),
         held,
         node_ref,
         host,
@@ -716,18 +735,18 @@ fn remediation(meta: &Meta, v: &Value) -> Remediation {
         key: key(meta),
         machine,
         created: epoch(&meta.creation_timestamp),
+        identity: if meta.uid.is_empty() {
+            format!(
+                "{}@{}",
+                key(meta),
+                meta.creation_timestamp.as_deref().unwrap_or("")
+            )
+        } else {
+            meta.uid.clone()
+        },
         deleting: meta.deletion_timestamp.is_some(),
         reported: v.get("status").and_then(Reported::read),
     }
-}
-
-/// Whether a power cycle (or a reprovisioning) ended on the Machine since the remediation
-/// object was made: served, refused or failed, it answered that object, which asks for
-/// nothing more (the MachineHealthCheck deletes it once the Machine is healthy; a new one
-/// asks again). Without a creation time, any such result answers it: no power cycle is
-/// ever started for an object whose age is unknown but which a result may already answer.
-pub fn answered(marks: &[String], created: Option<i64>) -> bool {
-    answer(marks, created).is_some()
 }
 
 /// Whether a power cycle is under way on the Machine (its pending repair records the step).
@@ -743,22 +762,27 @@ pub fn cycling(marks: &[String]) -> bool {
     })
 }
 
-/// The newest power-cycle or reprovision result at or after `created`.
-pub fn answer(
-    marks: &[String],
-    created: Option<i64>,
-) -> Option<crate::engine::marks::Outcome<'_, super::Remedy>> {
+/// The result that answered the remediation object the Machine records as answered: the one
+/// of the repair recorded with it, else the newest power-cycle or reprovision result.
+pub fn answer(m: &Machine) -> Option<crate::engine::marks::Outcome<'_, super::Remedy>> {
     use crate::engine::marks::{Codec, Mark};
-    let since = created.unwrap_or(i64::MIN);
-    marks
+    let repair = m
+        .answered
+        .as_ref()
+        .and_then(|(repair, _)| repair.as_deref());
+    let results: Vec<_> = m
+        .marks
         .iter()
         .filter_map(|t| match marks::Annotations::parse(t) {
-            Ok(Mark::Result(r)) if r.repair >= super::Remedy::PowerCycle && r.at >= since => {
-                Some(r)
-            }
+            Ok(Mark::Result(r)) if r.repair >= super::Remedy::PowerCycle => Some(r),
             _ => None,
         })
-        .max_by_key(|r| r.at)
+        .collect();
+    results
+        .iter()
+        .find(|r| Some(r.id) == repair)
+        .or_else(|| results.iter().max_by_key(|r| r.at))
+        .copied()
 }
 
 fn host(meta: &Meta, v: &Value) -> Host {

@@ -40,9 +40,11 @@
 //! (a failure result, no power cycle recorded under way) is undone, and a Node that re-registers
 //! gets its backed-up labels and annotations back.
 
+use super::marks::Annotations;
 use super::objects::{Host, Machine, Node};
 use super::{Fencing, Index, Metal3, Op, OpId, Phase, Remedy, Step};
 use crate::engine::family::{OpState, Progress};
+use crate::engine::marks::{Codec, Mark};
 use crate::engine::text::rfc3339;
 use crate::engine::{ObjectRef, RepairResult};
 
@@ -468,6 +470,29 @@ pub fn ready_since_taint(n: &Node) -> bool {
         None => true,
         Some(added) => (*since).max(n.ready_heartbeat).is_some_and(|t| t > added),
     }
+}
+
+/// Whether the Machine's host carries autorepair's reboot key with no power cycle of the
+/// Machine's recording it, nor any pending repair that would adopt it as its started step
+/// (see `operations`): the key of an earlier controller that used the same one (the design's
+/// own, restarted), or of a pass killed between two writes. Left so, the cycle would be
+/// carried to its end with nothing to show it happened, and once the host is on, before the
+/// Node is back, the request would start a second one. A Machine a failure parks is left
+/// out: the key there is the failed cycle's leftover, withdrawn by [`progress`].
+pub fn unrecorded_cycle(index: &Index<'_>, m: &Machine) -> bool {
+    if index.host(m).is_none_or(|h| h.reboot.is_none()) || m.deleting {
+        return false;
+    }
+    let parked = m.marks.iter().any(|t| {
+        matches!(Annotations::parse(t), Ok(Mark::Result(r)) if r.result == RepairResult::Failure)
+    });
+    // A mark of ours that cannot be read may be this very record: it holds the Machine, and
+    // nothing is written beside it.
+    let unreadable = m.marks.iter().any(|t| Annotations::parse(t).is_err());
+    let recorded = Index::pending(m)
+        .iter()
+        .any(|p| p.ops.is_empty() || p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle));
+    !(parked || unreadable || recorded)
 }
 
 /// When the Machine's power cycle ended as a failure and no power cycle of autorepair's is

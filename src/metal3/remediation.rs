@@ -3,7 +3,7 @@
 //! API's MachineHealthCheck").
 //!
 //! The object itself is only a request: [`objects::Snapshot::from_items`] makes its Machine
-//! requested until a result newer than the object answers it, and the engine and the protocol
+//! requested until the Machine records the object (by uid) as answered, and the engine and the protocol
 //! serve it like any request. What is reported here is recomputed every pass from the
 //! Machine's annotations, its host and Node, and written only when it changes: the `status` is
 //! a report for people and tools, never read back to decide anything.
@@ -29,6 +29,12 @@ pub fn progress(
         .filter(|p| p.blocked.is_some())
         .map(|p| (p.name.as_str(), p))
         .collect();
+    // What each Machine's plan writes this pass: a result that ends a power cycle or a
+    // reprovisioning (served, refused or failed) answers its remediation object.
+    let ending: std::collections::HashMap<&str, String> = plans
+        .iter()
+        .filter_map(|p| Some((p.name.as_str(), p.actions.iter().find_map(answer_written)?)))
+        .collect();
     let machines: std::collections::HashMap<&str, &Machine> = index
         .snap
         .machines
@@ -51,6 +57,32 @@ pub fn progress(
                 .and_then(|p| held_by_limit(p, fleet));
             let mut report = report(index, m, r, limit);
             let mut out = Vec::new();
+            // Recorded before the result that answers it (this target's own work goes first):
+            // a pass killed between the two leaves it answered, never a result beside a
+            // request that looks new.
+            let serving = cycle_under_way(m)
+                .map(|id| (id, "power cycle under way"))
+                .or_else(|| {
+                    ending
+                        .get(m.key.as_str())
+                        .map(|id| (id.clone(), "result written now"))
+                });
+            if let Some((repair, by)) = serving.filter(|_| !m.answers(r)) {
+                out.push(Progress {
+                    target: Some(m.key.clone()),
+                    object: ObjectRef::new(objects::kind::MACHINE, m.key.clone()),
+                    reason: format!(
+                        "machine {}: {} {} is answered by this Machine's {by} ({repair})",
+                        m.key,
+                        objects::REMEDIATION_KIND,
+                        r.key,
+                    ),
+                    op: super::Op::AnswerRequest {
+                        machine: m.key.clone(),
+                        record: super::marks::answered_value(&repair, &r.identity),
+                    },
+                });
+            }
             if let Some((owner, conditions)) = hand_over_to(m, &report) {
                 report.message = format!(
                     "{}; handed over to its owner {owner} to replace it ({} False)",
@@ -96,6 +128,31 @@ pub fn progress(
             out
         })
         .collect()
+}
+
+/// The repair whose power-cycle or reprovision result a plan's action writes, if it does.
+fn answer_written(a: &crate::engine::Action<Metal3>) -> Option<String> {
+    let crate::engine::Action::AddMarks { marks, .. } = a else {
+        return None;
+    };
+    marks
+        .iter()
+        .find_map(|t| match super::marks::Annotations::parse(t) {
+            Ok(Mark::Result(r)) if r.repair >= Remedy::PowerCycle => Some(r.id.to_owned()),
+            _ => None,
+        })
+}
+
+/// The repair whose power cycle is recorded under way on the Machine, if one is.
+fn cycle_under_way(m: &Machine) -> Option<String> {
+    Index::pending(m)
+        .into_iter()
+        .find(|p| {
+            p.ops
+                .iter::<OpId>()
+                .any(|id| id.step == Step::PowerCycle && id.repair == p.id)
+        })
+        .map(|p| p.id.to_owned())
 }
 
 /// Whom a Machine whose request autorepair gave up on (its report `Failed`: the power cycle
@@ -154,7 +211,24 @@ pub fn report(
     };
     let waiting = |reason, message: String| report("Waiting", "Unknown", reason, message);
     let explain = format!("autorepair explain machine/{}", m.key);
-    if let Some(out) = objects::answer(&m.marks, r.created) {
+    let cycling = Index::pending(m)
+        .into_iter()
+        .filter(|p| p.repair == Remedy::PowerCycle)
+        .find(|p| p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle));
+    if let Some(p) = cycling {
+        let (_, phase, _) = protocol::judge(index, m, Step::PowerCycle, p.since);
+        return report(
+            "Running",
+            "Unknown",
+            "PowerCycling",
+            format!(
+                "power cycle under way since {}: {}",
+                rfc3339(p.since),
+                phase.as_str()
+            ),
+        );
+    }
+    if let Some(out) = objects::answer(m).filter(|_| m.answers(r)) {
         let at = rfc3339(out.at);
         let cycled = out.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle);
         return match (out.result, out.repair) {
@@ -218,23 +292,6 @@ pub fn report(
                 ),
             ),
         };
-    }
-    let cycling = Index::pending(m)
-        .into_iter()
-        .filter(|p| p.repair == Remedy::PowerCycle)
-        .find(|p| p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle));
-    if let Some(p) = cycling {
-        let (_, phase, _) = protocol::judge(index, m, Step::PowerCycle, p.since);
-        return report(
-            "Running",
-            "Unknown",
-            "PowerCycling",
-            format!(
-                "power cycle under way since {}: {}",
-                rfc3339(p.since),
-                phase.as_str()
-            ),
-        );
     }
     if m.deleting {
         return waiting("MachineDeleting", "the Machine is being deleted".into());

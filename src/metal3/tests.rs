@@ -419,6 +419,7 @@ fn op_name(op: &Op) -> &'static str {
         Op::TaintNode { .. } => "taint-node",
         Op::UntaintNode { .. } => "untaint-node",
         Op::ReportRemediation { .. } => "report-remediation",
+        Op::AnswerRequest { .. } => "answer-request",
         Op::HandOver { .. } => "hand-over",
     }
 }
@@ -1259,56 +1260,70 @@ fn with_items(fleet: Fleet, extra: &[Value]) -> Value {
 }
 
 #[test]
-fn a_remediation_object_is_a_request_until_a_newer_result_answers_it() {
+fn a_remediation_object_is_a_request_until_the_machine_records_it_answered() {
     const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
     let key = format!("autorepair.io/repair.{ID}");
-    let cycled = |at: i64| format!("result:power-cycle:{at}:success:power-cycle.{ID}");
-    let refused = |at: i64| format!("result:power-cycle:{at}:enoperm:");
-    let drained = |at: i64| format!("result:drain:{at}:success:drain.{ID}");
+    let cycled = format!("result:power-cycle:{}:success:power-cycle.{ID}", NOW + 60);
+    let cycling = format!("pending:power-cycle:{}:power-cycle.{ID}", NOW - 60);
     let capi = "cluster.x-k8s.io/v1beta2";
-    // (case, result on the Machine, owner apiVersion, deleting, requested)
-    let cases: [(&str, Option<String>, &str, bool, bool); 7] = [
-        ("no result", None, capi, false, true),
+    // (case, repair mark, answered record, owner apiVersion, deleting, requested)
+    type Case<'a> = (
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a str,
+        bool,
+        bool,
+    );
+    let cases: [Case; 7] = [
+        ("nothing recorded", None, None, capi, false, true),
+        // Whatever the clocks say: only who it is answers it.
         (
-            "power-cycled before it",
-            Some(cycled(NOW - 60)),
+            "a result since, its uid not recorded",
+            Some(&cycled),
+            None,
             capi,
             false,
             true,
         ),
         (
-            "power-cycled since",
-            Some(cycled(NOW + 60)),
-            capi,
-            false,
-            false,
-        ),
-        ("refused since", Some(refused(NOW + 60)), capi, false, false),
-        (
-            "only drained since",
-            Some(drained(NOW + 60)),
+            "another object recorded",
+            Some(&cycled),
+            Some("uid-0"),
             capi,
             false,
             true,
         ),
-        ("being deleted", None, capi, true, false),
+        ("recorded", Some(&cycled), Some("uid-1"), capi, false, false),
+        (
+            "a power cycle under way serves it",
+            Some(&cycling),
+            None,
+            capi,
+            false,
+            false,
+        ),
+        ("being deleted", None, None, capi, true, false),
         (
             "owned by an OpenShift Machine",
+            None,
             None,
             "machine.openshift.io/v1beta1",
             false,
             false,
         ),
     ];
-    for (case, result, owner, deleting, requested) in cases {
+    for (case, mark, answered, owner, deleting, requested) in cases {
         let mut m = Machine::new("ns", "m1").node("n1").host("h1");
-        if let Some(r) = &result {
+        if let Some(r) = mark {
             m = m.annotate(&key, r);
         }
-        let list = with_items(
-            Fleet::new().machine(m),
-            &[remediation_item("m1", NOW, owner, deleting)],
-        );
+        if let Some(uid) = answered {
+            m = m.annotate(super::marks::ANSWERED_KEY, uid);
+        }
+        let mut item = remediation_item("m1", NOW, owner, deleting);
+        item["metadata"]["uid"] = json!("uid-1");
+        let list = with_items(Fleet::new().machine(m), &[item]);
         let snap = Snapshot::from_items(list["items"].as_array().unwrap());
         let m = &snap.machines[0];
         assert_eq!(m.requested, requested, "{case}");
@@ -1317,6 +1332,12 @@ fn a_remediation_object_is_a_request_until_a_newer_result_answers_it() {
             m.remediation.is_some(),
             !deleting && owner == capi,
             "{case}"
+        );
+        assert!(
+            !m.marks
+                .iter()
+                .any(|t| t.starts_with(super::marks::ANSWERED_KEY)),
+            "{case}: the record is not a mark"
         );
     }
 }
@@ -1445,4 +1466,151 @@ fn a_handover_sets_owner_remediated_false_in_both_lists_of_either_version_and_ke
     let mut item = Fleet::new().machine(Machine::new("ns", "m1")).build()["items"][0].clone();
     item["apiVersion"] = json!("machine.openshift.io/v1beta1");
     assert_eq!(Snapshot::from_items([&item]).machines[0].conditions, None);
+}
+
+/// Passes over a simulated file until `passes` ran: how many times the reboot key appeared
+/// (each a power-off; one present at the start counts), and the file at the end.
+fn power_offs_over(file: &mut ObjectsFile, passes: i64) -> usize {
+    let (mut power_offs, mut rebooting) = (0, false);
+    for i in 0..passes {
+        let (snap, _) = pass(file, NOW + 60 * i);
+        let now_rebooting = seen(&snap).reboot;
+        power_offs += usize::from(now_rebooting && !rebooting);
+        rebooting = now_rebooting;
+    }
+    power_offs
+}
+
+#[test]
+fn a_reboot_key_found_without_a_record_is_adopted_and_never_followed_by_a_second_cycle() {
+    // The design's restarted controller: it had written only its reboot key (an earlier
+    // controller using the same key, or a pass killed between two writes), on a host still
+    // on or already off. The cycle is completed, answered once the Node is back, and no
+    // second power cycle starts while the Node re-registers.
+    for powered_on in [true, false] {
+        let list = Fleet::new()
+            .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+            .host(Host::new("ns", "h1").powered(powered_on).rebooting())
+            .node(Node::new("n1"))
+            .simulated()
+            .build();
+        let mut file = ObjectsFile::in_memory(list);
+        let power_offs = power_offs_over(&mut file, 12);
+        let snap = file.snapshot().unwrap();
+        let what = format!(
+            "host {} at the start",
+            if powered_on { "on" } else { "off" }
+        );
+        assert_eq!(power_offs, 1, "{what}: one power cycle only");
+        assert_eq!(
+            seen(&snap),
+            Seen {
+                node: true,
+                request: false,
+                powered_on: Some(true),
+                reboot: false
+            },
+            "{what}: the request is answered once the Node is back"
+        );
+        let m = &snap.machines[0];
+        assert!(
+            m.marks
+                .iter()
+                .any(|t| t.contains("=result:power-cycle:") && t.contains(":success:power-cycle.")),
+            "{what}: {:?}",
+            m.marks
+        );
+    }
+}
+
+#[test]
+fn an_adopted_cycle_whose_node_never_returns_times_out_by_cycle_timeout() {
+    let list = Fleet::new()
+        .machine(Machine::new("ns", "m1").node("n1").host("h1").requested())
+        .host(Host::new("ns", "h1").powered(false).rebooting())
+        .node(Node::new("n1"))
+        .build();
+    let mut file = ObjectsFile::in_memory(list);
+    let timeout = Settings::default().cycle_timeout;
+    let mut starts = 0;
+    let mut i = 0;
+    // No kubelet: the host is switched by hand as the baremetal-operator would, the Node never
+    // comes back.
+    while 60 * i <= timeout + 300 {
+        let (_, plan) = pass(&mut file, NOW + 60 * i);
+        starts += plan
+            .actions()
+            .filter(|a| matches!(a, Action::Repair(_)))
+            .count();
+        let rebooting = seen(&file.snapshot().unwrap()).reboot;
+        for item in file.list_mut()["items"].as_array_mut().unwrap() {
+            if item["kind"] == "BareMetalHost" {
+                item["status"]["poweredOn"] = json!(!rebooting);
+            }
+        }
+        i += 1;
+    }
+    assert_eq!(starts, 0, "no second power cycle while the Node is away");
+    let m = &file.snapshot().unwrap().machines[0];
+    assert!(
+        m.marks
+            .iter()
+            .any(|t| t.contains("=result:power-cycle:") && t.contains(":failure:power-cycle.")),
+        "{:?}",
+        m.marks
+    );
+}
+
+#[test]
+fn a_new_remediation_made_in_the_second_its_predecessor_was_answered_is_a_new_request() {
+    // The MHC deletes the answered request and makes a new one within the same second as the
+    // power cycle's success: by the clocks (the result's and the API server's creation time)
+    // the new one looks answered already. It is a request of its own, and meets the loop
+    // guard: refused, reported so, never shown as served by a cycle that ran before it.
+    let mut first = remediation_item("m1", NOW, "cluster.x-k8s.io/v1beta2", false);
+    first["metadata"]["uid"] = json!("uid-1");
+    let list = with_items(
+        Fleet::new()
+            .machine(Machine::new("ns", "m1").node("n1").host("h1"))
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1").ready("False", fixture::T0))
+            .simulated(),
+        &[first],
+    );
+    let mut file = ObjectsFile::in_memory(list);
+    let succeeded = |file: &mut ObjectsFile| {
+        file.snapshot().unwrap().machines[0]
+            .marks
+            .iter()
+            .any(|t| t.contains(":success:power-cycle."))
+    };
+    let mut i = 0;
+    while !succeeded(&mut file) {
+        assert!(i < 30, "the first power cycle never ended");
+        pass(&mut file, NOW + 60 * i);
+        i += 1;
+    }
+    let answered_at = NOW + 60 * (i - 1);
+    let items = file.list_mut()["items"].as_array_mut().unwrap();
+    items.retain(|item| item["kind"] != "AutorepairRemediation");
+    let mut second = remediation_item("m1", answered_at, "cluster.x-k8s.io/v1beta2", false);
+    second["metadata"]["uid"] = json!("uid-2");
+    items.push(second);
+    let snap = file.snapshot().unwrap();
+    assert!(snap.machines[0].requested, "the new object asks again");
+    for j in 0..2 {
+        pass(&mut file, answered_at + j);
+    }
+    let status = file
+        .list()
+        .pointer("/items")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "AutorepairRemediation")
+        .unwrap()["status"]
+        .clone();
+    assert_eq!(status["phase"], "Failed", "{status}");
+    let reason = status["conditions"][0]["reason"].as_str().unwrap_or("");
+    assert_eq!(reason, "RebootLoopGuard", "{status}");
 }

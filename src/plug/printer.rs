@@ -32,13 +32,17 @@ pub struct Printer {
     json: bool,
     yaml: bool,
     colour: bool,
+    /// Standard error is a terminal: [`Printer::progress`] shows.
+    progress_shown: bool,
 }
 
 impl Printer {
     /// The process's standard output and standard error. Standard output stays line-buffered,
     /// so a looping run's lines go out as they are printed.
     pub fn standard(output: Output) -> Printer {
-        Printer::new(Box::new(io::stdout()), Box::new(io::stderr()), output)
+        let mut printer = Printer::new(Box::new(io::stdout()), Box::new(io::stderr()), output);
+        printer.progress_shown = std::io::IsTerminal::is_terminal(&io::stderr());
+        printer
     }
 
     pub fn new(out: Box<dyn Write>, err: Box<dyn Write>, output: Output) -> Printer {
@@ -49,6 +53,7 @@ impl Printer {
             json: output.json,
             yaml: output.yaml,
             colour: output.colour,
+            progress_shown: false,
         }
     }
 
@@ -154,6 +159,18 @@ impl Printer {
     /// A note for a person on standard error (a count, where a file was saved).
     pub fn note(&mut self, line: impl Display) {
         let _ = writeln!(self.err, "{line}");
+    }
+
+    /// How far a long command got, on standard error when it is a terminal: one line,
+    /// rewritten in place (`done` ends it). Nothing where standard error is a file or a pipe,
+    /// whose reader wants whole lines.
+    pub fn progress(&mut self, line: impl Display, done: bool) {
+        if !self.progress_shown {
+            return;
+        }
+        let end = if done { "\n" } else { "" };
+        let _ = write!(self.err, "\r\x1b[2K{line}{end}");
+        let _ = self.err.flush();
     }
 
     /// The line that says why the command failed, on standard error.

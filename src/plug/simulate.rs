@@ -84,14 +84,36 @@ pub fn explore<W: World>(
         let ran = quietly(|| engine_sim::run_with::<W>(snap, setup, &sched, cfg, planner));
         print_log(out, &ran.log)?;
     }
-    let scenario = engine_sim::Scenario {
-        passes: args.passes,
-        seed: args.seed,
+    // In slices, to say how far it got: the scenarios' seeds are the same (`seed + k`), and the
+    // first violation ends the exploration as it would in one call.
+    let mut summary = Summary {
         scenarios: args.scenarios,
+        ..Summary::default()
     };
-    Ok(quietly(|| {
-        engine_sim::explore_with::<W>(snap, setup, &scenario, cfg, &faults, planner)
-    }))
+    let slice = (args.scenarios / 100).max(1);
+    let mut done = 0;
+    while done < args.scenarios && summary.findings.is_empty() {
+        let scenarios = slice.min(args.scenarios - done);
+        let scenario = engine_sim::Scenario {
+            passes: args.passes,
+            seed: args.seed.wrapping_add(done as u64),
+            scenarios,
+        };
+        let part = quietly(|| {
+            engine_sim::explore_with::<W>(snap, setup, &scenario, cfg, &faults, planner)
+        });
+        summary.stats.add(&part.stats);
+        summary.findings.extend(part.findings);
+        done += scenarios;
+        out.progress(
+            format_args!(
+                "simulate: {done} of {} scenarios, {} passes",
+                args.scenarios, summary.stats.passes
+            ),
+            done == args.scenarios || !summary.findings.is_empty(),
+        );
+    }
+    Ok(summary)
 }
 
 /// The summary with what the family says about the simulation itself.
@@ -132,6 +154,12 @@ pub fn report<F: Family>(
                 ));
             }
             text.push('\n');
+            if s.passes > 0 && s.halted_passes * 2 >= s.passes {
+                text.push_str(&format!(
+                    "note: {}% of the passes were halted by a mass-failure limit of [limits]: while one holds, no repair starts, so these scenarios show few repairs. `status` on the fleet names the limit and its counts; raise it in the config to see what repairs would do\n",
+                    s.halted_passes * 100 / s.passes
+                ));
+            }
             match summary.findings.first() {
                 None => text.push_str("no safety or liveness rule was violated\n"),
                 Some(f) => text.push_str(&format!("VIOLATION: {f}")),

@@ -79,7 +79,7 @@ fn aws_lc_rs_is_not_in_the_dependency_graph() {
     // Every target, every edge kind (normal, build, dev). A second provider would cost a C
     // build, and rustls's `ClientConfig::builder()` panics ("no process-level CryptoProvider")
     // when two are compiled in and none is installed.
-    let out = std::process::Command::new(env!("CARGO"))
+    let out = crate::common::cargo()
         .args([
             "tree",
             "--offline",
@@ -91,7 +91,6 @@ fn aws_lc_rs_is_not_in_the_dependency_graph() {
             "-i",
             "aws-lc-rs",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run cargo tree");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -102,9 +101,8 @@ fn aws_lc_rs_is_not_in_the_dependency_graph() {
         "aws-lc-rs is in the dependency graph:\n{stdout}\n{stderr}"
     );
     // The check itself works: ring is found the same way.
-    let ring = std::process::Command::new(env!("CARGO"))
+    let ring = crate::common::cargo()
         .args(["tree", "--offline", "-e", "features", "-i", "ring"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run cargo tree");
     assert!(

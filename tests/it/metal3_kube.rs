@@ -249,6 +249,7 @@ fn op_name(op: &Op) -> &'static str {
         Op::TaintNode { .. } => "taint-node",
         Op::UntaintNode { .. } => "untaint-node",
         Op::ReportRemediation { .. } => "report-remediation",
+        Op::AnswerRequest { .. } => "answer-request",
         Op::HandOver { .. } => "hand-over",
     }
 }

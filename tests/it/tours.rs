@@ -234,6 +234,75 @@ fn help_has_a_help_of_its_own() {
         ));
 }
 
+/// Help a person reads: wrapped (clap's width without a terminal: 100 columns), each flag's and
+/// command's first sentence under `-h` and the whole text under `--help`, the global options
+/// under a heading of their own, and the lock's flags only where a lock is taken.
+#[test]
+fn help_is_wrapped_short_under_h_and_shows_what_applies() {
+    let help = |args: &[&str]| {
+        let out = assert_cmd::Command::new(BIN)
+            .args(args)
+            .env_remove("COLUMNS")
+            .assert()
+            .success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    for args in [
+        &["-h"][..],
+        &["--help"],
+        &["run", "-h"],
+        &["run", "--help"],
+        &["simulate", "-h"],
+        &["sabakan", "update", "--help"],
+    ] {
+        let text = help(args);
+        let longest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(
+            longest <= 100,
+            "{args:?}: a line of {longest} characters:\n{text}"
+        );
+    }
+    let (short, long) = (help(&["run", "-h"]), help(&["run", "--help"]));
+    assert!(short.contains("Global options:"), "{short}");
+    // --loop's later sentences: in --help only.
+    let detail = "a second signal";
+    assert!(!short.contains(detail), "{short}");
+    assert!(long.replace('\n', " ").contains(detail), "{long}");
+    assert!(
+        short.len() < long.len(),
+        "-h {} bytes, --help {}",
+        short.len(),
+        long.len()
+    );
+    // The top-level list gives each command its first sentence: a few lines at most (the
+    // whole of simulate's text took ten).
+    let top = help(&["-h"]);
+    let simulate = top
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("simulate"))
+        .take_while(|l| !l.trim_start().starts_with("generate"))
+        .count();
+    assert!(simulate <= 3, "simulate takes {simulate} lines:\n{top}");
+    for (args, shown) in [
+        (&["run", "-h"][..], true),
+        (&["suspend", "-h"], true),
+        (&["status", "-h"], false),
+        (&["explain", "-h"], false),
+        (&["tags", "lint", "-h"], false),
+    ] {
+        let text = help(args);
+        for flag in ["--lock-file", "--wait"] {
+            assert_eq!(text.contains(flag), shown, "{args:?} {flag}:\n{text}");
+        }
+    }
+    // Hidden from help, still accepted (a global flag given to every command of a script).
+    assert_cmd::Command::new(BIN)
+        .args(["--config", "/dev/null", "status", "--wait", "--cluster"])
+        .arg(format!("{ROOT}/fixtures/demo.json"))
+        .assert()
+        .success();
+}
+
 /// A kubeconfig that is not there is named once, plainly: kube's own message quotes its path
 /// twice (`'"…"'`).
 #[test]

@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 /// the test profile, as the tests themselves are built: another profile would build every
 /// dependency a second time (224 of them) inside the test run.
 fn toy_family() -> PathBuf {
-    let status = Command::new(env!("CARGO"))
+    let status = crate::common::cargo()
         .args([
             "build",
             "--quiet",
@@ -20,7 +20,6 @@ fn toy_family() -> PathBuf {
             "--example",
             "toy_family",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .unwrap();
     assert!(

@@ -62,6 +62,15 @@ pub trait Family: Sized + Clone + fmt::Debug + PartialEq + Eq + 'static {
     fn step_of(op: &Self::Op) -> Self::Step;
     /// The operations the backend listed: the ones marks name and the watcher's own recent ones.
     fn operations<'a>(index: &Self::Index<'a>) -> Vec<Operation<'a, Self>>;
+    /// Operations of the watcher's under way that no mark records and that no write still
+    /// under way will record (left by an earlier controller that used the same means, or by a
+    /// pass killed between two writes where the storage keeps nothing else). The planner
+    /// records each as a repair, so that it is followed to its end and counts as a repair
+    /// that happened: unrecorded, its end would look like nothing and the next pass would
+    /// start the same repair again.
+    fn unrecorded<'a>(_index: &Self::Index<'a>) -> Vec<Unrecorded<'a, Self>> {
+        Vec::new()
+    }
     /// The failure domains that are down now.
     fn down_domains<'a>(index: &Self::Index<'a>) -> Vec<DownDomain<'a>>;
     /// A domain's name as plan text, shared by every target in it.
@@ -97,6 +106,17 @@ pub struct Progress<F: Family> {
     pub object: ObjectRef,
     pub op: F::Op,
     pub reason: String,
+}
+
+/// An operation under way that no mark records ([`Family::unrecorded`]).
+#[derive(Clone, Debug)]
+pub struct Unrecorded<'a, F: Family> {
+    pub target: &'a str,
+    /// The repair id it is recorded under: a new one, unless the operation carries one.
+    pub repair: String,
+    pub level: F::Level,
+    /// Its id under that repair.
+    pub op: F::OpId,
 }
 
 /// The family's words in plans, notes and messages.

@@ -115,6 +115,7 @@ pub(super) fn of_op(op: &Op) -> Vec<Story> {
         Op::Drain { .. }
         | Op::RestoreNode { .. }
         | Op::UntaintNode { .. }
+        | Op::AnswerRequest { .. }
         | Op::ReportRemediation { .. } => Vec::new(),
     }
 }

@@ -288,6 +288,14 @@ impl Inner {
                 machine: m,
                 node: n,
             } => self.taint(&machine(m), &node(n), false).await,
+            Op::AnswerRequest { machine: m, record } => {
+                let m = machine(m);
+                if self.live(&m)?.annotations.get(marks::ANSWERED_KEY) != Some(record) {
+                    self.annotate(&m, one(marks::ANSWERED_KEY, json!(record)))
+                        .await?;
+                }
+                Ok(())
+            }
             Op::ReportRemediation {
                 remediation,
                 report,

@@ -40,7 +40,7 @@ pub(super) fn cycling(m: &Machine) -> bool {
 pub(super) fn level_of(op: &Op) -> Remedy {
     match op {
         // A report changes nothing but a remediation object's status: the least level.
-        Op::Drain { .. } | Op::ReportRemediation { .. } => Remedy::Drain,
+        Op::Drain { .. } | Op::ReportRemediation { .. } | Op::AnswerRequest { .. } => Remedy::Drain,
         // Its owner replaces the Machine: what a reprovisioning does.
         Op::DeleteMachine { .. } | Op::HandOver { .. } => Remedy::Reprovision,
         Op::PowerOff { .. }

@@ -171,3 +171,33 @@ impl Demo {
         self.files[0].1
     }
 }
+
+/// Cargo, run from inside a test on this repository. The test harness hands its process the
+/// variables cargo sets for a crate being built (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, …);
+/// build scripts that watch them (ring's does) would look changed to an inner cargo, which
+/// then rebuilds ring and all that links it, and the next outer `cargo test` rebuilds them back.
+pub fn cargo() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO"));
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_a_crate = [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_BIN_",
+            "CARGO_CRATE_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || [
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+            ]
+            .contains(&&*name);
+        if set_for_a_crate {
+            command.env_remove(&*name);
+        }
+    }
+    command.current_dir(env!("CARGO_MANIFEST_DIR"));
+    command
+}

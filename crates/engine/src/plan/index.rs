@@ -3,7 +3,7 @@
 //! and the lint of marks on objects that are not targets.
 
 use super::Lint;
-use crate::family::{Family, Holder, OpState, Operation, Role};
+use crate::family::{Family, Holder, OpState, Operation, Role, Unrecorded};
 use crate::marks::{Codec, Governs, Level, Mark, MarkError, read};
 use crate::object::ObjectRef;
 use crate::policy::{self, Policy};
@@ -63,6 +63,8 @@ pub(super) struct Index<'a, F: Family> {
     pub ops_by_repair: FxMap<&'a str, Vec<usize>>,
     /// The watcher's own operations still running, by target.
     pub unfinished_by_target: FxMap<&'a str, Vec<usize>>,
+    /// [`Family::unrecorded`], by target.
+    pub unrecorded: FxMap<&'a str, Unrecorded<'a, F>>,
     pub duplicate_names: FxSet<&'a str>,
     /// The note of every target without any policy, rendered once.
     pub no_policy_note: Text,
@@ -109,6 +111,10 @@ impl<'a, F: Family> Index<'a, F> {
         }
         let family = F::index(snap, settings, now);
         let ops = F::operations(&family);
+        let unrecorded = F::unrecorded(&family)
+            .into_iter()
+            .map(|u| (u.target, u))
+            .collect();
         let mut op_by_id = FxMap::default();
         let mut ops_by_repair: FxMap<&str, Vec<usize>> = FxMap::default();
         let mut unfinished_by_target: FxMap<&str, Vec<usize>> = FxMap::default();
@@ -137,6 +143,7 @@ impl<'a, F: Family> Index<'a, F> {
             op_by_id,
             ops_by_repair,
             unfinished_by_target,
+            unrecorded,
             duplicate_names,
             no_policy_note: Text::Shared(
                 format!(

@@ -983,6 +983,32 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
     fn fresh(&mut self) {
         let words = F::WORDS;
         let index = &self.ctx.index;
+        if let Some(u) = index.unrecorded.get(self.name) {
+            // Bookkeeping, not a start: the operation runs whatever policy or limits say, and
+            // from now on it ends as a repair with a result, like any other.
+            self.block(Blocked::OtherRepair);
+            self.active = true;
+            let why = format!(
+                "{} {} is under way with no {} recording it: adopted as repair {}",
+                words.op,
+                u.op,
+                F::Marks::NOUN,
+                u.repair
+            );
+            match F::Marks::render_pending(
+                u.level,
+                &u.repair,
+                self.ctx.now,
+                std::slice::from_ref(&u.op),
+            ) {
+                Ok(mark) => {
+                    self.add(mark, &why, true);
+                    self.notes.push(why);
+                }
+                Err(e) => self.notes.push(format!("cannot adopt {}: {e}", u.op)),
+            }
+            return;
+        }
         let own_ops = index.unfinished_by_target.get(self.name);
         if let Some(&i) = own_ops.and_then(|v| v.first()) {
             let o = &index.ops[i];

@@ -22,6 +22,20 @@ pub enum AdminEdit<L> {
     Request(L),
     /// Removes a target's failure results.
     Clear,
+    /// Writes a mark of ours that cannot be read (a person's typo, another tool's write): it
+    /// holds what it would govern (rule 11), and the oracle checks that nothing starts there.
+    Damage(Damage),
+}
+
+/// Which kind of unreadable mark [`AdminEdit::Damage`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Damage {
+    /// A suspend whose time is not a number.
+    Suspend,
+    /// A pending mark whose time no clock can hold (a target only).
+    Pending,
+    /// A policy of no known level.
+    Policy,
 }
 
 /// Applies the edit as the admin verbs do; an edit they would refuse (nothing to resume, a
@@ -115,6 +129,10 @@ fn edits<F: Family>(
                 vec![],
             )
         }
+        AdminEdit::Damage(kind) => {
+            let mark = damaged::<F>(*kind, on_target, now)?;
+            (vec![mark], vec![])
+        }
         AdminEdit::Clear => {
             let remove =
                 matching(&|m| matches!(m, Mark::Result(r) if r.result == RepairResult::Failure));
@@ -126,4 +144,36 @@ fn edits<F: Family>(
     };
     let add = add.into_iter().filter(|m| !current.contains(m)).collect();
     Some((add, remove))
+}
+
+/// A mark of `kind` in the family's own storage, made unreadable: rendered as the codec writes
+/// it, then its time or level spoiled, so every codec gets one of its own form. `None` when
+/// the spoiled text still parses (it would not be damaged) or the kind needs a target.
+fn damaged<F: Family>(kind: Damage, on_target: bool, now: i64) -> Option<String> {
+    use crate::marks::Level;
+    let level = F::Level::LADDER[0];
+    let text = match kind {
+        Damage::Suspend => {
+            let until = now + 3 * PASS_SECONDS;
+            F::Marks::render_suspend(Some(until), false).ok()?.replacen(
+                &until.to_string(),
+                &format!("{until}x"),
+                1,
+            )
+        }
+        Damage::Pending if on_target => {
+            let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, format!("{now}").as_bytes())
+                .to_string();
+            F::Marks::render_pending(level, &id, now, &[])
+                .ok()?
+                .replacen(&now.to_string(), "9999999999999999999999999", 1)
+        }
+        Damage::Pending => return None,
+        Damage::Policy => {
+            let text = F::Marks::render_policy(level);
+            let at = text.rfind(level.as_str())? + level.as_str().len();
+            format!("{}x{}", &text[..at], &text[at..])
+        }
+    };
+    F::Marks::parse(&text).is_err().then_some(text)
 }

@@ -30,7 +30,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
-pub use admin::{AdminEdit, apply as admin_edit};
+pub use admin::{AdminEdit, Damage, apply as admin_edit};
 pub use oracle::{object_policy, policy};
 pub use replicas::{Coordination, PAUSE_SECONDS, Replicas, TAKEOVER_SECONDS, WRITE_SECONDS};
 
@@ -252,6 +252,9 @@ pub struct Faults<R> {
     /// The (acting) watcher is killed mid-pass.
     pub kill: f64,
     pub admin_edit: f64,
+    /// Someone writes a mark of ours that cannot be read (an unreadable suspend, pending mark
+    /// or policy), on a target or a scope.
+    pub damage: f64,
     /// With replicas: the acting one is paused mid-pass for longer than its lease.
     pub pause: f64,
     /// With replicas: the acting one is cut off from the coordination mid-pass.
@@ -267,6 +270,7 @@ impl<R: Default> Default for Faults<R> {
             world: R::default(),
             kill: 0.2,
             admin_edit: 0.2,
+            damage: 0.05,
             pause: 0.0,
             partition: 0.0,
             handover: 0.0,
@@ -427,6 +431,9 @@ pub fn schedule<W: World>(
 ) -> ScheduleOf<W> {
     let names = Names::<W>::of(fleet);
     let mut rng = Rng::seed_from_u64(seed);
+    // Damaged marks are drawn from a stream of their own, so that every other event of a
+    // seed's scenarios stays what it was before they were drawn at all.
+    let mut damage_rng = Rng::seed_from_u64(seed ^ 0x6461_6d61_6765_6421);
     let mut chaos = W::chaos(fleet, &faults.world);
     let mut out = Schedule::default();
     for _ in 0..passes {
@@ -436,6 +443,9 @@ pub fn schedule<W: World>(
             .collect();
         if !names.targets.is_empty() && rng.random_bool(faults.admin_edit) {
             events.push(names.admin_edit(&mut rng));
+        }
+        if !names.targets.is_empty() && damage_rng.random_bool(faults.damage) {
+            events.push(names.damage(&mut damage_rng));
         }
         if rng.random_bool(faults.kill) {
             events.push(Event::Kill(rng.random_range(0..8)));
@@ -486,6 +496,18 @@ impl<W: World> Names<W> {
     fn target(&self, rng: &mut Rng) -> ObjectRef {
         let name = &self.targets[rng.random_range(0..self.targets.len())];
         ObjectRef::new(<W::Family as Family>::WORDS.target, name.clone())
+    }
+
+    /// An unreadable suspend or policy on a target or a scope, or an unreadable pending mark
+    /// on a target.
+    fn damage(&self, rng: &mut Rng) -> EventOf<W> {
+        let kind = [Damage::Suspend, Damage::Pending, Damage::Policy][rng.random_range(0..3)];
+        let object = if kind != Damage::Pending && !self.scopes.is_empty() && rng.random_bool(0.5) {
+            self.scopes[rng.random_range(0..self.scopes.len())].clone()
+        } else {
+            self.target(rng)
+        };
+        Event::Admin(object, AdminEdit::Damage(kind))
     }
 
     /// Any verb, with any level of the ladder; suspends and policies on targets or scopes,

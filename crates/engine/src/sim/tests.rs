@@ -4,7 +4,7 @@
 use super::toy::{ToyFault, ToyWorld};
 use super::*;
 use crate::family::Health;
-use crate::marks::Codec;
+use crate::marks::{Codec, Governs};
 use crate::plan::{Action, plan};
 use crate::toy::{Toy, ToyLevel, ToyMarks, ToyRoom};
 use std::time::Duration;
@@ -357,4 +357,74 @@ fn the_toy_world_repairs_what_it_is_asked_to() {
         .filter(|b| world.health(world.fleet(), b, START) != Health::Healthy)
         .count();
     assert_eq!(broken, 8);
+}
+
+/// Plans as if no unreadable mark of ours existed (as a reader that drops a parse error would).
+fn ignores_unreadable(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    let mut blind = room.clone();
+    let keep = |marks: &mut Vec<String>| marks.retain(|m| ToyMarks::parse(m).is_ok());
+    keep(&mut blind.marks);
+    blind.shelves.iter_mut().for_each(|s| keep(&mut s.marks));
+    blind.boxes.iter_mut().for_each(|b| keep(&mut b.marks));
+    plan::<Toy>(&blind, &(), now, limits, seed)
+}
+
+#[test]
+fn the_world_draws_unreadable_marks_and_a_planner_blind_to_them_is_caught() {
+    let room = ToyWorld::generate(8, 1);
+    let mut world = ToyWorld::new(&room, &(), START);
+    let target = ObjectRef::new("box", "b000");
+    let scope = ObjectRef::new("shelf", "s0");
+    for kind in [Damage::Suspend, Damage::Pending, Damage::Policy] {
+        admin::apply(&mut world, &target, &AdminEdit::Damage(kind), 1000);
+        admin::apply(&mut world, &scope, &AdminEdit::Damage(kind), 1000);
+    }
+    let unreadable = |marks: &[String]| -> Vec<Governs> {
+        marks
+            .iter()
+            .filter_map(|m| ToyMarks::parse(m).err().map(|e| e.governs))
+            .collect()
+    };
+    assert_eq!(
+        unreadable(&world.fleet().boxes[0].marks),
+        [
+            Governs::Suspend { all: false },
+            Governs::Pending,
+            Governs::Policy
+        ],
+        "{:?}",
+        world.fleet().boxes[0].marks
+    );
+    // A pending mark belongs on a target only.
+    assert_eq!(
+        unreadable(&world.fleet().shelves[0].marks),
+        [Governs::Suspend { all: false }, Governs::Policy],
+        "{:?}",
+        world.fleet().shelves[0].marks
+    );
+    // The default faults draw them, and the oracle holds the planner to rule 11.
+    let fleet = ToyWorld::generate(40, 7);
+    let faults = Faults {
+        damage: 0.5,
+        ..Faults::default()
+    };
+    let c = cfg();
+    let blind = |room: &ToyRoom, now, seed| ignores_unreadable(&c.limits, room, now, seed);
+    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &c, &faults, &blind);
+    let f = summary
+        .findings
+        .first()
+        .unwrap_or_else(|| panic!("not caught: {:?}", summary.stats));
+    assert_eq!(
+        f.violation.rule, "repair on a target held by an unreadable mark",
+        "{f}"
+    );
+    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &c, &faults, &|room, now, seed| {
+        real(room, now, seed)
+    });
+    assert!(
+        summary.findings.is_empty(),
+        "{:?}",
+        summary.findings.first()
+    );
 }
