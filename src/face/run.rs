@@ -153,6 +153,10 @@ fn pass_over<F: FamilyFace>(
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
     }
+    let damaged = F::damaged(&snap);
+    for d in &damaged {
+        tracing::error!(target: LOG_TARGET, pass, "{d}");
+    }
     if !run.dry_run
         && let Some(held) = brake
             .as_ref()
@@ -229,7 +233,7 @@ fn pass_over<F: FamilyFace>(
             done.actions_done,
             writes,
             done.jobs_submitted.len(),
-            done.errors.len(),
+            done.errors.len() + damaged.len(),
             report::counts_line(&plan, "when the pass began").trim_end()
         ))?;
     }
@@ -266,7 +270,7 @@ fn pass_over<F: FamilyFace>(
     }
     Ok(if done.no_write_access.is_some() {
         Exit::NoWriteAccess
-    } else if done.errors.is_empty() {
+    } else if done.errors.is_empty() && damaged.is_empty() {
         Exit::Ok
     } else {
         Exit::Partial
