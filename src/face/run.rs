@@ -164,6 +164,10 @@ fn pass_over<F: FamilyFace>(
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
     }
+    let damaged = F::damaged(&snap);
+    for d in &damaged {
+        tracing::error!(target: LOG_TARGET, pass, "{d}");
+    }
     for l in plan.lint.iter().filter(|l| first_time(l)) {
         tracing::warn!(target: LOG_TARGET, object = %l.object, tag = l.tag.as_deref(), "{}", l.message);
     }
@@ -232,7 +236,7 @@ fn pass_over<F: FamilyFace>(
             done.actions_done,
             writes,
             done.jobs_submitted.len(),
-            done.errors.len(),
+            done.errors.len() + damaged.len(),
             report::counts_line(&plan, "when the pass began").trim_end()
         ))?;
     }
@@ -269,7 +273,7 @@ fn pass_over<F: FamilyFace>(
     }
     Ok(if done.no_write_access.is_some() {
         Exit::NoWriteAccess
-    } else if done.errors.is_empty() {
+    } else if done.errors.is_empty() && damaged.is_empty() {
         Exit::Ok
     } else {
         Exit::Partial

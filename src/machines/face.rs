@@ -201,6 +201,14 @@ impl FamilyFace for Machines {
         ]
     }
 
+    /// Repair entries whose labels cannot be read: each holds its machine.
+    fn damaged(snap: &super::Snapshot) -> Vec<String> {
+        admin::damaged(snap)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
     /// Its rack, as the limiter counts it.
     fn report_scope<'a>(_index: &Index<'a>, m: &'a Machine) -> &'a str {
         &m.rack

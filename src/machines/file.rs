@@ -52,6 +52,9 @@ pub struct MachinesFile {
     guard: Option<crate::engine::WriteGuard>,
     /// Every label written or removed ([`Backend::writes_made`]): an entry is three.
     label_writes: usize,
+    /// The cluster's labels this process set on the holder, `(serial, name)`: replacing
+    /// disagreeing copies of the policy removes every copy but these.
+    cluster_written: Vec<(String, String)>,
 }
 
 /// Where the machines come from, for messages.
@@ -220,6 +223,7 @@ impl MachinesFile {
             runner: Box::new(command::Processes),
             guard: None,
             label_writes: 0,
+            cluster_written: Vec::new(),
         };
         f.list()?;
         Ok(f)
@@ -486,6 +490,114 @@ impl MachinesFile {
     }
 }
 
+/// How the cluster scope's policy mark starts when its copies disagree: never a level, so the
+/// codec reads it as unreadable.
+const DISAGREE: &str = "copies disagree: ";
+
+/// Every copy of the cluster's labels (`autorepair.cluster.*`), wherever it is. They live on
+/// the cluster's holder, the first boot server; a boot server added to a lower rack, or the
+/// holder retired, makes another machine the holder, and the labels stay behind. Read from
+/// every machine, they keep holding through such a change (rule 11: a suspend left on the
+/// former holder still suspends).
+struct ClusterLabels {
+    /// Each label's copies, `(serial, value)`, the holder's first.
+    by_name: std::collections::BTreeMap<String, Vec<(String, String)>>,
+}
+
+impl ClusterLabels {
+    fn gather(machines: &[Value], holder: Option<&str>) -> ClusterLabels {
+        let mut by_name: std::collections::BTreeMap<String, Vec<(String, String)>> =
+            Default::default();
+        for m in machines {
+            let serial = m["spec"]["serial"].as_str().unwrap_or_default();
+            for (name, value) in labels_of(m) {
+                if name.starts_with(CLUSTER_PREFIX) {
+                    let copies = by_name.entry(name).or_default();
+                    let copy = (serial.to_owned(), value);
+                    if Some(serial) == holder {
+                        copies.insert(0, copy);
+                    } else {
+                        copies.push(copy);
+                    }
+                }
+            }
+        }
+        ClusterLabels { by_name }
+    }
+
+    /// The queue is disabled if any copy says so.
+    fn queue_enabled(&self) -> bool {
+        let queue = stored_name(QUEUE, "cluster.");
+        self.by_name
+            .get(&queue)
+            .is_none_or(|copies| copies.iter().all(|(_, v)| v != "disabled"))
+    }
+
+    /// The cluster scope's marks. Copies that agree are one mark; suspends that differ are
+    /// each a suspend (the longest holds). Copies of a policy that differ cannot be read as
+    /// one: they stand for an unreadable policy, which allows nothing at the cluster's level
+    /// until a person removes the one that is wrong.
+    fn marks(&self) -> Vec<String> {
+        let (queue, index) = (
+            stored_name(QUEUE, "cluster."),
+            stored_name(INDEX, "cluster."),
+        );
+        let mut marks = Vec::new();
+        for (name, copies) in &self.by_name {
+            if *name == queue || *name == index {
+                continue;
+            }
+            let bare = format!(
+                "{}{}",
+                labels::PREFIX,
+                name.strip_prefix(CLUSTER_PREFIX).unwrap_or(name)
+            );
+            let mut values: Vec<&str> = copies.iter().map(|(_, v)| v.as_str()).collect();
+            values.sort_unstable();
+            values.dedup();
+            if values.len() > 1 && bare == labels::POLICY {
+                let said: Vec<String> = copies.iter().map(|(s, v)| format!("{v} on {s}")).collect();
+                marks.push(labels::join(
+                    &bare,
+                    &format!("{DISAGREE}{}", said.join(", ")),
+                ));
+            } else {
+                marks.extend(values.iter().map(|v| labels::join(&bare, v)));
+            }
+        }
+        marks
+    }
+
+    /// Says, once per process and change, which copies are away from the holder.
+    fn warn_split(&self, holder: Option<&str>) {
+        static SAID: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
+            std::sync::Mutex::new(None);
+        let away: Vec<String> = self
+            .by_name
+            .iter()
+            .flat_map(|(name, copies)| {
+                copies
+                    .iter()
+                    .filter(|(s, _)| Some(s.as_str()) != holder)
+                    .map(move |(s, v)| format!("{name}={v} on {s}"))
+            })
+            .collect();
+        if away.is_empty() {
+            return;
+        }
+        let key = away.join(", ");
+        let mut said = SAID
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if said.get_or_insert_with(Default::default).insert(key.clone()) {
+            tracing::warn!(
+                holder = holder.unwrap_or("none"),
+                "the cluster's labels are split: {key} (not on the machine that holds them now); they still count, and a pass moves those the holder agrees with"
+            );
+        }
+    }
+}
+
 impl Backend<Machines> for MachinesFile {
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
         if let Some(live) = &self.live
@@ -501,24 +613,18 @@ impl Backend<Machines> for MachinesFile {
             queue_enabled: true,
             ..Snapshot::default()
         };
+        let copies = ClusterLabels::gather(raw, cluster.as_deref());
+        copies.warn_split(cluster.as_deref());
+        snap.queue_enabled = copies.queue_enabled();
+        let cluster_marks = copies.marks();
         let mut scope_marks: Vec<(String, Vec<String>)> = Vec::new();
-        let mut cluster_marks = Vec::new();
         for (info, raw) in machines.into_iter().zip(raw) {
             let pairs = labels_of(raw);
             let mut marks = Vec::with_capacity(pairs.len());
-            let is_cluster = cluster.as_deref() == Some(info.serial.as_str());
             for (name, value) in &pairs {
-                if is_cluster {
-                    if name == &format!("{CLUSTER_PREFIX}queue") {
-                        snap.queue_enabled = value != "disabled";
-                    }
-                    if let Some(rest) = name.strip_prefix(CLUSTER_PREFIX) {
-                        cluster_marks
-                            .push(labels::join(&format!("{}{rest}", labels::PREFIX), value));
-                        continue;
-                    }
+                if !name.starts_with(CLUSTER_PREFIX) {
+                    marks.push(labels::join(name, value));
                 }
-                marks.push(labels::join(name, value));
             }
             if let Some((r, _)) = racks.iter().find(|(_, s)| *s == info.serial) {
                 // The rack's marks, not the machine's own: its own keep only foreign labels.
@@ -573,19 +679,49 @@ impl Backend<Machines> for MachinesFile {
             });
         }
         snap.nodes = self.read_nodes(&snap.machines)?;
-        if cluster.is_some() {
+        // Without a boot server the cluster's labels left behind still hold what they govern.
+        if cluster.is_some() || !cluster_marks.is_empty() {
             snap.scopes.push(Scope {
                 object: ObjectRef::singleton(kind::CLUSTER),
                 key: kind::CLUSTER.to_owned(),
-                marks: cluster_marks
-                    .into_iter()
-                    .filter(|t| {
-                        !t.starts_with(&format!("{QUEUE}=")) && !t.starts_with(&format!("{INDEX}="))
-                    })
-                    .collect(),
+                marks: cluster_marks,
             });
         }
         Ok(snap)
+    }
+
+    /// The cluster's labels that a change of holder left on other machines are moved to the
+    /// holder, where the admin verbs write: a copy the holder lacks is set there, one it has
+    /// with the same value is dropped. Copies that disagree stay where they are (the
+    /// snapshot holds on them) until a person decides.
+    fn gather_cluster_labels(&mut self) -> Result<(), BackendError> {
+        let machines = self.parsed()?;
+        let (_, Some(holder)) = MachinesFile::holders(&machines) else {
+            return Ok(());
+        };
+        let copies = ClusterLabels::gather(self.list()?, Some(&holder));
+        for (name, values) in &copies.by_name {
+            if name == &stored_name(INDEX, "cluster.") {
+                // Read on every machine already: the next entry written moves it.
+                continue;
+            }
+            let on_holder = values.iter().find(|(s, _)| *s == holder).map(|(_, v)| v);
+            let strays = values.iter().filter(|(s, _)| *s != holder);
+            let mut distinct: Vec<&String> = values.iter().map(|(_, v)| v).collect();
+            distinct.sort();
+            distinct.dedup();
+            if distinct.len() > 1 {
+                continue;
+            }
+            if on_holder.is_none() {
+                self.set(&holder, name, Some(distinct[0]))?;
+            }
+            for (serial, _) in strays {
+                tracing::info!(label = %name, from = %serial, to = %holder, "the cluster's label moved to the machine that now holds the cluster's labels");
+                self.set(serial, name, None)?;
+            }
+        }
+        Ok(())
     }
 
     fn add_marks(
@@ -612,6 +748,9 @@ impl Backend<Machines> for MachinesFile {
                 value = stronger_suspend(current.as_deref(), &value).to_owned();
             }
             self.set(&serial, &name, Some(&value))?;
+            if object.is(kind::CLUSTER) {
+                self.cluster_written.push((serial.clone(), name));
+            }
         }
         Ok(())
     }
@@ -622,6 +761,37 @@ impl Backend<Machines> for MachinesFile {
         marks: &[String],
         _reason: &str,
     ) -> Result<(), BackendError> {
+        if object.is(kind::CLUSTER) {
+            // From every copy: a copy left on a former holder would bring a suspend back.
+            for mark in marks {
+                let (name, value) = labels::split(mark);
+                let name = stored_name(name, "cluster.");
+                // The policy's disagreeing copies are one mark: replaced, all go.
+                // The one just written (`allow LEVEL cluster` adds before it removes) stays.
+                let every = value.starts_with(DISAGREE);
+                let holding: Vec<String> = self
+                    .list()?
+                    .iter()
+                    .filter(|m| {
+                        labels_of(m)
+                            .iter()
+                            .any(|(n, v)| *n == name && (every || v == value))
+                    })
+                    .filter_map(|m| Some(m["spec"]["serial"].as_str()?.to_owned()))
+                    .filter(|serial| {
+                        !(every
+                            && self
+                                .cluster_written
+                                .iter()
+                                .any(|(s, n)| s == serial && *n == name))
+                    })
+                    .collect();
+                for serial in holding {
+                    self.set(&serial, &name, None)?;
+                }
+            }
+            return Ok(());
+        }
         let (serial, infix) = self.place(object)?;
         for mark in marks {
             let (name, value) = labels::split(mark);
@@ -757,6 +927,10 @@ impl Backend<Machines> for MachinesFile {
 
     fn writes_made(&self) -> Option<usize> {
         Some(self.label_writes)
+    }
+
+    fn finish_pass(&mut self, _now: i64) -> Result<(), BackendError> {
+        self.gather_cluster_labels()
     }
 
     fn flush(&mut self) -> Result<(), BackendError> {

@@ -118,6 +118,13 @@ pub trait FamilyFace: Family {
     fn extra_metrics(_plan: &Plan<Self>) -> String {
         String::new()
     }
+    /// What in the fleet cannot be read and holds what it governs until a person mends or
+    /// removes it, each said as that person acts on it. A pass counts each as an error (and
+    /// exits as a partial pass): a fleet that needs a person must not look healthy. Marks the
+    /// planner reads are its lint; this is for records it cannot see as marks.
+    fn damaged(_snap: &Self::Snapshot) -> Vec<String> {
+        Vec::new()
+    }
     /// The earliest moment after `now` at which a time threshold falls due (a pass would then
     /// decide something new though nothing changed): a `--loop` daemon wakes then rather than
     /// at its next resync. `None`: nothing is due, or the family does not say.

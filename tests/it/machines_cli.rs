@@ -720,7 +720,8 @@ fn the_familys_flags_work_after_the_command() {
 
 /// Rule 11 for the machines' own records: a repair entry whose labels cannot be read is never
 /// invisible. `repair list` names it (and exits 1), `status` holds its machine for a person,
-/// a pass starts no entry beside it, and `repair delete ADDRESS` removes it.
+/// a pass starts no entry beside it and counts it as an error, and `repair delete ADDRESS`
+/// removes it.
 #[test]
 fn a_damaged_repair_entry_is_listed_held_and_deletable() {
     // (case, the labels that damage rack0-cs2's entry)
@@ -765,7 +766,17 @@ fn a_damaged_repair_entry_is_listed_held_and_deletable() {
         let s = t.status(NOW);
         let m = target(&s, "rack0-cs2");
         assert!(m["needs_person"].is_string(), "{case}: {m}");
-        t.run(NOW);
+        // The pass counts it as an error and exits 1: a fleet that needs a person must not
+        // look healthy to cron or to a monitoring of the exit code.
+        let pass = t
+            .bin()
+            .args(["run", "--now", &NOW.to_string()])
+            .assert()
+            .code(1);
+        let said = String::from_utf8_lossy(&pass.get_output().stdout);
+        assert!(said.contains(" 1 error(s)"), "{case}: {said}");
+        let logged = String::from_utf8_lossy(&pass.get_output().stderr);
+        assert!(logged.contains("rack0-cs2") && logged.contains("cannot be read"), "{case}: {logged}");
         assert_eq!(
             t.labels("rack0-cs2")["autorepair.entry"],
             damage[0].1,
@@ -782,4 +793,97 @@ fn a_damaged_repair_entry_is_listed_held_and_deletable() {
         );
         t.bin().args(["repair", "list"]).assert().success();
     }
+}
+
+/// The cluster's labels live on the first boot server. When another machine becomes the
+/// holder (that boot server retired, or one added to a lower rack), the copies left behind
+/// still count (a suspend there still suspends), a pass moves them to the new holder, and
+/// `resume` removes every copy. Copies of the policy that disagree hold the cluster's level
+/// until a person decides.
+#[test]
+fn the_clusters_labels_survive_a_change_of_holder() {
+    let t = Tour::new();
+    let retire = |serial: &str| {
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
+        for m in doc.as_array_mut().unwrap() {
+            if m["spec"]["serial"] == serial {
+                m["spec"]["role"] = "cs".into();
+            }
+        }
+        std::fs::write(&t.machines, doc.to_string()).unwrap();
+    };
+    t.bin().args(["suspend", "cluster"]).assert().success();
+    assert!(t.labels("boot-0").get("autorepair.cluster.suspend").is_some());
+    retire("boot-0");
+    let s = t.status(NOW);
+    assert_eq!(
+        target(&s, "rack0-cs2")["state"],
+        "suspended",
+        "the suspend left on the former holder stopped counting: {s}"
+    );
+    // A dry run moves nothing; a pass moves both labels to boot-1, the holder now.
+    let before = std::fs::read_to_string(&t.machines).unwrap();
+    t.bin()
+        .args(["run", "--dry-run", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&t.machines).unwrap(), before);
+    t.run(NOW);
+    let (old, new) = (t.labels("boot-0"), t.labels("boot-1"));
+    assert!(
+        old.get("autorepair.cluster.suspend").is_none()
+            && old.get("autorepair.cluster.policy").is_none(),
+        "{old}"
+    );
+    assert_eq!(new["autorepair.cluster.suspend"], "", "{new}");
+    assert_eq!(new["autorepair.cluster.policy"], "step-8", "{new}");
+    assert_eq!(target(&t.status(NOW), "rack0-cs2")["state"], "suspended");
+
+    // A copy left behind again (written by hand on the former holder): resume removes all.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
+    for m in doc.as_array_mut().unwrap() {
+        if m["spec"]["serial"] == "boot-0" {
+            m["spec"]["labels"]["autorepair.cluster.suspend"] = "".into();
+        }
+    }
+    std::fs::write(&t.machines, doc.to_string()).unwrap();
+    t.bin().args(["resume", "cluster"]).assert().success();
+    for serial in ["boot-0", "boot-1"] {
+        assert!(
+            t.labels(serial).get("autorepair.cluster.suspend").is_none(),
+            "{serial}: {}",
+            t.labels(serial)
+        );
+    }
+    assert_eq!(target(&t.status(NOW), "rack0-cs2")["state"], "needs-repair");
+
+    // Two policies for the cluster: neither is trusted, and a pass moves neither.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
+    for m in doc.as_array_mut().unwrap() {
+        if m["spec"]["serial"] == "boot-0" {
+            m["spec"]["labels"]["autorepair.cluster.policy"] = "step-2".into();
+        }
+    }
+    std::fs::write(&t.machines, doc.to_string()).unwrap();
+    let s = t.status(NOW);
+    assert_ne!(target(&s, "rack0-cs2")["state"], "needs-repair", "{s}");
+    let explained = t
+        .bin()
+        .args(["explain", "rack0-cs2", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&explained.get_output().stdout);
+    assert!(said.contains("copies disagree"), "{said}");
+    t.run(NOW);
+    assert_eq!(t.labels("boot-0")["autorepair.cluster.policy"], "step-2");
+    assert_eq!(t.labels("boot-1")["autorepair.cluster.policy"], "step-8");
+    assert!(t.labels("rack0-cs2").get("autorepair.entry").is_none());
+    // Setting the cluster's policy again replaces both copies with one, on the holder.
+    t.bin().args(["allow", "step-8", "cluster"]).assert().success();
+    assert!(t.labels("boot-0").get("autorepair.cluster.policy").is_none());
+    assert_eq!(t.labels("boot-1")["autorepair.cluster.policy"], "step-8");
+    assert_eq!(target(&t.status(NOW), "rack0-cs2")["state"], "needs-repair");
 }
