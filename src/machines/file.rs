@@ -421,6 +421,40 @@ impl MachinesFile {
         Ok(index)
     }
 
+    /// The cluster's labels that a change of holder left on other machines are moved to the
+    /// holder, where the admin verbs write: a copy the holder lacks is set there, one it has
+    /// with the same value is dropped. Copies that disagree stay where they are (the
+    /// snapshot holds on them) until a person decides.
+    fn gather_cluster_labels(&mut self) -> Result<(), BackendError> {
+        let machines = self.parsed()?;
+        let (_, Some(holder)) = MachinesFile::holders(&machines) else {
+            return Ok(());
+        };
+        let copies = ClusterLabels::gather(self.list()?, Some(&holder));
+        for (name, values) in &copies.by_name {
+            if name == &stored_name(INDEX, "cluster.") {
+                // Read on every machine already: the next entry written moves it.
+                continue;
+            }
+            let on_holder = values.iter().find(|(s, _)| *s == holder).map(|(_, v)| v);
+            let strays = values.iter().filter(|(s, _)| *s != holder);
+            let mut distinct: Vec<&String> = values.iter().map(|(_, v)| v).collect();
+            distinct.sort();
+            distinct.dedup();
+            if distinct.len() > 1 {
+                continue;
+            }
+            if on_holder.is_none() {
+                self.set(&holder, name, Some(distinct[0]))?;
+            }
+            for (serial, _) in strays {
+                tracing::info!(label = %name, from = %serial, to = %holder, "the cluster's label moved to the machine that now holds the cluster's labels");
+                self.set(serial, name, None)?;
+            }
+        }
+        Ok(())
+    }
+
     fn may_write(&self) -> Result<(), BackendError> {
         self.guard.as_ref().map_or(Ok(()), |g| g())
     }
@@ -690,39 +724,6 @@ impl Backend<Machines> for MachinesFile {
         Ok(snap)
     }
 
-    /// The cluster's labels that a change of holder left on other machines are moved to the
-    /// holder, where the admin verbs write: a copy the holder lacks is set there, one it has
-    /// with the same value is dropped. Copies that disagree stay where they are (the
-    /// snapshot holds on them) until a person decides.
-    fn gather_cluster_labels(&mut self) -> Result<(), BackendError> {
-        let machines = self.parsed()?;
-        let (_, Some(holder)) = MachinesFile::holders(&machines) else {
-            return Ok(());
-        };
-        let copies = ClusterLabels::gather(self.list()?, Some(&holder));
-        for (name, values) in &copies.by_name {
-            if name == &stored_name(INDEX, "cluster.") {
-                // Read on every machine already: the next entry written moves it.
-                continue;
-            }
-            let on_holder = values.iter().find(|(s, _)| *s == holder).map(|(_, v)| v);
-            let strays = values.iter().filter(|(s, _)| *s != holder);
-            let mut distinct: Vec<&String> = values.iter().map(|(_, v)| v).collect();
-            distinct.sort();
-            distinct.dedup();
-            if distinct.len() > 1 {
-                continue;
-            }
-            if on_holder.is_none() {
-                self.set(&holder, name, Some(distinct[0]))?;
-            }
-            for (serial, _) in strays {
-                tracing::info!(label = %name, from = %serial, to = %holder, "the cluster's label moved to the machine that now holds the cluster's labels");
-                self.set(serial, name, None)?;
-            }
-        }
-        Ok(())
-    }
 
     fn add_marks(
         &mut self,
