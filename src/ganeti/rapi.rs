@@ -118,6 +118,11 @@ pub struct Rapi {
     /// The last tag job of ours still queued or running when the snapshot was read, per
     /// object (a replica killed before it ran): this pass's writes on the object follow it.
     queued_tag_job: HashMap<ObjectRef, u64>,
+    /// Removals of pending tags not known to be applied: those queued when the snapshot was
+    /// read (counted as done there, [`queued::Queued::releases`]) and this pass's own. A
+    /// pending tag this pass adds follows them, so that a repair ending and the next one
+    /// starting in one pass never show two pending tags where the limits allow one.
+    releases: Vec<u64>,
     /// The suspend marks of the scopes this pass writes under, watched from any host.
     watch: watch::FleetWatch,
     /// The repair jobs this pass submitted, with their instance: a brake cancels those that
@@ -355,7 +360,9 @@ impl Backend<Ganeti> for Rapi {
             simulation: Default::default(),
             other: Default::default(),
         };
-        self.queued_tag_job = queued::apply_queued(&mut snapshot, &queued);
+        let queued = queued::apply_queued(&mut snapshot, &queued);
+        self.queued_tag_job = queued.last;
+        self.releases = queued.releases;
         self.watch = watch::FleetWatch::start(&snapshot, &listed);
         self.watch.on = !self.guards.is_empty();
         Ok(snapshot)

@@ -623,7 +623,10 @@ impl ClusterLabels {
         let mut said = SAID
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if said.get_or_insert_with(Default::default).insert(key.clone()) {
+        if said
+            .get_or_insert_with(Default::default)
+            .insert(key.clone())
+        {
             tracing::warn!(
                 holder = holder.unwrap_or("none"),
                 "the cluster's labels are split: {key} (not on the machine that holds them now); they still count, and a pass moves those the holder agrees with"
@@ -723,7 +726,6 @@ impl Backend<Machines> for MachinesFile {
         }
         Ok(snap)
     }
-
 
     fn add_marks(
         &mut self,
@@ -931,7 +933,10 @@ impl Backend<Machines> for MachinesFile {
     }
 
     fn finish_pass(&mut self, _now: i64) -> Result<(), BackendError> {
-        self.gather_cluster_labels()
+        // The pass's own writes are saved whether or not the move could be made.
+        let moved = self.gather_cluster_labels();
+        self.flush()?;
+        moved
     }
 
     fn flush(&mut self) -> Result<(), BackendError> {

@@ -33,6 +33,7 @@ impl Rapi {
             query_forbidden: AtomicBool::new(false),
             last_tag_job: HashMap::new(),
             queued_tag_job: HashMap::new(),
+            releases: Vec::new(),
             watch: watch::FleetWatch::default(),
             submitted: Vec::new(),
             added: Vec::new(),
@@ -265,11 +266,23 @@ impl Rapi {
         let mut query: Vec<(&str, &str)> = tags.iter().map(|t| ("tag", t.as_str())).collect();
         let reason = ganeti_reason(reason);
         query.push(("reason", &reason));
-        let body = self
+        let mut depends: Vec<Value> = self
             .last_tag_job
             .get(object)
             .or_else(|| self.queued_tag_job.get(object))
-            .map(|j| json!({ "depends": [[j, ["success"]]] }));
+            .map(|j| json!([j, ["success"]]))
+            .into_iter()
+            .collect();
+        // Only the order matters here, not how the release ended.
+        if method == reqwest::Method::PUT && queued::has_pending(tags) {
+            depends.extend(
+                self.releases
+                    .iter()
+                    .map(|j| json!([j, ["success", "error", "canceled"]])),
+            );
+        }
+        let body = (!depends.is_empty()).then(|| json!({ "depends": depends }));
+        let releases = method == reqwest::Method::DELETE && queued::has_pending(tags);
         let path = Self::object_path(object);
         let job = self
             .write(method, &path, &query, body.as_ref())
@@ -289,6 +302,9 @@ impl Rapi {
             })?;
         self.last_tag_job.insert(object.clone(), job);
         self.watch.own.insert(job);
+        if releases {
+            self.releases.push(job);
+        }
         Ok(())
     }
 

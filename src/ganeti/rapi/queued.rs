@@ -113,29 +113,48 @@ pub(super) fn is_suspend(tag: &str) -> bool {
     matches!(kind_of(tag), Some("suspend" | "suspend-all"))
 }
 
-/// Counts the queued tag jobs as done on the snapshot's objects, and answers the last such job
-/// of each object: a write of this pass on the object depends on it, so Ganeti applies the
-/// writes in order.
-pub(super) fn apply_queued(
-    snapshot: &mut Snapshot,
-    queued: &[QueuedTags],
-) -> HashMap<ObjectRef, u64> {
-    let mut last = HashMap::new();
+/// What the queued tag jobs mean for this pass's own writes.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Queued {
+    /// The last queued job of each object: a write of this pass on the object depends on it,
+    /// so Ganeti applies the writes in order.
+    pub last: HashMap<ObjectRef, u64>,
+    /// The queued removals of a pending tag that the snapshot counts as done. The repair they
+    /// end is over, so the limits have room again; but until Ganeti ran them, the tag is still
+    /// on its instance. A pending tag this pass adds waits for them (`depends`), so that the
+    /// fleet never shows more repairs under way than the limits allow, not even for the second
+    /// between two replicas' jobs.
+    pub releases: Vec<u64>,
+}
+
+/// Whether `tags` holds a pending tag of ours: added, it starts (or records) a repair;
+/// removed, it ends one.
+pub(super) fn has_pending(tags: &[String]) -> bool {
+    tags.iter().any(|t| kind_of(t) == Some("pending"))
+}
+
+/// Counts the queued tag jobs as done on the snapshot's objects, and answers what this pass's
+/// writes must wait for.
+pub(super) fn apply_queued(snapshot: &mut Snapshot, queued: &[QueuedTags]) -> Queued {
+    let mut answer = Queued::default();
     for q in queued {
         let Some(object_tags) = tags_of(snapshot, &q.object) else {
             continue;
         };
-        last.insert(q.object.clone(), q.job);
+        answer.last.insert(q.object.clone(), q.job);
         for tag in q.tags.iter().filter(|t| counts(q.add, t)) {
             let has = object_tags.iter().any(|t| t == tag);
             if q.add && !has {
                 object_tags.push(tag.clone());
             } else if !q.add && has {
                 object_tags.retain(|t| t != tag);
+                if kind_of(tag) == Some("pending") && answer.releases.last() != Some(&q.job) {
+                    answer.releases.push(q.job);
+                }
             }
         }
     }
-    last
+    answer
 }
 
 fn tags_of<'a>(snapshot: &'a mut Snapshot, object: &ObjectRef) -> Option<&'a mut Vec<String>> {
@@ -268,7 +287,7 @@ mod tests {
         };
         let mut snap = snapshot();
         snap.cluster.tags = vec![POLICY.into()];
-        let last = apply_queued(
+        let queued = apply_queued(
             &mut snap,
             &[
                 // A replica killed after queueing its result: the pending tag is as good as gone.
@@ -289,9 +308,14 @@ mod tests {
         assert_eq!(snap.instances[0].tags, vec![RESULT.to_owned()]);
         assert_eq!(snap.groups[0].tags, vec![SUSPEND.to_owned()]);
         assert_eq!(snap.cluster.tags, vec![POLICY.to_owned()], "policies wait");
-        assert_eq!(last.get(&crate::ganeti::instance("a")), Some(&4));
-        assert_eq!(last.get(&crate::ganeti::cluster()), Some(&7));
-        assert_eq!(last.get(&crate::ganeti::instance("gone")), None);
+        assert_eq!(queued.last.get(&crate::ganeti::instance("a")), Some(&4));
+        assert_eq!(queued.last.get(&crate::ganeti::cluster()), Some(&7));
+        assert_eq!(queued.last.get(&crate::ganeti::instance("gone")), None);
+        assert_eq!(
+            queued.releases,
+            vec![3],
+            "the pending tag job 3 removes is a release"
+        );
 
         let mut snap = snapshot();
         snap.groups[0].tags = vec![SUSPEND.into()];
@@ -312,5 +336,24 @@ mod tests {
             &[q(10, crate::ganeti::instance("a"), true, &[PENDING])],
         );
         assert_eq!(snap.instances[0].tags, vec![PENDING.to_owned()]);
+    }
+
+    #[test]
+    fn a_removal_of_a_pending_tag_not_on_the_instance_releases_nothing() {
+        // Removed by hand already, or by another job: nothing waits for this one.
+        let mut snap = snapshot();
+        snap.instances[0].tags.clear();
+        let queued = apply_queued(
+            &mut snap,
+            &[QueuedTags {
+                job: 11,
+                object: crate::ganeti::instance("a"),
+                add: false,
+                tags: vec![PENDING.into()],
+            }],
+        );
+        assert!(queued.releases.is_empty());
+        assert!(has_pending(&[PENDING.into()]));
+        assert!(!has_pending(&[RESULT.into(), SUSPEND.into()]));
     }
 }

@@ -2,8 +2,8 @@
 //! watches the fleet's own suspend marks of the scopes it writes under (the cluster's tags,
 //! each group's of the instances it wrote to) and the tag jobs queued since its snapshot. A
 //! suspend given anywhere (the operator's laptop, cron on the master, `gnt-cluster add-tags`)
-//! stops the pass as the local brake file does on this host. One small GET per scope and one
-//! of the job ids, at most every few hundred milliseconds.
+//! stops the pass as the local brake file does on this host. While it waits, one small GET of
+//! the job ids every 100 ms, and one per scope every second.
 
 use super::queued::is_suspend;
 use super::*;
@@ -28,6 +28,9 @@ pub(super) struct FleetWatch {
     /// The jobs this pass submitted itself.
     pub own: HashSet<u64>,
     pub last: Option<Instant>,
+    /// When the scopes' tags were last read: less often than the job list (see
+    /// [`TAGS_EVERY`]).
+    pub last_tags: Option<Instant>,
     /// The scope whose suspend appeared, once one did.
     pub suspended: Option<ObjectRef>,
 }
@@ -132,7 +135,11 @@ impl FleetWatch {
 
 /// How often the watch reads the fleet while the pass writes, and while it waits.
 pub(super) const BEFORE_WRITES: Duration = Duration::from_millis(1000);
-pub(super) const WHILE_WAITING: Duration = Duration::from_millis(250);
+pub(super) const WHILE_WAITING: Duration = Duration::from_millis(100);
+/// Every tag write in Ganeti is a job, so a new suspend shows first in the job list: one
+/// small read, made at [`WHILE_WAITING`]. The scopes' tags (one read each) are the fallback,
+/// for a suspend whose job ended and left the list between two looks: read once a second.
+pub(super) const TAGS_EVERY: Duration = Duration::from_millis(1000);
 
 impl Rapi {
     /// Reads the fleet's suspend marks of the watched scopes, and the jobs queued since the
@@ -150,7 +157,16 @@ impl Rapi {
             return Ok(());
         }
         self.watch.last = Some(Instant::now());
-        let scopes: Vec<ObjectRef> = self.watch.scopes.iter().cloned().collect();
+        let read_tags = self
+            .watch
+            .last_tags
+            .is_none_or(|t| t.elapsed() >= TAGS_EVERY);
+        let scopes: Vec<ObjectRef> = if read_tags {
+            self.watch.last_tags = Some(Instant::now());
+            self.watch.scopes.iter().cloned().collect()
+        } else {
+            Vec::new()
+        };
         let mut paths: Vec<String> = scopes.iter().map(Self::object_path).collect();
         paths.push("/2/jobs".into());
         let mut answers = self.get_all(&paths);
