@@ -9,6 +9,9 @@
 //!   drive are installed (on `PATH`; Chromium at `AUTOREPAIR_CHROMIUM` or `/usr/bin/chromium`),
 //!   or `AUTOREPAIR_REQUIRE_…` says they must be (CI), and then a missing one fails the test.
 //!
+//! - `cfg(root)`: the build runs as root (as CI does), so a test may mount a file system of
+//!   its own; elsewhere such a test is listed as ignored.
+//!
 //! The build script runs again when `PATH` or these variables change; after installing a tool
 //! under an unchanged `PATH`, `touch build.rs` (CONTRIBUTING.md).
 fn main() {
@@ -25,6 +28,15 @@ fn main() {
     };
     if testbed {
         println!("cargo::rustc-cfg=testbed");
+    }
+    println!("cargo::rustc-check-cfg=cfg(root)");
+    // The user a build runs as is the one its tests run as. `id` is POSIX; without it, not root.
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    if root {
+        println!("cargo::rustc-cfg=root");
     }
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-env-changed=AUTOREPAIR_CHROMIUM");
