@@ -221,6 +221,10 @@ impl Rapi {
         let deadline = Instant::now().checked_add(limit);
         let mut pause = Duration::from_millis(200);
         let mut followed = FollowedTagJobs::default();
+        // A pass that wrote nothing has nothing to stop: no read of the fleet for the watch.
+        if waiting.is_empty() {
+            return followed;
+        }
         loop {
             if let Some(why) = self.halt() {
                 followed.halted = Some(why.to_string());
