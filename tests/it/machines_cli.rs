@@ -56,6 +56,20 @@ impl Tour {
         serde_json::from_slice(&out.get_output().stdout).unwrap()
     }
 
+    /// Changes one machine's entry in the machines file, as a person or sabakan would.
+    fn edit(&self, serial: &str, change: impl FnOnce(&mut Value)) {
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&self.machines).unwrap()).unwrap();
+        let m = doc
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|m| m["spec"]["serial"] == serial)
+            .unwrap_or_else(|| panic!("no machine {serial}"));
+        change(m);
+        std::fs::write(&self.machines, doc.to_string()).unwrap();
+    }
+
     fn labels(&self, serial: &str) -> Value {
         let v: Value =
             serde_json::from_str(&std::fs::read_to_string(&self.machines).unwrap()).unwrap();
@@ -747,16 +761,11 @@ fn a_damaged_repair_entry_is_listed_held_and_deletable() {
     ];
     for (case, damage) in cases {
         let t = Tour::new();
-        let mut doc: Value =
-            serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
-        for m in doc.as_array_mut().unwrap() {
-            if m["spec"]["serial"] == "rack0-cs2" {
-                for (k, v) in damage {
-                    m["spec"]["labels"][*k] = (*v).into();
-                }
+        t.edit("rack0-cs2", |m| {
+            for (k, v) in damage {
+                m["spec"]["labels"][*k] = (*v).into();
             }
-        }
-        std::fs::write(&t.machines, doc.to_string()).unwrap();
+        });
         let list = t.bin().args(["repair", "list"]).assert().code(1);
         let said = String::from_utf8_lossy(&list.get_output().stderr);
         assert!(
@@ -806,23 +815,14 @@ fn a_damaged_repair_entry_is_listed_held_and_deletable() {
 #[test]
 fn the_clusters_labels_survive_a_change_of_holder() {
     let t = Tour::new();
-    let retire = |serial: &str| {
-        let mut doc: Value =
-            serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
-        for m in doc.as_array_mut().unwrap() {
-            if m["spec"]["serial"] == serial {
-                m["spec"]["role"] = "cs".into();
-            }
-        }
-        std::fs::write(&t.machines, doc.to_string()).unwrap();
-    };
     t.bin().args(["suspend", "cluster"]).assert().success();
     assert!(
         t.labels("boot-0")
             .get("autorepair.cluster.suspend")
             .is_some()
     );
-    retire("boot-0");
+    // boot-0 retired: boot-1 holds the cluster's labels now.
+    t.edit("boot-0", |m| m["spec"]["role"] = "cs".into());
     let s = t.status(NOW);
     assert_eq!(
         target(&s, "rack0-cs2")["state"],
@@ -848,14 +848,9 @@ fn the_clusters_labels_survive_a_change_of_holder() {
     assert_eq!(target(&t.status(NOW), "rack0-cs2")["state"], "suspended");
 
     // A copy left behind again (written by hand on the former holder): resume removes all.
-    let mut doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
-    for m in doc.as_array_mut().unwrap() {
-        if m["spec"]["serial"] == "boot-0" {
-            m["spec"]["labels"]["autorepair.cluster.suspend"] = "".into();
-        }
-    }
-    std::fs::write(&t.machines, doc.to_string()).unwrap();
+    t.edit("boot-0", |m| {
+        m["spec"]["labels"]["autorepair.cluster.suspend"] = "".into();
+    });
     t.bin().args(["resume", "cluster"]).assert().success();
     for serial in ["boot-0", "boot-1"] {
         assert!(
@@ -867,14 +862,9 @@ fn the_clusters_labels_survive_a_change_of_holder() {
     assert_eq!(target(&t.status(NOW), "rack0-cs2")["state"], "needs-repair");
 
     // Two policies for the cluster: neither is trusted, and a pass moves neither.
-    let mut doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
-    for m in doc.as_array_mut().unwrap() {
-        if m["spec"]["serial"] == "boot-0" {
-            m["spec"]["labels"]["autorepair.cluster.policy"] = "step-2".into();
-        }
-    }
-    std::fs::write(&t.machines, doc.to_string()).unwrap();
+    t.edit("boot-0", |m| {
+        m["spec"]["labels"]["autorepair.cluster.policy"] = "step-2".into();
+    });
     let s = t.status(NOW);
     assert_ne!(target(&s, "rack0-cs2")["state"], "needs-repair", "{s}");
     let lint = t.bin().args(["tags", "lint"]).assert().code(1);
