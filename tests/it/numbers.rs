@@ -64,7 +64,11 @@ impl Fleets {
             .into_os_string();
         name.push(".lock");
         let file = std::fs::File::create(PathBuf::from(name)).unwrap();
-        file.try_lock().unwrap();
+        // Blocking, not try_lock: the lock of the previous case, dropped, can live on for a
+        // moment in a child another test thread forked (it holds every open file until its
+        // exec closes them), and try_lock then failed with WouldBlock. Only this test locks
+        // this file, so the wait ends.
+        file.lock().unwrap();
         file
     }
 }

@@ -253,9 +253,7 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
-#[test]
-#[cfg_attr(not(testbed), ignore = "needs the Ganeti testbed: contrib/testbed/up")]
-fn one_replica_acts_whichever_is_killed_paused_or_cut_off() {
+pub(super) fn one_replica_acts_whichever_is_killed_paused_or_cut_off() {
     use Disruption::*;
     let tb = testbed();
     let _one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
