@@ -5,9 +5,10 @@
 //! - `cfg(testbed)`: the Ganeti testbed's env file was sourced for the build
 //!   (`AUTOREPAIR_TESTBED_RAPI`), or `AUTOREPAIR_REQUIRE_TESTBED` says it will be up when the
 //!   tests run (CI), so the real-cluster tests in tests/it/ganeti.rs run.
-//! - `cfg(have_kubectl)`, `cfg(have_prometheus)`, `cfg(have_chromium)`: the tools those tests
-//!   drive are installed (on `PATH`; Chromium at `AUTOREPAIR_CHROMIUM` or `/usr/bin/chromium`),
-//!   or `AUTOREPAIR_REQUIRE_…` says they must be (CI), and then a missing one fails the test.
+//! - `cfg(have_kubectl)`, `cfg(have_prometheus)`, `cfg(have_chromium)`, `cfg(have_pyyaml)`: the
+//!   tools those tests drive are installed (on `PATH`; Chromium at `AUTOREPAIR_CHROMIUM` or
+//!   `/usr/bin/chromium`; Debian's PyYAML, a YAML 1.1 reader, under `/usr/bin/python3`), or
+//!   `AUTOREPAIR_REQUIRE_…` says they must be (CI), and then a missing one fails the test.
 //!
 //! - `cfg(root)`: the build runs as root (as CI does), so a test may mount a file system of
 //!   its own; elsewhere such a test is listed as ignored.
@@ -64,6 +65,13 @@ fn main() {
             "have_chromium",
             "AUTOREPAIR_REQUIRE_CHROMIUM",
             chromium.is_file(),
+        ),
+        (
+            "have_pyyaml",
+            "AUTOREPAIR_REQUIRE_PYYAML",
+            std::path::Path::new("/usr/bin/python3").is_file()
+                && std::path::Path::new("/usr/lib/python3/dist-packages/yaml/__init__.py")
+                    .is_file(),
         ),
     ];
     for (cfg, require, present) in found {

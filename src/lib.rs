@@ -27,6 +27,7 @@ pub mod sabakan;
 #[cfg(any(test, feature = "testkit"))]
 pub mod toy;
 pub mod transport;
+pub mod yaml;
 
 pub use autorepair_engine as engine;
 pub use face::cli;

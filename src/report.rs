@@ -61,7 +61,13 @@ pub fn next_text<F: Family>(t: &TargetPlan<F>) -> String {
         (Next::Wait, Some(b)) => format!("wait: {b}"),
         _ => match &t.needs_person {
             Some(p) => format!("needs a person: {p}"),
-            None => String::new(),
+            None => t
+                .pending
+                .iter()
+                .flat_map(|r| &r.jobs)
+                .find_map(|j| j.waits_on.as_ref())
+                .map(|w| format!("wait: {w}"))
+                .unwrap_or_default(),
         },
     }
 }

@@ -164,8 +164,9 @@ fn pass_over<F: FamilyFace>(
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
     }
+    // Counted as errors every pass; said once a process (a daemon's every pass finds them).
     let damaged = F::damaged(&snap);
-    for d in &damaged {
+    for d in damaged.iter().filter(|d| crate::plug::first_time(d)) {
         tracing::error!(target: LOG_TARGET, pass, "{d}");
     }
     for l in plan.lint.iter().filter(|l| first_time(l)) {
@@ -284,11 +285,5 @@ fn pass_over<F: FamilyFace>(
 /// one warning each (until the process restarts) says all there is to say; `tags lint` and
 /// `status` list them all at any time.
 fn first_time(lint: &crate::engine::plan::Lint) -> bool {
-    static SAID: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
-        std::sync::Mutex::new(None);
-    let mut said = SAID
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    said.get_or_insert_with(Default::default)
-        .insert(lint.to_string())
+    crate::plug::first_time(&lint.to_string())
 }

@@ -359,7 +359,12 @@ fn operation(j: &Job) -> Operation<'_, Ganeti> {
         target: j.instance.as_deref(),
         step: j.op.as_ref().map(Op::kind),
         ended: j.end_ts,
-        failure: (state != OpState::Succeeded).then(|| job_failure(j)),
+        // A job under way holds nothing of ours: only an ended one has something to say.
+        why: (!matches!(
+            state,
+            OpState::Running | OpState::Paused | OpState::Succeeded
+        ))
+        .then(|| job_failure(j)),
     }
 }
 

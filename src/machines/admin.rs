@@ -7,7 +7,7 @@ use super::file::MachinesFile;
 use super::labels::{self, CLUSTER_PREFIX, ENTRY, PROGRESS};
 use super::snapshot::{Snapshot, kind};
 use super::{Labels, OpId, Reach};
-use crate::engine::marks::Codec;
+use crate::engine::marks::{Codec, Mark, RepairResult};
 use crate::engine::text::rfc3339;
 use crate::engine::{Backend, BackendError, ObjectRef};
 use serde::Serialize;
@@ -237,6 +237,21 @@ pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, VerbErr
         };
         file.set(&m.serial, PROGRESS, Some(&p.value()))?;
         done.marked.push(named(e.index, m.address()));
+        // Deleting a failed entry is how a CKE operator has the machine repaired again (CKE
+        // enqueues anew): the failure result that names the entry goes with it, by this
+        // person's hand, or it would park the machine until `clear` as well. (The watcher
+        // itself never removes a failure result.)
+        if e.progress.status == Status::Failed {
+            for mark in &m.marks {
+                let names_entry = matches!(Labels::parse(mark), Ok(Mark::Result(r))
+                    if r.result == RepairResult::Failure
+                        && r.ops.iter::<OpId>().any(|id| id.0 == e.index));
+                if names_entry {
+                    let (name, _) = labels::split(mark);
+                    file.set(&m.serial, name, None)?;
+                }
+            }
+        }
     }
     if let (Which::Address(a), true) = (which, done == Deleted::default()) {
         return Err(VerbError::Refused(format!(

@@ -207,9 +207,15 @@ impl Entry {
                 ));
             }
         };
-        let index: u64 = index
-            .parse()
-            .map_err(|_| format!("{ENTRY}={entry:?}: the index {index:?} is not a number"))?;
+        let index: u64 = match index.parse() {
+            Ok(n) if n <= super::MAX_INDEX => n,
+            _ => {
+                return Err(format!(
+                    "{ENTRY}={entry:?}: the index {index:?} is not a number from 0 to {} (CKE's indexes are int64)",
+                    super::MAX_INDEX
+                ));
+            }
+        };
         let progress = match progress {
             Some(p) => Progress::parse(p)?,
             None => return Err(format!("{ENTRY} without {PROGRESS}")),

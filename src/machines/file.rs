@@ -19,7 +19,7 @@ use super::entry::{Entry, Progress};
 use super::labels::{self, CLUSTER_PREFIX, ENTRY, INDEX, PROGRESS, QUEUE};
 use super::live::Live;
 use super::snapshot::{self, Scope, Snapshot, kind};
-use super::{Machines, Op, OpId};
+use super::{MAX_INDEX, Machines, Op, OpId};
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::{Backend, BackendError, ObjectRef};
 use serde_json::{Map, Value};
@@ -369,7 +369,9 @@ impl MachinesFile {
     /// The next entry index: above the entry counter and every index recorded in an entry or
     /// a repair mark. The counter (`autorepair.cluster.index`) is read on every machine, not
     /// only the cluster's holder: a boot server added to a lower rack becomes the holder
-    /// without the counter, and the old one still has it.
+    /// without the counter, and the old one still has it. A counter that cannot be read, or
+    /// indexes used up to [`MAX_INDEX`], hold every new entry (an index given twice or wrapped
+    /// to 0 would name two repairs): the error says which label to fix.
     pub fn next_index(&self) -> Result<u64, BackendError> {
         let counter = stored_name(INDEX, "cluster.");
         let mut max = 0;
@@ -377,9 +379,15 @@ impl MachinesFile {
             for (name, value) in labels_of(m) {
                 let text = labels::join(&name, &value);
                 if name == counter {
-                    // A counter that is not a number is ignored, not trusted: the recorded
-                    // indexes still hold.
-                    max = max.max(value.parse().unwrap_or(0));
+                    match value.parse::<u64>() {
+                        Ok(n) if n <= MAX_INDEX => max = max.max(n),
+                        _ => {
+                            return Err(self.origin.error(format!(
+                                "machine/{}: the entry counter {counter}={value:?} is not an index from 0 to {MAX_INDEX} (CKE's indexes are int64), so no new repair entry can be given one; set it to the highest index in use (autorepair repair list) or remove it",
+                                m["spec"]["serial"].as_str().unwrap_or("?")
+                            )));
+                        }
+                    }
                 } else if name == ENTRY {
                     if let Ok(Some(e)) = Entry::from_labels([
                         (ENTRY, value.as_str()),
@@ -393,6 +401,11 @@ impl MachinesFile {
                     max = r.ops.iter::<OpId>().map(|o| o.0).fold(max, u64::max);
                 }
             }
+        }
+        if max >= MAX_INDEX {
+            return Err(self.origin.error(format!(
+                "the repair entry indexes are used up: {max} is the highest index CKE's int64 allows, so no new repair entry can be given one; delete the finished entries (autorepair repair delete --finished) and their result labels, then remove {counter} so that the indexes start again"
+            )));
         }
         Ok(max + 1)
     }
@@ -604,8 +617,6 @@ impl ClusterLabels {
 
     /// Says, once per process and change, which copies are away from the holder.
     fn warn_split(&self, holder: Option<&str>) {
-        static SAID: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
-            std::sync::Mutex::new(None);
         let away: Vec<String> = self
             .by_name
             .iter()
@@ -620,13 +631,7 @@ impl ClusterLabels {
             return;
         }
         let key = away.join(", ");
-        let mut said = SAID
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if said
-            .get_or_insert_with(Default::default)
-            .insert(key.clone())
-        {
+        if crate::plug::first_time(&format!("split: {key}")) {
             tracing::warn!(
                 holder = holder.unwrap_or("none"),
                 "the cluster's labels are split: {key} (not on the machine that holds them now); they still count, and a pass moves those the holder agrees with"
@@ -1181,14 +1186,48 @@ mod tests {
         f.set("m1", ENTRY, None).unwrap();
         f.set("m1", PROGRESS, None).unwrap();
         assert_eq!(f.submit("m1", &enqueue, "r", None).unwrap(), OpId(2));
-        // A counter left on a machine that no longer holds the cluster's labels still counts;
-        // one that is not a number is ignored, the recorded indexes hold.
+        // A counter left on a machine that no longer holds the cluster's labels still counts.
         f.set("m1", "autorepair.cluster.index", Some("7")).unwrap();
         assert_eq!(f.next_index().unwrap(), 8);
         f.set("m1", "autorepair.cluster.index", None).unwrap();
-        f.set("boot0", "autorepair.cluster.index", Some("x"))
-            .unwrap();
         assert_eq!(f.next_index().unwrap(), 3, "entry #2 is still recorded");
+        // CKE's indexes are int64: the counter never wraps nor passes it, and one that cannot
+        // be read holds every new entry instead of being ignored.
+        let max = i64::MAX.to_string();
+        let below = (i64::MAX - 1).to_string();
+        for (counter, want) in [
+            (below.as_str(), Ok(MAX_INDEX)),
+            (max.as_str(), Err("used up")),
+            ("9223372036854775808", Err("is not an index")),
+            ("18446744073709551615", Err("is not an index")),
+            ("99999999999999999999", Err("is not an index")),
+            ("x", Err("is not an index")),
+            ("-1", Err("is not an index")),
+        ] {
+            f.set("boot0", "autorepair.cluster.index", Some(counter))
+                .unwrap();
+            match (f.next_index(), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{counter}"),
+                (Err(e), Err(says)) => {
+                    let e = e.to_string();
+                    assert!(e.contains(says), "{counter}: {e}");
+                    assert!(e.contains("autorepair.cluster.index"), "{counter}: {e}");
+                }
+                (got, want) => panic!("{counter}: {got:?}, want {want:?}"),
+            }
+        }
+        assert!(f.submit("m1", &enqueue, "r", None).is_err());
+        f.set("boot0", "autorepair.cluster.index", None).unwrap();
+        // An entry whose index passed int64 is not an index (the entry is damaged, and held).
+        assert!(
+            Entry::from_labels([
+                (ENTRY, "9223372036854775808.unhealthy.qemu"),
+                (PROGRESS, "queued.0.waiting.0.0.0")
+            ])
+            .is_err()
+        );
+        assert!("9223372036854775808".parse::<OpId>().is_err());
+        assert_eq!(max.parse::<OpId>(), Ok(OpId(MAX_INDEX)));
         // The counter is not a mark of the cluster.
         let snap = f.snapshot().unwrap();
         let cluster = snap.scopes.iter().find(|s| s.key == "cluster").unwrap();

@@ -92,10 +92,14 @@ impl FromStr for Reach {
 }
 
 /// A repair entry's index, as CKE numbers its queue entries: the operation id of the machines
-/// family. Indexes start at 1 and grow; the backend gives them out.
+/// family. Indexes start at 1 and grow up to [`MAX_INDEX`]; the backend gives them out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(into = "String")]
 pub struct OpId(pub u64);
+
+/// The highest entry index: CKE's indexes are int64, and one past it would not read back in
+/// CKE's tools (nor in ours: an index above it is not one).
+pub const MAX_INDEX: u64 = i64::MAX as u64;
 
 impl From<OpId> for String {
     fn from(id: OpId) -> String {
@@ -115,7 +119,10 @@ impl FromStr for OpId {
         if s.is_empty() || s.starts_with('0') || !s.bytes().all(|b| b.is_ascii_digit()) {
             return Err(());
         }
-        s.parse().map(OpId).map_err(|_| ())
+        match s.parse() {
+            Ok(n) if n <= MAX_INDEX => Ok(OpId(n)),
+            _ => Err(()),
+        }
     }
 }
 
@@ -718,11 +725,20 @@ impl Family for Machines {
                 });
             let Some(owner) = owner else { continue };
             let p = e.progress;
-            let (state, failure) = match p.status {
+            let (state, why) = match p.status {
                 _ if p.deleted => (OpState::Running, None),
                 Status::Queued | Status::Processing if procedure::paused(index, m, p) => {
                     (OpState::Paused, None)
                 }
+                // CKE's queue switch holds every entry, not one target: the entry stays under
+                // way (its slot kept, as CKE's limiter keeps it), and says why it moves not.
+                Status::Queued | Status::Processing if !index.snap.queue_enabled => (
+                    OpState::Running,
+                    Some(format!(
+                        "the repair queue is disabled: entry #{} starts no drain or command until `autorepair repair enable`",
+                        e.index
+                    )),
+                ),
                 Status::Queued | Status::Processing => (OpState::Running, None),
                 Status::Succeeded => (OpState::Succeeded, None),
                 Status::Failed => (
@@ -744,7 +760,7 @@ impl Family for Machines {
                 target: Some(m.serial.as_str()),
                 step: Some(Step::Enqueue),
                 ended: p.status.finished().then_some(p.last_transition),
-                failure,
+                why,
             });
         }
         out

@@ -846,7 +846,7 @@ impl Family for Metal3 {
                         target: Some(m.key.as_str()),
                         step: Some(step),
                         ended: None,
-                        failure,
+                        why: failure,
                     });
                 }
             }

@@ -120,8 +120,9 @@ pub trait FamilyFace: Family {
     }
     /// What in the fleet cannot be read and holds what it governs until a person mends or
     /// removes it, each said as that person acts on it. A pass counts each as an error (and
-    /// exits as a partial pass): a fleet that needs a person must not look healthy. Marks the
-    /// planner reads are its lint; this is for records it cannot see as marks.
+    /// exits as a partial pass): a fleet that needs a person must not look healthy; the log
+    /// says each once a process. Marks the planner reads are its lint; this is for records it
+    /// cannot see as marks.
     fn damaged(_snap: &Self::Snapshot) -> Vec<String> {
         Vec::new()
     }
@@ -262,6 +263,18 @@ pub fn lock_beside_file(
         })
     })?;
     Ok(named.unwrap_or(beside))
+}
+
+/// Whether `said` is new to this process: a daemon's every pass meets the same damaged record,
+/// bad mark or split label, and saying each once (again when it changes, or after a restart)
+/// says all there is to say; `status` and `tags lint` list them all at any time.
+pub fn first_time(said: &str) -> bool {
+    static SAID: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
+        std::sync::Mutex::new(None);
+    SAID.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get_or_insert_with(Default::default)
+        .insert(said.to_owned())
 }
 
 /// Why a family's own command failed; the face shows each as it shows its own errors.

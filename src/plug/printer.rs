@@ -120,9 +120,9 @@ impl Printer {
         written
     }
 
-    /// One YAML document (`-o yaml`), as kubectl prints one.
+    /// One YAML document (`-o yaml`), as kubectl prints one (quoted for YAML 1.1 readers too).
     pub fn yaml_document<T: Serialize + ?Sized>(&mut self, value: &T) -> io::Result<()> {
-        let text = serde_yaml_ng::to_string(value).map_err(io::Error::other)?;
+        let text = crate::yaml::to_string(value).map_err(io::Error::other)?;
         self.text(text)
     }
 

@@ -153,7 +153,8 @@ pub struct MaintainArgs {
     /// The time between the starts of two passes of --loop; at least 1s.
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::engine::text::parse_interval)]
     pub interval: std::time::Duration,
-    /// With --loop: stop after N passes; at least 1.
+    /// With --loop: stop after N passes; at least 1. Exits 5 if any pass changed the file
+    /// (even if a later one failed), else as the last pass.
     #[arg(long, value_name = "N", requires = "run_loop", value_parser = clap::value_parser!(u32).range(1..))]
     pub passes: Option<u32>,
     /// With --write: write CKE's sabakan-integration metrics to this Prometheus textfile

@@ -157,8 +157,14 @@ pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<Done, CliError> {
         };
         // A stop signal during the pass's apply command: it was waited for and recorded.
         if args.maintain.passes.is_some_and(|n| pass >= n) || crate::child::stop_requested() {
-            // The last pass's failure, if it failed; else whether any pass changed the file.
+            // A change wins over the last pass's failure: a cron wrapper that applies the file
+            // on exit 5 must not miss it, and the failure was logged (the next run meets it
+            // again if it lasts).
             return match failure {
+                Some(e) if changed => {
+                    tracing::warn!(target: LOG_TARGET, pass, "the last pass failed ({}), but an earlier one changed the file: exit 5", e.message);
+                    Ok(Done::Changed)
+                }
                 Some(e) => Err(e),
                 None if changed => Ok(Done::Changed),
                 None => Ok(Done::Unchanged),

@@ -326,153 +326,15 @@ impl Current {
     }
 }
 
-/// A cluster document as YAML text.
+/// A cluster document as YAML text that YAML 1.1 readers (`ckecli cluster set`) read back
+/// unchanged.
 pub fn to_yaml(doc: &Value) -> String {
-    quote_timestamps(&serde_yaml_ng::to_string(doc).expect("a YAML value serialises"))
-}
-
-/// Quotes the plain scalars a YAML 1.1 reader would take for timestamps (the
-/// `cke.cybozu.com/register-date` and `retire-date` annotations): serde_yaml_ng writes YAML
-/// 1.2, where they are strings, but PyYAML and others would hand a datetime to whoever reads
-/// an annotation, which must be a string. Only the value after `key: ` or `- ` on its line is
-/// looked at, never the inside of a block scalar.
-fn quote_timestamps(yaml: &str) -> String {
-    let mut out = String::with_capacity(yaml.len() + 64);
-    // The indentation of the line that opened a block scalar (`|`, `>`…) we are inside.
-    let mut block: Option<usize> = None;
-    for line in yaml.split_inclusive('\n') {
-        let body = line.trim_end_matches('\n');
-        let indent = body.len() - body.trim_start_matches(' ').len();
-        if let Some(opened) = block {
-            if body.trim().is_empty() || indent > opened {
-                out.push_str(line);
-                continue;
-            }
-            block = None;
-        }
-        let mut rest = &body[indent..];
-        let mut prefix = indent;
-        while let Some(r) = rest.strip_prefix("- ") {
-            rest = r;
-            prefix += 2;
-        }
-        let value_at = match rest.find(": ") {
-            Some(i) if !rest.starts_with(['\'', '"', '?']) => prefix + i + 2,
-            Some(_) => {
-                out.push_str(line);
-                continue;
-            }
-            None if prefix > indent => prefix,
-            None => {
-                out.push_str(line);
-                continue;
-            }
-        };
-        let value = &body[value_at..];
-        if value.starts_with(['|', '>']) {
-            block = Some(indent);
-        }
-        if yaml11_timestamp(value) {
-            out.push_str(&body[..value_at]);
-            out.push('\'');
-            out.push_str(value);
-            out.push('\'');
-            out.push_str(&line[body.len()..]);
-        } else {
-            out.push_str(line);
-        }
-    }
-    out
-}
-
-/// YAML 1.1's timestamp: `YYYY-M-D`, optionally followed by `T` or spaces and a time of
-/// digits, `:`, `.`, a zone `Z` or `±hh[:mm]` (checked loosely: quoting a string that only
-/// looks like one is harmless).
-fn yaml11_timestamp(v: &str) -> bool {
-    let b = v.as_bytes();
-    let digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
-    let mut parts = v.splitn(3, '-');
-    let (Some(y), Some(m), Some(rest)) = (parts.next(), parts.next(), parts.next()) else {
-        return false;
-    };
-    let day_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-    if y.len() != 4 || !digits(y.as_bytes()) || !(1..=2).contains(&m.len()) || !digits(m.as_bytes())
-    {
-        return false;
-    }
-    if !(1..=2).contains(&day_len) {
-        return false;
-    }
-    let time = &rest[day_len..];
-    if time.is_empty() {
-        return y.len() + m.len() + day_len + 2 == b.len();
-    }
-    let time = match time.strip_prefix(['T', 't']) {
-        Some(t) => t,
-        None if time.starts_with([' ', '\t']) => time.trim_start_matches([' ', '\t']),
-        None => return false,
-    };
-    time.as_bytes().first().is_some_and(u8::is_ascii_digit)
-        && time.contains(':')
-        && time.bytes().all(|c| {
-            c.is_ascii_digit() || matches!(c, b':' | b'.' | b'+' | b'-' | b'Z' | b' ' | b'\t')
-        })
+    crate::yaml::to_string(doc).expect("a YAML value serialises")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps_are_quoted_for_yaml_1_1_readers() {
-        let cases = [
-            ("2024-04-01T00:00:00Z", true),
-            ("2029-12-31T23:00:00-02:00", true),
-            ("0001-01-01T00:00:00Z", true),
-            ("2024-04-01", true),
-            ("2024-4-1 10:00:00.5 +09", true),
-            ("2024-04", false),
-            ("2024-04-01x", false),
-            ("SN0101", false),
-            ("10.0.0.1", false),
-            ("2024-04-01T", false),
-            ("rack-2024-04-01", false),
-        ];
-        for (v, want) in cases {
-            assert_eq!(yaml11_timestamp(v), want, "{v}");
-        }
-        let text = "nodes:
-- address: 10.0.0.1
-  annotations:
-    cke.cybozu.com/register-date: 2024-04-01T00:00:00Z
-    cke.cybozu.com/serial: SN0101
-  labels:
-    cke.cybozu.com/register-month: 2024-04
-- 2024-04-01
-note: |-
-  kept: 2024-04-01T00:00:00Z
-  - 2024-04-01
-after: 2024-04-01
-";
-        let want = "nodes:
-- address: 10.0.0.1
-  annotations:
-    cke.cybozu.com/register-date: '2024-04-01T00:00:00Z'
-    cke.cybozu.com/serial: SN0101
-  labels:
-    cke.cybozu.com/register-month: 2024-04
-- '2024-04-01'
-note: |-
-  kept: 2024-04-01T00:00:00Z
-  - 2024-04-01
-after: '2024-04-01'
-";
-        assert_eq!(quote_timestamps(text), want);
-        // Read back, the values are the same strings.
-        let a: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).unwrap();
-        let b: serde_yaml_ng::Value = serde_yaml_ng::from_str(want).unwrap();
-        assert_eq!(a, b);
-    }
 
     const MINIMAL: &str = "name: cluster
 nodes:

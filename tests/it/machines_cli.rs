@@ -794,6 +794,23 @@ fn a_damaged_repair_entry_is_listed_held_and_deletable() {
             damage[0].1,
             "{case}: a pass replaced the damaged entry"
         );
+        // A daemon counts it every pass, and says it once.
+        let daemon = t
+            .bin()
+            .args(["run", "--loop", "--interval", "1s", "--passes", "3"])
+            .args(["--now", &NOW.to_string()])
+            .output()
+            .unwrap();
+        let (out, logged) = (
+            String::from_utf8_lossy(&daemon.stdout),
+            String::from_utf8_lossy(&daemon.stderr),
+        );
+        assert_eq!(out.matches(" 1 error(s)").count(), 3, "{case}: {out}");
+        assert_eq!(
+            logged.matches("cannot be read").count(),
+            1,
+            "{case}: {logged}"
+        );
         t.bin()
             .args(["repair", "delete", "10.69.0.5"])
             .assert()
@@ -889,4 +906,113 @@ fn the_clusters_labels_survive_a_change_of_holder() {
     );
     assert_eq!(t.labels("boot-1")["autorepair.cluster.policy"], "step-8");
     assert_eq!(target(&t.status(NOW), "rack0-cs2")["state"], "needs-repair");
+}
+
+/// CKE's operator deletes a failed entry to have the machine repaired again (CKE enqueues a
+/// new one): the failure result that names the entry goes with it, so the machine is not
+/// parked until `clear` as well.
+#[test]
+fn deleting_a_failed_entry_lets_a_new_one_start() {
+    let t = Tour::new();
+    let config = t.dir.path().join("failing.yml");
+    std::fs::write(
+        &config,
+        std::fs::read_to_string(format!("{ROOT}/fixtures/machines-demo.yml"))
+            .unwrap()
+            .replace(
+                r#"["sh", "-c", 'mkdir -p repaired && touch "repaired/$1" && echo "$0 repair of $1"', "soft"]"#,
+                r#"["false"]"#,
+            ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let run = |now: i64| {
+        t.bin_with(&config)
+            .args(["run", "--now", &now.to_string()])
+            .assert()
+            .success();
+    };
+    let results = |labels: &Value| -> Vec<String> {
+        labels
+            .as_object()
+            .unwrap()
+            .values()
+            .filter_map(|v| v.as_str().filter(|v| v.starts_with("result.")))
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut now = NOW;
+    for _ in 0..8 {
+        run(now);
+        now += 60;
+    }
+    let labels = t.labels("rack0-cs2");
+    assert!(
+        labels["autorepair.progress"]
+            .as_str()
+            .unwrap()
+            .starts_with("failed."),
+        "{labels}"
+    );
+    let failed = results(&labels);
+    assert!(
+        failed.len() == 1 && failed[0].contains(".failure.1"),
+        "{labels}"
+    );
+    let parked = t.status(now);
+    assert_eq!(target(&parked, "rack0-cs2")["state"], "failed", "{parked}");
+
+    t.bin()
+        .args(["repair", "delete", "10.69.0.5"])
+        .assert()
+        .success();
+    run(now);
+    now += 60;
+    let labels = t.labels("rack0-cs2");
+    assert!(labels.get("autorepair.entry").is_none(), "{labels}");
+    assert!(results(&labels).is_empty(), "{labels}");
+    // Still unhealthy: the next pass enqueues a new entry, with the next index.
+    run(now);
+    let labels = t.labels("rack0-cs2");
+    assert!(
+        labels["autorepair.entry"]
+            .as_str()
+            .unwrap()
+            .starts_with("2.unhealthy."),
+        "{labels}"
+    );
+}
+
+/// CKE's queue switch holds every entry: with the queue disabled, `status` and `explain` say so
+/// where they said "running" and nothing.
+#[test]
+fn a_disabled_queue_is_said_by_status_and_explain() {
+    let t = Tour::new();
+    t.run(NOW);
+    let says = "the repair queue is disabled";
+    let text = |args: &[&str]| {
+        let out = t
+            .bin()
+            .args(args)
+            .args(["--now", &(NOW + 60).to_string()])
+            .assert()
+            .success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    let line = |status: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with("rack0-cs2 "))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(!text(&["status"]).contains(says));
+    t.bin().args(["repair", "disable"]).assert().success();
+    let status = text(&["status"]);
+    assert!(line(&status).contains(&format!("wait: {says}")), "{status}");
+    let explain = text(&["explain", "rack0-cs2"]);
+    assert!(explain.contains(says), "{explain}");
+    assert!(explain.contains("autorepair repair enable"), "{explain}");
+    t.bin().args(["repair", "enable"]).assert().success();
+    assert!(!text(&["explain", "rack0-cs2"]).contains(says));
 }

@@ -320,3 +320,105 @@ fn sabakan_errors_exit_3() {
     }
     assert_eq!(s.pending_faults(), 0);
 }
+
+/// `ckecli cluster set` reads `cluster.yml` as YAML 1.1 (Go's yaml.v2), where a plain `no` is a
+/// boolean and `1_000` a number: machine labels and template values like those must come out
+/// quoted, so that a YAML 1.1 reader (Debian's PyYAML here) reads every value back as the
+/// string it was.
+#[test]
+#[cfg_attr(
+    not(have_pyyaml),
+    ignore = "needs Debian's python3-yaml (a YAML 1.1 reader) under /usr/bin/python3"
+)]
+fn a_yaml_1_1_reader_reads_the_generated_cluster_back_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let odd = [
+        "no",
+        "yes",
+        "on",
+        "OFF",
+        "y",
+        "N",
+        "1_000",
+        "12:30",
+        "0x1F",
+        "2024-04-01",
+        "~",
+    ];
+    let mut machines: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("machines.json")).unwrap()).unwrap();
+    for (i, m) in machines["data"]["searchMachines"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        m["spec"]["labels"] = serde_json::json!([
+            {"name": "odd", "value": odd[i % odd.len()]},
+            {"name": "y", "value": "n"},
+        ]);
+    }
+    let machines_file = dir.path().join("machines.json");
+    std::fs::write(&machines_file, machines.to_string()).unwrap();
+    let template = dir.path().join("template.yml");
+    std::fs::write(
+        &template,
+        std::fs::read_to_string(fixture("template.yml"))
+            .unwrap()
+            .replace(
+                "    cke.cybozu.com/role: ss\n    cke.cybozu.com/weight",
+                "    cke.cybozu.com/role: ss\n    example.com/ssd: \"yes\"\n    \"no\": \"off\"\n    cke.cybozu.com/weight",
+            ),
+    )
+    .unwrap();
+    let generated = stdout(
+        bin()
+            .args(["sabakan", "generate", "--template"])
+            .arg(&template)
+            .arg("--constraints")
+            .arg(fixture("constraints.json"))
+            .args(["--now", NOW, "--machines"])
+            .arg(&machines_file),
+    );
+    let yaml12: Value = serde_yaml_ng::from_str(&generated).unwrap();
+    let read = std::process::Command::new("/usr/bin/python3")
+        .args([
+            "-c",
+            "import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout, default=repr)",
+        ])
+        .stdin(std::fs::File::open({
+            let path = dir.path().join("cluster.yml");
+            std::fs::write(&path, &generated).unwrap();
+            path
+        })
+        .unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let yaml11: Value = serde_json::from_slice(&read.stdout).unwrap();
+    assert_eq!(yaml11, yaml12, "YAML 1.1 read differently:\n{generated}");
+    // The odd values did reach the file (as strings), and the template's too.
+    let labels: Vec<&Value> = yaml11["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| &n["labels"])
+        .collect();
+    // Not every machine becomes a node: most odd values reach the file, each as written.
+    let seen: std::collections::BTreeSet<&str> = labels
+        .iter()
+        .map(|l| l["sabakan.cke.cybozu.com/odd"].as_str().unwrap())
+        .collect();
+    assert!(seen.len() >= 5, "{seen:?}: {generated}");
+    assert!(seen.iter().all(|v| odd.contains(v)), "{seen:?}");
+    assert!(
+        labels
+            .iter()
+            .any(|l| l["example.com/ssd"] == "yes" && l["no"] == "off")
+    );
+    assert!(labels.iter().all(|l| l["sabakan.cke.cybozu.com/y"] == "n"));
+}

@@ -515,6 +515,27 @@ fn the_loop_skips_rounds_while_sabakan_is_down_and_says_so_once() {
             .all(|(i, l)| i == at || l.ends_with(": unchanged")),
         "one change, the edit's: {stdout}"
     );
+    // A pass changed the file and the last one could not reach sabakan: exit 5 all the same,
+    // so that a cron wrapper acts on the change; the failure is logged (and the next run meets
+    // it again).
+    let edited = read(&template).replace("name: tokyo1", "name: tokyo2");
+    std::fs::write(&template, edited).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("autorepair"))
+        .env_remove("AUTOREPAIR_CONFIG")
+        .env_remove("RUST_LOG")
+        .args(live_argv(&file, s.url(), &template))
+        .args(["--loop", "--interval", "1s", "--passes", "2"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    s.fault(Fault::status(503).on_path("/graphql").times(100));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(read(&file).contains("name: tokyo2"), "{stderr}");
+    assert!(stderr.contains("round skipped"), "{stderr}");
+    assert_eq!(out.status.code(), Some(CHANGED), "{stderr}");
 }
 
 /// A month of a 300-machine data centre, a pass every four hours: machines fail and come

@@ -275,8 +275,9 @@ pub struct Operation<'a, F: Family> {
     pub step: Option<F::Step>,
     /// When it ended, in Unix seconds.
     pub ended: Option<i64>,
-    /// For an operation that ended without success: what went wrong, for people.
-    pub failure: Option<String>,
+    /// For people: what went wrong, for an operation that ended without success; what holds
+    /// it, for one paused or still under way (a family's own switch, say).
+    pub why: Option<String>,
 }
 
 /// A failure domain that is down.

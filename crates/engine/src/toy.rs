@@ -319,7 +319,7 @@ impl Family for Toy {
                 target: Some(&o.target),
                 step: Some(o.step),
                 ended: o.ended,
-                failure: None,
+                why: None,
             })
             .collect()
     }

@@ -194,6 +194,9 @@ pub struct OpView<F: Family> {
     pub id: F::OpId,
     pub op: Option<F::Step>,
     pub status: Option<F::OpStatus>,
+    /// What holds it while it is under way, when the family says (a disabled queue).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waits_on: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

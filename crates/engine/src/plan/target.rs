@@ -78,7 +78,8 @@ struct InFlight<'t, F: Family> {
 }
 
 enum Verdict<F: Family> {
-    Running,
+    /// Unfinished; what holds it, when the family says something does.
+    Running(Option<String>),
     /// Unfinished, held back by a suspend ([`OpState::Paused`]).
     Paused,
     Succeeded(Vec<F::OpId>),
@@ -536,8 +537,13 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
 
     fn judge(&self, r: &InFlight<F>, ops: &[F::OpId]) -> Verdict<F> {
         let get = |id: &F::OpId| self.op(id).expect("judged operations are known");
-        if ops.iter().any(|id| get(id).state == OpState::Running) {
-            return Verdict::Running;
+        let running: Vec<&Operation<F>> = ops
+            .iter()
+            .map(get)
+            .filter(|o| o.state == OpState::Running)
+            .collect();
+        if !running.is_empty() {
+            return Verdict::Running(running.iter().find_map(|o| o.why.clone()));
         }
         if ops.iter().any(|id| get(id).state == OpState::Paused) {
             return Verdict::Paused;
@@ -618,6 +624,9 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                         id: id.clone(),
                         op: o.and_then(|o| o.step),
                         status: o.and_then(|o| o.status),
+                        waits_on: o
+                            .filter(|o| matches!(o.state, OpState::Running | OpState::Paused))
+                            .and_then(|o| o.why.clone()),
                     }
                 })
                 .collect(),
@@ -700,10 +709,12 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             return self.not_started(r);
         }
         match self.judge(r, &ops) {
-            Verdict::Running => {
+            Verdict::Running(why) => {
                 self.active = true;
-                self.notes
-                    .push(format!("repair {} ({}) is running", r.id, r.repair));
+                self.notes.push(match why {
+                    Some(why) => format!("repair {} ({}) is under way: {why}", r.id, r.repair),
+                    None => format!("repair {} ({}) is running", r.id, r.repair),
+                });
                 self.canonical_pending(r, &ops);
             }
             Verdict::Paused => {
@@ -1299,7 +1310,7 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
 
 /// What an operation that ended without success said; the family words it.
 fn failure_of<F: Family>(o: &Operation<F>) -> String {
-    o.failure
+    o.why
         .clone()
         .unwrap_or_else(|| format!("{} {} did not succeed", F::WORDS.op, o.id))
 }
