@@ -17,6 +17,7 @@ pub struct Machine {
     cluster: Option<String>,
     annotations: Vec<(String, String)>,
     zone: Option<String>,
+    conditions: Vec<Value>,
 }
 
 impl Machine {
@@ -30,6 +31,7 @@ impl Machine {
             cluster: None,
             annotations: Vec::new(),
             zone: None,
+            conditions: Vec::new(),
         }
     }
     pub fn node(mut self, node: &str) -> Self {
@@ -60,6 +62,14 @@ impl Machine {
     pub fn requested(self) -> Self {
         self.annotate(REQUEST_KEY, "")
     }
+    /// A condition in `status.conditions` (v1beta2's form), e.g. a MachineHealthCheck's
+    /// `("HealthCheckSucceeded", "False", "UnhealthyNode")`.
+    pub fn condition(mut self, kind: &str, status: &str, reason: &str) -> Self {
+        self.conditions.push(json!({
+            "type": kind, "status": status, "reason": reason, "lastTransitionTime": T0,
+        }));
+        self
+    }
 
     fn items(&self) -> Vec<Value> {
         let m3m = format!("{}-m3m", self.name);
@@ -85,6 +95,9 @@ impl Machine {
         }
         if let Some(n) = &self.node {
             machine["status"]["nodeRef"] = json!({"name": n});
+        }
+        if !self.conditions.is_empty() {
+            machine["status"]["conditions"] = json!(self.conditions);
         }
         if let Some((kind, name)) = &self.owner {
             machine["metadata"]["ownerReferences"] = json!([{

@@ -891,6 +891,15 @@ impl Family for Metal3 {
                     "under remediation"
                 } else if m.requested || index.symptom(m).is_some() {
                     "unhealthy"
+                } else if m
+                    .conditions
+                    .as_ref()
+                    .is_some_and(objects::Conditions::health_check_failed)
+                {
+                    // Counted down by Cluster API's own short-circuit: a limit of ours that
+                    // counted it healthy would let power cycles start that Cluster API's
+                    // rule holds.
+                    "unhealthy by its MachineHealthCheck"
                 } else {
                     return None;
                 };

@@ -151,6 +151,9 @@ impl Machine {
 /// MachineHealthCheck's `HealthCheckSucceeded` is `False`. The owner deletes the Machine and
 /// makes a new one; it removes the condition itself when the Machine is healthy again.
 pub const OWNER_REMEDIATED_CONDITION: &str = "OwnerRemediated";
+/// The condition a MachineHealthCheck sets on each Machine it checks: `False` when it counts
+/// the Machine unhealthy (towards its own short-circuit), whatever the reason.
+pub const HEALTH_CHECK_CONDITION: &str = "HealthCheckSucceeded";
 pub const WAITING_FOR_REMEDIATION: &str = "WaitingForRemediation";
 
 /// A Cluster API Machine's two condition lists, as its served version keeps them: Cluster API
@@ -192,6 +195,15 @@ impl Conditions {
             current,
             legacy,
         }
+    }
+
+    /// Whether a MachineHealthCheck counts the Machine unhealthy: `HealthCheckSucceeded` is
+    /// `False` in either list.
+    pub fn health_check_failed(&self) -> bool {
+        self.current.iter().chain(&self.legacy).any(|c| {
+            c.get("type").and_then(Value::as_str) == Some(HEALTH_CHECK_CONDITION)
+                && c.get("status").and_then(Value::as_str) == Some("False")
+        })
     }
 
     /// Whether both lists already say `OwnerRemediated` is `False`: the owner has been told.

@@ -778,6 +778,60 @@ fn machines_under_remediation_count_in_the_limiter() {
     }
 }
 
+/// A Machine its MachineHealthCheck counts unhealthy (`HealthCheckSucceeded` `False`) is down
+/// for autorepair's limits too, whatever autorepair's own health rule says of it: Cluster
+/// API's short-circuit counts it, and the limit must not let power cycles start that Cluster
+/// API's rule holds.
+#[test]
+fn machines_their_health_check_counts_unhealthy_count_in_the_limiter() {
+    let fleet = |condition: &str| {
+        let mut f = Fleet::new();
+        for i in 1..=2 {
+            f = f
+                .machine(
+                    Machine::new("ns", &format!("m{i}"))
+                        .node(&format!("n{i}"))
+                        .host(&format!("h{i}"))
+                        .zone("a")
+                        .condition("HealthCheckSucceeded", condition, "UnhealthyNode"),
+                )
+                .host(Host::new("ns", &format!("h{i}")))
+                .node(Node::new(&format!("n{i}")));
+        }
+        f.machine(
+            Machine::new("ns", "m3")
+                .node("n3")
+                .host("h3")
+                .zone("a")
+                .requested(),
+        )
+        .host(Host::new("ns", "h3"))
+        .node(Node::new("n3"))
+        .build()
+    };
+    let limits = Limits {
+        max_down_nodes_per_group: 2,
+        ..Limits::default()
+    };
+    for (condition, m3_starts) in [("False", false), ("True", true)] {
+        let snap = ObjectsFile::in_memory(fleet(condition)).snapshot().unwrap();
+        let plan = plan(&snap, &Settings::default(), NOW, &limits, 7);
+        let m3 = plan.target("ns/m3").unwrap();
+        let starts = m3.actions.iter().any(|a| matches!(a, Action::Repair(_)));
+        assert_eq!(
+            starts, m3_starts,
+            "HealthCheckSucceeded {condition}: {m3:#?}"
+        );
+        if !m3_starts {
+            assert!(
+                matches!(m3.blocked, Some(crate::engine::Blocked::MassFailure { .. })),
+                "{:?}",
+                m3.blocked
+            );
+        }
+    }
+}
+
 #[test]
 fn the_demo_fleet_tells_its_story() {
     // 2026-11-23T03:00:00Z: worker-b2's Node has been Unknown for 9 minutes.

@@ -586,3 +586,55 @@ fn a_machine_autorepair_gives_up_on_is_handed_to_its_owner_which_replaces_it() {
         assert!(kube.get(&MACHINE, "ns", "m1").is_none(), "{case}");
     }
 }
+
+/// The shipped CRDs follow the conventions Cluster API's tools read: the contract labels
+/// (`cluster.x-k8s.io/<contract>`, each naming a version the CRD serves), and clusterctl's
+/// own label, without which `clusterctl move` does not look for these objects and leaves the
+/// requests (and the template the MachineHealthCheck names) behind. The template is not owned
+/// by anything that moves, so its CRD also asks clusterctl to move all of its objects.
+#[test]
+fn the_crds_carry_what_clusterctl_and_cluster_api_read() {
+    use serde::Deserialize;
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/contrib/kubernetes/remediation-crds.yaml"
+    ))
+    .unwrap();
+    let mut kinds = Vec::new();
+    for doc in serde_yaml_ng::Deserializer::from_str(&text) {
+        let crd = Value::deserialize(doc).unwrap();
+        if crd["kind"] != "CustomResourceDefinition" {
+            continue;
+        }
+        let kind = crd["spec"]["names"]["kind"].as_str().unwrap().to_owned();
+        let labels = &crd["metadata"]["labels"];
+        assert_eq!(
+            labels["clusterctl.cluster.x-k8s.io"], "",
+            "{kind}: {labels}"
+        );
+        let served: Vec<&str> = crd["spec"]["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["served"] == true)
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        for contract in ["v1beta1", "v1beta2"] {
+            let versions = labels[format!("cluster.x-k8s.io/{contract}")]
+                .as_str()
+                .unwrap_or_else(|| panic!("{kind}: no cluster.x-k8s.io/{contract} label"));
+            assert!(
+                versions.split('_').all(|v| served.contains(&v)),
+                "{kind}: {contract} names {versions}, served {served:?}"
+            );
+        }
+        let moves_all = labels.get("clusterctl.cluster.x-k8s.io/move").is_some();
+        assert_eq!(moves_all, kind.ends_with("Template"), "{kind}: {labels}");
+        kinds.push(kind);
+    }
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        ["AutorepairRemediation", "AutorepairRemediationTemplate"]
+    );
+}
