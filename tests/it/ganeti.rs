@@ -123,7 +123,7 @@ impl Testbed {
                 start.elapsed() < Duration::from_secs(120),
                 "job {id} still {status}"
             );
-            std::thread::sleep(Duration::from_millis(300));
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 
@@ -142,7 +142,7 @@ impl Testbed {
                 start.elapsed() < Duration::from_secs(180),
                 "jobs still running"
             );
-            std::thread::sleep(Duration::from_millis(300));
+            std::thread::sleep(Duration::from_millis(150));
         }
     }
 

@@ -350,7 +350,7 @@ pub(super) fn one_replica_acts_whichever_is_killed_paused_or_cut_off() {
                     second.stdout(),
                     second.log()
                 );
-                std::thread::sleep(Duration::from_millis(500));
+                std::thread::sleep(Duration::from_millis(250));
             }
             tb.settle();
             sampling.store(true, Ordering::Relaxed);
