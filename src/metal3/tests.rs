@@ -728,53 +728,60 @@ fn the_host_link_is_followed_in_both_forms() {
     );
 }
 
+/// `others` plus m3 asking for a power cycle, all in zone a, under
+/// `max_down_nodes_per_group = 2`: whether m3's power cycle starts, else that the zone's
+/// mass-failure limit holds it.
+fn m3_starts_beside(others: Fleet) -> bool {
+    let fleet = others
+        .machine(
+            Machine::new("ns", "m3")
+                .node("n3")
+                .host("h3")
+                .zone("a")
+                .requested(),
+        )
+        .host(Host::new("ns", "h3"))
+        .node(Node::new("n3"))
+        .build();
+    let limits = Limits {
+        max_down_nodes_per_group: 2,
+        ..Limits::default()
+    };
+    let snap = ObjectsFile::in_memory(fleet).snapshot().unwrap();
+    let plan = plan(&snap, &Settings::default(), NOW, &limits, 7);
+    let m3 = plan.target("ns/m3").unwrap();
+    let starts = m3.actions.iter().any(|a| matches!(a, Action::Repair(_)));
+    if !starts {
+        assert!(
+            matches!(m3.blocked, Some(crate::engine::Blocked::MassFailure { .. })),
+            "{m3:#?}"
+        );
+        assert_eq!(plan.fleet.halted_groups.len(), 1);
+    }
+    starts
+}
+
 #[test]
 fn machines_under_remediation_count_in_the_limiter() {
     // m1 is being power-cycled (reboot annotation on, host still on), m2's Node is not Ready:
     // with m3 asking for a power cycle, three machines of zone a are down.
-    let fleet = |m1_cycling: bool| {
+    for (m1_cycling, m3_starts) in [(true, false), (false, true)] {
         let mut h1 = Host::new("ns", "h1");
         if m1_cycling {
             h1 = h1.rebooting();
         }
-        Fleet::new()
+        let others = Fleet::new()
             .machine(Machine::new("ns", "m1").node("n1").host("h1").zone("a"))
             .host(h1)
             .node(Node::new("n1"))
             .machine(Machine::new("ns", "m2").node("n2").host("h2").zone("a"))
             .host(Host::new("ns", "h2"))
-            .node(Node::new("n2").ready("Unknown", "2026-06-01T00:00:00Z"))
-            .machine(
-                Machine::new("ns", "m3")
-                    .node("n3")
-                    .host("h3")
-                    .zone("a")
-                    .requested(),
-            )
-            .host(Host::new("ns", "h3"))
-            .node(Node::new("n3"))
-            .build()
-    };
-    let limits = Limits {
-        max_down_nodes_per_group: 2,
-        ..Limits::default()
-    };
-    for (m1_cycling, m3_starts) in [(true, false), (false, true)] {
-        let snap = ObjectsFile::in_memory(fleet(m1_cycling))
-            .snapshot()
-            .unwrap();
-        let plan = plan(&snap, &Settings::default(), NOW, &limits, 7);
-        let m3 = plan.target("ns/m3").unwrap();
-        let starts = m3.actions.iter().any(|a| matches!(a, Action::Repair(_)));
-        assert_eq!(starts, m3_starts, "m1 cycling: {m1_cycling}: {m3:#?}");
-        if !m3_starts {
-            assert!(
-                matches!(m3.blocked, Some(crate::engine::Blocked::MassFailure { .. })),
-                "{:?}",
-                m3.blocked
-            );
-            assert_eq!(plan.fleet.halted_groups.len(), 1);
-        }
+            .node(Node::new("n2").ready("Unknown", "2026-06-01T00:00:00Z"));
+        assert_eq!(
+            m3_starts_beside(others),
+            m3_starts,
+            "m1 cycling: {m1_cycling}"
+        );
     }
 }
 
@@ -784,10 +791,10 @@ fn machines_under_remediation_count_in_the_limiter() {
 /// API's rule holds.
 #[test]
 fn machines_their_health_check_counts_unhealthy_count_in_the_limiter() {
-    let fleet = |condition: &str| {
-        let mut f = Fleet::new();
+    for (condition, m3_starts) in [("False", false), ("True", true)] {
+        let mut others = Fleet::new();
         for i in 1..=2 {
-            f = f
+            others = others
                 .machine(
                     Machine::new("ns", &format!("m{i}"))
                         .node(&format!("n{i}"))
@@ -798,37 +805,11 @@ fn machines_their_health_check_counts_unhealthy_count_in_the_limiter() {
                 .host(Host::new("ns", &format!("h{i}")))
                 .node(Node::new(&format!("n{i}")));
         }
-        f.machine(
-            Machine::new("ns", "m3")
-                .node("n3")
-                .host("h3")
-                .zone("a")
-                .requested(),
-        )
-        .host(Host::new("ns", "h3"))
-        .node(Node::new("n3"))
-        .build()
-    };
-    let limits = Limits {
-        max_down_nodes_per_group: 2,
-        ..Limits::default()
-    };
-    for (condition, m3_starts) in [("False", false), ("True", true)] {
-        let snap = ObjectsFile::in_memory(fleet(condition)).snapshot().unwrap();
-        let plan = plan(&snap, &Settings::default(), NOW, &limits, 7);
-        let m3 = plan.target("ns/m3").unwrap();
-        let starts = m3.actions.iter().any(|a| matches!(a, Action::Repair(_)));
         assert_eq!(
-            starts, m3_starts,
-            "HealthCheckSucceeded {condition}: {m3:#?}"
+            m3_starts_beside(others),
+            m3_starts,
+            "HealthCheckSucceeded {condition}"
         );
-        if !m3_starts {
-            assert!(
-                matches!(m3.blocked, Some(crate::engine::Blocked::MassFailure { .. })),
-                "{:?}",
-                m3.blocked
-            );
-        }
     }
 }
 
