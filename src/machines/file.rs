@@ -16,7 +16,7 @@ use super::command;
 use super::config::Repair;
 use super::drain::{Drainer, NodesFile};
 use super::entry::{Entry, Progress};
-use super::labels::{self, CLUSTER_PREFIX, ENTRY, INDEX, PROGRESS, QUEUE};
+use super::labels::{self, CLUSTER_PREFIX, ENTRY, INDEX, PROGRESS, QUEUE, RACK_PREFIX};
 use super::live::Live;
 use super::snapshot::{self, Scope, Snapshot, kind};
 use super::{MAX_INDEX, Machines, Op, OpId};
@@ -52,9 +52,9 @@ pub struct MachinesFile {
     guard: Option<crate::engine::WriteGuard>,
     /// Every label written or removed ([`Backend::writes_made`]): an entry is three.
     label_writes: usize,
-    /// The cluster's labels this process set on the holder, `(serial, name)`: replacing
-    /// disagreeing copies of the policy removes every copy but these.
-    cluster_written: Vec<(String, String)>,
+    /// The labels of the cluster and the racks this process set on their holders, `(serial,
+    /// name)`: replacing disagreeing copies of a policy removes every copy but these.
+    shared_written: Vec<(String, String)>,
 }
 
 /// Where the machines come from, for messages.
@@ -147,7 +147,7 @@ fn remove_label(m: &mut Value, name: &str) {
 }
 
 /// A mark's label name where it is stored: a cluster mark's name gets `cluster.` after the
-/// prefix.
+/// prefix, a rack's `rack.`.
 fn stored_name(name: &str, infix: &str) -> String {
     match name.strip_prefix(labels::PREFIX) {
         Some(rest) => format!("{}{infix}{rest}", labels::PREFIX),
@@ -223,7 +223,7 @@ impl MachinesFile {
             runner: Box::new(command::Processes),
             guard: None,
             label_writes: 0,
-            cluster_written: Vec::new(),
+            shared_written: Vec::new(),
         };
         f.list()?;
         Ok(f)
@@ -314,7 +314,7 @@ impl MachinesFile {
             kind::RACK => racks
                 .iter()
                 .find(|(r, _)| r.to_string() == object.name)
-                .map(|(_, s)| (s.clone(), ""))
+                .map(|(_, s)| (s.clone(), "rack."))
                 .ok_or_else(none),
             kind::CLUSTER => cluster.map(|s| (s, "cluster.")).ok_or_else(none),
             _ => Err(BackendError::NoSuchObject {
@@ -434,38 +434,83 @@ impl MachinesFile {
         Ok(index)
     }
 
-    /// The cluster's labels that a change of holder left on other machines are moved to the
-    /// holder, where the admin verbs write: a copy the holder lacks is set there, one it has
-    /// with the same value is dropped. Copies that disagree stay where they are (the
-    /// snapshot holds on them) until a person decides.
-    fn gather_cluster_labels(&mut self) -> Result<(), BackendError> {
-        let machines = self.parsed()?;
-        let (_, Some(holder)) = MachinesFile::holders(&machines) else {
-            return Ok(());
-        };
-        let copies = ClusterLabels::gather(self.list()?, Some(&holder));
-        for (name, values) in &copies.by_name {
-            if name == &stored_name(INDEX, "cluster.") {
-                // Read on every machine already: the next entry written moves it.
+    /// The labels of the cluster and of each rack that a change of holder left on other
+    /// machines (or a rack's in their form before [`RACK_PREFIX`]) are moved to the holder,
+    /// where the admin verbs write: a copy the holder lacks is set there, one it has with the
+    /// same value is dropped. Copies that disagree stay where they are (the snapshot holds on
+    /// them) until a person decides.
+    fn gather_shared_labels(&mut self) -> Result<(), BackendError> {
+        for shared in self.shared_labels()? {
+            let Some(holder) = shared.holder.clone() else {
                 continue;
-            }
-            let on_holder = values.iter().find(|(s, _)| *s == holder).map(|(_, v)| v);
-            let strays = values.iter().filter(|(s, _)| *s != holder);
-            let mut distinct: Vec<&String> = values.iter().map(|(_, v)| v).collect();
-            distinct.sort();
-            distinct.dedup();
-            if distinct.len() > 1 {
-                continue;
-            }
-            if on_holder.is_none() {
-                self.set(&holder, name, Some(distinct[0]))?;
-            }
-            for (serial, _) in strays {
-                tracing::info!(label = %name, from = %serial, to = %holder, "the cluster's label moved to the machine that now holds the cluster's labels");
-                self.set(serial, name, None)?;
+            };
+            for (name, copies) in &shared.by_name {
+                if *name == stored_name(INDEX, "cluster.") {
+                    // Read on every machine already: the next entry written moves it.
+                    continue;
+                }
+                let mut distinct: Vec<&String> = copies.iter().map(|c| &c.value).collect();
+                distinct.sort();
+                distinct.dedup();
+                if distinct.len() > 1 {
+                    continue;
+                }
+                let in_place = |c: &&Copy| c.serial == holder && c.stored == *name;
+                if !copies.iter().any(|c| in_place(&c)) {
+                    self.set(&holder, name, Some(distinct[0]))?;
+                }
+                for c in copies.iter().filter(|c| !in_place(c)) {
+                    tracing::info!(label = %c.stored, from = %c.serial, to = %holder, as_name = %name, "{}'s label moved to the machine that holds its labels now", shared.scope);
+                    self.set(&c.serial, &c.stored, None)?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// The shared labels of the cluster and of every rack that has a holder or a label.
+    fn shared_labels(&self) -> Result<Vec<SharedLabels>, BackendError> {
+        let machines = self.parsed()?;
+        let (racks, cluster) = MachinesFile::holders(&machines);
+        let rows: Vec<Row> = machines
+            .iter()
+            .zip(self.list()?)
+            .map(|(m, raw)| Row {
+                serial: m.serial.clone(),
+                rack: m.rack,
+                labels: labels_of(raw),
+            })
+            .collect();
+        let mut numbers: Vec<i64> = racks.iter().map(|(r, _)| *r).collect();
+        numbers.extend(
+            rows.iter()
+                .filter(|r| r.labels.iter().any(|(n, _)| n.starts_with(RACK_PREFIX)))
+                .map(|r| r.rack),
+        );
+        numbers.sort_unstable();
+        numbers.dedup();
+        let mut all: Vec<SharedLabels> = numbers
+            .into_iter()
+            .map(|n| {
+                let holder = racks.iter().find(|(r, _)| *r == n).map(|(_, s)| s.clone());
+                SharedLabels::gather(Shared::Rack(n), holder, &rows)
+            })
+            .collect();
+        all.push(SharedLabels::gather(Shared::Cluster, cluster, &rows));
+        Ok(all)
+    }
+
+    /// The shared labels of one scope (the cluster or a rack).
+    fn shared_labels_of(&self, object: &ObjectRef) -> Result<Option<SharedLabels>, BackendError> {
+        let scope = match object.kind.as_ref() {
+            kind::CLUSTER => Shared::Cluster,
+            kind::RACK => match object.name.parse() {
+                Ok(n) => Shared::Rack(n),
+                Err(_) => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        Ok(self.shared_labels()?.into_iter().find(|l| l.scope == scope))
     }
 
     fn may_write(&self) -> Result<(), BackendError> {
@@ -541,54 +586,123 @@ impl MachinesFile {
 /// codec reads it as unreadable.
 const DISAGREE: &str = "copies disagree: ";
 
-/// Every copy of the cluster's labels (`autorepair.cluster.*`), wherever it is. They live on
-/// the cluster's holder, the first boot server; a boot server added to a lower rack, or the
-/// holder retired, makes another machine the holder, and the labels stay behind. Read from
-/// every machine, they keep holding through such a change (rule 11: a suspend left on the
-/// former holder still suspends).
-struct ClusterLabels {
-    /// Each label's copies, `(serial, value)`, the holder's first.
-    by_name: std::collections::BTreeMap<String, Vec<(String, String)>>,
+/// A scope whose labels live on a machine, sabakan having no object for it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shared {
+    Cluster,
+    Rack(i64),
 }
 
-impl ClusterLabels {
-    fn gather(machines: &[Value], holder: Option<&str>) -> ClusterLabels {
-        let mut by_name: std::collections::BTreeMap<String, Vec<(String, String)>> =
-            Default::default();
-        for m in machines {
-            let serial = m["spec"]["serial"].as_str().unwrap_or_default();
-            for (name, value) in labels_of(m) {
-                if name.starts_with(CLUSTER_PREFIX) {
-                    let copies = by_name.entry(name).or_default();
-                    let copy = (serial.to_owned(), value);
-                    if Some(serial) == holder {
-                        copies.insert(0, copy);
-                    } else {
-                        copies.push(copy);
-                    }
+impl Shared {
+    /// What comes after [`labels::PREFIX`] in the stored names of its marks.
+    fn infix(self) -> &'static str {
+        match self {
+            Shared::Cluster => "cluster.",
+            Shared::Rack(_) => "rack.",
+        }
+    }
+
+    fn covers(self, rack: i64) -> bool {
+        match self {
+            Shared::Cluster => true,
+            Shared::Rack(r) => r == rack,
+        }
+    }
+}
+
+impl std::fmt::Display for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Shared::Cluster => f.write_str("the cluster"),
+            Shared::Rack(r) => write!(f, "rack {r}"),
+        }
+    }
+}
+
+/// A machine as the shared labels are gathered from it.
+struct Row {
+    serial: String,
+    rack: i64,
+    labels: Vec<(String, String)>,
+}
+
+/// One copy of a shared label: on which machine, under which name.
+struct Copy {
+    serial: String,
+    stored: String,
+    value: String,
+}
+
+/// Every copy of a scope's labels, wherever it is: the cluster's (`autorepair.cluster.*`) on
+/// any machine, a rack's (`autorepair.rack.*`) on any machine of the rack. They live on the
+/// scope's holder, its first boot server; a boot server added lower, or the holder retired,
+/// makes another machine the holder, and the labels stay behind. Read from every machine,
+/// they keep holding through such a change (rule 11: a suspend left on the former holder still
+/// suspends). A rack's marks written before [`RACK_PREFIX`] existed are the holder's own
+/// unprefixed ones: read as the rack's, as they always were.
+struct SharedLabels {
+    scope: Shared,
+    holder: Option<String>,
+    /// Each label by its name under the scope's prefix, with its copies (the holder's first).
+    by_name: std::collections::BTreeMap<String, Vec<Copy>>,
+}
+
+impl SharedLabels {
+    fn gather(scope: Shared, holder: Option<String>, rows: &[Row]) -> SharedLabels {
+        let prefix = format!("{}{}", labels::PREFIX, scope.infix());
+        let mut by_name: std::collections::BTreeMap<String, Vec<Copy>> = Default::default();
+        for row in rows.iter().filter(|r| scope.covers(r.rack)) {
+            let on_holder = holder.as_deref() == Some(row.serial.as_str());
+            for (stored, value) in &row.labels {
+                let name = if stored.starts_with(&prefix) {
+                    stored.clone()
+                } else if on_holder
+                    && matches!(scope, Shared::Rack(_))
+                    && !matches!(
+                        labels::Labels::parse(&labels::join(stored, value)),
+                        Ok(Mark::Foreign)
+                    )
+                {
+                    stored_name(stored, scope.infix())
+                } else {
+                    continue;
+                };
+                let copies = by_name.entry(name).or_default();
+                let copy = Copy {
+                    serial: row.serial.clone(),
+                    stored: stored.clone(),
+                    value: value.clone(),
+                };
+                if on_holder {
+                    copies.insert(0, copy);
+                } else {
+                    copies.push(copy);
                 }
             }
         }
-        ClusterLabels { by_name }
+        SharedLabels {
+            scope,
+            holder,
+            by_name,
+        }
     }
 
-    /// The queue is disabled if any copy says so.
+    /// The queue is disabled if any copy of the cluster's switch says so.
     fn queue_enabled(&self) -> bool {
         let queue = stored_name(QUEUE, "cluster.");
         self.by_name
             .get(&queue)
-            .is_none_or(|copies| copies.iter().all(|(_, v)| v != "disabled"))
+            .is_none_or(|copies| copies.iter().all(|c| c.value != "disabled"))
     }
 
-    /// The cluster scope's marks. Copies that agree are one mark; suspends that differ are
-    /// each a suspend (the longest holds). Copies of a policy that differ cannot be read as
-    /// one: they stand for an unreadable policy, which allows nothing at the cluster's level
-    /// until a person removes the one that is wrong.
+    /// The scope's marks. Copies that agree are one mark; suspends that differ are each a
+    /// suspend (the longest holds). Copies of a policy that differ cannot be read as one:
+    /// they stand for an unreadable policy, which allows nothing at the scope's level until a
+    /// person removes the one that is wrong.
     fn marks(&self) -> Vec<String> {
-        let (queue, index) = (
-            stored_name(QUEUE, "cluster."),
-            stored_name(INDEX, "cluster."),
-        );
+        let infix = self.scope.infix();
+        let (queue, index) = (stored_name(QUEUE, infix), stored_name(INDEX, infix));
+        let prefix = format!("{}{infix}", labels::PREFIX);
         let mut marks = Vec::new();
         for (name, copies) in &self.by_name {
             if *name == queue || *name == index {
@@ -597,13 +711,16 @@ impl ClusterLabels {
             let bare = format!(
                 "{}{}",
                 labels::PREFIX,
-                name.strip_prefix(CLUSTER_PREFIX).unwrap_or(name)
+                name.strip_prefix(&prefix).unwrap_or(name)
             );
-            let mut values: Vec<&str> = copies.iter().map(|(_, v)| v.as_str()).collect();
+            let mut values: Vec<&str> = copies.iter().map(|c| c.value.as_str()).collect();
             values.sort_unstable();
             values.dedup();
             if values.len() > 1 && bare == labels::POLICY {
-                let said: Vec<String> = copies.iter().map(|(s, v)| format!("{v} on {s}")).collect();
+                let said: Vec<String> = copies
+                    .iter()
+                    .map(|c| format!("{} on {}", c.value, c.serial))
+                    .collect();
                 marks.push(labels::join(
                     &bare,
                     &format!("{DISAGREE}{}", said.join(", ")),
@@ -616,16 +733,14 @@ impl ClusterLabels {
     }
 
     /// Says, once per process and change, which copies are away from the holder.
-    fn warn_split(&self, holder: Option<&str>) {
+    fn warn_split(&self) {
+        let holder = self.holder.as_deref();
         let away: Vec<String> = self
             .by_name
-            .iter()
-            .flat_map(|(name, copies)| {
-                copies
-                    .iter()
-                    .filter(|(s, _)| Some(s.as_str()) != holder)
-                    .map(move |(s, v)| format!("{name}={v} on {s}"))
-            })
+            .values()
+            .flatten()
+            .filter(|c| Some(c.serial.as_str()) != holder)
+            .map(|c| format!("{}={} on {}", c.stored, c.value, c.serial))
             .collect();
         if away.is_empty() {
             return;
@@ -634,7 +749,8 @@ impl ClusterLabels {
         if crate::plug::first_time(&format!("split: {key}")) {
             tracing::warn!(
                 holder = holder.unwrap_or("none"),
-                "the cluster's labels are split: {key} (not on the machine that holds them now); they still count, and a pass moves those the holder agrees with"
+                "{}'s labels are split: {key} (not on the machine that holds them now); they still count, and a pass moves those the holder agrees with",
+                self.scope
             );
         }
     }
@@ -650,31 +766,28 @@ impl Backend<Machines> for MachinesFile {
         }
         let machines = self.parsed()?;
         let raw = self.list()?;
-        let (racks, cluster) = MachinesFile::holders(&machines);
+        let (racks, _) = MachinesFile::holders(&machines);
         let mut snap = Snapshot {
             queue_enabled: true,
             ..Snapshot::default()
         };
-        let copies = ClusterLabels::gather(raw, cluster.as_deref());
-        copies.warn_split(cluster.as_deref());
-        snap.queue_enabled = copies.queue_enabled();
-        let cluster_marks = copies.marks();
-        let mut scope_marks: Vec<(String, Vec<String>)> = Vec::new();
+        let shared = self.shared_labels()?;
+        for scope in &shared {
+            scope.warn_split();
+        }
+        snap.queue_enabled = shared.iter().all(SharedLabels::queue_enabled);
         for (info, raw) in machines.into_iter().zip(raw) {
             let pairs = labels_of(raw);
             let mut marks = Vec::with_capacity(pairs.len());
             for (name, value) in &pairs {
-                if !name.starts_with(CLUSTER_PREFIX) {
+                if !name.starts_with(CLUSTER_PREFIX) && !name.starts_with(RACK_PREFIX) {
                     marks.push(labels::join(name, value));
                 }
             }
-            if let Some((r, _)) = racks.iter().find(|(_, s)| *s == info.serial) {
-                // The rack's marks, not the machine's own: its own keep only foreign labels.
-                let (foreign, ours): (Vec<String>, Vec<String>) = marks
-                    .into_iter()
-                    .partition(|t| matches!(labels::Labels::parse(t), Ok(Mark::Foreign)));
-                scope_marks.push((format!("{}/{r}", kind::RACK), ours));
-                marks = foreign;
+            if racks.iter().any(|(_, s)| *s == info.serial) {
+                // Its unprefixed marks are the rack's (read by `SharedLabels`), not its own:
+                // its own keep only foreign labels.
+                marks.retain(|t| matches!(labels::Labels::parse(t), Ok(Mark::Foreign)));
             }
             let entry = Entry::from_labels(pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())));
             let address = info.address().map(str::to_owned);
@@ -712,23 +825,26 @@ impl Backend<Machines> for MachinesFile {
                 info,
             });
         }
-        for (key, marks) in scope_marks {
-            let name = key.trim_start_matches("rack/").to_owned();
-            snap.scopes.push(Scope {
-                object: ObjectRef::new(kind::RACK, name),
-                key,
-                marks,
-            });
+        // Without a boot server, the labels a scope's former holder left behind still hold
+        // what they govern.
+        for scope in shared {
+            let marks = scope.marks();
+            if scope.holder.is_none() && marks.is_empty() {
+                continue;
+            }
+            let (object, key) = match scope.scope {
+                Shared::Rack(r) => (
+                    ObjectRef::new(kind::RACK, r.to_string()),
+                    format!("{}/{r}", kind::RACK),
+                ),
+                Shared::Cluster => (
+                    ObjectRef::singleton(kind::CLUSTER),
+                    kind::CLUSTER.to_owned(),
+                ),
+            };
+            snap.scopes.push(Scope { object, key, marks });
         }
         snap.nodes = self.read_nodes(&snap.machines)?;
-        // Without a boot server the cluster's labels left behind still hold what they govern.
-        if cluster.is_some() || !cluster_marks.is_empty() {
-            snap.scopes.push(Scope {
-                object: ObjectRef::singleton(kind::CLUSTER),
-                key: kind::CLUSTER.to_owned(),
-                marks: cluster_marks,
-            });
-        }
         Ok(snap)
     }
 
@@ -756,8 +872,8 @@ impl Backend<Machines> for MachinesFile {
                 value = stronger_suspend(current.as_deref(), &value).to_owned();
             }
             self.set(&serial, &name, Some(&value))?;
-            if object.is(kind::CLUSTER) {
-                self.cluster_written.push((serial.clone(), name));
+            if object.is(kind::CLUSTER) || object.is(kind::RACK) {
+                self.shared_written.push((serial.clone(), name));
             }
         }
         Ok(())
@@ -769,33 +885,35 @@ impl Backend<Machines> for MachinesFile {
         marks: &[String],
         _reason: &str,
     ) -> Result<(), BackendError> {
-        if object.is(kind::CLUSTER) {
+        if let Some(shared) = self.shared_labels_of(object)? {
             // From every copy: a copy left on a former holder would bring a suspend back.
             for mark in marks {
                 let (name, value) = labels::split(mark);
-                let name = stored_name(name, "cluster.");
+                let name = stored_name(name, shared.scope.infix());
                 // The policy's disagreeing copies are one mark: replaced, all go.
                 // The one just written (`allow LEVEL cluster` adds before it removes) stays.
                 let every = value.starts_with(DISAGREE);
-                let holding: Vec<String> = self
-                    .list()?
-                    .iter()
-                    .filter(|m| {
-                        labels_of(m)
-                            .iter()
-                            .any(|(n, v)| *n == name && (every || v == value))
+                let just_written = |c: &Copy| {
+                    self.shared_written
+                        .iter()
+                        .any(|(s, n)| *s == c.serial && *n == c.stored)
+                };
+                let holding: Vec<(String, String)> = shared
+                    .by_name
+                    .get(&name)
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| {
+                        if every {
+                            !just_written(c)
+                        } else {
+                            c.value == value
+                        }
                     })
-                    .filter_map(|m| Some(m["spec"]["serial"].as_str()?.to_owned()))
-                    .filter(|serial| {
-                        !(every
-                            && self
-                                .cluster_written
-                                .iter()
-                                .any(|(s, n)| s == serial && *n == name))
-                    })
+                    .map(|c| (c.serial.clone(), c.stored.clone()))
                     .collect();
-                for serial in holding {
-                    self.set(&serial, &name, None)?;
+                for (serial, stored) in holding {
+                    self.set(&serial, &stored, None)?;
                 }
             }
             return Ok(());
@@ -939,7 +1057,7 @@ impl Backend<Machines> for MachinesFile {
 
     fn finish_pass(&mut self, _now: i64) -> Result<(), BackendError> {
         // The pass's own writes are saved whether or not the move could be made.
-        let moved = self.gather_cluster_labels();
+        let moved = self.gather_shared_labels();
         self.flush()?;
         moved
     }

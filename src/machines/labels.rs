@@ -19,8 +19,9 @@
 //!
 //! Some names under the prefix are not marks but the family's own records: a repair entry
 //! ([`ENTRY`], [`PROGRESS`], see `super::entry`), the queue switch ([`QUEUE`]), the
-//! entry counter ([`INDEX`]) and the cluster's marks ([`CLUSTER_PREFIX`]). The codec calls them foreign, so the engine never
-//! edits them; only the family and its backend write them.
+//! entry counter ([`INDEX`]) and the marks of the cluster and the racks ([`CLUSTER_PREFIX`],
+//! [`RACK_PREFIX`]). The codec calls them foreign, so the engine never edits them; only the
+//! family and its backend write them.
 
 use super::{OpId, Reach};
 use crate::engine::marks::{Codec, ErrorCode, Mark, MarkError, RenderError, RepairResult, is_uuid};
@@ -45,6 +46,11 @@ pub const INDEX: &str = "autorepair.index";
 /// under this prefix (`autorepair.cluster.policy`…), so that they do not mix with the marks of
 /// the rack that machine also holds. The backend maps them; to the codec they are foreign.
 pub const CLUSTER_PREFIX: &str = "autorepair.cluster.";
+/// A rack's marks, on the rack's holder (`autorepair.rack.policy`…): under a prefix of their own
+/// so that, left on a boot server that no longer holds the rack, they are still the rack's and
+/// never read as that machine's own. (Before this prefix they were the holder's unprefixed
+/// labels; a pass renames those.)
+pub const RACK_PREFIX: &str = "autorepair.rack.";
 /// sabakan's limit on a label's name and on its value.
 pub const MAX_LEN: usize = 63;
 
@@ -111,6 +117,7 @@ impl Codec for Labels {
         if !name.starts_with(PREFIX)
             || [ENTRY, PROGRESS, QUEUE, INDEX].contains(&name)
             || name.starts_with(CLUSTER_PREFIX)
+            || name.starts_with(RACK_PREFIX)
         {
             return Ok(Mark::Foreign);
         }

@@ -115,8 +115,8 @@ fn machine<'v>(fleet: &'v mut Value, serial: &str) -> &'v mut Value {
 
 fn machines_mark(fleet: &mut Value, on: On, mark: &str) {
     let (key, value) = mark.split_once('=').unwrap();
-    // A rack's marks and the cluster's live on the rack's boot server (the cluster's under
-    // their own prefix).
+    // A rack's marks and the cluster's live on the rack's boot server, each under a prefix of
+    // their own.
     let serial = match on {
         On::Target => "rack0-cs2",
         On::Scope | On::Root => "boot-0",
@@ -336,7 +336,7 @@ fn an_unreadable_mark_holds_what_it_would_govern_in_every_family() {
                 (
                     "the rack's suspend-all with a fraction",
                     On::Scope,
-                    "autorepair.suspend-all=1800003600.5".into(),
+                    "autorepair.rack.suspend-all=1800003600.5".into(),
                     "suspended",
                     Some("suspend-all"),
                 ),

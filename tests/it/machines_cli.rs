@@ -908,6 +908,107 @@ fn the_clusters_labels_survive_a_change_of_holder() {
     assert_eq!(target(&t.status(NOW), "rack0-cs2")["state"], "needs-repair");
 }
 
+/// A rack's labels live on its first boot server, under `autorepair.rack.`. When another
+/// machine becomes the rack's holder (a boot server added lower in the rack, or the holder
+/// retired), the labels left behind are still the rack's (before the prefix, the former
+/// holder's suspend became its own and the rest of the rack was repaired): a pass moves them,
+/// a rack with no boot server left keeps them, `resume` removes every copy, the unprefixed
+/// labels of earlier builds are renamed, and copies of the policy that disagree hold.
+#[test]
+fn a_racks_labels_survive_a_change_of_holder() {
+    let t = Tour::new();
+    let state = |serial: &str| target(&t.status(NOW), serial)["state"].clone();
+    // Suspended by the verb, not by the fixture's label: the verb writes where the rack's
+    // marks are stored.
+    t.bin().args(["resume", "rack/1"]).assert().success();
+    assert_ne!(state("rack1-cs1"), "suspended");
+    t.bin().args(["suspend", "rack/1"]).assert().success();
+    assert_eq!(
+        t.labels("boot-1"),
+        serde_json::json!({"autorepair.rack.suspend": ""})
+    );
+    assert_eq!(state("rack1-cs1"), "suspended");
+
+    // rack1-ss1 becomes a boot server ahead of boot-1: it holds rack 1's labels now.
+    t.edit("rack1-ss1", |m| {
+        m["spec"]["role"] = "boot".into();
+        m["spec"]["index-in-rack"] = 0.into();
+    });
+    assert_eq!(
+        state("rack1-cs1"),
+        "suspended",
+        "the suspend left on the former holder stopped counting"
+    );
+    let before = std::fs::read_to_string(&t.machines).unwrap();
+    t.bin()
+        .args(["run", "--dry-run", "--now", &NOW.to_string()])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&t.machines).unwrap(), before);
+    t.run(NOW);
+    assert_eq!(t.labels("boot-1"), serde_json::json!({}));
+    assert_eq!(t.labels("rack1-ss1")["autorepair.rack.suspend"], "");
+    assert_eq!(state("rack1-cs1"), "suspended");
+
+    // Every boot server of the rack retired: the labels left in it still hold.
+    t.edit("rack1-ss1", |m| m["spec"]["role"] = "ss".into());
+    t.edit("boot-1", |m| m["spec"]["role"] = "cs".into());
+    assert_eq!(state("rack1-cs1"), "suspended");
+    t.bin().args(["resume", "rack/1"]).assert().success();
+    assert!(
+        t.labels("rack1-ss1")
+            .get("autorepair.rack.suspend")
+            .is_none(),
+        "{}",
+        t.labels("rack1-ss1")
+    );
+    assert_ne!(state("rack1-cs1"), "suspended");
+
+    // An earlier build's rack label (unprefixed, on the holder) is the rack's, renamed by a
+    // pass.
+    t.edit("boot-1", |m| {
+        m["spec"]["role"] = "boot".into();
+        m["spec"]["labels"] = serde_json::json!({"autorepair.suspend": ""});
+    });
+    assert_eq!(state("rack1-cs1"), "suspended");
+    t.run(NOW);
+    assert_eq!(
+        t.labels("boot-1"),
+        serde_json::json!({"autorepair.rack.suspend": ""})
+    );
+    assert_eq!(state("rack1-cs1"), "suspended");
+
+    // Two policies for the rack: neither is trusted, and a pass moves neither.
+    t.bin().args(["resume", "rack/1"]).assert().success();
+    t.bin()
+        .args(["allow", "step-8", "rack/1"])
+        .assert()
+        .success();
+    t.edit("rack1-ss1", |m| {
+        m["spec"]["labels"] = serde_json::json!({"autorepair.rack.policy": "check"});
+    });
+    let lint = t.bin().args(["tags", "lint"]).assert().code(1);
+    let said = String::from_utf8_lossy(&lint.get_output().stdout);
+    assert!(
+        said.contains("copies disagree: step-8 on boot-1, check on rack1-ss1"),
+        "{said}"
+    );
+    t.run(NOW);
+    assert_eq!(t.labels("rack1-ss1")["autorepair.rack.policy"], "check");
+    assert!(
+        t.labels("rack1-cs1").get("autorepair.entry").is_none(),
+        "a repair started under a policy that cannot be read: {}",
+        t.labels("rack1-cs1")
+    );
+    // Setting the rack's policy again replaces both copies with one, on the holder.
+    t.bin()
+        .args(["allow", "step-8", "rack/1"])
+        .assert()
+        .success();
+    assert_eq!(t.labels("rack1-ss1"), serde_json::json!({}));
+    assert_eq!(t.labels("boot-1")["autorepair.rack.policy"], "step-8");
+}
+
 /// CKE's operator deletes a failed entry to have the machine repaired again (CKE enqueues a
 /// new one): the failure result that names the entry goes with it, so the machine is not
 /// parked until `clear` as well.

@@ -339,8 +339,10 @@ fn a_missing_kubeconfig_is_named_without_doubled_quotes() {
 }
 
 /// The README's tours, pasted as written into bash from a clone: every command found, every
-/// file found, and nothing written into the clone (each tour works in a scratch directory). The
-/// clone here is a directory with the fixtures and the binary where a release build puts it.
+/// file found, the output the README shows under a command (its `# ` lines, `…` for what it
+/// leaves out) is what the command prints, and nothing is written into the clone (each tour
+/// works in a scratch directory). The clone here is a directory with the fixtures and the
+/// binary where a release build puts it.
 #[test]
 fn the_readme_tours_run_as_written_and_leave_the_clone_clean() {
     let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
@@ -379,18 +381,27 @@ fn the_readme_tours_run_as_written_and_leave_the_clone_clean() {
     std::os::unix::fs::symlink(BIN, clone.path().join("target/release/autorepair")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     for tour in &tours {
+        let steps = shown_output(tour);
         let out = assert_cmd::Command::new("bash")
             .args(["--norc", "-O", "expand_aliases", "-s"])
             .current_dir(clone.path())
             .env_remove("R")
             .env("TMPDIR", tmp.path())
-            .write_stdin(tour.as_str())
+            .write_stdin(marked(&steps))
             .timeout(Duration::from_secs(120))
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         for fault in ["command not found", "No such file", "error:"] {
             assert!(!err.contains(fault), "{tour}\n{err}");
+        }
+        let printed = String::from_utf8_lossy(&out.stdout);
+        let mut by_step = printed.split(STEP_MARK).skip(1);
+        for step in &steps {
+            let said = by_step.next().unwrap_or_else(|| {
+                panic!("the tour stopped before `{}`:\n{printed}", step.command)
+            });
+            step.assert_shown(said);
         }
         let mut left: Vec<_> = std::fs::read_dir(clone.path())
             .unwrap()
@@ -399,4 +410,108 @@ fn the_readme_tours_run_as_written_and_leave_the_clone_clean() {
         left.sort();
         assert_eq!(left, ["fixtures", "target"], "{tour}");
     }
+}
+
+/// Printed before each command's output in a tour run by the test.
+const STEP_MARK: &str = "\n@@ step @@\n";
+
+/// A command of a tour and the lines of its output the README shows under it.
+struct Step {
+    command: String,
+    shown: Vec<String>,
+}
+
+impl Step {
+    /// Each line shown is printed, in order: `…` stands for any text, and runs of spaces are
+    /// one (the README trims tables' columns).
+    fn assert_shown(&self, printed: &str) {
+        let squeeze = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let lines: Vec<String> = printed.lines().map(squeeze).collect();
+        let mut from = 0;
+        for shown in &self.shown {
+            let parts: Vec<String> = shown
+                .split('…')
+                .map(squeeze)
+                .filter(|p| !p.is_empty())
+                .collect();
+            if parts.is_empty() {
+                continue;
+            }
+            let found = lines[from..].iter().position(|line| {
+                let mut rest = line.as_str();
+                parts.iter().all(|p| match rest.find(p.as_str()) {
+                    Some(at) => {
+                        rest = &rest[at + p.len()..];
+                        true
+                    }
+                    None => false,
+                })
+            });
+            match found {
+                Some(at) => from += at + 1,
+                None => panic!(
+                    "README shows under `{}`:\n  {shown}\nbut it printed (from the line after the last one matched):\n{}",
+                    self.command,
+                    lines[from..].join("\n")
+                ),
+            }
+        }
+    }
+}
+
+/// A tour's commands (a line ending in `\\` goes on), each with the `# ` lines right under
+/// it: the output the README shows. A comment before a command is prose.
+fn shown_output(tour: &str) -> Vec<Step> {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut open: Option<String> = None;
+    let mut after_command = false;
+    for line in tour.lines() {
+        if let Some(command) = open.as_mut() {
+            command.push('\n');
+            command.push_str(line);
+            if !line.ends_with('\\') {
+                steps.push(Step {
+                    command: open.take().unwrap_or_default(),
+                    shown: Vec::new(),
+                });
+                after_command = true;
+            }
+            continue;
+        }
+        let trimmed = line.trim_start();
+        if let Some(comment) = trimmed.strip_prefix('#') {
+            if after_command && let Some(step) = steps.last_mut() {
+                step.shown.push(comment.trim().to_owned());
+            }
+            continue;
+        }
+        if trimmed.is_empty() {
+            after_command = false;
+            continue;
+        }
+        if line.ends_with('\\') {
+            open = Some(line.to_owned());
+        } else {
+            steps.push(Step {
+                command: line.to_owned(),
+                shown: Vec::new(),
+            });
+            after_command = true;
+        }
+    }
+    steps
+}
+
+/// The tour with [`STEP_MARK`] printed before each command (on stdout: what the README shows
+/// is).
+fn marked(steps: &[Step]) -> String {
+    let mut script = String::new();
+    for step in steps {
+        script.push_str(&format!(
+            "printf '{}'\n{}\n",
+            STEP_MARK.replace('\n', "\\n"),
+            step.command
+        ));
+    }
+    script
 }

@@ -9,22 +9,39 @@ use std::process::{Command, Output};
 /// The example program, as `cargo test` builds examples: `cargo test` has built it before the
 /// tests run, and then this finds it up to date; a run of this file alone builds it here. With
 /// the test profile, as the tests themselves are built: another profile would build every
-/// dependency a second time (224 of them) inside the test run.
+/// dependency a second time (224 of them) inside the test run. Nothing but the example may be
+/// compiled here: anything else is the outer build's work done again, in the test's time (a
+/// variable of the test's environment seen by a build script rebuilt ring, and with it the
+/// library, in every fresh clone's `cargo test`).
 fn toy_family() -> PathBuf {
-    let status = crate::common::cargo()
+    let out = crate::common::cargo()
         .args([
             "build",
-            "--quiet",
             "--profile",
             "test",
             "--example",
             "toy_family",
+            "--message-format",
+            "json-render-diagnostics",
         ])
-        .status()
+        .stderr(std::process::Stdio::inherit())
+        .output()
         .unwrap();
     assert!(
-        status.success(),
-        "cargo build --example toy_family: {status}"
+        out.status.success(),
+        "cargo build --example toy_family: {}",
+        out.status
+    );
+    let rebuilt: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["fresh"] == false)
+        .filter_map(|m| m["target"]["name"].as_str().map(str::to_owned))
+        .filter(|name| name != "toy_family")
+        .collect();
+    assert!(
+        rebuilt.is_empty(),
+        "the example's build inside the test compiled what the test build had built: {rebuilt:?}"
     );
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debug/examples/toy_family")
 }

@@ -156,7 +156,11 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
     let mut n = 0;
     let mut broken_at_start = 0;
     for r in 0..racks {
-        let mut boot_labels = policy(&mut rng, 0.08, 0.25);
+        // The rack's policy and suspends, stored as a rack's are.
+        let mut boot_labels: Vec<(String, String)> = policy(&mut rng, 0.08, 0.25)
+            .into_iter()
+            .map(|(n, v)| (n.replacen(labels::PREFIX, RACK_PREFIX, 1), v))
+            .collect();
         if r == 0 {
             let l = if rng.random_bool(0.8) {
                 "step-8"

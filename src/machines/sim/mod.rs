@@ -23,7 +23,7 @@ use super::config::{Constraints, Repair};
 use super::drain::{CORDON_ANNOTATION, NodesFile};
 use super::entry::{Entry, Status, StepStatus};
 use super::file::MachinesFile;
-use super::labels::{self, CLUSTER_PREFIX, Labels};
+use super::labels::{self, CLUSTER_PREFIX, Labels, RACK_PREFIX};
 use super::snapshot::{Machine, Snapshot, kind};
 use super::{Command, Machines, Op, OpId, Reach, Settings, Step};
 use crate::engine::backend::{Backend, BackendError};

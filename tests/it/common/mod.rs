@@ -173,9 +173,11 @@ impl Demo {
 }
 
 /// Cargo, run from inside a test on this repository. The test harness hands its process the
-/// variables cargo sets for a crate being built (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, …);
-/// build scripts that watch them (ring's does) would look changed to an inner cargo, which
-/// then rebuilds ring and all that links it, and the next outer `cargo test` rebuilds them back.
+/// variables cargo sets for a crate being built (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, …,
+/// and `OUT_DIR`, the crate having a build script); build scripts that watch them (ring's
+/// watches `OUT_DIR`) would look changed to an inner cargo, which then rebuilds ring and all
+/// that links it (the library too, minutes of both cores), and the next outer `cargo test`
+/// rebuilds them back.
 pub fn cargo() -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO"));
     for (name, _) in std::env::vars_os() {
@@ -192,6 +194,7 @@ pub fn cargo() -> std::process::Command {
                 "CARGO_PRIMARY_PACKAGE",
                 "CARGO_TARGET_TMPDIR",
                 "CARGO_RUSTC_CURRENT_DIR",
+                "OUT_DIR",
             ]
             .contains(&&*name);
         if set_for_a_crate {
