@@ -4171,18 +4171,30 @@ fi
 # only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
 # any failure. Everything else completes as above.
 _autorepair_objects() {
-    local cur="${COMP_WORDS[COMP_CWORD]}" line
-    local -a objects=()
+    local cur="${COMP_WORDS[COMP_CWORD]}" line alias_text reply
+    local -a objects=() program=("${COMP_WORDS[0]}") files=()
+    # Typed through an alias (the README's `alias autorepair=…/target/release/autorepair`),
+    # the alias's command: a word run from a function is not alias-expanded.
+    if alias_text=$(alias -- "${program[0]}" 2>/dev/null); then
+        eval "program=(${alias_text#*=})"
+    fi
     if [[ ${cur} != -* ]]; then
         while IFS= read -r line; do
             objects+=("${line}")
-        done < <("${COMP_WORDS[0]}" __complete-objects --line "${COMP_LINE:0:COMP_POINT}" 2>/dev/null </dev/null)
+        done < <("${program[@]}" __complete-objects --line "${COMP_LINE:0:COMP_POINT}" 2>/dev/null </dev/null)
     fi
     if [[ ${#objects[@]} -gt 0 ]]; then
         COMPREPLY=("${objects[@]}")
         return 0
     fi
     _autorepair "$@"
+    # A fleet file's lock (FILE.lock beside FILE) is offered only where a lock file is asked for.
+    if [[ $3 != --lock-file ]]; then
+        for reply in "${COMPREPLY[@]}"; do
+            [[ ${reply} == *.lock && " ${COMPREPLY[*]} " == *" ${reply%.lock} "* ]] || files+=("${reply}")
+        done
+        COMPREPLY=("${files[@]}")
+    fi
 }
 
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then

@@ -43,6 +43,10 @@ pub enum Takes {
     Target,
     /// A target or a scope (`cluster`, `group/NAME`…).
     Object,
+    /// A repair level of the fleet's family (`request`).
+    Level,
+    /// A repair level of the fleet's family, or `none` (`allow`).
+    LevelOrNone,
 }
 
 /// The verbs' arguments that name objects of the fleet: verb, clap's id of the argument, and
@@ -55,6 +59,13 @@ pub const OBJECT_ARGS: &[(&str, &str, Takes)] = &[
     ("resume", "object", Takes::Object),
     ("request", "target", Takes::Target),
     ("clear", "target", Takes::Target),
+];
+
+/// The verbs' arguments that take a repair level: offered as the fleet's family has them
+/// (clap's own script offers every family's).
+const LEVEL_ARGS: &[(&str, &str, Takes)] = &[
+    ("allow", "level", Takes::LevelOrNone),
+    ("request", "repair", Takes::Level),
 ];
 
 /// The words typed after the program, if `argv` (the program first) asks for completion:
@@ -181,27 +192,62 @@ pub fn candidates_for(
     else {
         return Vec::new();
     };
+    if matches!(takes, Takes::Level | Takes::LevelOrNone) {
+        let Some(family) = families.iter().find(|f| f.family() == claimed.family()) else {
+            return Vec::new();
+        };
+        let none = (takes == Takes::LevelOrNone).then_some("none");
+        return family
+            .levels()
+            .into_iter()
+            .chain(none)
+            .filter(|level| level.starts_with(typed.as_str()))
+            .map(str::to_owned)
+            .collect();
+    }
     claimed
         .nameable()
         .map(|found| matching(&found, takes, typed))
         .unwrap_or_default()
 }
 
-/// The command line typed before the cursor, parsed with the cursor's word in its place, and
-/// what the argument the cursor is on takes, if it names objects.
+/// The command line typed before the cursor, parsed with a word in the cursor's place, and
+/// what the argument the cursor is on takes, if it names objects or levels. An object's place
+/// takes any word, so [`CURSOR`] stands there; a level's takes only a level, so one of them
+/// does (the first family's first, typed nowhere before), and whether clap took it as the
+/// level says whether the cursor is on it.
 fn position(families: &[&dyn Registered], before: &[String]) -> Option<(cli::Parsed, Takes)> {
-    let argv = std::iter::once("autorepair")
-        .chain(before.iter().map(String::as_str))
-        .chain(std::iter::once(CURSOR));
-    let parsed = cli::parse_from(families, argv).ok()?;
+    let parse = |cursor: &[&str]| {
+        let argv = std::iter::once("autorepair")
+            .chain(before.iter().map(String::as_str))
+            .chain(cursor.iter().copied());
+        cli::parse_from(families, argv).ok()
+    };
+    if let Some(parsed) = parse(&[CURSOR]) {
+        let (verb, matches) = parsed.matches.subcommand()?;
+        let &(_, id, takes) = OBJECT_ARGS.iter().find(|(v, _, _)| *v == verb)?;
+        let at_cursor = matches
+            .try_get_raw(id)
+            .ok()
+            .flatten()
+            .and_then(|mut values| values.next_back())
+            .is_some_and(|value| value == CURSOR);
+        return at_cursor.then_some((parsed, takes));
+    }
+    let level = *families.first()?.levels().first()?;
+    if before.iter().any(|w| w == level) {
+        return None;
+    }
+    // The object after the level is required: a word stands for it too.
+    let parsed = parse(&[level]).or_else(|| parse(&[level, CURSOR]))?;
     let (verb, matches) = parsed.matches.subcommand()?;
-    let &(_, id, takes) = OBJECT_ARGS.iter().find(|(v, _, _)| *v == verb)?;
+    let &(_, id, takes) = LEVEL_ARGS.iter().find(|(v, _, _)| *v == verb)?;
     let at_cursor = matches
         .try_get_raw(id)
         .ok()
         .flatten()
         .and_then(|mut values| values.next_back())
-        .is_some_and(|value| value == CURSOR);
+        .is_some_and(|value| value == level);
     at_cursor.then_some((parsed, takes))
 }
 
@@ -210,7 +256,7 @@ fn position(families: &[&dyn Registered], before: &[String]) -> Option<(cli::Par
 /// name does (`web<TAB>` for `web1.example.org`). Sorted, each once.
 pub fn matching(found: &Nameable, takes: Takes, typed: &str) -> Vec<String> {
     let scopes: &[_] = match takes {
-        Takes::Target => &[],
+        Takes::Target | Takes::Level | Takes::LevelOrNone => &[],
         Takes::Object => &found.scopes,
     };
     let mut names: Vec<String> = found
@@ -268,18 +314,30 @@ const BASH_HOOK: &str = r#"
 # only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
 # any failure. Everything else completes as above.
 _autorepair_objects() {
-    local cur="${COMP_WORDS[COMP_CWORD]}" line
-    local -a objects=()
+    local cur="${COMP_WORDS[COMP_CWORD]}" line alias_text reply
+    local -a objects=() program=("${COMP_WORDS[0]}") files=()
+    # Typed through an alias (the README's `alias autorepair=…/target/release/autorepair`),
+    # the alias's command: a word run from a function is not alias-expanded.
+    if alias_text=$(alias -- "${program[0]}" 2>/dev/null); then
+        eval "program=(${alias_text#*=})"
+    fi
     if [[ ${cur} != -* ]]; then
         while IFS= read -r line; do
             objects+=("${line}")
-        done < <("${COMP_WORDS[0]}" __complete-objects --line "${COMP_LINE:0:COMP_POINT}" 2>/dev/null </dev/null)
+        done < <("${program[@]}" __complete-objects --line "${COMP_LINE:0:COMP_POINT}" 2>/dev/null </dev/null)
     fi
     if [[ ${#objects[@]} -gt 0 ]]; then
         COMPREPLY=("${objects[@]}")
         return 0
     fi
     _autorepair "$@"
+    # A fleet file's lock (FILE.lock beside FILE) is offered only where a lock file is asked for.
+    if [[ $3 != --lock-file ]]; then
+        for reply in "${COMPREPLY[@]}"; do
+            [[ ${reply} == *.lock && " ${COMPREPLY[*]} " == *" ${reply%.lock} "* ]] || files+=("${reply}")
+        done
+        COMPREPLY=("${files[@]}")
+    fi
 }
 
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
@@ -371,7 +429,7 @@ mod tests {
     /// The cursor's argument decides: an object argument of a verb completes, a level, a flag's
     /// value, a verb or a word past the last argument do not.
     #[test]
-    fn only_an_object_argument_completes() {
+    fn only_an_object_or_level_argument_completes() {
         let families = crate::FAMILIES;
         let at = |line: &str| {
             let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
@@ -383,9 +441,12 @@ mod tests {
             ("suspend --cluster f --for 2h", Some(Takes::Object)),
             ("resume --all", Some(Takes::Object)),
             ("allow failover", Some(Takes::Object)),
-            ("allow", None),
+            ("allow", Some(Takes::LevelOrNone)),
+            ("--cluster f allow", Some(Takes::LevelOrNone)),
             ("request reinstall", Some(Takes::Target)),
-            ("request", None),
+            ("request", Some(Takes::Level)),
+            ("request --timeout 5s", Some(Takes::Level)),
+            ("allow failover instance/i", None),
             ("explain", Some(Takes::Target)),
             ("explain -o", None),
             ("clear --timeout 0", Some(Takes::Target)),
@@ -406,7 +467,7 @@ mod tests {
     #[test]
     fn every_object_argument_is_one_of_the_command_line() {
         let cmd = cli::command(crate::FAMILIES);
-        for (verb, id, _) in OBJECT_ARGS {
+        for (verb, id, _) in OBJECT_ARGS.iter().chain(LEVEL_ARGS) {
             let sub = cmd
                 .find_subcommand(verb)
                 .unwrap_or_else(|| panic!("no verb {verb}"));

@@ -82,6 +82,12 @@ fn bin_dir() -> PathBuf {
 /// through the function the committed script registers for `autorepair`, as a person's TAB
 /// reaches it, with the binary under test on the PATH.
 fn bash_completes(line: &str) -> Vec<String> {
+    bash_completes_via(line, false)
+}
+
+/// As [`bash_completes`], with `autorepair` an alias of the binary under test (the README's
+/// `alias autorepair=…`) instead of on the PATH, when `alias` is true.
+fn bash_completes_via(line: &str, alias: bool) -> Vec<String> {
     let script = committed(Shell::Bash);
     // bash's words: split at blanks, and at `:` and `=` (its COMP_WORDBREAKS), each its own.
     let mut words: Vec<&str> = Vec::new();
@@ -102,19 +108,31 @@ fn bash_completes(line: &str) -> Vec<String> {
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let cword = words.len() - 1;
     let prev = if cword > 0 { words[cword - 1] } else { "" };
+    let alias_line = if alias {
+        format!(
+            "alias autorepair='{}'; ",
+            assert_cmd::cargo::cargo_bin("autorepair").display()
+        )
+    } else {
+        String::new()
+    };
     let probe = format!(
-        "source {script}; f=$(complete -p autorepair | sed 's/.*-F \\([^ ]*\\).*/\\1/'); \
+        "{alias_line}source {script}; f=$(complete -p autorepair | sed 's/.*-F \\([^ ]*\\).*/\\1/'); \
          COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; \
          \"$f\" autorepair '{cur}' '{prev}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
         script = script.display(),
         words = quoted.join(" "),
         cur = words[cword],
     );
-    let path = format!(
-        "{}:{}",
-        bin_dir().display(),
+    let path = if alias {
         std::env::var("PATH").unwrap_or_default()
-    );
+    } else {
+        format!(
+            "{}:{}",
+            bin_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    };
     let out = Command::new("bash")
         .args(["--norc", "--noprofile", "-c", &probe])
         .env("PATH", path)
@@ -178,6 +196,16 @@ fn bash_completes_verbs_levels_and_object_names() {
             "machine/prod/workers-7d9f-a1 machine/prod/workers-7d9f-b2 \
              machine/prod/workers-7d9f-c3 machine/prod/workers-7d9f-d4",
         ),
+        // Levels: the fleet's family's, once its family is known (every family's before).
+        (
+            format!("autorepair {GANETI} allow "),
+            "fix-storage migrate failover reinstall none",
+        ),
+        (format!("autorepair {METAL3} request p"), "power-cycle"),
+        (
+            format!("autorepair {MACHINES} request step-"),
+            "step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8",
+        ),
         // machines: serials and racks.
         (format!("autorepair {MACHINES} suspend r"), "rack/0 rack/1"),
         (
@@ -187,6 +215,43 @@ fn bash_completes_verbs_levels_and_object_names() {
     ];
     for (line, want) in cases {
         assert_eq!(bash_completes(line).join(" "), *want, "{line}");
+    }
+}
+
+/// Through the README's alias (the binary not on the PATH), object names and levels complete
+/// as they do by name; a fleet file's lock is not offered as a fleet, only where a lock file
+/// is asked for.
+#[test]
+fn bash_completes_through_an_alias_and_leaves_out_the_lock() {
+    assert_eq!(
+        bash_completes_via(
+            "autorepair --cluster fixtures/demo.json suspend group/ams-c",
+            true
+        ),
+        ["group/ams-c"]
+    );
+    assert_eq!(
+        bash_completes_via("autorepair --cluster fixtures/demo.json allow mig", true),
+        ["migrate"]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["demo.json", "demo.json.lock", "other.lock"] {
+        std::fs::write(dir.path().join(name), "").unwrap();
+    }
+    let d = dir.path().display();
+    for (line, want) in [
+        (
+            format!("autorepair status --cluster {d}/"),
+            vec![format!("{d}/demo.json"), format!("{d}/other.lock")],
+        ),
+        (
+            format!("autorepair run --lock-file {d}/demo"),
+            vec![format!("{d}/demo.json"), format!("{d}/demo.json.lock")],
+        ),
+    ] {
+        let mut got = bash_completes(&line);
+        got.sort();
+        assert_eq!(got, want, "{line}");
     }
 }
 
@@ -313,9 +378,8 @@ fn a_fleet_that_cannot_be_read_completes_nothing_and_says_nothing_quickly() {
             "clear",
             "",
         ],
-        // Not an object: a verb, a level, a flag's value, a help request.
+        // Neither an object nor a level: a verb, a flag's value, a help request.
         &["--cluster", "fixtures/demo.json", "sus"],
-        &["--cluster", "fixtures/demo.json", "allow", ""],
         &["--cluster", "fixtures/demo.json", "suspend", "--for", ""],
         &["--cluster", "fixtures/demo.json", "--help", "suspend", ""],
         &[],
