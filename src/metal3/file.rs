@@ -284,6 +284,13 @@ impl ObjectsFile {
                     self.object_mut(&ObjectRef::new(kind::REMEDIATION, remediation.clone()))?;
                 item["status"] = report.to_status(&stamp);
             }
+            Op::MarkHostUnhealthy { host: h, .. } => {
+                self.annotations_mut(&ObjectRef::new(kind::HOST, h.clone()))?
+                    .insert(
+                        objects::UNHEALTHY_KEY.into(),
+                        json!(objects::UNHEALTHY_VALUE),
+                    );
+            }
             Op::HandOver {
                 machine: m,
                 conditions,

@@ -41,7 +41,9 @@ pub use crate::k8s::lease;
 pub use crate::k8s::Source;
 pub use crate::k8s::errors::{CONFLICT_HINT, is_conflict};
 
-use super::objects::{self, REBOOT_KEY, REQUEST_KEY, REQUEST_KEYS, Snapshot, kind};
+use super::objects::{
+    self, REBOOT_KEY, REQUEST_KEY, REQUEST_KEYS, Snapshot, UNHEALTHY_KEY, UNHEALTHY_VALUE, kind,
+};
 use super::{Metal3, Op, OpId, Step, marks};
 use crate::engine::{Backend, BackendError, ObjectRef, WriteGuard};
 use crate::k8s::client::{build, load, runtime};

@@ -245,6 +245,9 @@ pub enum Op {
         conditions: objects::Conditions,
         message: String,
     },
+    /// Annotate the host of a Machine handed over [`objects::UNHEALTHY_KEY`], as CAPM3 does
+    /// when it gives up: the Machine that replaces it is not placed on the same host.
+    MarkHostUnhealthy { machine: String, host: String },
 }
 
 impl fmt::Display for Op {
@@ -298,6 +301,12 @@ impl fmt::Display for Op {
                 f,
                 "hand machine {machine} over to its owner ({} False)",
                 objects::OWNER_REMEDIATED_CONDITION
+            ),
+            Op::MarkHostUnhealthy { host, .. } => write!(
+                f,
+                "annotate host {host} {}={} (no new Machine is placed on it)",
+                objects::UNHEALTHY_KEY,
+                objects::UNHEALTHY_VALUE
             ),
         }
     }

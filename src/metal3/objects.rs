@@ -37,6 +37,12 @@ const REBOOT_PREFIX: &str = "reboot.metal3.io";
 /// Machine → host link, `NAMESPACE/NAME`: on the Metal3Machine (CAPM3) or the Machine (OpenShift).
 pub const HOST_LINK_KEY: &str = "metal3.io/BareMetalHost";
 pub const PAUSED_KEY: &str = "baremetalhost.metal3.io/paused";
+/// CAPM3's mark on a host it gave up on: no new Machine is placed on a host that carries it
+/// (CAPM3's host selection skips it). Set with [`UNHEALTHY_VALUE`], never removed by
+/// autorepair or CAPM3: a person removes it once the host is fixed.
+pub const UNHEALTHY_KEY: &str = "capm3.metal3.io/unhealthy";
+/// The value CAPM3 writes under [`UNHEALTHY_KEY`].
+pub const UNHEALTHY_VALUE: &str = "capm3/UnhealthyNode";
 pub const DETACHED_KEY: &str = "baremetalhost.metal3.io/detached";
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
@@ -278,6 +284,8 @@ pub struct Host {
     pub other_reboots: Vec<String>,
     /// Marks on a host have no effect; they are linted.
     pub marks: Vec<String>,
+    /// It carries [`UNHEALTHY_KEY`]: no new Machine is to be placed on it.
+    pub unhealthy: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -819,6 +827,7 @@ fn host(meta: &Meta, v: &Value) -> Host {
             .cloned()
             .collect(),
         marks: our_marks(&meta.annotations),
+        unhealthy: meta.annotations.contains_key(UNHEALTHY_KEY),
     }
 }
 

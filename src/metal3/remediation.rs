@@ -104,6 +104,22 @@ pub fn progress(
                         },
                     });
                 }
+                // As CAPM3 marks the host when it gives up, so that the Machine replacing
+                // this one is not placed on it; a person removes the mark.
+                if let Some(host) = index.host(m).filter(|h| !h.unhealthy) {
+                    out.push(Progress {
+                        target: None,
+                        object: ObjectRef::new(objects::kind::HOST, host.key.clone()),
+                        reason: format!(
+                            "machine {}: autorepair gave up: its host {} is marked so that no new Machine is placed on it",
+                            m.key, host.key
+                        ),
+                        op: super::Op::MarkHostUnhealthy {
+                            machine: m.key.clone(),
+                            host: host.key.clone(),
+                        },
+                    });
+                }
             }
             if r.reported.as_ref().is_some_and(|now| report.matches(now)) {
                 return out;
@@ -155,6 +171,10 @@ fn cycle_under_way(m: &Machine) -> Option<String> {
         .map(|p| p.id.to_owned())
 }
 
+/// The reason of a request failed because its host is off on purpose (`spec.online` false):
+/// failed as CAPM3 fails it, not handed over.
+const HOST_OFFLINE: &str = "HostPoweredOffOnPurpose";
+
 /// Whom a Machine whose request autorepair gave up on (its report `Failed`: the power cycle
 /// failed, the reboot-loop guard or the policy refused another, no repair can serve it) is
 /// handed over to, as Cluster API's external remediation contract has it: its controller
@@ -162,7 +182,7 @@ fn cycle_under_way(m: &Machine) -> Option<String> {
 /// condition is `False`. autorepair never deletes the Machine for this; a Machine without
 /// owner, one being deleted, or one of OpenShift's is left to a person as before.
 fn hand_over_to<'m>(m: &'m Machine, report: &Report) -> Option<(&'m ObjectRef, &'m Conditions)> {
-    if report.phase != "Failed" || m.deleting {
+    if report.phase != "Failed" || report.reason == HOST_OFFLINE || m.deleting {
         return None;
     }
     Some((m.owner.as_ref()?, m.conditions.as_ref()?))
@@ -306,6 +326,19 @@ pub fn report(
         return waiting(
             "Suspended",
             format!("{policy}: no repair starts ({explain})"),
+        );
+    }
+    // As CAPM3: a host someone powered off on purpose is not power-cycled, and the request
+    // fails at once, without a hand-over (the Machine is not given up on for a fault).
+    if let Some(h) = index.host(m).filter(|h| !h.online) {
+        return report(
+            "Failed",
+            "False",
+            HOST_OFFLINE,
+            format!(
+                "host {} has spec.online false: someone powered it off on purpose, and autorepair does not power it on; set spec.online true (or clear the request) ({explain})",
+                h.key
+            ),
         );
     }
     match need(index, m, index.host(m)) {

@@ -251,6 +251,7 @@ fn op_name(op: &Op) -> &'static str {
         Op::ReportRemediation { .. } => "report-remediation",
         Op::AnswerRequest { .. } => "answer-request",
         Op::HandOver { .. } => "hand-over",
+        Op::MarkHostUnhealthy { .. } => "mark-host-unhealthy",
     }
 }
 

@@ -482,7 +482,7 @@ async fn machine_set(kube: &FakeKube) -> bool {
 }
 
 #[test]
-fn a_machine_autorepair_gives_up_on_is_handed_to_its_owner_which_replaces_it() {
+fn a_machine_autorepair_gives_up_on_is_handed_to_its_owner_which_replaces_it_and_its_host_marked() {
     let recent = format!(
         "result:power-cycle:{}:success:power-cycle.0f8fad5b-d9cb-469f-a165-70867728950e",
         start() - 600
@@ -536,7 +536,20 @@ fn a_machine_autorepair_gives_up_on_is_handed_to_its_owner_which_replaces_it() {
             "/status/deprecated/v1beta1/conditions",
             "OwnerRemediated",
         );
+        // As CAPM3 does when it gives up: the host is marked, once, so that the Machine
+        // replacing this one is not placed on it.
+        let host_mark = kube
+            .get(&BARE_METAL_HOST, "ns", "h1")
+            .unwrap()
+            .pointer("/metadata/annotations/capm3.metal3.io~1unhealthy")
+            .cloned();
+        let host_writes = kube
+            .requests()
+            .iter()
+            .filter(|r| r.method == "PATCH" && r.path.ends_with("/baremetalhosts/h1"))
+            .count();
         if !handed {
+            assert_eq!((host_mark, host_writes), (None, 0), "{case}");
             assert_eq!((current, legacy, status_writes), (None, None, 0), "{case}");
             assert!(!rt.block_on(machine_set(&kube)), "{case}");
             assert!(kube.get(&MACHINE, "ns", "m1").is_some(), "{case}");
@@ -545,6 +558,11 @@ fn a_machine_autorepair_gives_up_on_is_handed_to_its_owner_which_replaces_it() {
         assert_eq!(
             status_writes, 1,
             "{case}: written once, through the status subresource"
+        );
+        assert_eq!(
+            (host_mark, host_writes),
+            (Some(json!("capm3/UnhealthyNode")), 1),
+            "{case}"
         );
         let (status, reason, message) = current.expect("v1beta2 OwnerRemediated");
         assert_eq!(
@@ -585,6 +603,47 @@ fn a_machine_autorepair_gives_up_on_is_handed_to_its_owner_which_replaces_it() {
         assert!(rt.block_on(machine_set(&kube)), "{case}");
         assert!(kube.get(&MACHINE, "ns", "m1").is_none(), "{case}");
     }
+}
+
+/// A host someone powered off on purpose (`spec.online` false): as CAPM3 does, the request
+/// fails at once, naming why, and nothing more happens: no power cycle, no hand-over to the
+/// owner (the Machine is not given up on for a fault of its own), no mark on the host.
+/// (Before, it waited with `HostNotReady` for as long as the host stayed off.)
+#[test]
+fn a_host_off_on_purpose_fails_the_request_without_a_hand_over() {
+    let kube = broken(
+        Machine::new("ns", "m1")
+            .node("n1")
+            .host("h1")
+            .owner("MachineSet", "ms1"),
+    );
+    kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+        h["spec"]["online"] = json!(false)
+    });
+    let seen = run(&kube, 3, |_, _, _| {});
+    assert_eq!(
+        seen.last().map(|(p, r)| (p.as_str(), r.as_str())),
+        Some(("Failed", "HostPoweredOffOnPurpose")),
+        "{seen:?}"
+    );
+    let message = kube
+        .get(&AUTOREPAIR_REMEDIATION, "ns", "m1")
+        .unwrap()
+        .pointer("/status/conditions/0/message")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("spec.online false"), "{message}");
+    assert_eq!(power_offs(&kube), 0);
+    assert_eq!(
+        condition(&kube, "/status/conditions", "OwnerRemediated"),
+        None
+    );
+    assert!(
+        kube.annotation(&BARE_METAL_HOST, "ns", "h1", "capm3.metal3.io/unhealthy")
+            .is_none()
+    );
+    assert!(kube.get(&MACHINE, "ns", "m1").is_some());
 }
 
 /// The shipped CRDs follow the conventions Cluster API's tools read: the contract labels

@@ -111,6 +111,18 @@ pub(super) fn of_op(op: &Op) -> Vec<Story> {
             reason: "HandedToOwner",
             message: format!("{message}: its owner is to replace it (OwnerRemediated False)"),
         }],
+        Op::MarkHostUnhealthy {
+            machine: m,
+            host: h,
+        } => vec![Story {
+            object: ObjectRef::new(kind::HOST, h.clone()),
+            warning: true,
+            reason: "MarkedUnhealthy",
+            message: format!(
+                "autorepair gave up on machine {m}: no new Machine is to be placed on this host until a person removes {}",
+                objects::UNHEALTHY_KEY
+            ),
+        }],
         // A report on the remediation object tells of the Machine's story, told already.
         Op::Drain { .. }
         | Op::RestoreNode { .. }

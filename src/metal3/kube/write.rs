@@ -300,6 +300,14 @@ impl Inner {
                 remediation,
                 report,
             } => self.report(remediation, report).await,
+            Op::MarkHostUnhealthy { host: h, .. } => {
+                let h = host(h);
+                if self.live(&h)?.annotations.contains_key(UNHEALTHY_KEY) {
+                    return Ok(());
+                }
+                self.annotate(&h, one(UNHEALTHY_KEY, json!(UNHEALTHY_VALUE)))
+                    .await
+            }
             Op::HandOver {
                 machine,
                 conditions,

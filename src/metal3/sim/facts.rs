@@ -42,7 +42,9 @@ pub(super) fn level_of(op: &Op) -> Remedy {
         // A report changes nothing but a remediation object's status: the least level.
         Op::Drain { .. } | Op::ReportRemediation { .. } | Op::AnswerRequest { .. } => Remedy::Drain,
         // Its owner replaces the Machine: what a reprovisioning does.
-        Op::DeleteMachine { .. } | Op::HandOver { .. } => Remedy::Reprovision,
+        Op::DeleteMachine { .. } | Op::HandOver { .. } | Op::MarkHostUnhealthy { .. } => {
+            Remedy::Reprovision
+        }
         Op::PowerOff { .. }
         | Op::DeleteNode { .. }
         | Op::ClearRequest { .. }
