@@ -470,11 +470,21 @@ impl MachinesFile {
 
     /// The shared labels of the cluster and of every rack that has a holder or a label.
     fn shared_labels(&self) -> Result<Vec<SharedLabels>, BackendError> {
-        let machines = self.parsed()?;
-        let (racks, cluster) = MachinesFile::holders(&machines);
+        Ok(MachinesFile::shared_labels_of_machines(
+            &self.parsed()?,
+            self.list()?,
+        ))
+    }
+
+    /// [`MachinesFile::shared_labels`] of machines parsed already (`raw`: the same, as read).
+    fn shared_labels_of_machines(
+        machines: &[crate::sabakan::Machine],
+        raw: &[Value],
+    ) -> Vec<SharedLabels> {
+        let (racks, cluster) = MachinesFile::holders(machines);
         let rows: Vec<Row> = machines
             .iter()
-            .zip(self.list()?)
+            .zip(raw)
             .map(|(m, raw)| Row {
                 serial: m.serial.clone(),
                 rack: m.rack,
@@ -497,7 +507,7 @@ impl MachinesFile {
             })
             .collect();
         all.push(SharedLabels::gather(Shared::Cluster, cluster, &rows));
-        Ok(all)
+        all
     }
 
     /// The shared labels of one scope (the cluster or a rack).
@@ -771,7 +781,7 @@ impl Backend<Machines> for MachinesFile {
             queue_enabled: true,
             ..Snapshot::default()
         };
-        let shared = self.shared_labels()?;
+        let shared = MachinesFile::shared_labels_of_machines(&machines, raw);
         for scope in &shared {
             scope.warn_split();
         }
