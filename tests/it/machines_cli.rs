@@ -81,6 +81,16 @@ impl Tour {
             .clone()
     }
 
+    /// A pass with `--dry-run` leaves the machines file byte for byte as it was.
+    fn dry_run_writes_nothing(&self, now: i64) {
+        let before = std::fs::read_to_string(&self.machines).unwrap();
+        self.bin()
+            .args(["run", "--dry-run", "--now", &now.to_string()])
+            .assert()
+            .success();
+        assert_eq!(std::fs::read_to_string(&self.machines).unwrap(), before);
+    }
+
     fn run(&self, now: i64) {
         self.bin()
             .args(["run", "--now", &now.to_string()])
@@ -847,12 +857,7 @@ fn the_clusters_labels_survive_a_change_of_holder() {
         "the suspend left on the former holder stopped counting: {s}"
     );
     // A dry run moves nothing; a pass moves both labels to boot-1, the holder now.
-    let before = std::fs::read_to_string(&t.machines).unwrap();
-    t.bin()
-        .args(["run", "--dry-run", "--now", &NOW.to_string()])
-        .assert()
-        .success();
-    assert_eq!(std::fs::read_to_string(&t.machines).unwrap(), before);
+    t.dry_run_writes_nothing(NOW);
     t.run(NOW);
     let (old, new) = (t.labels("boot-0"), t.labels("boot-1"));
     assert!(
@@ -939,12 +944,7 @@ fn a_racks_labels_survive_a_change_of_holder() {
         "suspended",
         "the suspend left on the former holder stopped counting"
     );
-    let before = std::fs::read_to_string(&t.machines).unwrap();
-    t.bin()
-        .args(["run", "--dry-run", "--now", &NOW.to_string()])
-        .assert()
-        .success();
-    assert_eq!(std::fs::read_to_string(&t.machines).unwrap(), before);
+    t.dry_run_writes_nothing(NOW);
     t.run(NOW);
     assert_eq!(t.labels("boot-1"), serde_json::json!({}));
     assert_eq!(t.labels("rack1-ss1")["autorepair.rack.suspend"], "");

@@ -145,6 +145,17 @@ fn status(kube: &FakeKube) -> Option<(String, String)> {
     Some((phase, reason))
 }
 
+/// The remediation object's status message (its condition's), which says why.
+fn status_message(kube: &FakeKube) -> String {
+    kube.get(&AUTOREPAIR_REMEDIATION, "ns", "m1")
+        .and_then(|r| {
+            r.pointer("/status/conditions/0/message")?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .expect("a status message on the remediation object")
+}
+
 /// A Machine whose Node has been NotReady long enough, with no policy of autorepair's: the
 /// MHC's request alone allows the power cycle.
 fn broken(machine: Machine) -> FakeKube {
@@ -357,13 +368,7 @@ fn a_refused_request_says_why_in_its_status_and_powers_nothing() {
             Some(want),
             "{case}: {seen:?}"
         );
-        let message = kube
-            .get(&AUTOREPAIR_REMEDIATION, "ns", "m1")
-            .unwrap()
-            .pointer("/status/conditions/0/message")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned();
+        let message = status_message(&kube);
         assert!(!message.is_empty(), "{case}: the condition says why");
         // The MHC still sees an unhealthy Machine: the request stays, asking nothing more.
         assert!(kube.get(&AUTOREPAIR_REMEDIATION, "ns", "m1").is_some());
@@ -416,13 +421,7 @@ fn a_request_held_by_a_limit_names_the_limit_its_value_and_the_count() {
             Some(("Waiting", "TooManyUnhealthy")),
             "{case}: {seen:?}"
         );
-        let message = kube
-            .get(&AUTOREPAIR_REMEDIATION, "ns", "m1")
-            .unwrap()
-            .pointer("/status/conditions/0/message")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned();
+        let message = status_message(&kube);
         assert!(message.contains(says), "{case}: {message}");
     }
 }
@@ -588,13 +587,7 @@ fn a_machine_autorepair_gives_up_on_is_handed_to_its_owner_which_replaces_it_and
                 .any(|r| r.method == "DELETE" && r.path.contains("/machines/")),
             "{case}"
         );
-        let report = kube
-            .get(&AUTOREPAIR_REMEDIATION, "ns", "m1")
-            .unwrap()
-            .pointer("/status/conditions/0/message")
-            .and_then(Value::as_str)
-            .unwrap()
-            .to_owned();
+        let report = status_message(&kube);
         assert!(
             report.contains("handed over to its owner machineset/ns/ms1"),
             "{report}"
@@ -626,13 +619,7 @@ fn a_host_off_on_purpose_fails_the_request_without_a_hand_over() {
         Some(("Failed", "HostPoweredOffOnPurpose")),
         "{seen:?}"
     );
-    let message = kube
-        .get(&AUTOREPAIR_REMEDIATION, "ns", "m1")
-        .unwrap()
-        .pointer("/status/conditions/0/message")
-        .and_then(Value::as_str)
-        .unwrap()
-        .to_owned();
+    let message = status_message(&kube);
     assert!(message.contains("spec.online false"), "{message}");
     assert_eq!(power_offs(&kube), 0);
     assert_eq!(
