@@ -226,13 +226,7 @@ fn position(families: &[&dyn Registered], before: &[String]) -> Option<(cli::Par
     if let Some(parsed) = parse(&[CURSOR]) {
         let (verb, matches) = parsed.matches.subcommand()?;
         let &(_, id, takes) = OBJECT_ARGS.iter().find(|(v, _, _)| *v == verb)?;
-        let at_cursor = matches
-            .try_get_raw(id)
-            .ok()
-            .flatten()
-            .and_then(|mut values| values.next_back())
-            .is_some_and(|value| value == CURSOR);
-        return at_cursor.then_some((parsed, takes));
+        return last_value_is(matches, id, CURSOR).then_some((parsed, takes));
     }
     let level = *families.first()?.levels().first()?;
     if before.iter().any(|w| w == level) {
@@ -242,13 +236,17 @@ fn position(families: &[&dyn Registered], before: &[String]) -> Option<(cli::Par
     let parsed = parse(&[level]).or_else(|| parse(&[level, CURSOR]))?;
     let (verb, matches) = parsed.matches.subcommand()?;
     let &(_, id, takes) = LEVEL_ARGS.iter().find(|(v, _, _)| *v == verb)?;
-    let at_cursor = matches
+    last_value_is(matches, id, level).then_some((parsed, takes))
+}
+
+/// Whether clap took `word` as the last value of the argument `id`.
+fn last_value_is(matches: &clap::ArgMatches, id: &str, word: &str) -> bool {
+    matches
         .try_get_raw(id)
         .ok()
         .flatten()
         .and_then(|mut values| values.next_back())
-        .is_some_and(|value| value == level);
-    at_cursor.then_some((parsed, takes))
+        .is_some_and(|value| value == word)
 }
 
 /// The objects that begin with `typed`, written as the command line reads them back

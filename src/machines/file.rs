@@ -756,12 +756,19 @@ impl SharedLabels {
             return;
         }
         let key = away.join(", ");
-        if crate::plug::first_time(&format!("split: {key}")) {
-            tracing::warn!(
-                holder = holder.unwrap_or("none"),
+        if !crate::plug::first_time(&format!("split: {key}")) {
+            return;
+        }
+        match holder {
+            Some(holder) => tracing::warn!(
+                holder,
                 "{}'s labels are split: {key} (not on the machine that holds them now); they still count, and a pass moves those the holder agrees with",
                 self.scope
-            );
+            ),
+            None => tracing::warn!(
+                "{}'s labels are on machines that no longer hold them: {key}; no boot server holds them now, and they still count until a boot server does (a pass then moves them) or `resume` removes them",
+                self.scope
+            ),
         }
     }
 }

@@ -81,6 +81,13 @@ impl Tour {
             .clone()
     }
 
+    /// `tags lint` finds problems (exit 1) and says `text` among them.
+    fn lint_says(&self, text: &str) {
+        let lint = self.bin().args(["tags", "lint"]).assert().code(1);
+        let said = String::from_utf8_lossy(&lint.get_output().stdout);
+        assert!(said.contains(text), "{said}");
+    }
+
     /// A pass with `--dry-run` leaves the machines file byte for byte as it was.
     fn dry_run_writes_nothing(&self, now: i64) {
         let before = std::fs::read_to_string(&self.machines).unwrap();
@@ -889,12 +896,7 @@ fn the_clusters_labels_survive_a_change_of_holder() {
     });
     let s = t.status(NOW);
     assert_ne!(target(&s, "rack0-cs2")["state"], "needs-repair", "{s}");
-    let lint = t.bin().args(["tags", "lint"]).assert().code(1);
-    let said = String::from_utf8_lossy(&lint.get_output().stdout);
-    assert!(
-        said.contains("copies disagree: step-8 on boot-1, step-2 on boot-0"),
-        "{said}"
-    );
+    t.lint_says("copies disagree: step-8 on boot-1, step-2 on boot-0");
     t.run(NOW);
     assert_eq!(t.labels("boot-0")["autorepair.cluster.policy"], "step-2");
     assert_eq!(t.labels("boot-1")["autorepair.cluster.policy"], "step-8");
@@ -987,12 +989,7 @@ fn a_racks_labels_survive_a_change_of_holder() {
     t.edit("rack1-ss1", |m| {
         m["spec"]["labels"] = serde_json::json!({"autorepair.rack.policy": "check"});
     });
-    let lint = t.bin().args(["tags", "lint"]).assert().code(1);
-    let said = String::from_utf8_lossy(&lint.get_output().stdout);
-    assert!(
-        said.contains("copies disagree: step-8 on boot-1, check on rack1-ss1"),
-        "{said}"
-    );
+    t.lint_says("copies disagree: step-8 on boot-1, check on rack1-ss1");
     t.run(NOW);
     assert_eq!(t.labels("rack1-ss1")["autorepair.rack.policy"], "check");
     assert!(
