@@ -16,7 +16,7 @@
 //! pass killed with SIGKILL leaves its child running): the pid and the start time the kernel
 //! gives it, so that a pid reused by another process is not taken for the child.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -238,8 +238,9 @@ impl Identity {
         format!("{} {}\n", self.pid, self.start)
     }
 
+    /// The first line of a record (what follows says what the process is, for messages).
     pub fn from_record(text: &str) -> Option<Identity> {
-        let mut words = text.split_whitespace();
+        let mut words = text.lines().next()?.split_whitespace();
         let id = Identity {
             pid: words.next()?.parse().ok()?,
             start: words.next()?.parse().ok()?,
@@ -253,7 +254,8 @@ impl Identity {
 #[derive(Debug)]
 pub enum Recorded {
     Nothing,
-    Running(Identity),
+    /// The child, and what its record says it is (empty when it says nothing).
+    Running(Identity, String),
     Ended,
     Unreadable(String),
 }
@@ -268,9 +270,125 @@ pub fn read_record(path: &Path) -> Recorded {
         return Recorded::Unreadable(format!("not `PID START`: {:?}", text.trim_end()));
     };
     match id.alive() {
-        Ok(true) => Recorded::Running(id),
+        Ok(true) => Recorded::Running(id, text.lines().skip(1).collect::<Vec<_>>().join(" ")),
         Ok(false) => Recorded::Ended,
         Err(e) => Recorded::Unreadable(format!("cannot tell whether pid {} runs: {e}", id.pid)),
+    }
+}
+
+/// Where this process records the children it starts, while a pass holds the fleet's lock.
+static RECORD: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+fn record_slot() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
+    RECORD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The record of the command a pass under the fleet's lock runs: `LOCK.command`, beside the
+/// lock (and the brake), so every run on the fleet from this host finds it.
+pub fn record_path(lock: &Path) -> PathBuf {
+    let mut name = lock.as_os_str().to_owned();
+    name.push(".command");
+    PathBuf::from(name)
+}
+
+/// A command an earlier pass started and that may still run: a pass killed with SIGKILL
+/// leaves its command running (in a process group of its own, out of the signal's reach), and
+/// a pass that judged its step meanwhile would call failed a repair still under way.
+#[derive(Debug, thiserror::Error)]
+pub enum EarlierCommand {
+    #[error(
+        "a command an earlier pass started still runs (pid {pid}{what}, recorded in {}): this pass did not act, so that its step is judged once the command has ended; if it hangs, stop it (kill -- -{pid})",
+        record.display()
+    )]
+    Running {
+        record: PathBuf,
+        pid: u32,
+        what: String,
+    },
+    #[error(
+        "{}: {why}: it records a command an earlier pass started, which may still run, so this pass did not act; once no repair command of this fleet runs, remove {}",
+        record.display(),
+        record.display()
+    )]
+    Unreadable { record: PathBuf, why: String },
+    #[error("cannot remove {}, the record of a command that has ended: make its directory writable", record.display())]
+    Remove {
+        record: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// While it lives, every child this process starts is recorded in [`record_path`] until it
+/// ends (and one that cannot be recorded is stopped before it does anything much).
+#[must_use]
+pub struct Recording(());
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        *record_slot() = None;
+    }
+}
+
+/// Records the children started from now on beside `lock` (which this process holds), once
+/// no command an earlier holder recorded there still runs. Fails closed on a record it cannot
+/// read.
+pub fn record_beside(lock: &Path) -> Result<Recording, EarlierCommand> {
+    let record = record_path(lock);
+    match read_record(&record) {
+        Recorded::Nothing => {}
+        Recorded::Ended => {
+            tracing::info!(target: LOG_TARGET, "the command recorded in {} has ended: its pass was stopped before it, and this pass judges its step", record.display());
+            match std::fs::remove_file(&record) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(EarlierCommand::Remove { record, source }),
+            }
+        }
+        Recorded::Running(id, what) => {
+            return Err(EarlierCommand::Running {
+                record,
+                pid: id.pid,
+                what: if what.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {what}")
+                },
+            });
+        }
+        Recorded::Unreadable(why) => return Err(EarlierCommand::Unreadable { record, why }),
+    }
+    *record_slot() = Some(record);
+    Ok(Recording(()))
+}
+
+/// Records the child `pid` (started as `what`) where [`record_beside`] said, if a pass asked.
+/// Returns the record to remove once the child has ended.
+pub fn record_child(pid: u32, what: &str) -> Result<Option<PathBuf>, String> {
+    let Some(record) = record_slot().clone() else {
+        return Ok(None);
+    };
+    let id = Identity::of_child(pid)
+        .map_err(|e| e.to_string())?
+        .ok_or("it has no /proc entry")?;
+    // One line: a name with a newline in it must not make the record unreadable.
+    let what: String = what
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let text = format!("{}{what}\n", id.to_record());
+    crate::files::write_atomically(&record, text.as_bytes())
+        .map_err(|e| format!("cannot record it in {}: {e}", record.display()))?;
+    Ok(Some(record))
+}
+
+/// Removes the record of a child that has ended.
+pub fn forget_child(record: &Path) {
+    if let Err(e) = std::fs::remove_file(record)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(target: LOG_TARGET, "cannot remove {}: {e}; the next pass finds the command ended", record.display());
     }
 }
 
@@ -316,6 +434,10 @@ mod tests {
         let cases: &[(String, &str)] = &[
             (me.to_record(), "running"),
             (
+                format!("{}/usr/bin/repair 10.0.0.1\n", me.to_record()),
+                "running",
+            ),
+            (
                 Identity {
                     start: me.start + 1,
                     ..me
@@ -331,7 +453,7 @@ mod tests {
             std::fs::write(&path, text).unwrap();
             let got = match read_record(&path) {
                 Recorded::Nothing => "nothing",
-                Recorded::Running(_) => "running",
+                Recorded::Running(..) => "running",
                 Recorded::Ended => "ended",
                 Recorded::Unreadable(_) => "unreadable",
             };

@@ -22,7 +22,7 @@ bare-metal Machines (--kube or --kube-objects; annotations autorepair.io/*) and 
 repaired by CKE procedures (--sabakan or --sabakan-file; labels autorepair.*).",
     after_help = "Exit codes: 0 ok; 1 the pass finished but some action failed (or tags parse/lint found \
 invalid tags, or simulate found a violation); 2 usage or configuration error; 3 the fleet could not \
-be read or saved (or the metrics file or report written); 4 another run holds the lock; 5 sabakan \
+be read or saved (or the metrics file or report written); 4 another run holds the lock (or a killed pass's command still runs); 5 sabakan \
 update --write changed the file; 6 the fleet refused a write for want of write access (the pass \
 stopped at its first write)."
 )]

@@ -49,6 +49,9 @@ pub enum Error {
     /// The lock is held by another run, or cannot be opened.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// A command an earlier pass started may still run (its pass was killed).
+    #[error(transparent)]
+    EarlierCommand(#[from] crate::child::EarlierCommand),
     /// The fleet file cannot be read.
     #[error(transparent)]
     Open(Box<BackendError>),
@@ -156,7 +159,8 @@ impl Error {
             Error::NotApplied { .. } => Exit::Partial,
             Error::Settings(SettingsError::FleetFile(_)) => Exit::Unreadable,
             Error::Settings(_) => Exit::Usage,
-            Error::Lock(LockError::Busy { .. } | LockError::StillBusy { .. }) => Exit::Busy,
+            Error::Lock(LockError::Busy { .. } | LockError::StillBusy { .. })
+            | Error::EarlierCommand(_) => Exit::Busy,
             Error::Lock(_) => Exit::Usage,
             Error::Open(_)
             | Error::Read { .. }

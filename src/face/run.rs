@@ -110,6 +110,9 @@ fn one_pass<F: FamilyFace>(
     guard: Option<crate::engine::WriteGuard>,
 ) -> Result<Exit, Error> {
     let started = std::time::Instant::now();
+    // The commands this pass starts are recorded beside the lock until they end, and no pass
+    // acts while one an earlier (killed) pass started still runs. A dry run starts none.
+    let _recording = lock.map(crate::child::record_beside).transpose()?;
     // An operator's suspend pulls the brake rather than wait for this pass to end
     // (crate::brake); a dry run (no lock) writes nothing to stop. The brake is beside the
     // lock this pass holds (a Ganeti cluster's is named by its uuid), so a suspend given by

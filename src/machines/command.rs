@@ -151,7 +151,13 @@ pub fn run_recorded(
             cause: e.to_string(),
         })?;
     running.started(child.id());
-    if let Err(why) = started(child.id()) {
+    let what = format!("{program} {address}");
+    let recorded = crate::child::record_child(child.id(), &what);
+    let record = recorded.as_ref().ok().cloned().flatten();
+    if let Err(why) = recorded.and_then(|_| started(child.id())) {
+        if let Some(r) = &record {
+            crate::child::forget_child(r);
+        }
         kill_group(&child);
         let _ = child.kill();
         let _ = child.wait();
@@ -165,6 +171,9 @@ pub fn run_recorded(
         program,
         (timeout > 0).then(|| Duration::from_secs(timeout)),
     );
+    if let Some(r) = &record {
+        crate::child::forget_child(r);
+    }
     drop(running);
     done
 }

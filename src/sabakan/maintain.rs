@@ -386,7 +386,7 @@ fn earlier_apply_ended(file: &Path) -> Result<(), CliError> {
             tracing::info!(target: LOG_TARGET, "the apply command recorded in {shown} has ended: its pass was stopped before it; the change is made again");
             std::fs::remove_file(&record).map_err(|e| io_error("cannot remove", &record, e))
         }
-        crate::child::Recorded::Running(id) => Err(fail(
+        crate::child::Recorded::Running(id, _) => Err(fail(
             Failure::Busy,
             format!(
                 "the apply command of an earlier pass still runs (pid {}, recorded in {shown}): \

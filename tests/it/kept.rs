@@ -427,6 +427,92 @@ fn no_apply_starts_while_an_earlier_ones_command_lives() {
     }
 }
 
+/// A copy of the machines demo in `dir` whose soft repair command logs its start and end in
+/// `dir/log` around a sleep of `secs` seconds; a pass over it as a process, at `now`.
+struct SlowRepair {
+    dir: PathBuf,
+    machines: PathBuf,
+    nodes: PathBuf,
+    config: PathBuf,
+}
+
+impl SlowRepair {
+    fn new(dir: &Path, secs: u32) -> SlowRepair {
+        let machines = dir.join("machines.json");
+        let nodes = dir.join("nodes.json");
+        std::fs::copy(fixture("machines-demo.json"), &machines).unwrap();
+        std::fs::copy(fixture("machines-demo-nodes.json"), &nodes).unwrap();
+        let demo = std::fs::read_to_string(fixture("machines-demo.yml")).unwrap();
+        let soft =
+            r#"'mkdir -p repaired && touch "repaired/$1" && echo "$0 repair of $1"', "soft"]"#;
+        assert!(demo.contains(soft));
+        let config = dir.join("repair.yml");
+        let slow = format!(
+            r#"'echo "start $$" >> log; sleep {secs}; mkdir -p repaired && touch "repaired/$1"; echo "end $$" >> log', "slow"]"#
+        );
+        std::fs::write(&config, demo.replace(soft, &slow)).unwrap();
+        SlowRepair {
+            dir: dir.to_owned(),
+            machines,
+            nodes,
+            config,
+        }
+    }
+
+    fn pass(&self, now: i64) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("autorepair"));
+        c.current_dir(&self.dir)
+            .env_remove("AUTOREPAIR_CONFIG")
+            .env_remove("RUST_LOG")
+            .args(["--config", "/dev/null", "--sabakan-file"])
+            .arg(&self.machines)
+            .arg("--nodes")
+            .arg(&self.nodes)
+            .arg("--repair-config")
+            .arg(&self.config)
+            .arg("--constraints")
+            .arg(fixture("machines-constraints.json"))
+            .args(["run", "--now", &now.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        c
+    }
+
+    fn log(&self) -> Vec<String> {
+        log_lines(&self.dir)
+    }
+
+    /// Passes from `now`, a minute apart, until one starts the command: that pass, still
+    /// running (the entry, the drain, then the command).
+    fn until_the_command_runs(&self, now: i64) -> std::process::Child {
+        for i in 0..6 {
+            let mut child = self.pass(now + 60 * i).spawn().unwrap();
+            let mut ended = None;
+            wait_for("the pass to end or the command to start", 60, || {
+                ended = child.try_wait().unwrap();
+                ended.is_some() || !self.log().is_empty()
+            });
+            if ended.is_none() {
+                return child;
+            }
+        }
+        panic!("no pass started the repair command");
+    }
+
+    /// The progress label of the machine the demo repairs.
+    fn progress(&self) -> String {
+        let doc = read_json(&self.machines);
+        doc.as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["spec"]["serial"] == "rack0-cs2")
+            .unwrap()["spec"]["labels"]["autorepair.progress"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
 /// SIGTERM while a machine's repair command runs: the watcher waits for the command (it led a
 /// process group of its own, so the signal never reached it), records that it succeeded and
 /// stops. Before, the watcher ended at once, the command ran on under PID 1, and the next pass
@@ -434,83 +520,105 @@ fn no_apply_starts_while_an_earlier_ones_command_lives() {
 #[test]
 fn sigterm_during_a_repair_command_waits_for_it_and_records_it() {
     let dir = tempfile::tempdir().unwrap();
-    let machines = dir.path().join("machines.json");
-    let nodes = dir.path().join("nodes.json");
-    std::fs::copy(fixture("machines-demo.json"), &machines).unwrap();
-    std::fs::copy(fixture("machines-demo-nodes.json"), &nodes).unwrap();
-    let demo = std::fs::read_to_string(fixture("machines-demo.yml")).unwrap();
-    let soft = r#"'mkdir -p repaired && touch "repaired/$1" && echo "$0 repair of $1"', "soft"]"#;
-    assert!(demo.contains(soft));
-    let config = dir.path().join("repair.yml");
-    std::fs::write(
-        &config,
-        demo.replace(
-            soft,
-            r#"'echo "start $$" >> log; sleep 2; mkdir -p repaired && touch "repaired/$1"; echo "end $$" >> log', "slow"]"#,
-        ),
-    )
-    .unwrap();
-    let pass = |now: i64| {
-        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("autorepair"));
-        c.current_dir(dir.path())
-            .env_remove("AUTOREPAIR_CONFIG")
-            .env_remove("RUST_LOG")
-            .args(["--config", "/dev/null", "--sabakan-file"])
-            .arg(&machines)
-            .arg("--nodes")
-            .arg(&nodes)
-            .arg("--repair-config")
-            .arg(&config)
-            .arg("--constraints")
-            .arg(fixture("machines-constraints.json"))
-            .args(["run", "--now", &now.to_string()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
-        c
-    };
+    let demo = SlowRepair::new(dir.path(), 2);
     let now = 1_800_000_000;
-    let log = || log_lines(dir.path());
-    // Passes until one starts the command: the entry, the drain, then the command.
-    let mut signalled = None;
-    for i in 0..6 {
-        let mut child = pass(now + 60 * i).spawn().unwrap();
-        let mut ended = None;
-        wait_for("the pass to end or the command to start", 60, || {
-            ended = child.try_wait().unwrap();
-            ended.is_some() || !log().is_empty()
-        });
-        if ended.is_none() {
-            signal(&child, rustix::process::Signal::TERM);
-            signalled = Some(child.wait_with_output().unwrap());
-            break;
-        }
-    }
-    let out = signalled.expect("no pass started the repair command");
+    let child = demo.until_the_command_runs(now);
+    signal(&child, rustix::process::Signal::TERM);
+    let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
-        log().len(),
+        demo.log().len(),
         2,
         "the watcher ended before its repair command did: {:?}\n{stderr}",
-        log()
+        demo.log()
     );
     assert!(out.status.code().is_some(), "ended by the signal: {stderr}");
     // The next passes find the command done, and the repair a success.
     for i in 10..16 {
-        let status = pass(now + 60 * i).status().unwrap();
+        let status = demo.pass(now + 60 * i).status().unwrap();
         assert!(status.success());
     }
-    let doc = read_json(&machines);
-    let labels = &doc
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["spec"]["serial"] == "rack0-cs2")
-        .unwrap()["spec"]["labels"];
     assert!(
-        labels["autorepair.progress"]
-            .as_str()
-            .is_some_and(|p| p.starts_with("succeeded.")),
-        "{labels}"
+        demo.progress().starts_with("succeeded."),
+        "{}",
+        demo.progress()
     );
-    assert_eq!(log().len(), 2, "the command ran twice");
+    assert_eq!(demo.log().len(), 2, "the command ran twice");
+}
+
+/// SIGKILL while a machine's repair command runs leaves the command running (its own process
+/// group). The next pass does not act while it lives: it names the command and leaves the
+/// entry as it is, where before it judged the step failed while the command still ran. Once
+/// the command has ended, a pass judges the step, and no command runs twice. A record that
+/// cannot be read holds every pass too, and says what to do.
+#[test]
+fn no_pass_acts_while_a_killed_passs_repair_command_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = SlowRepair::new(dir.path(), 4);
+    let now = 1_800_000_000;
+    let mut killed = demo.until_the_command_runs(now);
+    let record = std::fs::canonicalize(&demo.machines)
+        .unwrap()
+        .with_file_name("machines.json.lock.command");
+    wait_for("the command to be recorded", 30, || record.exists());
+    signal(&killed, rustix::process::Signal::KILL);
+    killed.wait().unwrap();
+    let orphan: u32 = demo.log()[0]
+        .strip_prefix("start ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        alive(orphan),
+        "the test needs the command to outlive its pass"
+    );
+    let progress = demo.progress();
+    let before = std::fs::read(&demo.machines).unwrap();
+
+    let out = demo.pass(now + 600).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pid {orphan}")) && stderr.contains("still runs"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&demo.machines).unwrap(),
+        before,
+        "a pass acted while the command ran"
+    );
+
+    wait_for("the command to end", 30, || !alive(orphan));
+    assert_eq!(demo.log().len(), 2);
+    let out = demo.pass(now + 660).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!record.exists(), "the record outlived its command");
+    assert_ne!(demo.progress(), progress, "the step was not judged");
+
+    // A record that cannot be read may name a command still running: fail closed.
+    for garbage in ["", "not a pid\n", "12 34 56\n"] {
+        std::fs::write(&record, garbage).unwrap();
+        let before = std::fs::read(&demo.machines).unwrap();
+        let out = demo.pass(now + 720).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{garbage:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("remove {}", record.display())),
+            "{garbage:?}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read(&demo.machines).unwrap(),
+            before,
+            "{garbage:?}"
+        );
+    }
+    std::fs::remove_file(&record).unwrap();
+    for i in 13..20 {
+        assert!(demo.pass(now + 60 * i).status().unwrap().success());
+    }
+    assert_eq!(demo.log().len(), 2, "the command ran twice");
 }

@@ -510,7 +510,7 @@ unreadable), or the metrics file or the report could not be written; or sabakan 
 answer, or answered with an error.
 .TP
 .B 4
-Another run or an admin command holds the lock; this one did not act. Harmless for a periodic
+Another run or an admin command holds the lock, or a command a killed pass started still runs (recorded in LOCK.command beside the lock); this one did not act. Harmless for a periodic
 run: the next one carries on.
 .TP
 .B 5
