@@ -16,6 +16,9 @@
 //! pass killed with SIGKILL leaves its child running): the pid and the start time the kernel
 //! gives it, so that a pid reused by another process is not taken for the child.
 
+mod run;
+pub use run::{Output, RunError, run_once, run_recorded};
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

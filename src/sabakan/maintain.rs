@@ -421,7 +421,7 @@ fn apply(file: &Path, staged: &Path, m: &super::cli::MaintainArgs) -> Result<Str
         crate::files::write_atomically(&record, id.to_record().as_bytes())
             .map_err(|e| format!("cannot record it in {}: {e}", record.display()))
     };
-    let ran = crate::machines::command::run_recorded(&m.apply, &path, timeout, keep);
+    let ran = crate::child::run_recorded(&m.apply, &path, timeout, keep);
     if let Err(e) = std::fs::remove_file(&record)
         && e.kind() != std::io::ErrorKind::NotFound
     {
