@@ -31,10 +31,14 @@ const REPLICAS: Replicas = Replicas {
     unguarded: false,
 };
 
-/// The replicas' mishaps really happened, and the acting one's check really refused writes:
-/// at least `floors` takeovers, pauses, partitions, handovers and refused writes (about half of
-/// what seed 424242 gives; a mishap counts only when the pass gets as far as it).
-fn assert_replicas_exercised(family: &str, s: &Stats, floors: [usize; 5]) {
+/// The replicas' mishaps really happened, and the acting one's check really refused writes: at
+/// least `per_10k` takeovers, pauses, partitions, handovers and refused writes per 10,000 passes
+/// that were not halted (a mishap counts only when a pass gets as far as it, and a seed whose
+/// chaos holds the fleet past its mass-failure limit for most of a run halts most passes). The
+/// rates are about a third of the lowest each family gave over a dozen seeds (docs/testing.md): a
+/// floor that chance does not miss, that a mishap no longer happening does.
+fn assert_replicas_exercised(family: &str, s: &Stats, per_10k: [usize; 5]) {
+    let acted = s.passes.saturating_sub(s.halted_passes);
     let counts = [
         ("takeovers", s.takeovers),
         ("pauses", s.pauses),
@@ -42,10 +46,11 @@ fn assert_replicas_exercised(family: &str, s: &Stats, floors: [usize; 5]) {
         ("handovers", s.handovers),
         ("writes refused", s.refused_writes),
     ];
-    for ((what, n), floor) in counts.into_iter().zip(floors) {
+    for ((what, n), rate) in counts.into_iter().zip(per_10k) {
+        let floor = acted * rate / 10_000;
         assert!(
-            n > floor,
-            "{family}: only {n} {what} (> {floor} expected): {s:?}"
+            n > 0 && n >= floor,
+            "{family}: only {n} {what} in {acted} passes not halted ({floor} expected, {rate} per 10,000): {s:?}"
         );
     }
 }
@@ -70,7 +75,7 @@ fn the_planner_keeps_every_rule_on_this_commits_seeds() {
     assert!(summary.stats.kills > 150, "{:?}", summary.stats);
     // The master role moves only when an admin moves it (a handover, a hung master): a killed
     // watcher is started again by cron on the same master, nobody takes over.
-    assert_replicas_exercised("ganeti", &summary.stats, [300, 50, 50, 250, 50]);
+    assert_replicas_exercised("ganeti", &summary.stats, [130, 17, 17, 110, 17]);
 }
 
 #[test]
@@ -103,7 +108,7 @@ fn the_machines_planner_keeps_every_rule_on_this_commits_seeds() {
         "{:?}",
         summary.stats
     );
-    assert_replicas_exercised("machines", &summary.stats, [300, 40, 30, 150, 50]);
+    assert_replicas_exercised("machines", &summary.stats, [230, 20, 20, 110, 35]);
 }
 
 #[test]
@@ -141,5 +146,5 @@ fn the_metal3_planner_keeps_every_rule_on_this_commits_seeds() {
         panic!("metal3, fleet and seeds from {seed}: {f}");
     }
     eprintln!("{:?}", summary.stats);
-    assert_replicas_exercised("metal3", &summary.stats, [150, 15, 20, 90, 30]);
+    assert_replicas_exercised("metal3", &summary.stats, [350, 24, 24, 190, 42]);
 }
