@@ -124,11 +124,17 @@ _autorepair() {
             autorepair__subcmd__help__subcmd__repair,enable)
                 cmd="autorepair__subcmd__help__subcmd__repair__subcmd__enable"
                 ;;
+            autorepair__subcmd__help__subcmd__repair,is-enabled)
+                cmd="autorepair__subcmd__help__subcmd__repair__subcmd__is__subcmd__enabled"
+                ;;
             autorepair__subcmd__help__subcmd__repair,list)
                 cmd="autorepair__subcmd__help__subcmd__repair__subcmd__list"
                 ;;
             autorepair__subcmd__help__subcmd__repair,reset-backoff)
                 cmd="autorepair__subcmd__help__subcmd__repair__subcmd__reset__subcmd__backoff"
+                ;;
+            autorepair__subcmd__help__subcmd__repair,wait)
+                cmd="autorepair__subcmd__help__subcmd__repair__subcmd__wait"
                 ;;
             autorepair__subcmd__help__subcmd__sabakan,disable)
                 cmd="autorepair__subcmd__help__subcmd__sabakan__subcmd__disable"
@@ -178,11 +184,17 @@ _autorepair() {
             autorepair__subcmd__repair,help)
                 cmd="autorepair__subcmd__repair__subcmd__help"
                 ;;
+            autorepair__subcmd__repair,is-enabled)
+                cmd="autorepair__subcmd__repair__subcmd__is__subcmd__enabled"
+                ;;
             autorepair__subcmd__repair,list)
                 cmd="autorepair__subcmd__repair__subcmd__list"
                 ;;
             autorepair__subcmd__repair,reset-backoff)
                 cmd="autorepair__subcmd__repair__subcmd__reset__subcmd__backoff"
+                ;;
+            autorepair__subcmd__repair,wait)
+                cmd="autorepair__subcmd__repair__subcmd__wait"
                 ;;
             autorepair__subcmd__repair__subcmd__help,add)
                 cmd="autorepair__subcmd__repair__subcmd__help__subcmd__add"
@@ -199,11 +211,17 @@ _autorepair() {
             autorepair__subcmd__repair__subcmd__help,help)
                 cmd="autorepair__subcmd__repair__subcmd__help__subcmd__help"
                 ;;
+            autorepair__subcmd__repair__subcmd__help,is-enabled)
+                cmd="autorepair__subcmd__repair__subcmd__help__subcmd__is__subcmd__enabled"
+                ;;
             autorepair__subcmd__repair__subcmd__help,list)
                 cmd="autorepair__subcmd__repair__subcmd__help__subcmd__list"
                 ;;
             autorepair__subcmd__repair__subcmd__help,reset-backoff)
                 cmd="autorepair__subcmd__repair__subcmd__help__subcmd__reset__subcmd__backoff"
+                ;;
+            autorepair__subcmd__repair__subcmd__help,wait)
+                cmd="autorepair__subcmd__repair__subcmd__help__subcmd__wait"
                 ;;
             autorepair__subcmd__sabakan,disable)
                 cmd="autorepair__subcmd__sabakan__subcmd__disable"
@@ -852,7 +870,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__help__subcmd__repair)
-            opts="add list delete reset-backoff enable disable"
+            opts="add list delete reset-backoff enable disable is-enabled wait"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -921,6 +939,20 @@ _autorepair() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autorepair__subcmd__help__subcmd__repair__subcmd__is__subcmd__enabled)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autorepair__subcmd__help__subcmd__repair__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -936,6 +968,20 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__help__subcmd__repair__subcmd__reset__subcmd__backoff)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__repair__subcmd__wait)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1244,7 +1290,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help add list delete reset-backoff enable disable help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help add list delete reset-backoff enable disable is-enabled wait help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1678,7 +1724,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__help)
-            opts="add list delete reset-backoff enable disable help"
+            opts="add list delete reset-backoff enable disable is-enabled wait help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1761,6 +1807,20 @@ _autorepair() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        autorepair__subcmd__repair__subcmd__help__subcmd__is__subcmd__enabled)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         autorepair__subcmd__repair__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1782,6 +1842,106 @@ _autorepair() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__repair__subcmd__help__subcmd__wait)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__repair__subcmd__is__subcmd__enabled)
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1890,6 +2050,100 @@ _autorepair() {
                 return 0
             fi
             case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__repair__subcmd__wait)
+            opts="-h --timeout --interval --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

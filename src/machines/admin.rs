@@ -113,6 +113,8 @@ pub fn damaged(snap: &Snapshot) -> Vec<Damaged> {
 
 /// Which entries `repair delete` marks deleted.
 pub enum Which {
+    /// An entry's index (ckecli's `delete INDEX`).
+    Index(u64),
     Address(String),
     Finished,
     Unfinished,
@@ -133,14 +135,27 @@ pub enum VerbError {
     Backend(#[from] BackendError),
 }
 
-/// `repair add OPERATION MACHINE_TYPE ADDRESS`: an entry started by a person, with the repair
-/// that owns it (allowed every step of the operation, as a request is).
+impl Which {
+    /// `INDEX|ADDRESS` as given to `repair delete`: digits are an index, as ckecli reads them
+    /// (an IPv4 address has dots).
+    pub fn named(given: &str) -> Which {
+        match given.parse() {
+            Ok(index) if given.bytes().all(|b| b.is_ascii_digit()) => Which::Index(index),
+            _ => Which::Address(given.to_owned()),
+        }
+    }
+}
+
+/// `repair add OPERATION MACHINE_TYPE ADDRESS [SERIAL]`: an entry started by a person, with the
+/// repair that owns it (allowed every step of the operation, as a request is). A serial given
+/// must be the one of the machine at the address.
 pub fn add(
     file: &mut MachinesFile,
     repair: &Repair,
     operation: &str,
     machine_type: &str,
     address: &str,
+    serial: Option<&str>,
     now: i64,
 ) -> Result<u64, VerbError> {
     let op = repair.operation(machine_type, operation).ok_or_else(|| {
@@ -158,10 +173,16 @@ pub fn add(
                 "no machine has the address {address} (spec.ipv4[0])"
             ))
         })?;
+    if let Some(given) = serial.filter(|s| *s != m.serial) {
+        return Err(VerbError::Refused(format!(
+            "the machine with the address {address} is {}, not {given}: check the serial and the address",
+            m.serial
+        )));
+    }
     if let Some(e) = m.entry() {
         return Err(VerbError::Refused(format!(
-            "machine {} ({address}) already has repair entry #{} ({}): `autorepair repair delete {address}` first",
-            m.serial, e.index, e.progress.status
+            "machine {} ({address}) already has repair entry #{} ({}): `autorepair repair delete {}` first",
+            m.serial, e.index, e.progress.status, e.index
         )));
     }
     let serial = m.serial.clone();
@@ -220,6 +241,7 @@ pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, VerbErr
     for m in &snap.machines {
         let Some(e) = m.entry() else { continue };
         let hit = match which {
+            Which::Index(i) => e.index == *i,
             Which::Address(a) => m.address() == Some(a.as_str()),
             Which::Finished => e.progress.status.finished(),
             Which::Unfinished => !e.progress.status.finished(),
@@ -253,10 +275,17 @@ pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, VerbErr
             }
         }
     }
-    if let (Which::Address(a), true) = (which, done == Deleted::default()) {
-        return Err(VerbError::Refused(format!(
-            "no repair entry for address {a}: `autorepair repair list` shows the entries"
-        )));
+    if done == Deleted::default() {
+        let none = match which {
+            Which::Index(i) => format!("no repair entry #{i}"),
+            Which::Address(a) => format!("no repair entry for address {a}"),
+            Which::Finished | Which::Unfinished => String::new(),
+        };
+        if !none.is_empty() {
+            return Err(VerbError::Refused(format!(
+                "{none}: `autorepair repair list` shows the entries"
+            )));
+        }
     }
     file.flush()?;
     Ok(done)
@@ -323,6 +352,26 @@ pub fn table(rows: &[Row]) -> String {
         })
         .collect();
     crate::report::table(&header, &cells)
+}
+
+/// The entries a `repair wait` still waits for: the unfinished ones, marked deleted or not (a
+/// pass removes a deleted one). A finished entry's work is over, removed or not.
+pub fn unfinished(snap: &Snapshot) -> Vec<String> {
+    snap.machines
+        .iter()
+        .filter_map(|m| {
+            let e = m.entry()?;
+            (!e.progress.status.finished()).then(|| {
+                format!(
+                    "#{} ({}, {}{})",
+                    e.index,
+                    m.address().unwrap_or("no address"),
+                    e.progress.status,
+                    if e.progress.deleted { ", deleted" } else { "" }
+                )
+            })
+        })
+        .collect()
 }
 
 /// `repair enable|disable`: the queue switch on the cluster's holder.

@@ -419,7 +419,7 @@ fn repair(
     cmd: RepairCommand,
 ) -> Result<Exit, Failure> {
     let _lock = match cmd {
-        RepairCommand::List { .. } => None,
+        RepairCommand::List { .. } | RepairCommand::IsEnabled | RepairCommand::Wait { .. } => None,
         _ => Some(crate::lock::acquire_waiting(lock, lock_wait)?),
     };
     let mut file = open(s).map_err(|e| Failure::Open(e.into()))?;
@@ -430,6 +430,7 @@ fn repair(
             operation,
             machine_type,
             address,
+            serial,
             clock,
         } => {
             let now = clock
@@ -441,6 +442,7 @@ fn repair(
                 &operation,
                 &machine_type,
                 &address,
+                serial.as_deref(),
                 now,
             )
             .map_err(verb)?;
@@ -476,7 +478,7 @@ fn repair(
             unfinished,
         } => {
             let which = match (address, finished, unfinished) {
-                (Some(a), _, _) => Which::Address(a),
+                (Some(a), _, _) => Which::named(&a),
                 (None, true, _) => Which::Finished,
                 _ => Which::Unfinished,
             };
@@ -512,6 +514,40 @@ fn repair(
                 out.line("no repair entry is in drain back-off: nothing to clear")?;
             } else {
                 out.line(format!("drain back-off cleared: {}", cleared.join(", ")))?;
+            }
+        }
+        RepairCommand::IsEnabled => {
+            let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
+            out.line(snap.queue_enabled.to_string())?;
+        }
+        RepairCommand::Wait { timeout, interval } => {
+            let started = std::time::Instant::now();
+            let mut said = Vec::new();
+            loop {
+                let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
+                let left = admin::unfinished(&snap);
+                if left.is_empty() {
+                    out.line("no repair entry is unfinished")?;
+                    break;
+                }
+                if left != said {
+                    out.note(format_args!("waiting for {}", left.join(", ")));
+                    said = left.clone();
+                }
+                let remaining = timeout.map(|t| t.saturating_sub(started.elapsed()));
+                if remaining.is_some_and(|r| r.is_zero()) {
+                    out.line(format!(
+                        "still unfinished after {}: {}",
+                        humantime::format_duration(timeout.unwrap_or_default()),
+                        left.join(", ")
+                    ))?;
+                    exit = Exit::Partial;
+                    break;
+                }
+                std::thread::sleep(remaining.map_or(interval, |r| r.min(interval)));
+                // Read again: a pass of another process changes the labels meanwhile.
+                file = open(s).map_err(|e| Failure::Open(e.into()))?;
+                file.check_health = false;
             }
         }
         RepairCommand::Enable | RepairCommand::Disable => {

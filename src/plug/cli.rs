@@ -1,6 +1,6 @@
 //! Command-line pieces the face and a family share.
 
-use crate::engine::text::parse_time;
+use crate::engine::text::{parse_duration, parse_positive_duration, parse_time};
 use clap::{Args, Subcommand};
 
 #[derive(Debug, Args, Clone, Copy)]
@@ -31,6 +31,9 @@ pub enum RepairCommand {
         operation: String,
         machine_type: String,
         address: String,
+        /// The machine's serial, as ckecli takes it: refused unless the machine at ADDRESS
+        /// has it.
+        serial: Option<String>,
         #[command(flatten)]
         clock: ClockArgs,
     },
@@ -49,8 +52,11 @@ pub enum RepairCommand {
     },
     /// Mark entries deleted: the next pass removes them (and uncordons their Nodes).
     Delete {
-        /// The machine's address.
-        #[arg(required_unless_present_any = ["finished", "unfinished"])]
+        /// The entry's index (as ckecli's `delete INDEX`), or its machine's address.
+        #[arg(
+            value_name = "INDEX|ADDRESS",
+            required_unless_present_any = ["finished", "unfinished"]
+        )]
         address: Option<String>,
         /// Every finished (succeeded or failed) entry.
         #[arg(long, conflicts_with_all = ["address", "unfinished"])]
@@ -65,4 +71,16 @@ pub enum RepairCommand {
     Enable,
     /// Stop new drains and commands; health checks and finishing go on.
     Disable,
+    /// Print whether the queue is enabled: true or false.
+    IsEnabled,
+    /// Wait until no entry is left unfinished (each succeeded, failed or removed); exit 1 if
+    /// some still are after --timeout.
+    Wait {
+        /// How long to wait at most [default: without end].
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        timeout: Option<std::time::Duration>,
+        /// How often to look at the entries.
+        #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
+        interval: std::time::Duration,
+    },
 }

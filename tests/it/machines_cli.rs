@@ -531,6 +531,70 @@ fn repair_verbs_say_what_they_did_to_which_entry() {
         .failure();
 }
 
+/// ckecli's remaining repair-queue verbs: `delete INDEX`, `add … SERIAL`, `is-enabled`, and a
+/// `wait` for the queue's work to end.
+#[test]
+fn ckecli_verbs_by_index_and_serial_is_enabled_and_wait() {
+    let t = Tour::new();
+    for i in 0..6 {
+        t.run(NOW + 60 * i);
+    }
+    let run = |args: &[&str], code: i32| {
+        let out = t.bin().arg("repair").args(args).assert().code(code);
+        let o = out.get_output();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    for (verb, shows) in [
+        ("is-enabled", "true"),
+        ("disable", ""),
+        ("is-enabled", "false"),
+        ("enable", ""),
+        ("is-enabled", "true"),
+    ] {
+        let (out, err) = run(&[verb], 0);
+        if !shows.is_empty() {
+            assert_eq!(out, format!("{shows}\n"), "{verb}: {err}");
+        }
+    }
+    // Only the finished demo repair is in the queue: nothing to wait for.
+    let (out, _) = run(&["wait", "--timeout", "1s"], 0);
+    assert_eq!(out, "no repair entry is unfinished\n");
+
+    let (_, err) = run(&["add", "unreachable", "qemu", "10.69.1.4", "rack0-cs2"], 2);
+    assert!(err.contains("is rack1-cs1, not rack0-cs2"), "{err}");
+    assert!(t.labels("rack1-cs1").get("autorepair.entry").is_none());
+    let (out, _) = run(&["add", "unreachable", "qemu", "10.69.1.4", "rack1-cs1"], 0);
+    assert!(out.contains("#2"), "{out}");
+
+    let (out, err) = run(&["wait", "--timeout", "1s", "--interval", "1s"], 1);
+    assert!(
+        out.contains("still unfinished after 1s: #2 (10.69.1.4, queued)"),
+        "{out}"
+    );
+    assert!(err.contains("waiting for #2"), "{err}");
+    t.bin()
+        .args(["repair", "wait", "--interval", "0s"])
+        .assert()
+        .code(2);
+
+    let (_, err) = run(&["delete", "99"], 2);
+    assert!(err.contains("no repair entry #99"), "{err}");
+    let (out, _) = run(&["delete", "2"], 0);
+    assert!(out.contains("marked deleted: #2 (10.69.1.4)"), "{out}");
+    assert!(
+        t.labels("rack0-cs2").get("autorepair.entry").is_some(),
+        "an index deleted another entry"
+    );
+    // Deleted but not removed: still the queue's work, until a pass removes it.
+    run(&["wait", "--timeout", "0s"], 1);
+    t.run(NOW + 600);
+    assert!(t.labels("rack1-cs1").get("autorepair.entry").is_none());
+    run(&["wait", "--timeout", "0s"], 0);
+}
+
 /// The README's machines tour, as `scripts/machines-tour` runs it: from a directory that is
 /// not the repository, twice, the same story both times, and nothing left behind (not in the
 /// directory it ran from, not in the temporary directory).

@@ -687,6 +687,9 @@ autorepair --sabakan-file machines.json --repair-config cluster.yml repair add u
 autorepair --sabakan-file machines.json --repair-config cluster.yml repair list --json
 autorepair --sabakan-file machines.json --repair-config cluster.yml repair delete --finished
 autorepair --sabakan-file machines.json --repair-config cluster.yml repair reset-backoff
+autorepair --sabakan-file machines.json --repair-config cluster.yml repair delete 3
+autorepair --sabakan-file machines.json --repair-config cluster.yml repair wait --timeout 30m
+autorepair --sabakan-file machines.json --repair-config cluster.yml repair is-enabled
 autorepair --sabakan-file machines.json --repair-config cluster.yml repair disable
 autorepair --sabakan-file machines.json --repair-config cluster.yml repair enable
 .EE
