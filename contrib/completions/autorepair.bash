@@ -3478,7 +3478,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__update)
-            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --write --dry-run --loop --interval --passes --metrics --apply-timeout --config --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --cluster --rapi --kube-objects --kube --sabakan-file --help"
+            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --write --dry-run --loop --interval --passes --metrics --apply-timeout --ready-command --config --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --cluster --rapi --kube-objects --kube --sabakan-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3541,6 +3541,10 @@ _autorepair() {
                     return 0
                     ;;
                 --apply-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ready-command)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -162,9 +162,14 @@ pub struct MaintainArgs {
     /// cke_sabakan_unused_machines).
     #[arg(long, value_name = "FILE", requires = "write")]
     pub metrics: Option<PathBuf>,
-    /// The apply command's time limit; it is killed beyond it.
+    /// The apply and readiness commands' time limit; each is killed beyond it.
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = crate::engine::text::parse_duration)]
     pub apply_timeout: std::time::Duration,
+    /// With --write: a program run before each change is written or applied, with FILE as its
+    /// one argument; the change waits for a later pass unless it exits 0 (CKE changes its
+    /// cluster only when idle: e.g. a script that checks `ckecli status`). No shell.
+    #[arg(long, value_name = "PROGRAM", requires = "write")]
+    pub ready_command: Option<PathBuf>,
     /// With --write: a command run for each change, with the new version (FILE.new) appended
     /// as its last argument, e.g. `-- ckecli cluster set`. No shell. Its output is logged;
     /// FILE is replaced only once it succeeds, else the change is tried again next pass.

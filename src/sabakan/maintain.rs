@@ -265,6 +265,21 @@ fn pass(
         }
         return Ok(Done::Changed);
     }
+    if let Some(program) = &m.ready_command
+        && let Some(why) = not_ready(program, file, m)?
+    {
+        tracing::info!(target: LOG_TARGET, file = %shown, action = %g.outcome.action, "the change waits: {why}");
+        if !source.json {
+            super::cli::print(
+                out,
+                &format!(
+                    "{shown}: {} waits: {why}; a later pass makes it once the command says ready\n",
+                    g.outcome.action
+                ),
+            )?;
+        }
+        return Ok(Done::Unchanged);
+    }
     // With an apply command the change is staged in FILE.new and takes FILE's place only once
     // applied: a pass killed while the command runs leaves FILE as last applied, so the next
     // pass finds the same change to make, instead of a file that already shows it.
@@ -402,6 +417,30 @@ no other is started while it does, and {} is left as it is until it has ended",
 run, so no pass is made; once no apply command of {} runs, remove {shown}",
                 file.display()
             ),
+        )),
+    }
+}
+
+/// Why the change must wait, from the readiness command: `None` when it exits 0. One that
+/// exits otherwise or runs past the time limit says "not ready" (the change waits, as CKE's own
+/// integration waits while CKE is busy); one that cannot be started is a mistake in the flags.
+fn not_ready(
+    program: &Path,
+    file: &Path,
+    m: &super::cli::MaintainArgs,
+) -> Result<Option<String>, CliError> {
+    let timeout = m.apply_timeout.as_secs().max(1);
+    let argv = [program.to_string_lossy().into_owned()];
+    match crate::child::run_once(&argv, &file.to_string_lossy(), timeout) {
+        Ok(_) => Ok(None),
+        Err(
+            e @ (crate::child::RunError::Exit { .. }
+            | crate::child::RunError::Timeout { .. }
+            | crate::child::RunError::Stopped { .. }),
+        ) => Ok(Some(format!("the readiness command says not ready ({e})"))),
+        Err(e) => Err(fail(
+            Failure::Usage,
+            format!("--ready-command: {e}; {} is left as it is", file.display()),
         )),
     }
 }

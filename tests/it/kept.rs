@@ -308,6 +308,58 @@ fn log_lines(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// `--ready-command`: a change is written and applied only once the command exits 0 with the
+/// cluster file as its argument; until then the pass says the change waits and leaves every
+/// file as it was. A command that cannot be started is a usage error, and nothing is written.
+#[test]
+fn a_change_waits_until_the_readiness_command_says_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cluster.yml");
+    let applied = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready-when-flagged");
+    std::fs::write(
+        &ready,
+        "#!/bin/sh\necho \"$1\" >> \"$(dirname \"$1\")/asked\"\ntest -e \"$(dirname \"$1\")/flag\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ready, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pass = |program: &Path| {
+        let mut c = sabakan_pass(&file, &sabakan_fixture("machines.json"));
+        c.arg("--ready-command")
+            .arg(program)
+            .arg("--")
+            .args(slow_apply(applied.path(), 0));
+        c
+    };
+    let out = pass(&ready).assert().code(0);
+    let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        said.contains("waits: the readiness command says not ready"),
+        "{said}"
+    );
+    assert!(!file.exists(), "written while not ready");
+    assert!(
+        log_lines(applied.path()).is_empty(),
+        "applied while not ready"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("asked")).unwrap(),
+        format!("{}\n", file.display()),
+        "the command is given the cluster file"
+    );
+
+    let out = pass(Path::new("/nonexistent/ready")).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("--ready-command"), "{err}");
+    assert!(!file.exists());
+
+    std::fs::write(dir.path().join("flag"), "").unwrap();
+    pass(&ready).assert().code(5);
+    assert!(file.exists());
+    assert_eq!(log_lines(applied.path()).len(), 2, "applied once");
+}
+
 /// SIGTERM while the apply command runs: the pass waits for it, and records what it applied;
 /// the command is never left running alone.
 #[test]
