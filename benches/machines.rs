@@ -72,6 +72,7 @@ fn bench(c: &mut Criterion) {
         constraints: Constraints {
             maximum_repair_queue_entries: 1000,
             wait_seconds_to_repair_rebooting: 0,
+            ..Constraints::default()
         },
         query: Settings::default_query(),
     };

@@ -308,7 +308,7 @@ _autorepair() {
 
     case "${cmd}" in
         autorepair)
-            opts="-h -V --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help --version run status report explain tags repair suspend resume clear simulate generate sabakan snapshot allow request help"
+            opts="-h -V --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help --version run status report explain tags repair suspend resume clear simulate generate sabakan snapshot allow request help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -366,6 +366,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -394,7 +406,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__allow)
-            opts="-h --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help none fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
+            opts="-h --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help none fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -457,6 +469,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -488,7 +512,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__clear)
-            opts="-h --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -554,6 +578,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -582,7 +618,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__explain)
-            opts="-o -h --json --output --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-o -h --json --output --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -652,6 +688,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -680,7 +728,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__generate)
-            opts="-o -h --instances --seed --broken --contradictions --output --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-o -h --instances --seed --broken --contradictions --output --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -755,6 +803,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1290,7 +1350,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help add list delete reset-backoff enable disable is-enabled wait help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help add list delete reset-backoff enable disable is-enabled wait help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1348,6 +1408,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1376,7 +1448,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__add)
-            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1438,6 +1510,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1466,7 +1550,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__delete)
-            opts="-h --finished --unfinished --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --finished --unfinished --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1521,6 +1605,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1552,7 +1648,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__disable)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1607,6 +1703,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1638,7 +1746,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__enable)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1693,6 +1801,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1864,7 +1984,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__is__subcmd__enabled)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1922,6 +2042,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1950,7 +2082,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__list)
-            opts="-o -h --json --output --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-o -h --json --output --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2016,6 +2148,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2044,7 +2188,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__reset__subcmd__backoff)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2102,6 +2246,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2130,7 +2286,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__repair__subcmd__wait)
-            opts="-h --timeout --interval --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --timeout --interval --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2196,6 +2352,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2224,7 +2392,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__report)
-            opts="-h --html --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --html --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2290,6 +2458,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2318,7 +2498,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__request)
-            opts="-h --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
+            opts="-h --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help fix-storage migrate failover reinstall drain power-cycle reprovision check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2381,6 +2561,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2412,7 +2604,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__resume)
-            opts="-h --all --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --all --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2478,6 +2670,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2506,7 +2710,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__run)
-            opts="-h --dry-run --now --loop --interval --leader-elect --lease --passes --max-pending --max-broken --json --metrics-file --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --dry-run --now --loop --interval --leader-elect --lease --passes --max-pending --max-broken --json --metrics-file --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2592,6 +2796,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2620,7 +2836,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help validate-template generate update history set-variables get-variables enable disable is-enabled help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help validate-template generate update history set-variables get-variables enable disable is-enabled help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2678,6 +2894,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2706,7 +2934,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__disable)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2761,6 +2989,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2792,7 +3032,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__enable)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2850,6 +3090,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2878,7 +3130,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__generate)
-            opts="-h --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --config --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --cluster --rapi --kube-objects --kube --sabakan-file --help"
+            opts="-h --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --config --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2956,6 +3208,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2980,7 +3244,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__get__subcmd__variables)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3035,6 +3299,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3220,7 +3496,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__history)
-            opts="-h --json --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --json --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3275,6 +3551,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3306,7 +3594,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__is__subcmd__enabled)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3361,6 +3649,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3392,7 +3692,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__set__subcmd__variables)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3450,6 +3750,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3478,7 +3790,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__update)
-            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --write --dry-run --loop --interval --passes --metrics --apply-timeout --ready-command --config --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --cluster --rapi --kube-objects --kube --sabakan-file --help"
+            opts="-h --current --template --constraints --machines --sabakan --variables --nodes --kubeconfig --kube-context --now --json --write --dry-run --loop --interval --passes --metrics --apply-timeout --ready-command --config --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3584,6 +3896,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3608,7 +3932,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__sabakan__subcmd__validate__subcmd__template)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3666,6 +3990,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3694,7 +4030,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__simulate)
-            opts="-h --passes --seed --scenarios --quiet-passes --replicas --json --verbose --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --passes --seed --scenarios --quiet-passes --replicas --json --verbose --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3776,6 +4112,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3804,7 +4152,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__snapshot)
-            opts="-o -h --output --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-o -h --output --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3870,6 +4218,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3898,7 +4258,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__status)
-            opts="-o -h --json --output --no-headers --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-o -h --json --output --no-headers --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3968,6 +4328,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3996,7 +4368,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__suspend)
-            opts="-h --until --for --all --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --until --for --all --now --timeout --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4070,6 +4442,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4098,7 +4482,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__tags)
-            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help parse lint help"
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help parse lint help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4153,6 +4537,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4240,7 +4636,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__tags__subcmd__lint)
-            opts="-h --json --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --json --now --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4302,6 +4698,18 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cluster)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4330,7 +4738,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__tags__subcmd__parse)
-            opts="-h --json --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            opts="-h --json --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4385,6 +4793,18 @@ _autorepair() {
                     return 0
                     ;;
                 --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -42,6 +42,10 @@ pub struct Repair {
     pub evict_interval: i64,
     #[serde(default = "eviction_timeout")]
     pub eviction_timeout_seconds: i64,
+    /// The control planes' addresses, from the `nodes:` of a whole cluster.yml (`None` for a
+    /// `repair:` section alone: then a Node's control-plane role label says).
+    #[serde(skip)]
+    pub control_planes: Option<std::collections::BTreeSet<String>>,
 }
 
 impl Default for Repair {
@@ -55,6 +59,7 @@ impl Default for Repair {
             evict_retries: 0,
             evict_interval: 0,
             eviction_timeout_seconds: 600,
+            control_planes: None,
         }
     }
 }
@@ -201,7 +206,7 @@ impl Repair {
                 serde_yaml_ng::Value::Mapping(serde_yaml_ng::Mapping::new())
             }
             Some(r) => r.clone(),
-            None if doc.get("repair_procedures").is_some() => doc,
+            None if doc.get("repair_procedures").is_some() => doc.clone(),
             None => {
                 return Err(err(
                     "no `repair:` section: give a CKE cluster.yml with one, or the section's contents (repair_procedures, …)"
@@ -209,7 +214,7 @@ impl Repair {
                 ));
             }
         };
-        let repair: Repair = serde_yaml_ng::from_value(section.clone()).map_err(|e| {
+        let mut repair: Repair = serde_yaml_ng::from_value(section.clone()).map_err(|e| {
             // serde says what is wrong but not where ("missing field `operation`"): name the
             // procedure, operation and step that it is in.
             let e = match locate(&section) {
@@ -227,6 +232,7 @@ impl Repair {
             }
         })?;
         repair.check().map_err(err)?;
+        repair.control_planes = control_planes(&doc).map_err(err)?;
         Ok(repair)
     }
 
@@ -419,19 +425,66 @@ fn locate(section: &serde_yaml_ng::Value) -> Option<String> {
     })
 }
 
+/// The control planes of a whole cluster.yml: its `nodes:` with `control_plane: true`, by
+/// address (`None` when the document has no `nodes:`).
+fn control_planes(
+    doc: &serde_yaml_ng::Value,
+) -> Result<Option<std::collections::BTreeSet<String>>, String> {
+    let Some(nodes) = doc.get("nodes") else {
+        return Ok(None);
+    };
+    let list = match nodes {
+        serde_yaml_ng::Value::Null => return Ok(Some(Default::default())),
+        serde_yaml_ng::Value::Sequence(list) => list,
+        _ => return Err("nodes: not a list of nodes".into()),
+    };
+    let mut cps = std::collections::BTreeSet::new();
+    for (i, n) in list.iter().enumerate() {
+        let cp = match n.get("control_plane") {
+            None | Some(serde_yaml_ng::Value::Null) => false,
+            Some(serde_yaml_ng::Value::Bool(b)) => *b,
+            Some(v) => {
+                return Err(format!(
+                    "nodes[{i}].control_plane: {v:?} is not true or false"
+                ));
+            }
+        };
+        if cp {
+            let address = n
+                .get("address")
+                .and_then(serde_yaml_ng::Value::as_str)
+                .filter(|a| !a.is_empty())
+                .ok_or_else(|| format!("nodes[{i}]: a control plane without an address"))?;
+            cps.insert(address.to_owned());
+        }
+    }
+    Ok(Some(cps))
+}
+
 /// The sabakan trigger's constraints, with CKE's names and defaults (its constraints.go).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Constraints {
     /// More entries than this (existing + new) and no entry is created: 0 creates none.
     pub maximum_repair_queue_entries: usize,
     /// An UNREACHABLE machine that is rebooting or out of the cluster waits this long.
     pub wait_seconds_to_repair_rebooting: u64,
+    /// The etcd gate wants at least this many members in sync, less one (CKE's default 1).
+    pub control_plane_count: usize,
+}
+
+impl Default for Constraints {
+    fn default() -> Self {
+        Constraints {
+            maximum_repair_queue_entries: 0,
+            wait_seconds_to_repair_rebooting: 0,
+            control_plane_count: 1,
+        }
+    }
 }
 
 /// CKE's other constraint names: accepted and ignored, so that `ckecli constraints show`'s
 /// JSON, the file the `sabakan` cluster-config verbs read, can be given as it is.
 const OTHER_CONSTRAINTS: &[&str] = &[
-    "control-plane-count",
     "minimum-workers-rate",
     "minimum-workers",
     "maximum-workers",
@@ -472,10 +525,13 @@ impl Constraints {
                         )));
                     }
                 }
+                "control-plane-count" => {
+                    c.control_plane_count = usize::try_from(n()?).unwrap_or(usize::MAX)
+                }
                 k if OTHER_CONSTRAINTS.contains(&k) => {}
                 k => {
                     return Err(err(format!(
-                        "unknown constraint {k:?}: the machines family reads maximum-repair-queue-entries and wait-seconds-to-repair-rebooting"
+                        "unknown constraint {k:?}: the machines family reads maximum-repair-queue-entries, wait-seconds-to-repair-rebooting and control-plane-count"
                     )));
                 }
             }
@@ -559,7 +615,53 @@ repair:
             .map(|l| l.strip_prefix("  ").unwrap_or(l))
             .collect::<Vec<_>>()
             .join("\n");
-        assert_eq!(Repair::parse(&dedented, "r.yml").unwrap(), r);
+        let alone = Repair::parse(&dedented, "r.yml").unwrap();
+        // But for the control planes, which only a whole cluster.yml names.
+        assert_eq!(alone.control_planes, None);
+        assert_eq!(r.control_planes, Some(Default::default()));
+        assert_eq!(
+            Repair {
+                control_planes: r.control_planes.clone(),
+                ..alone
+            },
+            r
+        );
+    }
+
+    #[test]
+    fn the_control_planes_are_the_nodes_a_cluster_yml_marks() {
+        let with = |nodes: &str| CLUSTER.replace("nodes: []", nodes);
+        let cases: &[(&str, Result<&[&str], &str>)] = &[
+            (
+                "nodes:\n  - address: 10.0.0.1\n    control_plane: true\n  - address: 10.0.0.2\n  - address: 10.0.0.3\n    control_plane: false\n  - address: 10.0.0.4\n    control_plane: true",
+                Ok(&["10.0.0.1", "10.0.0.4"]),
+            ),
+            ("nodes:", Ok(&[])),
+            (
+                "nodes:\n  - address: 10.0.0.1\n    control_plane: yes please",
+                Err("nodes[0].control_plane"),
+            ),
+            (
+                "nodes:\n  - control_plane: true",
+                Err("nodes[0]: a control plane without an address"),
+            ),
+            ("nodes: 3", Err("nodes: not a list")),
+        ];
+        for (nodes, want) in cases {
+            let got = Repair::parse(&with(nodes), "c.yml");
+            match (got, want) {
+                (Ok(r), Ok(cps)) => {
+                    let cps: std::collections::BTreeSet<String> =
+                        cps.iter().map(|s| s.to_string()).collect();
+                    assert_eq!(r.control_planes, Some(cps), "{nodes}");
+                }
+                (Err(e), Err(w)) => {
+                    let e = e.to_string();
+                    assert!(e.contains(w) && e.contains("c.yml"), "{nodes}: {e}");
+                }
+                (g, w) => panic!("{nodes}: got {g:?}, want {w:?}"),
+            }
+        }
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub struct MachinesFleet {
     /// The command's `--now`: the clock every part of the family reads (the file's state
     /// timestamps, the drain's retry interval and back-off), not only the planner.
     pub now: Option<i64>,
+    /// CKE's etcd gate: how to reach the cluster's etcd (`--etcd-ca`, `--etcd-cert`,
+    /// `--etcd-key`); `None`, the gate is off.
+    pub etcd: Option<super::etcd::Access>,
 }
 
 /// Where the machines are.
@@ -386,6 +389,9 @@ pub fn open(s: &MachinesFleet) -> Result<MachinesFile, BackendError> {
         file = file.with_drainer(Box::new(k));
     }
     file.now = s.now;
+    if let Some(access) = &s.etcd {
+        file.etcd = Some(super::etcd::Client::new(access).map_err(BackendError::Api)?);
+    }
     Ok(file)
 }
 

@@ -47,6 +47,8 @@ pub struct MachinesFile {
     pub now: Option<i64>,
     /// Where commands and health checks run.
     pub runner: Box<dyn command::Runner>,
+    /// The cluster's etcd, read with the health checks when CKE's gate is on.
+    pub etcd: Option<super::etcd::Client>,
     /// Asked before every label write and every repair command (`Backend::guard_writes`: a
     /// replica that lost its Lease stops there, inside a call too).
     guard: Option<crate::engine::WriteGuard>,
@@ -221,6 +223,7 @@ impl MachinesFile {
             check_health: true,
             now: None,
             runner: Box::new(command::Processes),
+            etcd: None,
             guard: None,
             label_writes: 0,
             shared_written: Vec::new(),
@@ -793,6 +796,11 @@ impl Backend<Machines> for MachinesFile {
             scope.warn_split();
         }
         snap.queue_enabled = shared.iter().all(SharedLabels::queue_enabled);
+        if let Some(client) = self.etcd.as_ref().filter(|_| self.check_health) {
+            let none = Default::default();
+            let cps = self.repair.control_planes.as_ref().unwrap_or(&none);
+            snap.etcd = Some(super::etcd::read(client, cps));
+        }
         for (info, raw) in machines.into_iter().zip(raw) {
             let pairs = labels_of(raw);
             let mut marks = Vec::with_capacity(pairs.len());

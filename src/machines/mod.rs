@@ -6,6 +6,7 @@ pub mod admin;
 pub mod command;
 pub mod config;
 pub mod drain;
+pub mod etcd;
 pub mod face;
 pub mod file;
 pub mod labels;
@@ -422,6 +423,8 @@ pub struct Index<'a> {
     selected: Vec<bool>,
     /// Why the cluster limiter holds every new entry this pass, if it does.
     cluster_hold: Option<String>,
+    /// CKE's etcd gate: why no repair step moves this pass, if none does.
+    etcd_hold: Option<String>,
     /// Entries that may take a step this pass (CKE's candidates within max_concurrent_repairs).
     taken: Vec<bool>,
     /// Nodes by name and by InternalIP.
@@ -603,8 +606,10 @@ impl Family for Machines {
             cluster_key,
             selected,
             cluster_hold: None,
+            etcd_hold: None,
             taken: vec![false; snap.machines.len()],
         };
+        index.etcd_hold = procedure::etcd_hold(&index);
         index.cluster_hold = procedure::cluster_hold(&index);
         index.taken = procedure::take(&index);
         index
@@ -730,6 +735,15 @@ impl Family for Machines {
                 Status::Queued | Status::Processing if procedure::paused(index, m, p) => {
                     (OpState::Paused, None)
                 }
+                // As CKE: the gate holds every entry where it stands, its slot kept.
+                Status::Queued | Status::Processing if index.etcd_hold.is_some() => (
+                    OpState::Running,
+                    Some(format!(
+                        "the etcd gate holds every repair step (as CKE's): {}; entry #{} moves once etcd is good for repair",
+                        index.etcd_hold.as_deref().unwrap_or_default(),
+                        e.index
+                    )),
+                ),
                 // CKE's queue switch holds every entry, not one target: the entry stays under
                 // way (its slot kept, as CKE's limiter keeps it), and says why it moves not.
                 Status::Queued | Status::Processing if !index.snap.queue_enabled => (

@@ -72,8 +72,38 @@ pub(super) fn paused(index: &Index<'_>, m: &Machine, p: Progress) -> bool {
         )
 }
 
+/// A control plane of the cluster configuration (`nodes:` of the cluster.yml given), else a
+/// machine whose Node carries the control-plane role label.
 fn control_plane(index: &Index<'_>, m: &Machine) -> bool {
-    index.node(m).is_some_and(|n| n.control_plane)
+    match &index.settings.repair.control_planes {
+        Some(cps) => m.address().is_some_and(|a| cps.contains(a)),
+        None => index.node(m).is_some_and(|n| n.control_plane),
+    }
+}
+
+/// Why CKE's etcd gate holds every repair step this pass (`None`: it does not, or is off).
+pub(super) fn etcd_hold(index: &Index<'_>) -> Option<String> {
+    let read = index.snap.etcd.as_ref()?;
+    let cps = index
+        .settings
+        .repair
+        .control_planes
+        .clone()
+        .unwrap_or_default();
+    let unreachable = index
+        .snap
+        .machines
+        .iter()
+        .filter(|m| m.info.state == crate::sabakan::model::State::Unreachable)
+        .filter_map(|m| m.address().map(str::to_owned))
+        .collect();
+    super::etcd::judge(
+        read,
+        &cps,
+        &unreachable,
+        index.settings.constraints.control_plane_count,
+    )
+    .err()
 }
 
 /// CKE's candidates: unfinished, not deleted, not healthy now, not in drain back-off; processing
@@ -246,6 +276,10 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
         op,
         reason,
     };
+    // CKE's gate: no operation of the repair phase at all (not even a dequeue or a finish).
+    if index.etcd_hold.is_some() {
+        return out;
+    }
     let enabled = index.snap.queue_enabled;
     let evict_timeout = index.settings.repair.eviction_timeout_seconds;
     for (pos, m) in index.snap.machines.iter().enumerate() {

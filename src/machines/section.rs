@@ -51,6 +51,17 @@ pub struct MachinesArgs {
         conflicts_with = "kubeconfig"
     )]
     pub machine_nodes: Option<PathBuf>,
+    /// With a machines fleet: turn on CKE's etcd gate (no repair step moves unless the
+    /// cluster's etcd is good for repair), reaching etcd with this CA, at each control plane
+    /// of --repair-config's cluster.yml (https://ADDRESS:2379). With --etcd-cert and --etcd-key.
+    #[arg(long, global = true, value_name = "FILE", requires_all = ["etcd_cert", "etcd_key"])]
+    pub etcd_ca: Option<PathBuf>,
+    /// The client certificate for etcd (PEM), with --etcd-ca.
+    #[arg(long, global = true, value_name = "FILE", requires = "etcd_ca")]
+    pub etcd_cert: Option<PathBuf>,
+    /// The client certificate's key for etcd (PEM), with --etcd-ca.
+    #[arg(long, global = true, value_name = "FILE", requires = "etcd_ca")]
+    pub etcd_key: Option<PathBuf>,
 }
 
 /// The machines family's keys of the config file.
@@ -84,6 +95,11 @@ pub struct Machines {
     /// ...or the live cluster of this kubeconfig (`--kubeconfig`, `--kube-context`).
     pub kubeconfig: Option<PathBuf>,
     pub kube_context: Option<String>,
+    /// CKE's etcd gate: the CA of the cluster's etcd (`--etcd-ca`), and a client certificate
+    /// and key (`--etcd-cert`, `--etcd-key`); all three, or none (the gate off).
+    pub etcd_ca: Option<PathBuf>,
+    pub etcd_cert: Option<PathBuf>,
+    pub etcd_key: Option<PathBuf>,
     /// The trigger's `$having` and `$notHaving`, as `ckecli sabakan set-variables` takes them
     /// (`having`, `notHaving`; `labels`, `racks`, `roles`, `states`, `minDaysBeforeRetire`).
     /// Unset: CKE's, UNHEALTHY and UNREACHABLE machines that are not boot servers. Set, a key
@@ -103,6 +119,9 @@ impl Default for Machines {
             nodes: None,
             kubeconfig: None,
             kube_context: None,
+            etcd_ca: None,
+            etcd_cert: None,
+            etcd_key: None,
             variables: None,
         }
     }
@@ -127,6 +146,14 @@ pub enum SectionError {
     /// The repair configuration or constraints.
     #[error(transparent)]
     Config(#[from] super::config::ConfigError),
+    #[error(
+        "CKE's etcd gate needs etcd_ca, etcd_cert and etcd_key together (or --etcd-ca, --etcd-cert, --etcd-key): {0} is missing"
+    )]
+    EtcdPartial(&'static str),
+    #[error(
+        "CKE's etcd gate (--etcd-ca) reaches etcd at the cluster's control planes, which come from the nodes: of a whole cluster.yml: give --repair-config (or machines.repair_config) the cluster.yml, not its repair: section alone"
+    )]
+    EtcdNoControlPlanes,
 }
 
 /// A machines fleet, when a flag or the config's `[machines]` section names one.
@@ -218,11 +245,48 @@ fn fleet(
         m.query(),
     )
     .map_err(|e| ClaimError::new(SectionError::Config(e)))?;
+    let etcd = etcd_access(args, m)?;
+    if etcd.is_some() && settings.repair.control_planes.is_none() {
+        return Err(ClaimError::new(SectionError::EtcdNoControlPlanes));
+    }
+    let mut inputs: Vec<(&'static str, PathBuf)> = inputs;
+    if let Some(a) = &etcd {
+        inputs.extend([
+            ("--etcd-ca", a.ca.clone()),
+            ("--etcd-cert", a.cert.clone()),
+            ("--etcd-key", a.key.clone()),
+        ]);
+    }
     Ok(MachinesFleet {
         from,
         nodes,
         settings,
         inputs,
         now: shared.now,
+        etcd,
     })
+}
+
+/// The etcd gate's files: the flags (clap wants all three), else the config's keys, all three
+/// or none.
+fn etcd_access(
+    args: &MachinesArgs,
+    m: &Machines,
+) -> Result<Option<super::etcd::Access>, ClaimError> {
+    let (ca, cert, key) = match &args.etcd_ca {
+        Some(_) => (&args.etcd_ca, &args.etcd_cert, &args.etcd_key),
+        None => (&m.etcd_ca, &m.etcd_cert, &m.etcd_key),
+    };
+    let partial = |what| Err(ClaimError::new(SectionError::EtcdPartial(what)));
+    match (ca, cert, key) {
+        (None, None, None) => Ok(None),
+        (Some(ca), Some(cert), Some(key)) => Ok(Some(super::etcd::Access {
+            ca: ca.clone(),
+            cert: cert.clone(),
+            key: key.clone(),
+        })),
+        (None, _, _) => partial("etcd_ca"),
+        (_, None, _) => partial("etcd_cert"),
+        (_, _, None) => partial("etcd_key"),
+    }
 }

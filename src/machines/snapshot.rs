@@ -19,6 +19,9 @@ pub struct Snapshot {
     pub nodes: Vec<Node>,
     /// `autorepair repair enable|disable` (CKE's repair-queue switch); enabled by default.
     pub queue_enabled: bool,
+    /// What the cluster's etcd said, when the gate is on (`--etcd-cert`…): the planner's
+    /// [`super::etcd::judge`] decides from it. `None`: the gate is off.
+    pub etcd: Option<Result<super::etcd::Status, String>>,
 }
 
 #[derive(Clone, Debug)]

@@ -35,6 +35,7 @@ pub(crate) fn settings(max_entries: usize) -> Settings {
         constraints: Constraints {
             maximum_repair_queue_entries: max_entries,
             wait_seconds_to_repair_rebooting: 300,
+            ..Constraints::default()
         },
         query: Settings::default_query(),
     }
@@ -79,6 +80,7 @@ fn fleet(machines: Vec<Machine>, cluster: &[&str]) -> Snapshot {
         }],
         nodes: Vec::new(),
         queue_enabled: true,
+        etcd: None,
     }
 }
 
@@ -685,6 +687,90 @@ fn max_concurrent_repairs_and_one_control_plane() {
     assert_eq!(Machines::index(&snap, &s2, NOW).taken, vec![false, true]);
     snap.nodes[1].control_plane = false;
     assert_eq!(Machines::index(&snap, &s2, NOW).taken, vec![true, true]);
+    // A whole cluster.yml names the control planes: its nodes:, whatever the Nodes' labels.
+    let mut s3 = s2.clone();
+    s3.repair.control_planes = Some(
+        [&a, &b]
+            .iter()
+            .filter_map(|m| m.address().map(str::to_owned))
+            .collect(),
+    );
+    assert_eq!(Machines::index(&snap, &s3, NOW).taken, vec![false, true]);
+    let mut no_nodes = snap.clone();
+    no_nodes.nodes.clear();
+    assert_eq!(
+        Machines::index(&no_nodes, &s3, NOW).taken,
+        vec![false, true]
+    );
+}
+
+/// CKE's etcd gate: a good etcd lets the entries move as before; one that is not good for
+/// repair, or cannot be read, holds every entry where it stands (not even a deleted one is
+/// removed, as CKE withholds the whole repair phase), and the operation says why.
+#[test]
+fn the_etcd_gate_holds_every_step_while_etcd_is_not_good_for_repair() {
+    use crate::machines::etcd::Status as EtcdStatus;
+    let mut s = settings(5);
+    let a = with_entry(
+        machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+        1,
+        Progress::queued(NOW - 100),
+        Reach::step(2),
+    );
+    let gone = with_entry(
+        machine("b", 1, State::Unhealthy, &[POLICY_ALL]),
+        2,
+        Progress {
+            deleted: true,
+            ..Progress::queued(NOW - 100)
+        },
+        Reach::step(2),
+    );
+    let cp = a.address().unwrap().to_owned();
+    s.repair.control_planes = Some([cp.clone()].into());
+    let good = Ok(EtcdStatus {
+        revision: Some(9),
+        members: vec![(cp.clone(), true)],
+    });
+    let behind = Ok(EtcdStatus {
+        revision: Some(9),
+        members: vec![(cp.clone(), false)],
+    });
+    // (what etcd said, how many operations move, what the entry's operation says)
+    type Read = Option<Result<EtcdStatus, String>>;
+    let cases: Vec<(Read, usize, Option<&str>)> = vec![
+        (None, 2, None),
+        (Some(good), 2, None),
+        (
+            Some(behind),
+            0,
+            Some("is out of sync while its machine is reachable"),
+        ),
+        (
+            Some(Err("connection refused".into())),
+            0,
+            Some("etcd cannot be read (connection refused)"),
+        ),
+    ];
+    for (read, moves, says) in cases {
+        let mut snap = fleet(vec![a.clone(), gone.clone()], &[]);
+        snap.etcd = read;
+        let index = Machines::index(&snap, &s, NOW);
+        let work = Machines::progress(&index, NOW);
+        assert_eq!(work.len(), moves, "{says:?}: {work:?}");
+        let why = Machines::operations(&index)
+            .into_iter()
+            .find(|o| o.target == Some("a"))
+            .and_then(|o| o.why);
+        match says {
+            Some(text) => assert!(
+                why.as_deref()
+                    .is_some_and(|w| w.contains(text) && w.contains("etcd gate")),
+                "{why:?}"
+            ),
+            None => assert!(why.is_none(), "{why:?}"),
+        }
+    }
 }
 
 /// The engine's failure-domain slot, as CKE's slot above: an entry a suspend holds where it
@@ -1136,6 +1222,7 @@ fn ckes_trigger_cases_create_ckes_entries_with_the_shipped_limits() {
         constraints: Constraints {
             maximum_repair_queue_entries: 3,
             wait_seconds_to_repair_rebooting: 300,
+            ..Constraints::default()
         },
         query: Settings::default_query(),
     };

@@ -21,6 +21,7 @@ mod inputs;
 mod kept;
 mod layout;
 mod machines_cli;
+mod machines_etcd;
 mod machines_live;
 mod machines_replicas;
 mod man;

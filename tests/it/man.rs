@@ -481,6 +481,18 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         r"The kubeconfig's context, as \fB--kube-context\fR; not set: its current context.",
     ),
     (
+        "machines.etcd_ca",
+        r"CKE's etcd gate, as \fB--etcd-ca\fR: the CA of the cluster's etcd. With etcd_cert and etcd_key (all three, or none: the gate off), no repair step moves unless etcd, asked at each control plane of repair_config's nodes:, is good for repair as CKE decides.",
+    ),
+    (
+        "machines.etcd_cert",
+        r"The client certificate for etcd (PEM), as \fB--etcd-cert\fR.",
+    ),
+    (
+        "machines.etcd_key",
+        r"The client certificate's key for etcd (PEM), as \fB--etcd-key\fR.",
+    ),
+    (
         "machines.variables",
         r"The trigger's \fBhaving\fR and \fBnotHaving\fR, as \fBckecli sabakan set-variables\fR takes them (a table: \fB[machines.variables]\fR). Not set: CKE's, the UNHEALTHY and UNREACHABLE machines that are not boot servers. Set, a key left out is no condition (CKE sends it as null).",
     ),

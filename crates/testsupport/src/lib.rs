@@ -5,10 +5,12 @@
 //! - [`sabakan`]: a stateful fake sabakan (GraphQL `searchMachines`, labels, states, machines).
 //! - [`rapi`]: a fake Ganeti RAPI over HTTPS, one connection per request, answering what the
 //!   test says.
+//! - [`etcd`]: not a fake: a real three-member etcd cluster on loopback, with TLS.
 //!
 //! They share the server start (a thread and tokio runtime of their own, stopped on drop),
 //! the fault bookkeeping, and one certificate ([`CA_FILE`]).
 
+pub mod etcd;
 pub mod kube;
 pub mod rapi;
 pub mod sabakan;

@@ -113,6 +113,7 @@ pub fn settings() -> Settings {
         constraints: Constraints {
             maximum_repair_queue_entries: 6,
             wait_seconds_to_repair_rebooting: 900,
+            ..Constraints::default()
         },
         query: Settings::default_query(),
     }
