@@ -40,6 +40,12 @@ pub struct Status {
     pub members: Vec<(String, bool)>,
 }
 
+/// Whether etcd answered at all with a quorum: CKE does nothing else while it does not (its
+/// strategy waits for etcd before any other phase, the uncordons included).
+pub fn healthy(read: &Result<Status, String>) -> bool {
+    read.as_ref().is_ok_and(|s| s.revision.is_some())
+}
+
 /// Whether the gate lets repair steps move: `Err` says why not.
 ///
 /// `control_planes` are the cluster's control-plane addresses, `unreachable` the machines

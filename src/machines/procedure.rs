@@ -276,13 +276,21 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
         op,
         reason,
     };
-    // CKE's gate: no operation of the repair phase at all (not even a dequeue or a finish).
-    if index.etcd_hold.is_some() {
-        return out;
-    }
     let enabled = index.snap.queue_enabled;
     let evict_timeout = index.settings.repair.eviction_timeout_seconds;
-    for (pos, m) in index.snap.machines.iter().enumerate() {
+    // CKE's etcd gate: no operation of the repair phase at all (not even a dequeue or a
+    // finish). The uncordons below come before that phase in CKE, and go on while etcd is
+    // healthy; with no healthy etcd, CKE waits for it before anything.
+    if index
+        .snap
+        .etcd
+        .as_ref()
+        .is_some_and(|r| !super::etcd::healthy(r))
+    {
+        return out;
+    }
+    let gated = index.etcd_hold.is_some();
+    for (pos, m) in index.snap.machines.iter().enumerate().filter(|_| !gated) {
         let Some(e) = m.entry() else { continue };
         let p = e.progress;
         let serial = m.serial.clone();

@@ -706,7 +706,9 @@ fn max_concurrent_repairs_and_one_control_plane() {
 
 /// CKE's etcd gate: a good etcd lets the entries move as before; one that is not good for
 /// repair, or cannot be read, holds every entry where it stands (not even a deleted one is
-/// removed, as CKE withholds the whole repair phase), and the operation says why.
+/// removed, as CKE withholds the whole repair phase), and the operation says why. A Node we
+/// cordoned that no entry holds is uncordoned all the same while etcd is healthy (CKE does
+/// that before the phase), not when etcd cannot be read (CKE waits for etcd first).
 #[test]
 fn the_etcd_gate_holds_every_step_while_etcd_is_not_good_for_repair() {
     use crate::machines::etcd::Status as EtcdStatus;
@@ -736,28 +738,43 @@ fn the_etcd_gate_holds_every_step_while_etcd_is_not_good_for_repair() {
         revision: Some(9),
         members: vec![(cp.clone(), false)],
     });
-    // (what etcd said, how many operations move, what the entry's operation says)
+    let idle = machine("c", 1, State::Healthy, &[POLICY_ALL]);
+    let left_cordoned = Node {
+        unschedulable: true,
+        cordoned_by_us: true,
+        ..node_of(&idle)
+    };
+    // (what etcd said, how many entries' operations move, whether the Node is uncordoned,
+    // what the entry's operation says)
     type Read = Option<Result<EtcdStatus, String>>;
-    let cases: Vec<(Read, usize, Option<&str>)> = vec![
-        (None, 2, None),
-        (Some(good), 2, None),
+    let cases: Vec<(Read, usize, bool, Option<&str>)> = vec![
+        (None, 2, true, None),
+        (Some(good), 2, true, None),
         (
             Some(behind),
             0,
+            true,
             Some("is out of sync while its machine is reachable"),
         ),
         (
             Some(Err("connection refused".into())),
             0,
+            false,
             Some("etcd cannot be read (connection refused)"),
         ),
     ];
-    for (read, moves, says) in cases {
-        let mut snap = fleet(vec![a.clone(), gone.clone()], &[]);
+    for (read, moves, uncordons, says) in cases {
+        let mut snap = fleet(vec![a.clone(), gone.clone(), idle.clone()], &[]);
+        snap.nodes = vec![left_cordoned.clone()];
         snap.etcd = read;
         let index = Machines::index(&snap, &s, NOW);
         let work = Machines::progress(&index, NOW);
-        assert_eq!(work.len(), moves, "{says:?}: {work:?}");
+        let uncordon = work
+            .iter()
+            .filter(|w| matches!(w.op, Op::Uncordon { .. }))
+            .count();
+        assert_eq!(uncordon, usize::from(uncordons), "{says:?}: {work:?}");
+        assert_eq!(work.len() - uncordon, moves, "{says:?}: {work:?}");
         let why = Machines::operations(&index)
             .into_iter()
             .find(|o| o.target == Some("a"))
