@@ -2,7 +2,7 @@
 //! each on an address of its own (`127.0.79.N`, client port 2379 and peer port 2380 as CKE
 //! uses them), TLS everywhere with client certificates, from a CA made for the run with
 //! `openssl`. A member can be frozen (SIGSTOP: it answers nothing, as one cut off by a
-//! partition) and thawed, or stopped for good.
+//! partition); the build script (`cfg(have_etcd)`) says whether the tools are there.
 //!
 //! `etcdctl` (Debian's `etcd-client`) says when the cluster is up.
 
@@ -22,14 +22,6 @@ struct Member {
     address: String,
     child: Option<Child>,
     frozen: std::cell::Cell<bool>,
-}
-
-/// Whether `etcd`, `etcdctl` and `openssl` are installed.
-pub fn available() -> bool {
-    ["etcd", "etcdctl", "openssl"].iter().all(|tool| {
-        std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-    })
 }
 
 fn run(dir: &Path, args: &[&str]) {
@@ -300,11 +292,6 @@ impl Etcd {
     pub fn freeze(&self, i: usize) {
         self.signal(i, "-STOP");
         self.members[i].frozen.set(true);
-    }
-
-    pub fn thaw(&self, i: usize) {
-        self.signal(i, "-CONT");
-        self.members[i].frozen.set(false);
     }
 }
 
