@@ -13,6 +13,7 @@ const STARTED: &str = "autorepair_repairs_started_total";
 const ENDED: &str = "autorepair_repairs_ended_total";
 const TOOK: &str = "autorepair_repair_duration_seconds";
 const HELD_PASSES: &str = "autorepair_mass_failure_passes";
+const LEADER: &str = "autorepair_leader";
 
 /// The value of a sample line `name{labels} value` in a previous file, 0 if absent.
 fn previous(text: &str, sample: &str) -> f64 {
@@ -249,8 +250,57 @@ fn samples<F: FamilyFace>(
         "When the last pass without failed actions began (before any: the first pass this file recorded).",
         when,
     );
+    leader::<F>(&mut out, true);
     out.push_str(&F::extra_metrics(plan));
     out
+}
+
+/// 1 on the replica whose passes act (the only one, without an election), 0 on one that
+/// stands by: under the engine's name and the family's users' own.
+fn leader<F: FamilyFace>(out: &mut String, leads: bool) {
+    for name in std::iter::once(LEADER).chain(F::LEADER_GAUGE) {
+        gauge(
+            out,
+            name,
+            "1 when this replica leads (its passes act).",
+            u8::from(leads),
+        );
+    }
+}
+
+/// The textfile of a replica that stands by (another holds the Lease, or this host is not the
+/// Ganeti master): the leader gauges at 0 and the counters carried on, but none of the fleet's
+/// gauges. A replica that led before would otherwise go on exporting what it last read, as
+/// if two replicas saw the fleet, and a collector summing them would count every entry twice.
+pub fn standing_by<F: FamilyFace>(prev: &str) -> String {
+    let prev = without_family(prev, F::FAMILY);
+    let counters: Vec<&str> = prev
+        .lines()
+        .filter_map(|l| {
+            let typed = l.strip_prefix("# TYPE ")?;
+            typed
+                .strip_suffix(" counter")
+                .or_else(|| typed.strip_suffix(" summary"))
+        })
+        .collect();
+    let mut out = String::new();
+    for line in prev.lines() {
+        let name = line
+            .strip_prefix("# HELP ")
+            .or_else(|| line.strip_prefix("# TYPE "))
+            .unwrap_or(line);
+        let name = name.split([' ', '{']).next().unwrap_or_default();
+        let series = |c: &&str| {
+            name.strip_prefix(*c)
+                .is_some_and(|rest| ["", "_sum", "_count"].contains(&rest))
+        };
+        if counters.iter().any(series) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    leader::<F>(&mut out, false);
+    with_family(&out, F::FAMILY)
 }
 
 /// The actions the executor carried out, in its order (scopes first, then each target's):
@@ -561,6 +611,41 @@ mod tests {
         ] {
             assert_eq!(label_value(raw), want, "{raw:?}");
         }
+    }
+
+    /// A replica that acts says it leads; one that stands by says it does not, keeps its
+    /// counters (they go on when it leads again) and drops every gauge of the fleet it last
+    /// read, so that two replicas never both export the fleet.
+    #[test]
+    fn a_replica_standing_by_exports_its_counters_and_that_it_does_not_lead() {
+        let plan = crate::face::family::toy::plan();
+        let done = Report::default();
+        let led = render("", &plan, &done, Duration::from_secs(2), 1000);
+        assert!(
+            led.contains("autorepair_leader{family=\"toy\"} 1\n"),
+            "{led}"
+        );
+        let by = standing_by::<crate::face::family::toy::Toy>(&led);
+        assert!(by.contains("autorepair_leader{family=\"toy\"} 0\n"), "{by}");
+        for kept in [
+            "autorepair_repairs_started_total{family=\"toy\"} 2\n",
+            "# TYPE autorepair_repairs_ended_total counter\n",
+            "autorepair_repairs_ended_total{family=\"toy\",result=\"enoperm\"} 1\n",
+            "autorepair_repair_duration_seconds_count{family=\"toy\"} ",
+        ] {
+            assert!(by.contains(kept), "{kept:?} not in {by}");
+        }
+        for dropped in [
+            "autorepair_targets",
+            "autorepair_down_nodes",
+            "autorepair_last_pass",
+        ] {
+            assert!(!by.contains(dropped), "{dropped} in {by}");
+        }
+        // Leading again, the counters go on from the standby's file.
+        let again = render(&by, &plan, &done, Duration::ZERO, 1300);
+        assert!(again.contains("autorepair_repairs_started_total{family=\"toy\"} 4\n"));
+        assert!(again.contains("autorepair_leader{family=\"toy\"} 1\n"));
     }
 
     #[test]

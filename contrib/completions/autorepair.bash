@@ -19,6 +19,9 @@ _autorepair() {
             autorepair,allow)
                 cmd="autorepair__subcmd__allow"
                 ;;
+            autorepair,auto-repair)
+                cmd="autorepair__subcmd__auto__subcmd__repair"
+                ;;
             autorepair,clear)
                 cmd="autorepair__subcmd__clear"
                 ;;
@@ -64,8 +67,47 @@ _autorepair() {
             autorepair,tags)
                 cmd="autorepair__subcmd__tags"
                 ;;
+            autorepair__subcmd__auto__subcmd__repair,disable)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__disable"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair,enable)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__enable"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair,get-variables)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__get__subcmd__variables"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair,help)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__help"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair,is-enabled)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__is__subcmd__enabled"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair,set-variables)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__set__subcmd__variables"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair__subcmd__help,disable)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__disable"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair__subcmd__help,enable)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__enable"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair__subcmd__help,get-variables)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__get__subcmd__variables"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair__subcmd__help,help)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__help"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair__subcmd__help,is-enabled)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__is__subcmd__enabled"
+                ;;
+            autorepair__subcmd__auto__subcmd__repair__subcmd__help,set-variables)
+                cmd="autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__set__subcmd__variables"
+                ;;
             autorepair__subcmd__help,allow)
                 cmd="autorepair__subcmd__help__subcmd__allow"
+                ;;
+            autorepair__subcmd__help,auto-repair)
+                cmd="autorepair__subcmd__help__subcmd__auto__subcmd__repair"
                 ;;
             autorepair__subcmd__help,clear)
                 cmd="autorepair__subcmd__help__subcmd__clear"
@@ -111,6 +153,21 @@ _autorepair() {
                 ;;
             autorepair__subcmd__help,tags)
                 cmd="autorepair__subcmd__help__subcmd__tags"
+                ;;
+            autorepair__subcmd__help__subcmd__auto__subcmd__repair,disable)
+                cmd="autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__disable"
+                ;;
+            autorepair__subcmd__help__subcmd__auto__subcmd__repair,enable)
+                cmd="autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__enable"
+                ;;
+            autorepair__subcmd__help__subcmd__auto__subcmd__repair,get-variables)
+                cmd="autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__get__subcmd__variables"
+                ;;
+            autorepair__subcmd__help__subcmd__auto__subcmd__repair,is-enabled)
+                cmd="autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__is__subcmd__enabled"
+                ;;
+            autorepair__subcmd__help__subcmd__auto__subcmd__repair,set-variables)
+                cmd="autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__set__subcmd__variables"
                 ;;
             autorepair__subcmd__help__subcmd__repair,add)
                 cmd="autorepair__subcmd__help__subcmd__repair__subcmd__add"
@@ -308,7 +365,7 @@ _autorepair() {
 
     case "${cmd}" in
         autorepair)
-            opts="-h -V --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help --version run status report explain tags repair suspend resume clear simulate generate sabakan snapshot allow request help"
+            opts="-h -V --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help --version run status report explain tags repair auto-repair suspend resume clear simulate generate sabakan snapshot allow request help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -420,6 +477,692 @@ _autorepair() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair)
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help enable disable is-enabled set-variables get-variables help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__disable)
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__enable)
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__get__subcmd__variables)
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__help)
+            opts="enable disable is-enabled set-variables get-variables help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__get__subcmd__variables)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__is__subcmd__enabled)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__help__subcmd__set__subcmd__variables)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__is__subcmd__enabled)
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repair-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --constraints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nodes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rapi)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-objects)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sabakan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__auto__subcmd__repair__subcmd__set__subcmd__variables)
+            opts="-h --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -846,7 +1589,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__help)
-            opts="run status report explain tags repair suspend resume clear simulate generate sabakan snapshot allow request help"
+            opts="run status report explain tags repair auto-repair suspend resume clear simulate generate sabakan snapshot allow request help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -862,6 +1605,90 @@ _autorepair() {
         autorepair__subcmd__help__subcmd__allow)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__auto__subcmd__repair)
+            opts="enable disable is-enabled set-variables get-variables"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__get__subcmd__variables)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__is__subcmd__enabled)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        autorepair__subcmd__help__subcmd__auto__subcmd__repair__subcmd__set__subcmd__variables)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

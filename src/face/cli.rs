@@ -5,7 +5,7 @@ use crate::engine::text::{parse_duration, parse_interval, parse_positive_duratio
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-pub use crate::plug::cli::{ClockArgs, Format, RepairCommand};
+pub use crate::plug::cli::{AutoRepairCommand, ClockArgs, Format, RepairCommand};
 use std::time::Duration;
 
 #[derive(Debug, Parser)]
@@ -397,6 +397,10 @@ pub enum Command {
     /// The machines family's repair entries, in ckecli's words (with --sabakan or --sabakan-file).
     #[command(subcommand)]
     Repair(RepairCommand),
+    /// The machines family's trigger: its switch and its query, in ckecli's words (with
+    /// --sabakan or --sabakan-file).
+    #[command(subcommand)]
+    AutoRepair(AutoRepairCommand),
     /// Allow repairs up to TYPE on an object (replaces its other policy marks); `none` removes
     /// them, so the object inherits the policy of the next level up.
     Allow {

@@ -20,12 +20,17 @@ pub fn run<F: FamilyFace>(
     let mut daemon = Daemon::start(run)?;
     // What a standby replica last said about the lock it could not take.
     let mut kept_out: Option<String> = None;
+    // Whether the metrics file says this replica stands by (written once as it begins to).
+    let mut standing = false;
     loop {
         if let Some(d) = &mut daemon {
             if d.stopping() {
                 return Ok(worst);
             }
             if !d.may_act() {
+                if let Err(e) = stand_by::<F>(run, &mut standing) {
+                    tracing::error!(target: LOG_TARGET, error = %e.chain(), "standing by");
+                }
                 continue;
             }
             d.pass_starts();
@@ -38,16 +43,18 @@ pub fn run<F: FamilyFace>(
         // A replica that stands by (not the Ganeti master) skips the pass as done: it takes
         // no lock and reads nothing, so cron on every master candidate stays quiet.
         let outcome = match F::may_act(&fleet.source) {
-            Ok(false) => Ok(Exit::Ok),
-            Ok(true) => run
-                .lock
-                .as_deref()
-                .map(|path| acquire_lock(fleet, path))
-                .transpose()
-                .and_then(|held| {
-                    let lock = held.as_ref().map(crate::lock::LockGuard::path);
-                    one_pass(out, logs, fleet, run, lock, pass, guard)
-                }),
+            Ok(false) => stand_by::<F>(run, &mut standing).map(|()| Exit::Ok),
+            Ok(true) => {
+                standing = false;
+                run.lock
+                    .as_deref()
+                    .map(|path| acquire_lock(fleet, path))
+                    .transpose()
+                    .and_then(|held| {
+                        let lock = held.as_ref().map(crate::lock::LockGuard::path);
+                        one_pass(out, logs, fleet, run, lock, pass, guard)
+                    })
+            }
             Err(e) => Err(e.into()),
         };
         if !matches!(&outcome, Err(e) if e.exit() == Exit::Busy) {
@@ -98,6 +105,22 @@ pub fn run<F: FamilyFace>(
             }
         }
     }
+}
+
+/// Says in the metrics file, once as it begins to, that this replica stands by.
+fn stand_by<F: FamilyFace>(run: &Run, standing: &mut bool) -> Result<(), Error> {
+    let Some(path) = run.metrics_file.as_ref().filter(|_| !*standing) else {
+        return Ok(());
+    };
+    let previous = crate::files::read_text(path).unwrap_or_default();
+    metrics::write_atomically(path, &metrics::standing_by::<F>(&previous)).map_err(|source| {
+        Error::Metrics {
+            path: path.clone(),
+            source,
+        }
+    })?;
+    *standing = true;
+    Ok(())
 }
 
 fn one_pass<F: FamilyFace>(

@@ -649,6 +649,11 @@ pub(crate) fn fleet_job<F: FamilyFace>(
             let lock = lock_path::<F>(global, config, &fleet.source)?;
             FleetJob::Repair { fleet, lock, cmd }
         }
+        Command::AutoRepair(cmd) => {
+            let lock = lock_path::<F>(global, config, &fleet.source)?;
+            let cmd = crate::face::cli::RepairCommand::Auto(cmd);
+            FleetJob::Repair { fleet, lock, cmd }
+        }
         Command::Tags(TagsCommand::Parse { .. }) | Command::Sabakan(_) => {
             unreachable!("resolved without a fleet")
         }

@@ -374,10 +374,16 @@ pub fn unfinished(snap: &Snapshot) -> Vec<String> {
         .collect()
 }
 
-/// `repair enable|disable`: the queue switch on the cluster's holder.
-pub fn enable(file: &mut MachinesFile, on: bool) -> Result<(), BackendError> {
+/// `repair enable|disable` ([`labels::QUEUE`]), `auto-repair enable|disable`
+/// ([`labels::AUTO_REPAIR`]): a switch of the cluster's, on its holder. Enabling removes the
+/// label, so a copy left elsewhere by a holder change is not the one that stays.
+pub fn switch(file: &mut MachinesFile, name: &str, on: bool) -> Result<(), BackendError> {
     let holder = file.holder(&ObjectRef::singleton(kind::CLUSTER))?;
-    let name = format!("{CLUSTER_PREFIX}queue");
-    file.set(&holder, &name, (!on).then_some("disabled"))?;
+    let rest = name.strip_prefix(labels::PREFIX).unwrap_or(name);
+    file.set(
+        &holder,
+        &format!("{CLUSTER_PREFIX}{rest}"),
+        (!on).then_some("disabled"),
+    )?;
     file.flush()
 }

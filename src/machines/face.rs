@@ -6,14 +6,16 @@ use super::admin::{self, Which};
 use super::config::{Constraints, Repair};
 use super::drain::{KubeNodes, NodesFile, drain_options};
 use super::file::MachinesFile;
-use super::snapshot::Machine;
+use super::labels;
+use super::snapshot::{Machine, Switch};
 use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
 use crate::lock;
 use crate::plug::claim::{Claim, Look, Shared};
-use crate::plug::cli::RepairCommand;
+use crate::plug::cli::{AutoRepairCommand, RepairCommand};
 use crate::plug::printer::Printer;
 use crate::plug::{Exit, Failure, FamilyFace, LockPathError, OpenError};
+use crate::sabakan::client::Variables;
 use std::path::{Path, PathBuf};
 
 /// A machines fleet (sabakan, live or a file), with what the machines family reads beside it.
@@ -30,6 +32,37 @@ pub struct MachinesFleet {
     /// CKE's etcd gate: how to reach the cluster's etcd (`--etcd-ca`, `--etcd-cert`,
     /// `--etcd-key`); `None`, the gate is off.
     pub etcd: Option<super::etcd::Access>,
+    /// Where `auto-repair set-variables` keeps the trigger's query: beside the repair
+    /// configuration (`None` without one).
+    pub variables_file: Option<PathBuf>,
+    /// The config's `[machines.variables]` sets the trigger's query: a stored one too would be
+    /// two answers, which hold the trigger until one goes.
+    pub config_variables: bool,
+}
+
+/// The file `auto-repair set-variables` writes beside the repair configuration `repair`.
+pub fn variables_beside(repair: &Path) -> PathBuf {
+    let mut name = repair.as_os_str().to_owned();
+    name.push(".auto-repair.json");
+    PathBuf::from(name)
+}
+
+/// The trigger's query as stored beside the repair configuration: `None` when nothing is;
+/// else the query, or why it cannot be used (which holds the trigger, rule 11).
+fn stored_variables(s: &MachinesFleet) -> Option<Result<Variables, String>> {
+    let path = s.variables_file.as_deref()?;
+    let text = match crate::files::read_text(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
+    };
+    if s.config_variables {
+        return Some(Err(format!(
+            "both the config's [machines.variables] and {} set it: remove one",
+            path.display()
+        )));
+    }
+    Some(Variables::parse(&text).map_err(|e| format!("{}: {e}", path.display())))
 }
 
 /// Where the machines are.
@@ -57,6 +90,7 @@ impl FamilyFace for Machines {
     const CONFIG_KEYS: &'static [&'static str] = &["machines"];
     const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
     const FLEET_HINT: &'static str = "--sabakan-file FILE or --sabakan URL (sabakan machines)";
+    const LEADER_GAUGE: Option<&'static str> = Some("cke_leader");
 
     fn claim(
         args: &Self::Args,
@@ -205,11 +239,25 @@ impl FamilyFace for Machines {
     }
 
     /// Repair entries whose labels cannot be read: each holds its machine.
+    /// and the cluster's switches, or the trigger's stored query, that cannot be read.
     fn damaged(snap: &super::Snapshot) -> Vec<String> {
-        admin::damaged(snap)
+        let mut out: Vec<String> = admin::damaged(snap)
             .iter()
             .map(ToString::to_string)
-            .collect()
+            .collect();
+        for (verb, switch) in [("repair", &snap.queue), ("auto-repair", &snap.auto_repair)] {
+            if let Switch::Unreadable(why) = switch {
+                out.push(format!(
+                    "unreadable switch: {why}; it holds as disabled until `autorepair {verb} enable` or `disable` sets it"
+                ));
+            }
+        }
+        if let Some(Err(why)) = &snap.variables {
+            out.push(format!(
+                "auto-repair's stored query cannot be read: {why}; no entry is created for a broken machine until `autorepair auto-repair set-variables FILE` stores a good one"
+            ));
+        }
+        out
     }
 
     /// Its rack, as the limiter counts it.
@@ -222,11 +270,16 @@ impl FamilyFace for Machines {
         use super::entry::Status;
         use std::fmt::Write;
         let mut out = String::new();
-        let enabled = plan.targets.first().is_none_or(|t| t.facts.queue_enabled);
+        let first = plan.targets.first().map(|t| &t.facts);
         let _ = writeln!(
             out,
             "# HELP cke_repair_queue_enabled 1 when the repair queue is enabled.\n# TYPE cke_repair_queue_enabled gauge\ncke_repair_queue_enabled {}",
-            u8::from(enabled)
+            u8::from(first.is_none_or(|f| f.queue_enabled))
+        );
+        let _ = writeln!(
+            out,
+            "# HELP cke_auto_repair_enabled 1 when auto-repair is enabled.\n# TYPE cke_auto_repair_enabled gauge\ncke_auto_repair_enabled {}",
+            u8::from(first.is_none_or(|f| f.auto_repair_enabled))
         );
         let entries: Vec<(String, &super::EntryFacts)> = plan
             .targets
@@ -389,6 +442,7 @@ pub fn open(s: &MachinesFleet) -> Result<MachinesFile, BackendError> {
         file = file.with_drainer(Box::new(k));
     }
     file.now = s.now;
+    file.variables = stored_variables(s);
     if let Some(access) = &s.etcd {
         file.etcd = Some(super::etcd::Client::new(access).map_err(BackendError::Api)?);
     }
@@ -425,7 +479,12 @@ fn repair(
     cmd: RepairCommand,
 ) -> Result<Exit, Failure> {
     let _lock = match cmd {
-        RepairCommand::List { .. } | RepairCommand::IsEnabled | RepairCommand::Wait { .. } => None,
+        RepairCommand::List { .. }
+        | RepairCommand::IsEnabled
+        | RepairCommand::Wait { .. }
+        | RepairCommand::Auto(AutoRepairCommand::IsEnabled | AutoRepairCommand::GetVariables) => {
+            None
+        }
         _ => Some(crate::lock::acquire_waiting(lock, lock_wait)?),
     };
     let mut file = open(s).map_err(|e| Failure::Open(e.into()))?;
@@ -524,7 +583,7 @@ fn repair(
         }
         RepairCommand::IsEnabled => {
             let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
-            out.line(snap.queue_enabled.to_string())?;
+            out.line(snap.queue.on().to_string())?;
         }
         RepairCommand::Wait { timeout, interval } => {
             let started = std::time::Instant::now();
@@ -556,9 +615,10 @@ fn repair(
                 file.check_health = false;
             }
         }
+        RepairCommand::Auto(cmd) => auto_repair(out, s, &mut file, cmd)?,
         RepairCommand::Enable | RepairCommand::Disable => {
             let on = matches!(cmd, RepairCommand::Enable);
-            admin::enable(&mut file, on).map_err(act)?;
+            admin::switch(&mut file, labels::QUEUE, on).map_err(act)?;
             out.line(if on {
                 "repair queue enabled"
             } else {
@@ -567,4 +627,90 @@ fn repair(
         }
     }
     Ok(exit)
+}
+
+/// `autorepair auto-repair …`, under the lock where it writes.
+fn auto_repair(
+    out: &mut Printer,
+    s: &MachinesFleet,
+    file: &mut MachinesFile,
+    cmd: AutoRepairCommand,
+) -> Result<(), Failure> {
+    match cmd {
+        AutoRepairCommand::Enable | AutoRepairCommand::Disable => {
+            let on = matches!(cmd, AutoRepairCommand::Enable);
+            admin::switch(file, labels::AUTO_REPAIR, on).map_err(act)?;
+            out.line(if on {
+                "auto-repair enabled: machines sabakan reports broken get repair entries again"
+            } else {
+                "auto-repair disabled: no entry is created for a broken machine; entries under way and those `repair add` adds go on"
+            })?;
+        }
+        AutoRepairCommand::IsEnabled => {
+            let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
+            if let Switch::Unreadable(why) = &snap.auto_repair {
+                out.note(format_args!(
+                    "auto-repair's switch cannot be read ({why}): it holds as disabled"
+                ));
+            }
+            out.line(snap.auto_repair.on().to_string())?;
+        }
+        AutoRepairCommand::SetVariables { file: given } => {
+            let stored = s.variables_file.as_deref().ok_or_else(|| refused(
+                "auto-repair set-variables keeps the query beside the repair configuration: give --repair-config FILE (or machines.repair_config in the config)".into(),
+            ))?;
+            if s.config_variables {
+                return Err(refused(format!(
+                    "the config's [machines.variables] sets the trigger's query: change it there, or remove it and run `auto-repair set-variables {}` again",
+                    given.display()
+                )));
+            }
+            let text = crate::files::read_text(&given)
+                .map_err(|e| refused(format!("cannot read {}: {e}", given.display())))?;
+            Variables::parse(&text).map_err(|e| refused(format!("{}: {e}", given.display())))?;
+            crate::files::write_atomically(stored, text.as_bytes()).map_err(|e| Failure::Act {
+                object: ObjectRef::singleton("auto-repair"),
+                message: format!("cannot write {}: {e}", stored.display()),
+            })?;
+            out.line(format!(
+                "auto-repair's query stored in {}: the next pass selects with it",
+                stored.display()
+            ))?;
+        }
+        AutoRepairCommand::GetVariables => match stored_variables(s) {
+            Some(Ok(_)) => {
+                let path = s.variables_file.as_deref().unwrap_or(Path::new(""));
+                let text = crate::files::read_text(path).map_err(|e| Failure::Act {
+                    object: ObjectRef::singleton("auto-repair"),
+                    message: format!("cannot read {}: {e}", path.display()),
+                })?;
+                out.text(text)?;
+            }
+            Some(Err(why)) => {
+                return Err(Failure::Act {
+                    object: ObjectRef::singleton("auto-repair"),
+                    message: format!(
+                        "the stored query cannot be read ({why}); the trigger holds until `auto-repair set-variables FILE` stores a good one"
+                    ),
+                });
+            }
+            None => {
+                let from = if s.config_variables {
+                    "the config's [machines.variables]"
+                } else {
+                    "CKE's default: UNHEALTHY and UNREACHABLE machines that are not boot servers"
+                };
+                out.note(format_args!("nothing stored; the query is {from}"));
+                out.json_line(&s.settings.query)?;
+            }
+        },
+    }
+    Ok(())
+}
+
+fn refused(message: String) -> Failure {
+    Failure::Edit(crate::admin::AdminError::Refused {
+        object: ObjectRef::singleton("auto-repair"),
+        message,
+    })
 }

@@ -16,9 +16,11 @@ use super::command;
 use super::config::Repair;
 use super::drain::{Drainer, NodesFile};
 use super::entry::{Entry, Progress};
-use super::labels::{self, CLUSTER_PREFIX, ENTRY, INDEX, PROGRESS, QUEUE, RACK_PREFIX};
+use super::labels::{
+    self, AUTO_REPAIR, CLUSTER_PREFIX, ENTRY, INDEX, PROGRESS, QUEUE, RACK_PREFIX,
+};
 use super::live::Live;
-use super::snapshot::{self, Scope, Snapshot, kind};
+use super::snapshot::{self, Scope, Snapshot, Switch, kind};
 use super::{MAX_INDEX, Machines, Op, OpId};
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::{Backend, BackendError, ObjectRef};
@@ -49,6 +51,9 @@ pub struct MachinesFile {
     pub runner: Box<dyn command::Runner>,
     /// The cluster's etcd, read with the health checks when CKE's gate is on.
     pub etcd: Option<super::etcd::Client>,
+    /// The trigger's query stored by `autorepair auto-repair set-variables` (read as the
+    /// fleet is opened), or why it cannot be read.
+    pub variables: Option<Result<crate::sabakan::client::Variables, String>>,
     /// Asked before every label write and every repair command (`Backend::guard_writes`: a
     /// replica that lost its Lease stops there, inside a call too).
     guard: Option<crate::engine::WriteGuard>,
@@ -224,6 +229,7 @@ impl MachinesFile {
             now: None,
             runner: Box::new(command::Processes),
             etcd: None,
+            variables: None,
             guard: None,
             label_writes: 0,
             shared_written: Vec::new(),
@@ -700,12 +706,22 @@ impl SharedLabels {
         }
     }
 
-    /// The queue is disabled if any copy of the cluster's switch says so.
-    fn queue_enabled(&self) -> bool {
-        let queue = stored_name(QUEUE, "cluster.");
+    /// A switch of the cluster's (`QUEUE`, `AUTO_REPAIR`): off if any copy says so, and
+    /// unreadable (holding as off does) if any copy is neither absent nor `disabled`.
+    fn switch(&self, name: &str) -> Switch {
+        let stored = stored_name(name, "cluster.");
         self.by_name
-            .get(&queue)
-            .is_none_or(|copies| copies.iter().all(|c| c.value != "disabled"))
+            .get(&stored)
+            .into_iter()
+            .flatten()
+            .map(|c| match Switch::from_value(Some(&c.value)) {
+                Switch::Unreadable(v) => Switch::Unreadable(format!(
+                    "{stored}={v} on machine {} is neither absent (enabled) nor \"disabled\"",
+                    c.serial
+                )),
+                other => other,
+            })
+            .fold(Switch::On, Switch::and)
     }
 
     /// The scope's marks. Copies that agree are one mark; suspends that differ are each a
@@ -714,11 +730,11 @@ impl SharedLabels {
     /// person removes the one that is wrong.
     fn marks(&self) -> Vec<String> {
         let infix = self.scope.infix();
-        let (queue, index) = (stored_name(QUEUE, infix), stored_name(INDEX, infix));
+        let own = [QUEUE, AUTO_REPAIR, INDEX].map(|n| stored_name(n, infix));
         let prefix = format!("{}{infix}", labels::PREFIX);
         let mut marks = Vec::new();
         for (name, copies) in &self.by_name {
-            if *name == queue || *name == index {
+            if own.contains(name) {
                 continue;
             }
             let bare = format!(
@@ -788,14 +804,17 @@ impl Backend<Machines> for MachinesFile {
         let raw = self.list()?;
         let (racks, _) = MachinesFile::holders(&machines);
         let mut snap = Snapshot {
-            queue_enabled: true,
+            variables: self.variables.clone(),
             ..Snapshot::default()
         };
         let shared = MachinesFile::shared_labels_of_machines(&machines, raw);
         for scope in &shared {
             scope.warn_split();
         }
-        snap.queue_enabled = shared.iter().all(SharedLabels::queue_enabled);
+        for scope in shared.iter().filter(|s| s.scope == Shared::Cluster) {
+            snap.queue = std::mem::take(&mut snap.queue).and(scope.switch(QUEUE));
+            snap.auto_repair = std::mem::take(&mut snap.auto_repair).and(scope.switch(AUTO_REPAIR));
+        }
         if let Some(client) = self.etcd.as_ref().filter(|_| self.check_health) {
             let none = Default::default();
             let cps = self.repair.control_planes.as_ref().unwrap_or(&none);

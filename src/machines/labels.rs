@@ -18,7 +18,8 @@
 //! for the index. A repair name is 47 characters (`autorepair.` and a UUID).
 //!
 //! Some names under the prefix are not marks but the family's own records: a repair entry
-//! ([`ENTRY`], [`PROGRESS`], see `super::entry`), the queue switch ([`QUEUE`]), the
+//! ([`ENTRY`], [`PROGRESS`], see `super::entry`), the switches of the queue ([`QUEUE`]) and of
+//! the trigger ([`AUTO_REPAIR`]), the
 //! entry counter ([`INDEX`]) and the marks of the cluster and the racks ([`CLUSTER_PREFIX`],
 //! [`RACK_PREFIX`]). The codec calls them foreign, so the engine never edits them; only the
 //! family and its backend write them.
@@ -39,6 +40,9 @@ pub const ENTRY: &str = "autorepair.entry";
 pub const PROGRESS: &str = "autorepair.progress";
 /// `disabled` stops new drains and commands, as `ckecli repair-queue disable` (not a mark).
 pub const QUEUE: &str = "autorepair.queue";
+/// `disabled` stops new entries for machines the trigger selects, as `ckecli auto-repair
+/// disable`; entries added by a person and those under way go on (not a mark).
+pub const AUTO_REPAIR: &str = "autorepair.auto-repair";
 /// The highest repair entry index ever given out (not a mark), kept on the cluster's holder as
 /// `autorepair.cluster.index`: CKE's counter only grows, so an index names one repair for good.
 pub const INDEX: &str = "autorepair.index";
@@ -115,7 +119,7 @@ impl Codec for Labels {
     fn parse(text: &str) -> Result<Mark<'_, Reach>, MarkError> {
         let (name, value) = split(text);
         if !name.starts_with(PREFIX)
-            || [ENTRY, PROGRESS, QUEUE, INDEX].contains(&name)
+            || [ENTRY, PROGRESS, QUEUE, AUTO_REPAIR, INDEX].contains(&name)
             || name.starts_with(CLUSTER_PREFIX)
             || name.starts_with(RACK_PREFIX)
         {

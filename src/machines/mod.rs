@@ -143,7 +143,7 @@ use crate::engine::text::{FxMap, Text};
 use crate::sabakan::client::{MachineParams, Variables};
 use entry::{Entry, Progress, Status};
 use labels::Labels;
-use snapshot::{Machine, Node, Snapshot, kind};
+use snapshot::{Machine, Node, Snapshot, Switch, kind};
 
 /// What an operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -300,22 +300,7 @@ pub struct Settings {
 impl Settings {
     /// CKE's query for sabakan-triggered repair (CKE's sabakan/query.go).
     pub fn default_query() -> Variables {
-        Variables {
-            having: Some(MachineParams {
-                labels: None,
-                racks: None,
-                roles: None,
-                states: Some(vec!["UNHEALTHY".into(), "UNREACHABLE".into()]),
-                min_days_before_retire: None,
-            }),
-            not_having: Some(MachineParams {
-                labels: None,
-                racks: None,
-                roles: Some(vec!["boot".into()]),
-                states: None,
-                min_days_before_retire: None,
-            }),
-        }
+        Variables::auto_repair()
     }
 }
 
@@ -382,6 +367,9 @@ pub struct Facts {
     /// `autorepair repair enable|disable` (fleet-wide; for the metrics).
     #[serde(skip)]
     pub queue_enabled: bool,
+    /// `autorepair auto-repair enable|disable` (fleet-wide; for the metrics).
+    #[serde(skip)]
+    pub auto_repair_enabled: bool,
 }
 
 /// A repair entry as plans and metrics show it.
@@ -582,10 +570,17 @@ impl Family for Machines {
             .iter()
             .find(|s| s.object.is(kind::CLUSTER))
             .map(|s| s.key.as_str());
+        // The query `auto-repair set-variables` stored wins over the config's; one that
+        // cannot be read selects by the config's for the limits' counts, and the trigger
+        // holds (procedure::auto_repair_hold).
+        let query = match &snap.variables {
+            Some(Ok(stored)) => stored,
+            _ => &settings.query,
+        };
         let selected: Vec<bool> = snap
             .machines
             .iter()
-            .map(|m| selected(&settings.query, m, now))
+            .map(|m| selected(query, m, now))
             .collect();
         let mut nodes: FxMap<&'a str, &'a Node> = FxMap::default();
         for n in &snap.nodes {
@@ -667,7 +662,8 @@ impl Family for Machines {
                     step_status: e.progress.step_status.as_str(),
                     deleted: e.progress.deleted,
                 }),
-                queue_enabled: index.snap.queue_enabled,
+                queue_enabled: index.snap.queue.on(),
+                auto_repair_enabled: index.snap.auto_repair.on(),
             },
         }
     }
@@ -746,12 +742,18 @@ impl Family for Machines {
                 ),
                 // CKE's queue switch holds every entry, not one target: the entry stays under
                 // way (its slot kept, as CKE's limiter keeps it), and says why it moves not.
-                Status::Queued | Status::Processing if !index.snap.queue_enabled => (
+                Status::Queued | Status::Processing if !index.snap.queue.on() => (
                     OpState::Running,
-                    Some(format!(
-                        "the repair queue is disabled: entry #{} starts no drain or command until `autorepair repair enable`",
-                        e.index
-                    )),
+                    Some(match &index.snap.queue {
+                        Switch::Unreadable(why) => format!(
+                            "the repair queue's switch cannot be read ({why}): entry #{} starts no drain or command until `autorepair repair enable` or `disable` sets it",
+                            e.index
+                        ),
+                        _ => format!(
+                            "the repair queue is disabled: entry #{} starts no drain or command until `autorepair repair enable`",
+                            e.index
+                        ),
+                    }),
                 ),
                 Status::Queued | Status::Processing => (OpState::Running, None),
                 Status::Succeeded => (OpState::Succeeded, None),

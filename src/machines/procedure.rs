@@ -6,7 +6,7 @@
 
 use super::config::{self, Operation};
 use super::entry::{Progress, Status, StepStatus};
-use super::snapshot::{Machine, Node};
+use super::snapshot::{Machine, Node, Switch};
 use super::{Command, Index, Machines, Op, Reach, labels, operation_of, pendings};
 use crate::engine::family::{Health, Need, Progress as Work};
 use crate::engine::policy::Policy;
@@ -59,6 +59,24 @@ pub(super) fn cluster_hold(index: &Index<'_>) -> Option<String> {
             "{entries} repair entries recorded + {new} machines to repair > maximum-repair-queue-entries {max}: no entry is created this pass (CKE's cluster limiter); raise the constraint or delete finished entries"
         )
     })
+}
+
+/// Why the trigger creates no entry this pass, if it does not: auto-repair disabled, its
+/// switch unreadable, or its stored query unreadable (each holds, rule 11).
+pub(super) fn auto_repair_hold(index: &Index<'_>) -> Option<String> {
+    let snap = index.snap;
+    match (&snap.auto_repair, &snap.variables) {
+        (Switch::Off, _) => Some(
+            "auto-repair is disabled: no entry is created for machines sabakan reports broken until `autorepair auto-repair enable` (`autorepair repair add` still adds one)".into(),
+        ),
+        (Switch::Unreadable(why), _) => Some(format!(
+            "auto-repair's switch cannot be read ({why}): no entry is created for machines sabakan reports broken until `autorepair auto-repair enable` or `disable` sets it"
+        )),
+        (Switch::On, Some(Err(why))) => Some(format!(
+            "auto-repair's stored query cannot be read ({why}): no entry is created for machines sabakan reports broken until `autorepair auto-repair set-variables FILE` stores a good one (or the file is removed)"
+        )),
+        (Switch::On, _) => None,
+    }
 }
 
 /// Whether a suspend holds the machine's entry where it stands. Such an entry takes no slot,
@@ -194,6 +212,13 @@ pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<Reach
     if let Some(why) = &index.cluster_hold {
         return person(why.clone());
     }
+    // The trigger's switch holds what the trigger would start; a once-off request is a
+    // person's, as `repair add` is, and goes on.
+    if let Some(why) = auto_repair_hold(index)
+        && !pendings(m).any(|(_, p)| p.ops.is_empty())
+    {
+        return person(why);
+    }
     let operation = operation_of(m);
     match procedure(index, &m.info.bmc_type, &operation) {
         None => person(format!(
@@ -276,7 +301,7 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
         op,
         reason,
     };
-    let enabled = index.snap.queue_enabled;
+    let enabled = index.snap.queue.on();
     let evict_timeout = index.settings.repair.eviction_timeout_seconds;
     // CKE's etcd gate: no operation of the repair phase at all (not even a dequeue or a
     // finish). The uncordons below come before that phase in CKE, and go on while etcd is

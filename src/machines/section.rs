@@ -264,6 +264,8 @@ fn fleet(
         inputs,
         now: shared.now,
         etcd,
+        variables_file: repair.map(super::face::variables_beside),
+        config_variables: m.variables.is_some(),
     })
 }
 

@@ -17,11 +17,53 @@ pub struct Snapshot {
     /// Racks, then the cluster.
     pub scopes: Vec<Scope>,
     pub nodes: Vec<Node>,
-    /// `autorepair repair enable|disable` (CKE's repair-queue switch); enabled by default.
-    pub queue_enabled: bool,
+    /// `autorepair repair enable|disable` (CKE's repair-queue switch).
+    pub queue: Switch,
+    /// `autorepair auto-repair enable|disable` (CKE's switch of sabakan-triggered repair):
+    /// whether machines the trigger selects get entries. Entries a person adds do either way.
+    pub auto_repair: Switch,
+    /// The trigger's query as `autorepair auto-repair set-variables` stored it, or why the
+    /// stored file cannot be read (then the trigger creates nothing). `None`: nothing stored.
+    pub variables: Option<Result<crate::sabakan::client::Variables, String>>,
     /// What the cluster's etcd said, when the gate is on (`--etcd-cert`…): the planner's
     /// [`super::etcd::judge`] decides from it. `None`: the gate is off.
     pub etcd: Option<Result<super::etcd::Status, String>>,
+}
+
+/// A switch of the cluster's, from its label on the cluster's holder: on when the label is
+/// absent, off when it says `disabled`. Any other value cannot be read, and holds what the
+/// switch governs as off does until a person sets the switch again (rule 11).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Switch {
+    #[default]
+    On,
+    Off,
+    /// The label's value, and where it is.
+    Unreadable(String),
+}
+
+impl Switch {
+    pub fn on(&self) -> bool {
+        matches!(self, Switch::On)
+    }
+
+    /// The switch a label value means (`None`: no label).
+    pub fn from_value(value: Option<&str>) -> Switch {
+        match value {
+            None => Switch::On,
+            Some("disabled") => Switch::Off,
+            Some(other) => Switch::Unreadable(format!("{other:?}")),
+        }
+    }
+
+    /// Two copies of one switch: the one that holds more (unreadable, then off).
+    pub fn and(self, other: Switch) -> Switch {
+        match (self, other) {
+            (u @ Switch::Unreadable(_), _) | (_, u @ Switch::Unreadable(_)) => u,
+            (Switch::Off, _) | (_, Switch::Off) => Switch::Off,
+            _ => Switch::On,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -79,8 +79,7 @@ fn fleet(machines: Vec<Machine>, cluster: &[&str]) -> Snapshot {
             marks: cluster.iter().map(|s| s.to_string()).collect(),
         }],
         nodes: Vec::new(),
-        queue_enabled: true,
-        etcd: None,
+        ..Snapshot::default()
     }
 }
 
@@ -368,6 +367,91 @@ fn a_once_off_request_allows_up_to_its_own_level() {
     }
 }
 
+/// The trigger's switch and stored query (`autorepair auto-repair …`): off, unreadable, or a
+/// stored query that cannot be read each hold what the trigger would start; a stored query
+/// selects in place of the config's; a once-off request is a person's and goes on.
+#[test]
+fn the_auto_repair_switch_and_stored_query_govern_only_the_trigger() {
+    let request = {
+        let mark = Labels::render_pending(
+            Reach::step(1),
+            "3f0c2d9e-5b7a-4c1e-9f3a-2b8d6e4a1c70",
+            NOW - 60,
+            &[],
+        )
+        .unwrap();
+        let (a, b) = labels::split(&mark);
+        (a.to_owned(), b.to_owned())
+    };
+    let rack_two_only = Variables::parse(r#"{"having":{"racks":[2]}}"#).unwrap();
+    let unreadable = || Switch::Unreadable("\"enabeld\" on machine x".into());
+    // (case, switch, stored query, a request waiting, an entry created)
+    type Stored = Option<Result<Variables, String>>;
+    let cases: [(&str, Switch, Stored, bool, bool); 9] = [
+        ("on, CKE's query", Switch::On, None, false, true),
+        ("off", Switch::Off, None, false, false),
+        ("unreadable", unreadable(), None, false, false),
+        ("off, a request waits", Switch::Off, None, true, true),
+        (
+            "unreadable, a request waits",
+            unreadable(),
+            None,
+            true,
+            true,
+        ),
+        (
+            "a stored query selecting it",
+            Switch::On,
+            Some(Ok(Variables::parse("{}").unwrap())),
+            false,
+            true,
+        ),
+        (
+            "a stored query leaving it out",
+            Switch::On,
+            Some(Ok(rack_two_only)),
+            false,
+            false,
+        ),
+        (
+            "a stored query unreadable",
+            Switch::On,
+            Some(Err("bad".into())),
+            false,
+            false,
+        ),
+        (
+            "a stored query unreadable, a request waits",
+            Switch::On,
+            Some(Err("bad".into())),
+            true,
+            true,
+        ),
+    ];
+    for (case, switch, stored, requested, created) in cases {
+        let mut labels = vec![("autorepair.policy".to_owned(), "step-1".to_owned())];
+        labels.extend(requested.then(|| request.clone()));
+        let refs: Vec<(&str, &str)> = labels
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let mut snap = fleet(vec![machine("a", 1, State::Unhealthy, &refs)], &[]);
+        snap.auto_repair = switch;
+        snap.variables = stored;
+        let p = run_plan(&snap, &settings(5));
+        assert_eq!(
+            !starts(&p).is_empty(),
+            created,
+            "{case}: {:?}",
+            p.targets[0]
+        );
+        if !created && case != "a stored query leaving it out" {
+            let person = p.targets[0].needs_person.as_deref().unwrap_or_default();
+            assert!(person.contains("auto-repair"), "{case}: {person:?}");
+        }
+    }
+}
+
 fn waiting(step: usize) -> Progress {
     Progress::queued(NOW - 100).to(Status::Processing, step, StepStatus::Waiting, NOW - 100)
 }
@@ -606,7 +690,7 @@ fn entries_follow_ckes_state_machine() {
         }
         let mut snap = fleet(vec![m], &[]);
         snap.nodes = nodes;
-        snap.queue_enabled = c.enabled;
+        snap.queue = if c.enabled { Switch::On } else { Switch::Off };
         let index = Machines::index(&snap, &s, NOW);
         let got: Vec<String> = Machines::progress(&index, NOW)
             .into_iter()

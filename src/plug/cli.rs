@@ -73,6 +73,9 @@ pub enum RepairCommand {
     Disable,
     /// Print whether the queue is enabled: true or false.
     IsEnabled,
+    /// `autorepair auto-repair …`, dispatched with the queue's verbs.
+    #[command(skip)]
+    Auto(AutoRepairCommand),
     /// Wait until no entry is left unfinished (each succeeded, failed or removed); exit 1 if
     /// some still are after --timeout.
     Wait {
@@ -83,4 +86,30 @@ pub enum RepairCommand {
         #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
         interval: std::time::Duration,
     },
+}
+
+/// ckecli's auto-repair verbs: the switch of the trigger that creates repair entries for the
+/// machines sabakan reports broken, and the query it selects them with. CKE keeps this switch
+/// apart from the queue's: disabled, no entry is created, while entries under way and those
+/// `repair add` adds go on.
+#[derive(Debug, Subcommand)]
+pub enum AutoRepairCommand {
+    /// Let the trigger create entries again.
+    Enable,
+    /// Stop the trigger: no entry is created for a broken machine until enabled.
+    Disable,
+    /// Print whether the trigger is enabled: true or false (false too when its switch cannot
+    /// be read, which holds as disabled does).
+    IsEnabled,
+    /// Store the trigger's query: a JSON object with having and notHaving (labels, racks,
+    /// roles, states, minDaysBeforeRetire), as `ckecli auto-repair set-variables` takes. It is
+    /// kept beside the repair configuration (--repair-config FILE, in FILE.auto-repair.json)
+    /// and read every pass.
+    SetVariables {
+        #[arg(value_name = "FILE")]
+        file: std::path::PathBuf,
+    },
+    /// Print the trigger's query: the stored one, else the config's [machines.variables], else
+    /// CKE's (UNHEALTHY and UNREACHABLE machines that are not boot servers).
+    GetVariables,
 }

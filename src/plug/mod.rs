@@ -31,6 +31,9 @@ pub trait FamilyFace: Family {
     const FAMILY: &'static str;
     /// What a fleet of this family holds, as a refusal names it ("Ganeti instances").
     const HOLDS: &'static str;
+    /// The name its users' tools give the gauge "this replica leads" (CKE's `cke_leader`),
+    /// written beside `autorepair_leader`; `None`: the engine's name alone.
+    const LEADER_GAUGE: Option<&'static str> = None;
 
     /// Where the family's fleet is and what the family reads beside it (its config section,
     /// its files), as the settings stage resolved them once.

@@ -1178,3 +1178,154 @@ fn a_disabled_queue_is_said_by_status_and_explain() {
     t.bin().args(["repair", "enable"]).assert().success();
     assert!(!text(&["explain", "rack0-cs2"]).contains(says));
 }
+
+/// The machine that carries the cluster's label `name`, and its value.
+fn cluster_label(t: &Tour, name: &str) -> Option<(String, String)> {
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&t.machines).unwrap()).unwrap();
+    doc.as_array().unwrap().iter().find_map(|m| {
+        let v = m["spec"]["labels"].get(name)?.as_str()?.to_owned();
+        Some((m["spec"]["serial"].as_str()?.to_owned(), v))
+    })
+}
+
+/// ckecli's auto-repair verbs. The switch holds only what the trigger would start: a person's
+/// `repair add` goes on, and so does an entry under way. The stored query selects; the
+/// switch, the queue's switch or the stored query that cannot be read hold what they govern,
+/// and the pass counts them as errors (rule 11).
+#[test]
+fn auto_repair_switch_and_query_hold_only_the_trigger() {
+    let t = Tour::new();
+    let repair = t.dir.path().join("cluster.yml");
+    std::fs::copy(format!("{ROOT}/fixtures/machines-demo.yml"), &repair).unwrap();
+    let stored = t.dir.path().join("cluster.yml.auto-repair.json");
+    let metrics = t.dir.path().join("metrics.prom");
+    let bin = || t.bin_with(repair.to_str().unwrap());
+    let run = |args: &[&str], code: i32| {
+        let out = bin().args(args).assert().code(code);
+        let o = out.get_output();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let pass = |at: i64, code: i32| {
+        let now = (NOW + at).to_string();
+        let args = ["run", "--now", now.as_str(), "--metrics-file"];
+        let out = bin().args(args).arg(&metrics).assert().code(code);
+        String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+    };
+    let entry = || t.labels("rack0-cs2").get("autorepair.entry").cloned();
+    let gauge = || {
+        let text = std::fs::read_to_string(&metrics).unwrap();
+        text.lines()
+            .find(|l| l.starts_with("cke_auto_repair_enabled"))
+            .map(|l| l.rsplit(' ').next().unwrap().to_owned())
+            .unwrap()
+    };
+
+    assert_eq!(run(&["auto-repair", "is-enabled"], 0).0, "true\n");
+    run(&["auto-repair", "disable"], 0);
+    assert_eq!(run(&["auto-repair", "is-enabled"], 0).0, "false\n");
+    // The queue's switch is another one.
+    assert_eq!(run(&["repair", "is-enabled"], 0).0, "true\n");
+    let (explain, _) = run(&["explain", "rack0-cs2", "--now", &NOW.to_string()], 0);
+    assert!(explain.contains("auto-repair is disabled"), "{explain}");
+    pass(0, 0);
+    assert_eq!(entry(), None, "the disabled trigger created an entry");
+    assert_eq!(gauge(), "0");
+
+    // A value that is neither absent nor "disabled" holds as disabled, said as an error.
+    let (holder, _) = cluster_label(&t, "autorepair.cluster.auto-repair").unwrap();
+    t.edit(&holder, |m| {
+        m["spec"]["labels"]["autorepair.cluster.auto-repair"] = "enabeld".into();
+    });
+    let (out, err) = run(&["auto-repair", "is-enabled"], 0);
+    assert_eq!(out, "false\n");
+    assert!(err.contains("\"enabeld\""), "{err}");
+    let logged = pass(60, 1);
+    assert!(logged.contains("unreadable switch"), "{logged}");
+    assert_eq!(
+        entry(),
+        None,
+        "an unreadable switch let the trigger create an entry"
+    );
+
+    run(&["auto-repair", "enable"], 0);
+    assert_eq!(cluster_label(&t, "autorepair.cluster.auto-repair"), None);
+    assert_eq!(gauge(), "0", "(written by the last pass)");
+
+    // A stored query that leaves rack 0 out: the trigger does not select rack0-cs2.
+    let query = t.dir.path().join("query.json");
+    std::fs::write(
+        &query,
+        r#"{"having":{"states":["UNHEALTHY"]},"notHaving":{"racks":[0]}}"#,
+    )
+    .unwrap();
+    let (said, _) = run(
+        &["auto-repair", "set-variables", query.to_str().unwrap()],
+        0,
+    );
+    assert!(said.contains("cluster.yml.auto-repair.json"), "{said}");
+    assert!(
+        run(&["auto-repair", "get-variables"], 0)
+            .0
+            .contains("\"racks\":[0]")
+    );
+    pass(120, 0);
+    assert_eq!(entry(), None, "the stored query was not used");
+    assert_eq!(gauge(), "1");
+    // One that cannot be read holds the trigger: not CKE's default in its place.
+    std::fs::write(&stored, "{\"having\": ").unwrap();
+    let logged = pass(180, 1);
+    assert!(logged.contains("stored query cannot be read"), "{logged}");
+    assert_eq!(
+        entry(),
+        None,
+        "an unreadable query let the trigger create an entry"
+    );
+    let (_, err) = run(&["auto-repair", "get-variables"], 3);
+    assert!(err.contains("cluster.yml.auto-repair.json"), "{err}");
+    // A query that is not one is refused, and nothing is stored.
+    let (_, err) = run(
+        &["auto-repair", "set-variables", repair.to_str().unwrap()],
+        2,
+    );
+    assert!(err.contains("cluster.yml"), "{err}");
+    std::fs::remove_file(&stored).unwrap();
+    let (out, err) = run(&["auto-repair", "get-variables"], 0);
+    assert!(
+        err.contains("CKE's default") && out.contains("UNREACHABLE"),
+        "{err}{out}"
+    );
+    pass(240, 0);
+    assert!(
+        entry().is_some(),
+        "enabled, with CKE's query, the trigger created no entry"
+    );
+
+    // Disabled again: a person's entry still goes on, and so does the one under way.
+    run(&["auto-repair", "disable"], 0);
+    run(&["repair", "add", "unreachable", "qemu", "10.69.1.4"], 0);
+    assert!(t.labels("rack1-cs1").get("autorepair.entry").is_some());
+    pass(300, 0);
+    let progress = t.labels("rack0-cs2")["autorepair.progress"].clone();
+    assert!(
+        progress.as_str().unwrap().starts_with("processing."),
+        "{progress}"
+    );
+
+    // The queue's switch fails closed the same way: a typo holds every entry.
+    t.edit(&holder, |m| {
+        m["spec"]["labels"]["autorepair.cluster.queue"] = "disable".into();
+    });
+    assert_eq!(run(&["repair", "is-enabled"], 0).0, "false\n");
+    let logged = pass(360, 1);
+    assert!(logged.contains("autorepair repair enable"), "{logged}");
+    // Held as a disabled queue holds it: its drain abandoned, its command not run.
+    let progress = t.labels("rack0-cs2")["autorepair.progress"].clone();
+    assert!(progress.as_str().unwrap().starts_with("processing.0.waiting."), "{progress}");
+    assert!(
+        !t.dir.path().join("repaired/10.69.0.5").exists(),
+        "an unreadable queue switch let the repair command run"
+    );
+}

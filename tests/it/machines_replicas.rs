@@ -132,6 +132,8 @@ impl Site {
             .arg("--lock-file")
             .arg(self.path(&format!("{name}.lock")))
             .args(["run", "--loop", "--interval", "1s", "--leader-elect"])
+            .arg("--metrics-file")
+            .arg(self.path(&format!("{name}.prom")))
             .args(["--lease", "ns/autorepair"])
             .env("POD_NAME", name)
             .env("REPLICA", name)
@@ -219,6 +221,28 @@ fn of_five_replicas_one_acts_through_sigterm_sigkill_sigstop_and_a_partition() {
     site.sabakan.set_state("cs0", State::Unhealthy).unwrap();
     let first = site.wait_run("10.69.0.10", Duration::from_secs(40));
     assert_eq!(first, leader_of(&site));
+    // CKE's leader gauge: 1 on the leader, 0 on the others, which export none of the fleet.
+    for name in replicas.keys() {
+        let path = site.path(&format!("{name}.prom"));
+        let until = Instant::now() + Duration::from_secs(10);
+        let want = format!(
+            "cke_leader{{family=\"machines\"}} {}\n",
+            u8::from(*name == first)
+        );
+        let text = loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if text.contains(&want) || Instant::now() > until {
+                break text;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert!(text.contains(&want), "{name} (leader {first}): {text}");
+        assert_eq!(
+            text.contains("cke_repair_queue_items"),
+            *name == first,
+            "{name}: {text}"
+        );
+    }
 
     let mut timings = Vec::new();
     // Replicas cut off from the Lease for good: (name, label writes by its renew deadline).

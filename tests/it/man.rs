@@ -704,6 +704,11 @@ autorepair --sabakan-file machines.json --repair-config cluster.yml repair wait 
 autorepair --sabakan-file machines.json --repair-config cluster.yml repair is-enabled
 autorepair --sabakan-file machines.json --repair-config cluster.yml repair disable
 autorepair --sabakan-file machines.json --repair-config cluster.yml repair enable
+autorepair --sabakan-file machines.json --repair-config cluster.yml auto-repair disable
+autorepair --sabakan-file machines.json --repair-config cluster.yml auto-repair enable
+autorepair --sabakan-file machines.json --repair-config cluster.yml auto-repair is-enabled
+autorepair --sabakan-file machines.json --repair-config cluster.yml auto-repair set-variables query.json
+autorepair --sabakan-file machines.json --repair-config cluster.yml auto-repair get-variables
 .EE
 .RE
 .PP

@@ -712,7 +712,7 @@ impl World for MachinesWorld {
                 }
             }
             Fault::QueueDisabled(passes) => {
-                if super::admin::enable(self.file.get_mut(), false).is_ok() {
+                if super::admin::switch(self.file.get_mut(), super::labels::QUEUE, false).is_ok() {
                     self.count("queue disabled");
                     self.timed.push((until(*passes), Timed::Queue));
                 }
@@ -744,7 +744,7 @@ impl World for MachinesWorld {
                 }
                 Timed::RebootTool(node) => self.tool_cordon(&node, false),
                 Timed::Queue => {
-                    let _ = super::admin::enable(self.file.get_mut(), true);
+                    let _ = super::admin::switch(self.file.get_mut(), super::labels::QUEUE, true);
                 }
             }
         }

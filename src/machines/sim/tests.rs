@@ -369,7 +369,7 @@ fn ignores_the_disabled_queue(
     seed: u64,
 ) -> Plan<Machines> {
     let mut blind = snap.clone();
-    blind.queue_enabled = true;
+    blind.queue = crate::machines::snapshot::Switch::On;
     plan_with(&blind, &settings(), limits, now, seed)
 }
 
