@@ -328,6 +328,15 @@ pub struct Pod {
     /// Stays on a drained Node (DaemonSet and mirror Pods, Job Pods not running: the shared
     /// drain's rule, `k8s::drain::blocks_drain`).
     pub stays: bool,
+    /// It has a `deletionTimestamp`: being deleted, not gone yet.
+    pub terminating: bool,
+}
+
+/// A storage.k8s.io VolumeAttachment: a volume a CSI driver attached to a Node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VolumeAttachment {
+    pub name: String,
+    pub node: String,
 }
 
 /// The fleet at one instant.
@@ -338,6 +347,12 @@ pub struct Snapshot {
     pub nodes: Vec<Node>,
     pub scopes: Vec<Scope>,
     pub pods: Vec<Pod>,
+    /// The VolumeAttachments of the Nodes under the out-of-service taint (where Pods are read
+    /// too): the host stays off until none is left, as CAPM3 waits.
+    pub volume_attachments: Vec<VolumeAttachment>,
+    /// Nodes under the out-of-service taint whose Pods or VolumeAttachments could not be read
+    /// this pass: their hosts stay off (what is left on them is unknown).
+    pub fence_unknown: BTreeSet<String>,
     /// Objects that could not be read: which, and why.
     pub problems: Vec<(String, String)>,
     /// Machines (`NAMESPACE/NAME`) whose Nodes could not be looked at this pass (their
@@ -506,6 +521,7 @@ enum Item {
     Node(Meta, Value),
     Scope(&'static str, Meta, Value),
     Pod(Meta, Value),
+    VolumeAttachment(Meta, Value),
     Remediation(Meta, Value),
     Other,
 }
@@ -530,6 +546,7 @@ fn classify(item: &Value) -> Result<Item, String> {
         ("BareMetalHost", "metal3.io") => Item::Host(meta()?, item.clone()),
         ("Node", "") => Item::Node(meta()?, item.clone()),
         ("Pod", "") => Item::Pod(meta()?, item.clone()),
+        ("VolumeAttachment", "storage.k8s.io") => Item::VolumeAttachment(meta()?, item.clone()),
         (REMEDIATION_KIND, REMEDIATION_GROUP) => Item::Remediation(meta()?, item.clone()),
         (k, _) => match scope_kind(k) {
             Some(kind) => Item::Scope(kind, meta()?, item.clone()),
@@ -583,6 +600,14 @@ impl Snapshot {
                 Ok(Item::Pod(meta, v)) => {
                     if let Some(p) = pod(&meta, &v) {
                         snap.pods.push(p);
+                    }
+                }
+                Ok(Item::VolumeAttachment(meta, v)) => {
+                    if let Some(node) = text(&v, "/spec/nodeName") {
+                        snap.volume_attachments.push(VolumeAttachment {
+                            name: meta.name,
+                            node,
+                        });
                     }
                 }
                 Ok(Item::Scope(kind, meta, v)) => {
@@ -904,5 +929,6 @@ fn pod(meta: &Meta, v: &Value) -> Option<Pod> {
         key: key(meta),
         node,
         stays: !crate::k8s::drain::blocks_drain(&facts),
+        terminating: meta.deletion_timestamp.is_some(),
     })
 }

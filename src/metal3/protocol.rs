@@ -188,7 +188,14 @@ pub fn judge(
                     "host {} was still off {age}s after the power cycle started (cycle_timeout {}s): it is powered back on",
                     h.key, s.cycle_timeout
                 )),
-                (true, Some(false)) => (OpState::Running, Phase::Fencing, None),
+                (true, Some(false)) => (
+                    OpState::Running,
+                    Phase::Fencing,
+                    index
+                        .node(m)
+                        .filter(|n| s.fencing == Fencing::OutOfServiceTaint && n.out_of_service)
+                        .and_then(|n| fence_settling(index, n)),
+                ),
                 (true, _) if late(s.power_off_timeout) => timed_out(format!(
                     "host {} was not seen off within power_off_timeout ({}s): the power-off is withdrawn, so it stays on",
                     h.key, s.power_off_timeout
@@ -278,17 +285,21 @@ pub fn progress(index: &Index<'_>) -> Vec<Progress<Metal3>> {
         let work = match h.powered_on {
             None => None,
             Some(false) => match (m, node) {
-                // Fenced by the taint (ours or anyone's): the Node stays, tainted.
-                (Some(_), Some(n))
+                // Fenced by the taint (ours or anyone's): the Node stays, tainted. Its host
+                // powers on once nothing of it is left to settle, as CAPM3 waits; a cycle the
+                // engine timed out (cycle_timeout) powers on whatever is left.
+                (Some(m), Some(n))
                     if requested
                         && index.settings.fencing == Fencing::OutOfServiceTaint
                         && n.out_of_service =>
                 {
-                    Some((
-                        host_ref(h),
-                        Op::PowerOn { host: h.key.clone() },
-                        "host off and its Node out of service: power it back on".to_owned(),
-                    ))
+                    (!cycling(m) || fence_settling(index, n).is_none()).then(|| {
+                        (
+                            host_ref(h),
+                            Op::PowerOn { host: h.key.clone() },
+                            "host off and its Node out of service, no Pod terminating on it and no volume attached: power it back on".to_owned(),
+                        )
+                    })
                 }
                 (Some(m), Some(n)) if requested => (!n.deleting).then(|| {
                     let (machine, node) = (m.key.clone(), n.name.clone());
@@ -497,12 +508,58 @@ pub fn unrecorded_cycle(index: &Index<'_>, m: &Machine) -> bool {
 
 /// When the Machine's power cycle ended as a failure and no power cycle of autorepair's is
 /// recorded under way on it: the host's reboot annotation is a leftover to withdraw.
-fn withdrawn_power_off(m: &Machine) -> Option<i64> {
-    // A request waiting on the parked Machine has started nothing: it does not own the key.
-    let cycling = Index::pending(m)
+/// A power cycle of the Machine is recorded under way (a request waiting on a parked Machine
+/// has started nothing).
+fn cycling(m: &Machine) -> bool {
+    Index::pending(m)
         .iter()
-        .any(|p| p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle));
-    if cycling {
+        .any(|p| p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle))
+}
+
+/// What keeps the host of a Node under the out-of-service taint off, as CAPM3 waits before it
+/// powers the host on: Pods bound to the Node still terminating (the taint has them deleted,
+/// and Kubernetes frees their volumes), VolumeAttachments that still name it, or either
+/// unknown this pass. Powered on earlier, the host's kubelet would come back to volumes not
+/// yet detached. `None`: nothing is left.
+pub fn fence_settling(index: &Index<'_>, n: &Node) -> Option<String> {
+    if index.snap.fence_unknown.contains(&n.name) {
+        return Some(format!(
+            "the Pods and VolumeAttachments of node {} could not be read: its host stays off until they can",
+            n.name
+        ));
+    }
+    let pods: Vec<&str> = index
+        .snap
+        .pods
+        .iter()
+        .filter(|p| p.node == n.name && p.terminating)
+        .map(|p| p.key.as_str())
+        .collect();
+    let volumes: Vec<&str> = index
+        .snap
+        .volume_attachments
+        .iter()
+        .filter(|v| v.node == n.name)
+        .map(|v| v.name.as_str())
+        .collect();
+    let mut left = Vec::new();
+    if !pods.is_empty() {
+        left.push(format!("Pods terminating: {}", pods.join(", ")));
+    }
+    if !volumes.is_empty() {
+        left.push(format!("VolumeAttachments: {}", volumes.join(", ")));
+    }
+    (!left.is_empty()).then(|| {
+        format!(
+            "node {} is out of service, and its host stays off until nothing is left on it ({})",
+            n.name,
+            left.join("; ")
+        )
+    })
+}
+
+fn withdrawn_power_off(m: &Machine) -> Option<i64> {
+    if cycling(m) {
         return None;
     }
     Index::last_cycle(m)

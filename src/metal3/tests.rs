@@ -338,6 +338,87 @@ fn a_node_that_could_not_be_looked_at_keeps_its_taint_and_the_record() {
     );
 }
 
+/// A power cycle under way keeps its out-of-service host off while anything of its Node is
+/// left to settle (CAPM3's wait): a terminating Pod bound to it, a VolumeAttachment naming it,
+/// or either unknown. A running Pod, or another Node's volume, holds nothing; a cycle the engine
+/// timed out powers the host on whatever is left (the next pass, once its failure is recorded).
+#[test]
+fn out_of_service_power_on_waits_for_what_is_left_on_the_node() {
+    const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let terminating = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p1", "namespace": "default", "deletionTimestamp": "2027-01-15T08:00:00Z"},
+        "spec": {"nodeName": "n1"}});
+    let running = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p2", "namespace": "default"}, "spec": {"nodeName": "n1"}});
+    let attached = |node: &str| {
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+            "metadata": {"name": format!("va-{node}")}, "spec": {"nodeName": node}})
+    };
+    let timeout = tainting().cycle_timeout;
+    // (case, extra objects, Node unknown, cycle started this long ago, passes until power-on)
+    type Case = (&'static str, Vec<Value>, bool, i64, Option<usize>);
+    let cases: [Case; 7] = [
+        ("nothing left", vec![], false, 60, Some(1)),
+        ("a running Pod", vec![running.clone()], false, 60, Some(1)),
+        (
+            "another Node's volume",
+            vec![attached("n2")],
+            false,
+            60,
+            Some(1),
+        ),
+        (
+            "a terminating Pod",
+            vec![terminating.clone()],
+            false,
+            60,
+            None,
+        ),
+        ("its volume attached", vec![attached("n1")], false, 60, None),
+        ("unknown", vec![], true, 60, None),
+        (
+            "timed out",
+            vec![terminating, attached("n1")],
+            false,
+            timeout + 10,
+            Some(2),
+        ),
+    ];
+    for (case, extra, unknown, age, powers_on) in cases {
+        let m = Machine::new("ns", "m1")
+            .node("n1")
+            .host("h1")
+            .requested()
+            .annotate(marks::NODE_TAINTED_KEY, "n1")
+            .annotate(
+                &format!("autorepair.io/repair.{ID}"),
+                &format!("pending:power-cycle:{}:power-cycle.{ID}", NOW - age),
+            );
+        let mut list = Fleet::new()
+            .machine(m)
+            .host(Host::new("ns", "h1").powered(false).rebooting())
+            .node(Node::new("n1").out_of_service())
+            .build();
+        list["items"].as_array_mut().unwrap().extend(extra);
+        let mut file = ObjectsFile::in_memory(list);
+        let mut on_at = None;
+        for pass in 1..=3 {
+            let mut snap = file.snapshot().unwrap();
+            if unknown {
+                snap.fence_unknown.insert("n1".into());
+            }
+            let plan = plan(&snap, &tainting(), NOW + pass as i64, &Limits::default(), 7);
+            let report = exec::execute(&plan, &mut file);
+            assert!(report.errors.is_empty(), "{case}: {:?}", report.errors);
+            file.finish_pass(NOW).unwrap();
+            if on_at.is_none() && !seen(&file.snapshot().unwrap()).reboot {
+                on_at = Some(pass);
+            }
+        }
+        assert_eq!(on_at, powers_on, "{case}");
+    }
+}
+
 #[test]
 fn a_taint_someone_else_added_is_never_removed() {
     let list = Fleet::new()

@@ -1323,7 +1323,13 @@ fn auto_repair_switch_and_query_hold_only_the_trigger() {
     assert!(logged.contains("autorepair repair enable"), "{logged}");
     // Held as a disabled queue holds it: its drain abandoned, its command not run.
     let progress = t.labels("rack0-cs2")["autorepair.progress"].clone();
-    assert!(progress.as_str().unwrap().starts_with("processing.0.waiting."), "{progress}");
+    assert!(
+        progress
+            .as_str()
+            .unwrap()
+            .starts_with("processing.0.waiting."),
+        "{progress}"
+    );
     assert!(
         !t.dir.path().join("repaired/10.69.0.5").exists(),
         "an unreadable queue switch let the repair command run"

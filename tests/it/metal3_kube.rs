@@ -1525,6 +1525,89 @@ fn the_out_of_service_taint_fences_without_deleting_the_node() {
     assert_nothing_written_blind(&kube.requests());
 }
 
+/// Out of service, the host powers on only once nothing of its Node is left to settle, as
+/// CAPM3 waits: no Pod bound to it terminating, no VolumeAttachment naming it. Pods and
+/// VolumeAttachments that cannot be read keep it off too, and the pass says why.
+#[test]
+fn out_of_service_fencing_waits_for_terminating_pods_and_volume_attachments() {
+    use testsupport::kube::{Fault, VOLUME_ATTACHMENT, object, pod};
+    let settings = Settings {
+        fencing: metal3::Fencing::OutOfServiceTaint,
+        ..Settings::default()
+    };
+    let kube = served(&one_machine(true, true, false, true));
+    kube.mutate(&MACHINE, "ns", "m1", |m| {
+        m["metadata"]["annotations"][format!("autorepair.io/repair.{REPAIR}")] = json!(format!(
+            "pending:power-cycle:{}:power-cycle.{REPAIR}",
+            NOW - 60
+        ));
+    });
+    let step = |i: i64| -> (Snapshot, Vec<&'static str>, String) {
+        let mut b = backend(&kube);
+        let snap = b.snapshot().unwrap();
+        let plan = metal3::plan(&snap, &settings, NOW + 60 * i, &Limits::default(), 7);
+        let ops = plan
+            .actions()
+            .filter_map(|a| match a {
+                Action::Advance { op, .. } => Some(op_name(op)),
+                _ => None,
+            })
+            .collect();
+        let said = format!("{:?}", plan.targets);
+        let report = exec::execute(&plan, &mut b);
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        (snap, ops, said)
+    };
+    assert_eq!(step(0).1, ["taint-node"]);
+    // What the taint leaves behind: a Pod being deleted, a volume still attached; and, on
+    // another Node, a volume that is none of this host's business.
+    kube.insert(
+        pod("p1")
+            .namespace("default")
+            .set("/spec/nodeName", "n1")
+            .finalizer("example.com/slow")
+            .build(),
+    );
+    // Deleted, held by its finalizer (a create never takes a deletionTimestamp).
+    kube.delete(&POD, "default", "p1").unwrap();
+    for (name, node) in [("va1", "n1"), ("va2", "n9")] {
+        kube.insert(
+            object(&VOLUME_ATTACHMENT, name)
+                .set("/spec/nodeName", node)
+                .set("/spec/attacher", "csi.example.com")
+                .build(),
+        );
+    }
+    let (_, ops, said) = step(1);
+    assert!(ops.is_empty(), "{ops:?}");
+    assert!(
+        said.contains("Pods terminating: default/p1") && said.contains("VolumeAttachments: va1"),
+        "{said}"
+    );
+    assert!(!said.contains("va2"), "{said}");
+    kube.remove(&POD, "default", "p1");
+    let (_, ops, said) = step(2);
+    assert!(ops.is_empty(), "{ops:?}");
+    assert!(!said.contains("p1") && said.contains("va1"), "{said}");
+    // Gone, but unreadable: still off.
+    kube.remove(&VOLUME_ATTACHMENT, "", "va1");
+    kube.fault(
+        Fault::status(403)
+            .on_collection(&VOLUME_ATTACHMENT, "")
+            .times(1),
+    );
+    let (snap, ops, said) = step(3);
+    assert!(ops.is_empty(), "{ops:?}");
+    assert!(snap.fence_unknown.contains("n1"), "{:?}", snap.problems);
+    assert!(said.contains("could not be read"), "{said}");
+    assert_eq!(step(4).1, ["power-on"]);
+    assert_eq!(
+        seen(&kube).powered_on,
+        Some(false),
+        "(the world powers it on)"
+    );
+}
+
 #[test]
 fn a_taint_someone_adds_after_the_read_is_never_claimed_nor_removed() {
     let settings = Settings {

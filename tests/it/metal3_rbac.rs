@@ -262,6 +262,17 @@ fn every_request_the_family_makes_is_allowed_by_the_shipped_rbac() {
         "",
     )
     .unwrap();
+    // Out-of-service fencing: a tainted Node's Pods, and the VolumeAttachments naming it.
+    kube.mutate(&testsupport::kube::NODE, "", "n2", |n| {
+        n["spec"]["taints"] = json!([{"key": "node.kubernetes.io/out-of-service",
+            "value": "nodeshutdown", "effect": "NoExecute"}]);
+    });
+    let snap = b.snapshot().unwrap();
+    assert!(snap.fence_unknown.is_empty(), "{:?}", snap.problems);
+    assert_eq!(snap.pods.len(), 2, "{:?}", snap.pods);
+    kube.mutate(&testsupport::kube::NODE, "", "n2", |n| {
+        n["spec"]["taints"] = json!([]);
+    });
     // A drain (cordon, evictions, a running Job Pod deleted) and a reprovision.
     b.snapshot().unwrap();
     let reason = "autorepair:0f8fad5b-d9cb-469f-a165-70867728950e";

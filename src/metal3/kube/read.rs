@@ -276,6 +276,7 @@ impl Inner {
             .collect();
         let node_api = Arc::new(node_api);
         let mut cordoned: Vec<(Home, String)> = Vec::new();
+        let mut fenced: Vec<(Home, String)> = Vec::new();
         for (home, item) in nodes {
             let name = text(&item, "/metadata/name").unwrap_or_default().to_owned();
             if ambiguous.contains(&name) {
@@ -285,6 +286,9 @@ impl Inner {
                 && claimed.contains_key(name.as_str())
             {
                 cordoned.push((home.clone(), name.clone()));
+            }
+            if super::objects::out_of_service(&item) && claimed.contains_key(name.as_str()) {
+                fenced.push((home.clone(), name.clone()));
             }
             self.remember(ObjectRef::new(kind::NODE, name), &node_api, home, &item);
             items.push(item);
@@ -332,13 +336,57 @@ impl Inner {
         }
 
         // Pods only where a drain can be under way: a drained Node is cordoned first.
-        for (home, node) in cordoned {
-            items.extend(self.pods_on(&home, &node).await?);
+        for (home, node) in &cordoned {
+            items.extend(self.pods_on(home, node).await?);
+        }
+        // Under the out-of-service taint, what is left on a Node keeps its host off (CAPM3
+        // waits for it): its Pods and the VolumeAttachments naming it. Either unreadable, the
+        // host stays off, and the pass goes on for the rest.
+        let mut fence_unknown = std::collections::BTreeSet::new();
+        let mut attachments: HashMap<Home, Result<Vec<Value>, BackendError>> = HashMap::new();
+        for (home, node) in fenced {
+            let pods = if cordoned.contains(&(home.clone(), node.clone())) {
+                Ok(Vec::new())
+            } else {
+                self.pods_on(&home, &node).await
+            };
+            if !attachments.contains_key(&home) {
+                let api = ApiResource {
+                    group: "storage.k8s.io".into(),
+                    version: "v1".into(),
+                    api_version: "storage.k8s.io/v1".into(),
+                    kind: "VolumeAttachment".into(),
+                    plural: "volumeattachments".into(),
+                };
+                let listed = self.list(&home, &api, None, Part::Whole).await;
+                attachments.insert(home.clone(), listed.map(Option::unwrap_or_default));
+            }
+            let all = attachments[&home].as_ref().map_err(ToString::to_string);
+            match pods.map_err(|e| e.to_string()).and_then(|p| Ok((p, all?))) {
+                Ok((pods, all)) => {
+                    items.extend(pods);
+                    items.extend(
+                        all.iter()
+                            .filter(|v| text(v, "/spec/nodeName") == Some(node.as_str()))
+                            .cloned(),
+                    );
+                }
+                Err(e) => {
+                    problems.push((
+                        format!("Node {node}"),
+                        format!(
+                            "it is out of service, and its Pods or VolumeAttachments cannot be read ({e}): a power cycle under way keeps its host off until they can"
+                        ),
+                    ));
+                    fence_unknown.insert(node);
+                }
+            }
         }
 
         let mut snap = Snapshot::from_items(&items);
         snap.problems.extend(problems);
         snap.nodes_unknown = nodes_unknown;
+        snap.fence_unknown = fence_unknown;
         Ok(snap)
     }
 

@@ -331,6 +331,16 @@ impl FakeKube {
             .unwrap_or_else(|| panic!("mutate: no {} {ns}/{name}", res.kind))
     }
 
+    /// Deletes an object as a client's DELETE does: at once without finalizers; with some,
+    /// marked (`deletionTimestamp`, MODIFIED event) until the last one goes.
+    pub fn delete(&self, res: &Resource, ns: &str, name: &str) -> Result<Value, ApiError> {
+        let opts = store::WriteOpts {
+            dry_run: false,
+            via_api: false,
+        };
+        self.store().delete(res, ns, name, None, opts)
+    }
+
     /// Deletes an object at once, finalizers or not (DELETED event).
     pub fn remove(&self, res: &Resource, ns: &str, name: &str) -> Option<Value> {
         self.store().remove(res, ns, name)

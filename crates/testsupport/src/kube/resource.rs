@@ -263,6 +263,18 @@ pub const POD: Resource = Resource {
     custom: false,
     status_subresource: true,
 };
+/// storage.k8s.io/v1 VolumeAttachment (cluster-scoped): a CSI volume attached to
+/// `spec.nodeName`. No attach-detach controller runs: a test creates and deletes them.
+pub const VOLUME_ATTACHMENT: Resource = Resource {
+    group: "storage.k8s.io",
+    versions: &["v1"],
+    kind: "VolumeAttachment",
+    plural: "volumeattachments",
+    short_names: &[],
+    namespaced: false,
+    custom: false,
+    status_subresource: true,
+};
 /// Core v1 Namespace (cluster-scoped). Namespaces are not required to exist for namespaced
 /// objects: only tests that select namespaces by label create them.
 pub const NAMESPACE: Resource = Resource {
@@ -332,6 +344,7 @@ pub const DEFAULT_RESOURCES: &[Resource] = &[
     POD,
     NAMESPACE,
     POD_DISRUPTION_BUDGET,
+    VOLUME_ATTACHMENT,
     EVENT,
     EVENTS_V1,
 ];
