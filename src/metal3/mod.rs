@@ -962,6 +962,15 @@ fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Remedy> {
             "no BareMetalHost to power-cycle ({why}): check the Machine's infrastructure"
         ));
     }
+    // A strategy that cannot be read: neither its timeout nor the configuration's is what the
+    // request's author asked for.
+    if let (Some(Err(why)), Some(r)) = (&m.strategy, &m.remediation) {
+        return Need::Person(format!(
+            "its {} {r} cannot be served as asked: {why}; fix its AutorepairRemediationTemplate (type Reboot, retryLimit 0 or more, timeoutSeconds or timeout of {} s or more), then let the MachineHealthCheck make the request again",
+            objects::REMEDIATION_KIND,
+            objects::MIN_STRATEGY_TIMEOUT
+        ));
+    }
     if let Some(at) =
         Index::last_power_cycle(m).filter(|at| index.now - at < index.settings.reboot_loop_window)
     {

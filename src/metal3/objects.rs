@@ -115,6 +115,8 @@ pub struct Machine {
     /// The remediation object (`NAMESPACE/NAME`) a MachineHealthCheck made for it, unless it
     /// is being deleted. It is a request until [`Machine::answered`] names it.
     pub remediation: Option<String>,
+    /// That remediation object's `spec.strategy`, or why it cannot be read.
+    pub strategy: Option<Result<Strategy, String>>,
     /// The remediation object a repair answered or serves, by its identity, and that repair
     /// ([`marks::ANSWERED_KEY`]).
     pub answered: Option<(Option<String>, String)>,
@@ -377,6 +379,82 @@ pub struct Remediation {
     pub deleting: bool,
     /// What its `status` says now, as autorepair last reported it.
     pub reported: Option<Reported>,
+    /// Its `spec.strategy` (copied from the template), or why it cannot be read.
+    pub strategy: Result<Strategy, String>,
+}
+
+/// A request's `spec.strategy`, as CAPM3's Metal3Remediation spells it: `type` (only
+/// `Reboot`), `retryLimit` (power cycles after the first), and how long each power cycle may
+/// take: `timeoutSeconds` (v1beta2) or `timeout` (v1beta1, a duration). Unset fields are the
+/// watcher's configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Strategy {
+    pub retry_limit: Option<u32>,
+    /// Seconds.
+    pub timeout: Option<i64>,
+}
+
+/// CAPM3's webhook refuses a shorter timeout: a power cycle of a real server takes minutes.
+pub const MIN_STRATEGY_TIMEOUT: i64 = 100;
+
+impl Strategy {
+    /// `spec.strategy` of a remediation object (`null` or absent: all defaults).
+    pub fn read(v: Option<&Value>) -> Result<Strategy, String> {
+        let Some(v) = v.filter(|v| !v.is_null()) else {
+            return Ok(Strategy::default());
+        };
+        let Some(o) = v.as_object() else {
+            return Err(format!("spec.strategy is {v}, not an object"));
+        };
+        match o.get("type") {
+            None | Some(Value::Null) => {}
+            Some(t) if t == "Reboot" => {}
+            Some(t) => {
+                return Err(format!(
+                    "spec.strategy.type is {t}: Reboot is the only strategy (CAPM3's too)"
+                ));
+            }
+        }
+        let retry_limit =
+            match o.get("retryLimit") {
+                None | Some(Value::Null) => None,
+                Some(n) => Some(n.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(
+                    || format!("spec.strategy.retryLimit is {n}, not a count (0 or more)"),
+                )?),
+            };
+        let seconds = match o.get("timeoutSeconds") {
+            None | Some(Value::Null) => None,
+            Some(n) => Some(n.as_i64().ok_or_else(|| {
+                format!("spec.strategy.timeoutSeconds is {n}, not a number of seconds")
+            })?),
+        };
+        let duration = match o.get("timeout") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(t)) => Some(
+                crate::engine::text::parse_duration(t)
+                    .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+                    .map_err(|e| format!("spec.strategy.timeout: {e}"))?,
+            ),
+            Some(t) => return Err(format!("spec.strategy.timeout is {t}, not a duration")),
+        };
+        let timeout = match (seconds, duration) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(format!(
+                    "spec.strategy gives timeoutSeconds {a} and timeout {b}s: give one (timeoutSeconds is v1beta2's, timeout v1beta1's)"
+                ));
+            }
+            (a, b) => a.or(b),
+        };
+        if let Some(t) = timeout.filter(|t| *t < MIN_STRATEGY_TIMEOUT) {
+            return Err(format!(
+                "spec.strategy's timeout is {t}s, below CAPM3's minimum of {MIN_STRATEGY_TIMEOUT}s"
+            ));
+        }
+        Ok(Strategy {
+            retry_limit,
+            timeout,
+        })
+    }
 }
 
 /// What autorepair reports in a remediation object's `status`: a report, never the record
@@ -654,6 +732,7 @@ impl Snapshot {
                 let mut m = machine(meta, &v, &m3m);
                 if let Some(r) = remediation_of.get(m.key.as_str()) {
                     m.remediation = Some(r.key.clone());
+                    m.strategy = Some(r.strategy.clone());
                     m.requested |= !m.answers(r) && !cycling(&m.marks);
                 }
                 if m.held.is_none()
@@ -741,6 +820,7 @@ fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
         requested: request_annotated,
         request_annotated,
         remediation: None,
+        strategy: None,
         answered: meta.annotations.get(marks::ANSWERED_KEY).map(|v| {
             let (repair, identity) = marks::read_answered(v);
             (repair.map(str::to_owned), identity.to_owned())
@@ -791,6 +871,7 @@ fn remediation(meta: &Meta, v: &Value) -> Remediation {
         },
         deleting: meta.deletion_timestamp.is_some(),
         reported: v.get("status").and_then(Reported::read),
+        strategy: Strategy::read(pointer(v, "/spec/strategy")),
     }
 }
 
@@ -931,4 +1012,58 @@ fn pod(meta: &Meta, v: &Value) -> Option<Pod> {
         stays: !crate::k8s::drain::blocks_drain(&facts),
         terminating: meta.deletion_timestamp.is_some(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// CAPM3's strategy in both spellings; what cannot be read says which field and why.
+    #[test]
+    fn a_strategy_reads_both_spellings_and_names_what_is_wrong() {
+        let ok = |retry_limit, timeout| {
+            Ok(Strategy {
+                retry_limit,
+                timeout,
+            })
+        };
+        let cases: [(Value, Result<Strategy, &str>); 14] = [
+            (json!(null), ok(None, None)),
+            (json!({}), ok(None, None)),
+            (json!({"type": "Reboot"}), ok(None, None)),
+            (json!({"retryLimit": 0}), ok(Some(0), None)),
+            (
+                json!({"retryLimit": 2, "timeoutSeconds": 600}),
+                ok(Some(2), Some(600)),
+            ),
+            (json!({"timeout": "5m0s"}), ok(None, Some(300))),
+            (
+                json!({"timeout": "300s", "timeoutSeconds": 300}),
+                ok(None, Some(300)),
+            ),
+            (json!({"type": "Reset"}), Err("spec.strategy.type")),
+            (json!({"retryLimit": -1}), Err("spec.strategy.retryLimit")),
+            (json!({"retryLimit": 1e20}), Err("spec.strategy.retryLimit")),
+            (
+                json!({"timeoutSeconds": 99}),
+                Err("below CAPM3's minimum of 100s"),
+            ),
+            (json!({"timeout": "a while"}), Err("spec.strategy.timeout")),
+            (
+                json!({"timeout": "2m", "timeoutSeconds": 600}),
+                Err("give one"),
+            ),
+            (json!("Reboot"), Err("not an object")),
+        ];
+        for (given, want) in cases {
+            let got = Strategy::read(Some(&given));
+            match (&got, &want) {
+                (Ok(g), Ok(w)) => assert_eq!(g, w, "{given}"),
+                (Err(g), Err(w)) => assert!(g.contains(w), "{given}: {g}"),
+                _ => panic!("{given}: {got:?}, want {want:?}"),
+            }
+        }
+        assert_eq!(Strategy::read(None), Ok(Strategy::default()));
+    }
 }

@@ -183,10 +183,11 @@ pub fn judge(
                 );
             };
             let timed_out = |what: String| (OpState::Failed, Phase::TimedOut, Some(what));
+            let (cycle_timeout, named) = cycle_timeout(index, m);
             match (h.reboot.is_some(), h.powered_on) {
-                (true, Some(false)) if late(s.cycle_timeout) => timed_out(format!(
-                    "host {} was still off {age}s after the power cycle started (cycle_timeout {}s): it is powered back on",
-                    h.key, s.cycle_timeout
+                (true, Some(false)) if late(cycle_timeout) => timed_out(format!(
+                    "host {} was still off {age}s after the power cycle started ({named} {cycle_timeout}s): it is powered back on",
+                    h.key
                 )),
                 (true, Some(false)) => (
                     OpState::Running,
@@ -210,19 +211,18 @@ pub fn judge(
                         (OpState::Running, Phase::Served, None)
                     } else if back {
                         (OpState::Succeeded, Phase::Done, None)
-                    } else if late(s.cycle_timeout) {
+                    } else if late(cycle_timeout) {
                         timed_out(format!(
-                            "the Node {} was not back and Ready {age}s after the power cycle started (cycle_timeout {}s)",
+                            "the Node {} was not back and Ready {age}s after the power cycle started ({named} {cycle_timeout}s)",
                             m.node_ref.as_deref().unwrap_or("?"),
-                            s.cycle_timeout
                         ))
                     } else {
                         (OpState::Running, Phase::AwaitingNode, None)
                     }
                 }
-                (false, _) if late(s.cycle_timeout) => timed_out(format!(
-                    "host {} did not power back on within cycle_timeout ({}s)",
-                    h.key, s.cycle_timeout
+                (false, _) if late(cycle_timeout) => timed_out(format!(
+                    "host {} did not power back on within {named} ({cycle_timeout}s)",
+                    h.key
                 )),
                 (false, _) => (OpState::Running, Phase::PoweringOn, None),
             }
@@ -508,6 +508,16 @@ pub fn unrecorded_cycle(index: &Index<'_>, m: &Machine) -> bool {
 
 /// When the Machine's power cycle ended as a failure and no power cycle of autorepair's is
 /// recorded under way on it: the host's reboot annotation is a leftover to withdraw.
+/// How long a power cycle of the Machine may take, from its start until its Node is Ready
+/// again, and what to call that limit: its request's `spec.strategy` timeout (CAPM3's, each
+/// cycle's), else the configuration's `cycle_timeout`.
+pub fn cycle_timeout(index: &Index<'_>, m: &Machine) -> (i64, &'static str) {
+    match m.strategy.as_ref().and_then(|s| s.as_ref().ok()?.timeout) {
+        Some(t) => (t, "the request's spec.strategy timeout"),
+        None => (index.settings.cycle_timeout, "cycle_timeout"),
+    }
+}
+
 /// A power cycle of the Machine is recorded under way (a request waiting on a parked Machine
 /// has started nothing).
 fn cycling(m: &Machine) -> bool {

@@ -56,6 +56,13 @@ pub fn progress(
                 .get(m.key.as_str())
                 .and_then(|p| held_by_limit(p, fleet));
             let mut report = report(index, m, r, limit);
+            if let (Some(Ok(objects::Strategy { retry_limit: Some(n @ 1..), .. })), "Failed") =
+                (&m.strategy, report.phase)
+            {
+                report.message.push_str(&format!(
+                    "; its spec.strategy.retryLimit {n} asks for more power cycles, which autorepair does not make: it gives the Machine up after one (docs/metal3.md)"
+                ));
+            }
             let mut out = Vec::new();
             // Recorded before the result that answers it (this target's own work goes first):
             // a pass killed between the two leaves it answered, never a result beside a

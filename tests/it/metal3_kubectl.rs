@@ -131,16 +131,7 @@ fn play_world(kube: &FakeKube) {
 fn kubectl(line: &str, config: &Path, dir: &Path) -> (bool, String) {
     let words: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(words[0], "kubectl", "{line}");
-    let out = Command::new("kubectl")
-        .args(&words[1..])
-        .env("KUBECONFIG", config)
-        .env("HOME", dir)
-        .env_remove("KUBECTL_EXTERNAL_DIFF")
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
+    crate::common::kubectl(&words[1..], config, dir)
 }
 
 /// One step of the README's kubectl tour.

@@ -633,6 +633,160 @@ fn a_host_off_on_purpose_fails_the_request_without_a_hand_over() {
     assert!(kube.get(&MACHINE, "ns", "m1").is_some());
 }
 
+/// CAPM3's per-request strategy, copied by the MachineHealthCheck from the template into
+/// each request: its timeout, in either spelling (v1beta2's `timeoutSeconds`, v1beta1's
+/// `timeout`), bounds each power cycle in place of `cycle_timeout`; a strategy that cannot be
+/// read starts nothing, says why, and is given up as a request no repair can serve; a
+/// `retryLimit` autorepair does not honour is said when it gives up. The Node here never comes
+/// back Ready.
+#[test]
+fn the_requests_strategy_bounds_its_power_cycle() {
+    // (case, spec.strategy, the last status, words of its message)
+    type Case = (
+        &'static str,
+        Value,
+        (&'static str, &'static str),
+        &'static [&'static str],
+    );
+    let cases: [Case; 4] = [
+        (
+            "none: cycle_timeout",
+            json!(null),
+            ("Running", "PowerCycling"),
+            &[],
+        ),
+        (
+            "v1beta2",
+            json!({"type": "Reboot", "retryLimit": 2, "timeoutSeconds": 120}),
+            ("Failed", "RemediationFailed"),
+            &["retryLimit 2"],
+        ),
+        (
+            "v1beta1",
+            json!({"type": "Reboot", "timeout": "2m"}),
+            ("Failed", "RemediationFailed"),
+            &[],
+        ),
+        (
+            "unreadable",
+            json!({"type": "Reset", "timeoutSeconds": 120}),
+            ("Failed", "NeedsPerson"),
+            &["spec.strategy.type", "AutorepairRemediationTemplate"],
+        ),
+    ];
+    for (case, strategy, last, words) in cases {
+        let kube = broken(Machine::new("ns", "m1").node("n1").host("h1"));
+        kube.mutate(&AUTOREPAIR_REMEDIATION_TEMPLATE, "ns", "autorepair", |t| {
+            t["spec"]["template"]["spec"]["strategy"] = strategy.clone();
+        });
+        let mut said = String::new();
+        let seen = run(&kube, 10, |_, kube, _| {
+            if let Some(r) = kube.get(&AUTOREPAIR_REMEDIATION, "ns", "m1") {
+                said.push_str(&r["status"].to_string());
+            }
+            if kube.get(&NODE, "", "n1").is_some() {
+                kube.mutate(&NODE, "", "n1", |n| {
+                    n["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
+                });
+            }
+        });
+        let got = seen.last().map(|(p, r)| (p.as_str(), r.as_str()));
+        assert_eq!(got, Some(last), "{case}: {seen:?}");
+        for w in words {
+            assert!(said.contains(w), "{case}: {said}");
+        }
+        assert_eq!(
+            power_offs(&kube),
+            usize::from(case != "unreadable"),
+            "{case}"
+        );
+    }
+}
+
+/// What CAPM3's users look at, with kubectl: a request autorepair gave up on, its host
+/// marked so that the replacement lands elsewhere, and a request failed because its host is
+/// off on purpose, each with its reason in the printer columns.
+#[test]
+#[cfg_attr(
+    not(have_kubectl),
+    ignore = "needs kubectl: apt-get install kubernetes-client"
+)]
+fn capm3s_results_show_in_kubectl() {
+    let dir = tempfile::tempdir().unwrap();
+    let get = |kube: &FakeKube, words: &[&str]| {
+        let config = dir.path().join("kubeconfig");
+        std::fs::write(&config, crate::common::kubeconfig(kube.url(), "good")).unwrap();
+        let (ok, text) = crate::common::kubectl(words, &config, dir.path());
+        assert!(ok, "kubectl {words:?}: {text}");
+        text
+    };
+    let columns = |text: &str, name: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+
+    let recent = format!(
+        "result:power-cycle:{}:success:power-cycle.0f8fad5b-d9cb-469f-a165-70867728950e",
+        start() - 600
+    );
+    let kube = broken(
+        Machine::new("ns", "m1")
+            .node("n1")
+            .host("h1")
+            .owner("MachineSet", "ms1")
+            .annotate(
+                "autorepair.io/repair.0f8fad5b-d9cb-469f-a165-70867728950e",
+                &recent,
+            ),
+    );
+    run(&kube, 2, |_, _, _| {});
+    let mark = "jsonpath={.metadata.annotations.capm3\\.metal3\\.io/unhealthy}";
+    assert_eq!(
+        get(&kube, &["get", "bmh", "-n", "ns", "h1", "-o", mark]),
+        "capm3/UnhealthyNode"
+    );
+    let owner = "jsonpath={.status.conditions[?(@.type==\"OwnerRemediated\")].reason}";
+    assert_eq!(
+        get(
+            &kube,
+            &[
+                "get",
+                "machines.cluster.x-k8s.io",
+                "-n",
+                "ns",
+                "m1",
+                "-o",
+                owner
+            ]
+        ),
+        "WaitingForRemediation"
+    );
+    let listed = get(&kube, &["get", "autorepairremediations", "-n", "ns"]);
+    assert_eq!(columns(&listed, "m1")[1], "Failed", "{listed}");
+
+    let kube = broken(
+        Machine::new("ns", "m1")
+            .node("n1")
+            .host("h1")
+            .owner("MachineSet", "ms1"),
+    );
+    kube.mutate(&BARE_METAL_HOST, "ns", "h1", |h| {
+        h["spec"]["online"] = json!(false)
+    });
+    run(&kube, 2, |_, _, _| {});
+    let listed = get(&kube, &["get", "autorepairremediations", "-n", "ns"]);
+    assert_eq!(
+        columns(&listed, "m1")[1..3],
+        ["Failed", "HostPoweredOffOnPurpose"],
+        "{listed}"
+    );
+}
+
 /// The shipped CRDs follow the conventions Cluster API's tools read: the contract labels
 /// (`cluster.x-k8s.io/<contract>`, each naming a version the CRD serves), and clusterctl's
 /// own label, without which `clusterctl move` does not look for these objects and leaves the

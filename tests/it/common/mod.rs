@@ -53,6 +53,21 @@ users:
     )
 }
 
+/// Runs kubectl with these words (no shell) against the kubeconfig `config`, with a home
+/// directory (its cache) of its own; says whether it succeeded, and its output and errors.
+pub fn kubectl(words: &[&str], config: &std::path::Path, home: &std::path::Path) -> (bool, String) {
+    let out = std::process::Command::new("kubectl")
+        .args(words)
+        .env("KUBECONFIG", config)
+        .env("HOME", home)
+        .env_remove("KUBECTL_EXTERNAL_DIFF")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
 /// What the replica tests of the families share: who a replica is to the API server, what
 /// befalls the leader, and the Lease's timing.
 pub mod replicas {
