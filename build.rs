@@ -6,7 +6,8 @@
 //!   (`AUTOREPAIR_TESTBED_RAPI`), or `AUTOREPAIR_REQUIRE_TESTBED` says it will be up when the
 //!   tests run (CI), so the real-cluster tests in tests/it/ganeti.rs run.
 //! - `cfg(have_kubectl)`, `cfg(have_prometheus)`, `cfg(have_chromium)`, `cfg(have_pyyaml)`,
-//!   `cfg(have_etcd)` (Debian's etcd-server and etcd-client, and openssl): the tools those
+//!   `cfg(have_etcd)` (Debian's etcd-server and etcd-client, and openssl), `cfg(have_shells)`
+//!   (zsh and fish, whose completions are driven): the tools those
 //!   tests drive are installed (on `PATH`; Chromium at `AUTOREPAIR_CHROMIUM` or
 //!   `/usr/bin/chromium`; Debian's PyYAML, a YAML 1.1 reader, under `/usr/bin/python3`), or
 //!   `AUTOREPAIR_REQUIRE_…` says they must be (CI), and then a missing one fails the test.
@@ -71,6 +72,11 @@ fn main() {
             "have_etcd",
             "AUTOREPAIR_REQUIRE_ETCD",
             ["etcd", "etcdctl", "openssl"].into_iter().all(on_path),
+        ),
+        (
+            "have_shells",
+            "AUTOREPAIR_REQUIRE_SHELLS",
+            ["zsh", "fish"].into_iter().all(on_path),
         ),
         (
             "have_pyyaml",

@@ -299,7 +299,32 @@ pub fn script(shell: Shell, generated: &str) -> String {
                 .map_or(generated, |at| &generated[..at]);
             format!("{body}{ZSH_HOOK}")
         }
-        Shell::Fish => format!("{generated}{FISH_HOOK}"),
+        // Every file argument but the lock file's leaves out `*.lock` (a fleet file's lock lies
+        // beside it, and is never the file asked for), as the bash hook does.
+        Shell::Fish => {
+            let mut before_verb = Vec::new();
+            let files = generated
+                .lines()
+                .map(|line| match line.strip_suffix(" -r -F") {
+                    Some(head) if !line.contains(" -l lock-file ") => {
+                        if line.contains("__fish_autorepair_needs_command")
+                            && let Some(name) = line.split(" -l ").nth(1)
+                        {
+                            before_verb.extend(name.split(' ').next().map(|n| format!("--{n}")));
+                        }
+                        format!("{head} -r -f -a \"(__fish_autorepair_files)\"\n")
+                    }
+                    _ => format!("{line}\n"),
+                })
+                .collect::<String>();
+            // clap's conditions match no line while an option before the verb waits for its
+            // value (their argparse refuses `--cluster` without one), and fish then offers
+            // every file: these options' values complete as the lines above would.
+            format!(
+                "{files}{FISH_HOOK}\nfunction __fish_autorepair_file_before_verb\n    contains -- (commandline -opc)[-1] {}\nend\n\ncomplete -c autorepair -n __fish_autorepair_file_before_verb -f -a \"(__fish_autorepair_files)\"\n",
+                before_verb.join(" ")
+            )
+        }
     }
 }
 
@@ -361,6 +386,10 @@ _autorepair_objects() {
     _autorepair "$@"
 }
 
+# A fleet file's lock (FILE.lock beside FILE) is offered only where a lock file is asked for.
+zstyle ':completion:*:*:autorepair:*' ignored-patterns '*.lock'
+zstyle ':completion:*:*:autorepair:option--lock-file-1:*' ignored-patterns ''
+
 # Autoloaded, this file runs as `_autorepair` once, and the wrapper completes from then on.
 compdef _autorepair_objects autorepair
 if [ "$funcstack[1]" = "_autorepair" ]; then
@@ -380,6 +409,12 @@ function __fish_autorepair_objects
 end
 
 complete -c autorepair -n "__fish_autorepair_using_subcommand status explain allow suspend resume request clear" -f -a "(__fish_autorepair_objects)"
+
+# Files, but a fleet file's lock (FILE.lock beside FILE), offered only where a lock file is
+# asked for.
+function __fish_autorepair_files
+    __fish_complete_path (commandline -ct) | string match -rv '\.lock(\t.*)?$'
+end
 "#;
 
 #[cfg(test)]

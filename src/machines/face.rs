@@ -50,6 +50,11 @@ pub fn variables_beside(repair: &Path) -> PathBuf {
 /// The trigger's query as stored beside the repair configuration: `None` when nothing is;
 /// else the query, or why it cannot be used (which holds the trigger, rule 11).
 fn stored_variables(s: &MachinesFleet) -> Option<Result<Variables, String>> {
+    stored_query(s).map(|r| r.map(|(_, query)| query))
+}
+
+/// [`stored_variables`], with the file's text as stored.
+fn stored_query(s: &MachinesFleet) -> Option<Result<(String, Variables), String>> {
     let path = s.variables_file.as_deref()?;
     let text = match crate::files::read_text(path) {
         Ok(text) => text,
@@ -62,7 +67,11 @@ fn stored_variables(s: &MachinesFleet) -> Option<Result<Variables, String>> {
             path.display()
         )));
     }
-    Some(Variables::parse(&text).map_err(|e| format!("{}: {e}", path.display())))
+    Some(
+        Variables::parse(&text)
+            .map(|query| (text, query))
+            .map_err(|e| format!("{}: {e}", path.display())),
+    )
 }
 
 /// Where the machines are.
@@ -238,8 +247,8 @@ impl FamilyFace for Machines {
         ]
     }
 
-    /// Repair entries whose labels cannot be read: each holds its machine.
-    /// and the cluster's switches, or the trigger's stored query, that cannot be read.
+    /// Repair entries whose labels cannot be read (each holds its machine), and the cluster's
+    /// switches or the trigger's stored query that cannot be read (each holds what it governs).
     fn damaged(snap: &super::Snapshot) -> Vec<String> {
         let mut out: Vec<String> = admin::damaged(snap)
             .iter()
@@ -677,15 +686,8 @@ fn auto_repair(
                 stored.display()
             ))?;
         }
-        AutoRepairCommand::GetVariables => match stored_variables(s) {
-            Some(Ok(_)) => {
-                let path = s.variables_file.as_deref().unwrap_or(Path::new(""));
-                let text = crate::files::read_text(path).map_err(|e| Failure::Act {
-                    object: ObjectRef::singleton("auto-repair"),
-                    message: format!("cannot read {}: {e}", path.display()),
-                })?;
-                out.text(text)?;
-            }
+        AutoRepairCommand::GetVariables => match stored_query(s) {
+            Some(Ok((text, _))) => out.text(text)?,
             Some(Err(why)) => {
                 return Err(Failure::Act {
                     object: ObjectRef::singleton("auto-repair"),

@@ -209,15 +209,16 @@ pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<Reach
     if let Some(why) = reboot_wait(index, m) {
         return person(why);
     }
-    if let Some(why) = &index.cluster_hold {
-        return person(why.clone());
-    }
-    // The trigger's switch holds what the trigger would start; a once-off request is a
-    // person's, as `repair add` is, and goes on.
+    // The trigger's switch holds what the trigger would start (before its limiter, which
+    // CKE does not consult while auto-repair is disabled); a once-off request is a person's,
+    // as `repair add` is, and goes on.
     if let Some(why) = auto_repair_hold(index)
         && !pendings(m).any(|(_, p)| p.ops.is_empty())
     {
         return person(why);
+    }
+    if let Some(why) = &index.cluster_hold {
+        return person(why.clone());
     }
     let operation = operation_of(m);
     match procedure(index, &m.info.bmc_type, &operation) {

@@ -506,8 +506,6 @@ pub fn unrecorded_cycle(index: &Index<'_>, m: &Machine) -> bool {
     !(parked || unreadable || recorded)
 }
 
-/// When the Machine's power cycle ended as a failure and no power cycle of autorepair's is
-/// recorded under way on it: the host's reboot annotation is a leftover to withdraw.
 /// How long a power cycle of the Machine may take, from its start until its Node is Ready
 /// again, and what to call that limit: its request's `spec.strategy` timeout (CAPM3's, each
 /// cycle's), else the configuration's `cycle_timeout`.
@@ -568,6 +566,8 @@ pub fn fence_settling(index: &Index<'_>, n: &Node) -> Option<String> {
     })
 }
 
+/// When the Machine's power cycle ended as a failure and no power cycle of autorepair's is
+/// recorded under way on it: the host's reboot annotation is a leftover to withdraw.
 fn withdrawn_power_off(m: &Machine) -> Option<i64> {
     if cycling(m) {
         return None;

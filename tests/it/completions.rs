@@ -419,22 +419,20 @@ fn completion_writes_nothing_and_takes_no_lock() {
     assert_eq!(names, ["fleet.json"]);
 }
 
-/// zsh and fish call the hidden verb from their scripts; where the shell is installed, its
-/// script is valid and (fish) completes object names.
+/// zsh and fish call the hidden verb from their scripts: each script is valid, and each shell
+/// completes object names through it.
 #[test]
+#[cfg_attr(
+    not(have_shells),
+    ignore = "needs zsh and fish: apt-get install zsh fish"
+)]
 fn zsh_and_fish_scripts_complete_object_names() {
     let zsh = std::fs::read_to_string(committed(Shell::Zsh)).unwrap();
     assert!(zsh.contains("compdef _autorepair_objects autorepair"));
     assert!(!zsh.contains("compdef _autorepair autorepair"));
     let fish = std::fs::read_to_string(committed(Shell::Fish)).unwrap();
     assert!(fish.contains("-a \"(__fish_autorepair_objects)\""));
-    let installed = |shell: &str| {
-        Command::new(shell)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if installed("zsh") {
+    {
         let out = Command::new("zsh")
             .arg("-n")
             .arg(committed(Shell::Zsh))
@@ -457,7 +455,7 @@ fn zsh_and_fish_scripts_complete_object_names() {
             ]
         );
     }
-    if installed("fish") {
+    {
         let path = format!(
             "{}:{}",
             bin_dir().display(),
@@ -481,6 +479,56 @@ fn zsh_and_fish_scripts_complete_object_names() {
             "{out:?}"
         );
     }
+}
+
+/// zsh and fish, as bash: a fleet file's lock (FILE.lock beside FILE) is left out of every
+/// file argument but the lock file's, so that TAB completes the fleet file at once.
+#[test]
+#[cfg_attr(
+    not(have_shells),
+    ignore = "needs zsh and fish: apt-get install zsh fish"
+)]
+fn zsh_and_fish_leave_out_the_lock_but_for_the_lock_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["fleet.json", "fleet.json.lock"] {
+        std::fs::write(dir.path().join(name), "").unwrap();
+    }
+    let d = dir.path().display();
+    let got = zsh_completes(&[
+        &format!("autorepair --cluster {d}/fl"),
+        &format!("autorepair --lock-file {d}/fl"),
+    ]);
+    assert_eq!(
+        got,
+        [
+            // One file: completed, and the word ended.
+            format!("autorepair --cluster {d}/fleet.json "),
+            // Two: their common part, and the word left open.
+            format!("autorepair --lock-file {d}/fleet.json"),
+        ]
+    );
+    let fish = |line: String| {
+        let probe = format!(
+            "source {}; complete -C '{line}'",
+            committed(Shell::Fish).display()
+        );
+        let out = Command::new("fish")
+            .args(["--no-config", "-c", &probe])
+            .output()
+            .unwrap();
+        let got = String::from_utf8_lossy(&out.stdout).into_owned();
+        got.lines()
+            .map(|l| l.split('\t').next().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        fish(format!("autorepair --cluster {d}/fl")),
+        [format!("{d}/fleet.json")]
+    );
+    assert_eq!(
+        fish(format!("autorepair --lock-file {d}/fl")),
+        [format!("{d}/fleet.json"), format!("{d}/fleet.json.lock")]
+    );
 }
 
 /// The command line zsh makes of each of `lines` by one TAB, in an interactive zsh on a
