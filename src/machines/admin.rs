@@ -375,15 +375,17 @@ pub fn unfinished(snap: &Snapshot) -> Vec<String> {
 }
 
 /// `repair enable|disable` ([`labels::QUEUE`]), `auto-repair enable|disable`
-/// ([`labels::AUTO_REPAIR`]): a switch of the cluster's, on its holder. Enabling removes the
-/// label, so a copy left elsewhere by a holder change is not the one that stays.
+/// ([`labels::AUTO_REPAIR`]): a switch of the cluster's. Disabling sets it on the cluster's
+/// holder; enabling removes every copy, wherever it is: one left on a former holder (another
+/// machine became the holder since) still holds, and would outlive the `enable`.
 pub fn switch(file: &mut MachinesFile, name: &str, on: bool) -> Result<(), BackendError> {
-    let holder = file.holder(&ObjectRef::singleton(kind::CLUSTER))?;
     let rest = name.strip_prefix(labels::PREFIX).unwrap_or(name);
-    file.set(
-        &holder,
-        &format!("{CLUSTER_PREFIX}{rest}"),
-        (!on).then_some("disabled"),
-    )?;
+    let stored = format!("{CLUSTER_PREFIX}{rest}");
+    if on {
+        file.remove_everywhere(&stored)?;
+    } else {
+        let holder = file.holder(&ObjectRef::singleton(kind::CLUSTER))?;
+        file.set(&holder, &stored, Some("disabled"))?;
+    }
     file.flush()
 }

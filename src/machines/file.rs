@@ -370,6 +370,21 @@ impl MachinesFile {
         Ok(())
     }
 
+    /// Removes the label `name` from every machine that carries it (a cluster's switch left
+    /// on a former holder still holds: enabling must take every copy).
+    pub fn remove_everywhere(&mut self, name: &str) -> Result<(), BackendError> {
+        let carrying: Vec<String> = self
+            .list()?
+            .iter()
+            .filter(|m| labels_of(m).iter().any(|(n, _)| n == name))
+            .filter_map(|m| m["spec"]["serial"].as_str().map(str::to_owned))
+            .collect();
+        for serial in carrying {
+            self.set(&serial, name, None)?;
+        }
+        Ok(())
+    }
+
     /// The serial of the machine that holds an object's labels.
     pub fn holder(&self, object: &ObjectRef) -> Result<String, BackendError> {
         self.place(object).map(|(serial, _)| serial)

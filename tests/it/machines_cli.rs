@@ -1335,3 +1335,34 @@ fn auto_repair_switch_and_query_hold_only_the_trigger() {
         "an unreadable queue switch let the repair command run"
     );
 }
+
+/// A switch left on a former holder of the cluster's labels (another machine became the
+/// holder) still holds, and `enable` takes every copy: before, it removed only the holder's,
+/// and the switch stayed disabled after `enable` said it was enabled.
+#[test]
+fn enabling_a_switch_removes_every_copy_of_it() {
+    let t = Tour::new();
+    for (verb, label) in [
+        ("repair", "autorepair.cluster.queue"),
+        ("auto-repair", "autorepair.cluster.auto-repair"),
+    ] {
+        t.bin().args([verb, "disable"]).assert().success();
+        let (holder, _) = cluster_label(&t, label).unwrap();
+        let other = if holder == "rack0-cs1" {
+            "rack0-cs2"
+        } else {
+            "rack0-cs1"
+        };
+        t.edit(other, |m| {
+            m["spec"]["labels"][label] = "disabled".into();
+        });
+        t.bin().args([verb, "enable"]).assert().success();
+        let out = t.bin().args([verb, "is-enabled"]).assert().success();
+        assert_eq!(
+            String::from_utf8_lossy(&out.get_output().stdout),
+            "true\n",
+            "{verb}"
+        );
+        assert_eq!(cluster_label(&t, label), None, "{verb}: a copy stayed");
+    }
+}
