@@ -218,7 +218,12 @@ fn pass_over<F: FamilyFace>(
             out.text(report::counts_line(&plan, "now"))?;
             out.text(report::limits_lines(&plan))?;
         }
-        return Ok(Exit::Ok);
+        // As a real pass would exit: a damaged record is an error whether or not it acts.
+        return Ok(if damaged.is_empty() {
+            Exit::Ok
+        } else {
+            Exit::Partial
+        });
     }
     let writes_before = backend.writes_made();
     let (done, saved) = execute_and_save(logs, fleet, &plan, &mut backend, |b, _| {

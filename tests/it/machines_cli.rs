@@ -856,6 +856,15 @@ fn a_damaged_repair_entry_is_listed_held_and_deletable() {
         let s = t.status(NOW);
         let m = target(&s, "rack0-cs2");
         assert!(m["needs_person"].is_string(), "{case}: {m}");
+        // A dry run says so as a pass would: its exit code is what a check before a change
+        // reads, and a damaged record is no less damaged for being only looked at.
+        let dry = t
+            .bin()
+            .args(["run", "--dry-run", "--now", &NOW.to_string()])
+            .assert()
+            .code(1);
+        let logged = String::from_utf8_lossy(&dry.get_output().stderr);
+        assert!(logged.contains("cannot be read"), "{case}: {logged}");
         // The pass counts it as an error and exits 1: a fleet that needs a person must not
         // look healthy to cron or to a monitoring of the exit code.
         let pass = t
