@@ -167,6 +167,31 @@ pub fn limits_lines<F: Family>(plan: &Plan<F>) -> String {
     for h in f.halted.iter().chain(&f.halted_groups) {
         let _ = writeln!(out, "HALTED ({}): {h}", h.limit);
     }
+    for r in &f.rates {
+        let room = match r.room_at {
+            Some(at) => format!("; room again at {}", rfc3339(at)),
+            None if r.used < r.max => String::new(),
+            None => "; none ever: the limit is 0".to_owned(),
+        };
+        let counted = if r.domains.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", r.domains)
+        };
+        let _ = writeln!(
+            out,
+            "repair rate of {} ({} = {}): {} of {} {} in the last {}{counted}{room}",
+            shown(r.scope.as_ref()),
+            r.limit,
+            r.rate,
+            r.used,
+            r.max,
+            F::WORDS.domains,
+            humantime::format_duration(std::time::Duration::from_secs(
+                r.window_seconds.max(0) as u64
+            )),
+        );
+    }
     if f.deferred > 0 {
         let _ = writeln!(
             out,

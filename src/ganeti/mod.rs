@@ -276,6 +276,7 @@ impl Family for Ganeti {
             domain,
             home: &inst.pnode,
             granted: None,
+            retries: None,
             facts: Facts {
                 primary: node_text(&inst.pnode, primary_entry),
                 secondary: secondary_entry.map(|(s, e)| node_text(s, e)),

@@ -649,6 +649,7 @@ impl Family for Machines {
             domain: broken.then_some(m.serial.as_str()),
             home: &m.serial,
             granted: None,
+            retries: None,
             facts: Facts {
                 address: m.address().map(|a| Text::Owned(a.to_owned())),
                 sabakan_state: m.info.state.as_str(),

@@ -755,6 +755,13 @@ impl Family for Metal3 {
             // unless no automatic repair could serve it: then it would end as a failure,
             // written on a Machine nothing may write on while it is held.
             granted,
+            // As CAPM3: a request's own retryLimit (none given is 0), whatever the
+            // configuration says; the configuration's `retries` is for repairs no
+            // MachineHealthCheck asked for.
+            retries: match (&m.remediation, &m.strategy) {
+                (Some(_), Some(Ok(s))) => Some(s.retry_limit.unwrap_or(0)),
+                _ => None,
+            },
             facts: Facts {
                 host: m.host.as_deref().map(|h| Text::Owned(h.to_owned())),
                 power: power_word(host),
@@ -971,8 +978,14 @@ fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Remedy> {
             objects::MIN_STRATEGY_TIMEOUT
         ));
     }
-    if let Some(at) =
-        Index::last_power_cycle(m).filter(|at| index.now - at < index.settings.reboot_loop_window)
+    // A power cycle that failed is not a loop to guard against: the engine's bounded retries
+    // (the request's retryLimit) decide whether it is tried again, and without retries its
+    // failure parks the Machine anyway.
+    let last_failed = Index::last_cycle(m).is_some_and(|(at, result)| {
+        result == RepairResult::Failure && Index::last_power_cycle(m) == Some(at)
+    });
+    if let Some(at) = Index::last_power_cycle(m)
+        .filter(|at| !last_failed && index.now - at < index.settings.reboot_loop_window)
     {
         return if m.owner.is_some() {
             Need::Repair(Remedy::Reprovision)

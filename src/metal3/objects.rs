@@ -733,7 +733,14 @@ impl Snapshot {
                 if let Some(r) = remediation_of.get(m.key.as_str()) {
                     m.remediation = Some(r.key.clone());
                     m.strategy = Some(r.strategy.clone());
-                    m.requested |= !m.answers(r) && !cycling(&m.marks);
+                    // Answered by a failed power cycle, a request with retries left stands
+                    // again, as CAPM3's does: the engine's bounded retries decide whether
+                    // and when it is served again (its back-off; parked once they are spent).
+                    let retries_left = matches!(&r.strategy, Ok(s) if s.retry_limit.unwrap_or(0) > 0)
+                        && answer(&m).is_some_and(|o| {
+                            o.result == crate::engine::RepairResult::Failure
+                        });
+                    m.requested |= (!m.answers(r) || retries_left) && !cycling(&m.marks);
                 }
                 if m.held.is_none()
                     && let Some(c) = &m.cluster

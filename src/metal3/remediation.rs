@@ -31,8 +31,11 @@ pub fn progress(
         .collect();
     // What each Machine's plan writes this pass: a result that ends a power cycle or a
     // reprovisioning (served, refused or failed) answers its remediation object.
+    // A failure that will be retried answers nothing: the request stands, as CAPM3's does
+    // until its retryLimit is spent.
     let ending: std::collections::HashMap<&str, String> = plans
         .iter()
+        .filter(|p| !matches!(p.blocked, Some(Blocked::RetryWait { .. })))
         .filter_map(|p| Some((p.name.as_str(), p.actions.iter().find_map(answer_written)?)))
         .collect();
     let machines: std::collections::HashMap<&str, &Machine> = index
@@ -56,11 +59,11 @@ pub fn progress(
                 .get(m.key.as_str())
                 .and_then(|p| held_by_limit(p, fleet));
             let mut report = report(index, m, r, limit);
-            if let (Some(Ok(objects::Strategy { retry_limit: Some(n @ 1..), .. })), "Failed") =
-                (&m.strategy, report.phase)
+            if let (Some(Ok(objects::Strategy { retry_limit: Some(n @ 1..), .. })), "RemediationFailed") =
+                (&m.strategy, report.reason)
             {
                 report.message.push_str(&format!(
-                    "; its spec.strategy.retryLimit {n} asks for more power cycles, which autorepair does not make: it gives the Machine up after one (docs/metal3.md)"
+                    "; given up after {n} retries (spec.strategy.retryLimit {n})"
                 ));
             }
             let mut out = Vec::new();
@@ -209,6 +212,17 @@ pub fn held_by_limit(
                 |h| h.message.clone(),
             ),
         )),
+        Blocked::RetryWait {
+            failures,
+            retries,
+            at,
+        } => Some((
+            "RetryBackoff",
+            format!(
+                "the power cycle failed {failures} time(s) in a row: retry {failures} of {retries} (spec.strategy.retryLimit) at {} (retry_backoff)",
+                rfc3339(*at)
+            ),
+        )),
         Blocked::NoSlot { limit } => Some((
             "NoFreeSlot",
             plan.notes
@@ -254,6 +268,10 @@ pub fn report(
                 phase.as_str()
             ),
         );
+    }
+    // Between the tries of a request with retries left: neither given up nor answered.
+    if let Some(("RetryBackoff", why)) = &limit {
+        return waiting("RetryBackoff", format!("{why} ({explain})"));
     }
     if let Some(out) = objects::answer(m).filter(|_| m.answers(r)) {
         let at = rfc3339(out.at);

@@ -250,6 +250,236 @@ fn dry_run_changes_nothing_and_explain_gives_the_reasons() {
         .code(2);
 }
 
+/// Rule 13 on a Ganeti fleet: with `retries`, an instance whose repair failed is repaired
+/// again once its back-off is over, and says when until then; without, the failure parks it.
+#[test]
+fn a_failed_repair_is_retried_after_its_back_off_only_when_retries_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let now: i64 = NOW.parse().unwrap();
+    let failed_at = now - 300;
+    let mut fleet: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let web_b4 = fleet["instances"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|i| i["name"] == "web-b4.ams.example")
+        .unwrap();
+    web_b4["tags"].as_array_mut().unwrap().push(
+        format!(
+            "{PREFIX}result:failover:3b2c1d0e-1111-4a2b-9c3d-000000000009:{failed_at}:failure:"
+        )
+        .into(),
+    );
+    std::fs::write(&path, fleet.to_string()).unwrap();
+    let config = dir.path().join("autorepair.toml");
+    std::fs::write(
+        &config,
+        "[limits]\nretries = 1\nretry_backoff = \"10min\"\nmax_domains_under_repair = 9\n",
+    )
+    .unwrap();
+    let blocked = |config: Option<&Path>, at: i64| {
+        let mut cmd = bin();
+        if let Some(c) = config {
+            cmd.arg("--config").arg(c);
+        }
+        let out = cmd
+            .args(["status", "--json", "--now", &at.to_string(), "--cluster"])
+            .arg(&path)
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let t = v["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "web-b4.ams.example")
+            .unwrap()
+            .clone();
+        (
+            t["state"].as_str().unwrap().to_owned(),
+            t["blocked"].clone(),
+        )
+    };
+    let (state, held) = blocked(Some(&config), now);
+    assert_eq!(state, "needs-repair");
+    assert_eq!(held["reason"], "retry-wait", "{held}");
+    assert_eq!(
+        (held["failures"].as_u64(), held["retries"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(held["at"].as_i64(), Some(failed_at + 600));
+    let said = bin()
+        .args(["--config"])
+        .arg(&config)
+        .args(["explain", "web-b4.ams.example", "--now", NOW, "--cluster"])
+        .arg(&path)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&said.get_output().stdout).into_owned();
+    assert!(said.contains("retry 1 of 1 at "), "{said}");
+    // The back-off over, the repair starts again.
+    let (state, held) = blocked(Some(&config), failed_at + 600);
+    assert_eq!(
+        (state.as_str(), &held),
+        ("needs-repair", &serde_json::Value::Null)
+    );
+    let out = bin()
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "run",
+            "--dry-run",
+            "--now",
+            &(failed_at + 600).to_string(),
+            "--cluster",
+        ])
+        .arg(&path)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("would: instance/web-b4.ams.example: failover repair"),
+        "{text}"
+    );
+    // Without retries the same failure parks it.
+    let (state, held) = blocked(None, failed_at + 600);
+    assert_eq!(
+        (state.as_str(), held["reason"].as_str()),
+        ("failed", Some("parked"))
+    );
+}
+
+/// A group where one more node dies every 5 minutes for an hour, each dead node's instance
+/// repaired before the next dies: only a rate window catches it. With `max_repair_rate =
+/// "2/1h"` exactly the first two dead nodes' instances are repaired within the hour, the
+/// others wait and say until when, and they are repaired once room comes back; without it,
+/// every one is repaired within the hour.
+#[test]
+fn a_rolling_failure_is_repaired_only_as_fast_as_the_rate_window_allows() {
+    const NODES: usize = 12;
+    let group = "6a1f0c1e-0000-4000-8000-0000000000aa";
+    let node = |name: String| {
+        serde_json::json!({"name": name, "offline": false, "drained": false,
+            "vm_capable": true, "group.uuid": group, "tags": []})
+    };
+    let mut nodes: Vec<serde_json::Value> = (0..NODES).map(|k| node(format!("n{k:02}"))).collect();
+    nodes.extend((0..4).map(|k| node(format!("spare{k}"))));
+    let instances: Vec<serde_json::Value> = (0..NODES)
+        .map(|k| {
+            serde_json::json!({"name": format!("i{k:02}"), "pnode": format!("n{k:02}"),
+                "snodes": [], "disk_template": "diskless", "admin_state": "up",
+                "status": "running", "tags": []})
+        })
+        .collect();
+    let fleet = serde_json::json!({
+        "cluster": {"name": "rolling.example", "tags": [format!("{PREFIX}failover")]},
+        "groups": [{"name": "g", "uuid": group, "tags": []}],
+        "nodes": nodes,
+        "instances": instances,
+        "jobs": [],
+        "simulation": {},
+    });
+    let t0: i64 = NOW.parse().unwrap();
+    // (rate, instances repaired after the hour)
+    for (rate, repaired_in_the_hour) in [(Some("2/1h"), 2), (None, NODES)] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rolling.json");
+        std::fs::write(&path, fleet.to_string()).unwrap();
+        let config = dir.path().join("autorepair.toml");
+        let mut limits =
+            "[limits]\nmax_down_nodes_per_group = 50\nmax_down_nodes = 50\n".to_owned();
+        if let Some(r) = rate {
+            limits.push_str(&format!("max_repair_rate = \"{r}\"\n"));
+        }
+        std::fs::write(&config, limits).unwrap();
+        let read = || -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+        };
+        // Each instance still on the node it started on is not repaired yet.
+        let repaired = || {
+            let f = read();
+            (0..NODES)
+                .filter(|k| {
+                    f["instances"].as_array().unwrap().iter().any(|i| {
+                        i["name"] == format!("i{k:02}") && i["pnode"] != format!("n{k:02}")
+                    })
+                })
+                .count()
+        };
+        let pass = |at: i64| {
+            // Node n{k} dies at t0 + 300 k.
+            let mut f = read();
+            for n in f["nodes"].as_array_mut().unwrap() {
+                let name = n["name"].as_str().unwrap().to_owned();
+                if let Some(k) = name.strip_prefix('n').and_then(|k| k.parse::<i64>().ok()) {
+                    n["offline"] = (at >= t0 + 300 * k).into();
+                }
+            }
+            std::fs::write(&path, f.to_string()).unwrap();
+            bin()
+                .arg("--config")
+                .arg(&config)
+                .args(["run", "--now", &at.to_string(), "--cluster"])
+                .arg(&path)
+                .assert()
+                .success();
+        };
+        // A pass every 100 s for the hour.
+        for step in 0..36 {
+            pass(t0 + 100 * step);
+        }
+        assert_eq!(repaired(), repaired_in_the_hour, "{rate:?}");
+        if rate.is_none() {
+            continue;
+        }
+        let status = bin()
+            .arg("--config")
+            .arg(&config)
+            .args(["status", "--now", &(t0 + 3599).to_string(), "--cluster"])
+            .arg(&path)
+            .assert()
+            .success();
+        let said = String::from_utf8_lossy(&status.get_output().stdout).into_owned();
+        let room = autorepair::engine::rfc3339(t0 + 3600);
+        assert!(
+            said.contains("repair rate of cluster (max_repair_rate = 2/1h): 2 of 2 nodes in the last 1h (n00 at ")
+                && said.contains(&format!("room again at {room}")),
+            "{said}"
+        );
+        let explain = bin()
+            .arg("--config")
+            .arg(&config)
+            .args([
+                "explain",
+                "i05",
+                "--now",
+                &(t0 + 3599).to_string(),
+                "--cluster",
+            ])
+            .arg(&path)
+            .assert()
+            .success();
+        let said = String::from_utf8_lossy(&explain.get_output().stdout).into_owned();
+        assert!(
+            said.contains(
+                "rate: 2 of 2 nodes newly under repair in cluster in the last 1h (n00 at "
+            ),
+            "{said}"
+        );
+        // Room comes back an hour after the first start: one more domain each time one leaves.
+        for at in [t0 + 3600, t0 + 3700, t0 + 3800] {
+            pass(at);
+        }
+        assert_eq!(
+            repaired(),
+            3,
+            "one more once the first start left the window"
+        );
+    }
+}
+
 #[test]
 fn report_writes_one_page_of_the_fleet_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -236,7 +236,9 @@ after every pass.
 Never a repair more destructive than the effective policy allows. A request allows its own
 type, on its own instance.
 .IP 2. 4
-Nothing starts on a suspended or failed instance. Limits count failure domains, the down
+Nothing starts on a suspended or failed instance. With \fBretries\fR set, a failed instance is
+repaired again after \fBretry_backoff\fR (doubled each time), and parked only once its repairs
+failed more than \fBretries\fR times in a row. Limits count failure domains, the down
 (offline or drained) nodes: one dead node is an ordinary failure, and all its instances are
 repaired at once. More than \fBmax_down_nodes_per_group\fR down nodes in a node group, or more
 than \fBmax_down_nodes\fR in the cluster, is a mass failure: there, a pass writes no tag and
@@ -381,6 +383,26 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
     (
         "limits.max_repair_age",
         r"A repair still unfinished this long after it started is recorded as a failure.",
+    ),
+    (
+        "limits.retries",
+        r"A failed repair is repaired again up to this many times before its failures park the instance for a person; \fB0\fR parks it at the first failure. A Cluster API remediation request's own \fBretryLimit\fR wins over it.",
+    ),
+    (
+        "limits.retry_backoff",
+        r"How long after a failure the first retry waits; each next one waits twice as long.",
+    ),
+    (
+        "limits.min_healthy",
+        r"An instance healthy this long after a successful repair starts its count of failures afresh; broken again sooner, its failures still count.",
+    ),
+    (
+        "limits.max_repair_rate",
+        r#"Optional: at most this many failure domains (nodes) newly taken under repair in any window of this length, cluster-wide: \fB"2/1h"\fR, or a share of the nodes, \fB"5%/1h"\fR. A node already counted in the window is never held back; what waits says when room comes back."#,
+    ),
+    (
+        "limits.max_repair_rate_per_group",
+        r"Optional: the same in each node group.",
     ),
     (
         "ganeti.iallocator",

@@ -637,8 +637,8 @@ fn a_host_off_on_purpose_fails_the_request_without_a_hand_over() {
 /// each request: its timeout, in either spelling (v1beta2's `timeoutSeconds`, v1beta1's
 /// `timeout`), bounds each power cycle in place of `cycle_timeout`; a strategy that cannot be
 /// read starts nothing, says why, and is given up as a request no repair can serve; a
-/// `retryLimit` autorepair does not honour is said when it gives up. The Node here never comes
-/// back Ready.
+/// `retryLimit` holds the request open for its retries (the next test follows them). The Node
+/// here never comes back Ready.
 #[test]
 fn the_requests_strategy_bounds_its_power_cycle() {
     // (case, spec.strategy, the last status, words of its message)
@@ -658,8 +658,8 @@ fn the_requests_strategy_bounds_its_power_cycle() {
         (
             "v1beta2",
             json!({"type": "Reboot", "retryLimit": 2, "timeoutSeconds": 120}),
-            ("Failed", "RemediationFailed"),
-            &["retryLimit 2"],
+            ("Waiting", "RetryBackoff"),
+            &["retry 1 of 2 (spec.strategy.retryLimit)"],
         ),
         (
             "v1beta1",
@@ -701,6 +701,76 @@ fn the_requests_strategy_bounds_its_power_cycle() {
             usize::from(case != "unreadable"),
             "{case}"
         );
+    }
+}
+
+/// CAPM3's `retryLimit`: a power cycle that did not bring the Node back is tried again, after
+/// `retry_backoff`, up to the request's own limit (the configuration's `retries` does not
+/// widen it), and only then is the request failed and the Machine handed to its owner. The
+/// request says which retry comes when; the reboot-loop guard does not take a retry for a loop.
+#[test]
+fn a_failed_power_cycle_is_retried_up_to_the_requests_retry_limit() {
+    let limits = Limits {
+        retries: 5,
+        retry_backoff: std::time::Duration::from_secs(60),
+        ..Limits::default()
+    };
+    // (case, spec.strategy, power cycles made)
+    let cases = [
+        (
+            "retryLimit 1: two power cycles",
+            json!({"type": "Reboot", "retryLimit": 1, "timeoutSeconds": 120}),
+            2,
+        ),
+        (
+            "no retryLimit is CAPM3's 0, whatever the configuration",
+            json!({"type": "Reboot", "timeoutSeconds": 120}),
+            1,
+        ),
+    ];
+    for (case, strategy, cycles) in cases {
+        let kube = broken(Machine::new("ns", "m1").node("n1").host("h1"));
+        kube.mutate(&AUTOREPAIR_REMEDIATION_TEMPLATE, "ns", "autorepair", |t| {
+            t["spec"]["template"]["spec"]["strategy"] = strategy.clone();
+        });
+        let mut said = String::new();
+        let seen = run_with(&kube, 30, &limits, |_, kube, _| {
+            if let Some(r) = kube.get(&AUTOREPAIR_REMEDIATION, "ns", "m1") {
+                said.push_str(&r["status"].to_string());
+            }
+            if kube.get(&NODE, "", "n1").is_some() {
+                kube.mutate(&NODE, "", "n1", |n| {
+                    n["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
+                });
+            }
+        });
+        assert_eq!(power_offs(&kube), cycles, "{case}: {seen:?}");
+        assert_eq!(powered(&kube), Some(true), "{case}: the host is left on");
+        assert_eq!(
+            seen.last().map(|(p, r)| (p.as_str(), r.as_str())),
+            Some(("Failed", "RemediationFailed")),
+            "{case}: {seen:?}"
+        );
+        let backoff = seen.iter().any(|(_, r)| r == "RetryBackoff");
+        assert_eq!(backoff, cycles > 1, "{case}: {seen:?}");
+        if cycles > 1 {
+            assert!(
+                said.contains("retry 1 of 1 (spec.strategy.retryLimit)"),
+                "{case}: {said}"
+            );
+            assert!(said.contains("given up after 1 retries"), "{case}: {said}");
+            assert!(!said.contains("RebootLoopGuard"), "{case}: {said}");
+        }
+        // Each try left its failure on the Machine: the count a retry is judged by.
+        let m = kube.get(&MACHINE, "ns", "m1").unwrap();
+        let failures = m["metadata"]["annotations"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| v.as_str().is_some_and(|v| v.contains(":failure:")))
+            .count();
+        assert_eq!(failures, cycles, "{case}: {m}");
     }
 }
 

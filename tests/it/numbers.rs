@@ -167,6 +167,8 @@ fn every_duration_in_the_config_takes_at_most_100_years() {
         ("limits", "result_retention"),
         ("limits", "retry_interval"),
         ("limits", "max_repair_age"),
+        ("limits", "retry_backoff"),
+        ("limits", "min_healthy"),
         ("rapi", "timeout"),
         ("machines", "timeout"),
         ("metal3", "node_unhealthy_after"),

@@ -239,6 +239,10 @@ pub struct Assessment<'a, F: Family> {
     /// for a repair): like a request mark it allows repairs up to this level on this target
     /// alone, suspends and failures still hold it, and the engine never removes it.
     pub granted: Option<F::Level>,
+    /// How many times a failed repair of this target may be tried again, where the target
+    /// says so itself (the retry limit of the remediation request that asks for it); `None`
+    /// leaves it to the configuration's `retries`.
+    pub retries: Option<u32>,
     pub facts: F::Facts,
 }
 

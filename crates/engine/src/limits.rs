@@ -46,6 +46,21 @@ pub struct Limits {
     pub retry_interval: Duration,
     /// A repair still waiting for resources this long after it started is a failure.
     pub max_repair_age: Duration,
+    /// A target whose repair failed is repaired again up to this many times before its
+    /// failures park it for a person (a target may say its own: a remediation request's retry
+    /// limit). 0 parks it at the first failure.
+    pub retries: u32,
+    /// How long after a failure the first retry waits; each next one waits twice as long.
+    pub retry_backoff: Duration,
+    /// A target healthy this long after a successful repair starts its count of failures
+    /// afresh; broken again sooner, the repair did not really work and its failures still
+    /// count.
+    pub min_healthy: Duration,
+    /// At most this many failure domains newly taken under repair in any window of this
+    /// length, fleet-wide (`"2/1h"`, or a share of the fleet's domains: `"5%/1h"`).
+    pub max_repair_rate: Option<Rate>,
+    /// The same in each limiter scope (a node group, a zone, a rack).
+    pub max_repair_rate_per_group: Option<Rate>,
 }
 
 impl Default for Limits {
@@ -63,6 +78,11 @@ impl Default for Limits {
             max_results: 20,
             retry_interval: Duration::from_secs(15 * 60),
             max_repair_age: Duration::from_secs(86400),
+            retries: 0,
+            retry_backoff: Duration::from_secs(10 * 60),
+            min_healthy: Duration::from_secs(3600),
+            max_repair_rate: None,
+            max_repair_rate_per_group: None,
         }
     }
 }
@@ -84,7 +104,12 @@ impl Limits {
     /// Whether a limit depends on how many failure domains a scope holds (the planner counts
     /// them only then).
     pub fn has_shares(&self) -> bool {
-        self.max_down_nodes_per_group_share.is_some() || self.max_down_nodes_share.is_some()
+        self.max_down_nodes_per_group_share.is_some()
+            || self.max_down_nodes_share.is_some()
+            || [self.max_repair_rate, self.max_repair_rate_per_group]
+                .iter()
+                .flatten()
+                .any(|r| matches!(r.bound, Bound::Share(_)))
     }
 }
 
@@ -140,6 +165,87 @@ impl Ceiling {
             None => self.count.to_string(),
             Some(s) if s.of(total) <= self.count => format!("{s} of {total} = {}", s.of(total)),
             Some(s) => format!("{} (stricter than {s} of {total})", self.count),
+        }
+    }
+}
+
+/// A rate limit: at most `bound` failure domains newly taken under repair in any sliding
+/// window of `window` (the config file's `"2/1h"` or `"5%/1h"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rate {
+    pub bound: Bound,
+    pub window: Duration,
+}
+
+impl Rate {
+    /// Reads `"N/DURATION"` or `"P%/DURATION"`; the error says what is accepted.
+    pub fn parse(text: &str) -> Result<Rate, String> {
+        let form = "give it as N/DURATION (\"2/1h\": two failure domains an hour) or P%/DURATION (\"5%/1h\")";
+        let (bound, window) = text
+            .split_once('/')
+            .ok_or_else(|| format!("{text:?} is not a rate: {form}"))?;
+        let bound = Bound::parse(bound).map_err(|e| format!("{e}; {form}"))?;
+        let window =
+            crate::text::parse_duration(window.trim()).map_err(|e| format!("{e}; {form}"))?;
+        if window.as_secs() == 0 {
+            return Err(format!(
+                "{text:?} has a window of no time: {form}, with a window of a second or more"
+            ));
+        }
+        Ok(Rate { bound, window })
+    }
+
+    /// How many domains the window allows in a scope of `total` failure domains.
+    pub fn max(self, total: usize) -> usize {
+        match self.bound {
+            Bound::Count(n) => n,
+            Bound::Share(s) => s.of(total),
+        }
+    }
+
+    /// The window in the clock's seconds.
+    pub fn window_secs(self) -> i64 {
+        i64::try_from(self.window.as_secs()).unwrap_or(i64::MAX)
+    }
+
+    /// As an operator reads it against a scope of `total`: `2/1h`, or `5%/1h (of 40 = 2)`.
+    pub fn describe(self, total: usize) -> String {
+        match self.bound {
+            Bound::Count(_) => self.to_string(),
+            Bound::Share(_) => format!("{self} ({} of {total})", self.max(total)),
+        }
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}",
+            self.bound,
+            humantime::format_duration(self.window)
+        )
+    }
+}
+
+/// The config file's form of an optional [`Rate`], naming the key in its error.
+mod rate_serde {
+    use super::Rate;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Option<Rate>, s: S) -> Result<S::Ok, S::Error> {
+        match r {
+            Some(r) => s.collect_str(r),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rate>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            Some(text) => Rate::parse(&text)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            None => Ok(None),
         }
     }
 }
@@ -256,6 +362,15 @@ struct LimitsFile {
     retry_interval: Duration,
     #[serde(with = "crate::text::duration_serde")]
     max_repair_age: Duration,
+    retries: u32,
+    #[serde(with = "crate::text::duration_serde")]
+    retry_backoff: Duration,
+    #[serde(with = "crate::text::duration_serde")]
+    min_healthy: Duration,
+    #[serde(with = "rate_serde")]
+    max_repair_rate: Option<Rate>,
+    #[serde(with = "rate_serde")]
+    max_repair_rate_per_group: Option<Rate>,
 }
 
 impl Default for LimitsFile {
@@ -280,6 +395,11 @@ impl From<Limits> for LimitsFile {
             max_results: l.max_results,
             retry_interval: l.retry_interval,
             max_repair_age: l.max_repair_age,
+            retries: l.retries,
+            retry_backoff: l.retry_backoff,
+            min_healthy: l.min_healthy,
+            max_repair_rate: l.max_repair_rate,
+            max_repair_rate_per_group: l.max_repair_rate_per_group,
         }
     }
 }
@@ -302,6 +422,11 @@ impl From<LimitsFile> for Limits {
             max_results: f.max_results,
             retry_interval: f.retry_interval,
             max_repair_age: f.max_repair_age,
+            retries: f.retries,
+            retry_backoff: f.retry_backoff,
+            min_healthy: f.min_healthy,
+            max_repair_rate: f.max_repair_rate,
+            max_repair_rate_per_group: f.max_repair_rate_per_group,
         }
     }
 }
@@ -377,6 +502,56 @@ mod tests {
             let e = Bound::parse(bad).unwrap_err();
             assert!(e.contains("0% to 100%"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_rate_reads_as_a_count_or_a_share_over_a_window_and_refuses_the_rest() {
+        let hour = Duration::from_secs(3600);
+        // (text, bound, window, the most it allows of 45 domains)
+        let ok: &[(&str, Bound, Duration, usize)] = &[
+            ("2/1h", Bound::Count(2), hour, 2),
+            (" 2 / 1h", Bound::Count(2), hour, 2),
+            ("0/10min", Bound::Count(0), Duration::from_secs(600), 0),
+            ("5%/1h", Bound::Share(Share(5)), hour, 2),
+            (
+                "100%/1s",
+                Bound::Share(Share(100)),
+                Duration::from_secs(1),
+                45,
+            ),
+        ];
+        for (text, bound, window, max) in ok {
+            let r = Rate::parse(text).unwrap();
+            assert_eq!(
+                (r.bound, r.window, r.max(45)),
+                (*bound, *window, *max),
+                "{text}"
+            );
+            assert_eq!(Rate::parse(&r.to_string()), Ok(r), "{text} written back");
+        }
+        for (bad, says) in [
+            ("2", "not a rate"),
+            ("2/", "N/DURATION"),
+            ("/1h", "N/DURATION"),
+            ("two/1h", "N/DURATION"),
+            ("101%/1h", "0% to 100%"),
+            ("-1/1h", "N/DURATION"),
+            ("2/0s", "no time"),
+            ("2/1h/1h", "N/DURATION"),
+            ("2/1000y", "longer than 100 years"),
+        ] {
+            let e = Rate::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let read = |json: serde_json::Value| serde_json::from_value::<Limits>(json);
+        let l = read(serde_json::json!({"max_repair_rate": "2/1h"})).unwrap();
+        assert_eq!(l.max_repair_rate, Rate::parse("2/1h").ok());
+        assert_eq!(l.max_repair_rate_per_group, None);
+        let e = read(serde_json::json!({"max_repair_rate_per_group": "2"})).unwrap_err();
+        assert!(e.to_string().contains("not a rate"), "{e}");
+        let back = serde_json::to_value(&l).unwrap();
+        assert_eq!(back["max_repair_rate"], "2/1h");
+        assert!(back["max_repair_rate_per_group"].is_null());
     }
 
     #[test]

@@ -281,6 +281,7 @@ impl Family for Toy {
             domain: b.needs.map(|_| b.shelf.as_str()),
             home: &b.shelf,
             granted: None,
+            retries: None,
             facts: ToyFacts {
                 shelf: b.shelf.clone(),
             },

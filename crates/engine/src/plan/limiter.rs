@@ -2,10 +2,11 @@
 //! slots, and the write budget.
 
 use super::index::Index;
+use super::rate::{DomainHash, Window, domain_hash};
 use super::target::{Candidate, StartKind, TargetEval};
-use super::{Action, Blocked, DownNode, Halt, RepairStart, TargetPlan};
+use super::{Action, Blocked, DownNode, Halt, RateReport, RepairStart, TargetPlan};
 use crate::family::{Family, Words};
-use crate::limits::Limits;
+use crate::limits::{Limits, Rate};
 use crate::text::{FxMap, FxSet, Text};
 use std::collections::BTreeMap;
 
@@ -15,6 +16,10 @@ pub(super) struct Limiter<'a> {
     pub fleet: Option<Halt>,
     /// By limiter scope key.
     pub scopes: FxMap<&'a str, Halt>,
+    /// The failure domains of each scope, when a limit is a share of them.
+    sizes: Option<Sizes<'a>>,
+    /// The scopes with a down domain, as a halt names them (`group/ams-b`), by key.
+    down_scopes: FxMap<&'a str, String>,
 }
 
 impl<'a> Limiter<'a> {
@@ -80,6 +85,10 @@ impl<'a> Limiter<'a> {
                 )
             });
         }
+        let down_scopes = by_scope
+            .iter()
+            .map(|(key, (name, _))| (*key, format!("{}/{name}", words.domain_scope)))
+            .collect();
         let group_limit = limits.down_per_group();
         let scope_size = |key: &str| sizes.as_ref().map_or(0, |s| s.scopes[key]);
         let scopes = by_scope
@@ -105,6 +114,8 @@ impl<'a> Limiter<'a> {
             down,
             fleet,
             scopes,
+            sizes,
+            down_scopes,
         }
     }
 
@@ -114,6 +125,218 @@ impl<'a> Limiter<'a> {
         self.fleet
             .as_ref()
             .or_else(|| key.and_then(|k| self.scopes.get(k)))
+    }
+}
+
+/// One scope's rate window, and the limit it is held to.
+struct Scoped {
+    name: Text,
+    limit: &'static str,
+    rate: Rate,
+    /// The scope's failure domains, for a rate given as a share.
+    total: usize,
+    window: Window,
+    /// It held a repair back this pass.
+    held: bool,
+}
+
+impl Scoped {
+    fn max(&self) -> usize {
+        self.rate.max(self.total)
+    }
+
+    fn report(&self, names: &FxMap<DomainHash, &str>) -> RateReport {
+        RateReport {
+            scope: self.name.clone(),
+            limit: self.limit,
+            rate: self.rate.to_string(),
+            window_seconds: self.rate.window_secs(),
+            used: self.window.len(),
+            max: self.max(),
+            room_at: self.window.room_at(self.max(), self.rate.window_secs()),
+            domains: self.window.describe(names),
+        }
+    }
+}
+
+/// The rate windows of one pass (rule 13), where a rate limit is set: the fleet's and each
+/// limiter scope's, counted from the targets' repair starts.
+pub(super) struct Rates<'a> {
+    fleet: Option<Scoped>,
+    per_group: Option<Rate>,
+    groups: BTreeMap<&'a str, Scoped>,
+    /// Domain names for messages, by hash.
+    names: FxMap<DomainHash, &'a str>,
+    /// The scopes' objects for messages (`group/ams-b`), by limiter key.
+    scope_names: FxMap<&'a str, String>,
+    now: i64,
+}
+
+impl<'a> Rates<'a> {
+    pub fn new<F: Family>(
+        index: &Index<'a, F>,
+        limiter: &Limiter<'a>,
+        evals: &[TargetEval<'a, F>],
+        limits: &Limits,
+        now: i64,
+    ) -> Option<Self> {
+        if limits.max_repair_rate.is_none() && limits.max_repair_rate_per_group.is_none() {
+            return None;
+        }
+        let words = F::WORDS;
+        // A domain repaired earlier may hold no target any more: the down ones are named too.
+        let mut names: FxMap<DomainHash, &str> = FxMap::default();
+        let down = F::down_domains(&index.family);
+        let domains = evals
+            .iter()
+            .flat_map(|e| std::iter::once(e.home).chain(e.domain))
+            .chain(down.iter().map(|d| d.name));
+        for d in domains {
+            names.entry(domain_hash(d)).or_insert(d);
+        }
+        // A scope is named by the object whose own key is the limiter key (a node group),
+        // else as a halt names it.
+        let mut scope_names: FxMap<&str, String> = limiter.down_scopes.clone();
+        for h in &index.holders {
+            if let crate::family::Role::Scope {
+                key,
+                halt_key: Some(k),
+            } = h.role
+                && key == k
+            {
+                scope_names.insert(k, h.object.to_string());
+            }
+        }
+        let sizes = limiter.sizes.as_ref();
+        let fleet = limits.max_repair_rate.map(|rate| Scoped {
+            name: Text::Static(words.fleet),
+            limit: "max_repair_rate",
+            rate,
+            total: sizes.map_or(0, |s| s.fleet),
+            window: Window::new(
+                evals.iter().flat_map(|e| e.starts.iter().copied()),
+                now,
+                rate.window_secs(),
+            ),
+            held: false,
+        });
+        let mut rates = Rates {
+            fleet,
+            per_group: limits.max_repair_rate_per_group,
+            groups: BTreeMap::new(),
+            names,
+            scope_names,
+            now,
+        };
+        if let Some(rate) = rates.per_group {
+            let mut by_scope: BTreeMap<&str, Vec<_>> = BTreeMap::new();
+            for e in evals.iter().filter(|e| !e.starts.is_empty()) {
+                if let Some(k) = e.halt_key {
+                    by_scope
+                        .entry(k)
+                        .or_default()
+                        .extend(e.starts.iter().copied());
+                }
+            }
+            for (key, starts) in by_scope {
+                let mut scoped = rates.scope(key, rate, sizes, words);
+                scoped.window = Window::new(starts, now, rate.window_secs());
+                rates.groups.insert(key, scoped);
+            }
+        }
+        Some(rates)
+    }
+
+    fn scope(&self, key: &str, rate: Rate, sizes: Option<&Sizes>, words: Words) -> Scoped {
+        Scoped {
+            name: Text::Owned(
+                self.scope_names
+                    .get(key)
+                    .cloned()
+                    .unwrap_or_else(|| format!("{}/{key}", words.domain_scope)),
+            ),
+            limit: "max_repair_rate_per_group",
+            rate,
+            total: sizes.map_or(0, |s| s.scopes.get(key).copied().unwrap_or(0)),
+            window: Window::default(),
+            held: false,
+        }
+    }
+
+    /// Whether a repair in `domain` under limiter scope `key` may start; else why not, and
+    /// the note for people.
+    fn admit<F: Family>(
+        &mut self,
+        key: Option<&'a str>,
+        domain: &str,
+        sizes: Option<&Sizes>,
+    ) -> Result<(), (Blocked<F>, String)> {
+        let d = domain_hash(domain);
+        if let (Some(k), Some(rate)) = (key, self.per_group)
+            && !self.groups.contains_key(k)
+        {
+            let scoped = self.scope(k, rate, sizes, F::WORDS);
+            self.groups.insert(k, scoped);
+        }
+        let names = &self.names;
+        let group = key.and_then(|k| self.groups.get_mut(k));
+        for scoped in self.fleet.iter_mut().chain(group) {
+            if scoped.window.admits(d, scoped.max()) {
+                continue;
+            }
+            scoped.held = true;
+            let window = scoped.rate.window_secs();
+            let room_at = scoped.window.room_at(scoped.max(), window);
+            let when = room_at.map_or("never: the limit is 0".to_owned(), |t| {
+                format!("room again at {}", crate::text::rfc3339(t))
+            });
+            let note = format!(
+                "rate: {} of {} {} newly under repair in {} in the last {} ({}), {} = {}: {when}",
+                scoped.window.len(),
+                scoped.max(),
+                F::WORDS.domains,
+                scoped.name,
+                humantime::format_duration(scoped.rate.window),
+                scoped.window.describe(names),
+                scoped.limit,
+                scoped.rate.describe(scoped.total),
+            );
+            return Err((
+                Blocked::RateLimit {
+                    scope: scoped.name.clone(),
+                    limit: scoped.limit,
+                    room_at,
+                },
+                note,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts a start granted this pass in its windows.
+    fn take(&mut self, key: Option<&str>, domain: &str) {
+        let d = domain_hash(domain);
+        let now = self.now;
+        if let Some(f) = &mut self.fleet {
+            f.window.take(d, now);
+        }
+        if let Some(g) = key.and_then(|k| self.groups.get_mut(k)) {
+            g.window.take(d, now);
+        }
+    }
+
+    /// The windows for status and metrics: the fleet's, then each scope's that counted a
+    /// domain or held a repair back.
+    pub fn reports(&self) -> Vec<RateReport> {
+        self.fleet
+            .iter()
+            .chain(
+                self.groups
+                    .values()
+                    .filter(|g| g.held || !g.window.is_empty()),
+            )
+            .map(|s| s.report(&self.names))
+            .collect()
     }
 }
 
@@ -167,11 +390,13 @@ pub(super) fn hold<F: Family>(e: &mut TargetEval<F>, plan: &mut TargetPlan<F>, h
 /// Hands out the failure-domain slots in a fixed order (continuations, requests, new repairs,
 /// retries; oldest first): a repair starts when its domain already has repairs under way or a
 /// domain slot is free, and the optional per-target cap allows. Returns what may start.
-pub(super) fn grant_slots<F: Family>(
-    evals: &mut [TargetEval<F>],
+pub(super) fn grant_slots<'a, F: Family>(
+    evals: &mut [TargetEval<'a, F>],
     plans: &mut [TargetPlan<F>],
     limits: &Limits,
     active: usize,
+    limiter: &Limiter<'a>,
+    mut rates: Option<&mut Rates<'a>>,
 ) -> Vec<Option<Box<Candidate<F>>>> {
     let mut order: Vec<usize> = (0..evals.len())
         .filter(|&i| evals[i].candidate.is_some())
@@ -227,6 +452,19 @@ pub(super) fn grant_slots<F: Family>(
                     limit: "max_pending",
                 });
                 continue;
+            }
+            // A retry for lack of resources is a repair under way: its start counted.
+            if c.kind != StartKind::Retry
+                && let Some(r) = rates.as_deref_mut()
+            {
+                if let Err((blocked, note)) =
+                    r.admit::<F>(e.halt_key, domain, limiter.sizes.as_ref())
+                {
+                    plan.notes.push(Text::Owned(note));
+                    plan.blocked = Some(blocked);
+                    continue;
+                }
+                r.take(e.halt_key, domain);
             }
             busy.insert(domain);
             under_way += 1;

@@ -7,6 +7,8 @@
 
 mod index;
 mod limiter;
+pub mod rate;
+pub mod retry;
 mod target;
 
 use super::family::Family;
@@ -284,8 +286,16 @@ pub enum Blocked<F: Family> {
         allowed: Option<F::Level>,
     },
     Suspended,
-    /// A failure result parks it until a person clears it.
+    /// A failure result parks it until a person clears it (with `retries` set: more
+    /// failures in a row than retries).
     Parked,
+    /// Its repair failed `failures` time(s) in a row; it is tried again at `at`, up to
+    /// `retries` times in all (`[limits] retries`, `retry_backoff`).
+    RetryWait {
+        failures: u32,
+        retries: u32,
+        at: i64,
+    },
     /// No automatic repair is safe or possible.
     NeedsPerson,
     /// A step failed for lack of resources: retried at `retry_at`, and given up
@@ -310,6 +320,13 @@ pub enum Blocked<F: Family> {
     NoSlot {
         limit: &'static str,
     },
+    /// A rate limit: its scope took as many failure domains under repair in the window as
+    /// `limit` allows; `room_at` is when one more fits (`None`: never, the limit is 0).
+    RateLimit {
+        scope: Text,
+        limit: &'static str,
+        room_at: Option<i64>,
+    },
     /// This pass's write budget is spent; the next pass carries on.
     WriteBudget,
     /// Its name is not unique in the fleet data.
@@ -333,6 +350,15 @@ impl<F: Family> fmt::Display for Blocked<F> {
             },
             Blocked::Suspended => f.write_str("suspended"),
             Blocked::Parked => f.write_str("parked by a failure until cleared"),
+            Blocked::RetryWait {
+                failures,
+                retries,
+                at,
+            } => write!(
+                f,
+                "failed {failures} time(s) in a row: retry {failures} of {retries} at {}",
+                rfc3339(*at)
+            ),
             Blocked::NeedsPerson => f.write_str("needs a person"),
             Blocked::LacksResources { retry_at, .. } => {
                 write!(f, "lacked resources, retrying at {}", rfc3339(*retry_at))
@@ -343,6 +369,18 @@ impl<F: Family> fmt::Display for Blocked<F> {
                 write!(f, "mass failure in {scope} ({limit})")
             }
             Blocked::NoSlot { limit } => write!(f, "no free slot ({limit})"),
+            Blocked::RateLimit {
+                scope,
+                limit,
+                room_at,
+            } => match room_at {
+                Some(at) => write!(
+                    f,
+                    "repair rate of {scope} spent ({limit}): room again at {}",
+                    rfc3339(*at)
+                ),
+                None => write!(f, "repair rate of {scope} is 0 ({limit})"),
+            },
             Blocked::WriteBudget => f.write_str("write budget of this pass spent"),
             Blocked::DuplicateName => f.write_str("duplicate name"),
             Blocked::Unrecordable => write!(f, "its {} cannot be written", F::Marks::NOUN),
@@ -410,6 +448,27 @@ pub struct FleetSummary {
     pub writes: usize,
     /// Targets whose changes wait for the next pass: the write budget was spent.
     pub deferred: usize,
+    /// The rate windows, where a rate limit is set: the fleet's, then each scope's that
+    /// counted a domain or held a repair back.
+    pub rates: Vec<RateReport>,
+}
+
+/// One scope's rate window after this pass's starts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RateReport {
+    /// `cluster`, or the scope's object (`group/ams-b`).
+    pub scope: Text,
+    pub limit: &'static str,
+    /// The limit as configured (`2/1h`, `5%/1h`).
+    pub rate: String,
+    pub window_seconds: i64,
+    /// Domains newly taken under repair in the window, and the most it allows.
+    pub used: usize,
+    pub max: usize,
+    /// When one more domain fits, if none does now.
+    pub room_at: Option<i64>,
+    /// The domains counted, oldest first, with their starts.
+    pub domains: String,
 }
 
 impl FleetSummary {
@@ -457,8 +516,19 @@ struct IdMaker {
 impl IdMaker {
     const NAMESPACE: uuid::Uuid = uuid::uuid!("7a1c3e52-53a4-4d0e-9d0e-6a7574f2a9c1");
     fn make(&self, target: &str, purpose: &str) -> String {
+        self.uuid(target, purpose).to_string()
+    }
+
+    fn uuid(&self, target: &str, purpose: &str) -> uuid::Uuid {
         let name = format!("{}:{}:{target}:{purpose}", self.seed, self.now);
-        uuid::Uuid::new_v5(&Self::NAMESPACE, name.as_bytes()).to_string()
+        uuid::Uuid::new_v5(&Self::NAMESPACE, name.as_bytes())
+    }
+
+    /// The id of a repair starting now in failure `domain`: it records both, for the rate
+    /// windows of later passes ([`rate::make_id`]).
+    fn start(&self, target: &str, domain: &str) -> String {
+        let b = self.uuid(target, "repair").into_bytes();
+        rate::make_id(self.now, domain, [b[0], b[1], b[2], b[3], b[14], b[15]])
     }
 }
 
@@ -509,7 +579,15 @@ pub fn plan<F: Family>(
     }
     scope_writes.retain(|(key, _)| limiter.halt_for(*key).is_none());
 
-    let mut granted = grant_slots(&mut evals, &mut plans, limits, active);
+    let mut rates = limiter::Rates::new(&index, &limiter, &evals, limits, now);
+    let mut granted = grant_slots(
+        &mut evals,
+        &mut plans,
+        limits,
+        active,
+        &limiter,
+        rates.as_mut(),
+    );
 
     let Budget {
         admitted,
@@ -590,6 +668,7 @@ pub fn plan<F: Family>(
         },
         writes: spent,
         deferred,
+        rates: rates.map(|r| r.reports()).unwrap_or_default(),
     };
     let mut progress = F::progress(&index.family, now);
     progress.extend(F::reports(&index.family, &plans, &fleet));

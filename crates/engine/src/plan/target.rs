@@ -2,6 +2,8 @@
 //! under way (judging their operations), and what it could start.
 
 use super::index::{Index, PolicySource, invalid_lint, lint_policy_mix, lint_time, policy_note};
+use super::rate::{Start, domain_hash, read_id};
+use super::retry::{Retry, Streak, streak};
 use super::{Blocked, HistoryEntry, IdMaker, Lint, Next, OpView, RepairStart, RepairView, State};
 use super::{TargetPlan, reason_for};
 use crate::family::{Family, Health, Need, OpState, Operation};
@@ -54,6 +56,8 @@ pub(super) struct TargetEval<'a, F: Family> {
     pub domain: Option<&'a str>,
     /// The failure domain it lives in (counted in its scope's size for a limit given as a share).
     pub home: &'a str,
+    /// Its repairs' starts, as its marks tell them, when a rate limit counts them.
+    pub starts: Vec<Start>,
 }
 
 /// One mark to add or remove, and why.
@@ -164,6 +168,7 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
             blocked: None,
             health: &assessment.health,
             standing: assessment.granted,
+            retries: assessment.retries.unwrap_or(self.limits.retries),
             effective,
             results: parsed
                 .iter()
@@ -181,6 +186,7 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
             active: false,
             hold: false,
             candidate: None,
+            starts: Vec::new(),
         };
         for text in &own.expired_suspends {
             t.remove(text, "timed suspend is over", false);
@@ -192,6 +198,10 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
                 _ => None,
             })
             .collect();
+        if self.limits.max_repair_rate.is_some() || self.limits.max_repair_rate_per_group.is_some()
+        {
+            t.starts = repair_starts(&parsed, assessment.domain.unwrap_or(assessment.home));
+        }
         let repairs = merge_pending::<F>(&pendings);
         t.had_pending = !repairs.is_empty() || matches!(t.unreadable, Some((_, Governs::Pending)));
         if repairs.len() > 1 {
@@ -229,6 +239,27 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
         }
         t.finish(assessment.facts)
     }
+}
+
+/// The starts of the repairs a target's marks record (rule 13's rate windows): every repair
+/// that ran operations, under way or ended, and every start of the planner's own (its id says
+/// so) even before its operations are recorded: a pass killed between the two left them
+/// running. A request still waiting has taken nothing under repair: it is counted, like any
+/// start, when it starts. An id that does not say its domain puts a repair under way in the
+/// target's domain now, and a result in a domain of its own.
+fn repair_starts<L: Copy>(parsed: &[(&str, Mark<L>)], domain_now: &str) -> Vec<Start> {
+    parsed
+        .iter()
+        .filter_map(|(_, mark)| match mark {
+            Mark::Pending(p) if !p.ops.is_empty() || read_id(p.id).is_some() => {
+                Some(Start::of(p.id, p.since, domain_hash(domain_now)))
+            }
+            Mark::Result(r) if r.result != RepairResult::Enoperm && !r.ops.is_empty() => {
+                Some(Start::of(r.id, r.at, domain_hash(r.id)))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn merge_pending<'t, F: Family>(
@@ -308,6 +339,10 @@ struct TargetWork<'c, 'a, F: Family> {
     ///
     /// [`Assessment::granted`]: crate::family::Assessment::granted
     standing: Option<F::Level>,
+    /// How often a failed repair is tried again ([`Assessment::retries`], else the limits').
+    ///
+    /// [`Assessment::retries`]: crate::family::Assessment::retries
+    retries: u32,
     results: Vec<(&'a str, Outcome<'a, F::Level>)>,
     adds: Vec<Write>,
     removes: Vec<Write>,
@@ -320,6 +355,7 @@ struct TargetWork<'c, 'a, F: Family> {
     /// A request that cannot start now still keeps any other repair from starting.
     hold: bool,
     candidate: Option<Candidate<F>>,
+    starts: Vec<Start>,
 }
 
 /// Adds a write of `mark` unless `list` has one. A target writes a few marks, found by a scan;
@@ -391,10 +427,67 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
         self.blocked.get_or_insert(why);
     }
 
-    fn has_failure(&self) -> bool {
-        self.results
+    /// What the failures in a row allow now (rule 13). With no retries, any failure parks,
+    /// as it always did: a success cannot follow a failure until a person cleared it.
+    fn retry(&self) -> Retry {
+        Retry::of(
+            &self.streak(),
+            self.retries,
+            secs(self.ctx.limits.retry_backoff),
+        )
+    }
+
+    fn streak(&self) -> Streak {
+        self.streak_of(false)
+    }
+
+    /// `as_read`: only the marks the pass read, not the failures it wrote itself.
+    fn streak_of(&self, as_read: bool) -> Streak {
+        let results: Vec<(i64, RepairResult)> = self
+            .results
             .iter()
-            .any(|(_, r)| r.result == RepairResult::Failure)
+            .filter(|(text, _)| !as_read || !text.is_empty())
+            .map(|(_, r)| (r.at, r.result))
+            .collect();
+        if self.retries == 0 {
+            // Nothing starts the count afresh: every failure parks.
+            streak(&results, i64::MIN, i64::MAX)
+        } else {
+            streak(&results, self.ctx.now, secs(self.ctx.limits.min_healthy))
+        }
+    }
+
+    /// Failures parked it: more in a row than it may be retried.
+    fn parked(&self) -> Option<String> {
+        match self.retry() {
+            Retry::Parked { failures, retries } if retries > 0 => Some(format!(
+                "its repair failed {failures} times in a row, more than the {retries} retries allowed: parked until a person clears it"
+            )),
+            Retry::Parked { .. } => {
+                Some("a failure result parks this target until a person clears it".into())
+            }
+            Retry::Free | Retry::Wait { .. } => None,
+        }
+    }
+
+    /// The back-off after a failure that will be retried, while it lasts.
+    fn retry_wait(&self) -> Option<(Blocked<F>, String)> {
+        match self.retry() {
+            Retry::Wait {
+                failures,
+                retries,
+                at,
+            } if at > self.ctx.now => {
+                let blocked = Blocked::RetryWait {
+                    failures,
+                    retries,
+                    at,
+                };
+                let why = format!("{blocked} (retry_backoff, doubled after each failure)");
+                Some((blocked, why))
+            }
+            _ => None,
+        }
     }
 
     fn suspended(&self) -> Option<Policy<F::Level>> {
@@ -810,7 +903,11 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             self.notes.push(format!("request {} waits: {why}", r.id));
             return;
         }
-        if let Some((blocked, why)) = self.blocked() {
+        if let Some((blocked, why)) = self.blocked().or_else(|| {
+            // A request after a failure waits out the back-off as a policy's repair would:
+            // the tool that drops requests may be what keeps failing.
+            self.health.is_broken().then(|| self.retry_wait()).flatten()
+        }) {
             self.block(blocked);
             self.notes.push(format!("request {} waits: {why}", r.id));
             self.hold = true;
@@ -905,11 +1002,8 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
 
     /// Why no operation may be submitted for this target now, if anything forbids it.
     fn blocked(&self) -> Option<(Blocked<F>, String)> {
-        if self.has_failure() {
-            return Some((
-                Blocked::Parked,
-                "a failure result parks this target until a person clears it".into(),
-            ));
+        if let Some(why) = self.parked() {
+            return Some((Blocked::Parked, why));
         }
         if let Some(held) = self.held_unreadable() {
             return Some(held);
@@ -1034,12 +1128,10 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             ));
             return;
         }
-        if self.has_failure() {
+        if let Some(why) = self.parked() {
             self.block(Blocked::Parked);
-            self.notes.push(
-                "a failure result parks this target: investigate, then `autorepair clear` it"
-                    .into(),
-            );
+            self.notes
+                .push(format!("{why}: investigate, then `autorepair clear` it"));
             return;
         }
         // It takes no failure-domain slot by itself: an operation of ours still running on
@@ -1055,6 +1147,13 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                 self.block(Blocked::Suspended);
                 self.notes.push(format!("no repair starts: {p}"));
             }
+            return;
+        }
+        if self.health.is_broken()
+            && let Some((blocked, why)) = self.retry_wait()
+        {
+            self.block(blocked);
+            self.notes.push(format!("no repair starts yet: {why}"));
             return;
         }
         match self.health.clone() {
@@ -1094,7 +1193,10 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                     .and_then(|e| e.policy().allowed())
                     .max(self.standing);
                 if allowed.is_some_and(|a| t <= a) {
-                    let id = self.ctx.ids.make(self.name, "repair");
+                    let id = self
+                        .ctx
+                        .ids
+                        .start(self.name, self.domain.unwrap_or(self.home));
                     let first = match F::Marks::render_pending(t, &id, self.ctx.now, &[]) {
                         Ok(mark) => mark,
                         Err(e) => {
@@ -1173,12 +1275,17 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                 .max_by_key(|(_, r)| r.at)
                 .map(|(text, _)| *text)
         });
+        // With retries, a failure a later success made history (the target outlived that
+        // success by min_healthy) parks nothing any more: it is kept and dropped as a success
+        // is. Without retries no success follows a failure a person has not cleared.
+        let history_until = self.streak().reset_at.filter(|_| self.retries > 0);
         let mut prunable: Vec<(&str, i64)> = self
             .results
             .iter()
             .filter(|(text, r)| {
                 !text.is_empty()
-                    && r.result != RepairResult::Failure
+                    && (r.result != RepairResult::Failure
+                        || history_until.is_some_and(|until| r.at <= until))
                     && Some(*text) != current_enoperm
             })
             .map(|(text, r)| (*text, r.at))
@@ -1203,6 +1310,11 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
     }
 
     fn finish(self, facts: F::Facts) -> (TargetPlan<F>, TargetEval<'a, F>) {
+        // A failure that will be retried leaves the target needing repair, not failed.
+        let failed = matches!(
+            Retry::of(&self.streak_of(true), self.retries, 0),
+            Retry::Parked { .. }
+        ) || matches!(self.unreadable, Some((_, Governs::Result)));
         let effective = self.effective;
         let suspended = self.suspended().is_some();
         let mut notes = Vec::with_capacity(2 + self.notes.len() + 1);
@@ -1248,11 +1360,6 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             })
             .collect();
         // The state now, from the marks and domains as read: what this pass does is `next`.
-        let failed = self
-            .results
-            .iter()
-            .any(|(text, r)| !text.is_empty() && r.result == RepairResult::Failure)
-            || matches!(self.unreadable, Some((_, Governs::Result)));
         let state = if self.had_pending {
             State::Pending
         } else if failed {
@@ -1303,9 +1410,15 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             halt_key: self.halt_key,
             domain,
             home: self.home,
+            starts: self.starts,
         };
         (plan, eval)
     }
+}
+
+/// A configured duration in the clock's seconds; one past the clock is forever.
+fn secs(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
 }
 
 /// What an operation that ended without success said; the family words it.

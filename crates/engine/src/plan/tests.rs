@@ -323,6 +323,388 @@ fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
     }
 }
 
+/// Rule 13's bounded retries: a failure is retried after a back-off that doubles, up to
+/// `retries` times, and a success the box outlived by `min_healthy` starts the count afresh.
+#[test]
+fn failed_repairs_are_retried_after_a_doubling_back_off_up_to_retries() {
+    let limits = Limits {
+        retries: 2,
+        retry_backoff: std::time::Duration::from_secs(600),
+        min_healthy: std::time::Duration::from_secs(3600),
+        ..Limits::default()
+    };
+    let at = |ago: i64| crate::text::rfc3339(NOW - ago);
+    // A result of its own repair id, `ago` seconds before now.
+    let result = |n: u8, ago: i64, how: &str| {
+        format!(
+            "result:restart:00000000-0000-4000-8000-0000000000{n:02}:{}:{how}:",
+            NOW - ago
+        )
+    };
+    let pending = format!("pending:restart:{ID}:{}:5", NOW - 600);
+    let request = format!("pending:replace:{ID}:{}:", NOW - 600);
+    let starts = vec![
+        "b1: needs-repair start restart".to_owned(),
+        "  box/b1: restart repair NEW: submit restart (autorepair:NEW)".into(),
+    ];
+    let (f1, f2, f3) = (
+        result(1, 5000, "failure"),
+        result(2, 4500, "failure"),
+        result(3, 300, "failure"),
+    );
+    let cases: Vec<(&str, ToyRoom, Vec<String>)> = vec![
+        (
+            "a failed step is written as a failure, and the box waits for the back-off",
+            one(
+                &["replace"],
+                &[&pending],
+                Some(Restart),
+                vec![op(5, "b1", ID, OpState::Failed)],
+            ),
+            vec![
+                format!(
+                    "b1: pending update (failed 1 time(s) in a row: retry 1 of 2 at {})",
+                    at(-600)
+                ),
+                format!(
+                    "  box/b1: add result:restart:{ID}:{NOW}:failure:5 (step 5 did not succeed)"
+                ),
+                format!("  box/b1: remove {pending} (step 5 did not succeed)"),
+            ],
+        ),
+        (
+            "during the back-off nothing starts",
+            one(&["replace"], &[&f3], Some(Restart), vec![]),
+            vec![format!(
+                "b1: needs-repair wait (failed 1 time(s) in a row: retry 1 of 2 at {})",
+                at(-300)
+            )],
+        ),
+        (
+            "nor does a request",
+            one(&[], &[&f3, &request], Some(Restart), vec![]),
+            vec![format!(
+                "b1: pending wait (failed 1 time(s) in a row: retry 1 of 2 at {})",
+                at(-300)
+            )],
+        ),
+        (
+            "once the back-off is over, the repair starts again",
+            one(
+                &["replace"],
+                &[&result(3, 600, "failure")],
+                Some(Restart),
+                vec![],
+            ),
+            starts.clone(),
+        ),
+        (
+            "the back-off doubles after the second failure",
+            one(
+                &["replace"],
+                &[&result(1, 3000, "failure"), &result(2, 1000, "failure")],
+                Some(Restart),
+                vec![],
+            ),
+            vec![format!(
+                "b1: needs-repair wait (failed 2 time(s) in a row: retry 2 of 2 at {})",
+                at(-200)
+            )],
+        ),
+        (
+            "a failure more than retries parks the box",
+            one(&["replace"], &[&f1, &f2, &f3], Some(Restart), vec![]),
+            vec!["b1: failed wait (parked by a failure until cleared)".into()],
+        ),
+        (
+            "a success broken again within min_healthy did not reset the count",
+            one(
+                &["replace"],
+                &[&f1, &f2, &result(4, 3000, "success"), &f3],
+                Some(Restart),
+                vec![],
+            ),
+            vec!["b1: failed wait (parked by a failure until cleared)".into()],
+        ),
+        (
+            "a success the box outlived by min_healthy did",
+            one(
+                &["replace"],
+                &[
+                    &result(1, 9000, "failure"),
+                    &result(2, 8500, "failure"),
+                    &result(4, 8000, "success"),
+                    &result(3, 3000, "failure"),
+                ],
+                Some(Restart),
+                vec![],
+            ),
+            starts.clone(),
+        ),
+        (
+            "a healthy box whose failures will be retried is not failed",
+            one(&["replace"], &[&f3], None, vec![]),
+            vec!["b1: healthy nothing".into()],
+        ),
+        (
+            "failures a success made history are pruned as results are, not kept forever",
+            one(
+                &["replace"],
+                &[
+                    &result(1, 800_000, "failure"),
+                    &result(4, 799_000, "success"),
+                ],
+                None,
+                vec![],
+            ),
+            vec![
+                "b1: healthy update".into(),
+                new_ids_as_new(&format!(
+                    "  box/b1: remove {} {} (older than result_retention)",
+                    result(4, 799_000, "success"),
+                    result(1, 800_000, "failure")
+                )),
+            ],
+        ),
+    ];
+    for (case, r, want) in cases {
+        let got = lines(&plan_with(&r, &limits));
+        assert_eq!(got, want, "{case}");
+    }
+    // Without retries (the default) the same history parks the box: the oldest failure is
+    // kept, whatever came after it.
+    let r = one(
+        &["replace"],
+        &[
+            &result(1, 800_000, "failure"),
+            &result(4, 799_000, "success"),
+        ],
+        None,
+        vec![],
+    );
+    assert_eq!(
+        lines(&plan_with(&r, &Limits::default())),
+        vec![
+            "b1: failed update (parked by a failure until cleared)".to_owned(),
+            new_ids_as_new(&format!(
+                "  box/b1: remove {} (older than result_retention)",
+                result(4, 799_000, "success")
+            )),
+        ]
+    );
+}
+
+/// Rule 13's rate windows: at most N failure domains newly taken under repair in any window,
+/// counted from the ids of the repairs the boxes' marks record; a domain already counted is
+/// never held back, and what is held says when room comes back.
+#[test]
+fn a_rate_window_counts_domains_newly_under_repair_and_says_when_room_comes_back() {
+    const H: i64 = 3600;
+    let limits = |rate: &str, per_group: Option<&str>| Limits {
+        max_domains_under_repair: 10,
+        max_repair_rate: Some(crate::limits::Rate::parse(rate).unwrap()),
+        max_repair_rate_per_group: per_group.map(|r| crate::limits::Rate::parse(r).unwrap()),
+        ..Limits::default()
+    };
+    // A repair of shelf `shelf` that started `ago` seconds ago and ended a minute later.
+    let done = |n: u8, shelf: &str, ago: i64| {
+        let id = rate::make_id(NOW - ago, shelf, [n; 6]);
+        format!("result:restart:{id}:{}:success:4", NOW - ago + 60)
+    };
+    let healthy = |name: &str, shelf: &str, marks: &[&str]| boxed(name, shelf, marks, None);
+    let broken = |name: &str, shelf: &str| boxed(name, shelf, &[], Some(Restart));
+    let earlier = |a: i64, b: i64| {
+        vec![
+            healthy("b8", "s8", &[&done(8, "s8", a)]),
+            healthy("b9", "s9", &[&done(9, "s9", b)]),
+        ]
+    };
+    let room_again = |oldest_ago: i64| {
+        format!(
+            "wait (repair rate of room spent (max_repair_rate): room again at {})",
+            crate::text::rfc3339(NOW - oldest_ago + H)
+        )
+    };
+    // (case, limits, boxes, what b1 and b2 do)
+    type Case = (&'static str, Limits, Vec<ToyBox>, [String; 2]);
+    let with = |mut boxes: Vec<ToyBox>, more: Vec<ToyBox>| {
+        boxes.extend(more);
+        boxes
+    };
+    let starts = || "start restart".to_owned();
+    let cases: Vec<Case> = vec![
+        (
+            "two domains in the last hour: a third waits",
+            limits("2/1h", None),
+            with(earlier(1800, 600), vec![broken("b1", "s1")]),
+            [room_again(1800), String::new()],
+        ),
+        (
+            "one of them left the window: room for one",
+            limits("2/1h", None),
+            with(
+                earlier(H, 600),
+                vec![broken("b1", "s1"), broken("b2", "s2")],
+            ),
+            [starts(), room_again(600)],
+        ),
+        (
+            "a domain already counted is not held back",
+            limits("2/1h", None),
+            with(earlier(1800, 600), vec![broken("b1", "s9")]),
+            [starts(), String::new()],
+        ),
+        (
+            "two boxes of one new domain start together",
+            limits("3/1h", None),
+            with(
+                earlier(1800, 600),
+                vec![broken("b1", "s1"), broken("b2", "s1")],
+            ),
+            [starts(), starts()],
+        ),
+        (
+            "a share of the room's five shelves: 40% is 2",
+            limits("40%/1h", None),
+            with(
+                earlier(1800, 600),
+                vec![
+                    broken("b1", "s1"),
+                    healthy("b3", "s3", &[]),
+                    healthy("b4", "s4", &[]),
+                ],
+            ),
+            [room_again(1800), String::new()],
+        ),
+        (
+            "the group's own window",
+            limits("9/1h", Some("1/1h")),
+            with(
+                vec![healthy("b9", "s9", &[&done(9, "s9", 600)])],
+                vec![broken("b1", "s1")],
+            ),
+            [
+                format!(
+                    "spent (max_repair_rate_per_group): room again at {})",
+                    crate::text::rfc3339(NOW - 600 + H)
+                ),
+                String::new(),
+            ],
+        ),
+        (
+            "a repair under way counts from its pending mark's id",
+            limits("1/1h", None),
+            with(
+                vec![healthy(
+                    "b9",
+                    "s9",
+                    &[&format!(
+                        "pending:restart:{}:{}:7",
+                        rate::make_id(NOW - 60, "s9", [1; 6]),
+                        NOW - 60
+                    )],
+                )],
+                vec![broken("b1", "s1")],
+            ),
+            [room_again(60), String::new()],
+        ),
+        (
+            "an id that says nothing counts from the result's end, in a domain of its own",
+            limits("1/1h", None),
+            with(
+                vec![healthy(
+                    "b9",
+                    "s9",
+                    &[&format!(
+                        "result:restart:{OTHER_ID}:{}:failure:4",
+                        NOW - 300
+                    )],
+                )],
+                vec![broken("b1", "s9")],
+            ),
+            [room_again(300), String::new()],
+        ),
+        (
+            "a refusal (enoperm) and a request resolved with nothing done took nothing",
+            limits("1/1h", None),
+            with(
+                vec![healthy(
+                    "b9",
+                    "s9",
+                    &[
+                        &format!("result:restart:{OTHER_ID}:{}:enoperm:", NOW - 300),
+                        &format!("result:restart:{ID}:{}:success:", NOW - 200),
+                    ],
+                )],
+                vec![broken("b1", "s1")],
+            ),
+            [starts(), String::new()],
+        ),
+        (
+            "a rate of 0 starts nothing new, ever",
+            limits("0/1h", None),
+            vec![broken("b1", "s1")],
+            [
+                "wait (repair rate of room is 0 (max_repair_rate))".to_owned(),
+                String::new(),
+            ],
+        ),
+    ];
+    for (case, limits, boxes, want) in cases {
+        let r = ToyRoom {
+            ..room(&["replace"], &[], boxes)
+        };
+        let p = plan_with(&r, &limits);
+        for (name, want) in ["b1", "b2"].iter().zip(&want) {
+            if want.is_empty() {
+                continue;
+            }
+            let t = p
+                .target(name)
+                .unwrap_or_else(|| panic!("{case}: no {name}"));
+            let got = outcome(t);
+            assert!(got.ends_with(want.as_str()), "{case}: {got}, not {want}");
+        }
+        // The window shows in the fleet summary: the fleet's first.
+        let fleet = &p.fleet.rates[0];
+        assert_eq!(fleet.limit, "max_repair_rate", "{case}");
+        assert!(fleet.used <= fleet.max.max(fleet.used), "{case}");
+    }
+    // The held box names the domains counted and their starts.
+    let r = room(
+        &["replace"],
+        &[],
+        with(earlier(1800, 600), vec![broken("b1", "s1")]),
+    );
+    let p = plan_with(&r, &limits("2/1h", None));
+    let notes = p.target("b1").unwrap().notes.join("\n");
+    assert!(
+        notes.contains(&format!(
+            "rate: 2 of 2 shelves newly under repair in room in the last 1h (s8 at {}, s9 at {}), max_repair_rate = 2/1h: room again at {}",
+            crate::text::rfc3339(NOW - 1800),
+            crate::text::rfc3339(NOW - 600),
+            crate::text::rfc3339(NOW - 1800 + H)
+        )),
+        "{notes}"
+    );
+    let report = &p.fleet.rates[0];
+    assert_eq!((report.used, report.max), (2, 2));
+    assert_eq!(report.room_at, Some(NOW - 1800 + H));
+    // Without a rate limit nothing is counted and nothing held.
+    let p = plan_with(
+        &r,
+        &Limits {
+            max_domains_under_repair: 10,
+            ..Limits::default()
+        },
+    );
+    assert!(p.fleet.rates.is_empty());
+    assert_eq!(
+        outcome(p.target("b1").unwrap()),
+        "b1: needs-repair start restart"
+    );
+}
+
 fn two_broken(shelf2: &str) -> ToyRoom {
     room(
         &["replace"],

@@ -92,6 +92,43 @@ fn has_failure<W: World>(marks: &[String]) -> bool {
     )
 }
 
+/// Rule 13's retries, read more loosely than the planner reads them so that only a real
+/// breach is reported: the failures after the newest success count (the planner's count
+/// starts afresh only after a success the target outlived); more than `retries` of them park
+/// the target, and nothing starts within `retry_backoff` of the newest (the planner doubles
+/// it). Without retries, any failure parks.
+fn retry_refused<W: World>(marks: &[String], limits: &Limits, now: i64) -> Option<&'static str> {
+    let results: Vec<(i64, RepairResult)> = marks
+        .iter()
+        .filter_map(|m| match parse::<W>(m) {
+            Some(Mark::Result(r)) => Some((r.at, r.result)),
+            _ => None,
+        })
+        .collect();
+    let newest_success = results
+        .iter()
+        .filter(|(_, r)| *r == RepairResult::Success)
+        .map(|(at, _)| *at)
+        .max();
+    let failures: Vec<i64> = results
+        .iter()
+        .filter(|(at, r)| {
+            *r == RepairResult::Failure
+                && (limits.retries == 0 || newest_success.is_none_or(|s| *at > s))
+        })
+        .map(|(at, _)| *at)
+        .collect();
+    if failures.len() > limits.retries as usize {
+        return Some("repair on a target parked by a failure");
+    }
+    let backoff = limits.retry_backoff.as_secs() as i64;
+    failures
+        .iter()
+        .max()
+        .filter(|last| now < last.saturating_add(backoff))
+        .map(|_| "repair within retry_backoff of a failure")
+}
+
 fn broken_count<W: World>(world: &W, fleet: &W::Fleet, now: i64) -> usize {
     <F<W>>::targets(fleet)
         .iter()
@@ -260,8 +297,8 @@ fn engine_rules<W: World>(
         if policy == Some(None) {
             return fail("repair on a suspended target", what);
         }
-        if has_failure::<W>(marks_before) {
-            return fail("repair on a target parked by a failure", what);
+        if let Some(rule) = retry_refused::<W>(marks_before, limits, now) {
+            return fail(rule, what);
         }
         let standing = t.and_then(|t| W::granted(before, t));
         let allowed = policy.flatten().max(granted_by_pending).max(standing);
@@ -271,6 +308,57 @@ fn engine_rules<W: World>(
                 "repair above the allowed level",
                 format!("{what}: level {level}, allowed {allowed:?}"),
             );
+        }
+    }
+    // Rule 13's rate window, fleet-wide, read loosely: the domains the planner's own ids
+    // record in the window, plus one of slack for each repair whose id says nothing (a
+    // request's: the planner counts it in its target's domain, which the oracle does not
+    // know); a start may open a new domain only while fewer were counted.
+    if let Some(rate) = limits
+        .max_repair_rate
+        .filter(|r| matches!(r.bound, crate::limits::Bound::Count(_)))
+    {
+        let window = rate.window_secs();
+        let in_window = |at: i64| at <= now && now.saturating_sub(at) < window;
+        let mut counted: BTreeSet<u32> = BTreeSet::new();
+        let mut slack: BTreeSet<&str> = BTreeSet::new();
+        for m in <F<W>>::targets(before).iter().flat_map(<F<W>>::marks) {
+            let (id, at) = match parse::<W>(m) {
+                Some(Mark::Pending(p)) => (p.id, p.since),
+                Some(Mark::Result(r)) if !r.ops.is_empty() => (r.id, r.at),
+                _ => continue,
+            };
+            match crate::plan::rate::read_id(id) {
+                Some((start, d)) if in_window(start) => {
+                    counted.insert(d);
+                }
+                Some(_) => {}
+                None if in_window(at) => {
+                    slack.insert(id);
+                }
+                None => {}
+            }
+        }
+        for s in &log.submitted {
+            let id = repair_of(&s.reason);
+            let Some((at, domain)) = crate::plan::rate::read_id(&id) else {
+                continue;
+            };
+            if at != now || counted.contains(&domain) {
+                continue;
+            }
+            if counted.len() >= rate.max(0).saturating_add(slack.len()) {
+                return fail(
+                    "more failure domains newly under repair than max_repair_rate",
+                    format!(
+                        "{} newly under repair ({id}) with {} counted in the last {}s, max_repair_rate = {rate}",
+                        s.target,
+                        counted.len(),
+                        window
+                    ),
+                );
+            }
+            counted.insert(domain);
         }
     }
     // Repairs under way right after the pass; a paused one is still its target's repair.

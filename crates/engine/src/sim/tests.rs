@@ -180,6 +180,94 @@ fn ignores_domain_slots(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) ->
     plan::<Toy>(room, &(), now, &blind, seed)
 }
 
+/// Retries at once and without end, whatever the limits say.
+fn retries_without_bound(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    let blind = Limits {
+        retries: u32::MAX,
+        retry_backoff: Duration::ZERO,
+        ..limits.clone()
+    };
+    plan::<Toy>(room, &(), now, &blind, seed)
+}
+
+/// Ignores the rate window.
+fn ignores_rate(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+    let blind = Limits {
+        max_repair_rate: None,
+        ..limits.clone()
+    };
+    plan::<Toy>(room, &(), now, &blind, seed)
+}
+
+/// Rule 13's rate window: over many seeds the real planner never takes more failure domains
+/// newly under repair in a window than allowed, and a planner that ignores the window is
+/// caught.
+#[test]
+fn with_a_rate_window_the_real_planner_keeps_it() {
+    let rated = SimConfig {
+        limits: Limits {
+            max_domains_under_repair: 10,
+            max_repair_rate: Some(crate::limits::Rate::parse("2/1h").unwrap()),
+            ..cfg().limits
+        },
+        ..cfg()
+    };
+    let fleet = ToyWorld::generate(40, 7);
+    let real = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &rated.limits, seed);
+    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &rated, &Faults::default(), &real);
+    if let Some(f) = summary.findings.first() {
+        panic!("{f}");
+    }
+    assert!(summary.stats.jobs_submitted > 50, "{:?}", summary.stats);
+    let broken = |room: &ToyRoom, now, seed| ignores_rate(&rated.limits, room, now, seed);
+    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &rated, &Faults::default(), &broken);
+    let f = summary
+        .findings
+        .first()
+        .unwrap_or_else(|| panic!("not caught: {:?}", summary.stats));
+    assert_eq!(
+        f.violation.rule, "more failure domains newly under repair than max_repair_rate",
+        "{f}"
+    );
+}
+
+/// Rule 13: with retries, a failed repair is tried again after its back-off and no more often
+/// than configured, over many seeds, and a planner that retries without bound is caught.
+#[test]
+fn with_retries_the_real_planner_retries_within_its_bounds() {
+    let retrying = SimConfig {
+        limits: Limits {
+            max_domains_under_repair: 10,
+            retries: 1,
+            retry_backoff: Duration::from_secs(2 * PASS_SECONDS as u64),
+            ..cfg().limits
+        },
+        ..cfg()
+    };
+    let fleet = ToyWorld::generate(40, 7);
+    let real = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &retrying.limits, seed);
+    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &retrying, &Faults::default(), &real);
+    if let Some(f) = summary.findings.first() {
+        panic!("{f}");
+    }
+    assert!(summary.stats.repairs_failed > 5, "{:?}", summary.stats);
+    let broken =
+        |room: &ToyRoom, now, seed| retries_without_bound(&retrying.limits, room, now, seed);
+    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &retrying, &Faults::default(), &broken);
+    let f = summary
+        .findings
+        .first()
+        .unwrap_or_else(|| panic!("not caught: {:?}", summary.stats));
+    assert!(
+        [
+            "repair on a target parked by a failure",
+            "repair within retry_backoff of a failure"
+        ]
+        .contains(&f.violation.rule.as_str()),
+        "{f}"
+    );
+}
+
 #[test]
 fn broken_planners_are_caught_with_a_minimal_history_that_reproduces_it() {
     let fleet = ToyWorld::generate(40, 7);
