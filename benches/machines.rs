@@ -2,8 +2,10 @@
 //! boot server each), read from the machines file: 1 % of them non-healthy, 30 repair entries
 //! under way at every stage, a cluster policy. `cargo bench --bench machines`.
 //!
-//! Two measurements: the plan alone (what must stay under 100 ms), and the file backend's
-//! snapshot (parsing the JSON, labels into marks and entries; no health checks) plus the plan.
+//! Three measurements: the plan alone (what must stay under 100 ms), the plan with the limits
+//! over time on (retries and both rate windows: within 10% of the plan alone), and the file
+//! backend's snapshot (parsing the JSON, labels into marks and entries; no health checks) plus
+//! the plan.
 
 use autorepair::engine::{Backend, Limits};
 use autorepair::machines::config::{Constraints, Repair};
@@ -93,6 +95,17 @@ fn bench(c: &mut Criterion) {
     g.sample_size(20).measurement_time(Duration::from_secs(10));
     g.bench_function("plan_10000", |b| {
         b.iter(|| plan(black_box(&snap), &settings, NOW, &limits, 1))
+    });
+    let over_time = Limits {
+        retries: 3,
+        max_repair_rate: Some(autorepair::engine::limits::Rate::parse("20/1h").expect("a rate")),
+        max_repair_rate_per_group: Some(
+            autorepair::engine::limits::Rate::parse("2/1h").expect("a rate"),
+        ),
+        ..limits.clone()
+    };
+    g.bench_function("plan_over_time_10000", |b| {
+        b.iter(|| plan(black_box(&snap), &settings, NOW, &over_time, 1))
     });
     g.bench_function("snapshot_and_plan_10000", |b| {
         b.iter(|| {

@@ -1,7 +1,8 @@
 //! One full planning pass (parse + policy + health + plan) over generated fleets.
 //!
 //! `cargo bench --bench plan`: 1k, 10k and 100k instances; set `AUTOREPAIR_BENCH_1M=1` to add
-//! 1M (generating it takes a while). Snapshots are generated outside the timed loop; the time
+//! 1M (generating it takes a while). `plan-over-time` is the same pass with the limits over
+//! time on (retries and both rate windows), at 10k and 100k: it must stay within 10% of `plan`. Snapshots are generated outside the timed loop; the time
 //! includes dropping the plan, as a real pass does. The `thrpt` line is instances per second.
 
 use autorepair::config::Limits;
@@ -30,6 +31,27 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(n as u64));
         g.bench_with_input(BenchmarkId::new("pass", n), &snap, |b, snap| {
             b.iter(|| plan(black_box(snap), BASE_EPOCH, &limits, 1))
+        });
+    }
+    g.finish();
+
+    // Rule 13's limits on: every target's results are read for its streak and its starts.
+    let over_time = Limits {
+        retries: 3,
+        max_repair_rate: Some(autorepair::engine::limits::Rate::parse("20/1h").expect("a rate")),
+        max_repair_rate_per_group: Some(
+            autorepair::engine::limits::Rate::parse("5/1h").expect("a rate"),
+        ),
+        ..Limits::default()
+    };
+    let mut g = c.benchmark_group("plan-over-time");
+    g.warm_up_time(Duration::from_secs(1)).sample_size(10);
+    for n in [10_000, 100_000] {
+        let snap = generate(&Spec::new(n, 42));
+        g.measurement_time(Duration::from_secs(4));
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_with_input(BenchmarkId::new("pass", n), &snap, |b, snap| {
+            b.iter(|| plan(black_box(snap), BASE_EPOCH, &over_time, 1))
         });
     }
     g.finish();

@@ -57,8 +57,13 @@ pub fn plan_read<F: FamilyFace>(
 ) -> Result<Planned<F>, Error> {
     let snap = read(fleet, backend)?;
     let settings = F::settings(&fleet.source, backend);
-    super::daemon::falls_due(F::next_due(&snap, &settings, now).map(|at| at.saturating_sub(now)));
     let plan = plan_of(fleet, &snap, &settings, now, seed);
+    // What the family's own protocol waits for, and what the engine holds back by time.
+    let due = [F::next_due(&snap, &settings, now), plan.next_due()]
+        .into_iter()
+        .flatten()
+        .min();
+    super::daemon::falls_due(due.map(|at| at.saturating_sub(now)));
     Ok(Planned {
         plan,
         snap,

@@ -775,8 +775,9 @@ fn a_failed_power_cycle_is_retried_up_to_the_requests_retry_limit() {
 }
 
 /// What CAPM3's users look at, with kubectl: a request autorepair gave up on, its host
-/// marked so that the replacement lands elsewhere, and a request failed because its host is
-/// off on purpose, each with its reason in the printer columns.
+/// marked so that the replacement lands elsewhere, a request failed because its host is off
+/// on purpose, and one waiting for its retry (`retryLimit`), each with its reason in the
+/// printer columns.
 #[test]
 #[cfg_attr(
     not(have_kubectl),
@@ -854,6 +855,37 @@ fn capm3s_results_show_in_kubectl() {
         columns(&listed, "m1")[1..3],
         ["Failed", "HostPoweredOffOnPurpose"],
         "{listed}"
+    );
+
+    // A power cycle that did not bring the Node back, with a retry left: the request waits
+    // for its retry, neither failed nor handed over, and its host is not marked.
+    let kube = broken(
+        Machine::new("ns", "m1")
+            .node("n1")
+            .host("h1")
+            .owner("MachineSet", "ms1"),
+    );
+    kube.mutate(&AUTOREPAIR_REMEDIATION_TEMPLATE, "ns", "autorepair", |t| {
+        t["spec"]["template"]["spec"]["strategy"] =
+            json!({"type": "Reboot", "retryLimit": 1, "timeoutSeconds": 120});
+    });
+    run(&kube, 8, |_, kube, _| {
+        if kube.get(&NODE, "", "n1").is_some() {
+            kube.mutate(&NODE, "", "n1", |n| {
+                n["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
+            });
+        }
+    });
+    let listed = get(&kube, &["get", "autorepairremediations", "-n", "ns"]);
+    assert_eq!(
+        columns(&listed, "m1")[1..3],
+        ["Waiting", "RetryBackoff"],
+        "{listed}"
+    );
+    assert_eq!(
+        get(&kube, &["get", "bmh", "-n", "ns", "h1", "-o", mark]),
+        ""
     );
 }
 

@@ -184,16 +184,6 @@ impl<'a> Rates<'a> {
             return None;
         }
         let words = F::WORDS;
-        // A domain repaired earlier may hold no target any more: the down ones are named too.
-        let mut names: FxMap<DomainHash, &str> = FxMap::default();
-        let down = F::down_domains(&index.family);
-        let domains = evals
-            .iter()
-            .flat_map(|e| std::iter::once(e.home).chain(e.domain))
-            .chain(down.iter().map(|d| d.name));
-        for d in domains {
-            names.entry(domain_hash(d)).or_insert(d);
-        }
         // A scope is named by the object whose own key is the limiter key (a node group),
         // else as a halt names it.
         let mut scope_names: FxMap<&str, String> = limiter.down_scopes.clone();
@@ -224,7 +214,7 @@ impl<'a> Rates<'a> {
             fleet,
             per_group: limits.max_repair_rate_per_group,
             groups: BTreeMap::new(),
-            names,
+            names: FxMap::default(),
             scope_names,
             now,
         };
@@ -242,6 +232,28 @@ impl<'a> Rates<'a> {
                 let mut scoped = rates.scope(key, rate, sizes, words);
                 scoped.window = Window::new(starts, now, rate.window_secs());
                 rates.groups.insert(key, scoped);
+            }
+        }
+        // Names for the domains counted, for messages; the ones a pass takes are named as it
+        // takes them. A domain repaired earlier may hold no target any more: the down ones
+        // are looked at too.
+        let counted: FxSet<DomainHash> = rates
+            .fleet
+            .iter()
+            .chain(rates.groups.values())
+            .flat_map(|s| s.window.domains())
+            .collect();
+        if !counted.is_empty() {
+            let down = F::down_domains(&index.family);
+            let domains = evals
+                .iter()
+                .flat_map(|e| std::iter::once(e.home).chain(e.domain))
+                .chain(down.iter().map(|d| d.name));
+            for d in domains {
+                let h = domain_hash(d);
+                if counted.contains(&h) {
+                    rates.names.entry(h).or_insert(d);
+                }
             }
         }
         Some(rates)
@@ -314,8 +326,9 @@ impl<'a> Rates<'a> {
     }
 
     /// Counts a start granted this pass in its windows.
-    fn take(&mut self, key: Option<&str>, domain: &str) {
+    fn take(&mut self, key: Option<&str>, domain: &'a str) {
         let d = domain_hash(domain);
+        self.names.entry(d).or_insert(domain);
         let now = self.now;
         if let Some(f) = &mut self.fleet {
             f.window.take(d, now);

@@ -501,6 +501,22 @@ impl<F: Family> Plan<F> {
             .chain(self.targets.iter().flat_map(|t| t.actions.iter()))
     }
 
+    /// The earliest moment after `now` at which something held back by time may go: a retry's
+    /// back-off, a rate window's room, a retry for lack of resources. A daemon wakes then
+    /// rather than at its next resync.
+    pub fn next_due(&self) -> Option<i64> {
+        self.targets
+            .iter()
+            .filter_map(|t| match t.blocked.as_ref()? {
+                Blocked::RetryWait { at, .. } => Some(*at),
+                Blocked::RateLimit { room_at, .. } => *room_at,
+                Blocked::LacksResources { retry_at, .. } => Some(*retry_at),
+                _ => None,
+            })
+            .filter(|at| *at > self.now)
+            .min()
+    }
+
     pub fn target(&self, name: &str) -> Option<&TargetPlan<F>> {
         self.targets.iter().find(|t| t.name == name)
     }

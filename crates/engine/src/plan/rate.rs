@@ -106,6 +106,11 @@ impl Window {
         self.domains.is_empty()
     }
 
+    /// The domains counted.
+    pub fn domains(&self) -> impl Iterator<Item = DomainHash> + '_ {
+        self.domains.keys().copied()
+    }
+
     /// Whether a repair in `domain` may start with at most `max` domains in the window: a
     /// domain already counted adds nothing.
     pub fn admits(&self, domain: DomainHash, max: usize) -> bool {

@@ -198,9 +198,17 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
                 _ => None,
             })
             .collect();
-        if self.limits.max_repair_rate.is_some() || self.limits.max_repair_rate_per_group.is_some()
-        {
-            t.starts = repair_starts(&parsed, assessment.domain.unwrap_or(assessment.home));
+        let longest_window = [
+            self.limits.max_repair_rate,
+            self.limits.max_repair_rate_per_group,
+        ]
+        .iter()
+        .flatten()
+        .map(|r| r.window_secs())
+        .max();
+        if let Some(window) = longest_window {
+            let domain_now = assessment.domain.unwrap_or(assessment.home);
+            t.starts = repair_starts(&parsed, domain_now, self.now.saturating_sub(window));
         }
         let repairs = merge_pending::<F>(&pendings);
         t.had_pending = !repairs.is_empty() || matches!(t.unreadable, Some((_, Governs::Pending)));
@@ -247,14 +255,21 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
 /// running. A request still waiting has taken nothing under repair: it is counted, like any
 /// start, when it starts. An id that does not say its domain puts a repair under way in the
 /// target's domain now, and a result in a domain of its own.
-fn repair_starts<L: Copy>(parsed: &[(&str, Mark<L>)], domain_now: &str) -> Vec<Start> {
+///
+/// A repair began no later than its mark's time (a result's end, a pending mark's start): a
+/// mark older than `oldest` cannot be in the window, and its id is not read.
+fn repair_starts<L: Copy>(parsed: &[(&str, Mark<L>)], domain_now: &str, oldest: i64) -> Vec<Start> {
     parsed
         .iter()
         .filter_map(|(_, mark)| match mark {
-            Mark::Pending(p) if !p.ops.is_empty() || read_id(p.id).is_some() => {
+            Mark::Pending(p)
+                if p.since >= oldest && (!p.ops.is_empty() || read_id(p.id).is_some()) =>
+            {
                 Some(Start::of(p.id, p.since, domain_hash(domain_now)))
             }
-            Mark::Result(r) if r.result != RepairResult::Enoperm && !r.ops.is_empty() => {
+            Mark::Result(r)
+                if r.at >= oldest && r.result != RepairResult::Enoperm && !r.ops.is_empty() =>
+            {
                 Some(Start::of(r.id, r.at, domain_hash(r.id)))
             }
             _ => None,
@@ -430,6 +445,10 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
     /// What the failures in a row allow now (rule 13). With no retries, any failure parks,
     /// as it always did: a success cannot follow a failure until a person cleared it.
     fn retry(&self) -> Retry {
+        // Most targets carry no failure: nothing to count.
+        if !self.has_failure() {
+            return Retry::Free;
+        }
         Retry::of(
             &self.streak(),
             self.retries,
@@ -455,6 +474,12 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
         } else {
             streak(&results, self.ctx.now, secs(self.ctx.limits.min_healthy))
         }
+    }
+
+    fn has_failure(&self) -> bool {
+        self.results
+            .iter()
+            .any(|(_, r)| r.result == RepairResult::Failure)
     }
 
     /// Failures parked it: more in a row than it may be retried.
@@ -1278,7 +1303,9 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
         // With retries, a failure a later success made history (the target outlived that
         // success by min_healthy) parks nothing any more: it is kept and dropped as a success
         // is. Without retries no success follows a failure a person has not cleared.
-        let history_until = self.streak().reset_at.filter(|_| self.retries > 0);
+        let history_until = (self.retries > 0 && self.has_failure())
+            .then(|| self.streak().reset_at)
+            .flatten();
         let mut prunable: Vec<(&str, i64)> = self
             .results
             .iter()
@@ -1311,10 +1338,12 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
 
     fn finish(self, facts: F::Facts) -> (TargetPlan<F>, TargetEval<'a, F>) {
         // A failure that will be retried leaves the target needing repair, not failed.
-        let failed = matches!(
-            Retry::of(&self.streak_of(true), self.retries, 0),
-            Retry::Parked { .. }
-        ) || matches!(self.unreadable, Some((_, Governs::Result)));
+        let failed = self.has_failure()
+            && matches!(
+                Retry::of(&self.streak_of(true), self.retries, 0),
+                Retry::Parked { .. }
+            )
+            || matches!(self.unreadable, Some((_, Governs::Result)));
         let effective = self.effective;
         let suspended = self.suspended().is_some();
         let mut notes = Vec::with_capacity(2 + self.notes.len() + 1);

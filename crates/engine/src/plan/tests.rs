@@ -471,6 +471,9 @@ fn failed_repairs_are_retried_after_a_doubling_back_off_up_to_retries() {
         let got = lines(&plan_with(&r, &limits));
         assert_eq!(got, want, "{case}");
     }
+    // A daemon wakes when the back-off is over, not at its next resync.
+    let waiting = one(&["replace"], &[&f3], Some(Restart), vec![]);
+    assert_eq!(plan_with(&waiting, &limits).next_due(), Some(NOW + 300));
     // Without retries (the default) the same history parks the box: the oldest failure is
     // kept, whatever came after it.
     let r = one(
@@ -690,6 +693,8 @@ fn a_rate_window_counts_domains_newly_under_repair_and_says_when_room_comes_back
     let report = &p.fleet.rates[0];
     assert_eq!((report.used, report.max), (2, 2));
     assert_eq!(report.room_at, Some(NOW - 1800 + H));
+    // A daemon wakes when room comes back.
+    assert_eq!(p.next_due(), Some(NOW - 1800 + H));
     // Without a rate limit nothing is counted and nothing held.
     let p = plan_with(
         &r,
