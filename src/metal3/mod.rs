@@ -829,14 +829,21 @@ impl Family for Metal3 {
             let pending = Index::pending(m);
             // A crash between starting a step and recording it leaves a pending mark without
             // operations while the world shows the step: it belongs to the newest such repair.
-            // Nothing starts on a Machine a failure parks, so there what the world shows is the
-            // failed repair's leftover (a power-off still to withdraw), no one else's.
-            let parked = m.marks.iter().any(|t| {
-                matches!(Annotations::parse(t), Ok(Mark::Result(r)) if r.result == RepairResult::Failure)
-            });
+            // A repair that began before the newest failure did not start this step: what the
+            // world shows there is the failed repair's leftover (a power-off still to
+            // withdraw), no one else's. One the planner began after it is a retry (rule 13):
+            // its id says so; a person's request waiting there has started nothing.
+            let newest_failure = m
+                .marks
+                .iter()
+                .filter_map(|t| match Annotations::parse(t) {
+                    Ok(Mark::Result(r)) if r.result == RepairResult::Failure => Some(r.at),
+                    _ => None,
+                })
+                .max();
             let adopter = pending
                 .iter()
-                .filter(|p| p.ops.is_empty() && !parked)
+                .filter(|p| p.ops.is_empty() && newest_failure.is_none_or(|f| retry_since(p, f)))
                 .max_by_key(|p| p.since);
             for p in &pending {
                 let mut steps: Vec<Step> = p
@@ -944,6 +951,13 @@ impl Family for Metal3 {
     ) -> Vec<Progress<Metal3>> {
         remediation::progress(index, plans, fleet)
     }
+}
+
+/// Whether a pending repair is a retry the planner started after a failure at `failed_at`:
+/// its id records its start (`plan::rate`), at or after the failure.
+pub(crate) fn retry_since(p: &crate::engine::marks::Pending<'_, Remedy>, failed_at: i64) -> bool {
+    crate::engine::plan::rate::read_id(p.id).is_some_and(|(start, _)| start >= failed_at)
+        && p.since >= failed_at
 }
 
 fn power_word(host: Option<&Host>) -> &'static str {

@@ -55,15 +55,29 @@ fn assert_replicas_exercised(family: &str, s: &Stats, per_10k: [usize; 5]) {
     }
 }
 
+/// The limits over time on (rule 13), so that the oracle checks them on every family's world
+/// too: one retry after a back-off of two passes, and a rate window that the scenarios' faults
+/// reach.
+fn over_time(limits: Limits) -> Limits {
+    Limits {
+        retries: 1,
+        retry_backoff: Duration::from_secs(600),
+        max_repair_rate: Some(autorepair::engine::limits::Rate::parse("6/1h").expect("a rate")),
+        ..limits
+    }
+}
+
 #[test]
 fn the_planner_keeps_every_rule_on_this_commits_seeds() {
     let seed = seed();
     eprintln!("simulator seeds {seed}..{}", seed + 150);
     let fleet = parse_fleet(include_str!("../../fixtures/demo.json")).unwrap();
+    let base = SimConfig::new(1_800_000_000);
     let cfg = SimConfig {
         quiet_passes: 80,
         replicas: REPLICAS,
-        ..SimConfig::new(1_800_000_000)
+        limits: over_time(base.limits.clone()),
+        ..base
     };
     let faults = Faults::default().with_replicas();
     let summary = explore(&fleet, 40, seed, 150, &cfg, &faults, plan_with);
@@ -122,7 +136,7 @@ fn the_metal3_planner_keeps_every_rule_on_this_commits_seeds() {
         max_domains_under_repair: 2,
         retry_interval: Duration::from_secs(15 * 60),
         max_repair_age: Duration::from_secs(2 * 3600),
-        ..Limits::default()
+        ..over_time(Limits::default())
     };
     let cfg = EngineConfig {
         limits: limits.clone(),
@@ -147,4 +161,52 @@ fn the_metal3_planner_keeps_every_rule_on_this_commits_seeds() {
     }
     eprintln!("{:?}", summary.stats);
     assert_replicas_exercised("metal3", &summary.stats, [350, 24, 24, 190, 42]);
+}
+
+/// A retry (rule 13) killed between its power-off and the record of it, on a Machine whose
+/// earlier power cycle failed: the next leader adopts the power-off as the retry's, rather
+/// than withdraw it as the failed cycle's leftover (powering the host on) and then power it
+/// off again under the same repair. Found by the scenario below (fleet 77, seed 91: the acting
+/// replica paused after two writes of the retry's start).
+#[test]
+fn a_retry_killed_between_its_power_off_and_its_record_is_adopted() {
+    let fleet = Metal3World::generate(24, 77);
+    let limits = Limits {
+        max_down_nodes_per_group: 2,
+        max_down_nodes: 5,
+        max_domains_under_repair: 2,
+        retry_interval: Duration::from_secs(15 * 60),
+        max_repair_age: Duration::from_secs(2 * 3600),
+        retries: 1,
+        retry_backoff: Duration::from_secs(600),
+        ..Limits::default()
+    };
+    let cfg = EngineConfig {
+        limits: limits.clone(),
+        start: autorepair::engine::sim::START,
+        quiet_passes: 24,
+        replicas: REPLICAS,
+    };
+    let settings = autorepair::metal3::sim::settings();
+    let planner =
+        |snap: &_, now, seed| autorepair::metal3::plan(snap, &settings, now, &limits, seed);
+    let sched = autorepair::engine::sim::schedule::<Metal3World>(
+        &fleet,
+        30,
+        91,
+        &EngineFaults::default().with_replicas(),
+    );
+    let out = autorepair::engine::sim::run::<Metal3World>(&fleet, &sched, &cfg, &planner);
+    assert_eq!(out.violation, None);
+    // The scenario is the one described: the retry's start was cut short, and adopted.
+    let passes: Vec<String> = out.log.iter().take(5).flatten().cloned().collect();
+    let said = passes.join("\n");
+    assert!(
+        said.contains("paused for 45 s after 2 write attempts"),
+        "{said}"
+    );
+    assert!(
+        said.contains("prod-m10: autorepair.io/repair.") && said.contains(":success:power-cycle."),
+        "{said}"
+    );
 }

@@ -241,10 +241,19 @@ mod rate_serde {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rate>, D::Error> {
-        match Option::<String>::deserialize(d)? {
-            Some(text) => Rate::parse(&text)
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Other(serde::de::IgnoredAny),
+        }
+        match Option::<Raw>::deserialize(d)? {
+            Some(Raw::Text(text)) => Rate::parse(&text)
                 .map(Some)
                 .map_err(serde::de::Error::custom),
+            Some(Raw::Other(_)) => Err(serde::de::Error::custom(
+                "expected a rate in quotes: \"2/1h\" (two failure domains an hour) or \"5%/1h\"",
+            )),
             None => Ok(None),
         }
     }
@@ -549,6 +558,8 @@ mod tests {
         assert_eq!(l.max_repair_rate_per_group, None);
         let e = read(serde_json::json!({"max_repair_rate_per_group": "2"})).unwrap_err();
         assert!(e.to_string().contains("not a rate"), "{e}");
+        let e = read(serde_json::json!({"max_repair_rate": 3})).unwrap_err();
+        assert!(e.to_string().contains("a rate in quotes"), "{e}");
         let back = serde_json::to_value(&l).unwrap();
         assert_eq!(back["max_repair_rate"], "2/1h");
         assert!(back["max_repair_rate_per_group"].is_null());

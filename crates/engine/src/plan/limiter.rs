@@ -149,7 +149,7 @@ impl Scoped {
         RateReport {
             scope: self.name.clone(),
             limit: self.limit,
-            rate: self.rate.to_string(),
+            rate: self.rate.describe(self.total),
             window_seconds: self.rate.window_secs(),
             used: self.window.len(),
             max: self.max(),

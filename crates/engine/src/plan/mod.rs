@@ -459,7 +459,7 @@ pub struct RateReport {
     /// `cluster`, or the scope's object (`group/ams-b`).
     pub scope: Text,
     pub limit: &'static str,
-    /// The limit as configured (`2/1h`, `5%/1h`).
+    /// The limit as configured, against the scope (`2/1h`, `5%/1h (2 of 40)`).
     pub rate: String,
     pub window_seconds: i64,
     /// Domains newly taken under repair in the window, and the most it allows.

@@ -1300,19 +1300,12 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                 .max_by_key(|(_, r)| r.at)
                 .map(|(text, _)| *text)
         });
-        // With retries, a failure a later success made history (the target outlived that
-        // success by min_healthy) parks nothing any more: it is kept and dropped as a success
-        // is. Without retries no success follows a failure a person has not cleared.
-        let history_until = (self.retries > 0 && self.has_failure())
-            .then(|| self.streak().reset_at)
-            .flatten();
         let mut prunable: Vec<(&str, i64)> = self
             .results
             .iter()
             .filter(|(text, r)| {
                 !text.is_empty()
-                    && (r.result != RepairResult::Failure
-                        || history_until.is_some_and(|until| r.at <= until))
+                    && r.result != RepairResult::Failure
                     && Some(*text) != current_enoperm
             })
             .map(|(text, r)| (*text, r.at))
