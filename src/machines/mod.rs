@@ -649,7 +649,9 @@ impl Family for Machines {
             domain: broken.then_some(m.serial.as_str()),
             home: &m.serial,
             granted: None,
-            retries: None,
+            // CKE retries nothing by itself: a failed entry stays until a person deletes it
+            // (its per-machine limiter), so `[limits] retries` does not apply here.
+            retries: Some(0),
             facts: Facts {
                 address: m.address().map(|a| Text::Owned(a.to_owned())),
                 sabakan_state: m.info.state.as_str(),

@@ -33,10 +33,17 @@ impl Tour {
 
     /// The tour's flags with another repair configuration.
     fn bin_with(&self, repair_config: &str) -> Command {
+        self.bin_configured(repair_config, Path::new("/dev/null"))
+    }
+
+    /// The tour's flags with another repair configuration and autorepair's own config file.
+    fn bin_configured(&self, repair_config: &str, config: &Path) -> Command {
         // The demo's commands keep their marks in the directory autorepair runs in.
         let mut c = Command::cargo_bin("autorepair").unwrap();
         c.current_dir(self.dir.path())
-            .args(["--config", "/dev/null", "--sabakan-file"])
+            .arg("--config")
+            .arg(config)
+            .arg("--sabakan-file")
             .arg(&self.machines)
             .arg("--nodes")
             .arg(&self.nodes)
@@ -1151,6 +1158,52 @@ fn deleting_a_failed_entry_lets_a_new_one_start() {
             .unwrap()
             .starts_with("2.unhealthy."),
         "{labels}"
+    );
+}
+
+/// Rule 13 on the machines family: CKE retries nothing by itself (a failed entry stays until
+/// a person deletes it), so `retries` in the config does not apply: the first failure parks
+/// the machine as before, and `status` says it failed.
+#[test]
+fn retries_do_not_apply_where_cke_waits_for_a_person() {
+    let t = Tour::new();
+    let repair = t.dir.path().join("failing.yml");
+    std::fs::write(
+        &repair,
+        std::fs::read_to_string(format!("{ROOT}/fixtures/machines-demo.yml"))
+            .unwrap()
+            .replace(
+                r#"["sh", "-c", 'mkdir -p repaired && touch "repaired/$1" && echo "$0 repair of $1"', "soft"]"#,
+                r#"["false"]"#,
+            ),
+    )
+    .unwrap();
+    let config = t.dir.path().join("autorepair.toml");
+    std::fs::write(&config, "[limits]\nretries = 3\nretry_backoff = \"1min\"\n").unwrap();
+    let bin = || t.bin_configured(&repair.display().to_string(), &config);
+    let mut now = NOW;
+    let mut entries = std::collections::BTreeSet::new();
+    for _ in 0..20 {
+        bin()
+            .args(["run", "--now", &now.to_string()])
+            .assert()
+            .success();
+        if let Some(e) = t.labels("rack0-cs2")["autorepair.entry"].as_str() {
+            entries.insert(e.split('.').next().unwrap().to_owned());
+        }
+        now += 60;
+    }
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let out = bin()
+        .args(["status", "--json", "--now", &now.to_string()])
+        .assert()
+        .success();
+    let s: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let m = target(&s, "rack0-cs2");
+    assert_eq!(
+        (m["state"].as_str(), m["blocked"]["reason"].as_str()),
+        (Some("failed"), Some("parked")),
+        "{m}"
     );
 }
 
