@@ -469,8 +469,13 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             .map(|(_, r)| (r.at, r.result))
             .collect();
         if self.retries == 0 {
-            // Nothing starts the count afresh: every failure parks.
-            streak(&results, i64::MIN, i64::MAX)
+            // Nothing starts the count afresh: every failure parks, whatever the marks' times.
+            let failures = results.iter().filter(|(_, r)| *r == RepairResult::Failure);
+            Streak {
+                failures: u32::try_from(failures.clone().count()).unwrap_or(u32::MAX),
+                last_failure: failures.map(|(at, _)| *at).max().unwrap_or(0),
+                reset_at: None,
+            }
         } else {
             streak(&results, self.ctx.now, secs(self.ctx.limits.min_healthy))
         }
