@@ -161,33 +161,31 @@ fn samples<F: FamilyFace>(
     }
     // Only where a rate limit is set: a fleet without one has no window to show.
     if !fleet.rates.is_empty() {
-        let _ = writeln!(
-            out,
-            "# HELP autorepair_repair_rate_room Failure domains that may still be newly taken under repair in the rate window, after the last pass's starts (0: held until room comes back)."
-        );
-        let _ = writeln!(out, "# TYPE autorepair_repair_rate_room gauge");
-        for r in &fleet.rates {
-            let _ = writeln!(
-                out,
-                "autorepair_repair_rate_room{{scope=\"{}\",limit=\"{}\"}} {}",
-                label_value(r.scope.as_ref()),
-                label_value(r.limit),
-                r.max.saturating_sub(r.used)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP autorepair_repair_rate_used Failure domains newly taken under repair in the rate window, after the last pass's starts."
-        );
-        let _ = writeln!(out, "# TYPE autorepair_repair_rate_used gauge");
-        for r in &fleet.rates {
-            let _ = writeln!(
-                out,
-                "autorepair_repair_rate_used{{scope=\"{}\",limit=\"{}\"}} {}",
-                label_value(r.scope.as_ref()),
-                label_value(r.limit),
-                r.used
-            );
+        type Value = fn(&crate::engine::plan::RateReport) -> usize;
+        let per_scope: [(&str, &str, Value); 2] = [
+            (
+                "autorepair_repair_rate_room",
+                "Failure domains that may still be newly taken under repair in the rate window, after the last pass's starts (0: held until room comes back).",
+                |r| r.max.saturating_sub(r.used),
+            ),
+            (
+                "autorepair_repair_rate_used",
+                "Failure domains newly taken under repair in the rate window, after the last pass's starts.",
+                |r| r.used,
+            ),
+        ];
+        for (name, help, value) in per_scope {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            for r in &fleet.rates {
+                let _ = writeln!(
+                    out,
+                    "{name}{{scope=\"{}\",limit=\"{}\"}} {}",
+                    label_value(r.scope.as_ref()),
+                    label_value(r.limit),
+                    value(r)
+                );
+            }
         }
     }
     // Consecutive passes, read back like the counters: "held for more than a couple of passes"

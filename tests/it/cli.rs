@@ -468,6 +468,29 @@ fn a_rolling_failure_is_repaired_only_as_fast_as_the_rate_window_allows() {
             ),
             "{said}"
         );
+        // The metrics say the budget is spent: a pass at the hour's end writes them.
+        let metrics = dir.path().join("autorepair.prom");
+        bin()
+            .arg("--config")
+            .arg(&config)
+            .args(["run", "--now", &(t0 + 3599).to_string(), "--metrics-file"])
+            .arg(&metrics)
+            .arg("--cluster")
+            .arg(&path)
+            .assert()
+            .success();
+        let text = std::fs::read_to_string(&metrics).unwrap();
+        for sample in [
+            r#"autorepair_repair_rate_room{family="ganeti",scope="cluster",limit="max_repair_rate"} 0"#,
+            r#"autorepair_repair_rate_used{family="ganeti",scope="cluster",limit="max_repair_rate"} 2"#,
+        ] {
+            assert!(text.lines().any(|l| l == sample), "{sample} not in\n{text}");
+        }
+        assert_eq!(
+            repaired(),
+            2,
+            "the pass that wrote the metrics started nothing"
+        );
         // Room comes back an hour after the first start: one more domain each time one leaves.
         for at in [t0 + 3600, t0 + 3700, t0 + 3800] {
             pass(at);

@@ -1086,15 +1086,12 @@ fn a_racks_labels_survive_a_change_of_holder() {
     assert_eq!(t.labels("boot-1")["autorepair.rack.policy"], "step-8");
 }
 
-/// CKE's operator deletes a failed entry to have the machine repaired again (CKE enqueues a
-/// new one): the failure result that names the entry goes with it, so the machine is not
-/// parked until `clear` as well.
-#[test]
-fn deleting_a_failed_entry_lets_a_new_one_start() {
-    let t = Tour::new();
-    let config = t.dir.path().join("failing.yml");
+/// The demo's repair configuration with its first step failing (`false`), written into the
+/// tour's directory; its path.
+fn failing_repair_config(t: &Tour) -> String {
+    let path = t.dir.path().join("failing.yml");
     std::fs::write(
-        &config,
+        &path,
         std::fs::read_to_string(format!("{ROOT}/fixtures/machines-demo.yml"))
             .unwrap()
             .replace(
@@ -1103,7 +1100,16 @@ fn deleting_a_failed_entry_lets_a_new_one_start() {
             ),
     )
     .unwrap();
-    let config = config.display().to_string();
+    path.display().to_string()
+}
+
+/// CKE's operator deletes a failed entry to have the machine repaired again (CKE enqueues a
+/// new one): the failure result that names the entry goes with it, so the machine is not
+/// parked until `clear` as well.
+#[test]
+fn deleting_a_failed_entry_lets_a_new_one_start() {
+    let t = Tour::new();
+    let config = failing_repair_config(&t);
     let run = |now: i64| {
         t.bin_with(&config)
             .args(["run", "--now", &now.to_string()])
@@ -1167,20 +1173,10 @@ fn deleting_a_failed_entry_lets_a_new_one_start() {
 #[test]
 fn retries_do_not_apply_where_cke_waits_for_a_person() {
     let t = Tour::new();
-    let repair = t.dir.path().join("failing.yml");
-    std::fs::write(
-        &repair,
-        std::fs::read_to_string(format!("{ROOT}/fixtures/machines-demo.yml"))
-            .unwrap()
-            .replace(
-                r#"["sh", "-c", 'mkdir -p repaired && touch "repaired/$1" && echo "$0 repair of $1"', "soft"]"#,
-                r#"["false"]"#,
-            ),
-    )
-    .unwrap();
+    let repair = failing_repair_config(&t);
     let config = t.dir.path().join("autorepair.toml");
     std::fs::write(&config, "[limits]\nretries = 3\nretry_backoff = \"1min\"\n").unwrap();
-    let bin = || t.bin_configured(&repair.display().to_string(), &config);
+    let bin = || t.bin_configured(&repair, &config);
     let mut now = NOW;
     let mut entries = std::collections::BTreeSet::new();
     for _ in 0..20 {

@@ -172,6 +172,16 @@ fn broken(machine: Machine) -> FakeKube {
     kube
 }
 
+/// The Node, when it is back, never becomes Ready: every power cycle times out.
+fn keep_node_not_ready(kube: &FakeKube) {
+    if kube.get(&NODE, "", "n1").is_some() {
+        kube.mutate(&NODE, "", "n1", |n| {
+            n["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
+                "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
+        });
+    }
+}
+
 fn power_offs(kube: &FakeKube) -> usize {
     kube.requests()
         .iter()
@@ -684,12 +694,7 @@ fn the_requests_strategy_bounds_its_power_cycle() {
             if let Some(r) = kube.get(&AUTOREPAIR_REMEDIATION, "ns", "m1") {
                 said.push_str(&r["status"].to_string());
             }
-            if kube.get(&NODE, "", "n1").is_some() {
-                kube.mutate(&NODE, "", "n1", |n| {
-                    n["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
-                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
-                });
-            }
+            keep_node_not_ready(kube);
         });
         let got = seen.last().map(|(p, r)| (p.as_str(), r.as_str()));
         assert_eq!(got, Some(last), "{case}: {seen:?}");
@@ -738,12 +743,7 @@ fn a_failed_power_cycle_is_retried_up_to_the_requests_retry_limit() {
             if let Some(r) = kube.get(&AUTOREPAIR_REMEDIATION, "ns", "m1") {
                 said.push_str(&r["status"].to_string());
             }
-            if kube.get(&NODE, "", "n1").is_some() {
-                kube.mutate(&NODE, "", "n1", |n| {
-                    n["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
-                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
-                });
-            }
+            keep_node_not_ready(kube);
         });
         assert_eq!(power_offs(&kube), cycles, "{case}: {seen:?}");
         assert_eq!(powered(&kube), Some(true), "{case}: the host is left on");
@@ -870,12 +870,7 @@ fn capm3s_results_show_in_kubectl() {
             json!({"type": "Reboot", "retryLimit": 1, "timeoutSeconds": 120});
     });
     run(&kube, 8, |_, kube, _| {
-        if kube.get(&NODE, "", "n1").is_some() {
-            kube.mutate(&NODE, "", "n1", |n| {
-                n["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
-                    "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
-            });
-        }
+        keep_node_not_ready(kube);
     });
     let listed = get(&kube, &["get", "autorepairremediations", "-n", "ns"]);
     assert_eq!(

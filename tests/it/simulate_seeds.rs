@@ -125,25 +125,34 @@ fn the_machines_planner_keeps_every_rule_on_this_commits_seeds() {
     assert_replicas_exercised("machines", &summary.stats, [230, 20, 20, 110, 35]);
 }
 
-#[test]
-fn the_metal3_planner_keeps_every_rule_on_this_commits_seeds() {
-    let seed = seed();
-    eprintln!("metal3 simulator seeds {seed}..{}", seed + 60);
-    let fleet = Metal3World::generate(24, seed);
-    let limits = Limits {
+/// The metal3 world's limits: room for its faults to exercise repairs, not only halts.
+fn metal3_limits() -> Limits {
+    Limits {
         max_down_nodes_per_group: 2,
         max_down_nodes: 5,
         max_domains_under_repair: 2,
         retry_interval: Duration::from_secs(15 * 60),
         max_repair_age: Duration::from_secs(2 * 3600),
-        ..over_time(Limits::default())
-    };
-    let cfg = EngineConfig {
+        ..Limits::default()
+    }
+}
+
+fn metal3_config(limits: &Limits) -> EngineConfig {
+    EngineConfig {
         limits: limits.clone(),
         start: autorepair::engine::sim::START,
         quiet_passes: 24,
         replicas: REPLICAS,
-    };
+    }
+}
+
+#[test]
+fn the_metal3_planner_keeps_every_rule_on_this_commits_seeds() {
+    let seed = seed();
+    eprintln!("metal3 simulator seeds {seed}..{}", seed + 60);
+    let fleet = Metal3World::generate(24, seed);
+    let limits = over_time(metal3_limits());
+    let cfg = metal3_config(&limits);
     let settings = autorepair::metal3::sim::settings();
     let planner =
         |snap: &_, now, seed| autorepair::metal3::plan(snap, &settings, now, &limits, seed);
@@ -171,22 +180,13 @@ fn the_metal3_planner_keeps_every_rule_on_this_commits_seeds() {
 #[test]
 fn a_retry_killed_between_its_power_off_and_its_record_is_adopted() {
     let fleet = Metal3World::generate(24, 77);
+    // The limits the scenario was found with: one retry, no rate window.
     let limits = Limits {
-        max_down_nodes_per_group: 2,
-        max_down_nodes: 5,
-        max_domains_under_repair: 2,
-        retry_interval: Duration::from_secs(15 * 60),
-        max_repair_age: Duration::from_secs(2 * 3600),
         retries: 1,
         retry_backoff: Duration::from_secs(600),
-        ..Limits::default()
+        ..metal3_limits()
     };
-    let cfg = EngineConfig {
-        limits: limits.clone(),
-        start: autorepair::engine::sim::START,
-        quiet_passes: 24,
-        replicas: REPLICAS,
-    };
+    let cfg = metal3_config(&limits);
     let settings = autorepair::metal3::sim::settings();
     let planner =
         |snap: &_, now, seed| autorepair::metal3::plan(snap, &settings, now, &limits, seed);
