@@ -643,6 +643,7 @@ mod tests {
                 vm_capable: true,
                 group_uuid: "u".into(),
                 tags: vec![],
+                mtime: None,
                 other: Default::default(),
             }],
             instances: vec![Instance {

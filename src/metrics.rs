@@ -159,6 +159,20 @@ fn samples<F: FamilyFace>(
             label_value(h.limit)
         );
     }
+    let _ = writeln!(
+        out,
+        "# HELP autorepair_storm_cooldown_until_seconds Scopes in a storm's cool-down in the last pass (storm_cooldown): when new repairs may start there again, in Unix seconds."
+    );
+    let _ = writeln!(out, "# TYPE autorepair_storm_cooldown_until_seconds gauge");
+    for c in &fleet.cooldowns {
+        let _ = writeln!(
+            out,
+            "autorepair_storm_cooldown_until_seconds{{scope=\"{}\",limit=\"{}\"}} {}",
+            label_value(c.scope.as_ref()),
+            label_value(c.limit),
+            c.until
+        );
+    }
     // Only where a rate limit is set: a fleet without one has no window to show.
     if !fleet.rates.is_empty() {
         type Value = fn(&crate::engine::plan::RateReport) -> usize;

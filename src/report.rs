@@ -167,6 +167,9 @@ pub fn limits_lines<F: Family>(plan: &Plan<F>) -> String {
     for h in f.halted.iter().chain(&f.halted_groups) {
         let _ = writeln!(out, "HALTED ({}): {h}", h.limit);
     }
+    for c in &f.cooldowns {
+        let _ = writeln!(out, "COOL-DOWN (storm_cooldown): {c}");
+    }
     for r in &f.rates {
         let room = match r.room_at {
             Some(at) => format!("; room again at {}", rfc3339(at)),

@@ -30,11 +30,13 @@ pub(crate) mod toy {
                     name: "s1".into(),
                     marks: vec![],
                     down: true,
+                    back_at: None,
                 },
                 ToyShelf {
                     name: "s2".into(),
                     marks: vec!["suspend".into()],
                     down: false,
+                    back_at: None,
                 },
             ],
             boxes: vec![

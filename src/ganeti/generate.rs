@@ -214,6 +214,7 @@ impl Gen<'_> {
                     vm_capable: true,
                     group_uuid: guuid.clone(),
                     tags,
+                    mtime: None,
                     other: Default::default(),
                 });
             }

@@ -18,7 +18,7 @@ pub mod tags;
 pub mod testkit;
 
 use crate::engine::family::{
-    Assessment, DownDomain, Family, Holder, OpState, Operation, Role, ScopeChain, Words,
+    Assessment, BackDomain, DownDomain, Family, Holder, OpState, Operation, Role, ScopeChain, Words,
 };
 use crate::engine::object::{ObjectRef, parse_object_ref};
 use crate::engine::text::{FxMap, Text};
@@ -330,6 +330,25 @@ impl Family for Ganeti {
                     scope_key: &n.group_uuid,
                     scope_name: index.group_name(n),
                     state: state.as_str(),
+                })
+            })
+            .collect()
+    }
+
+    fn back_domains<'a>(index: &Self::Index<'a>, since: i64) -> Vec<BackDomain<'a>> {
+        index
+            .snap
+            .nodes
+            .iter()
+            .filter(|n| node_state(n) == NodeState::Usable)
+            .filter_map(|n| {
+                // Rounded up: a later time holds longer, never shorter.
+                let at = n.mtime.filter(|t| t.is_finite())?.ceil() as i64;
+                (at >= since).then(|| BackDomain {
+                    name: &n.name,
+                    scope_key: &n.group_uuid,
+                    scope_name: index.group_name(n),
+                    at,
                 })
             })
             .collect()

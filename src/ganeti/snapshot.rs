@@ -61,6 +61,11 @@ pub struct Node {
     pub group_uuid: String,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Ganeti's time of the node's last change (epoch seconds): setting or clearing its
+    /// offline or drained flag changes it, and so do its tags. Ganeti records no other time
+    /// a node came back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtime: Option<f64>,
     #[serde(flatten)]
     pub other: Unknown,
 }

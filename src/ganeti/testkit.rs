@@ -107,6 +107,7 @@ impl Fleet {
             vm_capable: true,
             group_uuid: String::new(),
             tags: vec![],
+            mtime: None,
             other: Default::default(),
         });
         self.node_groups.push(group.into());
@@ -342,6 +343,7 @@ mod tests {
             vm_capable,
             group_uuid: group.into(),
             tags: vec![],
+            mtime: None,
             other: Default::default(),
         };
         let want = Snapshot {

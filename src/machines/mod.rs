@@ -133,13 +133,14 @@ pub mod snapshot;
 
 use crate::engine::ObjectRef;
 use crate::engine::family::{
-    Assessment, DownDomain, Family, Holder, OpState, Operation, Progress as Work, Role, ScopeChain,
-    Words,
+    Assessment, BackDomain, DownDomain, Family, Holder, OpState, Operation, Progress as Work, Role,
+    ScopeChain, Words,
 };
 use crate::engine::marks::{Codec, Mark, read_all};
 use crate::engine::object::parse_object_ref;
 use crate::engine::policy::{Policy, object_policy};
-use crate::engine::text::{FxMap, Text};
+use crate::engine::text::{FxMap, FxSet, Text};
+use crate::sabakan::State;
 use crate::sabakan::client::{MachineParams, Variables};
 use entry::{Entry, Progress, Status};
 use labels::Labels;
@@ -805,6 +806,31 @@ impl Family for Machines {
                     scope_key: &m.rack,
                     scope_name: &m.rack,
                     state,
+                })
+            })
+            .collect()
+    }
+
+    fn back_domains<'a>(index: &Self::Index<'a>, since: i64) -> Vec<BackDomain<'a>> {
+        let down: FxSet<&str> = Self::down_domains(index)
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        index
+            .snap
+            .machines
+            .iter()
+            .filter(|m| m.info.state == State::Healthy && !down.contains(m.serial.as_str()))
+            .filter_map(|m| {
+                // sabakan gives the seconds since the state last changed; rounded down, the
+                // return is later, which holds longer, never shorter.
+                let ago = m.info.duration;
+                let at = index.now.saturating_sub(ago.max(0.0).floor() as i64);
+                (ago.is_finite() && at >= since).then(|| BackDomain {
+                    name: &m.serial,
+                    scope_key: &m.rack,
+                    scope_name: &m.rack,
+                    at,
                 })
             })
             .collect()

@@ -28,12 +28,12 @@ pub mod section;
 pub mod sim;
 
 use crate::engine::family::{
-    Assessment, DownDomain, Family, Health, Holder, Need, Operation, Progress, Role, ScopeChain,
-    Unrecorded, Words,
+    Assessment, BackDomain, DownDomain, Family, Health, Holder, Need, Operation, Progress, Role,
+    ScopeChain, Unrecorded, Words,
 };
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::object::{ObjectRef, parse_object_ref};
-use crate::engine::text::{FxMap, Text, rfc3339};
+use crate::engine::text::{FxMap, FxSet, Text, rfc3339};
 use crate::engine::{Level, RepairResult};
 use marks::Annotations;
 use objects::{Host, Machine, Node, Snapshot, kind};
@@ -931,6 +931,34 @@ impl Family for Metal3 {
                     scope_key: index.zone(m),
                     scope_name: index.zone_name(m),
                     state,
+                })
+            })
+            .collect()
+    }
+
+    fn back_domains<'a>(index: &Self::Index<'a>, since: i64) -> Vec<BackDomain<'a>> {
+        let down: FxSet<&str> = Self::down_domains(index)
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        index
+            .snap
+            .machines
+            .iter()
+            .filter(|m| !down.contains(m.key.as_str()))
+            .filter_map(|m| {
+                let node = index.node(m)?;
+                let (status, at) = node.ready.as_ref()?;
+                let at = (*at)?;
+                // A Node made within the window is a new one (a rollout, a scale-up), not one
+                // that came back, unless a power cycle of ours made it.
+                let new = node.created.is_some_and(|c| c >= since)
+                    && Index::last_cycle(m).is_none_or(|(ended, _)| ended < since);
+                (status == "True" && at >= since && !new).then(|| BackDomain {
+                    name: &m.key,
+                    scope_key: index.zone(m),
+                    scope_name: index.zone_name(m),
+                    at,
                 })
             })
             .collect()

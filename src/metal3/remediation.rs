@@ -199,7 +199,8 @@ fn hand_over_to<'m>(m: &'m Machine, report: &Report) -> Option<(&'m ObjectRef, &
 }
 
 /// The limit that holds a Machine back this pass, as its report's reason and message: a mass
-/// failure (which limit, its value, how many are down) or no free slot.
+/// failure (which limit, its value, how many are down), a storm's cool-down, a rate window, a
+/// retry's back-off or no free slot.
 pub fn held_by_limit(
     plan: &TargetPlan<Metal3>,
     fleet: &FleetSummary,
@@ -222,6 +223,30 @@ pub fn held_by_limit(
                 "the power cycle failed {failures} time(s) in a row: retry {failures} of {retries} (spec.strategy.retryLimit) at {} (retry_backoff)",
                 rfc3339(*at)
             ),
+        )),
+        Blocked::Cooldown { scope, .. } => Some((
+            "StormCooldown",
+            fleet
+                .cooldowns
+                .iter()
+                .find(|c| c.scope == *scope)
+                .map_or_else(
+                    || {
+                        plan.blocked
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
+                    },
+                    |c| c.message.clone(),
+                ),
+        )),
+        Blocked::RateLimit { limit, .. } => Some((
+            "RateLimited",
+            plan.notes
+                .iter()
+                .rev()
+                .find(|n| n.contains(limit))
+                .map_or_else(|| format!("repair rate spent ({limit})"), |n| n.to_string()),
         )),
         Blocked::NoSlot { limit } => Some((
             "NoFreeSlot",

@@ -23,6 +23,9 @@ struct Shelf {
     name: String,
     marks: Vec<String>,
     down: bool,
+    /// When it came back up (epoch seconds), if it went down.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    back_at: Option<i64>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -128,6 +131,7 @@ impl RoomFile {
                         name: s.name,
                         marks: s.marks,
                         down: s.down,
+                        back_at: s.back_at,
                     })
                     .collect(),
                 boxes,
@@ -170,6 +174,7 @@ impl RoomFile {
                     name: s.name.clone(),
                     marks: s.marks.clone(),
                     down: s.down,
+                    back_at: s.back_at,
                 })
                 .collect(),
             boxes: room

@@ -1500,12 +1500,12 @@ pub(crate) mod fake_rapi {
             "/2/groups" => json!([{"name": "default", "uuid": "g1", "tags": []}]),
             "/2/query/node" => json!({
                 "fields": ["name", "offline", "drained", "vm_capable", "group.uuid", "tags",
-                           "pinst_list", "sinst_list"],
+                           "pinst_list", "sinst_list", "mtime"],
                 "data": [
                     [[0, "n1"], [0, true], [0, false], [0, true], [0, "g1"], [0, []],
-                     [0, ["a", "b"]], [0, []]],
+                     [0, ["a", "b"]], [0, []], [0, 1700000000.5]],
                     [[0, "n2"], [0, false], [0, false], [0, true], [0, "g1"], [0, []],
-                     [0, []], [0, []]]]}),
+                     [0, []], [0, []], [0, 1700000000.5]]]}),
             "/2/query/instance" => json!({
                 "fields": ["name", "tags", "admin_state", "disk_template"],
                 "data": [instance("a"), instance("b")]}),

@@ -24,13 +24,13 @@ enum On {
 
 /// One family's demo: its files, its flags, the target its first pass repairs, and how its
 /// marks sit in the fleet file.
-struct Demo {
-    family: &'static str,
+pub(crate) struct Demo {
+    pub(crate) family: &'static str,
     /// The fleet file, then the other inputs, copied into the test's directory.
     files: &'static [(&'static str, &'static str)],
     args: &'static [&'static str],
-    now: i64,
-    target: &'static str,
+    pub(crate) now: i64,
+    pub(crate) target: &'static str,
     /// Adds a mark (`name=value` for map stores, the tag for Ganeti) to the object `on`.
     mark: fn(&mut Value, On, &str),
     /// The target's marks in the fleet file.
@@ -133,7 +133,7 @@ fn machines_marks(fleet: &Value) -> Vec<String> {
     pairs(&machine(&mut fleet, "rack0-cs2")["spec"]["labels"])
 }
 
-const GANETI: Demo = Demo {
+pub(crate) const GANETI: Demo = Demo {
     family: "ganeti",
     files: &[("fixtures/demo.json", "fleet.json")],
     args: &["--cluster", "fleet.json"],
@@ -143,7 +143,7 @@ const GANETI: Demo = Demo {
     marks_of: ganeti_marks,
 };
 
-const METAL3: Demo = Demo {
+pub(crate) const METAL3: Demo = Demo {
     family: "metal3",
     files: &[("fixtures/metal3-demo.json", "objects.json")],
     args: &["--kube-objects", "objects.json"],
@@ -153,7 +153,7 @@ const METAL3: Demo = Demo {
     marks_of: metal3_marks,
 };
 
-const MACHINES: Demo = Demo {
+pub(crate) const MACHINES: Demo = Demo {
     family: "machines",
     files: &[
         ("fixtures/machines-demo.json", "machines.json"),
@@ -180,6 +180,18 @@ const MACHINES: Demo = Demo {
 impl Demo {
     /// A copy of the demo in a directory of its own, with `damage` done to its fleet file.
     fn copy(&self, damage: &[(On, String)]) -> (tempfile::TempDir, PathBuf) {
+        self.copy_with(|value| {
+            for (on, mark) in damage {
+                (self.mark)(value, *on, mark);
+            }
+        })
+    }
+
+    /// A copy of the demo in a directory of its own, its fleet file changed by `change`.
+    pub(crate) fn copy_with(
+        &self,
+        change: impl FnOnce(&mut Value),
+    ) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         for (from, to) in self.files {
             std::fs::copy(Path::new(ROOT).join(from), dir.path().join(to)).unwrap();
@@ -187,24 +199,33 @@ impl Demo {
         let fleet = dir.path().join(self.files[0].1);
         let mut value: Value =
             serde_json::from_str(&std::fs::read_to_string(&fleet).unwrap()).unwrap();
-        for (on, mark) in damage {
-            (self.mark)(&mut value, *on, mark);
-        }
+        change(&mut value);
         std::fs::write(&fleet, serde_json::to_string_pretty(&value).unwrap()).unwrap();
         (dir, fleet)
     }
 
     fn bin(&self, dir: &Path) -> Command {
+        self.bin_with(dir, Path::new("/dev/null"))
+    }
+
+    pub(crate) fn bin_with(&self, dir: &Path, config: &Path) -> Command {
         let mut c = Command::cargo_bin("autorepair").unwrap();
         c.current_dir(dir)
-            .args(["--config", "/dev/null", "--log", "error"])
+            .arg("--config")
+            .arg(config)
+            .args(["--log", "error"])
             .args(self.args);
         c
     }
 
     fn status(&self, dir: &Path) -> Value {
+        self.status_with(dir, Path::new("/dev/null"))
+    }
+
+    /// The target as `status --json` shows it, under the config file `config`.
+    pub(crate) fn status_with(&self, dir: &Path, config: &Path) -> Value {
         let out = self
-            .bin(dir)
+            .bin_with(dir, config)
             .args(["status", "--json", "--now", &self.now.to_string()])
             .assert()
             .success();
@@ -220,13 +241,18 @@ impl Demo {
 
     /// The target's pending marks that a real pass added.
     fn started_by_a_pass(&self, dir: &Path, fleet: &Path) -> Vec<String> {
+        self.started_with(dir, fleet, Path::new("/dev/null"))
+    }
+
+    /// The same under the config file `config`.
+    pub(crate) fn started_with(&self, dir: &Path, fleet: &Path, config: &Path) -> Vec<String> {
         let read = || -> Vec<String> {
             let value: Value =
                 serde_json::from_str(&std::fs::read_to_string(fleet).unwrap()).unwrap();
             (self.marks_of)(&value)
         };
         let before = read();
-        self.bin(dir)
+        self.bin_with(dir, config)
             .args(["run", "--now", &self.now.to_string()])
             .assert()
             .code(predicates::ord::lt(3));

@@ -32,6 +32,7 @@ mod metal3_mhc;
 mod metal3_rbac;
 mod metal3_watch;
 mod numbers;
+mod over_time;
 mod prometheus;
 mod properties;
 mod report;

@@ -405,6 +405,10 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         r"Optional: the same in each node group.",
     ),
     (
+        "limits.storm_cooldown",
+        r#"Optional: after a mass failure (more nodes down than \fBmax_down_nodes_per_group\fR in a group, or \fBmax_down_nodes\fR in the cluster), no new repair starts there until this long after it ended (\fB"30min"\fR). Read from the fleet: a node that came back within it counts as down until its return (Ganeti records a node's last change, not its return: any change of a node counts)."#,
+    ),
+    (
         "ganeti.iallocator",
         r#"The Ganeti iallocator that chooses new nodes. \fB""\fR: autorepair chooses the least loaded usable node of the instance's node group itself. A config file that sets it in \fB[limits]\fR, its old place, still works, with a warning to move it here."#,
     ),

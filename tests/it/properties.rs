@@ -463,6 +463,7 @@ fn nodes() -> impl Strategy<Value = Vec<Node>> {
                     vm_capable,
                     group_uuid,
                     tags,
+                    mtime: None,
                     other: Default::default(),
                 },
             )

@@ -226,6 +226,7 @@ mod tests {
                 name: "s1".into(),
                 marks: vec![],
                 down: true,
+                back_at: None,
             }],
             boxes: vec![a_box("b1"), a_box("b2")],
             ..ToyRoom::default()
@@ -337,6 +338,7 @@ mod tests {
                 name: "s1".into(),
                 marks: vec![],
                 down: false,
+                back_at: None,
             }],
             boxes: vec![a_box("b1", b1), a_box("b2", vec![request])],
             ..ToyRoom::default()

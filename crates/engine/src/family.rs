@@ -73,6 +73,11 @@ pub trait Family: Sized + Clone + fmt::Debug + PartialEq + Eq + 'static {
     }
     /// The failure domains that are down now.
     fn down_domains<'a>(index: &Self::Index<'a>) -> Vec<DownDomain<'a>>;
+    /// The failure domains up now that came back at or after `since`, each with the time the
+    /// fleet itself records for it (rule 13's storm cool-down counts them as down until then).
+    /// Where the fleet records only an object's last change, that time is given: later than
+    /// the return, it holds longer, never shorter.
+    fn back_domains<'a>(index: &Self::Index<'a>, since: i64) -> Vec<BackDomain<'a>>;
     /// A domain's name as plan text, shared by every target in it.
     fn domain_text(index: &Self::Index<'_>, name: &str) -> Text;
 
@@ -282,6 +287,16 @@ pub struct Operation<'a, F: Family> {
     /// For people: what went wrong, for an operation that ended without success; what holds
     /// it, for one paused or still under way (a family's own switch, say).
     pub why: Option<String>,
+}
+
+/// A failure domain that came back, as [`Family::back_domains`] gives it.
+#[derive(Clone, Debug)]
+pub struct BackDomain<'a> {
+    pub name: &'a str,
+    pub scope_key: &'a str,
+    pub scope_name: &'a str,
+    /// When it came back (or last changed), epoch seconds.
+    pub at: i64,
 }
 
 /// A failure domain that is down.

@@ -61,6 +61,10 @@ pub struct Limits {
     pub max_repair_rate: Option<Rate>,
     /// The same in each limiter scope (a node group, a zone, a rack).
     pub max_repair_rate_per_group: Option<Rate>,
+    /// After a mass failure in a scope (more down domains than `max_down_nodes_per_group`,
+    /// or fleet-wide than `max_down_nodes`), no new repair starts there until this long after
+    /// it ended, so that the tail of an outage is not repaired while the rest comes back.
+    pub storm_cooldown: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -83,6 +87,7 @@ impl Default for Limits {
             min_healthy: Duration::from_secs(3600),
             max_repair_rate: None,
             max_repair_rate_per_group: None,
+            storm_cooldown: None,
         }
     }
 }
@@ -259,6 +264,25 @@ mod rate_serde {
     }
 }
 
+/// The config file's form of the optional storm cool-down: a duration (`"30min"`), or none.
+mod cooldown_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => crate::text::duration_serde::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        #[derive(Deserialize)]
+        struct Given(#[serde(with = "crate::text::positive_duration_serde")] Duration);
+        Ok(Option::<Given>::deserialize(d)?.map(|g| g.0))
+    }
+}
+
 /// A limit as the config file gives it: a number (`4`) or a share (`"40%"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bound {
@@ -380,6 +404,8 @@ struct LimitsFile {
     max_repair_rate: Option<Rate>,
     #[serde(with = "rate_serde")]
     max_repair_rate_per_group: Option<Rate>,
+    #[serde(with = "cooldown_serde")]
+    storm_cooldown: Option<Duration>,
 }
 
 impl Default for LimitsFile {
@@ -409,6 +435,7 @@ impl From<Limits> for LimitsFile {
             min_healthy: l.min_healthy,
             max_repair_rate: l.max_repair_rate,
             max_repair_rate_per_group: l.max_repair_rate_per_group,
+            storm_cooldown: l.storm_cooldown,
         }
     }
 }
@@ -436,6 +463,7 @@ impl From<LimitsFile> for Limits {
             min_healthy: f.min_healthy,
             max_repair_rate: f.max_repair_rate,
             max_repair_rate_per_group: f.max_repair_rate_per_group,
+            storm_cooldown: f.storm_cooldown,
         }
     }
 }

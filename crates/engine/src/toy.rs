@@ -5,8 +5,8 @@
 //! starts with `x-` is foreign. Operation ids are numbers joined by `+`.
 
 use super::family::{
-    Assessment, DownDomain, Family, Health, Holder, Need, OpState, Operation, Role, ScopeChain,
-    Words,
+    Assessment, BackDomain, DownDomain, Family, Health, Holder, Need, OpState, Operation, Role,
+    ScopeChain, Words,
 };
 use super::marks::{Codec, ErrorCode, Governs, Level, Mark, MarkError, OpList, Outcome, Pending};
 use super::marks::{RenderError, RepairResult, is_uuid};
@@ -181,6 +181,8 @@ pub struct ToyShelf {
     pub name: String,
     pub marks: Vec<String>,
     pub down: bool,
+    /// When it came back up, if it went down.
+    pub back_at: Option<i64>,
 }
 
 #[derive(Clone, Debug)]
@@ -334,6 +336,21 @@ impl Family for Toy {
                 scope_key: "",
                 scope_name: "room",
                 state: "down",
+            })
+            .collect()
+    }
+
+    fn back_domains<'a>(room: &Self::Index<'a>, since: i64) -> Vec<BackDomain<'a>> {
+        room.shelves
+            .iter()
+            .filter(|s| !s.down)
+            .filter_map(|s| {
+                s.back_at.filter(|at| *at >= since).map(|at| BackDomain {
+                    name: &s.name,
+                    scope_key: "",
+                    scope_name: "room",
+                    at,
+                })
             })
             .collect()
     }

@@ -9,6 +9,7 @@ fn node(name: &str, state: &str) -> Node {
         vm_capable: state != "not-vm-capable",
         group_uuid: "g1".into(),
         tags: vec![],
+        mtime: None,
         other: Default::default(),
     }
 }

@@ -148,7 +148,7 @@ pub(super) fn tag_list(v: &Value) -> Vec<String> {
 pub(super) const QUERY_FIELDS: [&str; 4] = ["name", "tags", "admin_state", "disk_template"];
 
 /// The node fields the planner uses, with the instance lists that give placement.
-pub(super) const NODE_FIELDS: [&str; 8] = [
+pub(super) const NODE_FIELDS: [&str; 9] = [
     "name",
     "offline",
     "drained",
@@ -157,6 +157,7 @@ pub(super) const NODE_FIELDS: [&str; 8] = [
     "tags",
     "pinst_list",
     "sinst_list",
+    "mtime",
 ];
 
 pub(super) fn strings(v: Option<&Value>) -> Vec<String> {
@@ -291,6 +292,7 @@ pub(super) fn nodes_from(v: Value, what: &str) -> Result<(Vec<Node>, Placement),
             vm_capable: flag("vm_capable", true),
             group_uuid: str_field(n, "group.uuid", &format!("node {name}"))?,
             tags: tag_list(n),
+            mtime: n.get("mtime").and_then(Value::as_f64),
             name,
             other: Default::default(),
         });

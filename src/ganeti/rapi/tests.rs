@@ -438,9 +438,9 @@ fn cluster_answers(query_status: u16) -> Answer {
                 "fields": NODE_FIELDS,
                 "data": [
                     [[0, "n1"], [0, false], [0, false], [0, true], [0, "g1"], [0, []],
-                     [0, ["a"]], [0, ["b"]]],
+                     [0, ["a"]], [0, ["b"]], [0, 1700000000.5]],
                     [[0, "n2"], [0, true], [0, false], [0, true], [0, "g1"], [0, []],
-                     [0, ["b"]], [0, []]]]})),
+                     [0, ["b"]], [0, []], [0, 1700000000.5]]]})),
             "/2/query/instance" if path.ends_with("fields=name,status") => ok(json!({
                 "fields": ["name", "status"],
                 "data": [[[0, "a"], [0, "running"]], [[0, "b"], [0, "ERROR_nodeoffline"]]]})),

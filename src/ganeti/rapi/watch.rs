@@ -248,6 +248,7 @@ mod tests {
                 vm_capable: true,
                 group_uuid: "u2".into(),
                 tags: vec![],
+                mtime: None,
                 other: Default::default(),
             }],
             instances: vec![Instance {

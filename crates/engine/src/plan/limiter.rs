@@ -4,11 +4,14 @@
 use super::index::Index;
 use super::rate::{DomainHash, Window, domain_hash};
 use super::target::{Candidate, StartKind, TargetEval};
-use super::{Action, Blocked, DownNode, Halt, RateReport, RepairStart, TargetPlan};
+use super::{Action, Blocked, Cooldown, DownNode, Halt, RateReport, RepairStart, TargetPlan};
 use crate::family::{Family, Words};
 use crate::limits::{Limits, Rate};
 use crate::text::{FxMap, FxSet, Text};
 use std::collections::BTreeMap;
+
+/// Per limiter scope key: the scope's name, and what is counted there.
+type ByScope<'a, T> = BTreeMap<&'a str, (&'a str, Vec<T>)>;
 
 /// The mass-failure limits of one pass, counted in failure domains.
 pub(super) struct Limiter<'a> {
@@ -20,6 +23,7 @@ pub(super) struct Limiter<'a> {
     sizes: Option<Sizes<'a>>,
     /// The scopes with a down domain, as a halt names them (`group/ams-b`), by key.
     down_scopes: FxMap<&'a str, String>,
+    pub cooldowns: Cooldowns<'a>,
 }
 
 impl<'a> Limiter<'a> {
@@ -30,9 +34,10 @@ impl<'a> Limiter<'a> {
         limits: &Limits,
         broken: usize,
         homes: impl Iterator<Item = (Option<&'a str>, &'a str)>,
+        now: i64,
     ) -> Self {
         let words = F::WORDS;
-        let mut by_scope: BTreeMap<&str, (&str, Vec<&str>)> = BTreeMap::new();
+        let mut by_scope: ByScope<&str> = BTreeMap::new();
         let mut down = Vec::new();
         for d in F::down_domains(&index.family) {
             by_scope
@@ -92,9 +97,9 @@ impl<'a> Limiter<'a> {
         let group_limit = limits.down_per_group();
         let scope_size = |key: &str| sizes.as_ref().map_or(0, |s| s.scopes[key]);
         let scopes = by_scope
-            .into_iter()
+            .iter()
             .filter(|(key, (_, down))| down.len() > group_limit.max(scope_size(key)))
-            .map(|(key, (name, down))| {
+            .map(|(&key, (name, down))| {
                 let kind = words.domain_scope;
                 let halt = Halt::new(
                     format!("{kind}/{name}"),
@@ -102,7 +107,7 @@ impl<'a> Limiter<'a> {
                     format!(
                         "mass failure in {kind} {name}: {} down ({}), more than max_down_nodes_per_group = {}: nothing is written or started for its {} until fewer are down",
                         down_count(down.len(), &words),
-                        names(&down),
+                        names(down),
                         group_limit.describe(scope_size(key)),
                         words.targets
                     ),
@@ -110,13 +115,29 @@ impl<'a> Limiter<'a> {
                 (key, halt)
             })
             .collect();
-        Limiter {
+        let mut limiter = Limiter {
             down,
             fleet,
             scopes,
             sizes,
             down_scopes,
+            cooldowns: Cooldowns::default(),
+        };
+        if let Some(cooldown) = limits.storm_cooldown {
+            limiter.cooldowns = Cooldowns::new(index, limits, &limiter, &by_scope, cooldown, now);
         }
+        limiter
+    }
+
+    /// The cool-down that holds new repairs under this limiter scope, if any: the later one
+    /// where both the fleet's and the scope's hold.
+    pub fn cooldown_for(&self, key: Option<&str>) -> Option<&Cooldown> {
+        let scope = key.and_then(|k| self.cooldowns.scopes.get(k));
+        self.cooldowns
+            .fleet
+            .iter()
+            .chain(scope)
+            .max_by_key(|c| c.until)
     }
 
     /// The halt that holds a target (or a scope) under this limiter scope, if any; `None`
@@ -126,6 +147,151 @@ impl<'a> Limiter<'a> {
             .as_ref()
             .or_else(|| key.and_then(|k| self.scopes.get(k)))
     }
+}
+
+/// The storm cool-downs of one pass (rule 13), where `storm_cooldown` is set.
+///
+/// No mark records a mass failure: the watcher writes nothing during one (rule 2), and a
+/// pass that would record its end cannot know it began. The fleet says it instead: each
+/// family gives the time each failure domain that is up came back (a Node's Ready transition,
+/// a machine's state change, a node's last change). A domain back within the cool-down is
+/// counted as down until its return, and one still down as down throughout; so the most
+/// that may have been down at once just before each return is known, and the latest return
+/// before which more were down than a mass-failure limit allows ends the storm. Domains that
+/// failed one after another are counted as if together: it holds longer, never shorter.
+#[derive(Default)]
+pub(super) struct Cooldowns<'a> {
+    fleet: Option<Cooldown>,
+    scopes: FxMap<&'a str, Cooldown>,
+}
+
+impl<'a> Cooldowns<'a> {
+    fn new<F: Family>(
+        index: &Index<'a, F>,
+        limits: &Limits,
+        limiter: &Limiter<'a>,
+        down_by_scope: &ByScope<'a, &'a str>,
+        cooldown: std::time::Duration,
+        now: i64,
+    ) -> Self {
+        let words = F::WORDS;
+        let secs = i64::try_from(cooldown.as_secs()).unwrap_or(i64::MAX);
+        // A return exactly one cool-down ago has served it.
+        let since = now.saturating_sub(secs).saturating_add(1);
+        let back = F::back_domains(&index.family, since);
+        let mut by_scope: ByScope<(&str, i64)> = BTreeMap::new();
+        for b in &back {
+            by_scope
+                .entry(b.scope_key)
+                .or_insert_with(|| (b.scope_name, Vec::new()))
+                .1
+                .push((b.name, b.at));
+        }
+        let size = |key: Option<&str>| {
+            limiter.sizes.as_ref().map_or(0, |s| match key {
+                Some(k) => s.scopes.get(k).copied().unwrap_or(0),
+                None => s.fleet,
+            })
+        };
+        let shown = humantime::format_duration(cooldown);
+        let describe = |scope: String,
+                        limit: &'static str,
+                        ceiling: crate::limits::Ceiling,
+                        total: usize,
+                        down: usize,
+                        back: &mut Vec<(&str, i64)>| {
+            let max = ceiling.max(total);
+            let until = storm_end(down, max, back)?.saturating_add(secs);
+            let mut list: Vec<String> = back
+                .iter()
+                .take(10)
+                .map(|(name, at)| format!("{name} at {}", crate::text::rfc3339(*at)))
+                .collect();
+            if back.len() > list.len() {
+                list.push(format!("{} more", back.len() - list.len()));
+            }
+            let message = format!(
+                "storm cool-down in {scope}: {} {} came back in the last {shown} ({}) and {down} {} still down, so more than {limit} = {} may have been down at once: no new repair starts there until {} (storm_cooldown = {shown})",
+                back.len(),
+                if back.len() == 1 {
+                    words.domain
+                } else {
+                    words.domains
+                },
+                list.join(", "),
+                if down == 1 { "is" } else { "are" },
+                ceiling.describe(total),
+                crate::text::rfc3339(until),
+            );
+            Some(Cooldown {
+                scope: Text::Shared(scope.into()),
+                limit,
+                until,
+                held_note: Text::Shared(format!("held: {message}").into()),
+                message,
+            })
+        };
+        let fleet = if limiter.fleet.is_some() {
+            None
+        } else {
+            let mut all: Vec<(&str, i64)> = by_scope
+                .values()
+                .flat_map(|(_, b)| b.iter().copied())
+                .collect();
+            describe(
+                words.fleet.into(),
+                "max_down_nodes",
+                limits.down_in_fleet(),
+                size(None),
+                limiter.down.len(),
+                &mut all,
+            )
+        };
+        let scopes = by_scope
+            .into_iter()
+            .filter(|(key, _)| !limiter.scopes.contains_key(key))
+            .filter_map(|(key, (name, mut back))| {
+                let down = down_by_scope.get(key).map_or(0, |(_, d)| d.len());
+                let scope = limiter
+                    .down_scopes
+                    .get(key)
+                    .cloned()
+                    .unwrap_or_else(|| format!("{}/{name}", words.domain_scope));
+                let cooldown = describe(
+                    scope,
+                    "max_down_nodes_per_group",
+                    limits.down_per_group(),
+                    size(Some(key)),
+                    down,
+                    &mut back,
+                )?;
+                Some((key, cooldown))
+            })
+            .collect();
+        Cooldowns { fleet, scopes }
+    }
+
+    /// For the fleet's summary: the fleet's first, then by scope.
+    pub fn into_reports(self) -> Vec<super::Cooldown> {
+        let mut scopes: Vec<Cooldown> = self.scopes.into_values().collect();
+        scopes.sort_by(|a, b| a.scope.cmp(&b.scope));
+        self.fleet.into_iter().chain(scopes).collect()
+    }
+}
+
+/// When the latest storm in a scope ended, if any: `down` domains are down now (counted as down
+/// throughout) and `back` came back at the times given (sorted here, newest first), each
+/// counted as down until its return; a storm is more than `max` down at once. Just before the
+/// k-th newest return, `down + k` were down at most: the newest return before which that was
+/// more than `max` ends the storm. `None` when no such moment is among the returns (and more
+/// than `max` down now is the mass failure itself, not its end).
+pub(super) fn storm_end(down: usize, max: usize, back: &mut [(&str, i64)]) -> Option<i64> {
+    if down > max {
+        return None;
+    }
+    back.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    // Just before back[i] returned, down + i + 1 were down: more than max from i = max - down.
+    back.get(max - down).map(|(_, at)| *at)
 }
 
 /// One scope's rate window, and the limit it is held to.
@@ -364,7 +530,7 @@ struct Sizes<'a> {
 impl<'a> Sizes<'a> {
     fn count(
         homes: impl Iterator<Item = (Option<&'a str>, &'a str)>,
-        down: &BTreeMap<&'a str, (&'a str, Vec<&'a str>)>,
+        down: &ByScope<'a, &'a str>,
     ) -> Self {
         let mut fleet: FxSet<&str> = FxSet::default();
         let mut scopes: FxMap<&str, FxSet<&str>> = FxMap::default();
@@ -437,6 +603,17 @@ pub(super) fn grant_slots<'a, F: Family>(
         let c = e.candidate.take().expect("filtered");
         if c.kind != StartKind::Continuation {
             let domain = e.domain.expect("a candidate has a failure domain");
+            // A retry for lack of resources is a repair under way, which a cool-down lets go on.
+            if c.kind != StartKind::Retry
+                && let Some(cooldown) = limiter.cooldown_for(e.halt_key)
+            {
+                plan.notes.push(cooldown.held_note.clone());
+                plan.blocked = Some(Blocked::Cooldown {
+                    scope: cooldown.scope.clone(),
+                    until: cooldown.until,
+                });
+                continue;
+            }
             if !busy.contains(domain) && busy.len() >= limits.max_domains_under_repair {
                 let note = no_slot_note.get_or_insert_with(|| {
                     let mut list: Vec<&str> = busy.iter().copied().collect();

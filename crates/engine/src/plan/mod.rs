@@ -327,6 +327,12 @@ pub enum Blocked<F: Family> {
         limit: &'static str,
         room_at: Option<i64>,
     },
+    /// A mass failure in its scope may have ended less than `storm_cooldown` ago: no new
+    /// repair starts there until `until`.
+    Cooldown {
+        scope: Text,
+        until: i64,
+    },
     /// This pass's write budget is spent; the next pass carries on.
     WriteBudget,
     /// Its name is not unique in the fleet data.
@@ -381,6 +387,11 @@ impl<F: Family> fmt::Display for Blocked<F> {
                 ),
                 None => write!(f, "repair rate of {scope} is 0 ({limit})"),
             },
+            Blocked::Cooldown { scope, until } => write!(
+                f,
+                "cool-down after a mass failure in {scope} (storm_cooldown): no new repair until {}",
+                rfc3339(*until)
+            ),
             Blocked::WriteBudget => f.write_str("write budget of this pass spent"),
             Blocked::DuplicateName => f.write_str("duplicate name"),
             Blocked::Unrecordable => write!(f, "its {} cannot be written", F::Marks::NOUN),
@@ -421,6 +432,27 @@ impl fmt::Display for Halt {
     }
 }
 
+/// A scope's cool-down after a mass failure (rule 13): as many failure domains may have been
+/// down there at once, within `storm_cooldown`, as a mass-failure limit halts at. Repairs
+/// under way go on; no new one starts until `until`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Cooldown {
+    /// The fleet's scope (`cluster`) or `KIND/NAME`.
+    pub scope: Text,
+    /// The mass-failure limit whose storm it follows.
+    pub limit: &'static str,
+    pub until: i64,
+    pub message: String,
+    #[serde(skip)]
+    held_note: Text,
+}
+
+impl fmt::Display for Cooldown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// A failure domain that is down, as the plan shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DownNode {
@@ -451,6 +483,8 @@ pub struct FleetSummary {
     /// The rate windows, where a rate limit is set: the fleet's, then each scope's that
     /// counted a domain or held a repair back.
     pub rates: Vec<RateReport>,
+    /// Scopes in a storm's cool-down (`storm_cooldown`): the fleet's first, then by scope.
+    pub cooldowns: Vec<Cooldown>,
 }
 
 /// One scope's rate window after this pass's starts.
@@ -502,7 +536,7 @@ impl<F: Family> Plan<F> {
     }
 
     /// The earliest moment after `now` at which something held back by time may go: a retry's
-    /// back-off, a rate window's room, a retry for lack of resources. A daemon wakes then
+    /// back-off, a rate window's room, a storm's cool-down, a retry for lack of resources. A daemon wakes then
     /// rather than at its next resync.
     pub fn next_due(&self) -> Option<i64> {
         self.targets
@@ -510,6 +544,7 @@ impl<F: Family> Plan<F> {
             .filter_map(|t| match t.blocked.as_ref()? {
                 Blocked::RetryWait { at, .. } => Some(*at),
                 Blocked::RateLimit { room_at, .. } => *room_at,
+                Blocked::Cooldown { until, .. } => Some(*until),
                 Blocked::LacksResources { retry_at, .. } => Some(*retry_at),
                 _ => None,
             })
@@ -585,6 +620,7 @@ pub fn plan<F: Family>(
         limits,
         broken,
         evals.iter().map(|e| (e.halt_key, e.home)),
+        now,
     );
 
     // Mass failures first: a held target writes only the bookkeeping of repairs under way.
@@ -685,6 +721,7 @@ pub fn plan<F: Family>(
         writes: spent,
         deferred,
         rates: rates.map(|r| r.reports()).unwrap_or_default(),
+        cooldowns: limiter.cooldowns.into_reports(),
     };
     let mut progress = F::progress(&index.family, now);
     progress.extend(F::reports(&index.family, &plans, &fleet));

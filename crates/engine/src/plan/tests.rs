@@ -30,6 +30,7 @@ fn room(marks: &[&str], down: &[&str], boxes: Vec<ToyBox>) -> ToyRoom {
             .into_iter()
             .map(|name| ToyShelf {
                 down: down.contains(&name.as_str()),
+                back_at: None,
                 name,
                 marks: vec![],
             })
@@ -494,6 +495,135 @@ fn failed_repairs_are_retried_after_a_doubling_back_off_up_to_retries() {
             )),
         ]
     );
+}
+
+/// Rule 13's storm cool-down: shelves that came back within `storm_cooldown` count as down
+/// until their return, so the newest return before which more were down than the limit ends
+/// the storm; no new repair starts until a cool-down after it.
+#[test]
+fn after_a_mass_failure_no_repair_starts_until_the_cooldown_has_passed() {
+    const COOL: i64 = 1800;
+    let limits = |fleet: usize, per_group: usize| Limits {
+        max_down_nodes: fleet,
+        max_down_nodes_per_group: per_group,
+        max_domains_under_repair: 10,
+        storm_cooldown: Some(std::time::Duration::from_secs(COOL as u64)),
+        ..Limits::default()
+    };
+    let waits_in = |scope: &str, ended_ago: i64| {
+        format!(
+            "b1: needs-repair wait (cool-down after a mass failure in {scope} (storm_cooldown): no new repair until {})",
+            crate::text::rfc3339(NOW - ended_ago + COOL)
+        )
+    };
+    let waits = |ended_ago: i64| waits_in("room", ended_ago);
+    let starts = || "b1: needs-repair start restart".to_owned();
+    // (case, limits, shelves down now, shelves back and how long ago, what b1 does)
+    type Case = (
+        &'static str,
+        Limits,
+        Vec<&'static str>,
+        Vec<(&'static str, i64)>,
+        String,
+    );
+    let cases: Vec<Case> = vec![
+        ("no shelf came back", limits(2, 9), vec![], vec![], starts()),
+        (
+            "two back: never more than the limit down at once",
+            limits(2, 9),
+            vec![],
+            vec![("s2", 600), ("s3", 900)],
+            starts(),
+        ),
+        (
+            "three back: the storm ended when the oldest of them returned",
+            limits(2, 9),
+            vec![],
+            vec![("s2", 600), ("s3", 900), ("s4", 1200)],
+            waits(1200),
+        ),
+        (
+            "one still down: it ended at the second newest return",
+            limits(2, 9),
+            vec!["s5"],
+            vec![("s2", 600), ("s3", 900)],
+            waits(900),
+        ),
+        (
+            "the per-group limit has its cool-down too",
+            limits(9, 1),
+            vec![],
+            vec![("s2", 600), ("s3", 900)],
+            waits_in("room/room", 900),
+        ),
+        (
+            "a return exactly a cool-down ago has served it",
+            limits(2, 9),
+            vec![],
+            vec![("s2", COOL), ("s3", COOL + 100), ("s4", COOL + 200)],
+            starts(),
+        ),
+        (
+            "more down now than the limit is the mass failure itself",
+            limits(1, 9),
+            vec!["s4", "s5"],
+            vec![("s2", 600)],
+            "b1: needs-repair wait (mass failure in room (max_down_nodes))".to_owned(),
+        ),
+    ];
+    for (case, limits, down, back, want) in cases {
+        let mut boxes = vec![boxed("b1", "s1", &[], Some(Restart))];
+        for (shelf, _) in &back {
+            boxes.push(boxed(&format!("b-{shelf}"), shelf, &[], None));
+        }
+        let mut r = room(&["restart"], &down, boxes);
+        for (shelf, ago) in &back {
+            let s = r.shelves.iter_mut().find(|s| s.name == *shelf).unwrap();
+            s.back_at = Some(NOW - ago);
+        }
+        let p = plan_with(&r, &limits);
+        assert_eq!(outcome(&p.targets[0]), want, "{case}");
+        let held = p.targets[0].blocked.is_some();
+        assert_eq!(
+            !p.fleet.cooldowns.is_empty(),
+            held && down.len() <= 1,
+            "{case}"
+        );
+        if let Some(c) = p.fleet.cooldowns.first() {
+            assert_eq!(p.next_due(), Some(c.until), "{case}: the daemon wakes then");
+            assert!(
+                c.message.contains("came back in the last 30m"),
+                "{case}: {c}"
+            );
+        }
+    }
+}
+
+/// The storm's end from the returns alone: table of (down now, limit, returns, end).
+#[test]
+fn a_storms_end_is_the_newest_return_before_which_more_were_down_than_the_limit() {
+    let cases: &[(usize, usize, &[i64], Option<i64>)] = &[
+        (0, 2, &[], None),
+        (0, 2, &[10, 20], None),
+        (0, 2, &[10, 20, 30], Some(10)),
+        (0, 2, &[30, 10, 20], Some(10)),
+        (0, 2, &[10, 20, 30, 40], Some(20)),
+        (1, 2, &[10, 20], Some(10)),
+        (2, 2, &[10], Some(10)),
+        (2, 2, &[], None),
+        (3, 2, &[10, 20, 30], None),
+        (0, 0, &[5], Some(5)),
+        (0, usize::MAX, &[1, 2, 3], None),
+        (0, 1, &[i64::MAX, i64::MIN], Some(i64::MIN)),
+    ];
+    for (down, max, returns, want) in cases {
+        let mut back: Vec<(&str, i64)> = returns.iter().map(|at| ("d", *at)).collect();
+        assert_eq!(
+            limiter::storm_end(*down, *max, &mut back),
+            *want,
+            "{down} down, limit {max}, returns {returns:?}"
+        );
+    }
 }
 
 /// Rule 13's rate windows: at most N failure domains newly taken under repair in any window,

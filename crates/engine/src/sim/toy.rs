@@ -252,6 +252,7 @@ impl World for ToyWorld {
                 name: format!("s{k}"),
                 marks,
                 down: false,
+                back_at: None,
             });
         }
         for i in 0..targets {
