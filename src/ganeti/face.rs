@@ -11,7 +11,9 @@ use crate::engine::{Backend, BackendError, Intercepted, ObjectRef};
 use crate::lock;
 use crate::plug::claim::{Claim, Look, Shared};
 use crate::plug::printer::Printer;
-use crate::plug::{Exit, Failure, FamilyFace, LOG_TARGET, LockPathError, NO_SCOPE, OpenError};
+use crate::plug::{
+    Exit, Failure, FamilyFace, LOG_TARGET, LockPathError, LockSite, NO_SCOPE, OpenError,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -222,15 +224,13 @@ impl FamilyFace for Ganeti {
     }
 
     fn lock_path(source: &Source, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
-        match &source.from {
-            Where::File(fleet) => crate::plug::lock_beside_file(fleet, named, file::MISSING),
+        let site = match &source.from {
+            Where::File(fleet) => LockSite::File(fleet, &file::MISSING),
             // The URL's lock only stands in until the lock is taken, when `lock_taken` names
             // the cluster's own by its uuid; a URL without a host is refused here already.
-            Where::Rapi(endpoint) => match named {
-                Some(path) => Ok(path),
-                None => lock::for_url(&endpoint.url).map_err(LockPathError::Url),
-            },
-        }
+            Where::Rapi(endpoint) => LockSite::Url(&endpoint.url),
+        };
+        crate::plug::fleet_lock(site, named)
     }
 
     fn open(source: &Source) -> Result<Box<dyn Backend<Ganeti>>, OpenError> {

@@ -6,6 +6,7 @@ use crate::engine::text::{FxMap, FxSet};
 use crate::engine::{Backend, BackendError};
 use crate::ganeti::health::{self, NodePicker, NodeState, Storage};
 use crate::ganeti::snapshot::{Instance, Job, JobStatus, ObjectRef, Op, SimOutcome, Snapshot};
+use crate::plug::{FileHint, unreadable};
 use std::path::{Path, PathBuf};
 
 pub struct FleetFile {
@@ -26,7 +27,7 @@ pub struct FleetFile {
 impl FleetFile {
     pub fn open(path: &Path) -> Result<Self, BackendError> {
         let crate::files::Input { text, stamp } =
-            crate::files::read_input(path).map_err(|e| unreadable(path, &e))?;
+            crate::files::read_input(path).map_err(|e| unreadable(path, &e, &MISSING))?;
         let fleet = parse_fleet(&text).map_err(|message| BackendError::FleetFile {
             path: path.display().to_string(),
             message,
@@ -269,23 +270,12 @@ them from 1 again, with the tags that name them)"
     }
 }
 
-/// Why a fleet file cannot be read, with what to do about it. A missing file is the common
-/// mistake (a typo in --cluster), so it says so in words rather than as an OS error.
 /// What to do about a fleet file that does not exist.
-pub const MISSING: &str = "check the path given with --cluster (or fleet_file in the config); \
-`autorepair generate --instances N --output FILE` makes a synthetic fleet";
-
-pub fn unreadable(path: &Path, e: &std::io::Error) -> BackendError {
-    let message = if e.kind() == std::io::ErrorKind::NotFound {
-        format!("does not exist: {MISSING}")
-    } else {
-        format!("cannot read it: {e}")
-    };
-    BackendError::FleetFile {
-        path: path.display().to_string(),
-        message,
-    }
-}
+pub const MISSING: FileHint = FileHint {
+    flag: "--cluster",
+    config_key: Some("fleet_file"),
+    make: Some("`autorepair generate --instances N --output FILE` makes a synthetic fleet"),
+};
 
 /// Reads a fleet file, naming what is wrong and where.
 pub fn parse_fleet(text: &str) -> Result<Snapshot, String> {

@@ -10,11 +10,10 @@ use super::labels;
 use super::snapshot::{Machine, Switch};
 use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
-use crate::lock;
 use crate::plug::claim::{Claim, Look, Shared};
 use crate::plug::cli::{AutoRepairCommand, RepairCommand};
 use crate::plug::printer::Printer;
-use crate::plug::{Exit, Failure, FamilyFace, LockPathError, OpenError};
+use crate::plug::{Exit, Failure, FamilyFace, LockPathError, LockSite, OpenError};
 use crate::sabakan::client::Variables;
 use std::path::{Path, PathBuf};
 
@@ -161,17 +160,11 @@ impl FamilyFace for Machines {
     }
 
     fn lock_path(source: &MachinesFleet, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
-        match &source.from {
-            MachinesFrom::File(fleet) => crate::plug::lock_beside_file(
-                fleet,
-                named,
-                "check the path given with --sabakan-file (or machines.sabakan_file in the config)",
-            ),
-            MachinesFrom::Sabakan(e) => match named {
-                Some(path) => Ok(path),
-                None => lock::for_url(&e.url).map_err(LockPathError::Url),
-            },
-        }
+        let site = match &source.from {
+            MachinesFrom::File(fleet) => LockSite::File(fleet, &super::file::MISSING),
+            MachinesFrom::Sabakan(e) => LockSite::Url(&e.url),
+        };
+        crate::plug::fleet_lock(site, named)
     }
 
     fn open(source: &MachinesFleet) -> Result<Box<dyn Backend<Machines>>, OpenError> {

@@ -24,6 +24,7 @@ use super::snapshot::{self, Scope, Snapshot, Switch, kind};
 use super::{MAX_INDEX, Machines, Op, OpId};
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::{Backend, BackendError, ObjectRef};
+use crate::plug::{FileHint, unreadable};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -63,6 +64,13 @@ pub struct MachinesFile {
     /// name)`: replacing disagreeing copies of a policy removes every copy but these.
     shared_written: Vec<(String, String)>,
 }
+
+/// What to do about a machines file that does not exist.
+pub const MISSING: FileHint = FileHint {
+    flag: "--sabakan-file",
+    config_key: Some("machines.sabakan_file"),
+    make: Some("sabakan's answer to `GET /api/v1/machines` is one"),
+};
 
 /// Where the machines come from, for messages.
 #[derive(Clone, Debug)]
@@ -169,8 +177,8 @@ impl MachinesFile {
         nodes: Option<NodesFile>,
     ) -> Result<MachinesFile, BackendError> {
         let origin = Origin::File(path.to_owned());
-        let crate::files::Input { text, stamp } = crate::files::read_input(path)
-            .map_err(|e| origin.error(format!("cannot read it: {e}")))?;
+        let crate::files::Input { text, stamp } =
+            crate::files::read_input(path).map_err(|e| unreadable(path, &e, &MISSING))?;
         let doc: Value = serde_json::from_str(&text).map_err(|e| {
             origin.error(format!(
                 "not JSON ({e}): expected the answer of sabakan's GET /api/v1/machines"

@@ -9,7 +9,7 @@ use super::{Facts, Index, Metal3, Settings};
 use crate::engine::{Backend, ObjectRef};
 use crate::lock;
 use crate::plug::claim::{Claim, Look, Shared};
-use crate::plug::{FamilyFace, LockPathError, OpenError};
+use crate::plug::{FamilyFace, LockPathError, LockSite, OpenError};
 use std::path::{Path, PathBuf};
 
 /// Where a metal3 fleet is.
@@ -89,19 +89,15 @@ impl FamilyFace for Metal3 {
     }
 
     fn lock_path(source: &Source, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
-        match &source.from {
-            Where::Objects(fleet) => crate::plug::lock_beside_file(
-                fleet,
-                named,
-                "check the path given with --kube-objects; `kubectl get machines.cluster.x-k8s.io,metal3machines,baremetalhosts,nodes -A -o json` makes one",
-            ),
+        let site = match &source.from {
+            Where::Objects(fleet) => LockSite::File(fleet, &super::file::MISSING),
             // One watcher per host by default; replicas in a cluster are kept apart by the
             // CronJob's concurrency policy.
             Where::Kube(_) => {
-                Ok(named
-                    .unwrap_or_else(|| Path::new(lock::RUN_LOCK_DIR).join("autorepair-kube.lock")))
+                LockSite::Path(Path::new(lock::RUN_LOCK_DIR).join("autorepair-kube.lock"))
             }
-        }
+        };
+        crate::plug::fleet_lock(site, named)
     }
 
     fn open(source: &Source) -> Result<Box<dyn Backend<Metal3>>, OpenError> {

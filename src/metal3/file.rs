@@ -11,6 +11,7 @@
 use super::objects::{self, REBOOT_KEY, REQUEST_KEY, REQUEST_KEYS, Snapshot, kind};
 use super::{Metal3, Op, OpId, Step, marks};
 use crate::engine::{Backend, BackendError, ObjectRef};
+use crate::plug::{FileHint, unreadable};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -29,6 +30,16 @@ pub struct ObjectsFile {
     /// `timeAdded`); the wall clock before the first.
     clock: Option<i64>,
 }
+
+/// What to do about an objects file that does not exist (no config key names one: a metal3
+/// fleet is named on the command line only).
+pub const MISSING: FileHint = FileHint {
+    flag: "--kube-objects",
+    config_key: None,
+    make: Some(
+        "`kubectl get machines.cluster.x-k8s.io,metal3machines,baremetalhosts,nodes -A -o json` makes one",
+    ),
+};
 
 fn list_error(path: &Path, message: impl Into<String>) -> BackendError {
     BackendError::FleetFile {
@@ -60,8 +71,8 @@ pub fn parse_list(text: &str) -> Result<Value, String> {
 
 impl ObjectsFile {
     pub fn open(path: &Path) -> Result<Self, BackendError> {
-        let crate::files::Input { text, stamp } = crate::files::read_input(path)
-            .map_err(|e| list_error(path, format!("cannot read it: {e}")))?;
+        let crate::files::Input { text, stamp } =
+            crate::files::read_input(path).map_err(|e| unreadable(path, &e, &MISSING))?;
         let list = parse_list(&text).map_err(|m| list_error(path, m))?;
         Ok(ObjectsFile {
             path: Some(path.to_owned()),

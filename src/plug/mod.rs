@@ -246,26 +246,80 @@ pub enum LockPathError {
     Url(LockError),
 }
 
-/// The lock of a fleet kept in a file: `named` (--lock-file, lock_file), else the lock beside
-/// the file ([`crate::lock::beside`]). The file is checked even with a named lock: a typo in
-/// the fleet's path must leave no lock file behind. `missing` is the family's advice for a
-/// file that does not exist (the flag and config key that name it).
-pub fn lock_beside_file(
-    fleet: &Path,
-    named: Option<PathBuf>,
-    missing: &str,
-) -> Result<PathBuf, LockPathError> {
-    let beside = crate::lock::beside(fleet).map_err(|e| {
-        LockPathError::FleetFile(BackendError::FleetFile {
-            path: fleet.display().to_string(),
-            message: if e.kind() == std::io::ErrorKind::NotFound {
-                format!("does not exist: {missing}")
-            } else {
-                e.to_string()
-            },
-        })
-    })?;
-    Ok(named.unwrap_or(beside))
+/// What a family tells a person whose fleet file does not exist (the common mistake: a typo in
+/// the path), in its own words: a family's advice must never send its user to another
+/// family's flags or tools.
+#[derive(Debug, Clone, Copy)]
+pub struct FileHint {
+    /// The flag that names the file (`--cluster`).
+    pub flag: &'static str,
+    /// The config key that names it, where the config may (`fleet_file`).
+    pub config_key: Option<&'static str>,
+    /// How to make one, where the family has a way, said as the end of a sentence.
+    pub make: Option<&'static str>,
+}
+
+impl fmt::Display for FileHint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "check the path given with {}", self.flag)?;
+        if let Some(key) = self.config_key {
+            write!(f, " (or {key} in the config)")?;
+        }
+        if let Some(make) = self.make {
+            write!(f, "; {make}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a fleet file cannot be read: a missing one with the family's advice in words rather
+/// than as an OS error.
+pub fn unreadable(path: &Path, e: &std::io::Error, hint: &FileHint) -> BackendError {
+    fleet_file_error(path, e, hint, "cannot read it: ")
+}
+
+fn fleet_file_error(path: &Path, e: &std::io::Error, hint: &FileHint, other: &str) -> BackendError {
+    BackendError::FleetFile {
+        path: path.display().to_string(),
+        message: if e.kind() == std::io::ErrorKind::NotFound {
+            format!("does not exist: {hint}")
+        } else {
+            format!("{other}{e}")
+        },
+    }
+}
+
+/// What a fleet's lock is named by when neither --lock-file nor the config's lock_file names
+/// one.
+#[derive(Debug)]
+pub enum LockSite<'a> {
+    /// A fleet file: the lock beside it ([`crate::lock::beside`]), with the family's advice
+    /// for a file that does not exist.
+    File(&'a Path, &'a FileHint),
+    /// A service at a URL: one lock per host and port ([`crate::lock::for_url`]).
+    Url(&'a str),
+    /// A lock the family names itself.
+    Path(PathBuf),
+}
+
+/// The lock of a fleet (what [`FamilyFace::lock_path`] returns): `named` (--lock-file,
+/// lock_file), else the one `site` names. A fleet file is checked even with a named lock: a
+/// typo in its path must leave no lock file behind. A URL is read only to name the lock, so a
+/// named lock needs nothing of it.
+pub fn fleet_lock(site: LockSite<'_>, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
+    match site {
+        LockSite::File(fleet, hint) => {
+            // `beside`'s own refusals (hard links) are whole sentences about the file.
+            let beside = crate::lock::beside(fleet)
+                .map_err(|e| LockPathError::FleetFile(fleet_file_error(fleet, &e, hint, "")))?;
+            Ok(named.unwrap_or(beside))
+        }
+        LockSite::Url(url) => match named {
+            Some(path) => Ok(path),
+            None => crate::lock::for_url(url).map_err(LockPathError::Url),
+        },
+        LockSite::Path(own) => Ok(named.unwrap_or(own)),
+    }
 }
 
 /// Whether `said` is new to this process: a daemon's every pass meets the same damaged record,

@@ -4,6 +4,7 @@
 
 use super::{Toy, ToyBox, ToyLevel, ToyOp, ToyRoom, ToyShelf};
 use crate::engine::{Backend, BackendError, ObjectRef, family::OpState, marks::Level};
+use crate::plug::{FileHint, unreadable};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -51,10 +52,12 @@ struct Step {
     ended: Option<i64>,
 }
 
-/// What is wrong with the room file at `path`.
-pub fn unreadable(path: &Path, e: &std::io::Error) -> BackendError {
-    fleet_error(path, format!("cannot read it: {e}"))
-}
+/// What to do about a room file that does not exist.
+pub const MISSING: FileHint = FileHint {
+    flag: "--toy-room",
+    config_key: Some("toy.room"),
+    make: None,
+};
 
 fn fleet_error(path: &Path, message: String) -> BackendError {
     BackendError::FleetFile {
@@ -86,7 +89,7 @@ pub struct RoomFile {
 impl RoomFile {
     pub fn open(path: &Path) -> Result<RoomFile, BackendError> {
         let crate::files::Input { text, stamp } =
-            crate::files::read_input(path).map_err(|e| unreadable(path, &e))?;
+            crate::files::read_input(path).map_err(|e| unreadable(path, &e, &MISSING))?;
         let room: Room = serde_json::from_str(&text)
             .map_err(|e| fleet_error(path, format!("not a room file: {e}")))?;
         let boxes = room

@@ -13,7 +13,7 @@ use crate::engine::object::parse_object_ref;
 pub use crate::engine::toy::*;
 use crate::engine::{Backend, ObjectRef};
 use crate::plug::claim::{By, Claim, Look, Shared};
-use crate::plug::{FamilyFace, LockPathError, OpenError};
+use crate::plug::{FamilyFace, LockPathError, LockSite, OpenError};
 use std::path::PathBuf;
 
 /// The toy family's one flag.
@@ -90,14 +90,11 @@ impl FamilyFace for Toy {
     }
 
     fn lock_path(source: &RoomSource, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
-        match &source.0 {
-            Some(room) => crate::plug::lock_beside_file(
-                room,
-                named,
-                "check the path given with --toy-room (or toy.room in the config)",
-            ),
-            None => Ok(named.unwrap_or_else(|| "toy.lock".into())),
-        }
+        let site = match &source.0 {
+            Some(room) => LockSite::File(room, &file::MISSING),
+            None => LockSite::Path("toy.lock".into()),
+        };
+        crate::plug::fleet_lock(site, named)
     }
 
     fn open(source: &RoomSource) -> Result<Box<dyn Backend<Toy>>, OpenError> {

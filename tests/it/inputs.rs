@@ -718,3 +718,60 @@ fn control_characters_in_names_are_escaped_wherever_printed() {
         assert!(out.contains("red\\u{1b}[31m\\u{7}"), "{family}: {out}");
     }
 }
+
+/// A fleet file that does not exist, for every family that reads one and every command that
+/// opens it with a lock (`run`) or without (`run --dry-run`, `status`): the error (exit 3)
+/// names the file and the family's own flag, and never another family's flags or tools, and
+/// no lock file is left behind.
+#[test]
+fn a_missing_fleet_file_is_named_with_its_own_familys_advice() {
+    let fleets = Fleets::new();
+    let missing = fleets.path("typo.json");
+    // Each family's flag, with the rest of its command line and the words only its advice
+    // may say.
+    let families: [(&str, Vec<String>, &[&str]); 3] = [
+        (
+            "--cluster",
+            vec![],
+            &["--cluster", "fleet_file", "generate --instances"],
+        ),
+        ("--kube-objects", vec![], &["--kube-objects", "kubectl"]),
+        (
+            "--sabakan-file",
+            fleets.machines()[2..].to_vec(),
+            &["--sabakan-file", "sabakan_file", "/api/v1/machines"],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (flag, rest, _) in &families {
+        for command in [&["run"][..], &["run", "--dry-run"], &["status"]] {
+            let mut args: Vec<String> = command.iter().map(|s| s.to_string()).collect();
+            args.extend([flag.to_string(), missing.clone()]);
+            args.extend(rest.iter().cloned());
+            args.extend(["--now".into(), NOW.into()]);
+            let o = run(&args);
+            let err = stderr(&o);
+            let mut says = |what: String| wrong.push(format!("{args:?}: {what}: {err}"));
+            if o.status.code() != Some(3) {
+                says(format!("exit {:?}, not 3", o.status.code()));
+            }
+            if !err.contains(&format!("{missing}: does not exist")) {
+                says("the file is not said not to exist".into());
+            }
+            if !err.contains(flag) {
+                says(format!("{flag} not named"));
+            }
+            for (other, _, words) in &families {
+                for w in words.iter().filter(|_| other != flag) {
+                    if err.contains(w) {
+                        says(format!("says {w:?} of {other}"));
+                    }
+                }
+            }
+            if Path::new(&format!("{missing}.lock")).exists() {
+                says("a lock left behind".into());
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

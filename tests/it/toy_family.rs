@@ -193,6 +193,22 @@ fn the_face_keeps_its_rules_between_the_families() {
             assert!(stderr.contains(w), "{args}: {w:?} not in {stderr}");
         }
     }
+    // A room file that does not exist: the advice is the toy family's, not another's.
+    for args in [
+        "run --toy-room {missing} --now 1000",
+        "status --toy-room {missing} --now 1000",
+    ] {
+        let missing = room.path("typo.json");
+        let out = room.run(&args.replace("{missing}", &missing));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{missing}: does not exist"))
+                && stderr.contains("--toy-room")
+                && !stderr.contains("--cluster"),
+            "{args}: {stderr}"
+        );
+    }
     // A key the toy section does not have names the file.
     std::fs::write(room.path("typo.toml"), "[toy]\nrom = \"x\"\n").unwrap();
     let out = room.run(&format!("status --config {}", room.path("typo.toml")));
