@@ -192,11 +192,15 @@ impl World for FleetFile {
         events
     }
 
-    fn apply(&mut self, fault: &Fault, _now: i64) {
+    fn apply(&mut self, fault: &Fault, now: i64) {
         let snap = self.fleet_mut();
+        // Ganeti stamps every change of a node with its mtime: the planner reads a node's
+        // return from it.
+        let mtime = Some(now as f64);
         let mut node = |name: &str, f: &dyn Fn(&mut Node)| {
             if let Some(n) = snap.nodes.iter_mut().find(|n| n.name == name) {
-                f(n)
+                f(n);
+                n.mtime = mtime;
             }
         };
         match fault {
@@ -208,6 +212,7 @@ impl World for FleetFile {
                 let tag = format!("rack:{rack}");
                 for n in snap.nodes.iter_mut().filter(|n| n.tags.contains(&tag)) {
                     n.offline = true;
+                    n.mtime = mtime;
                 }
             }
             Fault::JobOutcome(inst, outcome) => {

@@ -558,6 +558,18 @@ impl<'a> Index<'a> {
             .collect()
     }
 
+    /// When the newest repair of ours on the Machine ended, whatever its result: a request
+    /// answered by a refusal ended too.
+    fn last_repair_end(m: &Machine) -> Option<i64> {
+        m.marks
+            .iter()
+            .filter_map(|t| match Annotations::parse(t) {
+                Ok(Mark::Result(r)) => Some(r.at),
+                _ => None,
+            })
+            .max()
+    }
+
     /// The newest power cycle that ended on the Machine: when, and how.
     fn last_cycle(m: &Machine) -> Option<(i64, RepairResult)> {
         m.marks
@@ -947,14 +959,31 @@ impl Family for Metal3 {
             .iter()
             .filter(|m| !down.contains(m.key.as_str()))
             .filter_map(|m| {
-                let node = index.node(m)?;
-                let (status, at) = node.ready.as_ref()?;
-                let at = (*at)?;
-                // A Node made within the window is a new one (a rollout, a scale-up), not one
-                // that came back, unless a power cycle of ours made it.
-                let new = node.created.is_some_and(|c| c >= since)
-                    && Index::last_cycle(m).is_none_or(|(ended, _)| ended < since);
-                (status == "True" && at >= since && !new).then(|| BackDomain {
+                // A Machine counts as down while a repair or request of ours stands on it, while
+                // its Node is not Ready and while it has none: it came back when the repair
+                // ended, when its Node's Ready condition last turned or when its Node was made,
+                // whichever is latest. A new Machine's first Node, Ready sooner than a Node must be NotReady
+                // to count as down, never was: a rollout is no return.
+                let ended = Index::last_repair_end(m);
+                let node = index.node(m);
+                let first_node = m.created.is_some_and(|c| c >= since)
+                    && node.is_some_and(|n| match (&n.ready, n.created) {
+                        (Some((_, Some(ready))), Some(made)) => {
+                            ready.saturating_sub(made) < index.settings.node_unhealthy_after
+                        }
+                        _ => false,
+                    });
+                // A Node NotReady now, but not for long enough to count as down, was Ready
+                // before that turn: any return came no later.
+                let ready = node.and_then(|n| n.ready.as_ref().and_then(|(_, at)| *at));
+                let made = node.and_then(|n| n.created);
+                let (ready, made) = if first_node {
+                    (None, None)
+                } else {
+                    (ready, made)
+                };
+                let at = ready.max(made).max(ended)?;
+                (at >= since).then(|| BackDomain {
                     name: &m.key,
                     scope_key: index.zone(m),
                     scope_name: index.zone_name(m),

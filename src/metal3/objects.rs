@@ -103,6 +103,8 @@ struct OwnerReference {
 pub struct Machine {
     /// `NAMESPACE/NAME`.
     pub key: String,
+    /// Its `creationTimestamp`, if it says.
+    pub created: Option<i64>,
     pub namespace: String,
     pub name: String,
     /// Its autorepair marks, as `key=value`.
@@ -823,6 +825,7 @@ fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
         .any(|k| meta.annotations.contains_key(*k));
     Machine {
         key: key(&meta),
+        created: epoch(&meta.creation_timestamp),
         marks: our_marks(&meta.annotations),
         requested: request_annotated,
         request_annotated,

@@ -15,7 +15,7 @@ use autorepair::engine::sim::{
 use autorepair::ganeti::file::parse_fleet;
 use autorepair::ganeti::plan_with;
 use autorepair::ganeti::sim::{Faults, SimConfig, explore};
-use autorepair::machines::sim::{MachinesWorld, config, planner};
+use autorepair::machines::sim::{MachinesWorld, config};
 use autorepair::metal3::sim::Metal3World;
 use std::time::Duration;
 
@@ -56,13 +56,14 @@ fn assert_replicas_exercised(family: &str, s: &Stats, per_10k: [usize; 5]) {
 }
 
 /// The limits over time on (rule 13), so that the oracle checks them on every family's world
-/// too: one retry after a back-off of two passes, and a rate window that the scenarios' faults
-/// reach.
+/// too: one retry after a back-off of two passes, a rate window that the scenarios' faults
+/// reach, and a storm cool-down of six passes.
 fn over_time(limits: Limits) -> Limits {
     Limits {
         retries: 1,
         retry_backoff: Duration::from_secs(600),
         max_repair_rate: Some(autorepair::engine::limits::Rate::parse("6/1h").expect("a rate")),
+        storm_cooldown: Some(Duration::from_secs(1800)),
         ..limits
     }
 }
@@ -89,6 +90,8 @@ fn the_planner_keeps_every_rule_on_this_commits_seeds() {
     assert!(summary.stats.kills > 150, "{:?}", summary.stats);
     // The master role moves only when an admin moves it (a handover, a hung master): a killed
     // watcher is started again by cron on the same master, nobody takes over.
+    // The scenarios reach the cool-down after a storm (26 to 843 passes over 11 seeds).
+    assert!(summary.stats.cooldown_passes > 0, "{:?}", summary.stats);
     assert_replicas_exercised("ganeti", &summary.stats, [130, 17, 17, 110, 17]);
 }
 
@@ -98,6 +101,11 @@ fn the_machines_planner_keeps_every_rule_on_this_commits_seeds() {
     eprintln!("machines simulator seeds {seed}..{}", seed + 100);
     // A fleet of its own per commit too.
     let fleet = MachinesWorld::generate(24, seed);
+    let base = config();
+    let limits = over_time(base.limits.clone());
+    let settings = autorepair::machines::sim::settings();
+    let planner =
+        |snap: &_, now, seed| autorepair::machines::plan(snap, &settings, now, &limits, seed);
     let summary = explore_world::<MachinesWorld>(
         &fleet,
         30,
@@ -105,7 +113,8 @@ fn the_machines_planner_keeps_every_rule_on_this_commits_seeds() {
         100,
         &EngineConfig {
             replicas: REPLICAS,
-            ..config()
+            limits: limits.clone(),
+            ..base
         },
         &EngineFaults::default().with_replicas(),
         &planner,
@@ -122,6 +131,8 @@ fn the_machines_planner_keeps_every_rule_on_this_commits_seeds() {
         "{:?}",
         summary.stats
     );
+    // The scenarios reach the cool-down after a storm (26 to 843 passes over 11 seeds).
+    assert!(summary.stats.cooldown_passes > 0, "{:?}", summary.stats);
     assert_replicas_exercised("machines", &summary.stats, [230, 20, 20, 110, 35]);
 }
 
@@ -169,6 +180,8 @@ fn the_metal3_planner_keeps_every_rule_on_this_commits_seeds() {
         panic!("metal3, fleet and seeds from {seed}: {f}");
     }
     eprintln!("{:?}", summary.stats);
+    // The scenarios reach the cool-down after a storm (26 to 843 passes over 11 seeds).
+    assert!(summary.stats.cooldown_passes > 0, "{:?}", summary.stats);
     assert_replicas_exercised("metal3", &summary.stats, [350, 24, 24, 190, 42]);
 }
 

@@ -104,6 +104,9 @@ pub fn render(snap: &Snapshot) -> Vec<Value> {
             }},
             "status": {},
         });
+        if let Some(c) = m.created {
+            item["metadata"]["creationTimestamp"] = json!(rfc3339(c));
+        }
         if let Some(c) = &m.cluster {
             item["metadata"]["labels"][CLUSTER_NAME_LABEL] = json!(c);
             item["spec"]["clusterName"] = json!(c);

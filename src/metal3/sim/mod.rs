@@ -28,7 +28,7 @@ use rand::{Rng as _, SeedableRng};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::cell::OnceCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 mod backend;
@@ -329,7 +329,12 @@ impl Metal3World {
                         n = n.label(ZONE_LABEL, z);
                     }
                     let list = fixture::Fleet::new().node(n).build();
-                    items.extend(list["items"].as_array().cloned().unwrap_or_default());
+                    // A Node registers anew: made now.
+                    items.extend(list["items"].as_array().into_iter().flatten().map(|i| {
+                        let mut i = i.clone();
+                        i["metadata"]["creationTimestamp"] = json!(rfc3339(now));
+                        i
+                    }));
                 }
                 continue;
             }
@@ -615,6 +620,22 @@ impl World for Metal3World {
                 scope: zone(fleet, m),
             })
             .collect()
+    }
+
+    /// A Machine down only because a remediation request names it comes back when the request
+    /// is withdrawn, which no object dates (docs/limits-over-time.md).
+    fn storm_domains(fleet: &Snapshot, now: i64) -> Vec<DownFact<'_>> {
+        let settings = settings();
+        let index = Metal3::index(fleet, &settings, now);
+        let dated: HashSet<&str> = fleet
+            .machines
+            .iter()
+            .filter(|m| !m.requested || index.symptom(m).is_some())
+            .map(|m| m.key.as_str())
+            .collect();
+        let mut down = Self::down_domains(fleet, now);
+        down.retain(|d| dated.contains(d.domain));
+        down
     }
 
     fn scope_marks<'f>(fleet: &'f Snapshot, m: &'f Machine) -> Vec<&'f [String]> {

@@ -149,6 +149,12 @@ pub trait World: Sized {
     fn limit_scope<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> Option<&'f str>;
     /// The failure domains that are down at `now`, with the scope each counts in.
     fn down_domains(fleet: &Self::Fleet, now: i64) -> Vec<DownFact<'_>>;
+    /// The down domains whose return the fleet records a time for: the storm cool-down's
+    /// oracle counts a storm in these (rule 13). By default every down domain; a world leaves
+    /// out a domain whose return no object of the fleet dates, as its family documents.
+    fn storm_domains(fleet: &Self::Fleet, now: i64) -> Vec<DownFact<'_>> {
+        Self::down_domains(fleet, now)
+    }
     /// The marks of the target's scopes, nearest first (the target's own are not included).
     fn scope_marks<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> Vec<&'f [String]>;
     /// Every operation the world knows, as it stands at `now` (a family may judge an
@@ -375,6 +381,8 @@ pub struct Stats {
     pub repairs_succeeded: usize,
     pub repairs_failed: usize,
     pub halted_passes: usize,
+    /// Passes whose plan held new repairs somewhere for a storm's cool-down.
+    pub cooldown_passes: usize,
     /// With replicas: passes another replica made after the acting one was killed, paused,
     /// cut off or handed over.
     pub takeovers: usize,
@@ -397,6 +405,7 @@ impl Stats {
         self.repairs_succeeded += o.repairs_succeeded;
         self.repairs_failed += o.repairs_failed;
         self.halted_passes += o.halted_passes;
+        self.cooldown_passes += o.cooldown_passes;
         self.takeovers += o.takeovers;
         self.pauses += o.pauses;
         self.partitions += o.partitions;
@@ -633,6 +642,7 @@ pub fn run_with<W: World>(
     };
     let mut clock = cfg.start;
     let mut stats = Stats::default();
+    let mut storms = oracle::Storms::default();
     let mut log = Vec::new();
     let total = schedule.passes.len() + cfg.quiet_passes as usize;
     for pass in 0..total {
@@ -652,6 +662,7 @@ pub fn run_with<W: World>(
                 Event::Admin(object, edit) => admin::apply(&mut world, object, edit, now),
             }
         }
+        storms.observe::<W>(world.fleet(), &cfg.limits, now);
         let mut stage = Stage {
             planner,
             cfg,
@@ -659,6 +670,7 @@ pub fn run_with<W: World>(
             now,
             stats: &mut stats,
             lines: &mut lines,
+            storms: &storms,
         };
         let checked = match coord.as_deref_mut() {
             None => stage.single(&mut world, mishaps.kill),
@@ -722,6 +734,8 @@ struct Stage<'s, 'p, W: World> {
     now: i64,
     stats: &'s mut Stats,
     lines: &'s mut Vec<String>,
+    /// The storms the world went through so far, for the cool-down's rule.
+    storms: &'s oracle::Storms,
 }
 
 impl<W: World> Stage<'_, '_, W> {
@@ -730,6 +744,9 @@ impl<W: World> Stage<'_, '_, W> {
         let plan = (self.planner)(&before, self.now, self.pass as u64);
         if plan.fleet.halted.is_some() {
             self.stats.halted_passes += 1;
+        }
+        if !plan.fleet.cooldowns.is_empty() {
+            self.stats.cooldown_passes += 1;
         }
         Planned { before, plan }
     }
@@ -747,7 +764,14 @@ impl<W: World> Stage<'_, '_, W> {
             self.lines.push("the watcher died mid-pass".into());
         }
         self.note(&calls, "watcher");
-        oracle::check_pass::<W>(world, &planned.before, &calls, &self.cfg.limits, self.now)
+        oracle::check_pass::<W>(
+            world,
+            &planned.before,
+            &calls,
+            self.storms,
+            &self.cfg.limits,
+            self.now,
+        )
     }
 
     /// Replicas: the one that leads acts, with what befalls it; another takes over when it
@@ -918,7 +942,14 @@ impl<W: World> Stage<'_, '_, W> {
         };
         // The at-most-once rules first: a stale replica's write that starts a repair again is
         // reported as that, the more telling finding.
-        oracle::check_pass::<W>(world, &planned.before, &calls, &self.cfg.limits, self.now)?;
+        oracle::check_pass::<W>(
+            world,
+            &planned.before,
+            &calls,
+            self.storms,
+            &self.cfg.limits,
+            self.now,
+        )?;
         if let Some(what) = guard.unled {
             return Err((NOT_LEADING.into(), what));
         }

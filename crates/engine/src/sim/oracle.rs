@@ -216,6 +216,110 @@ fn lost<'f>(
 /// The rule broken, and the details.
 type Broken = (String, String);
 
+/// Rule 13's storm cool-down as the world went through it, pass by pass: the truth the
+/// planner can only estimate from the times domains came back. A scope's storm is more down
+/// domains than its limit at a pass. The world is seen only at each pass's start, and a
+/// domain may come back during the pass that last saw the storm (a watcher's result ends the
+/// repair that kept it down): so the storm ended no earlier than that pass, and new repairs
+/// must wait `storm_cooldown` from there. Counts only (a share limit is left to the planner's
+/// tests), as [`mass_failure`] counts.
+#[derive(Default)]
+pub(super) struct Storms {
+    fleet: Storm,
+    scopes: BTreeMap<String, Storm>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Storm {
+    raging: bool,
+    last_seen: i64,
+    cool_until: i64,
+}
+
+impl Storm {
+    fn observe(&mut self, storm: bool, now: i64, cooldown: i64) {
+        if storm {
+            self.raging = true;
+            self.last_seen = now;
+        } else if self.raging {
+            self.raging = false;
+            self.cool_until = self.last_seen.saturating_add(cooldown);
+        }
+    }
+
+    fn cooling(self, now: i64) -> bool {
+        !self.raging && now < self.cool_until
+    }
+}
+
+impl Storms {
+    /// The world as the pass at `now` finds it (its faults applied, before any watcher acts).
+    pub(super) fn observe<W: World>(&mut self, fleet: &W::Fleet, limits: &Limits, now: i64) {
+        let Some(cooldown) = limits.storm_cooldown else {
+            return;
+        };
+        let cooldown = i64::try_from(cooldown.as_secs()).unwrap_or(i64::MAX);
+        let down = W::storm_domains(fleet, now);
+        self.fleet
+            .observe(down.len() > limits.max_down_nodes, now, cooldown);
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for d in &down {
+            *counts.entry(d.scope).or_default() += 1;
+        }
+        for (scope, n) in &counts {
+            self.scopes.entry((*scope).to_owned()).or_default().observe(
+                *n > limits.max_down_nodes_per_group,
+                now,
+                cooldown,
+            );
+        }
+        for (scope, storm) in &mut self.scopes {
+            if !counts.contains_key(scope.as_str()) {
+                storm.observe(false, now, cooldown);
+            }
+        }
+    }
+
+    fn holds(&self, scope: Option<&str>, now: i64) -> bool {
+        self.fleet.cooling(now)
+            || scope
+                .and_then(|s| self.scopes.get(s))
+                .is_some_and(|s| s.cooling(now))
+    }
+}
+
+/// No repair starts (a first operation of a repair that had no pending mark before the pass)
+/// in a scope cooling down after a storm.
+fn cooldown_rule<W: World>(
+    before: &W::Fleet,
+    log: &CallLog<F<W>>,
+    storms: &Storms,
+    now: i64,
+) -> Result<(), Broken> {
+    for s in &log.submitted {
+        let Some(t) = target::<W>(before, &s.target) else {
+            continue;
+        };
+        let id = s.reason.strip_prefix(REASON_PREFIX).unwrap_or(&s.reason);
+        let under_way = <F<W>>::marks(t)
+            .iter()
+            .any(|m| matches!(parse::<W>(m), Some(Mark::Pending(p)) if p.id == id));
+        if !under_way && storms.holds(W::limit_scope(before, t), now) {
+            return Err((
+                "repair started in a storm's cool-down".to_owned(),
+                format!(
+                    "{} {} ({}) on {}",
+                    <F<W>>::WORDS.op,
+                    s.id,
+                    <F<W>>::step_of(&s.op),
+                    s.target
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the safety rules for one pass: `before` is the fleet the watcher read, the world's
 /// fleet now is what the watcher left (before time passed). The engine's rules first, then
 /// the family's own ([`World::check_pass`]).
@@ -223,10 +327,12 @@ pub(super) fn check_pass<W: World>(
     world: &mut W,
     before: &W::Fleet,
     log: &CallLog<F<W>>,
+    storms: &Storms,
     limits: &Limits,
     now: i64,
 ) -> Result<(), Broken> {
     engine_rules::<W>(&*world, before, world.fleet(), log, limits, now)?;
+    cooldown_rule::<W>(before, log, storms, now)?;
     world.check_pass(before, log, now)
 }
 

@@ -268,6 +268,42 @@ fn with_retries_the_real_planner_retries_within_its_bounds() {
     );
 }
 
+/// Rule 13's storm cool-down: over many seeds the real planner starts nothing new in a scope
+/// until the cool-down after its storm has passed, read from when the shelves came back; a
+/// planner blind to it is caught.
+#[test]
+fn after_a_storm_the_real_planner_waits_out_the_cooldown_and_a_blind_one_is_caught() {
+    let cooling = SimConfig {
+        limits: Limits {
+            max_domains_under_repair: 10,
+            storm_cooldown: Some(Duration::from_secs(6 * PASS_SECONDS as u64)),
+            ..cfg().limits
+        },
+        ..cfg()
+    };
+    let fleet = ToyWorld::generate(40, 7);
+    let real = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &cooling.limits, seed);
+    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &cooling, &Faults::default(), &real);
+    if let Some(f) = summary.findings.first() {
+        panic!("{f}");
+    }
+    assert!(summary.stats.cooldown_passes > 20, "{:?}", summary.stats);
+    let blind_limits = Limits {
+        storm_cooldown: None,
+        ..cooling.limits.clone()
+    };
+    let blind = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &blind_limits, seed);
+    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &cooling, &Faults::default(), &blind);
+    let f = summary
+        .findings
+        .first()
+        .unwrap_or_else(|| panic!("not caught: {:?}", summary.stats));
+    assert_eq!(
+        f.violation.rule, "repair started in a storm's cool-down",
+        "{f}"
+    );
+}
+
 #[test]
 fn broken_planners_are_caught_with_a_minimal_history_that_reproduces_it() {
     let fleet = ToyWorld::generate(40, 7);

@@ -318,7 +318,7 @@ impl World for ToyWorld {
         out
     }
 
-    fn apply(&mut self, fault: &ToyFault, _now: i64) {
+    fn apply(&mut self, fault: &ToyFault, now: i64) {
         let room = &mut self.room;
         match fault {
             ToyFault::ShelfDown(s) => {
@@ -330,8 +330,9 @@ impl World for ToyWorld {
                 }
             }
             ToyFault::ShelfUp(s) => {
-                for shelf in room.shelves.iter_mut().filter(|x| x.name == *s) {
+                for shelf in room.shelves.iter_mut().filter(|x| x.name == *s && x.down) {
                     shelf.down = false;
+                    shelf.back_at = Some(now);
                 }
             }
             ToyFault::Breaks(name, l) => {
