@@ -1731,3 +1731,117 @@ fn a_new_remediation_made_in_the_second_its_predecessor_was_answered_is_a_new_re
     let reason = status["conditions"][0]["reason"].as_str().unwrap_or("");
     assert_eq!(reason, "RebootLoopGuard", "{status}");
 }
+
+/// Rule 13's storm cool-down reads when each Machine came back from the fleet: its Node's
+/// Ready turn, its Node's making, the end of a repair of ours on it; a new Machine's first
+/// Node is no return. One Machine beside a requested one, under a limit of 1 per zone: if it
+/// came back within the cool-down, the request waits.
+#[test]
+fn a_machine_comes_back_when_its_node_turns_ready_is_made_or_our_repair_ends() {
+    use crate::engine::rfc3339;
+    const MIN: i64 = 60;
+    // (case, Machine made, Node made, Ready since, a repair of ours ended, the request waits)
+    type Case = (&'static str, i64, i64, i64, Option<i64>, bool);
+    let long_ago = NOW - 100 * 86400;
+    let cases: [Case; 7] = [
+        ("up all along", long_ago, long_ago, long_ago, None, false),
+        (
+            "Ready again 10 min ago",
+            long_ago,
+            long_ago,
+            NOW - 10 * MIN,
+            None,
+            true,
+        ),
+        (
+            "a new Node 10 min ago",
+            long_ago,
+            NOW - 10 * MIN,
+            NOW - 9 * MIN,
+            None,
+            true,
+        ),
+        (
+            "a new Machine's first Node: a rollout",
+            NOW - 15 * MIN,
+            NOW - 12 * MIN,
+            NOW - 11 * MIN,
+            None,
+            false,
+        ),
+        (
+            "a new Machine's Node that went down and came back",
+            NOW - 15 * MIN,
+            NOW - 12 * MIN,
+            NOW - MIN,
+            None,
+            true,
+        ),
+        (
+            "our power cycle ended 10 min ago",
+            long_ago,
+            long_ago,
+            long_ago,
+            Some(NOW - 10 * MIN),
+            true,
+        ),
+        (
+            "back before the cool-down",
+            long_ago,
+            long_ago,
+            NOW - 40 * MIN,
+            Some(NOW - 40 * MIN),
+            false,
+        ),
+    ];
+    for (case, machine_made, node_made, ready_since, ended, waits) in cases {
+        let mut m1 = Machine::new("ns", "m1").node("n1").host("h1").zone("a");
+        if let Some(at) = ended {
+            let id = "0b4f6f6e-7e2a-4c1e-9d7a-2f4b1c3d5e6f";
+            m1 = m1.annotate(
+                &format!("autorepair.io/repair.{id}"),
+                &format!("result:power-cycle:{at}:success:power-cycle.{id}"),
+            );
+        }
+        let mut fleet = Fleet::new()
+            .machine(m1)
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1").ready("True", &rfc3339(ready_since)))
+            .machine(
+                Machine::new("ns", "m3")
+                    .node("n3")
+                    .host("h3")
+                    .zone("a")
+                    .requested(),
+            )
+            .host(Host::new("ns", "h3"))
+            .node(Node::new("n3"))
+            .build();
+        for item in fleet["items"].as_array_mut().unwrap() {
+            let made = match (item["kind"].as_str(), item["metadata"]["name"].as_str()) {
+                (Some("Machine"), Some("m1")) => machine_made,
+                (Some("Node"), Some("n1")) => node_made,
+                _ => continue,
+            };
+            item["metadata"]["creationTimestamp"] = rfc3339(made).into();
+        }
+        let limits = Limits {
+            max_down_nodes_per_group: 1,
+            storm_cooldown: Some(std::time::Duration::from_secs(30 * MIN as u64)),
+            ..Limits::default()
+        };
+        let snap = ObjectsFile::in_memory(fleet).snapshot().unwrap();
+        let plan = plan(&snap, &Settings::default(), NOW, &limits, 7);
+        let m3 = plan.target("ns/m3").unwrap();
+        assert_eq!(
+            matches!(m3.blocked, Some(crate::engine::Blocked::Cooldown { .. })),
+            waits,
+            "{case}: {m3:#?}"
+        );
+        assert_eq!(
+            m3.actions.iter().any(|a| matches!(a, Action::Repair(_))),
+            !waits,
+            "{case}"
+        );
+    }
+}
