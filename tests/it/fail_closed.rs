@@ -1,7 +1,8 @@
 //! Rule 11 through the binary, in every family, on copies of the demo fleets: a mark of ours
 //! that cannot be read holds back what it would govern. Each case damages one mark of a target
 //! the demo's first pass repairs (or of a scope above it); `status` must show it held and say
-//! why, `tags lint` must name the mark, and a real `run` must start no repair there.
+//! why, `tags lint` must name the mark, and a real `run` must start no repair there. The verb
+//! lint names for such a mark must then lift it.
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -33,12 +34,12 @@ pub(crate) struct Demo {
     pub(crate) target: &'static str,
     /// Adds a mark (`name=value` for map stores, the tag for Ganeti) to the object `on`.
     mark: fn(&mut Value, On, &str),
-    /// The target's marks in the fleet file.
-    marks_of: fn(&Value) -> Vec<String>,
+    /// The marks of the object `on` in the fleet file, spelled as `mark` takes them.
+    marks_on: fn(&Value, On) -> Vec<String>,
 }
 
-fn ganeti_mark(fleet: &mut Value, on: On, mark: &str) {
-    let tags = match on {
+fn ganeti_object(fleet: &mut Value, on: On) -> &mut Value {
+    match on {
         On::Target => instance(fleet),
         On::Scope => fleet["groups"]
             .as_array_mut()
@@ -47,8 +48,14 @@ fn ganeti_mark(fleet: &mut Value, on: On, mark: &str) {
             .find(|g| g["name"] == "ams-b")
             .unwrap(),
         On::Root => &mut fleet["cluster"],
-    };
-    tags["tags"].as_array_mut().unwrap().push(mark.into());
+    }
+}
+
+fn ganeti_mark(fleet: &mut Value, on: On, mark: &str) {
+    ganeti_object(fleet, on)["tags"]
+        .as_array_mut()
+        .unwrap()
+        .push(mark.into());
 }
 
 fn instance(fleet: &mut Value) -> &mut Value {
@@ -60,9 +67,9 @@ fn instance(fleet: &mut Value) -> &mut Value {
         .unwrap()
 }
 
-fn ganeti_marks(fleet: &Value) -> Vec<String> {
+fn ganeti_marks(fleet: &Value, on: On) -> Vec<String> {
     let mut fleet = fleet.clone();
-    serde_json::from_value(instance(&mut fleet)["tags"].clone()).unwrap()
+    serde_json::from_value(ganeti_object(&mut fleet, on)["tags"].clone()).unwrap()
 }
 
 fn metal3_object<'v>(fleet: &'v mut Value, kind: &str, name: &str) -> &'v mut Value {
@@ -74,12 +81,16 @@ fn metal3_object<'v>(fleet: &'v mut Value, kind: &str, name: &str) -> &'v mut Va
         .unwrap()
 }
 
-fn metal3_mark(fleet: &mut Value, on: On, mark: &str) {
-    let (kind, name) = match on {
+fn metal3_place(on: On) -> (&'static str, &'static str) {
+    match on {
         On::Target => ("Machine", "workers-7d9f-b2"),
         On::Scope => ("MachineDeployment", "workers"),
         On::Root => ("Cluster", "edge"),
-    };
+    }
+}
+
+fn metal3_mark(fleet: &mut Value, on: On, mark: &str) {
+    let (kind, name) = metal3_place(on);
     let (key, value) = mark.split_once('=').unwrap();
     let meta = &mut metal3_object(fleet, kind, name)["metadata"];
     if meta.get("annotations").is_none_or(Value::is_null) {
@@ -88,10 +99,10 @@ fn metal3_mark(fleet: &mut Value, on: On, mark: &str) {
     meta["annotations"][key] = value.into();
 }
 
-fn metal3_marks(fleet: &Value) -> Vec<String> {
+fn metal3_marks(fleet: &Value, on: On) -> Vec<String> {
     let mut fleet = fleet.clone();
-    let meta = &metal3_object(&mut fleet, "Machine", "workers-7d9f-b2")["metadata"];
-    pairs(&meta["annotations"])
+    let (kind, name) = metal3_place(on);
+    pairs(&metal3_object(&mut fleet, kind, name)["metadata"]["annotations"])
 }
 
 fn pairs(map: &Value) -> Vec<String> {
@@ -113,14 +124,28 @@ fn machine<'v>(fleet: &'v mut Value, serial: &str) -> &'v mut Value {
         .unwrap()
 }
 
+const RACK_LABEL: &str = "autorepair.rack.";
+const CLUSTER_LABEL: &str = "autorepair.cluster.";
+
+/// The machine whose labels hold the marks of the object `on`, and whether a label is one of
+/// them. A rack's marks and the cluster's live on the rack's boot server (boot-0 holds rack 0
+/// and the cluster), each under a prefix of its own.
+fn machines_place(on: On) -> (&'static str, fn(&str) -> bool) {
+    match on {
+        On::Target => ("rack0-cs2", |k| {
+            !k.starts_with(RACK_LABEL) && !k.starts_with(CLUSTER_LABEL)
+        }),
+        On::Scope => ("boot-0", |k| k.starts_with(RACK_LABEL)),
+        On::Root => ("boot-0", |k| k.starts_with(CLUSTER_LABEL)),
+    }
+}
+
 fn machines_mark(fleet: &mut Value, on: On, mark: &str) {
     let (key, value) = mark.split_once('=').unwrap();
-    // A rack's marks and the cluster's live on the rack's boot server, each under a prefix of
-    // their own.
-    let serial = match on {
-        On::Target => "rack0-cs2",
-        On::Scope | On::Root => "boot-0",
-    };
+    let (serial, of) = machines_place(on);
+    // The rack's labels and the cluster's share one machine: a case spelled for the other
+    // would damage the wrong object.
+    assert!(of(key), "{key}: not a label of {on:?}");
     let labels = &mut machine(fleet, serial)["spec"]["labels"];
     if labels.is_null() {
         *labels = serde_json::json!({});
@@ -128,9 +153,13 @@ fn machines_mark(fleet: &mut Value, on: On, mark: &str) {
     labels[key] = value.into();
 }
 
-fn machines_marks(fleet: &Value) -> Vec<String> {
+fn machines_marks(fleet: &Value, on: On) -> Vec<String> {
     let mut fleet = fleet.clone();
-    pairs(&machine(&mut fleet, "rack0-cs2")["spec"]["labels"])
+    let (serial, of) = machines_place(on);
+    pairs(&machine(&mut fleet, serial)["spec"]["labels"])
+        .into_iter()
+        .filter(|m| of(m))
+        .collect()
 }
 
 pub(crate) const GANETI: Demo = Demo {
@@ -140,7 +169,7 @@ pub(crate) const GANETI: Demo = Demo {
     now: 1_795_878_600,
     target: "web-b4.ams.example",
     mark: ganeti_mark,
-    marks_of: ganeti_marks,
+    marks_on: ganeti_marks,
 };
 
 pub(crate) const METAL3: Demo = Demo {
@@ -150,7 +179,7 @@ pub(crate) const METAL3: Demo = Demo {
     now: 1_795_402_800,
     target: "prod/workers-7d9f-b2",
     mark: metal3_mark,
-    marks_of: metal3_marks,
+    marks_on: metal3_marks,
 };
 
 pub(crate) const MACHINES: Demo = Demo {
@@ -174,7 +203,7 @@ pub(crate) const MACHINES: Demo = Demo {
     now: 1_800_000_000,
     target: "rack0-cs2",
     mark: machines_mark,
-    marks_of: machines_marks,
+    marks_on: machines_marks,
 };
 
 impl Demo {
@@ -249,7 +278,7 @@ impl Demo {
         let read = || -> Vec<String> {
             let value: Value =
                 serde_json::from_str(&std::fs::read_to_string(fleet).unwrap()).unwrap();
-            (self.marks_of)(&value)
+            (self.marks_on)(&value, On::Target)
         };
         let before = read();
         self.bin_with(dir, config)
@@ -276,6 +305,13 @@ fn an_unreadable_mark_holds_what_it_would_govern_in_every_family() {
                     "a suspend with a duration",
                     On::Target,
                     "ganeti:watcher:autorepair:suspend:2h".into(),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "a suspend that is not a number",
+                    On::Target,
+                    "ganeti:watcher:autorepair:suspend:notanumber".into(),
                     "suspended",
                     Some("suspend"),
                 ),
@@ -327,6 +363,13 @@ fn an_unreadable_mark_holds_what_it_would_govern_in_every_family() {
                     Some("suspend"),
                 ),
                 (
+                    "a suspend past the clock",
+                    On::Target,
+                    format!("autorepair.io/suspend={HUGE}"),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
                     "the owner's suspend-all in floating point",
                     On::Scope,
                     "autorepair.io/suspend-all=1e9".into(),
@@ -360,6 +403,13 @@ fn an_unreadable_mark_holds_what_it_would_govern_in_every_family() {
                     Some("suspend"),
                 ),
                 (
+                    "a suspend past the clock",
+                    On::Target,
+                    format!("autorepair.suspend={HUGE}"),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
                     "the rack's suspend-all with a fraction",
                     On::Scope,
                     "autorepair.rack.suspend-all=1800003600.5".into(),
@@ -379,6 +429,34 @@ fn an_unreadable_mark_holds_what_it_would_govern_in_every_family() {
                     "autorepair.cluster.suspend=2027-01-01".into(),
                     "suspended",
                     Some("suspend"),
+                ),
+                (
+                    "the cluster's suspend with a fraction",
+                    On::Root,
+                    "autorepair.cluster.suspend=1800003600.5".into(),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "the cluster's suspend past the clock",
+                    On::Root,
+                    format!("autorepair.cluster.suspend={HUGE}"),
+                    "suspended",
+                    Some("suspend"),
+                ),
+                (
+                    "the cluster's suspend-all with a duration",
+                    On::Root,
+                    "autorepair.cluster.suspend-all=2h".into(),
+                    "suspended",
+                    Some("suspend-all"),
+                ),
+                (
+                    "the cluster's suspend-all past the clock",
+                    On::Root,
+                    format!("autorepair.cluster.suspend-all={HUGE}"),
+                    "suspended",
+                    Some("suspend-all"),
                 ),
                 (
                     "a pending label with a level typo",
@@ -415,22 +493,264 @@ fn an_unreadable_mark_holds_what_it_would_govern_in_every_family() {
                     "{what}: {t}"
                 );
             }
-            let lint = demo
-                .bin(dir.path())
-                .args(["tags", "lint"])
-                .output()
-                .unwrap();
-            let said = String::from_utf8_lossy(&lint.stdout);
-            // A map's mark by its value: sabakan's cluster labels are shown under the key the
-            // backend maps them to.
-            let shown = mark.split_once('=').map_or(mark.as_str(), |(_, v)| v);
-            assert!(
-                said.lines()
-                    .any(|l| l.contains(shown) && l.contains("until it is fixed")),
-                "{what}: tags lint does not name it:\n{said}"
-            );
+            if let Err(said) = lint_line(demo, dir.path(), &mark) {
+                panic!("{what}: tags lint does not name it:\n{said}");
+            }
             let started = demo.started_by_a_pass(dir.path(), &fleet);
             assert!(started.is_empty(), "{what}: a pass started {started:?}");
+        }
+    }
+}
+
+/// What `status --json` shows of the target while an unreadable mark holds it: its policy as
+/// that mark (`suspend`, `suspend-all`, `policy`), or its repairs blocked by it (`pending`,
+/// `result`).
+#[derive(Clone, Copy, Debug)]
+enum Holds {
+    Policy(&'static str),
+    Blocked(&'static str),
+}
+
+/// The line of `tags lint` that names the damaged mark as one that holds until it is fixed,
+/// else all it said.
+fn lint_line(demo: &Demo, dir: &Path, mark: &str) -> Result<String, String> {
+    let lint = demo.bin(dir).args(["tags", "lint"]).output().unwrap();
+    let said = String::from_utf8_lossy(&lint.stdout).into_owned();
+    // A map's mark by its value: sabakan's cluster and rack labels are shown under the key the
+    // backend maps them to.
+    let shown = mark.split_once('=').map_or(mark, |(_, v)| v);
+    said.lines()
+        .find(|l| l.contains(shown) && l.contains("until it is fixed"))
+        .map(str::to_owned)
+        .ok_or(said)
+}
+
+/// The command a lint line gives the operator, as arguments (`LEVEL` as written).
+fn advice(line: &str) -> Option<Vec<String>> {
+    let (_, advice) = line.split_once("`autorepair ")?;
+    let (command, _) = advice.split_once('`')?;
+    Some(command.split_whitespace().map(str::to_owned).collect())
+}
+
+/// Rule 11's way out, in every family: the verb `tags lint` names for an unreadable mark
+/// removes it from the fleet file, so that lint no longer names it and the target is free
+/// again (the demo's first pass starts its repair).
+#[test]
+fn the_verb_lint_names_lifts_an_unreadable_mark_in_every_family() {
+    // (case, where, the mark, the verb lint must name, what it holds)
+    type Case = (&'static str, On, String, &'static str, Holds);
+    // Each family with the level the target inherits, for `allow LEVEL`.
+    let family_cases: [(&Demo, &str, Vec<Case>); 3] = [
+        (
+            &GANETI,
+            "failover",
+            vec![
+                (
+                    "a suspend that is not a number",
+                    On::Target,
+                    "ganeti:watcher:autorepair:suspend:notanumber".into(),
+                    "resume",
+                    Holds::Policy("suspend"),
+                ),
+                (
+                    "a policy with a field",
+                    On::Target,
+                    "ganeti:watcher:autorepair:failover:2h".into(),
+                    "allow LEVEL",
+                    Holds::Policy("policy"),
+                ),
+                (
+                    "a pending tag whose start overflows",
+                    On::Target,
+                    format!("ganeti:watcher:autorepair:pending:failover:{ID}:{HUGE}:1"),
+                    "clear",
+                    Holds::Blocked("pending"),
+                ),
+                (
+                    "a result of no known kind",
+                    On::Target,
+                    format!("ganeti:watcher:autorepair:result:failover:{ID}:1795878000:exploded:1"),
+                    "clear",
+                    Holds::Blocked("result"),
+                ),
+                (
+                    "the group's suspend-all in floating point",
+                    On::Scope,
+                    "ganeti:watcher:autorepair:suspend-all:1e9".into(),
+                    "resume --all",
+                    Holds::Policy("suspend-all"),
+                ),
+                (
+                    "the group's policy with a field, beside a readable one",
+                    On::Scope,
+                    "ganeti:watcher:autorepair:failover:all".into(),
+                    "allow LEVEL",
+                    Holds::Policy("policy"),
+                ),
+                (
+                    "the cluster's suspend-all that is not a number",
+                    On::Root,
+                    "ganeti:watcher:autorepair:suspend-all:notanumber".into(),
+                    "resume --all",
+                    Holds::Policy("suspend-all"),
+                ),
+            ],
+        ),
+        (
+            &METAL3,
+            "power-cycle",
+            vec![
+                (
+                    "a suspend past the clock",
+                    On::Target,
+                    format!("autorepair.io/suspend={HUGE}"),
+                    "resume",
+                    Holds::Policy("suspend"),
+                ),
+                (
+                    "a policy of no known level",
+                    On::Target,
+                    "autorepair.io/policy=reboot".into(),
+                    "allow LEVEL",
+                    Holds::Policy("policy"),
+                ),
+                (
+                    "a pending repair whose start overflows",
+                    On::Target,
+                    format!("autorepair.io/repair.{ID}=pending:power-cycle:{HUGE}:"),
+                    "clear",
+                    Holds::Blocked("pending"),
+                ),
+                (
+                    "a result of no known kind",
+                    On::Target,
+                    format!("autorepair.io/repair.{ID}=result:power-cycle:1795402000:exploded:"),
+                    "clear",
+                    Holds::Blocked("result"),
+                ),
+                (
+                    "the Cluster's suspend-all past the clock",
+                    On::Root,
+                    format!("autorepair.io/suspend-all={HUGE}"),
+                    "resume --all",
+                    Holds::Policy("suspend-all"),
+                ),
+            ],
+        ),
+        (
+            &MACHINES,
+            "step-8",
+            vec![
+                (
+                    "a suspend with a duration",
+                    On::Target,
+                    "autorepair.suspend=2h".into(),
+                    "resume",
+                    Holds::Policy("suspend"),
+                ),
+                (
+                    "a policy of no known level",
+                    On::Target,
+                    "autorepair.policy=step-99".into(),
+                    "allow LEVEL",
+                    Holds::Policy("policy"),
+                ),
+                (
+                    "a pending label with a level typo",
+                    On::Target,
+                    format!("autorepair.{ID}=pending.step-99.1800000000"),
+                    "clear",
+                    Holds::Blocked("pending"),
+                ),
+                (
+                    "a result of no known kind",
+                    On::Target,
+                    format!("autorepair.{ID}=result.step-1.1799990000.exploded"),
+                    "clear",
+                    Holds::Blocked("result"),
+                ),
+                (
+                    "the rack's policy of no known level",
+                    On::Scope,
+                    "autorepair.rack.policy=all".into(),
+                    "allow LEVEL",
+                    Holds::Policy("policy"),
+                ),
+                (
+                    "the cluster's suspend with a fraction",
+                    On::Root,
+                    "autorepair.cluster.suspend=1800003600.5".into(),
+                    "resume",
+                    Holds::Policy("suspend"),
+                ),
+                (
+                    "the cluster's suspend-all with a duration",
+                    On::Root,
+                    "autorepair.cluster.suspend-all=2h".into(),
+                    "resume --all",
+                    Holds::Policy("suspend-all"),
+                ),
+                (
+                    "the cluster's policy of no known level",
+                    On::Root,
+                    "autorepair.cluster.policy=everything".into(),
+                    "allow LEVEL",
+                    Holds::Policy("policy"),
+                ),
+            ],
+        ),
+    ];
+    for (demo, level, cases) in family_cases {
+        for (case, on, mark, verb, holds) in cases {
+            let what = format!("{}: {case} ({mark:?} on {on:?})", demo.family);
+            let (dir, fleet) = demo.copy(&[(on, mark.clone())]);
+            let t = demo.status(dir.path());
+            match holds {
+                Holds::Policy(held) => {
+                    assert_eq!(t["policy"]["policy"], "unreadable", "{what}: {t}");
+                    assert_eq!(t["policy"]["mark"], held, "{what}: {t}");
+                }
+                Holds::Blocked(held) => {
+                    assert_eq!(t["blocked"]["reason"], "unreadable", "{what}: {t}");
+                    assert_eq!(t["blocked"]["mark"], held, "{what}: {t}");
+                }
+            }
+            let line = lint_line(demo, dir.path(), &mark)
+                .unwrap_or_else(|said| panic!("{what}: tags lint does not name it:\n{said}"));
+            let advice =
+                advice(&line).unwrap_or_else(|| panic!("{what}: lint names no verb: {line}"));
+            assert!(
+                advice.join(" ").starts_with(&format!("{verb} ")),
+                "{what}: lint does not send the operator to `{verb}`: {line}"
+            );
+            let args = advice.iter().map(|a| if a == "LEVEL" { level } else { a });
+            let out = demo
+                .bin(dir.path())
+                .args(args)
+                .args(["--now", &demo.now.to_string()])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{what}: `autorepair {}` failed: {}",
+                advice.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let value: Value =
+                serde_json::from_str(&std::fs::read_to_string(&fleet).unwrap()).unwrap();
+            let left = (demo.marks_on)(&value, on);
+            assert!(
+                !left.contains(&mark),
+                "{what}: `autorepair {}` left it: {left:?}",
+                advice.join(" ")
+            );
+            if let Ok(still) = lint_line(demo, dir.path(), &mark) {
+                panic!("{what}: tags lint still names it: {still}");
+            }
+            let t = demo.status(dir.path());
+            assert_eq!(t["policy"]["policy"], "allow", "{what}: {t}");
+            assert!(t["blocked"].is_null(), "{what}: {t}");
+            assert_eq!(t["next"]["do"], "start", "{what}: {t}");
         }
     }
 }
