@@ -351,6 +351,78 @@ fn a_failed_repair_is_retried_after_its_back_off_only_when_retries_allow() {
     );
 }
 
+/// Rule 13's escalation on a Ganeti fleet: db-b1 (drbd, its primary drained) needs a migrate,
+/// its group allows up to failover. After a failed migrate, a retry with `escalate` is a
+/// failover; without it, a migrate again; with a policy that stops at migrate, a migrate.
+#[test]
+fn with_escalate_a_failed_migrate_is_retried_as_a_failover() {
+    let now: i64 = NOW.parse().unwrap();
+    // (escalate, the instance's own policy, the repair the retry starts)
+    let cases = [
+        (true, None, "failover"),
+        (false, None, "migrate"),
+        (true, Some("migrate"), "migrate"),
+    ];
+    for (escalate, policy, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let path = demo_copy(dir.path());
+        let mut fleet: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let db_b1 = fleet["instances"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|i| i["name"] == "db-b1.ams.example")
+            .unwrap();
+        let tags = db_b1["tags"].as_array_mut().unwrap();
+        tags.push(
+            format!(
+                "{PREFIX}result:migrate:3b2c1d0e-1111-4a2b-9c3d-00000000000a:{}:failure:",
+                now - 900
+            )
+            .into(),
+        );
+        if let Some(p) = policy {
+            tags.push(format!("{PREFIX}{p}").into());
+        }
+        std::fs::write(&path, fleet.to_string()).unwrap();
+        let config = dir.path().join("autorepair.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[limits]\nretries = 1\nretry_backoff = \"10min\"\nmax_domains_under_repair = 9\nescalate = {escalate}\n"
+            ),
+        )
+        .unwrap();
+        let out = bin()
+            .arg("--config")
+            .arg(&config)
+            .args(["run", "--dry-run", "--now", NOW, "--cluster"])
+            .arg(&path)
+            .assert()
+            .success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let case = format!("escalate = {escalate}, policy {policy:?}");
+        assert!(
+            text.contains(&format!("would: instance/db-b1.ams.example: {want} repair")),
+            "{case}: {text}"
+        );
+        let said = bin()
+            .arg("--config")
+            .arg(&config)
+            .args(["explain", "db-b1.ams.example", "--now", NOW, "--cluster"])
+            .arg(&path)
+            .assert()
+            .success();
+        let said = String::from_utf8_lossy(&said.get_output().stdout).into_owned();
+        assert_eq!(
+            said.contains("needs migrate, but migrate failed in a row: escalated to failover"),
+            want == "failover",
+            "{case}: {said}"
+        );
+    }
+}
+
 /// A group where one more node dies every 5 minutes for an hour, each dead node's instance
 /// repaired before the next dies: only a rate window catches it. With `max_repair_rate =
 /// "2/1h"` exactly the first two dead nodes' instances are repaired within the hour, the

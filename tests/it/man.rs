@@ -405,6 +405,10 @@ const CONFIG_KEYS: &[(&str, &str)] = &[
         r"Optional: the same in each node group.",
     ),
     (
+        "limits.escalate",
+        r"With \fBretries\fR, a retry after failures starts one level above the highest that failed in a row (a failed migrate is retried as a failover), as far as the policy allows; at the top, the level that failed again. Off by default: a retry repeats what the instance needs.",
+    ),
+    (
         "limits.storm_cooldown",
         r#"Optional: after a mass failure (more nodes down than \fBmax_down_nodes_per_group\fR in a group, or \fBmax_down_nodes\fR in the cluster), no new repair starts there until this long after it ended (\fB"30min"\fR). Read from the fleet: a node that came back within it counts as down until its return (Ganeti records a node's last change, not its return: any change of a node counts)."#,
     ),

@@ -56,11 +56,12 @@ fn assert_replicas_exercised(family: &str, s: &Stats, per_10k: [usize; 5]) {
 }
 
 /// The limits over time on (rule 13), so that the oracle checks them on every family's world
-/// too: one retry after a back-off of two passes, a rate window that the scenarios' faults
-/// reach, and a storm cool-down of six passes.
+/// too: one retry after a back-off of two passes, escalated, a rate window that the scenarios'
+/// faults reach, and a storm cool-down of six passes.
 fn over_time(limits: Limits) -> Limits {
     Limits {
         retries: 1,
+        escalate: true,
         retry_backoff: Duration::from_secs(600),
         max_repair_rate: Some(autorepair::engine::limits::Rate::parse("6/1h").expect("a rate")),
         storm_cooldown: Some(Duration::from_secs(1800)),

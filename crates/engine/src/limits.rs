@@ -65,6 +65,10 @@ pub struct Limits {
     /// or fleet-wide than `max_down_nodes`), no new repair starts there until this long after
     /// it ended, so that the tail of an outage is not repaired while the rest comes back.
     pub storm_cooldown: Option<Duration>,
+    /// A repair retried after failures (`retries`) starts one level above the highest that
+    /// failed in a row, where the policy allows one and the family can run it on the target;
+    /// else at the same level.
+    pub escalate: bool,
 }
 
 impl Default for Limits {
@@ -88,6 +92,7 @@ impl Default for Limits {
             max_repair_rate: None,
             max_repair_rate_per_group: None,
             storm_cooldown: None,
+            escalate: false,
         }
     }
 }
@@ -406,6 +411,7 @@ struct LimitsFile {
     max_repair_rate_per_group: Option<Rate>,
     #[serde(with = "cooldown_serde")]
     storm_cooldown: Option<Duration>,
+    escalate: bool,
 }
 
 impl Default for LimitsFile {
@@ -436,6 +442,7 @@ impl From<Limits> for LimitsFile {
             max_repair_rate: l.max_repair_rate,
             max_repair_rate_per_group: l.max_repair_rate_per_group,
             storm_cooldown: l.storm_cooldown,
+            escalate: l.escalate,
         }
     }
 }
@@ -464,6 +471,7 @@ impl From<LimitsFile> for Limits {
             max_repair_rate: f.max_repair_rate,
             max_repair_rate_per_group: f.max_repair_rate_per_group,
             storm_cooldown: f.storm_cooldown,
+            escalate: f.escalate,
         }
     }
 }

@@ -8,7 +8,9 @@ use super::{Blocked, HistoryEntry, IdMaker, Lint, Next, OpView, RepairStart, Rep
 use super::{TargetPlan, reason_for};
 use crate::family::{Family, Health, Need, OpState, Operation};
 use crate::limits::Limits;
-use crate::marks::{Codec, Governs, Mark, Outcome, Pending, RenderError, RepairResult, read};
+use crate::marks::{
+    Codec, Governs, Level as _, Mark, Outcome, Pending, RenderError, RepairResult, read,
+};
 use crate::object::ObjectRef;
 use crate::policy::{self, Policy};
 use crate::text::{FxSet, Text};
@@ -169,6 +171,7 @@ impl<'c, 'a, F: Family> Ctx<'c, 'a, F> {
             health: &assessment.health,
             standing: assessment.granted,
             retries: assessment.retries.unwrap_or(self.limits.retries),
+            own_retries: assessment.retries.is_some(),
             effective,
             results: parsed
                 .iter()
@@ -358,6 +361,9 @@ struct TargetWork<'c, 'a, F: Family> {
     ///
     /// [`Assessment::retries`]: crate::family::Assessment::retries
     retries: u32,
+    /// The target carries its own retry count (a remediation request's contract): its retries
+    /// repeat what it asked for, never escalate.
+    own_retries: bool,
     results: Vec<(&'a str, Outcome<'a, F::Level>)>,
     adds: Vec<Write>,
     removes: Vec<Write>,
@@ -518,6 +524,41 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
             }
             _ => None,
         }
+    }
+
+    /// The level a repair starts at (rule 13): what the target needs, or with `escalate`, after
+    /// failures in a row, one level above the highest that failed, where `allowed` reaches it
+    /// and the family can run it on the target; failing that, the highest that failed again
+    /// (a lower one already failed), if it can still run.
+    fn escalated(&mut self, needs: F::Level, allowed: Option<F::Level>) -> F::Level {
+        if !self.ctx.limits.escalate || self.own_retries || !self.has_failure() {
+            return needs;
+        }
+        let reset = self.streak().reset_at;
+        let Some(failed) = self
+            .results
+            .iter()
+            .filter(|(_, r)| r.result == RepairResult::Failure)
+            .filter(|(_, r)| reset.is_none_or(|ok| r.at > ok))
+            .map(|(_, r)| r.repair)
+            .max()
+        else {
+            return needs;
+        };
+        let runs =
+            |l: F::Level| allowed.is_some_and(|a| l <= a) && F::chain(self.target, l).is_some();
+        let level = F::Level::LADDER
+            .iter()
+            .copied()
+            .find(|l| *l > failed && *l >= needs && runs(*l))
+            .or_else(|| (failed > needs && runs(failed)).then_some(failed))
+            .unwrap_or(needs);
+        if level != needs {
+            self.notes.push(format!(
+                "needs {needs}, but {failed} failed in a row: escalated to {level} (escalate)"
+            ));
+        }
+        level
     }
 
     fn suspended(&self) -> Option<Policy<F::Level>> {
@@ -1223,6 +1264,9 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
                     .and_then(|e| e.policy().allowed())
                     .max(self.standing);
                 if allowed.is_some_and(|a| t <= a) {
+                    // Only the policy escalates: a standing request allows what it asked for.
+                    let policy = self.effective.and_then(|e| e.policy().allowed());
+                    let t = self.escalated(t, policy);
                     let id = self
                         .ctx
                         .ids

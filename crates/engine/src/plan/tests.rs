@@ -324,6 +324,99 @@ fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
     }
 }
 
+/// Rule 13's escalation: with `escalate`, a retry starts one level above the highest that
+/// failed in a row, as far as the policy allows; a failure a success made history does not
+/// count, and without `escalate` a retry repeats what the box needs.
+#[test]
+fn with_escalate_a_retry_starts_one_level_above_what_failed_as_far_as_the_policy_allows() {
+    let limits = |escalate: bool| Limits {
+        retries: 3,
+        retry_backoff: std::time::Duration::from_secs(60),
+        min_healthy: std::time::Duration::from_secs(3600),
+        escalate,
+        ..Limits::default()
+    };
+    let result = |n: u8, level: &str, ago: i64, how: &str| {
+        format!(
+            "result:{level}:00000000-0000-4000-8000-0000000000{n:02}:{}:{how}:",
+            NOW - ago
+        )
+    };
+    // (case, escalate, the room's policy, the box's results, what the box does)
+    type Case = (&'static str, bool, &'static str, Vec<String>, &'static str);
+    let cases: Vec<Case> = vec![
+        ("no failure", true, "replace", vec![], "start nudge"),
+        (
+            "a nudge failed: a restart",
+            true,
+            "replace",
+            vec![result(1, "nudge", 600, "failure")],
+            "start restart",
+        ),
+        (
+            "a nudge, then a restart failed: a replace",
+            true,
+            "replace",
+            vec![
+                result(1, "nudge", 1200, "failure"),
+                result(2, "restart", 600, "failure"),
+            ],
+            "start replace",
+        ),
+        (
+            "the policy stops at restart",
+            true,
+            "restart",
+            vec![
+                result(1, "nudge", 1200, "failure"),
+                result(2, "restart", 600, "failure"),
+            ],
+            "start restart",
+        ),
+        (
+            "the policy stops at nudge",
+            true,
+            "nudge",
+            vec![result(1, "nudge", 600, "failure")],
+            "start nudge",
+        ),
+        (
+            "a failure a success made history",
+            true,
+            "replace",
+            vec![
+                result(1, "restart", 3 * 86400, "failure"),
+                result(2, "restart", 2 * 86400, "success"),
+            ],
+            "start nudge",
+        ),
+        (
+            "without escalate",
+            false,
+            "replace",
+            vec![result(1, "nudge", 600, "failure")],
+            "start nudge",
+        ),
+    ];
+    for (case, escalate, policy, results, want) in cases {
+        let marks: Vec<&str> = results.iter().map(String::as_str).collect();
+        let r = room(&[policy], &[], vec![boxed("b1", "s1", &marks, Some(Nudge))]);
+        let p = plan_with(&r, &limits(escalate));
+        let t = &p.targets[0];
+        let got = match &t.next {
+            Next::Start { repair, .. } => format!("start {repair}"),
+            other => format!("{other:?} ({:?})", t.blocked),
+        };
+        assert_eq!(got, want, "{case}: {:?}", t.notes);
+        assert_eq!(
+            t.notes.iter().any(|n| n.contains("escalated to")),
+            want != "start nudge",
+            "{case}: {:?}",
+            t.notes
+        );
+    }
+}
+
 /// Rule 13's bounded retries: a failure is retried after a back-off that doubles, up to
 /// `retries` times, and a success the box outlived by `min_healthy` starts the count afresh.
 #[test]
