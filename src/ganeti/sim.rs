@@ -126,6 +126,19 @@ impl World for FleetFile {
         self
     }
 
+    fn domain_faults(fleet: &Snapshot) -> Vec<(Fault, Fault)> {
+        fleet
+            .nodes
+            .iter()
+            .map(|n| {
+                (
+                    Fault::NodeOffline(n.name.clone()),
+                    Fault::NodeOnline(n.name.clone()),
+                )
+            })
+            .collect()
+    }
+
     fn chaos(fleet: &Snapshot, rates: &Rates) -> Chaos {
         let mut racks: Vec<String> = fleet
             .nodes

@@ -224,3 +224,88 @@ fn a_retry_killed_between_its_power_off_and_its_record_is_adopted() {
         "{said}"
     );
 }
+
+/// Rule 13 on a slow burn in every family's world: one more failure domain fails every three
+/// passes (four an hour), each back two periods later, one in three flapping. Under a `2/1h`
+/// window (`1/1h` per scope), escalating retries and a storm cool-down, no rule is broken, every
+/// repair the limits allow happens once room comes back (the liveness check after the quiet
+/// passes), and the windows do hold repairs back.
+#[test]
+fn on_a_slow_burn_every_family_keeps_the_limits_over_time() {
+    use autorepair::engine::limits::Rate;
+    use autorepair::engine::sim::{run, slow_burn};
+    let slow = |limits: Limits| Limits {
+        max_repair_rate: Rate::parse("2/1h").ok(),
+        max_repair_rate_per_group: Rate::parse("1/1h").ok(),
+        ..over_time(limits)
+    };
+    const BURNS: u64 = 6;
+    let check = |family: &str, seed: u64, out: &autorepair::engine::sim::Outcome| {
+        assert_eq!(
+            out.violation, None,
+            "{family}, slow burn {seed}: {:?}",
+            out.log
+        );
+    };
+
+    let fleet = parse_fleet(include_str!("../../fixtures/demo.json")).unwrap();
+    let base = SimConfig::new(1_800_000_000);
+    let cfg = SimConfig {
+        limits: slow(base.limits.clone()),
+        ..base
+    };
+    let mut ganeti = Stats::default();
+    for seed in 0..BURNS {
+        let burn = slow_burn::<autorepair::ganeti::file::FleetFile>(
+            &fleet,
+            48,
+            3,
+            seed,
+            &Faults::default(),
+        );
+        let out = autorepair::ganeti::sim::run(&fleet, &burn, &cfg, plan_with);
+        check("ganeti", seed, &out);
+        ganeti.add(&out.stats);
+    }
+
+    let fleet = Metal3World::generate(24, 1);
+    let limits = slow(metal3_limits());
+    let cfg = metal3_config(&limits);
+    let settings = autorepair::metal3::sim::settings();
+    let planner =
+        |snap: &_, now, seed| autorepair::metal3::plan(snap, &settings, now, &limits, seed);
+    let mut metal3 = Stats::default();
+    for seed in 0..BURNS {
+        let burn = slow_burn::<Metal3World>(&fleet, 48, 3, seed, &EngineFaults::default());
+        let out = run::<Metal3World>(&fleet, &burn, &cfg, &planner);
+        check("metal3", seed, &out);
+        metal3.add(&out.stats);
+    }
+
+    let fleet = MachinesWorld::generate(24, 1);
+    let base = config();
+    let limits = slow(base.limits.clone());
+    let settings = autorepair::machines::sim::settings();
+    let planner =
+        |snap: &_, now, seed| autorepair::machines::plan(snap, &settings, now, &limits, seed);
+    let cfg = EngineConfig {
+        limits: limits.clone(),
+        ..base
+    };
+    let mut machines = Stats::default();
+    for seed in 0..BURNS {
+        let burn = slow_burn::<MachinesWorld>(&fleet, 48, 3, seed, &EngineFaults::default());
+        let out = run::<MachinesWorld>(&fleet, &burn, &cfg, &planner);
+        check("machines", seed, &out);
+        machines.add(&out.stats);
+    }
+
+    for (family, stats) in [
+        ("ganeti", &ganeti),
+        ("metal3", &metal3),
+        ("machines", &machines),
+    ] {
+        eprintln!("{family}: {stats:?}");
+        assert!(stats.rate_held_passes > 0, "{family}: {stats:?}");
+    }
+}

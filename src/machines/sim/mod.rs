@@ -565,6 +565,24 @@ impl World for MachinesWorld {
         self
     }
 
+    fn domain_faults(fleet: &Snapshot) -> Vec<(Fault, Fault)> {
+        fleet
+            .machines
+            .iter()
+            .filter(|m| breakable(m))
+            .map(|m| {
+                (
+                    Fault::Breaks {
+                        serial: m.serial.clone(),
+                        unreachable: false,
+                        cured_by: Some(0),
+                    },
+                    Fault::Recovers(m.serial.clone()),
+                )
+            })
+            .collect()
+    }
+
     fn chaos(fleet: &Snapshot, rates: &Rates) -> Chaos {
         Chaos {
             rates: rates.clone(),

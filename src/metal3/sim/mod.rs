@@ -424,6 +424,19 @@ impl World for Metal3World {
         self
     }
 
+    fn domain_faults(fleet: &Snapshot) -> Vec<(Fault, Fault)> {
+        fleet
+            .hosts
+            .iter()
+            .map(|h| {
+                (
+                    Fault::KubeletDies(h.key.clone()),
+                    Fault::KubeletBack(h.key.clone()),
+                )
+            })
+            .collect()
+    }
+
     fn chaos(fleet: &Snapshot, rates: &Rates) -> Chaos {
         let mut zones: Vec<String> = fleet
             .machines

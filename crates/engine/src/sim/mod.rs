@@ -149,6 +149,11 @@ pub trait World: Sized {
     fn limit_scope<'f>(fleet: &'f Self::Fleet, target: &'f TargetOf<Self>) -> Option<&'f str>;
     /// The failure domains that are down at `now`, with the scope each counts in.
     fn down_domains(fleet: &Self::Fleet, now: i64) -> Vec<DownFact<'_>>;
+    /// For each failure domain the world can fail, the fault that takes it down and the one
+    /// that brings it back: what a slow burn ([`slow_burn`]) is made of. None by default.
+    fn domain_faults(_fleet: &Self::Fleet) -> Vec<(Self::Fault, Self::Fault)> {
+        Vec::new()
+    }
     /// The down domains whose return the fleet records a time for: the storm cool-down's
     /// oracle counts a storm in these (rule 13). By default every down domain; a world leaves
     /// out a domain whose return no object of the fleet dates, as its family documents.
@@ -383,6 +388,10 @@ pub struct Stats {
     pub halted_passes: usize,
     /// Passes whose plan held new repairs somewhere for a storm's cool-down.
     pub cooldown_passes: usize,
+    /// Passes whose plan held a repair back for a rate window.
+    pub rate_held_passes: usize,
+    /// Repairs a plan started a level above what their target needed (`escalate`).
+    pub escalations: usize,
     /// With replicas: passes another replica made after the acting one was killed, paused,
     /// cut off or handed over.
     pub takeovers: usize,
@@ -406,6 +415,8 @@ impl Stats {
         self.repairs_failed += o.repairs_failed;
         self.halted_passes += o.halted_passes;
         self.cooldown_passes += o.cooldown_passes;
+        self.rate_held_passes += o.rate_held_passes;
+        self.escalations += o.escalations;
         self.takeovers += o.takeovers;
         self.pauses += o.pauses;
         self.partitions += o.partitions;
@@ -472,6 +483,63 @@ pub fn schedule<W: World>(
                 after: rng.random_range(0..8),
                 stall: rng.random_range(0..20),
             });
+        }
+        out.passes.push(events);
+    }
+    out
+}
+
+/// A slow burn (rule 13): one more failure domain fails every `every` passes, in an order the
+/// seed shuffles, and comes back two periods later (a person fixed it), so that about two are
+/// down at any moment and no limit of the moment need trip; one domain in three flaps, failing
+/// again a period after each return. Repairs fail now and then (the world's own faults at
+/// `faults`' rates, its domain faults left to the burn), so that retries and their back-offs
+/// are reached too. Empty for a world without domain faults.
+pub fn slow_burn<W: World>(
+    fleet: &W::Fleet,
+    passes: u32,
+    every: u32,
+    seed: u64,
+    faults: &Faults<W::Rates>,
+) -> ScheduleOf<W> {
+    let mut domains = W::domain_faults(fleet);
+    let mut rng = Rng::seed_from_u64(seed);
+    // Fisher-Yates by the seed: the same seed, the same order.
+    for i in (1..domains.len()).rev() {
+        domains.swap(i, rng.random_range(0..=i));
+    }
+    let mut chaos = W::chaos(fleet, &faults.world);
+    let mut out: ScheduleOf<W> = Schedule::default();
+    let every = every.max(1) as usize;
+    // Each domain's next turn: which, when, and whether it brings the domain back.
+    let mut turns: Vec<(usize, usize, bool)> = Vec::new();
+    for pass in 0..passes as usize {
+        let mut events: Vec<EventOf<W>> = W::draw(&mut chaos, &mut rng)
+            .into_iter()
+            .filter(|f| !domains.iter().any(|(down, back)| f == down || f == back))
+            .map(Event::Fault)
+            .collect();
+        if pass % every == 0 && pass / every < domains.len() {
+            turns.push((pass / every, pass, false));
+        }
+        for (d, at, back) in &mut turns {
+            if *at != pass {
+                continue;
+            }
+            let (down_fault, back_fault) = &domains[*d];
+            if *back {
+                events.push(Event::Fault(back_fault.clone()));
+                // A flapping domain fails again; the others are done.
+                *at = if *d % 3 == 2 {
+                    pass + every
+                } else {
+                    usize::MAX
+                };
+            } else {
+                events.push(Event::Fault(down_fault.clone()));
+                *at = pass + 2 * every;
+            }
+            *back = !*back;
         }
         out.passes.push(events);
     }
@@ -748,6 +816,18 @@ impl<W: World> Stage<'_, '_, W> {
         if !plan.fleet.cooldowns.is_empty() {
             self.stats.cooldown_passes += 1;
         }
+        let held_by_rate = |t: &crate::plan::TargetPlan<W::Family>| {
+            matches!(t.blocked, Some(crate::plan::Blocked::RateLimit { .. }))
+        };
+        if plan.targets.iter().any(held_by_rate) {
+            self.stats.rate_held_passes += 1;
+        }
+        self.stats.escalations += plan
+            .targets
+            .iter()
+            .filter(|t| matches!(t.next, crate::plan::Next::Start { .. }))
+            .filter(|t| t.notes.iter().any(|n| n.contains("escalated to")))
+            .count();
         Planned { before, plan }
     }
 

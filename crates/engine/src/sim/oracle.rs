@@ -416,19 +416,39 @@ fn engine_rules<W: World>(
             );
         }
     }
-    // Rule 13's rate window, fleet-wide, read loosely: the domains the planner's own ids
-    // record in the window, plus one of slack for each repair whose id says nothing (a
-    // request's: the planner counts it in its target's domain, which the oracle does not
-    // know); a start may open a new domain only while fewer were counted.
-    if let Some(rate) = limits
-        .max_repair_rate
-        .filter(|r| matches!(r.bound, crate::limits::Bound::Count(_)))
-    {
+    // Rule 13's rate windows, fleet-wide and per limiter scope, read loosely: the domains the
+    // planner's own ids record in the window, plus one of slack for each repair whose id says
+    // nothing (a request's: the planner counts it in its target's domain, which the oracle
+    // does not know); a start may open a new domain only while fewer were counted.
+    let count_only = |r: &Option<crate::limits::Rate>| {
+        r.filter(|r| matches!(r.bound, crate::limits::Bound::Count(_)))
+    };
+    let mut windows: Vec<(crate::limits::Rate, &str, Option<&str>)> = Vec::new();
+    if let Some(rate) = count_only(&limits.max_repair_rate) {
+        windows.push((rate, "max_repair_rate", None));
+    }
+    if let Some(rate) = count_only(&limits.max_repair_rate_per_group) {
+        let scopes: BTreeSet<&str> = <F<W>>::targets(before)
+            .iter()
+            .filter_map(|t| W::limit_scope(before, t))
+            .collect();
+        windows.extend(
+            scopes
+                .into_iter()
+                .map(|s| (rate, "max_repair_rate_per_group", Some(s))),
+        );
+    }
+    for (rate, key, scope) in windows {
+        let within = |t: &Target<W>| scope.is_none() || W::limit_scope(before, t) == scope;
         let window = rate.window_secs();
         let in_window = |at: i64| at <= now && now.saturating_sub(at) < window;
         let mut counted: BTreeSet<u32> = BTreeSet::new();
         let mut slack: BTreeSet<&str> = BTreeSet::new();
-        for m in <F<W>>::targets(before).iter().flat_map(<F<W>>::marks) {
+        let marks = <F<W>>::targets(before)
+            .iter()
+            .filter(|t| within(t))
+            .flat_map(<F<W>>::marks);
+        for m in marks {
             let (id, at) = match parse::<W>(m) {
                 Some(Mark::Pending(p)) => (p.id, p.since),
                 Some(Mark::Result(r)) if !r.ops.is_empty() => (r.id, r.at),
@@ -446,6 +466,9 @@ fn engine_rules<W: World>(
             }
         }
         for s in &log.submitted {
+            if !target::<W>(before, &s.target).is_some_and(within) {
+                continue;
+            }
             let id = repair_of(&s.reason);
             let Some((at, domain)) = crate::plan::rate::read_id(&id) else {
                 continue;
@@ -455,12 +478,13 @@ fn engine_rules<W: World>(
             }
             if counted.len() >= rate.max(0).saturating_add(slack.len()) {
                 return fail(
-                    "more failure domains newly under repair than max_repair_rate",
+                    &format!("more failure domains newly under repair than {key}"),
                     format!(
-                        "{} newly under repair ({id}) with {} counted in the last {}s, max_repair_rate = {rate}",
+                        "{} newly under repair ({id}) with {} counted in the last {}s in {}, {key} = {rate}",
                         s.target,
                         counted.len(),
-                        window
+                        window,
+                        scope.unwrap_or("the fleet")
                     ),
                 );
             }

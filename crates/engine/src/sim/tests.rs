@@ -304,6 +304,65 @@ fn after_a_storm_the_real_planner_waits_out_the_cooldown_and_a_blind_one_is_caug
     );
 }
 
+/// Rule 13 on a slow burn: one more shelf fails every three passes (four an hour), each back
+/// two periods later, one in three flapping. Under a `2/1h` window, retries that escalate and a
+/// storm cool-down the real planner keeps every rule over many seeds and repairs everything
+/// once room comes back (the liveness check); a planner blind to the window is caught.
+#[test]
+fn on_a_slow_burn_the_real_planner_keeps_the_limits_over_time_and_a_blind_one_is_caught() {
+    let burning = SimConfig {
+        limits: Limits {
+            max_domains_under_repair: 10,
+            retries: 1,
+            retry_backoff: Duration::from_secs(2 * PASS_SECONDS as u64),
+            escalate: true,
+            max_repair_rate: Some(crate::limits::Rate::parse("2/1h").unwrap()),
+            storm_cooldown: Some(Duration::from_secs(6 * PASS_SECONDS as u64)),
+            ..cfg().limits
+        },
+        ..cfg()
+    };
+    let fleet = ToyWorld::generate(40, 7);
+    let real = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &burning.limits, seed);
+    let blind_limits = Limits {
+        max_repair_rate: None,
+        ..burning.limits.clone()
+    };
+    let blind = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &blind_limits, seed);
+    let mut total = Stats::default();
+    let mut caught = 0;
+    for seed in 0..20 {
+        let burn = slow_burn::<ToyWorld>(&fleet, 60, 3, seed, &Faults::default());
+        let downs = burn
+            .passes
+            .iter()
+            .flatten()
+            .filter(|e| matches!(e, Event::Fault(ToyFault::ShelfDown(_))))
+            .count();
+        assert!(downs >= 10, "seed {seed}: only {downs} shelves failed");
+        let out = run::<ToyWorld>(&fleet, &burn, &burning, &real);
+        assert_eq!(out.violation, None, "seed {seed}: {:?}", out.log);
+        total.add(&out.stats);
+        let blind_out = run::<ToyWorld>(&fleet, &burn, &burning, &blind);
+        if let Some(v) = blind_out.violation {
+            assert_eq!(
+                v.rule, "more failure domains newly under repair than max_repair_rate",
+                "seed {seed}"
+            );
+            caught += 1;
+        }
+    }
+    assert!(total.rate_held_passes > 50, "{total:?}");
+    assert!(
+        total.repairs_failed > 0 && total.escalations > 0,
+        "{total:?}"
+    );
+    assert!(
+        caught > 10,
+        "the blind planner was caught on {caught} of 20 burns"
+    );
+}
+
 #[test]
 fn broken_planners_are_caught_with_a_minimal_history_that_reproduces_it() {
     let fleet = ToyWorld::generate(40, 7);

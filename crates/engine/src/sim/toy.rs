@@ -278,6 +278,18 @@ impl World for ToyWorld {
         self
     }
 
+    fn domain_faults(room: &ToyRoom) -> Vec<(ToyFault, ToyFault)> {
+        room.shelves
+            .iter()
+            .map(|s| {
+                (
+                    ToyFault::ShelfDown(s.name.clone()),
+                    ToyFault::ShelfUp(s.name.clone()),
+                )
+            })
+            .collect()
+    }
+
     fn chaos(room: &ToyRoom, rates: &ToyRates) -> ToyChaos {
         ToyChaos {
             rates: rates.clone(),
