@@ -3,7 +3,7 @@
 //! under way at every stage, a cluster policy. `cargo bench --bench machines`.
 //!
 //! Three measurements: the plan alone (what must stay under 100 ms), the plan with the limits
-//! over time on (retries and both rate windows: within 10% of the plan alone), and the file
+//! over time on (escalating retries, both rate windows and a storm cool-down: within 10% of the plan alone), and the file
 //! backend's snapshot (parsing the JSON, labels into marks and entries; no health checks) plus
 //! the plan.
 
@@ -102,6 +102,8 @@ fn bench(c: &mut Criterion) {
         max_repair_rate_per_group: Some(
             autorepair::engine::limits::Rate::parse("2/1h").expect("a rate"),
         ),
+        escalate: true,
+        storm_cooldown: Some(Duration::from_secs(1800)),
         ..limits.clone()
     };
     g.bench_function("plan_over_time_10000", |b| {

@@ -2,7 +2,7 @@
 //!
 //! `cargo bench --bench plan`: 1k, 10k and 100k instances; set `AUTOREPAIR_BENCH_1M=1` to add
 //! 1M (generating it takes a while). `plan-over-time` is the same pass with the limits over
-//! time on (retries and both rate windows), at 10k and 100k: it must stay within 10% of `plan`. Snapshots are generated outside the timed loop; the time
+//! time on (retries that escalate, both rate windows and a storm cool-down), at 10k and 100k: it must stay within 10% of `plan`. Snapshots are generated outside the timed loop; the time
 //! includes dropping the plan, as a real pass does. The `thrpt` line is instances per second.
 
 use autorepair::config::Limits;
@@ -42,6 +42,8 @@ fn bench(c: &mut Criterion) {
         max_repair_rate_per_group: Some(
             autorepair::engine::limits::Rate::parse("5/1h").expect("a rate"),
         ),
+        escalate: true,
+        storm_cooldown: Some(Duration::from_secs(1800)),
         ..Limits::default()
     };
     let mut g = c.benchmark_group("plan-over-time");

@@ -309,3 +309,89 @@ fn on_a_slow_burn_every_family_keeps_the_limits_over_time() {
         assert!(stats.rate_held_passes > 0, "{family}: {stats:?}");
     }
 }
+
+/// The rolling failure of rule 13 on the metal3 and machines worlds (each plays its own file:
+/// the objects file, the machines file), as `cli::a_rolling_failure_is_repaired_only_as_fast_as_the_rate_window_allows`
+/// tells it on a Ganeti fleet file: one more domain dies every 5 minutes for an hour, under
+/// mass-failure limits too wide to notice. With `max_repair_rate = "2/1h"` exactly two are
+/// taken under repair within the hour (the first to break: one of the generated fleet's
+/// machines is broken from the start), and the rest later; without it, more.
+#[test]
+fn a_rolling_failure_is_repaired_only_as_fast_as_the_rate_window_allows_in_every_world() {
+    use autorepair::engine::limits::Rate;
+    use autorepair::engine::sim::{Event, Schedule, run};
+    const HOUR: usize = 12;
+    let wide = |rate: Option<&str>| Limits {
+        max_down_nodes_per_group: 50,
+        max_down_nodes: 50,
+        max_domains_under_repair: 50,
+        max_repair_rate: rate.and_then(|r| Rate::parse(r).ok()),
+        ..Limits::default()
+    };
+    // Repairs started in the hour: the first operation of each, as the log tells it.
+    let started = |log: &[Vec<String>], first_op: &str| -> usize {
+        log.iter()
+            .take(HOUR)
+            .flatten()
+            .filter(|l| l.contains(first_op))
+            .count()
+    };
+
+    let fleet = Metal3World::generate(24, 1);
+    let hosts: Vec<_> = Metal3World::domain_faults(&fleet);
+    for (rate, want) in [(Some("2/1h"), Some(2)), (None, None)] {
+        let limits = wide(rate);
+        // Room after the hour for the window to let every repair through.
+        let cfg = EngineConfig {
+            quiet_passes: 80,
+            ..metal3_config(&limits)
+        };
+        let settings = autorepair::metal3::sim::settings();
+        let planner =
+            |snap: &_, now, seed| autorepair::metal3::plan(snap, &settings, now, &limits, seed);
+        let burn = Schedule {
+            passes: hosts
+                .iter()
+                .take(HOUR)
+                .map(|(dies, _)| vec![Event::Fault(dies.clone())])
+                .collect(),
+        };
+        let out = run::<Metal3World>(&fleet, &burn, &cfg, &planner);
+        assert_eq!(out.violation, None, "metal3 {rate:?}");
+        let n = started(&out.log, "power off host");
+        match want {
+            Some(w) => assert_eq!(n, w, "metal3 {rate:?}: {:#?}", out.log),
+            None => assert!(n > 2, "metal3 {rate:?}: {:#?}", out.log),
+        }
+    }
+
+    let fleet = MachinesWorld::generate(24, 1);
+    let machines: Vec<_> = MachinesWorld::domain_faults(&fleet);
+    for (rate, want) in [(Some("2/1h"), Some(2)), (None, None)] {
+        let limits = wide(rate);
+        let settings = autorepair::machines::sim::settings();
+        let planner =
+            |snap: &_, now, seed| autorepair::machines::plan(snap, &settings, now, &limits, seed);
+        let cfg = EngineConfig {
+            limits: limits.clone(),
+            quiet_passes: 80,
+            ..config()
+        };
+        let burn = Schedule {
+            passes: machines
+                .iter()
+                .take(HOUR)
+                .map(|(breaks, _)| vec![Event::Fault(breaks.clone())])
+                .collect(),
+        };
+        let out = run::<MachinesWorld>(&fleet, &burn, &cfg, &planner);
+        assert_eq!(out.violation, None, "machines {rate:?}");
+        // Without the window CKE's own constraints still bound the entries
+        // (maximum-repair-queue-entries): more than two, fewer than all.
+        let n = started(&out.log, "create repair entry");
+        match want {
+            Some(w) => assert_eq!(n, w, "machines {rate:?}: {:#?}", out.log),
+            None => assert!(n > 2, "machines {rate:?}: {:#?}", out.log),
+        }
+    }
+}
