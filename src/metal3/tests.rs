@@ -1845,3 +1845,48 @@ fn a_machine_comes_back_when_its_node_turns_ready_is_made_or_our_repair_ends() {
         );
     }
 }
+
+/// Rule 13's escalation on metal3: a power cycle that did not bring the Node back is retried
+/// as a reprovision (the Machine handed to its owner to replace) where the policy allows it
+/// and `escalate` is on; else the retry is a power cycle again.
+#[test]
+fn with_escalate_a_failed_power_cycle_is_retried_as_a_reprovision() {
+    let id = "0b4f6f6e-7e2a-4c1e-9d7a-2f4b1c3d5e6f";
+    // (escalate, the Machine's policy, what the retry starts)
+    let cases = [
+        (true, "reprovision", Remedy::Reprovision),
+        (false, "reprovision", Remedy::PowerCycle),
+        (true, "power-cycle", Remedy::PowerCycle),
+    ];
+    for (escalate, policy, want) in cases {
+        let fleet = Fleet::new()
+            .machine(
+                Machine::new("ns", "m1")
+                    .node("n1")
+                    .host("h1")
+                    .owner("MachineSet", "ms1")
+                    .annotate(crate::metal3::marks::POLICY_KEY, policy)
+                    .annotate(
+                        &format!("autorepair.io/repair.{id}"),
+                        &format!("result:power-cycle:{}:failure:power-cycle.{id}", NOW - 900),
+                    ),
+            )
+            .host(Host::new("ns", "h1"))
+            .node(Node::new("n1").ready("False", fixture::T0))
+            .scope("MachineSet", "ns", "ms1", &[])
+            .build();
+        let limits = Limits {
+            retries: 1,
+            retry_backoff: std::time::Duration::from_secs(60),
+            escalate,
+            ..Limits::default()
+        };
+        let snap = ObjectsFile::in_memory(fleet).snapshot().unwrap();
+        let plan = plan(&snap, &Settings::default(), NOW, &limits, 7);
+        let m1 = plan.target("ns/m1").unwrap();
+        assert!(
+            matches!(m1.next, crate::engine::Next::Start { repair, .. } if repair == want),
+            "escalate {escalate}, policy {policy}: {m1:#?}"
+        );
+    }
+}
