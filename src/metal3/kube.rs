@@ -25,6 +25,7 @@
 //! The backend owns a current-thread tokio runtime and blocks on it, so its methods must not be
 //! called from inside another tokio runtime.
 
+mod brake;
 mod discovery;
 mod events;
 mod read;
@@ -149,6 +150,8 @@ struct Inner {
     whole_pod_lists: HashSet<Home>,
     /// Asked before every write ([`Backend::guard_writes`]).
     guard: Option<WriteGuard>,
+    /// Suspends given elsewhere while a pass acts.
+    brake: brake::Watch,
 }
 
 impl KubeBackend {
@@ -203,6 +206,7 @@ impl KubeBackend {
                 live: HashMap::new(),
                 whole_pod_lists: HashSet::new(),
                 guard: None,
+                brake: brake::Watch::default(),
             },
         }
     }
@@ -274,6 +278,7 @@ impl Backend<Metal3> for KubeBackend {
     fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
         let snap = self.rt.block_on(self.inner.read())?;
         snap.warn_problems();
+        self.inner.brake.reset(&snap, &self.inner.live);
         Ok(snap)
     }
 
@@ -329,6 +334,7 @@ impl Backend<Metal3> for KubeBackend {
     ) -> Result<OpId, BackendError> {
         let id = OpId::of_submission(target, op, reason)?;
         self.rt.block_on(async {
+            self.inner.watch_suspends(target).await?;
             self.inner.apply(op).await?;
             self.inner.tell(events::of_op(op)).await;
             Ok::<_, BackendError>(())
@@ -357,5 +363,9 @@ impl Backend<Metal3> for KubeBackend {
     /// (a drain, one eviction per Pod).
     fn guard_writes(&mut self, guard: WriteGuard) {
         self.inner.guard = Some(guard);
+    }
+
+    fn suspended_meanwhile(&self) -> Option<String> {
+        self.inner.brake.suspended.as_ref().map(ToString::to_string)
     }
 }

@@ -492,23 +492,7 @@ impl<'a> Index<'a> {
     /// The Machine's scopes, nearest first (nearest wins): its owner, the MachineDeployment
     /// above a MachineSet, the Cluster.
     fn scope_chain(&self, m: &Machine) -> Vec<&'a objects::Scope> {
-        let mut chain = Vec::with_capacity(3);
-        if let Some(owner) = &m.owner {
-            let key = format!("{}/{}", owner.kind, owner.name);
-            if let Some(s) = self.scopes.get(key.as_str()) {
-                chain.push(*s);
-                if let Some(p) = s.parent.as_deref().and_then(|p| self.scopes.get(p)) {
-                    chain.push(*p);
-                }
-            }
-        }
-        if let Some(c) = m.cluster.as_deref() {
-            let key = format!("{}/{}/{c}", kind::CLUSTER, m.namespace);
-            if let Some(s) = self.scopes.get(key.as_str()) {
-                chain.push(*s);
-            }
-        }
-        chain
+        scope_chain(m, |key| self.scopes.get(key).copied())
     }
 
     /// [`Index::zone`] for people: a Machine in no zone counts in the unnamed one.
@@ -1072,3 +1056,26 @@ fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Remedy> {
 
 #[cfg(test)]
 mod tests;
+
+/// A Machine's scopes, nearest first (nearest wins): its owner, the MachineDeployment above a
+/// MachineSet, the Cluster; `scope` finds one by its key.
+pub(crate) fn scope_chain<'s>(
+    m: &Machine,
+    scope: impl Fn(&str) -> Option<&'s objects::Scope>,
+) -> Vec<&'s objects::Scope> {
+    let mut chain = Vec::with_capacity(3);
+    if let Some(owner) = &m.owner
+        && let Some(s) = scope(&format!("{}/{}", owner.kind, owner.name))
+    {
+        chain.push(s);
+        if let Some(p) = s.parent.as_deref().and_then(&scope) {
+            chain.push(p);
+        }
+    }
+    if let Some(c) = m.cluster.as_deref()
+        && let Some(s) = scope(&format!("{}/{}/{c}", kind::CLUSTER, m.namespace))
+    {
+        chain.push(s);
+    }
+    chain
+}

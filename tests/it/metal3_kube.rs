@@ -522,6 +522,48 @@ fn count_power_offs(kube: &FakeKube) -> Arc<Mutex<usize>> {
     count
 }
 
+/// The brake from any host (rule 8): someone suspends the Machine (`kubectl annotate`, or
+/// `autorepair suspend` on another host) while a pass starts its power cycle, between the
+/// pending mark and the power-off. The pass halts before the power-off: the host stays on,
+/// and the backend names the suspended object for the pass's summary.
+#[test]
+fn a_suspend_written_elsewhere_while_a_pass_starts_a_repair_stops_it() {
+    const SUSPEND: &str = "autorepair.io/suspend";
+    for suspend_elsewhere in [false, true] {
+        let kube = served(&one_machine(true, true, true, false));
+        if suspend_elsewhere {
+            kube.react(&MACHINE, |m| {
+                let annotations = m["metadata"]["annotations"].as_object()?;
+                let pending = annotations
+                    .keys()
+                    .any(|k| k.starts_with("autorepair.io/repair."));
+                if !pending || annotations.contains_key(SUSPEND) {
+                    return None;
+                }
+                let mut m = m.clone();
+                m["metadata"]["annotations"][SUSPEND] = "".into();
+                Some(m)
+            });
+        }
+        let mut b = backend(&kube);
+        let (_, plan, report) = pass(&mut b, NOW);
+        assert!(
+            plan.targets[0]
+                .actions
+                .iter()
+                .any(|a| matches!(a, Action::Repair(_))),
+            "{:#?}",
+            plan.targets
+        );
+        assert_eq!(seen(&kube).reboot, !suspend_elsewhere, "the power-off");
+        assert_eq!(report.halted.is_some(), suspend_elsewhere, "{report:?}");
+        assert_eq!(
+            b.suspended_meanwhile(),
+            suspend_elsewhere.then(|| "machine/ns/m1".to_owned())
+        );
+    }
+}
+
 #[test]
 fn a_kill_after_any_api_write_never_leaves_the_host_off_nor_cycles_twice() {
     let list = Fleet::new()
