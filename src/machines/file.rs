@@ -60,6 +60,8 @@ pub struct MachinesFile {
     guard: Option<crate::engine::WriteGuard>,
     /// Every label written or removed ([`Backend::writes_made`]): an entry is three.
     label_writes: usize,
+    /// Suspends given elsewhere while a live pass acts.
+    brake: super::brake::Watch,
     /// The labels of the cluster and the racks this process set on their holders, `(serial,
     /// name)`: replacing disagreeing copies of a policy removes every copy but these.
     shared_written: Vec<(String, String)>,
@@ -240,6 +242,7 @@ impl MachinesFile {
             variables: None,
             guard: None,
             label_writes: 0,
+            brake: Default::default(),
             shared_written: Vec::new(),
         };
         f.list()?;
@@ -343,13 +346,40 @@ impl MachinesFile {
     fn parsed(&self) -> Result<Vec<crate::sabakan::Machine>, BackendError> {
         crate::sabakan::model::machines_from_value(
             Value::Array(self.list()?.clone()),
-            // A --now past jiff's last timestamp (the last day of year 9999) is read as that
-            // one, never as the wall clock.
-            self.now
-                .map(|t| jiff::Timestamp::from_second(t).unwrap_or(jiff::Timestamp::MAX))
-                .unwrap_or_else(jiff::Timestamp::now),
+            self.stamp_now(),
         )
         .map_err(|e| self.origin.error(e.to_string()))
+    }
+
+    /// The clock REST machines' `status.timestamp` is read against. A --now past jiff's last
+    /// timestamp (the last day of year 9999) is read as that one, never as the wall clock.
+    fn stamp_now(&self) -> jiff::Timestamp {
+        self.now
+            .map(|t| jiff::Timestamp::from_second(t).unwrap_or(jiff::Timestamp::MAX))
+            .unwrap_or_else(jiff::Timestamp::now)
+    }
+
+    /// Rule 8 from any host, live: before a new entry on `serial`, sabakan as it is now (at
+    /// most once a second); a suspend that appeared since the pass read halts the pass.
+    fn watch_suspends(&mut self, serial: &str) -> Result<(), BackendError> {
+        let Some(live) = &self.live else {
+            return Ok(());
+        };
+        if self.brake.suspended.is_some() {
+            return self.brake.check(serial, &[]);
+        }
+        if !self.brake.due() {
+            return Ok(());
+        }
+        let stamp = self.stamp_now();
+        match live
+            .read()
+            .ok()
+            .and_then(|doc| crate::sabakan::model::machines_from_value(doc, stamp).ok())
+        {
+            Some(now) => self.brake.check(serial, &now),
+            None => Ok(()),
+        }
     }
 
     /// Sets (`Some`) or removes (`None`) one of the family's own labels on a machine. Live,
@@ -824,6 +854,9 @@ impl Backend<Machines> for MachinesFile {
             self.dirty = false;
         }
         let machines = self.parsed()?;
+        if self.live.is_some() {
+            self.brake.reset(&machines);
+        }
         let raw = self.list()?;
         let (racks, _) = MachinesFile::holders(&machines);
         let mut snap = Snapshot {
@@ -1018,6 +1051,7 @@ impl Backend<Machines> for MachinesFile {
                 "machine/{target}: {op} is not submitted, it is advanced"
             )));
         };
+        self.watch_suspends(serial)?;
         let index = self.take_index()?;
         let value = Entry::value(index, operation, machine_type)
             .map_err(|e| self.origin.error(format!("machine/{serial}: {e}")))?;
@@ -1120,6 +1154,10 @@ impl Backend<Machines> for MachinesFile {
 
     fn writes_made(&self) -> Option<usize> {
         Some(self.label_writes)
+    }
+
+    fn suspended_meanwhile(&self) -> Option<String> {
+        self.brake.suspended.as_ref().map(ToString::to_string)
     }
 
     fn finish_pass(&mut self, _now: i64) -> Result<(), BackendError> {

@@ -9,7 +9,8 @@
 //! cannot search by a label's name, and the racks' and the cluster's labels live on boot
 //! servers, which the trigger query leaves out. The trigger query is applied to the answer
 //! with sabakan's own matching rules ([`super::matches`]), as for a file. A pass costs one
-//! request plus one per label write.
+//! request plus one per label write, and one more look before its new repair entries (at most
+//! once a second: `super::brake`).
 
 use crate::engine::BackendError;
 use crate::sabakan::client::{ClientError, Endpoint, MachineParams, Sabakan, Variables};

@@ -3,6 +3,7 @@
 //! with every bit of progress in the machines' own sabakan labels (docs/machines.md).
 
 pub mod admin;
+mod brake;
 pub mod command;
 pub mod config;
 pub mod drain;
