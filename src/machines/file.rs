@@ -372,13 +372,19 @@ impl MachinesFile {
             return Ok(());
         }
         let stamp = self.stamp_now();
-        match live
-            .read()
-            .ok()
-            .and_then(|doc| crate::sabakan::model::machines_from_value(doc, stamp).ok())
-        {
-            Some(now) => self.brake.check(serial, &now),
-            None => Ok(()),
+        let now = live.read().and_then(|doc| {
+            crate::sabakan::model::machines_from_value(doc, stamp)
+                .map_err(|e| BackendError::Api(e.to_string()))
+        });
+        match now {
+            Ok(now) => self.brake.check(serial, &now),
+            Err(e) => {
+                let said = format!("cannot read sabakan again before a new entry: {e}");
+                if crate::plug::first_time(&said) {
+                    tracing::warn!("{said}; a suspend given elsewhere holds from the next pass");
+                }
+                Ok(())
+            }
         }
     }
 

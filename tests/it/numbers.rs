@@ -169,6 +169,7 @@ fn every_duration_in_the_config_takes_at_most_100_years() {
         ("limits", "max_repair_age"),
         ("limits", "retry_backoff"),
         ("limits", "min_healthy"),
+        ("limits", "storm_cooldown"),
         ("rapi", "timeout"),
         ("machines", "timeout"),
         ("metal3", "node_unhealthy_after"),
@@ -201,6 +202,7 @@ fn a_duration_that_means_nothing_at_zero_is_refused() {
     let fleets = Fleets::new();
     let config = fleets.path("autorepair.toml");
     for (section, key) in [
+        ("limits", "storm_cooldown"),
         ("rapi", "timeout"),
         ("machines", "timeout"),
         ("metal3", "power_off_timeout"),

@@ -86,8 +86,19 @@ impl Inner {
                 continue;
             }
             self.brake.looked.insert(object.clone(), Instant::now());
-            let Ok(now) = self.annotations_now(&object).await else {
-                continue;
+            let now = match self.annotations_now(&object).await {
+                Ok(now) => now,
+                Err(e) => {
+                    // A brake that cannot look is worth saying: a Role without `get` on the
+                    // kind, say, leaves a suspend given elsewhere to the next pass.
+                    let said = format!("cannot read {object}'s suspend marks: {e}");
+                    if crate::plug::first_time(&said) {
+                        tracing::warn!(
+                            "{said}; a suspend given elsewhere holds from the next pass"
+                        );
+                    }
+                    continue;
+                }
             };
             let before = self.brake.read.get(&object);
             let appeared = KEYS.iter().any(|k| {

@@ -181,11 +181,13 @@ impl<'a> Cooldowns<'a> {
         let back = F::back_domains(&index.family, since);
         let mut by_scope: ByScope<(&str, i64)> = BTreeMap::new();
         for b in &back {
+            // A return after now is a clock's error, not a later return: counted as now, it
+            // holds for the cool-down, not until a year the fleet's clock made up.
             by_scope
                 .entry(b.scope_key)
                 .or_insert_with(|| (b.scope_name, Vec::new()))
                 .1
-                .push((b.name, b.at));
+                .push((b.name, b.at.min(now)));
         }
         let size = |key: Option<&str>| {
             limiter.sizes.as_ref().map_or(0, |s| match key {
