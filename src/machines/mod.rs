@@ -140,7 +140,7 @@ use crate::engine::family::{
 use crate::engine::marks::{Codec, Mark, read_all};
 use crate::engine::object::parse_object_ref;
 use crate::engine::policy::{Policy, object_policy};
-use crate::engine::text::{FxMap, FxSet, Text};
+use crate::engine::text::{FxMap, Text};
 use crate::sabakan::State;
 use crate::sabakan::client::{MachineParams, Variables};
 use entry::{Entry, Progress, Status};
@@ -813,15 +813,11 @@ impl Family for Machines {
     }
 
     fn back_domains<'a>(index: &Self::Index<'a>, since: i64) -> Vec<BackDomain<'a>> {
-        let down: FxSet<&str> = Self::down_domains(index)
-            .into_iter()
-            .map(|d| d.name)
-            .collect();
         index
             .snap
             .machines
             .iter()
-            .filter(|m| m.info.state == State::Healthy && !down.contains(m.serial.as_str()))
+            .filter(|m| m.info.state == State::Healthy)
             .filter_map(|m| {
                 // sabakan gives the seconds since the state last changed; rounded down, the
                 // return is later, which holds longer, never shorter.

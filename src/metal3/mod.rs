@@ -33,7 +33,7 @@ use crate::engine::family::{
 };
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::object::{ObjectRef, parse_object_ref};
-use crate::engine::text::{FxMap, FxSet, Text, rfc3339};
+use crate::engine::text::{FxMap, Text, rfc3339};
 use crate::engine::{Level, RepairResult};
 use marks::Annotations;
 use objects::{Host, Machine, Node, Snapshot, kind};
@@ -933,15 +933,10 @@ impl Family for Metal3 {
     }
 
     fn back_domains<'a>(index: &Self::Index<'a>, since: i64) -> Vec<BackDomain<'a>> {
-        let down: FxSet<&str> = Self::down_domains(index)
-            .into_iter()
-            .map(|d| d.name)
-            .collect();
         index
             .snap
             .machines
             .iter()
-            .filter(|m| !down.contains(m.key.as_str()))
             .filter_map(|m| {
                 // A Machine counts as down while a repair or request of ours stands on it, while
                 // its Node is not Ready and while it has none: it came back when the repair

@@ -73,8 +73,9 @@ pub trait Family: Sized + Clone + fmt::Debug + PartialEq + Eq + 'static {
     }
     /// The failure domains that are down now.
     fn down_domains<'a>(index: &Self::Index<'a>) -> Vec<DownDomain<'a>>;
-    /// The failure domains up now that came back at or after `since`, each with the time the
-    /// fleet itself records for it (rule 13's storm cool-down counts them as down until then).
+    /// The failure domains that came back at or after `since`, each with the time the fleet
+    /// itself records for it (rule 13's storm cool-down counts them as down until then); the
+    /// engine leaves out those that are down now.
     /// Where the fleet records only an object's last change, that time is given: later than
     /// the return, it holds longer, never shorter.
     fn back_domains<'a>(index: &Self::Index<'a>, since: i64) -> Vec<BackDomain<'a>>;

@@ -178,7 +178,12 @@ impl<'a> Cooldowns<'a> {
         let secs = i64::try_from(cooldown.as_secs()).unwrap_or(i64::MAX);
         // A return exactly one cool-down ago has served it.
         let since = now.saturating_sub(secs).saturating_add(1);
-        let back = F::back_domains(&index.family, since);
+        let down: FxSet<&str> = limiter.down.iter().map(|d| d.name.as_str()).collect();
+        // A domain down now is counted as down, not as back.
+        let back: Vec<_> = F::back_domains(&index.family, since)
+            .into_iter()
+            .filter(|b| !down.contains(b.name))
+            .collect();
         let mut by_scope: ByScope<(&str, i64)> = BTreeMap::new();
         for b in &back {
             // A return after now is a clock's error, not a later return: counted as now, it
