@@ -844,10 +844,20 @@ impl<W: World> Stage<'_, '_, W> {
             self.lines.push("the watcher died mid-pass".into());
         }
         self.note(&calls, "watcher");
+        self.check(world, &planned, &calls)
+    }
+
+    /// The oracle's rules for what one watcher did this pass.
+    fn check(
+        &self,
+        world: &mut W,
+        planned: &Planned<W>,
+        calls: &CallLog<W::Family>,
+    ) -> Result<(), Broken> {
         oracle::check_pass::<W>(
             world,
             &planned.before,
-            &calls,
+            calls,
             self.storms,
             &self.cfg.limits,
             self.now,
@@ -1022,14 +1032,7 @@ impl<W: World> Stage<'_, '_, W> {
         };
         // The at-most-once rules first: a stale replica's write that starts a repair again is
         // reported as that, the more telling finding.
-        oracle::check_pass::<W>(
-            world,
-            &planned.before,
-            &calls,
-            self.storms,
-            &self.cfg.limits,
-            self.now,
-        )?;
+        self.check(world, planned, &calls)?;
         if let Some(what) = guard.unled {
             return Err((NOT_LEADING.into(), what));
         }
