@@ -251,9 +251,54 @@ pub trait Interceptor<F: Family> {
 /// Lets every write through.
 impl<F: Family> Interceptor<F> for () {}
 
-/// A backend whose every write goes past an [`Interceptor`]; reads, queries and the end of a
-/// pass go straight through. Every method of [`Backend`] is forwarded here, defaulted ones too,
-/// so an inner backend's own `finish_pass`, `flush` or `guard_writes` always runs.
+/// What a wrapper that must see the backend it wraps does around its calls: a simulated world
+/// that sets up, from the fleet, what a write is about, reads the fleet with what it knows
+/// beside the backend, or fails a call whose write was made (a process killed right after it).
+/// Every [`Interceptor`] is one, which sees only the writes. [`Intercepted`] forwards every
+/// other method of [`Backend`], so whatever wraps a backend through it drops none.
+pub trait Around<F: Family, B: Backend<F>> {
+    /// The fleet as the caller reads it.
+    fn snapshot(&mut self, inner: &mut B) -> Result<F::Snapshot, BackendError> {
+        inner.snapshot()
+    }
+    /// Asked before the write. An error refuses it: the write is not made and the call
+    /// returns that error.
+    fn before(&mut self, _inner: &mut B, _write: &Write<'_, F>) -> Result<(), BackendError> {
+        Ok(())
+    }
+    /// Told what became of the write once the inner backend tried it (the operation's id for a
+    /// [`Write::Submit`]). An error here is what the call returns, whatever the write did.
+    fn after(
+        &mut self,
+        _inner: &mut B,
+        _write: &Write<'_, F>,
+        _made: Result<Option<&F::OpId>, &BackendError>,
+    ) -> Result<(), BackendError> {
+        Ok(())
+    }
+}
+
+impl<F: Family, B: Backend<F>, I: Interceptor<F>> Around<F, B> for I {
+    fn before(&mut self, _inner: &mut B, write: &Write<'_, F>) -> Result<(), BackendError> {
+        Interceptor::before(self, write)
+    }
+    fn after(
+        &mut self,
+        _inner: &mut B,
+        write: &Write<'_, F>,
+        made: Result<Option<&F::OpId>, &BackendError>,
+    ) -> Result<(), BackendError> {
+        if let Ok(id) = made {
+            Interceptor::after(self, write, id);
+        }
+        Ok(())
+    }
+}
+
+/// A backend whose every write goes past an [`Interceptor`] (or an [`Around`]); reads, queries
+/// and the end of a pass go straight through. Every method of [`Backend`] is forwarded here,
+/// defaulted ones too, so an inner backend's own `finish_pass`, `flush` or `guard_writes`
+/// always runs.
 pub struct Intercepted<B, I> {
     pub inner: B,
     pub by: I,
@@ -266,25 +311,27 @@ impl<B, I> Intercepted<B, I> {
 }
 
 impl<B, I> Intercepted<B, I> {
-    /// A write that returns nothing, between the interceptor's two hooks.
+    /// A write that returns nothing, between the two hooks.
     fn write<F: Family>(
         &mut self,
         write: Write<'_, F>,
         make: impl FnOnce(&mut B) -> Result<(), BackendError>,
     ) -> Result<(), BackendError>
     where
-        I: Interceptor<F>,
+        B: Backend<F>,
+        I: Around<F, B>,
     {
-        self.by.before(&write)?;
-        make(&mut self.inner)?;
-        self.by.after(&write, None);
-        Ok(())
+        self.by.before(&mut self.inner, &write)?;
+        let made = make(&mut self.inner);
+        self.by
+            .after(&mut self.inner, &write, made.as_ref().map(|()| None))?;
+        made
     }
 }
 
-impl<F: Family, B: Backend<F>, I: Interceptor<F>> Backend<F> for Intercepted<B, I> {
+impl<F: Family, B: Backend<F>, I: Around<F, B>> Backend<F> for Intercepted<B, I> {
     fn snapshot(&mut self) -> Result<F::Snapshot, BackendError> {
-        self.inner.snapshot()
+        self.by.snapshot(&mut self.inner)
     }
     fn add_marks(
         &mut self,
@@ -325,10 +372,11 @@ impl<F: Family, B: Backend<F>, I: Interceptor<F>> Backend<F> for Intercepted<B, 
             reason,
             after,
         };
-        self.by.before(&w)?;
-        let id = self.inner.submit(target, op, reason, after)?;
-        self.by.after(&w, Some(&id));
-        Ok(id)
+        self.by.before(&mut self.inner, &w)?;
+        let made = self.inner.submit(target, op, reason, after);
+        self.by
+            .after(&mut self.inner, &w, made.as_ref().map(Some))?;
+        made
     }
     fn advance(
         &mut self,
@@ -459,14 +507,14 @@ impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::toy::{Toy, ToyLevel, ToyRoom};
 
     /// Notes every call that reaches it, by method name.
     #[derive(Default)]
-    struct Probe {
-        calls: Vec<&'static str>,
+    pub(crate) struct Probe {
+        pub(crate) calls: Vec<&'static str>,
     }
 
     impl Backend<Toy> for Probe {
@@ -539,7 +587,7 @@ mod tests {
 
     /// Calls every method of the trait once, defaulted ones too; the answers of the two
     /// queries are returned so that a wrapper answering with the trait's default shows.
-    fn call_every_method(b: &mut dyn Backend<Toy>) -> (bool, bool) {
+    pub(crate) fn call_every_method(b: &mut dyn Backend<Toy>) -> (bool, bool) {
         let o = ObjectRef::new("box", "b1");
         let marks = ["m".to_owned()];
         b.snapshot().unwrap();
@@ -562,7 +610,7 @@ mod tests {
         (b.can_follow(&ToyLevel::Nudge), b.supports(ToyLevel::Nudge))
     }
 
-    const EVERY_CALL: [&str; 10] = [
+    pub(crate) const EVERY_CALL: [&str; 10] = [
         "snapshot",
         "add_marks",
         "remove_marks",
@@ -591,6 +639,11 @@ mod tests {
         let answers = call_every_method(&mut passed);
         assert_eq!(passed.inner.calls, EVERY_CALL, "through Intercepted");
         assert_eq!(answers, (false, false), "through Intercepted");
+
+        let mut around = Intercepted::wrap(Probe::default(), Passive);
+        let answers = call_every_method(&mut around);
+        assert_eq!(around.inner.calls, EVERY_CALL, "through an Around");
+        assert_eq!(answers, (false, false), "through an Around");
     }
 
     /// Refuses every write with an error of its own, and notes what it was told was made.
@@ -663,6 +716,87 @@ mod tests {
                 ];
                 assert_eq!(b.by.made, made);
             }
+        }
+    }
+
+    /// An [`Around`] with every hook left as it is.
+    struct Passive;
+
+    impl Around<Toy, Probe> for Passive {}
+
+    /// Sees the backend it wraps: reads the fleet its own way, counts the calls the inner
+    /// backend had before each write, and fails every write the inner backend made.
+    #[derive(Default)]
+    struct World {
+        calls_before: Vec<usize>,
+        outcomes: Vec<String>,
+        fail_made: bool,
+    }
+
+    impl Around<Toy, Probe> for World {
+        fn snapshot(&mut self, inner: &mut Probe) -> Result<ToyRoom, BackendError> {
+            inner.calls.push("world snapshot");
+            Ok(ToyRoom::default())
+        }
+        fn before(&mut self, inner: &mut Probe, _: &Write<'_, Toy>) -> Result<(), BackendError> {
+            self.calls_before.push(inner.calls.len());
+            Ok(())
+        }
+        fn after(
+            &mut self,
+            _: &mut Probe,
+            w: &Write<'_, Toy>,
+            made: Result<Option<&u32>, &BackendError>,
+        ) -> Result<(), BackendError> {
+            self.outcomes.push(format!(
+                "{} -> {:?}",
+                kind(w),
+                made.map_err(ToString::to_string)
+            ));
+            if self.fail_made && made.is_ok() {
+                return Err(BackendError::Crashed { calls: 0 });
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_around_sees_the_backend_it_wraps_and_may_fail_a_write_that_was_made() {
+        let o = ObjectRef::new("box", "b1");
+        let m = ["m".to_owned()];
+        for fail_made in [false, true] {
+            let world = World {
+                fail_made,
+                ..World::default()
+            };
+            let mut b = Intercepted::wrap(Probe::default(), world);
+            b.snapshot().unwrap();
+            let results = [
+                b.add_marks(&o, &m, "r"),
+                b.submit("b1", &ToyLevel::Replace, "r", None).map(|_| ()),
+                b.advance(&o, &ToyLevel::Nudge, "r"),
+            ];
+            assert_eq!(
+                b.inner.calls,
+                ["world snapshot", "add_marks", "submit", "advance"]
+            );
+            assert_eq!(b.by.calls_before, [1, 2, 3]);
+            assert_eq!(
+                b.by.outcomes,
+                [
+                    "add m -> Ok(None)",
+                    "submit replace -> Ok(Some(7))",
+                    "advance nudge -> Ok(None)"
+                ]
+            );
+            assert!(
+                results.iter().all(|r| if fail_made {
+                    matches!(r, Err(BackendError::Crashed { .. }))
+                } else {
+                    r.is_ok()
+                }),
+                "{results:?}"
+            );
         }
     }
 

@@ -20,7 +20,7 @@ pub mod text;
 pub mod toy;
 
 pub use backend::{
-    Applied, Backend, BackendError, Dying, Intercepted, Interceptor, Write, WriteGuard,
+    Applied, Around, Backend, BackendError, Dying, Intercepted, Interceptor, Write, WriteGuard,
 };
 pub use family::{Family, Health, Need, Words};
 pub use limits::Limits;

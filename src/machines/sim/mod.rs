@@ -26,11 +26,10 @@ use super::file::MachinesFile;
 use super::labels::{self, CLUSTER_PREFIX, Labels, RACK_PREFIX};
 use super::snapshot::{Machine, Snapshot, kind};
 use super::{Command, Machines, Op, OpId, Reach, Settings, Step};
-use crate::engine::backend::{Backend, BackendError};
+use crate::engine::backend::{Around, Backend, BackendError, Intercepted, Write};
 use crate::engine::family::{Family, Health};
 use crate::engine::limits::Limits;
 use crate::engine::marks::{Codec, Mark, Pending, RepairResult};
-use crate::engine::object::ObjectRef;
 pub use crate::engine::sim::START;
 use crate::engine::sim::{
     self, CallLog, DownFact, OpFact, OpRun, PASS_SECONDS, Rng, SimConfig, World,
@@ -51,6 +50,7 @@ mod fleet;
 mod rules;
 mod runner;
 
+pub use backend::Side;
 use fleet::*;
 pub use fleet::{generate, render, unrepairable};
 use rules::*;
@@ -292,16 +292,13 @@ pub struct Chaos {
 /// The machines: the machines file the watcher reads and writes, its Nodes file, and what the
 /// files do not say (health, commands, pods).
 pub struct MachinesWorld {
-    file: RefCell<MachinesFile>,
+    /// The watcher's backend: the machines file, with what the world does around each call
+    /// ([`Side`]) and nothing else between them, so that every method of the file reaches it.
+    backend: RefCell<Intercepted<MachinesFile, Side>>,
     /// The snapshot of the files, read again after any change.
     snap: OnceCell<Snapshot>,
     shared: Arc<Mutex<Shared>>,
     settings: Settings,
-    now: i64,
-    /// Pods by Node name.
-    pods: BTreeMap<String, Pods>,
-    /// Per serial, how many entries were created on it.
-    generation: BTreeMap<String, u64>,
     /// Every repair command that ran: (serial, generation, step).
     ran: BTreeSet<(String, u64, usize)>,
     /// Every entry index recorded or given out in this scenario.
@@ -313,6 +310,15 @@ pub struct MachinesWorld {
 impl MachinesWorld {
     fn invalidate(&mut self) {
         self.snap.take();
+        self.side().read = None;
+    }
+
+    fn side(&mut self) -> &mut Side {
+        &mut self.backend.get_mut().by
+    }
+
+    fn file(&mut self) -> &mut MachinesFile {
+        &mut self.backend.get_mut().inner
     }
 
     fn count(&mut self, what: &'static str) {
@@ -339,20 +345,22 @@ impl MachinesWorld {
     /// Changes the machines document: sabakan's own changes, or a person's.
     fn edit_doc(&mut self, edit: impl FnOnce(&mut Vec<Value>)) {
         self.invalidate();
-        let file = self.file.get_mut();
+        let repair = self.settings.repair.clone();
+        let file = self.file();
         let mut doc = file.document().clone();
         if let Some(list) = doc.as_array_mut() {
             edit(list);
         }
-        let mut new = MachinesFile::in_memory(doc, self.settings.repair.clone(), file.nodes.take())
+        let mut new = MachinesFile::in_memory(doc, repair, file.nodes.take())
             .expect("the world's document stays a list of machines");
         new.runner = Box::new(SimRunner(self.shared.clone()));
+        let file = self.file();
         new.now = file.now;
         *file = new;
     }
 
     fn set_state(&mut self, serial: &str, state: &str) {
-        let at = rfc3339(self.now);
+        let at = rfc3339(self.side().now);
         self.edit_doc(|list| {
             if let Some(m) = list.iter_mut().find(|m| m["spec"]["serial"] == serial)
                 && m["status"]["state"] != state
@@ -369,8 +377,7 @@ impl MachinesWorld {
 
     fn nodes_mut(&mut self) -> Option<&mut Vec<Value>> {
         self.invalidate();
-        self.file
-            .get_mut()
+        self.file()
             .nodes
             .as_mut()
             .and_then(|n| n.list["items"].as_array_mut())
@@ -393,74 +400,12 @@ impl MachinesWorld {
             spec.remove("unschedulable");
         }
     }
-
-    /// Why the machine's Node is not drained right now, if it is a Node and is not.
-    fn undrained(&self, address: &str) -> Option<String> {
-        let file = self.file.borrow();
-        let node = file
-            .nodes
-            .as_ref()?
-            .nodes()
-            .into_iter()
-            .find(|n| n.is(address))?;
-        let pods = self.pods.get(&node.name).map_or(0, |p| p.count);
-        match (node.unschedulable, pods) {
-            (true, 0) => None,
-            (false, _) => Some(format!("Node {} is schedulable", node.name)),
-            (true, n) => Some(format!("Node {} still has {n} pods to move", node.name)),
-        }
-    }
-
-    /// The drainer's evictions, after the Nodes file's cordon: every pod goes but one a
-    /// PodDisruptionBudget protects.
-    fn evict(&mut self, node: &str) {
-        let now = self.now;
-        let Some(p) = self.pods.get_mut(node) else {
-            return;
-        };
-        let guarded = p.guarded_until.is_some_and(|u| u > now) && p.count > 0;
-        p.count = usize::from(guarded);
-        if guarded {
-            self.count("evictions refused by a PodDisruptionBudget");
-        }
-    }
-
-    fn context(&self, op: &Op) -> Option<Context> {
-        let Op::Run {
-            serial,
-            address,
-            before,
-            ..
-        } = op
-        else {
-            return None;
-        };
-        let step = before.map(|p| p.step);
-        let fleet = self.fleet();
-        let m = fleet.machines.iter().find(|m| m.serial == *serial);
-        let need_drain = step.is_some_and(|i| {
-            m.and_then(Machine::entry)
-                .and_then(|e| {
-                    self.settings
-                        .repair
-                        .operation(&e.machine_type, &e.operation)
-                })
-                .and_then(|o| o.repair_steps.get(i))
-                .is_some_and(|s| s.need_drain)
-        });
-        Some(Context {
-            serial: serial.clone(),
-            step,
-            generation: self.generation.get(serial).copied().unwrap_or(0),
-            undrained: need_drain.then(|| self.undrained(address)).flatten(),
-        })
-    }
 }
 
 impl World for MachinesWorld {
     type Family = Machines;
     type Fleet = Snapshot;
-    type Backend = MachinesWorld;
+    type Backend = Intercepted<MachinesFile, Side>;
     type Fault = Fault;
     type Rates = Rates;
     type Chaos = Chaos;
@@ -527,14 +472,20 @@ impl World for MachinesWorld {
                 )
             })
             .collect();
-        MachinesWorld {
-            file: RefCell::new(file),
-            snap: OnceCell::new(),
-            shared,
-            settings,
+        let side = Side {
+            shared: shared.clone(),
+            settings: settings.clone(),
             now: start,
             pods,
             generation: BTreeMap::new(),
+            tally: BTreeMap::new(),
+            read: None,
+        };
+        MachinesWorld {
+            backend: RefCell::new(Intercepted::wrap(file, side)),
+            snap: OnceCell::new(),
+            shared,
+            settings,
             ran: BTreeSet::new(),
             indexes: BTreeSet::new(),
             timed: Vec::new(),
@@ -548,21 +499,18 @@ impl World for MachinesWorld {
 
     fn fleet(&self) -> &Snapshot {
         self.snap.get_or_init(|| {
-            let mut snap = self
-                .file
-                .borrow_mut()
-                .snapshot()
-                .expect("the world's files always read");
-            for n in &mut snap.nodes {
-                n.pods = self.pods.get(&n.name).map_or(0, |p| p.count);
-            }
-            without_records(&mut snap);
-            snap
+            let mut backend = self.backend.borrow_mut();
+            // What the world changed since, or the end of the watcher's pass, is not in the
+            // watcher's last read.
+            backend.by.read = None;
+            backend.snapshot().expect("the world's files always read")
         })
     }
 
-    fn backend(&mut self) -> &mut MachinesWorld {
-        self
+    fn backend(&mut self) -> &mut Intercepted<MachinesFile, Side> {
+        // The watcher writes through it: what the world read before is stale after.
+        self.invalidate();
+        self.backend.get_mut()
     }
 
     fn domain_faults(fleet: &Snapshot) -> Vec<(Fault, Fault)> {
@@ -674,9 +622,9 @@ impl World for MachinesWorld {
     }
 
     fn apply(&mut self, fault: &Fault, now: i64) {
-        self.now = now;
-        if self.file.get_mut().now != Some(now) {
-            self.file.get_mut().now = Some(now);
+        self.side().now = now;
+        if self.file().now != Some(now) {
+            self.file().now = Some(now);
             self.invalidate();
         }
         let until = |passes: u32| now + i64::from(passes) * PASS_SECONDS;
@@ -718,7 +666,11 @@ impl World for MachinesWorld {
             }
             Fault::PdbRefuses(serial, passes) => {
                 if let Some(node) = self.node_of(serial) {
-                    self.pods.entry(node.clone()).or_default().guarded_until = Some(until(*passes));
+                    self.side()
+                        .pods
+                        .entry(node.clone())
+                        .or_default()
+                        .guarded_until = Some(until(*passes));
                     self.timed.push((until(*passes), Timed::Pdb(node)));
                 }
             }
@@ -730,15 +682,14 @@ impl World for MachinesWorld {
                 }
             }
             Fault::QueueDisabled(passes) => {
-                if super::admin::switch(self.file.get_mut(), super::labels::QUEUE, false).is_ok() {
+                if super::admin::switch(self.file(), super::labels::QUEUE, false).is_ok() {
                     self.count("queue disabled");
                     self.timed.push((until(*passes), Timed::Queue));
                 }
                 self.invalidate();
             }
             Fault::DeleteFinished => {
-                if let Ok(done) =
-                    super::admin::delete(self.file.get_mut(), &super::admin::Which::Finished)
+                if let Ok(done) = super::admin::delete(self.file(), &super::admin::Which::Finished)
                 {
                     *self.tally.entry("finished entries deleted").or_default() += done.marked.len();
                 }
@@ -756,13 +707,13 @@ impl World for MachinesWorld {
         for (_, t) in due {
             match t {
                 Timed::Pdb(node) => {
-                    if let Some(p) = self.pods.get_mut(&node) {
+                    if let Some(p) = self.side().pods.get_mut(&node) {
                         p.guarded_until = None;
                     }
                 }
                 Timed::RebootTool(node) => self.tool_cordon(&node, false),
                 Timed::Queue => {
-                    let _ = super::admin::switch(self.file.get_mut(), super::labels::QUEUE, true);
+                    let _ = super::admin::switch(self.file(), super::labels::QUEUE, true);
                 }
             }
         }
@@ -792,7 +743,7 @@ impl World for MachinesWorld {
                 })
                 .collect()
         };
-        self.now = now + PASS_SECONDS;
+        self.side().now = now + PASS_SECONDS;
         for (serial, want) in states {
             if let Some(state) = want {
                 self.set_state(&serial, state);
@@ -807,10 +758,11 @@ impl World for MachinesWorld {
             .map(|n| n.name.clone())
             .collect();
         for n in schedulable {
-            let p = self.pods.entry(n).or_default();
+            let p = self.side().pods.entry(n).or_default();
             p.count = p.nominal;
         }
-        self.file.get_mut().now = Some(self.now);
+        let now = self.side().now;
+        self.file().now = Some(now);
         self.invalidate();
     }
 
@@ -982,7 +934,14 @@ impl World for MachinesWorld {
 
     fn tally(&self) -> Vec<(&'static str, usize)> {
         let mut t = self.tally.clone();
-        for (k, n) in &lock(&self.shared).tally {
+        for (k, n) in self
+            .backend
+            .borrow()
+            .by
+            .tally
+            .iter()
+            .chain(&lock(&self.shared).tally)
+        {
             *t.entry(k).or_default() += n;
         }
         t.into_iter().collect()

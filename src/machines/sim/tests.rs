@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::engine::limits::Limits;
+use crate::engine::object::ObjectRef;
 use crate::engine::sim::{
     Event, Faults, Planner, Schedule, ScheduleOf, SimConfig, Stats, explore, run, schedule,
 };
@@ -57,6 +58,44 @@ fn a_rendered_fleet_reads_back_the_same() {
             "seed {seed}"
         );
     }
+}
+
+/// The methods the machines file has of its own reach it through the world's backend, those the
+/// world adds nothing to as well: each row makes one call through the world and tells whether
+/// the file answered it.
+#[test]
+fn every_method_of_the_file_is_reached_through_the_world() {
+    type Reached = fn(&mut Intercepted<MachinesFile, Side>) -> bool;
+    let machine = ObjectRef::new(kind::MACHINE, "r0-m0");
+    let mark = "autorepair.policy=step-1".to_owned();
+    let cases: [(&str, Reached); 2] = [
+        ("guard_writes", |b| {
+            let refuse: crate::engine::WriteGuard =
+                Arc::new(|| Err(BackendError::Halted("stop".into())));
+            b.guard_writes(refuse);
+            let o = ObjectRef::new(kind::MACHINE, "r0-m0");
+            let refused = b.add_marks(&o, &["autorepair.policy=step-1".into()], "r");
+            matches!(refused, Err(BackendError::Halted(_)))
+        }),
+        ("writes_made", |b| {
+            let o = ObjectRef::new(kind::MACHINE, "r0-m0");
+            b.add_marks(&o, &["autorepair.policy=step-1".into()], "r")
+                .unwrap();
+            b.writes_made() == Some(1)
+        }),
+    ];
+    for (method, reached) in cases {
+        let mut world = MachinesWorld::new(&small(&["IPMI-2.0"]), &None, START);
+        assert!(reached(world.backend()), "{method} did not reach the file");
+    }
+    // The world's own part still works: what the file now holds shows in its fleet.
+    let mut world = MachinesWorld::new(&small(&["IPMI-2.0"]), &None, START);
+    world
+        .backend()
+        .add_marks(&machine, std::slice::from_ref(&mark), "r")
+        .unwrap();
+    let m = world.fleet().machines.iter().find(|m| m.serial == "r0-m0");
+    assert!(m.is_some_and(|m| m.marks.contains(&mark)), "{m:?}");
 }
 
 /// A small fleet: one rack with its boot server (the cluster allows every step) and machines

@@ -1,43 +1,40 @@
-//! The world as the watcher's backend: the objects file, with the world's faults in between.
+//! The world as the watcher's backend: the objects file, wrapped by the engine's
+//! [`Intercepted`] with what the world does around each call ([`Side`]): every method of the
+//! file reaches it, those the world has nothing to add to included.
 
 use super::*;
 
-impl Backend<Metal3> for Metal3World {
-    fn snapshot(&mut self) -> Result<Snapshot, BackendError> {
-        Ok(self.fleet().clone())
+/// What the world knows beside the file that the watcher's calls meet: the broken BMCs, and
+/// counts of what the calls did.
+pub struct Side {
+    pub(super) bmc: BTreeMap<String, Bmc>,
+    pub(super) tally: BTreeMap<&'static str, usize>,
+}
+
+impl Around<Metal3, ObjectsFile> for Side {
+    /// The file as the world reads it, without the warnings a watcher's read logs.
+    fn snapshot(&mut self, file: &mut ObjectsFile) -> Result<Snapshot, BackendError> {
+        Ok(Snapshot::from_items(items(file)))
     }
-    fn add_marks(&mut self, o: &ObjectRef, m: &[String], r: &str) -> Result<(), BackendError> {
-        self.snap.take();
-        self.file.add_marks(o, m, r)
-    }
-    fn remove_marks(&mut self, o: &ObjectRef, m: &[String], r: &str) -> Result<(), BackendError> {
-        self.snap.take();
-        self.file.remove_marks(o, m, r)
-    }
-    fn submit(
+
+    fn after(
         &mut self,
-        target: &str,
-        op: &Op,
-        reason: &str,
-        after: Option<&OpId>,
-    ) -> Result<OpId, BackendError> {
-        self.snap.take();
-        let id = self.file.submit(target, op, reason, after)?;
-        if let Op::PowerOff { host, .. } = op
+        _file: &mut ObjectsFile,
+        write: &Write<'_, Metal3>,
+        made: Result<Option<&OpId>, &BackendError>,
+    ) -> Result<(), BackendError> {
+        if let Write::Submit {
+            op: Op::PowerOff { host, .. },
+            ..
+        } = write
+            && made.is_ok()
             && self.bmc.contains_key(host)
         {
-            self.count("power cycles started on a broken BMC");
+            *self
+                .tally
+                .entry("power cycles started on a broken BMC")
+                .or_default() += 1;
         }
-        Ok(id)
-    }
-    fn advance(&mut self, o: &ObjectRef, op: &Op, r: &str) -> Result<(), BackendError> {
-        self.snap.take();
-        self.file.advance(o, op, r)
-    }
-    fn can_follow(&self, op: &Op) -> bool {
-        self.file.can_follow(op)
-    }
-    fn supports(&self, step: Step) -> bool {
-        <ObjectsFile as Backend<Metal3>>::supports(&self.file, step)
+        Ok(())
     }
 }

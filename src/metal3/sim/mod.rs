@@ -18,10 +18,9 @@ use super::objects::{
     REQUEST_KEY, SKIP_REMEDIATION_KEY, Snapshot, ZONE_LABEL, kind,
 };
 use super::{Metal3, Op, OpId, Remedy, Settings, Step, protocol};
-use crate::engine::backend::{Backend, BackendError};
+use crate::engine::backend::{Around, BackendError, Intercepted, Write};
 use crate::engine::family::{Family, Health, OpState};
 use crate::engine::marks::{Codec, Mark, Pending, RepairResult};
-use crate::engine::object::ObjectRef;
 pub use crate::engine::sim::START;
 use crate::engine::sim::{CallLog, DownFact, OpFact, OpRun, PASS_SECONDS, Rng, World};
 use rand::{Rng as _, SeedableRng};
@@ -36,6 +35,7 @@ mod facts;
 mod fleet;
 mod rules;
 
+pub use backend::Side;
 use facts::*;
 use fleet::*;
 pub use fleet::{generate, render};
@@ -163,10 +163,11 @@ struct Home {
 /// The cluster: the objects file the watcher reads and writes, and what the file does not
 /// say (broken BMCs, dead kubelets, dark zones).
 pub struct Metal3World {
-    file: ObjectsFile,
+    /// The watcher's backend: the objects file, with what the world does around each call
+    /// ([`Side`]) and nothing else between them, so that every method of the file reaches it.
+    backend: Intercepted<ObjectsFile, Side>,
     /// The snapshot of the file, read again after any change.
     snap: OnceCell<Snapshot>,
-    bmc: BTreeMap<String, Bmc>,
     /// Hosts whose kubelet is dead.
     dead: BTreeSet<String>,
     dark: BTreeSet<String>,
@@ -179,7 +180,7 @@ pub struct Metal3World {
 impl Metal3World {
     fn items_mut(&mut self) -> &mut Vec<Value> {
         self.snap.take();
-        self.file.list_mut()["items"]
+        self.backend.inner.list_mut()["items"]
             .as_array_mut()
             .expect("the world's list has items")
     }
@@ -262,7 +263,7 @@ impl Metal3World {
     /// unless its BMC does not carry the change out. Paused and detached hosts are left alone.
     fn operate_hosts(&mut self) {
         let mut rebooted = Vec::new();
-        let bmc = self.bmc.clone();
+        let bmc = self.backend.by.bmc.clone();
         for item in self.items_mut() {
             if item["kind"] != "BareMetalHost" {
                 continue;
@@ -355,7 +356,7 @@ impl Metal3World {
 impl World for Metal3World {
     type Family = Metal3;
     type Fleet = Snapshot;
-    type Backend = Metal3World;
+    type Backend = Intercepted<ObjectsFile, Side>;
     type Fault = Fault;
     type Rates = Rates;
     type Chaos = Chaos;
@@ -399,10 +400,13 @@ impl World for Metal3World {
                 dead.insert(host.clone());
             }
         }
-        Metal3World {
-            file: ObjectsFile::in_memory(list),
-            snap: OnceCell::new(),
+        let side = Side {
             bmc: BTreeMap::new(),
+            tally: BTreeMap::new(),
+        };
+        Metal3World {
+            backend: Intercepted::wrap(ObjectsFile::in_memory(list), side),
+            snap: OnceCell::new(),
             dead,
             dark: BTreeSet::new(),
             homes,
@@ -417,11 +421,13 @@ impl World for Metal3World {
     }
 
     fn fleet(&self) -> &Snapshot {
-        cached(&self.snap, &self.file)
+        cached(&self.snap, &self.backend.inner)
     }
 
-    fn backend(&mut self) -> &mut Metal3World {
-        self
+    fn backend(&mut self) -> &mut Intercepted<ObjectsFile, Side> {
+        // The watcher writes through it: what the world read before is stale after.
+        self.snap.take();
+        &mut self.backend
     }
 
     fn domain_faults(fleet: &Snapshot) -> Vec<(Fault, Fault)> {
@@ -553,10 +559,10 @@ impl World for Metal3World {
                 if self.host_rebooting(h) {
                     self.count("BMCs broken mid-cycle");
                 }
-                self.bmc.insert(h.clone(), *how);
+                self.backend.by.bmc.insert(h.clone(), *how);
             }
             Fault::BmcFixed(h) => {
-                self.bmc.remove(h);
+                self.backend.by.bmc.remove(h);
             }
             Fault::ZoneDark(z) => {
                 self.dark.insert(z.clone());
@@ -593,7 +599,7 @@ impl World for Metal3World {
 
     fn advance(&mut self, now: i64) {
         // The times the watcher's writes carry (a taint's timeAdded) are the simulation's.
-        self.file.set_clock(now);
+        self.backend.inner.set_clock(now);
         self.replace_deleted();
         self.operate_hosts();
         self.kubelets(now, true);
@@ -747,7 +753,7 @@ impl World for Metal3World {
         now: i64,
     ) -> Result<(), Broken> {
         tally_calls(&mut self.tally, calls);
-        let after = cached(&self.snap, &self.file);
+        let after = cached(&self.snap, &self.backend.inner);
         self.rules.check(before, after, calls, now)
     }
 
@@ -785,7 +791,7 @@ impl World for Metal3World {
             let Some(h) = fleet.hosts.iter().find(|h| h.key == *key) else {
                 continue;
             };
-            let kept_off = self.bmc.get(key) == Some(&Bmc::NoPowerOn)
+            let kept_off = self.backend.by.bmc.get(key) == Some(&Bmc::NoPowerOn)
                 || !h.online
                 || h.paused
                 || h.detached
@@ -801,7 +807,11 @@ impl World for Metal3World {
     }
 
     fn tally(&self) -> Vec<(&'static str, usize)> {
-        self.tally.iter().map(|(k, n)| (*k, *n)).collect()
+        let mut t = self.tally.clone();
+        for (k, n) in &self.backend.by.tally {
+            *t.entry(k).or_default() += n;
+        }
+        t.into_iter().collect()
     }
 }
 

@@ -4,11 +4,12 @@
 
 use super::*;
 use crate::engine::limits::Limits;
+use crate::engine::object::ObjectRef;
 use crate::engine::sim::{
     AdminEdit, Event, Faults, Planner, Schedule, ScheduleOf, SimConfig, Stats, admin_edit, explore,
     run, schedule,
 };
-use crate::engine::{Action, Plan};
+use crate::engine::{Action, Backend, Plan};
 use crate::metal3::PowerMode;
 use std::time::Duration;
 
@@ -241,7 +242,8 @@ fn the_world_plays_the_baremetal_operator_and_the_kubelets() {
 
 impl Metal3World {
     fn advance_op(&mut self, op: &Op) -> Result<(), BackendError> {
-        Backend::advance(self, &ObjectRef::new(kind::HOST, H1), op, "test")
+        self.backend()
+            .advance(&ObjectRef::new(kind::HOST, H1), op, "test")
     }
 }
 

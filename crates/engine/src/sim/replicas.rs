@@ -7,7 +7,7 @@
 //! model of its coordination ([`Coordination`]), whose check before a write is production's
 //! own code; the oracle asks the model who truly held the coordination at each write.
 
-use crate::backend::{Backend, BackendError, Interceptor, Write, WriteGuard};
+use crate::backend::{Applied, Backend, BackendError, Interceptor, Write, WriteGuard};
 use crate::family::Family;
 use crate::object::ObjectRef;
 use std::collections::VecDeque;
@@ -169,6 +169,12 @@ impl<F: Family, B: Backend<F>> Backend<F> for Replay<B, F> {
     fn writes_made(&self) -> Option<usize> {
         self.inner.writes_made()
     }
+    fn wait_applied(&mut self, limit: std::time::Duration) -> Result<Applied, BackendError> {
+        self.inner.wait_applied(limit)
+    }
+    fn suspended_meanwhile(&self) -> Option<String> {
+        self.inner.suspended_meanwhile()
+    }
 }
 
 /// What befalls the acting replica in a pass, by the number of writes it attempted first.
@@ -246,5 +252,23 @@ impl<F: Family> Interceptor<F> for Guard<'_> {
                 *self.clock % super::PASS_SECONDS
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::tests::{EVERY_CALL, Probe, call_every_method};
+
+    #[test]
+    fn a_replay_with_nothing_to_replay_hands_every_call_to_its_backend_once() {
+        let mut replay = Replay {
+            inner: Probe::default(),
+            script: VecDeque::new(),
+            made: Vec::new(),
+        };
+        let answers = call_every_method(&mut replay);
+        assert_eq!(replay.inner.calls, EVERY_CALL);
+        assert_eq!(answers, (false, false));
     }
 }
