@@ -101,7 +101,7 @@ impl Watch {
         let watch = self.clone();
         Arc::new(move || match watch.pulled() {
             Some(p) => Err(BackendError::Halted(p.why())),
-            None => Ok(()),
+            None => Ok(None),
         })
     }
 }
@@ -151,7 +151,12 @@ fn parse(text: &str) -> Option<Pulled> {
 pub fn both(first: Option<WriteGuard>, brake: WriteGuard) -> WriteGuard {
     match first {
         None => brake,
-        Some(first) => Arc::new(move || first().and_then(|()| brake())),
+        // The deadline is the first's: the brake gives none.
+        Some(first) => Arc::new(move || {
+            let until = first()?;
+            brake()?;
+            Ok(until)
+        }),
     }
 }
 

@@ -15,14 +15,15 @@
 //! longer than `MARGIN` plus `lease − renew deadline` after the client cut it off.
 //! docs/machines.md and docs/metal3.md, "Running more than one", say it for users.
 //!
-//! The deadline travels with the thread that writes: the write guard (src/face/daemon.rs)
-//! sets it each time it lets a write go, and the request seams read it ([`request_budget`]):
-//! the kube client's layer (src/k8s/client.rs), sabakan's client, and the guard itself
-//! before a repair command starts. Those all run on the pass's thread (the kube clients on a
-//! current-thread runtime the pass drives), and a thread with no deadline set (no leader
-//! election, a one-off pass, a test) is not bounded.
+//! The deadline travels with the write guard's answer (src/face/daemon.rs): the guard gives
+//! it each time it lets a write go, and the backend that asked keeps it in the [`Lead`] its
+//! clients share ([`leading`]), whose request seams read it ([`Lead::request_budget`]): the
+//! kube client's layer (src/k8s/client.rs) and sabakan's client. A request is bounded on
+//! whatever thread or tokio worker sends it; a backend whose guard gave no deadline (no
+//! leader election, a one-off pass, a test) is not bounded.
 
-use std::cell::Cell;
+use crate::engine::WriteGuard;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Kept free between the end of a write request's time and the leader's deadline.
@@ -58,23 +59,37 @@ pub fn budget(
     Ok(configured.min(usable))
 }
 
-thread_local! {
-    static UNTIL: Cell<Option<Instant>> = const { Cell::new(None) };
+/// The deadline a backend's clients bound their write requests by: the one the write guard
+/// gave for the write being made, shared by the backend that asked the guard and the clients'
+/// request seams.
+#[derive(Clone, Debug, Default)]
+pub struct Lead(Arc<Mutex<Option<Instant>>>);
+
+impl Lead {
+    /// The deadline of the write being made, if its guard gave one.
+    pub fn until(&self) -> Option<Instant> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set(&self, until: Option<Instant>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = until;
+    }
+
+    /// [`budget`] for a write request starting now.
+    pub fn request_budget(&self, configured: Duration) -> Result<Duration, TooLate> {
+        budget(configured, Instant::now(), self.until())
+    }
 }
 
-/// Sets (or clears) the deadline this thread's write requests are bounded by.
-pub fn lead_until(until: Option<Instant>) {
-    UNTIL.set(until);
-}
-
-/// The deadline this thread's write requests are bounded by, if any.
-pub fn until() -> Option<Instant> {
-    UNTIL.get()
-}
-
-/// [`budget`] for a write request this thread starts now.
-pub fn request_budget(configured: Duration) -> Result<Duration, TooLate> {
-    budget(configured, Instant::now(), until())
+/// `guard`, keeping the deadline of each write it lets go in `lead`, for the clients that send
+/// that write's requests.
+pub fn leading(guard: WriteGuard, lead: &Lead) -> WriteGuard {
+    let lead = lead.clone();
+    Arc::new(move || {
+        let until = guard()?;
+        lead.set(until);
+        Ok(until)
+    })
 }
 
 #[cfg(test)]
@@ -117,22 +132,46 @@ mod tests {
         );
     }
 
+    /// A write request's bound is the deadline the guard gave for its write, read on the
+    /// thread that sends it, whichever that is: none without an election, the time left less
+    /// the margin while leading, no request at all when the deadline has (nearly) passed.
     #[test]
-    fn the_deadline_belongs_to_the_thread_that_set_it() {
-        lead_until(Some(Instant::now() + Duration::from_millis(100)));
-        assert!(request_budget(Duration::from_secs(30)).is_err());
-        std::thread::spawn(|| {
-            assert_eq!(
-                request_budget(Duration::from_secs(30)),
-                Ok(Duration::from_secs(30))
-            );
-        })
-        .join()
-        .unwrap();
-        lead_until(None);
-        assert_eq!(
-            request_budget(Duration::from_secs(30)),
-            Ok(Duration::from_secs(30))
+    fn a_write_request_is_bounded_by_the_deadline_its_guard_gave() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        let cases = [
+            // (deadline the guard gives, from now) → the request's timeout, or not sent
+            (None, Some(s(30))),
+            (Some(s(20)), Some(s(20) - MARGIN)),
+            (Some(MARGIN + ms(100)), None),
+            (Some(Duration::ZERO), None),
+        ];
+        for (left, want) in cases {
+            let until = left.map(|l| Instant::now() + l);
+            let lead = Lead::default();
+            let guard = leading(Arc::new(move || Ok(until)), &lead);
+            assert_eq!(guard().unwrap(), until, "{left:?}");
+            let sender = lead.clone();
+            let got = std::thread::spawn(move || sender.request_budget(s(30)))
+                .join()
+                .unwrap();
+            match want {
+                Some(want) => {
+                    let got = got.unwrap_or_else(|e| panic!("{left:?}: {e}"));
+                    assert!(got <= want && got + s(1) > want, "{left:?}: {got:?}");
+                }
+                None => assert!(got.is_err(), "{left:?}: sent with {got:?}"),
+            }
+        }
+        // A guard that refuses leaves the deadline of the write before it.
+        let lead = Lead::default();
+        let until = Instant::now() + s(20);
+        leading(Arc::new(move || Ok(Some(until))), &lead)().unwrap();
+        let refuse = leading(
+            Arc::new(|| Err(crate::engine::BackendError::Halted("stop".into()))),
+            &lead,
         );
+        assert!(refuse().is_err());
+        assert_eq!(lead.until(), Some(until));
     }
 }

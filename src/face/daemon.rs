@@ -183,8 +183,8 @@ impl Daemon {
 
 /// What a pass on the loop asks before each write: no stop signal raised, and (with leader
 /// election) this replica still leading in the term the pass began in, long enough for the
-/// write to be answered; the write's requests are then bounded by that term's deadline
-/// (crate::fence). A signal lets the write under way finish and stops the pass before the
+/// write to be answered; the write's requests are then bounded by that term's deadline, which
+/// the guard answers with (crate::fence). A signal lets the write under way finish and stops the pass before the
 /// next; the executor records each write whole, so nothing is left half-recorded.
 fn write_guard(stop: Arc<AtomicBool>, term: Option<Term>) -> WriteGuard {
     Arc::new(move || {
@@ -193,10 +193,10 @@ fn write_guard(stop: Arc<AtomicBool>, term: Option<Term>) -> WriteGuard {
                 "stop signal: the write under way was finished, nothing more is written".into(),
             ));
         }
-        if let Some(term) = &term {
-            crate::fence::lead_until(Some(term.deadline()?));
+        match &term {
+            Some(term) => term.deadline().map(Some),
+            None => Ok(None),
         }
-        Ok(())
     })
 }
 
@@ -213,16 +213,9 @@ impl Guarded {
     }
 }
 
-/// The pass is over: its deadline does not bound what the thread does next.
-impl Drop for Guarded {
-    fn drop(&mut self) {
-        crate::fence::lead_until(None);
-    }
-}
-
 impl<F: Family> Interceptor<F> for Guarded {
     fn before(&mut self, _: &Write<'_, F>) -> Result<(), BackendError> {
-        (self.guard)()
+        (self.guard)().map(drop)
     }
 }
 
@@ -309,6 +302,8 @@ mod tests {
         write: GuardedWrite,
         /// The same write straight through the seam's client, no guard asked.
         raw: Box<dyn FnMut() -> Result<(), String>>,
+        /// Where that client reads the deadline of the write it sends.
+        lead: crate::fence::Lead,
         received: Box<dyn Fn() -> usize>,
     }
 
@@ -321,9 +316,10 @@ mod tests {
                 .method("PATCH"),
         );
         let rt = crate::k8s::client::runtime().unwrap();
+        let lead = crate::fence::Lead::default();
         let client = {
             let _in = rt.enter();
-            crate::k8s::client::build(kube.config(), Duration::from_secs(30))
+            crate::k8s::client::build(kube.config(), Duration::from_secs(30), &lead)
                 .unwrap()
                 .0
         };
@@ -356,6 +352,7 @@ mod tests {
                 let w = writes.writes();
                 w.iter().filter(|w| w.path.contains("/machines/")).count()
             }),
+            lead,
         }
     }
 
@@ -366,13 +363,15 @@ mod tests {
         let endpoint = crate::sabakan::client::Endpoint::new(sabakan.url());
         let live = crate::machines::live::Live::connect(&endpoint).unwrap();
         let client = crate::sabakan::client::Sabakan::new(&endpoint).unwrap();
+        let lead = client.lead().clone();
         let sabakan = std::sync::Arc::new(sabakan);
         let writes = sabakan.clone();
         Seam {
             name: "sabakan",
-            // As the machines backend writes a label: the guard, then the request.
+            // As the machines backend writes a label: the guard, keeping its deadline for the
+            // client, then the request.
             write: Box::new(move |guard| {
-                guard()?;
+                crate::fence::leading(guard.clone(), live.lead())()?;
                 live.put("cs0", "autorepair.progress", "x")
             }),
             raw: Box::new(move || {
@@ -381,6 +380,7 @@ mod tests {
                     .map_err(|e| e.to_string())
             }),
             received: Box::new(move || writes.writes().len()),
+            lead,
         }
     }
 
@@ -454,12 +454,11 @@ mod tests {
                 "{}: {refused}",
                 seam.name
             );
-            // As the guard left it for the pass's thread (a Guarded clears it when dropped).
-            crate::fence::lead_until(Some(until));
+            // The client holding the deadline a guard gave, the guard not asked again.
+            crate::fence::leading(Arc::new(move || Ok(Some(until))), &seam.lead)().unwrap();
             let raw = (seam.raw)().expect_err(seam.name);
             assert!(raw.contains("not sent"), "{}: {raw}", seam.name);
             assert_eq!((seam.received)(), 1, "{}: a write sent too late", seam.name);
-            crate::fence::lead_until(None);
         }
     }
 

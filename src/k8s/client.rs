@@ -140,27 +140,37 @@ fn unquoted(what: &str, e: ::kube::config::LoadDataError) -> String {
 }
 
 /// A hardened client for `config`, with the server's URL for messages, whose write requests
-/// are bounded by the time their replica still leads ([`Fenced`]). kube spawns the client's
-/// worker on the current tokio runtime: call it inside the runtime that will drive the client
-/// (a current-thread one, [`runtime`]: the fence is read on the thread that drives it).
-pub fn build(mut config: Config, timeout: Duration) -> Result<(Client, String), BackendError> {
+/// are bounded by the deadline `lead` holds ([`Fenced`]): the backend that owns the client
+/// keeps there what its write guard gave ([`crate::fence::leading`]). kube spawns the
+/// client's worker on the current tokio runtime: call it inside the runtime that will drive
+/// the client.
+pub fn build(
+    mut config: Config,
+    timeout: Duration,
+    lead: &crate::fence::Lead,
+) -> Result<(Client, String), BackendError> {
     harden(&mut config, timeout)?;
     let server = config.cluster_url.to_string();
     let client = ::kube::client::ClientBuilder::try_from(config)
         .map_err(|e| client_error(&server, e))?
-        .with_layer(&FenceLayer)
+        .with_layer(&FenceLayer(lead.clone()))
         .build();
     Ok((client, server))
 }
 
-/// Puts [`Fenced`] in a kube client's stack.
-#[derive(Clone, Copy, Debug)]
-pub struct FenceLayer;
+/// Puts [`Fenced`] in a kube client's stack, bounded by the deadline the [`Lead`] holds.
+///
+/// [`Lead`]: crate::fence::Lead
+#[derive(Clone, Debug)]
+pub struct FenceLayer(pub crate::fence::Lead);
 
 impl<S> tower::Layer<S> for FenceLayer {
     type Service = Fenced<S>;
     fn layer(&self, inner: S) -> Fenced<S> {
-        Fenced { inner }
+        Fenced {
+            inner,
+            lead: self.0.clone(),
+        }
     }
 }
 
@@ -171,6 +181,7 @@ impl<S> tower::Layer<S> for FenceLayer {
 #[derive(Clone, Debug)]
 pub struct Fenced<S> {
     inner: S,
+    lead: crate::fence::Lead,
 }
 
 /// Why kube's stack gave up on a write (the message reaches the pass's report).
@@ -203,9 +214,13 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        // Read here, on the thread that drives the client, not in the future.
+        // Read as the request starts, not when its future is first polled.
         let bound = (req.method() != http::Method::GET)
-            .then(|| crate::fence::until().map(|_| crate::fence::request_budget(Duration::MAX)))
+            .then(|| {
+                self.lead
+                    .until()
+                    .map(|_| self.lead.request_budget(Duration::MAX))
+            })
             .flatten();
         match bound {
             None => {

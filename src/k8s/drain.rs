@@ -374,7 +374,7 @@ impl Drainer {
     }
 
     fn may_write(&self) -> Result<(), BackendError> {
-        self.guard.as_ref().map_or(Ok(()), |g| g())
+        self.guard.as_ref().map_or(Ok(()), |g| g().map(drop))
     }
 
     pub fn options(&self) -> &Options {

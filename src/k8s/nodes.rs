@@ -122,7 +122,8 @@ pub fn read_nodes(
     let rt = client::runtime()?;
     rt.block_on(async {
         let config = client::load(source).await?;
-        let (client, server) = client::build(config, timeout)?;
+        // Reads only: no write of it is bounded.
+        let (client, server) = client::build(config, timeout, &crate::fence::Lead::default())?;
         let nodes = list_nodes(&client, &server, 500, timeout).await?;
         Ok((server, nodes))
     })

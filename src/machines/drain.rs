@@ -187,6 +187,8 @@ pub struct KubeNodes {
     server: String,
     timeout: std::time::Duration,
     drain: crate::k8s::drain::Drainer,
+    /// The deadline of the write being made, for the client's requests.
+    lead: crate::fence::Lead,
     /// The Nodes cordoned when last listed, by anyone.
     cordoned: std::collections::HashSet<String>,
 }
@@ -230,10 +232,11 @@ impl KubeNodes {
     ) -> Result<KubeNodes, BackendError> {
         let runtime = crate::k8s::client::runtime()?;
         let timeout = options.timeout;
+        let lead = crate::fence::Lead::default();
         // kube spawns the client's worker on the runtime it is built in.
         let (client, server) = runtime.block_on(async {
             let config = crate::k8s::client::load(source).await?;
-            crate::k8s::client::build(config, timeout)
+            crate::k8s::client::build(config, timeout, &lead)
         })?;
         let drain = crate::k8s::drain::Drainer::new(client.clone(), options).named(server.clone());
         Ok(KubeNodes {
@@ -242,6 +245,7 @@ impl KubeNodes {
             server,
             timeout,
             drain,
+            lead,
             cordoned: Default::default(),
         })
     }
@@ -249,7 +253,7 @@ impl KubeNodes {
 
 impl Drainer for KubeNodes {
     fn guard_writes(&mut self, guard: crate::engine::WriteGuard) {
-        self.drain.guard(guard);
+        self.drain.guard(crate::fence::leading(guard, &self.lead));
     }
 
     fn list(&mut self) -> Result<Vec<Node>, BackendError> {

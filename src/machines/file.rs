@@ -592,7 +592,7 @@ impl MachinesFile {
     }
 
     fn may_write(&self) -> Result<(), BackendError> {
-        self.guard.as_ref().map_or(Ok(()), |g| g())
+        self.guard.as_ref().map_or(Ok(()), |g| g().map(drop))
     }
 
     fn progress(&mut self, serial: &str, p: &Progress) -> Result<(), BackendError> {
@@ -1155,7 +1155,10 @@ impl Backend<Machines> for MachinesFile {
         if let Some(k) = &mut self.kube {
             k.guard_writes(guard.clone());
         }
-        self.guard = Some(guard);
+        self.guard = Some(match &self.live {
+            Some(live) => crate::fence::leading(guard, live.lead()),
+            None => guard,
+        });
     }
 
     fn writes_made(&self) -> Option<usize> {

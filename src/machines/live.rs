@@ -39,6 +39,11 @@ impl Live {
         Ok(Live { client, url })
     }
 
+    /// Where this backend keeps the deadline of the write it makes, for its requests.
+    pub fn lead(&self) -> &crate::fence::Lead {
+        self.client.lead()
+    }
+
     /// sabakan's URL, for messages.
     pub fn url(&self) -> &str {
         &self.url

@@ -148,8 +148,11 @@ struct Inner {
     live: HashMap<ObjectRef, Live>,
     /// Clusters whose API server refused a Pod field selector: Pods are listed whole there.
     whole_pod_lists: HashSet<Home>,
-    /// Asked before every write ([`Backend::guard_writes`]).
+    /// Asked before every write ([`Backend::guard_writes`]), keeping the deadline of each in
+    /// `lead`.
     guard: Option<WriteGuard>,
+    /// The deadline of the write being made, for the requests of every client of this backend.
+    lead: crate::fence::Lead,
     /// Suspends given elsewhere while a pass acts.
     brake: brake::Watch,
 }
@@ -172,12 +175,18 @@ impl KubeBackend {
         config: Config,
         options: Options,
     ) -> Result<Self, BackendError> {
+        let lead = crate::fence::Lead::default();
         // kube spawns the client's worker on the runtime current when it is built: ours.
         let (client, server) = {
             let _entered = rt.enter();
-            build(config, options.timeout)?
+            build(config, options.timeout, &lead)?
         };
-        Ok(Self::assemble(rt, Endpoint { client, server }, options))
+        Ok(Self::assemble(
+            rt,
+            Endpoint { client, server },
+            options,
+            lead,
+        ))
     }
 
     /// Uses an existing client, named `server` in messages. Its retries and timeouts are the
@@ -192,10 +201,21 @@ impl KubeBackend {
             client,
             server: server.into(),
         };
-        Ok(Self::assemble(runtime()?, endpoint, options))
+        // Its requests are not bounded by this backend's deadline: not a client of ours.
+        Ok(Self::assemble(
+            runtime()?,
+            endpoint,
+            options,
+            crate::fence::Lead::default(),
+        ))
     }
 
-    fn assemble(rt: tokio::runtime::Runtime, mgmt: Endpoint, options: Options) -> Self {
+    fn assemble(
+        rt: tokio::runtime::Runtime,
+        mgmt: Endpoint,
+        options: Options,
+        lead: crate::fence::Lead,
+    ) -> Self {
         KubeBackend {
             rt,
             inner: Inner {
@@ -206,6 +226,7 @@ impl KubeBackend {
                 live: HashMap::new(),
                 whole_pod_lists: HashSet::new(),
                 guard: None,
+                lead,
                 brake: brake::Watch::default(),
             },
         }
@@ -362,7 +383,7 @@ impl Backend<Metal3> for KubeBackend {
     /// Every patch, delete and eviction asks it first: one operation may make many writes
     /// (a drain, one eviction per Pod).
     fn guard_writes(&mut self, guard: WriteGuard) {
-        self.inner.guard = Some(guard);
+        self.inner.guard = Some(crate::fence::leading(guard, &self.inner.lead));
     }
 
     fn suspended_meanwhile(&self) -> Option<String> {

@@ -232,6 +232,8 @@ pub struct Sabakan {
     base: reqwest::Url,
     /// Each request's timeout; a write's is cut to the time its replica still leads.
     timeout: Duration,
+    /// The deadline of the write being made, kept by the backend that asked its write guard.
+    lead: crate::fence::Lead,
     requests: AtomicU64,
 }
 
@@ -278,8 +280,15 @@ impl Sabakan {
             http,
             base,
             timeout: endpoint.timeout,
+            lead: crate::fence::Lead::default(),
             requests: AtomicU64::new(0),
         })
+    }
+
+    /// Where the backend using this client keeps the deadline of the write it makes
+    /// ([`crate::fence::leading`]); a client nobody gives one to is bounded by its timeout.
+    pub fn lead(&self) -> &crate::fence::Lead {
+        &self.lead
     }
 
     /// Requests sent so far (answered or not).
@@ -299,10 +308,12 @@ impl Sabakan {
 
     /// A label write's timeout: the configured one, cut to the time this replica still leads.
     fn write_budget(&self, url: &reqwest::Url) -> Result<Duration, ClientError> {
-        crate::fence::request_budget(self.timeout).map_err(|fenced| ClientError::Fenced {
-            url: shown(url),
-            fenced,
-        })
+        self.lead
+            .request_budget(self.timeout)
+            .map_err(|fenced| ClientError::Fenced {
+                url: shown(url),
+                fenced,
+            })
     }
 
     /// Sends one request; an answer of any status is returned with its body.

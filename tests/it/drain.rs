@@ -15,7 +15,8 @@ const NOW: i64 = 1_800_000_000;
 const ANNOTATION: &str = "cke.cybozu.com/reboot";
 
 fn drainer(kube: &FakeKube, options: Options) -> Drainer {
-    let (client, server) = client::build(kube.config(), Duration::from_secs(10)).unwrap();
+    let (client, server) =
+        client::build(kube.config(), Duration::from_secs(10), &Default::default()).unwrap();
     Drainer::new(client, options).named(server)
 }
 
@@ -357,7 +358,8 @@ async fn nodes_are_listed_with_what_membership_needs() {
         n["spec"]["taints"] = json!([{ "key": "k", "effect": "NoSchedule" }]);
         n["spec"]["unschedulable"] = json!(true);
     });
-    let (client, server) = client::build(kube.config(), Duration::from_secs(10)).unwrap();
+    let (client, server) =
+        client::build(kube.config(), Duration::from_secs(10), &Default::default()).unwrap();
     // Pages of 3: three requests, every Node once.
     let listed = nodes::list_nodes(&client, &server, 3, Duration::from_secs(10))
         .await

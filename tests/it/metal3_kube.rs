@@ -1796,7 +1796,7 @@ fn a_guarded_drain_stops_between_two_evictions() {
     let counted = asked.clone();
     b.guard_writes(Arc::new(move || {
         if counted.fetch_add(1, Ordering::SeqCst) < 2 {
-            Ok(())
+            Ok(None)
         } else {
             Err(BackendError::Halted("the lease is lost".into()))
         }

@@ -6,8 +6,12 @@ use super::object::ObjectRef;
 
 /// Asked before each write a backend makes; an error (normally [`BackendError::Halted`])
 /// stops the writing there. Whoever may have to stop a pass mid-way sets it (a replica that
-/// lost its leader election, a stop signal): see [`Backend::guard_writes`].
-pub type WriteGuard = std::sync::Arc<dyn Fn() -> Result<(), BackendError> + Send + Sync>;
+/// lost its leader election, a stop signal): see [`Backend::guard_writes`]. A write it lets
+/// go gets the instant its requests must be over by (`None`: no bound, the configured
+/// timeouts), which the backend hands to the clients that send them: the bound travels with
+/// the guard's answer, whatever thread then sends the requests.
+pub type WriteGuard =
+    std::sync::Arc<dyn Fn() -> Result<Option<std::time::Instant>, BackendError> + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
@@ -601,7 +605,7 @@ pub(crate) mod tests {
             b.wait_applied(std::time::Duration::ZERO).unwrap(),
             Applied::NotYet("probe".into())
         );
-        b.guard_writes(std::sync::Arc::new(|| Ok(())));
+        b.guard_writes(std::sync::Arc::new(|| Ok(None)));
         assert_eq!(
             b.cancel_unstarted(&|t| t == "b1").unwrap(),
             [("b1".to_owned(), 7)]

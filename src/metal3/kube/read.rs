@@ -540,7 +540,7 @@ impl Inner {
         };
         let kc = workload::parse(value).map_err(refused)?;
         let config = workload::config(kc).await.map_err(refused)?;
-        let (client, server) = build(config, self.options.timeout)?;
+        let (client, server) = build(config, self.options.timeout, &self.lead)?;
         tracing::info!(cluster = %cluster, server = %server, "workload cluster client made from its kubeconfig Secret");
         self.workloads
             .insert(cluster.to_owned(), (version, Endpoint { client, server }));

@@ -15,7 +15,7 @@ impl Inner {
 
     /// Whether the guard (if any) lets the next write be made.
     pub(super) fn may_write(&self) -> Result<(), BackendError> {
-        self.guard.as_ref().map_or(Ok(()), |g| g())
+        self.guard.as_ref().map_or(Ok(()), |g| g().map(drop))
     }
 
     /// A JSON merge patch conditioned on the resourceVersion the pass holds for the object;
