@@ -1,8 +1,10 @@
 //! `metav1.LabelSelector` (`matchLabels` + `matchExpressions`), as CKE's `protected_namespaces`
-//! and `protected_job_pods` carry it: parsed and checked like `LabelSelectorAsSelector`, matched
-//! against labels here, and written as the `labelSelector` query text for the API server.
+//! and `protected_job_pods` carry it: parsed strictly and checked like
+//! `LabelSelectorAsSelector` here, the one parser of both families' selectors; matched against
+//! labels and written as the `labelSelector` query text by kube's own [`Selector`].
 
 use super::names;
+use kube::core::{Expression, Selector, SelectorExt};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -36,6 +38,15 @@ impl LabelSelector {
     /// Checks it as `LabelSelectorAsSelector` does: keys and values well formed, `In` and
     /// `NotIn` with values, `Exists` and `DoesNotExist` without. The error says which entry.
     pub fn validate(&self) -> Result<(), String> {
+        self.check()
+    }
+
+    /// [`Self::validate`], the error naming `key`, where the selector was given.
+    pub fn validate_at(&self, key: &str) -> Result<(), String> {
+        self.check().map_err(|e| format!("{key}: {e}"))
+    }
+
+    fn check(&self) -> Result<(), String> {
         for (k, v) in &self.match_labels {
             names::qualified_name(k).map_err(|e| format!("matchLabels key: {e}"))?;
             names::label_value(v).map_err(|e| format!("matchLabels[{k:?}]: {e}"))?;
@@ -68,38 +79,33 @@ impl LabelSelector {
         self.match_labels.is_empty() && self.match_expressions.is_empty()
     }
 
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.match_labels
-            .iter()
-            .all(|(k, v)| labels.get(k) == Some(v))
-            && self.match_expressions.iter().all(|r| {
-                let got = labels.get(&r.key);
-                match r.operator {
-                    Operator::In => got.is_some_and(|g| r.values.contains(g)),
-                    Operator::NotIn => !got.is_some_and(|g| r.values.contains(g)),
-                    Operator::Exists => got.is_some(),
-                    Operator::DoesNotExist => got.is_none(),
-                }
-            })
-    }
-
-    /// The `labelSelector` query text (`metav1.FormatLabelSelector` without its `<none>`):
-    /// empty selects everything.
-    pub fn query(&self) -> String {
-        let mut parts: Vec<String> = self
+    /// The same selector as kube's: `matchLabels`, then `matchExpressions` in order.
+    pub fn selector(&self) -> Selector {
+        let labels = self
             .match_labels
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        for r in &self.match_expressions {
-            parts.push(match r.operator {
-                Operator::In => format!("{} in ({})", r.key, r.values.join(",")),
-                Operator::NotIn => format!("{} notin ({})", r.key, r.values.join(",")),
-                Operator::Exists => r.key.clone(),
-                Operator::DoesNotExist => format!("!{}", r.key),
-            });
-        }
-        parts.join(",")
+            .map(|(k, v)| Expression::Equal(k.clone(), v.clone()));
+        let expressions = self.match_expressions.iter().map(|r| {
+            let key = r.key.clone();
+            let values = r.values.iter().cloned().collect();
+            match r.operator {
+                Operator::In => Expression::In(key, values),
+                Operator::NotIn => Expression::NotIn(key, values),
+                Operator::Exists => Expression::Exists(key),
+                Operator::DoesNotExist => Expression::DoesNotExist(key),
+            }
+        });
+        labels.chain(expressions).collect()
+    }
+
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.selector().matches(labels)
+    }
+
+    /// The `labelSelector` query text (`metav1.FormatLabelSelector` without its `<none>`, a
+    /// requirement's values sorted as there): empty selects everything.
+    pub fn query(&self) -> String {
+        self.selector().to_string()
     }
 }
 
@@ -114,43 +120,69 @@ mod tests {
             .collect()
     }
 
+    /// Every selector of both families (CKE's `protected_namespaces` and `protected_job_pods`
+    /// on the machines side, the drain's on metal3's) is read and matched here.
     #[test]
     fn selectors_match_and_format_like_metav1() {
-        let pod = labels(&[("app", "web"), ("tier", "front")]);
-        let cases = [
-            ("{}", true, ""),
-            ("{matchLabels: {app: web}}", true, "app=web"),
-            ("{matchLabels: {app: db}}", false, "app=db"),
+        let pod = [("app", "web"), ("tier", "front")];
+        let both = "{matchLabels: {a: x}, matchExpressions: [{key: b, operator: In, values: ['1', '2']}, {key: c, operator: DoesNotExist}]}";
+        // (selector, labels, matches, query text)
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], bool, &'a str);
+        let cases: [Case; 14] = [
+            ("{}", &pod, true, ""),
+            ("{}", &[], true, ""),
+            ("{matchLabels: {app: web}}", &pod, true, "app=web"),
+            ("{matchLabels: {app: db}}", &pod, false, "app=db"),
             (
                 "{matchExpressions: [{key: tier, operator: In, values: [front, back]}]}",
+                &pod,
                 true,
-                "tier in (front,back)",
+                "tier in (back,front)",
             ),
             (
                 "{matchExpressions: [{key: tier, operator: NotIn, values: [front]}]}",
+                &pod,
                 false,
                 "tier notin (front)",
             ),
             (
                 "{matchExpressions: [{key: missing, operator: NotIn, values: [x]}]}",
+                &pod,
                 true,
                 "missing notin (x)",
             ),
             (
                 "{matchExpressions: [{key: app, operator: Exists}]}",
+                &pod,
                 true,
                 "app",
             ),
             (
+                "{matchExpressions: [{key: app, operator: Exists}]}",
+                &[],
+                false,
+                "app",
+            ),
+            (
                 "{matchLabels: {app: web}, matchExpressions: [{key: debug, operator: DoesNotExist}]}",
+                &pod,
                 true,
                 "app=web,!debug",
             ),
+            (both, &[("a", "x"), ("b", "2")], true, "a=x,b in (1,2),!c"),
+            (both, &[("a", "x"), ("b", "3")], false, "a=x,b in (1,2),!c"),
+            (
+                both,
+                &[("a", "x"), ("b", "1"), ("c", "")],
+                false,
+                "a=x,b in (1,2),!c",
+            ),
+            (both, &[("b", "1")], false, "a=x,b in (1,2),!c"),
         ];
-        for (yaml, want, query) in cases {
+        for (yaml, pairs, want, query) in cases {
             let s: LabelSelector = serde_yaml_ng::from_str(yaml).unwrap();
             assert_eq!(s.validate(), Ok(()), "{yaml}");
-            assert_eq!(s.matches(&pod), want, "{yaml}");
+            assert_eq!(s.matches(&labels(pairs)), want, "{yaml} on {pairs:?}");
             assert_eq!(s.query(), query, "{yaml}");
         }
     }
@@ -173,6 +205,8 @@ mod tests {
             let s: LabelSelector = serde_yaml_ng::from_str(yaml).unwrap();
             let e = s.validate().unwrap_err();
             assert!(e.starts_with(want), "{yaml}: {e}");
+            let at = s.validate_at("repair.protected_job_pods").unwrap_err();
+            assert_eq!(at, format!("repair.protected_job_pods: {e}"), "{yaml}");
         }
         assert!(serde_yaml_ng::from_str::<LabelSelector>("{matchLabel: {a: b}}").is_err());
         assert!(

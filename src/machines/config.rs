@@ -5,8 +5,8 @@
 //! them, and a real configuration was broken by that (CKE's own mtest/cke-cluster.yml:
 //! `success_command_timeout_seconds` is not a field, so the timeout silently stayed 30 s).
 
+use crate::k8s::LabelSelector;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// A file of the machines family's settings that cannot be used; the message names what the
 /// file is (`repair configuration`, `constraints file`), the file and the key.
@@ -32,10 +32,10 @@ pub struct Repair {
     pub max_concurrent_repairs: usize,
     /// Unset: every namespace is protected.
     #[serde(default)]
-    pub protected_namespaces: Option<Selector>,
+    pub protected_namespaces: Option<LabelSelector>,
     /// Unset or `{}`: every running Job pod is protected.
     #[serde(default)]
-    pub protected_job_pods: Option<Selector>,
+    pub protected_job_pods: Option<LabelSelector>,
     #[serde(default)]
     pub evict_retries: i64,
     #[serde(default)]
@@ -120,73 +120,6 @@ pub struct Step {
     /// Unset or 0: no watch, the next step follows at once.
     #[serde(default)]
     pub watch_seconds: Option<u64>,
-}
-
-/// A Kubernetes label selector (`metav1.LabelSelector`).
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Selector {
-    #[serde(default, rename = "matchLabels")]
-    pub match_labels: BTreeMap<String, String>,
-    #[serde(default, rename = "matchExpressions")]
-    pub match_expressions: Vec<Requirement>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Requirement {
-    pub key: String,
-    pub operator: String,
-    #[serde(default)]
-    pub values: Vec<String>,
-}
-
-impl Selector {
-    /// Whether a set of labels matches (`{}` matches everything).
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.match_labels
-            .iter()
-            .all(|(k, v)| labels.get(k) == Some(v))
-            && self.match_expressions.iter().all(|r| {
-                let got = labels.get(&r.key);
-                match r.operator.as_str() {
-                    "In" => got.is_some_and(|v| r.values.contains(v)),
-                    "NotIn" => got.is_none_or(|v| !r.values.contains(v)),
-                    "Exists" => got.is_some(),
-                    _ => got.is_none(),
-                }
-            })
-    }
-
-    fn check(&self, key: &str) -> Result<(), String> {
-        use crate::k8s::names::{label_value, qualified_name};
-        for (k, v) in &self.match_labels {
-            qualified_name(k).map_err(|e| format!("{key}.matchLabels: {e}"))?;
-            label_value(v).map_err(|e| format!("{key}.matchLabels[{k}]: {e}"))?;
-        }
-        for (i, r) in self.match_expressions.iter().enumerate() {
-            let at = format!("{key}.matchExpressions[{i}]");
-            qualified_name(&r.key).map_err(|e| format!("{at}.key: {e}"))?;
-            match (r.operator.as_str(), r.values.is_empty()) {
-                ("In" | "NotIn", false) | ("Exists" | "DoesNotExist", true) => {}
-                ("In" | "NotIn", true) => {
-                    return Err(format!("{at}: {} needs values", r.operator));
-                }
-                ("Exists" | "DoesNotExist", false) => {
-                    return Err(format!("{at}: {} takes no values", r.operator));
-                }
-                (op, _) => {
-                    return Err(format!(
-                        "{at}.operator: {op:?} is not In, NotIn, Exists or DoesNotExist"
-                    ));
-                }
-            }
-            for v in &r.values {
-                label_value(v).map_err(|e| format!("{at}.values: {e}"))?;
-            }
-        }
-        Ok(())
-    }
 }
 
 impl Repair {
@@ -286,7 +219,7 @@ impl Repair {
             ("repair.protected_job_pods", &self.protected_job_pods),
         ] {
             if let Some(s) = s {
-                s.check(key)?;
+                s.validate_at(key)?;
             }
         }
         Ok(())
@@ -839,24 +772,6 @@ repair:
             assert!(e.contains(word), "{word}: {e}");
             assert_eq!(e.contains(SUFFIX), unknown, "{word}: {e}");
         }
-    }
-
-    #[test]
-    fn selectors_match_like_kubernetes() {
-        let s: Selector = serde_yaml_ng::from_str(
-            "matchLabels: {a: x}\nmatchExpressions:\n- {key: b, operator: In, values: [1, 2]}\n- {key: c, operator: DoesNotExist}",
-        )
-        .unwrap();
-        let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
-        assert!(s.matches(&labels(&[("a", "x"), ("b", "2")])));
-        assert!(!s.matches(&labels(&[("a", "x"), ("b", "3")])));
-        assert!(!s.matches(&labels(&[("a", "x"), ("b", "1"), ("c", "")])));
-        assert!(Selector::default().matches(&labels(&[])));
     }
 
     #[test]

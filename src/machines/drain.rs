@@ -202,14 +202,11 @@ pub fn drain_options(
 ) -> Result<crate::k8s::drain::Options, String> {
     use crate::k8s::drain::{Options, Protection};
     use crate::k8s::selector::LabelSelector;
-    let selector = |what: &str, s: &Option<super::config::Selector>| {
+    let selector = |what: &str, s: &Option<LabelSelector>| {
         s.as_ref()
             .map(|s| {
-                let v = serde_json::to_value(s).expect("a selector serialises");
-                let sel: LabelSelector =
-                    serde_json::from_value(v).map_err(|e| format!("repair: {what}: {e}"))?;
-                sel.validate().map_err(|e| format!("repair: {what}: {e}"))?;
-                Ok::<_, String>(sel)
+                s.validate_at(&format!("repair: {what}"))?;
+                Ok::<_, String>(s.clone())
             })
             .transpose()
             .map(Protection::from_cke)

@@ -2,21 +2,14 @@
 //! field selectors.
 
 use crate::kube::resource::Resource;
+use kube::core::{Expression, Selector, SelectorExt};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, PartialEq)]
-enum Req {
-    Eq(String, String),
-    Ne(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    NotExists(String),
-}
-
-/// A parsed `labelSelector`: every requirement must hold.
+/// A parsed `labelSelector`: every requirement must hold, matched by kube's own [`Selector`]
+/// (kube has no parser of the query text: that is this module's).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct LabelSelector(Vec<Req>);
+pub struct LabelSelector(Selector);
 
 impl LabelSelector {
     /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
@@ -29,20 +22,18 @@ impl LabelSelector {
             }
             reqs.push(parse_req(part)?);
         }
-        Ok(LabelSelector(reqs))
+        Ok(LabelSelector(reqs.into_iter().collect()))
     }
 
     pub fn matches(&self, obj: &Value) -> bool {
-        let labels = obj.pointer("/metadata/labels");
-        let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-        self.0.iter().all(|r| match r {
-            Req::Eq(k, v) => get(k) == Some(v),
-            Req::Ne(k, v) => get(k) != Some(v),
-            Req::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-            Req::NotIn(k, vs) => !get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-            Req::Exists(k) => get(k).is_some(),
-            Req::NotExists(k) => get(k).is_none(),
-        })
+        let labels: BTreeMap<String, String> = obj
+            .pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+            .collect();
+        self.0.matches(&labels)
     }
 }
 
@@ -71,19 +62,19 @@ fn split_top(s: &str) -> Result<Vec<&str>, String> {
     Ok(out)
 }
 
-fn parse_req(part: &str) -> Result<Req, String> {
+fn parse_req(part: &str) -> Result<Expression, String> {
     let bad = || format!("unable to parse requirement: {part:?}");
     if let Some(k) = part.strip_prefix('!') {
-        return Ok(Req::NotExists(key(k.trim()).ok_or_else(bad)?));
+        return Ok(Expression::DoesNotExist(key(k.trim()).ok_or_else(bad)?));
     }
     if let Some((k, v)) = part.split_once("!=") {
-        return Ok(Req::Ne(
+        return Ok(Expression::NotEqual(
             key(k.trim()).ok_or_else(bad)?,
             v.trim().to_string(),
         ));
     }
     if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
-        return Ok(Req::Eq(
+        return Ok(Expression::Equal(
             key(k.trim()).ok_or_else(bad)?,
             v.trim().to_string(),
         ));
@@ -95,12 +86,12 @@ fn parse_req(part: &str) -> Result<Req, String> {
         let (k, op) = head.rsplit_once(char::is_whitespace).ok_or_else(bad)?;
         let k = key(k.trim()).ok_or_else(bad)?;
         return match op {
-            "in" => Ok(Req::In(k, values)),
-            "notin" => Ok(Req::NotIn(k, values)),
+            "in" => Ok(Expression::In(k, values)),
+            "notin" => Ok(Expression::NotIn(k, values)),
             _ => Err(bad()),
         };
     }
-    Ok(Req::Exists(key(part).ok_or_else(bad)?))
+    Ok(Expression::Exists(key(part).ok_or_else(bad)?))
 }
 
 fn key(k: &str) -> Option<String> {
@@ -212,7 +203,7 @@ pub fn label_selector_object(v: &Value) -> Result<LabelSelector, String> {
             let val = val
                 .as_str()
                 .ok_or_else(|| format!("matchLabels[{k:?}] is not a string"))?;
-            reqs.push(Req::Eq(k.clone(), val.to_string()));
+            reqs.push(Expression::Equal(k.clone(), val.to_string()));
         }
     }
     for e in v
@@ -222,21 +213,21 @@ pub fn label_selector_object(v: &Value) -> Result<LabelSelector, String> {
         .flatten()
     {
         let key = e["key"].as_str().unwrap_or_default().to_string();
-        let values: Vec<String> = e["values"]
+        let values = e["values"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect();
         reqs.push(match e["operator"].as_str().unwrap_or_default() {
-            "In" => Req::In(key, values),
-            "NotIn" => Req::NotIn(key, values),
-            "Exists" => Req::Exists(key),
-            "DoesNotExist" => Req::NotExists(key),
+            "In" => Expression::In(key, values),
+            "NotIn" => Expression::NotIn(key, values),
+            "Exists" => Expression::Exists(key),
+            "DoesNotExist" => Expression::DoesNotExist(key),
             other => return Err(format!("{other:?} is not a valid label selector operator")),
         });
     }
-    Ok(LabelSelector(reqs))
+    Ok(LabelSelector(reqs.into_iter().collect()))
 }
 
 #[cfg(test)]
