@@ -18,6 +18,7 @@ pub mod face;
 pub mod file;
 #[cfg(any(test, feature = "testkit"))]
 pub mod fixture;
+mod health;
 pub mod kube;
 pub mod marks;
 pub mod objects;
@@ -33,7 +34,7 @@ use crate::engine::family::{
 };
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::object::{ObjectRef, parse_object_ref};
-use crate::engine::text::{FxMap, Text, rfc3339};
+use crate::engine::text::{FxMap, Text};
 use crate::engine::{Level, RepairResult};
 use marks::Annotations;
 use objects::{Host, Machine, Node, Snapshot, kind};
@@ -510,27 +511,6 @@ impl<'a> Index<'a> {
             .unwrap_or("")
     }
 
-    /// Why the Machine looks broken by itself (request aside), if it does.
-    fn symptom(&self, m: &Machine) -> Option<String> {
-        let name = m.node_ref.as_deref()?;
-        match self.node(m) {
-            None => Some(format!("its Node {name} is gone")),
-            Some(n) => match &n.ready {
-                Some((status, _)) if status == "True" => None,
-                Some((status, since)) => {
-                    let since = since.unwrap_or(i64::MIN / 2);
-                    (self.now - since >= self.settings.node_unhealthy_after).then(|| {
-                        format!(
-                            "its Node {name} is not Ready ({status}) since {}",
-                            rfc3339(since)
-                        )
-                    })
-                }
-                None => Some(format!("its Node {name} reports no Ready condition")),
-            },
-        }
-    }
-
     /// The Machine's repairs under way: id, level, start and recorded operations.
     fn pending(m: &Machine) -> Vec<crate::engine::marks::Pending<'_, Remedy>> {
         m.marks
@@ -687,42 +667,7 @@ impl Family for Metal3 {
     fn assess<'a>(index: &Index<'a>, m: &'a Machine) -> Assessment<'a, Metal3> {
         let host = index.host(m);
         let node = index.node(m);
-        // A request is the health checker's (or a person's) verdict: the design's controller
-        // acts on it whatever the Node looks like, and so does a once-off `autorepair request`,
-        // which asks for the repair itself, not for a check (it really runs, and counts).
-        let waiting = Index::waiting_request(m);
-        let problem = if m.deleting {
-            None
-        } else if m.requested {
-            Some(format!(
-                "remediation requested ({} or {})",
-                objects::REQUEST_KEY,
-                objects::REMEDIATE_KEY
-            ))
-        } else if let Some(symptom) = index.symptom(m) {
-            Some(symptom)
-        } else {
-            waiting.map(|level| format!("a {level} was requested (autorepair request)"))
-        };
-        // Cluster API's hold is said with the problem, so `explain` names it whatever else
-        // keeps the Machine waiting.
-        let problem = problem.map(|p| match &m.held {
-            Some(why) => format!("{p}; Cluster API holds it back: {why}"),
-            None => p,
-        });
-        let health = match problem {
-            None => Health::Healthy,
-            Some(problem) => Health::Broken {
-                need: match waiting {
-                    // A drain asked for on a Machine that shows nothing worse: just the drain.
-                    Some(Remedy::Drain) if !m.requested && index.symptom(m).is_none() => {
-                        Need::Repair(Remedy::Drain)
-                    }
-                    _ => need(index, m, host),
-                },
-                problem,
-            },
-        };
+        let health = health::health(index, m, host);
         let chain: Vec<&'a str> = index
             .scope_chain(m)
             .iter()
@@ -1002,51 +947,6 @@ fn power_word(host: Option<&Host>) -> &'static str {
         Some(false) => "off",
         None => "unknown",
     }
-}
-
-/// What a broken Machine needs: a power cycle, unless it was power-cycled within the
-/// reboot-loop window (then reprovisioning, where an owner can replace it), or it has no host.
-fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Remedy> {
-    if host.is_none() {
-        let why = match &m.host_link {
-            Err(why) => why.clone(),
-            Ok(_) => format!(
-                "its BareMetalHost {} is not in the objects read",
-                m.host.as_deref().unwrap_or("?")
-            ),
-        };
-        return Need::Person(format!(
-            "no BareMetalHost to power-cycle ({why}): check the Machine's infrastructure"
-        ));
-    }
-    // A strategy that cannot be read: neither its timeout nor the configuration's is what the
-    // request's author asked for.
-    if let (Some(Err(why)), Some(r)) = (&m.strategy, &m.remediation) {
-        return Need::Person(format!(
-            "its {} {r} cannot be served as asked: {why}; fix its AutorepairRemediationTemplate (type Reboot, retryLimit 0 or more, timeoutSeconds or timeout of {} s or more), then let the MachineHealthCheck make the request again",
-            objects::REMEDIATION_KIND,
-            objects::MIN_STRATEGY_TIMEOUT
-        ));
-    }
-    // A power cycle that failed is not a loop to guard against: the engine's bounded retries
-    // (the request's retryLimit) decide whether it is tried again, and without retries its
-    // failure parks the Machine anyway.
-    let last_failed = Index::last_cycle(m).is_some_and(|(at, result)| {
-        result == RepairResult::Failure && Index::last_power_cycle(m) == Some(at)
-    });
-    if let Some(at) = Index::last_power_cycle(m)
-        .filter(|at| !last_failed && index.now - at < index.settings.reboot_loop_window)
-    {
-        return if m.owner.is_some() {
-            Need::Repair(Remedy::Reprovision)
-        } else {
-            Need::Person(format!(
-                "it was power-cycled at {} (within reboot_loop_window) and it has no owner to replace it: find out why it keeps failing",
-                rfc3339(at)
-            ))
-        };
-    }
-    Need::Repair(Remedy::PowerCycle)
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@
 //! Machine's annotations, its host and Node, and written only when it changes: the `status` is
 //! a report for people and tools, never read back to decide anything.
 
+use super::health::need;
 use super::objects::{self, Conditions, Machine, Remediation, Report};
-use super::{Index, Metal3, OpId, Remedy, Step, need, protocol};
+use super::{Index, Metal3, OpId, Remedy, Step, protocol};
 use crate::engine::family::{Need, Progress};
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::plan::FleetSummary;
