@@ -1330,6 +1330,69 @@ fn a_pass_says_what_it_wrote_and_warns_of_each_bad_tag_once() {
     assert_eq!(stderr.matches("2 policy tags").count(), 1, "{stderr}");
 }
 
+/// A daemon says a bad mark once while it lasts, and again when it comes back after a pass
+/// without it: mended, then damaged again, is news (a warning said once a process was not).
+#[test]
+fn a_bad_mark_is_said_again_when_it_comes_back() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let demo = std::fs::read_to_string(&path).unwrap();
+    let bad = "ganeti:watcher:autorepair:suspend:notanumber";
+    let with_bad = |on: bool| {
+        let mut fleet: serde_json::Value = serde_json::from_str(&demo).unwrap();
+        let web = fleet["instances"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|i| i["name"] == "web-a4.ams.example")
+            .unwrap();
+        let tags = web["tags"].as_array_mut().unwrap();
+        tags.retain(|t| t != bad);
+        if on {
+            tags.push(bad.into());
+        }
+        // Whole, as an editor saves: the daemon reads it between two passes.
+        let new = path.with_extension("new");
+        std::fs::write(&new, fleet.to_string()).unwrap();
+        std::fs::rename(&new, &path).unwrap();
+    };
+    with_bad(true);
+    let mut child = std::process::Command::new(bin_path())
+        .args(["--config", "/dev/null", "run", "--loop", "--interval", "1s"])
+        .args(["--passes", "4", "--now", "1800000000", "--cluster"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let said = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    // The mark in pass 1, gone in pass 2, back in passes 3 and 4: each edit is made in the
+    // pause after a pass said its line, before the next pass reads the file.
+    let edits = [(1, false), (2, true)];
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some(&(_, on)) = edits
+            .iter()
+            .find(|(n, _)| line.starts_with(&format!("pass {n}:")))
+        {
+            with_bad(on);
+        }
+    }
+    let status = child.wait().unwrap();
+    let stderr = said.join().unwrap();
+    assert!(
+        status.success() || status.code() == Some(1),
+        "{status}: {stderr}"
+    );
+    let times = stderr.lines().filter(|l| l.contains("notanumber")).count();
+    assert_eq!(
+        times, 2,
+        "said in pass 1 and again in pass 3, not in 4:\n{stderr}"
+    );
+}
+
 /// `status | head -1`: a reader that stops reading is no failure (exit 0, nothing on standard
 /// error); and `run --passes 0`, which used to make a pass, is refused.
 #[test]
