@@ -221,11 +221,16 @@ fn every_file_is_read_and_written_through_one_module() {
 /// through the names other `use`s bring into scope (`use crate::x as y;` then `y::z`, a
 /// `pub use` re-export, `super::name`).
 ///
+/// A macro's arguments are read as tokens: any `a::b…` in them counts as a path, whatever the
+/// macro makes of it. A lone name (`x`) is not a reference of its own: it reaches another
+/// module only through a `use` of this one, which is.
+///
 /// What it cannot see: names brought in by a glob (`use crate::x::*;` itself counts as a
 /// reference to `crate::x`, the names it brings do not), paths inside string literals
-/// (`#[serde(with = "…")]`), and a macro's paths that only its expansion forms. Items under
-/// `#[cfg(test)]` or `#[test]`, and files named `tests.rs`, are not read: test code may use
-/// anything as a fixture.
+/// (`#[serde(with = "…")]`), and a macro's paths that only its expansion forms. What it cannot
+/// follow, it refuses: `#[path]` on a module, `include!`. Items under `#[cfg(test)]` or
+/// `#[test]`, and files named `tests.rs`, are not read: test code may use anything as a
+/// fixture.
 mod imports {
     use proc_macro2::{Spacing, TokenStream, TokenTree};
     use std::collections::{BTreeSet, HashMap};
@@ -422,13 +427,10 @@ mod imports {
             }
             None
         }
-    }
 
-    impl Crate {
         /// Whether `name` in `module` is the module's own item rather than a name a `use`
-        /// brought: a path's last name may be a value (`simulate::generate(…)` calls the
-        /// function beside a module imported as `generate`), the names before it are types
-        /// or modules.
+        /// brought: a path's last name may be a value (`sub::generate()` calls the function
+        /// beside a module imported as `generate`), the names before it are types or modules.
         fn own(&self, module: &ModPath, name: &str, last: bool) -> bool {
             self.items
                 .get(&(module.clone(), name.to_string()))
@@ -436,7 +438,8 @@ mod imports {
         }
     }
 
-    /// Whether an item is compiled only for tests: `#[test]`, `#[cfg(test)]`, `#[cfg(all(test, …))]`.
+    /// Whether an item is compiled only for tests: `#[test]`, `#[cfg(test)]`,
+    /// `#[cfg(all(test, …))]`.
     fn test_only(attrs: &[syn::Attribute]) -> bool {
         fn requires_test(meta: &syn::Meta) -> bool {
             match meta {
@@ -645,6 +648,14 @@ mod imports {
                 self.dir = outer_dir;
                 return;
             }
+            // A module elsewhere, or code pasted from another file, would escape the rules.
+            if item.attrs.iter().any(|a| a.path().is_ident("path")) {
+                self.error.get_or_insert(format!(
+                    "{}: `#[path]` on `mod {name}`: tests/it/layout.rs does not follow it",
+                    self.file.display(),
+                ));
+                return;
+            }
             let Some(path) = self.module_file(&name) else {
                 self.error.get_or_insert(format!(
                     "{}: no file for `mod {name};` ({name}.rs or {name}/mod.rs beside it)",
@@ -683,6 +694,12 @@ mod imports {
         }
 
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            if mac.path.is_ident("include") {
+                self.error.get_or_insert(format!(
+                    "{}: `include!` pastes code tests/it/layout.rs does not read",
+                    self.file.display(),
+                ));
+            }
             self.visit_path(&mac.path);
             self.tokens(mac.tokens.clone());
         }
@@ -1188,6 +1205,30 @@ fn the_resolver_follows_every_way_of_naming_a_module() {
         files.retain(|(p, _)| *p != "src/face/mod.rs");
         files.push(("src/face/mod.rs", "pub mod cli; pub use cli::m;"));
         assert_eq!(crossing(&files, file), *expected, "{what}:\n{text}");
+    }
+}
+
+/// What the parser cannot follow it refuses, naming the file, rather than read past it.
+#[test]
+fn the_parser_refuses_what_it_cannot_follow() {
+    let rows = [
+        ("mod elsewhere;", "src/lib.rs: no file for `mod elsewhere;`"),
+        (
+            "#[path = \"x.rs\"] mod m;",
+            "src/lib.rs: `#[path]` on `mod m`",
+        ),
+        (
+            "fn f() { include!(\"x.rs\"); }",
+            "src/lib.rs: `include!` pastes code",
+        ),
+        ("fn f( {", "src/lib.rs: does not parse"),
+    ];
+    for (text, said) in rows {
+        let read = |p: &Path| (p == Path::new("src/lib.rs")).then(|| text.to_string());
+        match imports::Crate::read(Path::new("src/lib.rs"), &read) {
+            Ok(_) => panic!("read {text:?}"),
+            Err(e) => assert!(e.starts_with(said), "{text:?}: {e}"),
+        }
     }
 }
 
