@@ -225,9 +225,11 @@ fn every_file_is_read_and_written_through_one_module() {
 /// macro makes of it. A lone name (`x`) is not a reference of its own: it reaches another
 /// module only through a `use` of this one, which is.
 ///
-/// What it cannot see: names brought in by a glob (`use crate::x::*;` itself counts as a
-/// reference to `crate::x`, the names it brings do not), paths inside string literals
-/// (`#[serde(with = "…")]`), and a macro's paths that only its expansion forms. What it cannot
+/// A glob (`use crate::x::*;`) is a reference to `crate::x`, and brings the names `crate::x`
+/// defines, declares or imports by name (not those of its own globs).
+///
+/// What it cannot see: paths inside string literals (`#[serde(with = "…")]`), and a macro's
+/// paths that only its expansion forms. What it cannot
 /// follow, it refuses: `#[path]` on a module, `include!`. Items under `#[cfg(test)]` or
 /// `#[test]`, and files named `tests.rs`, are not read: test code may use anything as a
 /// fixture.
@@ -283,6 +285,8 @@ mod imports {
         /// The items a module defines, and whether each names a type (or module) as well as
         /// a value: `use x::generate;` beside `fn generate` names a module and a function.
         items: HashMap<(ModPath, String), Namespace>,
+        /// The modules each module's glob `use`s bring every name of, as written.
+        globs: HashMap<ModPath, Vec<Written>>,
         written: Vec<Written>,
         /// The files read, and those left out as test code.
         pub read: BTreeSet<PathBuf>,
@@ -395,9 +399,12 @@ mod imports {
                     child.push(name.to_string());
                     if self.modules.contains(&child) || self.own(module, name, rest.is_empty()) {
                         child
-                    } else {
-                        let alias = self.aliases.get(&(module.clone(), name.to_string()))?;
+                    } else if let Some(alias) =
+                        self.aliases.get(&(module.clone(), name.to_string()))
+                    {
                         self.resolve(&alias.module, &alias.segs, trail, depth + 1)?
+                    } else {
+                        self.through_glob(module, name, rest.is_empty(), trail, depth)?
                     }
                 }
             };
@@ -418,12 +425,45 @@ mod imports {
                 if self.own(&module, &abs[at], at + 1 == abs.len()) {
                     return Some(abs);
                 }
-                let Some(alias) = self.aliases.get(&(module, abs[at].clone())) else {
-                    return Some(abs);
+                let last = at + 1 == abs.len();
+                let mut target = match self.aliases.get(&(module.clone(), abs[at].clone())) {
+                    Some(alias) => self.resolve(&alias.module, &alias.segs, trail, depth + 1)?,
+                    None => match self.through_glob(&module, &abs[at], last, trail, depth) {
+                        Some(target) => target,
+                        None => return Some(abs),
+                    },
                 };
-                let mut target = self.resolve(&alias.module, &alias.segs, trail, depth + 1)?;
                 target.extend(abs[at + 1..].iter().cloned());
                 abs = target;
+            }
+            None
+        }
+
+        /// `name` in `module` as a glob `use` of the module brings it: the first module globbed
+        /// that has the name as a module, an item or a name of its own `use`s.
+        fn through_glob(
+            &self,
+            module: &ModPath,
+            name: &str,
+            last: bool,
+            trail: &mut Vec<Vec<String>>,
+            depth: usize,
+        ) -> Option<Vec<String>> {
+            for glob in self.globs.get(module).into_iter().flatten() {
+                let mut seen = Vec::new();
+                let Some(mut from) = self.resolve(&glob.module, &glob.segs, &mut seen, depth + 1)
+                else {
+                    continue;
+                };
+                let key = (from.clone(), name.to_string());
+                from.push(name.to_string());
+                if self.modules.contains(&from)
+                    || self.own(&key.0, name, last)
+                    || self.aliases.contains_key(&key)
+                {
+                    trail.extend(seen);
+                    return Some(from);
+                }
             }
             None
         }
@@ -524,6 +564,16 @@ mod imports {
                 }
                 syn::UseTree::Glob(g) => {
                     let line = g.star_token.span.start().line;
+                    self.krate
+                        .globs
+                        .entry(self.module.clone())
+                        .or_default()
+                        .push(Written {
+                            file: self.file.clone(),
+                            line,
+                            module: self.module.clone(),
+                            segs: prefix.clone(),
+                        });
                     return self.write(line, prefix);
                 }
                 syn::UseTree::Name(n) => (&n.ident, n.ident.to_string()),
@@ -1152,6 +1202,21 @@ fn the_resolver_follows_every_way_of_naming_a_module() {
             "src/machines/mod.rs",
             "use crate::ganeti::*;",
             &["crate::ganeti via ganeti"],
+        ),
+        (
+            "a name a glob of the crate root brings",
+            "src/machines/mod.rs",
+            "use crate::*;\nfn f() { ganeti::x(); }",
+            &[ganeti_x],
+        ),
+        (
+            "a family's items re-exported by a glob, then reached through it",
+            "src/k8s/deep.rs",
+            "pub use crate::ganeti::*;\nfn f() { self::generate::Spec; }",
+            &[
+                "crate::ganeti via ganeti",
+                "crate::ganeti::generate::Spec via ganeti",
+            ],
         ),
         (
             "a use in a function body, then its name",
