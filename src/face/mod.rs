@@ -1,7 +1,7 @@
 //! The binary-facing layer: the command line ([`cli`]), the settings stage that resolves it
 //! once ([`settings`]), the printer that owns standard output ([`printer`]), and one module per
-//! job: passes (`run`), status/explain/snapshot (`inspect`), the tag tools (`tags`), the admin
-//! verbs (`admin`), the what-ifs (`simulate`). [`run()`] returns the exit status or a typed
+//! job: passes (`run`), status/explain/snapshot (`inspect`), the marks' lint (`tags`), the admin
+//! verbs (`admin`). [`run()`] returns the exit status or a typed
 //! error; `main` only maps that to the process's exit code.
 
 pub mod cli;
@@ -17,8 +17,6 @@ mod fleet;
 mod inspect;
 mod logs;
 mod run;
-#[cfg(any(test, feature = "testkit"))]
-mod simulate;
 pub mod tags;
 
 pub use self::family::FamilyFace;
@@ -273,9 +271,21 @@ pub fn run(parsed: cli::Parsed, families: &[&dyn Registered]) -> Result<Exit, Er
     let mut printer = Printer::standard(output);
     let out = &mut printer;
     match job {
-        Job::TagsParse { tags } => tags::parse(out, &tags),
+        Job::TagsParse { tags } => Ok(crate::ganeti::tags::describe::command(out, &tags)?),
         #[cfg(any(test, feature = "testkit"))]
-        Job::Generate { spec, output } => simulate::generate(out, &spec, output.as_deref()),
+        Job::Generate {
+            instances,
+            seed,
+            broken,
+            contradictions,
+            output,
+        } => {
+            use crate::ganeti::generate;
+            let mut spec = generate::Spec::new(instances, seed);
+            spec.broken_node_share = broken;
+            spec.contradictions = contradictions;
+            Ok(generate::command(out, &spec, output.as_deref())?)
+        }
         Job::Sabakan(cmd) => sabakan::cli::run(cmd)
             .map(|done| match done {
                 sabakan::cli::Done::Changed => Exit::Changed,

@@ -14,8 +14,6 @@ use super::cli::{
 use super::family::FamilyFace;
 use super::registry::{Claimed, Registered};
 use crate::engine::marks::Level as _;
-#[cfg(any(test, feature = "testkit"))]
-use crate::ganeti::generate::Spec;
 use crate::{
     admin::{self, AdminError, Verb},
     config::{Config, ConfigError, DEFAULT_CONFIG_PATH, Limits},
@@ -126,9 +124,13 @@ pub enum Job {
     TagsParse {
         tags: Vec<String>,
     },
+    /// A synthetic Ganeti fleet file (the generator's `Spec`, from the flags as given).
     #[cfg(any(test, feature = "testkit"))]
     Generate {
-        spec: Spec,
+        instances: usize,
+        seed: u64,
+        broken: f64,
+        contradictions: bool,
         output: Option<PathBuf>,
     },
     Sabakan(SabakanCommand),
@@ -424,10 +426,13 @@ impl Settings {
                 if !(0.0..=1.0).contains(&broken) {
                     return Err(SettingsError::Broken(broken));
                 }
-                let mut spec = Spec::new(instances, seed);
-                spec.broken_node_share = broken;
-                spec.contradictions = contradictions;
-                Job::Generate { spec, output: file }
+                Job::Generate {
+                    instances,
+                    seed,
+                    broken,
+                    contradictions,
+                    output: file,
+                }
             }
             command => {
                 let reads = Reads::of(&command);

@@ -15,15 +15,20 @@
 //! made by the renderer in [`crate::tags`]; the only hand-made ones are the deliberately
 //! invalid tags of `contradictions`.
 
+use crate::engine::Backend;
+use crate::ganeti::file::FleetFile;
 use crate::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, Op, OpKind, Snapshot,
 };
 use crate::ganeti::tags::{
     PREFIX, RepairResult, RepairType, render_pending, render_policy, render_result, render_suspend,
 };
+use crate::plug::printer::Printer;
+use crate::plug::{Exit, Failure};
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::path::Path;
 
 /// The fixed "now" synthetic fleets are built around: plan at this time for reproducible
 /// results (it is 2027-01-15T08:00:00Z).
@@ -96,6 +101,19 @@ struct Gen<'s> {
     snap: Snapshot,
     /// For each group, the range of its nodes in `snap.nodes`.
     group_ranges: Vec<std::ops::Range<usize>>,
+}
+
+/// `autorepair generate`: the fleet `spec` describes, saved (atomically) to `output` or printed
+/// on one line.
+pub fn command(out: &mut Printer, spec: &Spec, output: Option<&Path>) -> Result<Exit, Failure> {
+    let fleet = generate(spec);
+    match output {
+        Some(path) => FleetFile::create(path, fleet)
+            .flush()
+            .map_err(|e| Failure::Save(e.into()))?,
+        None => out.json_line(&fleet)?,
+    }
+    Ok(Exit::Ok)
 }
 
 /// Picks from `(value, weight)` pairs.

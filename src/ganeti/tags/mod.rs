@@ -1,6 +1,7 @@
 //! The autorepair tag language (Ganeti form), parsed without allocating and rendered with the
 //! same limits Ganeti enforces. The grammar lives in `tag-grammar/autorepair.abnf`.
 
+pub mod describe;
 mod parse;
 mod render;
 
