@@ -971,6 +971,115 @@ fn logs_carry_no_colour_codes_unless_a_terminal_asks_for_them() {
     }
 }
 
+/// A short `simulate` of the Ganeti demo: 4 scenarios of 10 passes and 5 quiet ones, one
+/// watcher.
+const SIMULATE: [&str; 14] = [
+    "simulate",
+    "--cluster",
+    "fixtures/demo.json",
+    "--scenarios",
+    "4",
+    "--passes",
+    "10",
+    "--quiet-passes",
+    "5",
+    "--replicas",
+    "1",
+    "--seed",
+    "7",
+    "--now",
+];
+
+/// `simulate`'s progress is one line on standard error, rewritten in place, when that is a
+/// terminal; in a pipe (cron's mail, a CI log) there is none, and standard output carries the
+/// summary alone either way.
+#[test]
+fn simulate_shows_its_progress_on_a_terminal_only() {
+    let piped = bin()
+        .args(["--config", "/dev/null"])
+        .args(SIMULATE)
+        .arg(NOW)
+        .assert()
+        .success();
+    let summary = String::from_utf8_lossy(&piped.get_output().stdout).into_owned();
+    assert!(
+        summary.starts_with("4 scenario(s), 60 passes: "),
+        "{summary}"
+    );
+    assert_eq!(stderr_of(&piped), "");
+    // On a terminal (util-linux `script` gives the command one), standard output to a file.
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = dir.path().join("stdout");
+    let line = format!(
+        "'{}' --config /dev/null {} {NOW} >'{}'",
+        bin_path().display(),
+        SIMULATE.join(" "),
+        stdout.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .env_remove("AUTOREPAIR_CONFIG")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    // A scenario at a time (a slice of a hundredth of them, at least one), each over the last;
+    // the last ends the line (the terminal shows `\n` as `\r\n`).
+    let shown: Vec<&str> = terminal.split("\r\x1b[2K").skip(1).collect();
+    assert_eq!(
+        shown,
+        [
+            "simulate: 1 of 4 scenarios, 15 passes",
+            "simulate: 2 of 4 scenarios, 30 passes",
+            "simulate: 3 of 4 scenarios, 45 passes",
+            "simulate: 4 of 4 scenarios, 60 passes\r\n",
+        ],
+        "{terminal:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&stdout).unwrap(), summary);
+}
+
+/// `simulate`'s summary says that a mass-failure limit halted most passes when half of them or
+/// more were (few repairs then, and why), and says nothing of it otherwise. The demo has four
+/// nodes down from its first pass: a cluster limit of one halts every pass; limits no fleet of
+/// twelve nodes reaches halt none.
+#[test]
+fn simulate_says_when_a_limit_halted_most_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let note = "note: 100% of the passes were halted by a mass-failure limit of [limits]: while \
+        one holds, no repair starts, so these scenarios show few repairs. `status` on the fleet \
+        names the limit and its counts; raise it in the config to see what repairs would do\n";
+    for (limits, halted, noted) in [
+        ("max_down_nodes = 1", ", 60 halted passes", true),
+        (
+            "max_down_nodes = 1000\nmax_down_nodes_per_group = 1000",
+            ", 0 halted passes",
+            false,
+        ),
+    ] {
+        let config = dir.path().join("limits.toml");
+        std::fs::write(&config, format!("[limits]\n{limits}\n")).unwrap();
+        let out = bin()
+            .arg("--config")
+            .arg(&config)
+            .args(SIMULATE)
+            .arg(NOW)
+            .assert()
+            .success();
+        let summary = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let first = summary.lines().next().unwrap_or_default();
+        assert!(first.ends_with(halted), "{limits}: {summary}");
+        assert_eq!(summary.contains(note), noted, "{limits}: {summary}");
+        assert_eq!(
+            summary.contains("were halted"),
+            noted,
+            "{limits}: {summary}"
+        );
+    }
+}
+
 /// Reads the first line a background run prints, or gives up after a minute.
 fn first_line(child: &mut std::process::Child) -> String {
     let stdout = child.stdout.take().unwrap();
