@@ -866,8 +866,7 @@ fn violations(krate: &imports::Crate, families: &BTreeSet<String>, root: &Path) 
     out
 }
 
-/// An import the rules forbid that is still in the code, and the part of the work on the
-/// layout that will remove it (the issue "the seam", bullet "fix the violations"). An entry no
+/// An import the rules forbid that is still in the code, and what will remove it. An entry no
 /// import needs any more fails `every_allowed_import_is_still_needed`: the list only shrinks.
 struct Allowed {
     rule: Rule,
@@ -880,8 +879,7 @@ struct Allowed {
 const ALLOWED: &[Allowed] = &[
     // The two commands of the face that are Ganeti's and no fleet's are the Ganeti family's
     // code, but the face's dispatch names them: the face has no way yet to reach a family's
-    // command that needs no fleet. Issue 34's bullet "fix the violations" removes them, by
-    // reaching each through the registry.
+    // command that needs no fleet. They go once each is reached through the registry.
     Allowed {
         rule: Rule::FaceNamesFamily,
         file: "src/face/mod.rs",
