@@ -457,7 +457,7 @@ mod tests {
     #[test]
     fn no_uuid_no_lock() {
         // (status, body, what the error names, whether a named lock would help): a refused
-        // password is not helped by --lock-file (issue 32), a cluster without a uuid is.
+        // password is not helped by --lock-file, a cluster without a uuid is.
         let cases = [
             (
                 401,

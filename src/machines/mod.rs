@@ -115,15 +115,23 @@ impl fmt::Display for OpId {
     }
 }
 
+/// A text that names no repair entry index.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0:?} is not a repair entry index: a whole number from 1 to {MAX_INDEX}, without leading zeros"
+)]
+pub struct NotAnIndex(pub String);
+
 impl FromStr for OpId {
-    type Err = ();
-    fn from_str(s: &str) -> Result<Self, ()> {
+    type Err = NotAnIndex;
+    fn from_str(s: &str) -> Result<Self, NotAnIndex> {
+        let refused = || NotAnIndex(s.to_owned());
         if s.is_empty() || s.starts_with('0') || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(());
+            return Err(refused());
         }
         match s.parse() {
             Ok(n) if n <= MAX_INDEX => Ok(OpId(n)),
-            _ => Err(()),
+            _ => Err(refused()),
         }
     }
 }

@@ -1483,3 +1483,29 @@ fn an_entry_whose_pending_label_cannot_be_read_runs_no_step_and_is_not_failed() 
         "{mended:?}"
     );
 }
+
+#[test]
+fn an_entry_index_is_a_whole_number_from_one_and_a_refusal_names_the_text() {
+    let max = super::MAX_INDEX.to_string();
+    let cases: [(&str, Option<u64>); 8] = [
+        ("1", Some(1)),
+        ("42", Some(42)),
+        (&max, Some(super::MAX_INDEX)),
+        ("0", None),
+        ("01", None),
+        ("", None),
+        ("-1", None),
+        ("9223372036854775808", None),
+    ];
+    for (text, expected) in cases {
+        match (text.parse::<super::OpId>(), expected) {
+            (Ok(id), Some(n)) => assert_eq!(id.0, n, "{text:?}"),
+            (Err(e), None) => {
+                let said = e.to_string();
+                assert!(said.contains(&format!("{text:?}")), "{said}");
+                assert!(said.contains("repair entry index"), "{said}");
+            }
+            (got, _) => panic!("{text:?}: {got:?}"),
+        }
+    }
+}

@@ -1503,7 +1503,7 @@ fn a_bad_mark_is_said_again_when_it_comes_back() {
 }
 
 /// `status | head -1`: a reader that stops reading is no failure (exit 0, nothing on standard
-/// error); and `run --passes 0`, which used to make a pass, is refused.
+/// error); and `run --passes 0` is refused, not taken for one pass.
 #[test]
 fn a_closed_pipe_is_no_error_and_zero_passes_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -1915,7 +1915,7 @@ fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
         .assert()
         .code(6);
     let stderr = stderr_of(&out);
-    // Said once, as the error: not also as an ERROR log line before it (issue 32).
+    // Said once, as the error: not also as an ERROR log line before it.
     assert_eq!(stderr.matches("`write` option").count(), 1, "{stderr}");
     assert!(!stderr.contains("ERROR"), "{stderr}");
 }
@@ -2094,7 +2094,7 @@ fn status_and_explain_print_what_kubectl_users_expect() {
         (&["status", "db-a"], 2, |_, e| {
             e.contains("is not in the fleet")
         }),
-        // Not "holds no instances": it holds four (issue 32).
+        // Not "holds no instances": it holds four.
         (&["status", "node/node-a1.ams.example"], 2, |_, e| {
             e.contains("node/node-a1.ams.example is neither one of the instances nor a scope")
                 && !e.contains("holds no instances")
