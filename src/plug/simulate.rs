@@ -182,22 +182,7 @@ mod tests {
     use super::*;
     use crate::engine::sim::Stats;
     use crate::engine::toy::Toy;
-    use std::io::{self, Write};
-    use std::sync::{Arc, Mutex};
-
-    /// A writer whose bytes the test reads afterwards.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::plug::printer::tests::printer;
 
     /// The note comes with half of the passes halted or more, not below, and never for a run
     /// of no pass at all.
@@ -213,16 +198,7 @@ mod tests {
             (3, 2, Some("66%")),
             (10, 10, Some("100%")),
         ] {
-            let out = Captured::default();
-            let mut printer = Printer::new(
-                Box::new(out.clone()),
-                Box::new(io::sink()),
-                crate::plug::printer::Output {
-                    json: false,
-                    yaml: false,
-                    colour: false,
-                },
-            );
+            let (mut printer, out, _) = printer(false);
             let summary = Summary {
                 scenarios: 1,
                 stats: Stats {
@@ -233,7 +209,7 @@ mod tests {
                 findings: Vec::new(),
             };
             report::<Toy>(&mut printer, &summary, &[]).unwrap();
-            let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+            let text = out.text();
             let said = text
                 .lines()
                 .find_map(|l| {

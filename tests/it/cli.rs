@@ -112,6 +112,23 @@ fn demo_copy(dir: &Path) -> PathBuf {
     path
 }
 
+/// Edits one instance's tags in a fleet file, saved whole (an editor's rename: a daemon reads
+/// the file between two passes).
+fn edit_tags(path: &Path, instance: &str, edit: impl FnOnce(&mut Vec<serde_json::Value>)) {
+    let mut fleet: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let found = fleet["instances"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|i| i["name"] == instance)
+        .unwrap_or_else(|| panic!("no instance {instance} in {}", path.display()));
+    edit(found["tags"].as_array_mut().unwrap());
+    let new = path.with_extension("new");
+    std::fs::write(&new, fleet.to_string()).unwrap();
+    std::fs::rename(&new, path).unwrap();
+}
+
 fn load(path: &Path) -> Snapshot {
     parse_fleet(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -258,21 +275,14 @@ fn a_failed_repair_is_retried_after_its_back_off_only_when_retries_allow() {
     let path = demo_copy(dir.path());
     let now: i64 = NOW.parse().unwrap();
     let failed_at = now - 300;
-    let mut fleet: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let web_b4 = fleet["instances"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|i| i["name"] == "web-b4.ams.example")
-        .unwrap();
-    web_b4["tags"].as_array_mut().unwrap().push(
-        format!(
-            "{PREFIX}result:failover:3b2c1d0e-1111-4a2b-9c3d-000000000009:{failed_at}:failure:"
+    edit_tags(&path, "web-b4.ams.example", |tags| {
+        tags.push(
+            format!(
+                "{PREFIX}result:failover:3b2c1d0e-1111-4a2b-9c3d-000000000009:{failed_at}:failure:"
+            )
+            .into(),
         )
-        .into(),
-    );
-    std::fs::write(&path, fleet.to_string()).unwrap();
+    });
     let config = dir.path().join("autorepair.toml");
     std::fs::write(
         &config,
@@ -366,26 +376,18 @@ fn with_escalate_a_failed_migrate_is_retried_as_a_failover() {
     for (escalate, policy, want) in cases {
         let dir = tempfile::tempdir().unwrap();
         let path = demo_copy(dir.path());
-        let mut fleet: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let db_b1 = fleet["instances"]
-            .as_array_mut()
-            .unwrap()
-            .iter_mut()
-            .find(|i| i["name"] == "db-b1.ams.example")
-            .unwrap();
-        let tags = db_b1["tags"].as_array_mut().unwrap();
-        tags.push(
-            format!(
-                "{PREFIX}result:migrate:3b2c1d0e-1111-4a2b-9c3d-00000000000a:{}:failure:",
-                now - 900
-            )
-            .into(),
-        );
-        if let Some(p) = policy {
-            tags.push(format!("{PREFIX}{p}").into());
-        }
-        std::fs::write(&path, fleet.to_string()).unwrap();
+        edit_tags(&path, "db-b1.ams.example", |tags| {
+            tags.push(
+                format!(
+                    "{PREFIX}result:migrate:3b2c1d0e-1111-4a2b-9c3d-00000000000a:{}:failure:",
+                    now - 900
+                )
+                .into(),
+            );
+            if let Some(p) = policy {
+                tags.push(format!("{PREFIX}{p}").into());
+            }
+        });
         let config = dir.path().join("autorepair.toml");
         std::fs::write(
             &config,
@@ -1389,19 +1391,11 @@ fn a_pass_says_what_it_wrote_and_warns_of_each_bad_tag_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = demo_copy(dir.path());
     // Two policies on one instance: a lint about the object, naming no single tag.
-    let mut fleet: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let web = fleet["instances"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|i| i["name"] == "web-a4.ams.example")
-        .unwrap();
-    for level in ["migrate", "failover"] {
-        let tag = format!("ganeti:watcher:autorepair:{level}");
-        web["tags"].as_array_mut().unwrap().push(tag.into());
-    }
-    std::fs::write(&path, fleet.to_string()).unwrap();
+    edit_tags(&path, "web-a4.ams.example", |tags| {
+        for level in ["migrate", "failover"] {
+            tags.push(format!("ganeti:watcher:autorepair:{level}").into());
+        }
+    });
     let out = bin()
         .args([
             "--config",
@@ -1446,25 +1440,14 @@ fn a_bad_mark_is_said_again_when_it_comes_back() {
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let path = demo_copy(dir.path());
-    let demo = std::fs::read_to_string(&path).unwrap();
     let bad = "ganeti:watcher:autorepair:suspend:notanumber";
     let with_bad = |on: bool| {
-        let mut fleet: serde_json::Value = serde_json::from_str(&demo).unwrap();
-        let web = fleet["instances"]
-            .as_array_mut()
-            .unwrap()
-            .iter_mut()
-            .find(|i| i["name"] == "web-a4.ams.example")
-            .unwrap();
-        let tags = web["tags"].as_array_mut().unwrap();
-        tags.retain(|t| t != bad);
-        if on {
-            tags.push(bad.into());
-        }
-        // Whole, as an editor saves: the daemon reads it between two passes.
-        let new = path.with_extension("new");
-        std::fs::write(&new, fleet.to_string()).unwrap();
-        std::fs::rename(&new, &path).unwrap();
+        edit_tags(&path, "web-a4.ams.example", |tags| {
+            tags.retain(|t| t != bad);
+            if on {
+                tags.push(bad.into());
+            }
+        })
     };
     with_bad(true);
     let mut child = std::process::Command::new(bin_path())
