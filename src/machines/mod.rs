@@ -422,7 +422,7 @@ pub struct Index<'a> {
     /// Why the cluster limiter holds every new entry this pass, if it does.
     cluster_hold: Option<String>,
     /// CKE's etcd gate: why no repair step moves this pass, if none does.
-    etcd_hold: Option<String>,
+    etcd_hold: Option<etcd::Closed>,
     /// Entries that may take a step this pass (CKE's candidates within max_concurrent_repairs).
     taken: Vec<bool>,
     /// Nodes by name and by InternalIP.
@@ -745,11 +745,10 @@ impl Family for Machines {
                     (OpState::Paused, None)
                 }
                 // As CKE: the gate holds every entry where it stands, its slot kept.
-                Status::Queued | Status::Processing if index.etcd_hold.is_some() => (
+                Status::Queued | Status::Processing if let Some(closed) = &index.etcd_hold => (
                     OpState::Running,
                     Some(format!(
-                        "the etcd gate holds every repair step (as CKE's): {}; entry #{} moves once etcd is good for repair",
-                        index.etcd_hold.as_deref().unwrap_or_default(),
+                        "the etcd gate holds every repair step (as CKE's): {closed}; entry #{} moves once etcd is good for repair",
                         e.index
                     )),
                 ),

@@ -100,7 +100,7 @@ fn control_plane(index: &Index<'_>, m: &Machine) -> bool {
 }
 
 /// Why CKE's etcd gate holds every repair step this pass (`None`: it does not, or is off).
-pub(super) fn etcd_hold(index: &Index<'_>) -> Option<String> {
+pub(super) fn etcd_hold(index: &Index<'_>) -> Option<super::etcd::Closed> {
     let read = index.snap.etcd.as_ref()?;
     let cps = index
         .settings

@@ -830,7 +830,7 @@ fn the_etcd_gate_holds_every_step_while_etcd_is_not_good_for_repair() {
     };
     // (what etcd said, how many entries' operations move, whether the Node is uncordoned,
     // what the entry's operation says)
-    type Read = Option<Result<EtcdStatus, String>>;
+    type Read = Option<Result<EtcdStatus, crate::machines::etcd::EtcdError>>;
     let cases: Vec<(Read, usize, bool, Option<&str>)> = vec![
         (None, 2, true, None),
         (Some(good), 2, true, None),
@@ -841,10 +841,13 @@ fn the_etcd_gate_holds_every_step_while_etcd_is_not_good_for_repair() {
             Some("is out of sync while its machine is reachable"),
         ),
         (
-            Some(Err("connection refused".into())),
+            Some(Err(crate::machines::etcd::EtcdError::Request {
+                url: "https://10.0.0.1:2379/v3/kv/range".into(),
+                message: "connection refused".into(),
+            })),
             0,
             false,
-            Some("etcd cannot be read (connection refused)"),
+            Some("etcd cannot be read (https://10.0.0.1:2379/v3/kv/range: connection refused)"),
         ),
     ];
     for (read, moves, uncordons, says) in cases {
