@@ -271,21 +271,7 @@ pub fn run(parsed: cli::Parsed, families: &[&dyn Registered]) -> Result<Exit, Er
     let mut printer = Printer::standard(output);
     let out = &mut printer;
     match job {
-        Job::TagsParse { tags } => Ok(crate::ganeti::tags::describe::command(out, &tags)?),
-        #[cfg(any(test, feature = "testkit"))]
-        Job::Generate {
-            instances,
-            seed,
-            broken,
-            contradictions,
-            output,
-        } => {
-            use crate::ganeti::generate;
-            let mut spec = generate::Spec::new(instances, seed);
-            spec.broken_node_share = broken;
-            spec.contradictions = contradictions;
-            Ok(generate::command(out, &spec, output.as_deref())?)
-        }
+        Job::Family(job) => job.run(out, &logs),
         Job::Sabakan(cmd) => sabakan::cli::run(cmd)
             .map(|done| match done {
                 sabakan::cli::Done::Changed => Exit::Changed,
@@ -296,8 +282,9 @@ pub fn run(parsed: cli::Parsed, families: &[&dyn Registered]) -> Result<Exit, Er
     }
 }
 
-/// A command on a fleet whose family only the job itself knows: the face runs it without
-/// naming the family, and each family's commands are monomorphised once, by [`fleet_job`].
+/// A command of a family only the job itself knows (on its fleet, or one that needs none):
+/// the face runs it without naming the family, and each family's commands are monomorphised
+/// once, by [`fleet_job`] and the registry.
 pub trait FleetCommand: std::fmt::Debug + Send {
     fn run(self: Box<Self>, out: &mut Printer, logs: &Logs) -> Result<Exit, Error>;
     /// The job as its family's type, for tests that look inside it.

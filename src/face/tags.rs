@@ -1,5 +1,5 @@
-//! `tags lint`: any family's marks. (`tags parse` is Ganeti's tag language as a tool:
-//! `ganeti::tags::describe`.)
+//! `tags lint`: any family's marks on its fleet. (`tags parse`, marks given as text, is
+//! `plug::marks`, reached through the registry.)
 
 use super::family::FamilyFace;
 use super::fleet::{connect, read_plan};

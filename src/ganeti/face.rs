@@ -180,6 +180,9 @@ impl FamilyFace for Ganeti {
     const CONFIG_KEYS: &'static [&'static str] = &["fleet_file", "rapi", "ganeti"];
     const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];
     const FLEET_HINT: &'static str = "--cluster FILE or --rapi URL (Ganeti)";
+    #[cfg(any(test, feature = "testkit"))]
+    const GENERATOR: Option<&'static dyn crate::plug::generate::Generator> =
+        Some(&super::generate::Generator);
 
     fn claim(
         args: &Self::Args,

@@ -15,20 +15,15 @@
 //! made by the renderer in [`crate::tags`]; the only hand-made ones are the deliberately
 //! invalid tags of `contradictions`.
 
-use crate::engine::Backend;
-use crate::ganeti::file::FleetFile;
 use crate::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, Op, OpKind, Snapshot,
 };
 use crate::ganeti::tags::{
     PREFIX, RepairResult, RepairType, render_pending, render_policy, render_result, render_suspend,
 };
-use crate::plug::printer::Printer;
-use crate::plug::{Exit, Failure};
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::path::Path;
 
 /// The fixed "now" synthetic fleets are built around: plan at this time for reproducible
 /// results (it is 2027-01-15T08:00:00Z).
@@ -103,17 +98,33 @@ struct Gen<'s> {
     group_ranges: Vec<std::ops::Range<usize>>,
 }
 
-/// `autorepair generate`: the fleet `spec` describes, saved (atomically) to `output` or printed
+/// `autorepair generate` for Ganeti: a fleet file of instances, saved (atomically) or printed
 /// on one line.
-pub fn command(out: &mut Printer, spec: &Spec, output: Option<&Path>) -> Result<Exit, Failure> {
-    let fleet = generate(spec);
-    match output {
-        Some(path) => FleetFile::create(path, fleet)
-            .flush()
-            .map_err(|e| Failure::Save(e.into()))?,
-        None => out.json_line(&fleet)?,
+#[cfg(any(test, feature = "testkit"))]
+pub struct Generator;
+
+#[cfg(any(test, feature = "testkit"))]
+impl crate::plug::generate::Generator for Generator {
+    fn generate(
+        &self,
+        out: &mut crate::plug::printer::Printer,
+        asked: &crate::plug::generate::Generate,
+    ) -> Result<crate::plug::Exit, crate::plug::Failure> {
+        use crate::engine::Backend;
+        use crate::ganeti::file::FleetFile;
+        use crate::plug::{Exit, Failure};
+        let mut spec = Spec::new(asked.targets, asked.seed);
+        spec.broken_node_share = asked.broken;
+        spec.contradictions = asked.contradictions;
+        let fleet = generate(&spec);
+        match &asked.output {
+            Some(path) => FleetFile::create(path, fleet)
+                .flush()
+                .map_err(|e| Failure::Save(e.into()))?,
+            None => out.json_line(&fleet)?,
+        }
+        Ok(Exit::Ok)
     }
-    Ok(Exit::Ok)
 }
 
 /// Picks from `(value, weight)` pairs.

@@ -8,6 +8,9 @@
 
 pub mod claim;
 pub mod cli;
+#[cfg(any(test, feature = "testkit"))]
+pub mod generate;
+pub mod marks;
 pub mod printer;
 #[cfg(any(test, feature = "testkit"))]
 pub mod simulate;
@@ -53,6 +56,9 @@ pub trait FamilyFace: Family {
     /// How to name a fleet of this family, for the error that no fleet was named
     /// (`--cluster FILE or --rapi URL (a Ganeti cluster)`).
     const FLEET_HINT: &'static str;
+    /// `generate`'s maker of synthetic fleets of this family, if it has one.
+    #[cfg(any(test, feature = "testkit"))]
+    const GENERATOR: Option<&'static dyn generate::Generator> = None;
 
     /// The fleet this family's flags (or, asked to look there, its config keys) name, if
     /// any.

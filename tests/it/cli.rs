@@ -179,6 +179,158 @@ fn tags_parse_json_has_the_documented_keys_and_exit_codes() {
     assert!(first["error"].as_str().unwrap().contains("teleport"));
 }
 
+/// `tags parse` reads the marks of the family whose fleet flag is given, Ganeti's without one:
+/// a good mark of that family is described (exit 0), a bad one is invalid (exit 1), and
+/// another family's mark is foreign to it.
+#[test]
+fn tags_parse_reads_the_marks_of_the_family_whose_fleet_flag_is_given() {
+    let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    struct Case {
+        family: &'static str,
+        flags: &'static [&'static str],
+        good: String,
+        said: String,
+        bad: String,
+        foreign: String,
+    }
+    let cases = [
+        Case {
+            family: "ganeti, by default",
+            flags: &[],
+            good: format!("{PREFIX}failover"),
+            said: "allows repairs up to failover".into(),
+            bad: format!("{PREFIX}teleport"),
+            foreign: "autorepair.io/policy=drain".into(),
+        },
+        Case {
+            family: "ganeti",
+            flags: &["--cluster", "fleet.json"],
+            good: format!("{PREFIX}pending:migrate:{id}:17:3+4"),
+            said: format!("migrate repair {id} pending since 1970-01-01T00:00:17Z, jobs [3, 4]"),
+            bad: format!("{PREFIX}pending:migrate:{id}:17:x"),
+            foreign: "autorepair.policy=step-2".into(),
+        },
+        Case {
+            family: "metal3",
+            flags: &["--kube"],
+            good: "autorepair.io/policy=power-cycle".into(),
+            said: "allows repairs up to power-cycle".into(),
+            bad: "autorepair.io/policy=teleport".into(),
+            foreign: format!("{PREFIX}failover"),
+        },
+        Case {
+            family: "metal3 (objects file)",
+            flags: &["--kube-objects", "objects.json"],
+            good: "autorepair.io/suspend=".into(),
+            said: "suspended, no end".into(),
+            bad: "autorepair.io/suspend=soon".into(),
+            foreign: "autorepair.suspend=".into(),
+        },
+        Case {
+            family: "machines",
+            flags: &["--sabakan-file", "machines.json"],
+            good: format!("autorepair.{id}=result.step-2.18.failure.7"),
+            said: format!(
+                "step-2 repair {id} ended failure at 1970-01-01T00:00:18Z, repair entries [7]"
+            ),
+            bad: "autorepair.policy=teleport".into(),
+            foreign: format!("{PREFIX}failover"),
+        },
+        Case {
+            family: "machines (sabakan)",
+            flags: &["--sabakan", "https://sabakan.example:10443"],
+            good: "autorepair.policy=step-2".into(),
+            said: "allows repairs up to step-2".into(),
+            bad: format!("autorepair.{id}=pending.step-9.17"),
+            foreign: format!("{PREFIX}suspend"),
+        },
+    ];
+    let run = |flags: &[&str], marks: &[&str]| {
+        let out = bin()
+            .args(["tags", "parse"])
+            .args(flags)
+            .args(marks)
+            .assert();
+        let output = out.get_output();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    for case in &cases {
+        let name = case.family;
+        assert_eq!(
+            run(case.flags, &[&case.good, &case.foreign]),
+            (
+                Some(0),
+                format!(
+                    "{}: {}\n{}: foreign (not an autorepair {})\n",
+                    case.good,
+                    case.said,
+                    case.foreign,
+                    if name.starts_with("ganeti") {
+                        "tag"
+                    } else if name.starts_with("metal3") {
+                        "annotation"
+                    } else {
+                        "label"
+                    }
+                )
+            ),
+            "{name}: a good mark"
+        );
+        let (code, said) = run(case.flags, &[&case.good, &case.bad]);
+        assert_eq!(code, Some(1), "{name}: a bad mark: {said}");
+        let bad = said.lines().nth(1).unwrap_or_default();
+        assert!(
+            bad.starts_with(&format!("{}: INVALID (", case.bad)),
+            "{name}: a bad mark: {said}"
+        );
+    }
+}
+
+/// `generate` is the generator's of the family whose fleet flag is given: Ganeti's without
+/// one; the families without a generator say so (exit 2) and name the flag to leave out.
+#[test]
+fn generate_is_the_flagged_familys_and_a_family_without_one_says_so() {
+    let cases: [(&[&str], Result<(), &str>); 4] = [
+        (&[], Ok(())),
+        (&["--cluster", "fleet.json"], Ok(())),
+        (
+            &["--kube"],
+            Err(
+                "autorepair: error: metal3 has no `generate`: synthetic fleets are made for ganeti only: leave out --kube",
+            ),
+        ),
+        (
+            &["--sabakan-file", "machines.json"],
+            Err(
+                "autorepair: error: machines has no `generate`: synthetic fleets are made for ganeti only: leave out --sabakan-file",
+            ),
+        ),
+    ];
+    for (flags, expected) in cases {
+        let out = bin()
+            .args(["generate", "--instances", "3"])
+            .args(flags)
+            .assert();
+        let output = out.get_output();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        match expected {
+            Ok(()) => {
+                assert_eq!(output.status.code(), Some(0), "{flags:?}: {stderr}");
+                let fleet = parse_fleet(&String::from_utf8_lossy(&output.stdout)).unwrap();
+                assert_eq!(fleet.instances.len(), 3, "{flags:?}");
+            }
+            Err(said) => {
+                assert_eq!(output.status.code(), Some(2), "{flags:?}: {stderr}");
+                assert_eq!(stderr.trim_end(), said, "{flags:?}");
+                assert!(output.stdout.is_empty(), "{flags:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn status_json_lists_every_target_with_its_state_and_policy_source() {
     let out = bin()

@@ -866,45 +866,6 @@ fn violations(krate: &imports::Crate, families: &BTreeSet<String>, root: &Path) 
     out
 }
 
-/// An import the rules forbid that is still in the code, and what will remove it. An entry no
-/// import needs any more fails `every_allowed_import_is_still_needed`: the list only shrinks.
-struct Allowed {
-    rule: Rule,
-    file: &'static str,
-    /// The path the import reaches, or a prefix of it (`crate::ganeti::generate`).
-    path: &'static str,
-    why: &'static str,
-}
-
-const ALLOWED: &[Allowed] = &[
-    // The two commands of the face that are Ganeti's and no fleet's are the Ganeti family's
-    // code, but the face's dispatch names them: the face has no way yet to reach a family's
-    // command that needs no fleet. They go once each is reached through the registry.
-    Allowed {
-        rule: Rule::FaceNamesFamily,
-        file: "src/face/mod.rs",
-        path: "crate::ganeti::generate",
-        why: "`generate` (testkit) writes a synthetic Ganeti fleet file",
-    },
-    Allowed {
-        rule: Rule::FaceNamesFamily,
-        file: "src/face/mod.rs",
-        path: "crate::ganeti::tags::describe",
-        why: "`tags parse` describes Ganeti's tags, whatever the fleet",
-    },
-];
-
-impl Allowed {
-    fn covers(&self, v: &Violation) -> bool {
-        self.rule == v.rule
-            && self.file == v.file
-            && [&v.to, &v.written].iter().any(|p| {
-                p.strip_prefix(self.path)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
-            })
-    }
-}
-
 /// The sources of `src/`, their references and the families, read once for all the rules.
 struct Sources {
     root: PathBuf,
@@ -943,12 +904,12 @@ fn sources() -> &'static Sources {
     })
 }
 
-/// The violations of one rule the allowlist does not cover, as the failure message's lines.
+/// The violations of one rule, as the failure message's lines.
 fn unexpected(rule: Rule) -> Vec<String> {
     let s = sources();
     violations(&s.krate, &s.families, &s.root)
         .into_iter()
-        .filter(|v| v.rule == rule && !ALLOWED.iter().any(|a| a.covers(v)))
+        .filter(|v| v.rule == rule)
         .map(|v| v.to_string())
         .collect()
 }
@@ -1039,22 +1000,6 @@ fn rule_5_the_face_names_no_family_but_through_families() {
         found.is_empty(),
         "the face names a family (it should reach it through crate::FAMILIES):\n{}",
         found.join("\n")
-    );
-}
-
-#[test]
-fn every_allowed_import_is_still_needed() {
-    let s = sources();
-    let found = violations(&s.krate, &s.families, &s.root);
-    let stale: Vec<String> = ALLOWED
-        .iter()
-        .filter(|a| !found.iter().any(|v| a.covers(v)))
-        .map(|a| format!("{} {} (rule {}): {}", a.file, a.path, a.rule as u8, a.why))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "these allowed imports are gone: remove them from ALLOWED in tests/it/layout.rs:\n{}",
-        stale.join("\n")
     );
 }
 

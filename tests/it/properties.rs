@@ -11,11 +11,12 @@ use autorepair::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, ObjectRef, Op, Snapshot,
 };
 use autorepair::ganeti::tags::{
-    self, MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType, Tag, TagJson, render_pending,
+    self, MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType, Tag, render_pending,
     render_policy, render_result, render_suspend,
 };
 use autorepair::ganeti::testkit::{Fleet, JobExt, job};
-use autorepair::ganeti::{Action, Next, Plan, Settings, plan_with};
+use autorepair::ganeti::{Action, Ganeti, Next, Plan, Settings, plan_with};
+use autorepair::plug::marks::{MarkJson, describe};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
@@ -89,7 +90,10 @@ fn ganeti_char(b: u8) -> bool {
 
 /// What every parse must satisfy, whatever the input.
 fn check_parse(text: &str) -> Result<(), TestCaseError> {
-    let _ = TagJson::of(text);
+    // The JSON view walks job lists with `expect`, and the line `tags parse` shows renders the
+    // tag's time: neither may panic.
+    let _ = MarkJson::<Ganeti>::line(text);
+    let _ = describe::<Ganeti>(text);
     match tags::parse(text) {
         Ok(Tag::Foreign) => prop_assert!(!text.starts_with(PREFIX), "ours parsed as foreign"),
         Ok(tag) => {

@@ -1,7 +1,6 @@
 //! The autorepair tag language (Ganeti form), parsed without allocating and rendered with the
 //! same limits Ganeti enforces. The grammar lives in `tag-grammar/autorepair.abnf`.
 
-pub mod describe;
 mod parse;
 mod render;
 
@@ -128,85 +127,6 @@ impl Codec for Tags {
     }
     fn is_repair_id(id: &str) -> bool {
         is_repair_id(id)
-    }
-}
-
-/// The JSON shape of one parsed tag, as printed by `autorepair tags parse --json`. Other tools
-/// depend on these keys.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TagJson<'a> {
-    pub tag: &'a str,
-    #[serde(flatten)]
-    pub body: TagJsonBody<'a>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum TagJsonBody<'a> {
-    Policy {
-        repair: RepairType,
-    },
-    Suspend {
-        until: Option<i64>,
-    },
-    #[serde(rename = "suspend-all")]
-    SuspendAll {
-        until: Option<i64>,
-    },
-    Pending {
-        repair: RepairType,
-        id: &'a str,
-        since: i64,
-        jobs: Vec<u64>,
-    },
-    Result {
-        repair: RepairType,
-        id: &'a str,
-        at: i64,
-        result: RepairResult,
-        jobs: Vec<u64>,
-    },
-    Foreign,
-    /// `holds`: what it governs until fixed (it fails closed).
-    Invalid {
-        error: String,
-        code: &'static str,
-        holds: crate::engine::marks::Governs,
-    },
-}
-
-impl<'a> TagJson<'a> {
-    pub fn of(tag: &'a str) -> Self {
-        let body = match parse(tag) {
-            Ok(Tag::Foreign) => TagJsonBody::Foreign,
-            Ok(Tag::Policy(repair)) => TagJsonBody::Policy { repair },
-            Ok(Tag::Suspend { until, all: false }) => TagJsonBody::Suspend { until },
-            Ok(Tag::Suspend { until, all: true }) => TagJsonBody::SuspendAll { until },
-            Ok(Tag::Pending(p)) => TagJsonBody::Pending {
-                repair: p.repair,
-                id: p.id,
-                since: p.since,
-                jobs: p.ops.to_vec(),
-            },
-            Ok(Tag::Result(r)) => TagJsonBody::Result {
-                repair: r.repair,
-                id: r.id,
-                at: r.at,
-                result: r.result,
-                jobs: r.ops.to_vec(),
-            },
-            Err(e) => TagJsonBody::Invalid {
-                error: e.message,
-                code: e.code.as_str(),
-                holds: e.governs,
-            },
-            Ok(Tag::Unreadable(holds)) => TagJsonBody::Invalid {
-                error: "unreadable".into(),
-                code: "unreadable",
-                holds,
-            },
-        };
-        TagJson { tag, body }
     }
 }
 
