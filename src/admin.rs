@@ -1121,7 +1121,7 @@ mod tests {
         assert!(e.to_string().contains("not in the fleet"), "{e}");
     }
 
-    /// Two targets of one name: an admin verb would edit the first only (issue 32), so the
+    /// Two targets of one name: an admin verb would edit the first only, so the
     /// name is refused, by its full name and by its short one; `status` shows both.
     #[test]
     fn a_name_two_targets_share_is_refused_for_edits() {

@@ -5692,9 +5692,16 @@ _autorepair_objects() {
         COMPREPLY=("${objects[@]}")
         return 0
     fi
-    _autorepair "$@"
+    # `--cluster=FILE`: bash makes the `=` a word of its own, and clap's script completes
+    # nothing after it (bash's file completion would then offer the lock too): the value
+    # completes as it does after `--cluster FILE`.
+    local option="$3"
+    if [[ ${option} == = && ${COMP_CWORD} -ge 2 ]]; then
+        option=${COMP_WORDS[COMP_CWORD-2]}
+    fi
+    _autorepair "$1" "$2" "${option}"
     # A fleet file's lock (FILE.lock beside FILE) is offered only where a lock file is asked for.
-    if [[ $3 != --lock-file ]]; then
+    if [[ ${option} != --lock-file ]]; then
         for reply in "${COMPREPLY[@]}"; do
             [[ ${reply} == *.lock && " ${COMPREPLY[*]} " == *" ${reply%.lock} "* ]] || files+=("${reply}")
         done

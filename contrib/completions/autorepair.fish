@@ -1390,7 +1390,9 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand status explain all
 # Files, but a fleet file's lock (FILE.lock beside FILE), offered only where a lock file is
 # asked for.
 function __fish_autorepair_files
-    __fish_complete_path (commandline -ct) | string match -rv '\.lock(\t.*)?$'
+    # `--cluster=FILE`: the file is what follows the `=` (fish puts the option back before
+    # each candidate).
+    __fish_complete_path (string replace -r -- '^--[^=]*=' '' (commandline -ct)) | string match -rv '\.lock(\t.*)?$'
 end
 
 function __fish_autorepair_file_before_verb

@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
     let scopes = vec![""; p.targets.len()];
     let _ = html::page(&html::Page {
         plan: &p,
-        limits: &limits.engine(),
+        limits: &limits,
         scopes: &scopes,
         source: "fuzz",
     });

@@ -3,7 +3,9 @@
 //! tag must give back its one canonical spelling, which parses to the same value.
 #![no_main]
 
-use autorepair::ganeti::tags::{self, MAX_TAG_LEN, PREFIX, Tag, TagJson};
+use autorepair::ganeti::Ganeti;
+use autorepair::ganeti::tags::{self, MAX_TAG_LEN, PREFIX, Tag};
+use autorepair::plug::marks::{MarkJson, describe};
 use libfuzzer_sys::fuzz_target;
 
 fn ganeti_char(b: u8) -> bool {
@@ -13,8 +15,8 @@ fn ganeti_char(b: u8) -> bool {
 fn check(text: &str) {
     // The JSON view walks job lists with `expect`, and the line `tags parse` shows renders the
     // tag's time: neither may panic.
-    let _ = TagJson::of(text);
-    let _ = autorepair::face::tags::describe(text);
+    let _ = MarkJson::<Ganeti>::line(text);
+    let _ = describe::<Ganeti>(text);
     match tags::parse(text) {
         Ok(Tag::Foreign) => assert!(
             !text.starts_with(PREFIX),

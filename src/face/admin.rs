@@ -34,7 +34,18 @@ pub fn admin<F: FamilyFace>(
         Some(acquire_lock(fleet, lock)?)
     };
     let mut backend = connect(fleet)?;
-    let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+    // Beside the lock a pass holds, whatever URL it reached the fleet by (a Ganeti cluster's
+    // lock is named by its uuid: one more read, made beside the fleet's so that it does not
+    // delay the suspend's write, which a pass on any host watches for).
+    let braking = live && matches!(verb, Verb::Suspend { .. } | Verb::Resume { .. });
+    let (snap, brake_lock) = std::thread::scope(|s| {
+        let lock = braking.then(|| s.spawn(|| F::lock_taken(&fleet.source, lock)));
+        let snap = backend.snapshot();
+        let lock = lock.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        (snap, lock)
+    });
+    let snap = snap.map_err(|e| Error::Snapshot(e.into()))?;
+    let brake_lock = brake_lock.transpose()?;
     let object = &admin::resolve::<F>(&snap, object).map_err(|source| Error::Select {
         from: fleet.describe(),
         source,
@@ -44,13 +55,6 @@ pub fn admin<F: FamilyFace>(
         admin::refuse_request_while_suspended::<F>(&snap, &settings, object, *now)
             .map_err(Error::Edit)?;
     }
-    // Beside the lock a pass holds, whatever URL it reached the fleet by (a Ganeti cluster's
-    // lock is named by its uuid).
-    let brake_lock = if live && matches!(verb, Verb::Suspend { .. } | Verb::Resume { .. }) {
-        Some(F::lock_taken(&fleet.source, lock)?)
-    } else {
-        None
-    };
     let brake = |lock: &Path, source| Error::Brake {
         path: crate::brake::path(lock),
         object: object.clone(),

@@ -474,7 +474,8 @@ pub enum Command {
     /// made to hand over, another takes over, and no write may come from one that does not lead.
     #[cfg(any(test, feature = "testkit"))]
     Simulate(SimulateArgs),
-    /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs.
+    /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs. A
+    /// Ganeti fleet file, to use with --cluster: the other families have no generator.
     #[cfg(any(test, feature = "testkit"))]
     Generate {
         #[arg(long, value_name = "N")]
@@ -595,7 +596,9 @@ pub struct RunArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum TagsCommand {
-    /// Parse tags given as arguments; exit 1 if any autorepair tag is invalid.
+    /// Parse tags given as arguments; exit 1 if any autorepair tag is invalid. They are read
+    /// as the marks of the family whose fleet flag is given (NAME=VALUE annotations with --kube
+    /// or --kube-objects, labels with --sabakan or --sabakan-file), else as Ganeti tags.
     Parse {
         /// One JSON object per tag and line.
         #[arg(long)]

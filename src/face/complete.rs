@@ -353,9 +353,16 @@ _autorepair_objects() {
         COMPREPLY=("${objects[@]}")
         return 0
     fi
-    _autorepair "$@"
+    # `--cluster=FILE`: bash makes the `=` a word of its own, and clap's script completes
+    # nothing after it (bash's file completion would then offer the lock too): the value
+    # completes as it does after `--cluster FILE`.
+    local option="$3"
+    if [[ ${option} == = && ${COMP_CWORD} -ge 2 ]]; then
+        option=${COMP_WORDS[COMP_CWORD-2]}
+    fi
+    _autorepair "$1" "$2" "${option}"
     # A fleet file's lock (FILE.lock beside FILE) is offered only where a lock file is asked for.
-    if [[ $3 != --lock-file ]]; then
+    if [[ ${option} != --lock-file ]]; then
         for reply in "${COMPREPLY[@]}"; do
             [[ ${reply} == *.lock && " ${COMPREPLY[*]} " == *" ${reply%.lock} "* ]] || files+=("${reply}")
         done
@@ -375,9 +382,14 @@ const ZSH_HOOK: &str = r#"# Object names, as kubectl completes them (`autorepair
 # only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
 # any failure. Everything else completes as above.
 _autorepair_objects() {
-    local -a objects
+    local -a objects program=("${(Q)words[1]}")
+    # Typed through an alias (the README's `alias autorepair=…/target/release/autorepair`)
+    # with complete_aliases set, the alias's command: zsh substitutes it in words otherwise.
+    if (( ${+aliases[${program[1]}]} )); then
+        program=("${(@Q)${(z)aliases[${program[1]}]}}")
+    fi
     if [[ ${PREFIX} != -* ]]; then
-        objects=(${(f)"$("${(Q)words[1]}" __complete-objects -- "${(@Q)words[2,CURRENT]}" 2>/dev/null </dev/null)"})
+        objects=(${(f)"$("${program[@]}" __complete-objects -- "${(@Q)words[2,CURRENT]}" 2>/dev/null </dev/null)"})
     fi
     if (( ${#objects} )); then
         compadd -a objects
@@ -413,7 +425,9 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand status explain all
 # Files, but a fleet file's lock (FILE.lock beside FILE), offered only where a lock file is
 # asked for.
 function __fish_autorepair_files
-    __fish_complete_path (commandline -ct) | string match -rv '\.lock(\t.*)?$'
+    # `--cluster=FILE`: the file is what follows the `=` (fish puts the option back before
+    # each candidate).
+    __fish_complete_path (string replace -r -- '^--[^=]*=' '' (commandline -ct)) | string match -rv '\.lock(\t.*)?$'
 end
 "#;
 

@@ -1,7 +1,7 @@
 //! The binary-facing layer: the command line ([`cli`]), the settings stage that resolves it
 //! once ([`settings`]), the printer that owns standard output ([`printer`]), and one module per
-//! job: passes (`run`), status/explain/snapshot (`inspect`), the tag tools (`tags`), the admin
-//! verbs (`admin`), the what-ifs (`simulate`). [`run()`] returns the exit status or a typed
+//! job: passes (`run`), status/explain/snapshot (`inspect`), the marks' lint (`tags`), the admin
+//! verbs (`admin`). [`run()`] returns the exit status or a typed
 //! error; `main` only maps that to the process's exit code.
 
 pub mod cli;
@@ -17,8 +17,6 @@ mod fleet;
 mod inspect;
 mod logs;
 mod run;
-#[cfg(any(test, feature = "testkit"))]
-mod simulate;
 pub mod tags;
 
 pub use self::family::FamilyFace;
@@ -273,9 +271,7 @@ pub fn run(parsed: cli::Parsed, families: &[&dyn Registered]) -> Result<Exit, Er
     let mut printer = Printer::standard(output);
     let out = &mut printer;
     match job {
-        Job::TagsParse { tags } => tags::parse(out, &tags),
-        #[cfg(any(test, feature = "testkit"))]
-        Job::Generate { spec, output } => simulate::generate(out, &spec, output.as_deref()),
+        Job::Family(job) => job.run(out, &logs),
         Job::Sabakan(cmd) => sabakan::cli::run(cmd)
             .map(|done| match done {
                 sabakan::cli::Done::Changed => Exit::Changed,
@@ -286,8 +282,9 @@ pub fn run(parsed: cli::Parsed, families: &[&dyn Registered]) -> Result<Exit, Er
     }
 }
 
-/// A command on a fleet whose family only the job itself knows: the face runs it without
-/// naming the family, and each family's commands are monomorphised once, by [`fleet_job`].
+/// A command of a family only the job itself knows (on its fleet, or one that needs none):
+/// the face runs it without naming the family, and each family's commands are monomorphised
+/// once, by [`fleet_job`] and the registry.
 pub trait FleetCommand: std::fmt::Debug + Send {
     fn run(self: Box<Self>, out: &mut Printer, logs: &Logs) -> Result<Exit, Error>;
     /// The job as its family's type, for tests that look inside it.

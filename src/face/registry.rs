@@ -1,14 +1,19 @@
 //! The list of families the command line knows, and what the face does with each: adds its
 //! flags, reads its part of the config file, asks it whether the command names a fleet of
-//! its own, and builds the command for the family that does. A family registers by its one
+//! its own, and builds the command for the family that does; and the commands a family offers
+//! that need no fleet (`tags parse` in its mark language, `generate` where it has a
+//! generator). A family registers by its one
 //! line in [`crate::FAMILIES`] (docs/architecture.md, "Adding a family").
 
-use super::FleetCommand;
 use super::cli::{Command, GlobalArgs};
-use super::settings::{Fleet, FleetJob, Output, SettingsError, fleet_job};
+use super::printer::Printer;
+use super::settings::{Fleet, FleetJob, Logs, Output, SettingsError, fleet_job};
+use super::{Error, Exit, FleetCommand};
 use crate::config::Config;
 use crate::plug::FamilyFace;
 use crate::plug::claim::{By, Claim, Look, Shared};
+#[cfg(any(test, feature = "testkit"))]
+use crate::plug::generate::{Generate, Generator};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, FromArgMatches};
 use std::marker::PhantomData;
@@ -21,6 +26,9 @@ pub trait Registered: Sync {
     fn augment(&self, cmd: clap::Command) -> clap::Command;
     /// The ids of the family's flags that name a fleet.
     fn fleet_flags(&self) -> &'static [&'static str];
+    /// The flag of the family's that names a fleet, as written (`--cluster`), when the
+    /// command line gives one.
+    fn fleet_flag_given(&self, matches: &ArgMatches) -> Option<String>;
     /// How to name a fleet of the family, for the error that none was named.
     fn fleet_hint(&self) -> &'static str;
     /// The config file's top-level keys that are the family's.
@@ -31,6 +39,14 @@ pub trait Registered: Sync {
     fn upgrade_config(&self, table: &mut toml::Table, path: &str);
     /// The family's config keys with their defaults.
     fn config_defaults(&self) -> serde_json::Value;
+    /// `tags parse`: the marks described in the family's mark language.
+    fn parse_marks(&self, marks: Vec<String>) -> Box<dyn FleetCommand>;
+    /// `generate`: a synthetic fleet of the family; `None` when it has no generator.
+    #[cfg(any(test, feature = "testkit"))]
+    fn generate(&self, asked: Generate) -> Option<Box<dyn FleetCommand>>;
+    /// Whether the family has a generator for `generate`.
+    #[cfg(any(test, feature = "testkit"))]
+    fn generates(&self) -> bool;
     /// The family's flags read from `matches` and its part of the config taken out of
     /// `config` (and checked, whether the family is used or not).
     fn prepare(
@@ -104,8 +120,37 @@ where
         F::FLEET_FLAGS
     }
 
+    fn fleet_flag_given(&self, matches: &ArgMatches) -> Option<String> {
+        flags_given::<F>(matches)
+            .into_iter()
+            .find(|(id, _)| F::FLEET_FLAGS.contains(&id.as_str()))
+            .map(|(_, written)| written)
+    }
+
     fn fleet_hint(&self) -> &'static str {
         F::FLEET_HINT
+    }
+
+    fn parse_marks(&self, marks: Vec<String>) -> Box<dyn FleetCommand> {
+        Box::new(ParseMarks::<F> {
+            marks,
+            family: PhantomData,
+        })
+    }
+
+    #[cfg(any(test, feature = "testkit"))]
+    fn generates(&self) -> bool {
+        F::GENERATOR.is_some()
+    }
+
+    #[cfg(any(test, feature = "testkit"))]
+    fn generate(&self, asked: Generate) -> Option<Box<dyn FleetCommand>> {
+        let generator = F::GENERATOR?;
+        Some(Box::new(Generating {
+            family: F::FAMILY,
+            generator,
+            asked,
+        }))
     }
 
     fn config_keys(&self) -> &'static [&'static str] {
@@ -137,19 +182,86 @@ where
             path: config.path.clone(),
             message,
         })?;
-        let flags_given = F::Args::augment_args(clap::Command::new(F::FAMILY))
-            .get_arguments()
-            .filter(|a| matches.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
-            .map(|a| match a.get_long() {
-                Some(long) => format!("--{long}"),
-                None => a.get_id().to_string(),
-            })
+        let flags_given = flags_given::<F>(matches)
+            .into_iter()
+            .map(|(_, written)| written)
             .collect();
         Ok(Box::new(Ready::<F> {
             args,
             config: section,
             flags_given,
         }))
+    }
+}
+
+/// The family's flags given on the command line: each flag's id, and the flag as written
+/// (`--rapi-user`).
+fn flags_given<F: FamilyFace>(matches: &ArgMatches) -> Vec<(String, String)> {
+    F::Args::augment_args(clap::Command::new(F::FAMILY))
+        .get_arguments()
+        .filter(|a| matches.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
+        .map(|a| {
+            let written = match a.get_long() {
+                Some(long) => format!("--{long}"),
+                None => a.get_id().to_string(),
+            };
+            (a.get_id().to_string(), written)
+        })
+        .collect()
+}
+
+/// `tags parse` in the family `F`'s mark language.
+struct ParseMarks<F> {
+    marks: Vec<String>,
+    family: PhantomData<fn() -> F>,
+}
+
+impl<F> std::fmt::Debug for ParseMarks<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParseMarks")
+            .field("marks", &self.marks)
+            .finish()
+    }
+}
+
+impl<F: FamilyFace + 'static> FleetCommand for ParseMarks<F> {
+    fn run(self: Box<Self>, out: &mut Printer, _logs: &Logs) -> Result<Exit, Error> {
+        Ok(crate::plug::marks::command::<F>(out, &self.marks)?)
+    }
+
+    #[cfg(test)]
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// `generate` by a family's generator.
+#[cfg(any(test, feature = "testkit"))]
+struct Generating {
+    family: &'static str,
+    generator: &'static dyn Generator,
+    asked: Generate,
+}
+
+#[cfg(any(test, feature = "testkit"))]
+impl std::fmt::Debug for Generating {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Generating")
+            .field("family", &self.family)
+            .field("asked", &self.asked)
+            .finish()
+    }
+}
+
+#[cfg(any(test, feature = "testkit"))]
+impl FleetCommand for Generating {
+    fn run(self: Box<Self>, out: &mut Printer, _logs: &Logs) -> Result<Exit, Error> {
+        Ok(self.generator.generate(out, &self.asked)?)
+    }
+
+    #[cfg(test)]
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

@@ -54,6 +54,7 @@ pub fn run<F: FamilyFace>(
                         let lock = held.as_ref().map(crate::lock::LockGuard::path);
                         one_pass(out, logs, fleet, run, lock, pass, guard)
                     })
+                    .inspect(|_| crate::plug::pass_ended())
             }
             Err(e) => Err(e.into()),
         };
@@ -190,7 +191,7 @@ fn pass_over<F: FamilyFace>(
     if out.json() {
         out.json_line(&report::status_json(&plan))?;
     }
-    // Counted as errors every pass; said once a process (a daemon's every pass finds them).
+    // Counted as errors every pass; said once while they last (a daemon's every pass finds them).
     let damaged = F::damaged(&snap);
     for d in damaged.iter().filter(|d| crate::plug::first_time(d)) {
         tracing::error!(target: LOG_TARGET, pass, "{d}");
@@ -312,8 +313,8 @@ fn pass_over<F: FamilyFace>(
     })
 }
 
-/// Whether this lint is new to the process: a daemon's every pass finds the same bad marks, and
-/// one warning each (until the process restarts) says all there is to say; `tags lint` and
+/// Whether this lint is new: a daemon's every pass finds the same bad marks, and one warning
+/// each while it lasts says all there is to say (`crate::plug::first_time`); `tags lint` and
 /// `status` list them all at any time.
 fn first_time(lint: &crate::engine::plan::Lint) -> bool {
     crate::plug::first_time(&lint.to_string())

@@ -14,8 +14,6 @@ use super::cli::{
 use super::family::FamilyFace;
 use super::registry::{Claimed, Registered};
 use crate::engine::marks::Level as _;
-#[cfg(any(test, feature = "testkit"))]
-use crate::ganeti::generate::Spec;
 use crate::{
     admin::{self, AdminError, Verb},
     config::{Config, ConfigError, DEFAULT_CONFIG_PATH, Limits},
@@ -123,14 +121,9 @@ pub struct Settings {
 /// The command, with everything it needs resolved.
 #[derive(Debug)]
 pub enum Job {
-    TagsParse {
-        tags: Vec<String>,
-    },
-    #[cfg(any(test, feature = "testkit"))]
-    Generate {
-        spec: Spec,
-        output: Option<PathBuf>,
-    },
+    /// A family's command that needs no fleet (`tags parse`, `generate`), typed by its family
+    /// inside the box.
+    Family(Box<dyn super::FleetCommand>),
     Sabakan(SabakanCommand),
     /// A command on a fleet, typed by its family inside the box.
     Fleet(Box<dyn super::FleetCommand>),
@@ -347,6 +340,8 @@ pub enum SettingsError {
         input_flag: &'static str,
         input: PathBuf,
     },
+    #[error("{family} has no `generate`: {hint}")]
+    NoGenerator { family: &'static str, hint: String },
     #[error("no fleet to work on: pass {hints}; or name one in the config file")]
     NoFleet { hints: String },
     /// `add` is only what the command line lacks.
@@ -410,7 +405,8 @@ impl Settings {
             // The commands that need neither the config nor a fleet.
             Command::Tags(TagsCommand::Parse { json, tags }) => {
                 output.json = json;
-                Job::TagsParse { tags }
+                let (family, _) = family_of_flags(families, &matches)?;
+                Job::Family(family.parse_marks(tags))
             }
             Command::Sabakan(cmd) => Job::Sabakan(cmd),
             #[cfg(any(test, feature = "testkit"))]
@@ -424,10 +420,19 @@ impl Settings {
                 if !(0.0..=1.0).contains(&broken) {
                     return Err(SettingsError::Broken(broken));
                 }
-                let mut spec = Spec::new(instances, seed);
-                spec.broken_node_share = broken;
-                spec.contradictions = contradictions;
-                Job::Generate { spec, output: file }
+                let (family, flag) = family_of_flags(families, &matches)?;
+                let asked = crate::plug::generate::Generate {
+                    targets: instances,
+                    seed,
+                    broken,
+                    contradictions,
+                    output: file,
+                };
+                Job::Family(
+                    family
+                        .generate(asked)
+                        .ok_or_else(|| no_generator(families, family.family(), flag))?,
+                )
             }
             command => {
                 let reads = Reads::of(&command);
@@ -929,6 +934,51 @@ fn claim(
         return Err(SettingsError::KubeconfigAlone);
     }
     Ok(chosen)
+}
+
+/// The family of a command that needs no fleet (`tags parse`, `generate`): the one whose
+/// fleet flag is given (clap lets one at most), with that flag as written; else the first the
+/// face knows.
+fn family_of_flags<'a>(
+    families: &[&'a dyn Registered],
+    matches: &clap::ArgMatches,
+) -> Result<(&'a dyn Registered, Option<String>), SettingsError> {
+    let flagged = families
+        .iter()
+        .find_map(|f| f.fleet_flag_given(matches).map(|flag| (*f, Some(flag))));
+    match (flagged, families.first()) {
+        (Some(flagged), _) => Ok(flagged),
+        (None, Some(first)) => Ok((*first, None)),
+        (None, None) => Err(SettingsError::NoFleet {
+            hints: String::new(),
+        }),
+    }
+}
+
+/// Why `family` cannot `generate`, and which families can.
+#[cfg(any(test, feature = "testkit"))]
+fn no_generator(
+    families: &[&dyn Registered],
+    family: &'static str,
+    flag: Option<String>,
+) -> SettingsError {
+    let makers: Vec<&str> = families
+        .iter()
+        .filter(|f| f.generates())
+        .map(|f| f.family())
+        .collect();
+    let hint = match (makers.as_slice(), flag) {
+        ([], _) => "no family here makes synthetic fleets".to_owned(),
+        (makers, Some(flag)) => format!(
+            "synthetic fleets are made for {} only: leave out {flag}",
+            makers.join(", ")
+        ),
+        (makers, None) => format!(
+            "synthetic fleets are made for {} only: give its fleet flag",
+            makers.join(", ")
+        ),
+    };
+    SettingsError::NoGenerator { family, hint }
 }
 
 /// The lock of this fleet (see `lock`): two clusters never share one unless the config or

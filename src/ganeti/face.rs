@@ -180,6 +180,9 @@ impl FamilyFace for Ganeti {
     const CONFIG_KEYS: &'static [&'static str] = &["fleet_file", "rapi", "ganeti"];
     const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];
     const FLEET_HINT: &'static str = "--cluster FILE or --rapi URL (Ganeti)";
+    #[cfg(any(test, feature = "testkit"))]
+    const GENERATOR: Option<&'static dyn crate::plug::generate::Generator> =
+        Some(&super::generate::Generator);
 
     fn claim(
         args: &Self::Args,
@@ -457,7 +460,7 @@ mod tests {
     #[test]
     fn no_uuid_no_lock() {
         // (status, body, what the error names, whether a named lock would help): a refused
-        // password is not helped by --lock-file (issue 32), a cluster without a uuid is.
+        // password is not helped by --lock-file, a cluster without a uuid is.
         let cases = [
             (
                 401,

@@ -98,6 +98,35 @@ struct Gen<'s> {
     group_ranges: Vec<std::ops::Range<usize>>,
 }
 
+/// `autorepair generate` for Ganeti: a fleet file of instances, saved (atomically) or printed
+/// on one line.
+#[cfg(any(test, feature = "testkit"))]
+pub struct Generator;
+
+#[cfg(any(test, feature = "testkit"))]
+impl crate::plug::generate::Generator for Generator {
+    fn generate(
+        &self,
+        out: &mut crate::plug::printer::Printer,
+        asked: &crate::plug::generate::Generate,
+    ) -> Result<crate::plug::Exit, crate::plug::Failure> {
+        use crate::engine::Backend;
+        use crate::ganeti::file::FleetFile;
+        use crate::plug::{Exit, Failure};
+        let mut spec = Spec::new(asked.targets, asked.seed);
+        spec.broken_node_share = asked.broken;
+        spec.contradictions = asked.contradictions;
+        let fleet = generate(&spec);
+        match &asked.output {
+            Some(path) => FleetFile::create(path, fleet)
+                .flush()
+                .map_err(|e| Failure::Save(e.into()))?,
+            None => out.json_line(&fleet)?,
+        }
+        Ok(Exit::Ok)
+    }
+}
+
 /// Picks from `(value, weight)` pairs.
 fn weighted<T: Copy>(rng: &mut ChaCha8Rng, choices: &[(T, u32)]) -> T {
     let total: u32 = choices.iter().map(|(_, w)| w).sum();

@@ -568,22 +568,29 @@ impl Backend<Ganeti> for Rapi {
         &mut self,
         covered: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<(String, u64)>, BackendError> {
-        let mut canceled = Vec::new();
-        for (instance, job) in std::mem::take(&mut self.submitted) {
-            if !covered(&instance) {
-                continue;
-            }
+        // The brake is pulled: every cancellation at once, then every tag removal at once,
+        // so the pass ends within a round trip or two of the suspend, however many repairs
+        // it had queued (one after another, each took a round trip of its own).
+        let asked: Vec<(String, u64)> = std::mem::take(&mut self.submitted)
+            .into_iter()
+            .filter(|(instance, _)| covered(instance))
+            .collect();
+        let answers = self.each(&asked, |(_, job)| {
             let path = format!("/2/jobs/{job}");
             let method = reqwest::Method::DELETE;
-            let resp = match self.send(&method, &path, |c, url| c.delete(url)) {
-                Ok(resp) => resp,
+            let resp = self.send(&method, &path, |c, url| c.delete(url))?;
+            self.json(&method, &path, resp)
+        });
+        let mut canceled = Vec::new();
+        for ((instance, job), answer) in asked.into_iter().zip(answers) {
+            let answer = match answer {
+                Ok(answer) => answer,
                 Err(e) => {
                     tracing::warn!(instance, job, "cannot cancel repair job: {e}");
                     continue;
                 }
             };
             // Ganeti answers [success, message].
-            let answer = self.json(&method, &path, resp)?;
             if answer.get(0).and_then(Value::as_bool) != Some(true) {
                 let why = answer.get(1).and_then(Value::as_str).unwrap_or_default();
                 tracing::info!(
@@ -601,6 +608,7 @@ impl Backend<Ganeti> for Rapi {
             canceled.push((instance, job));
         }
         let reason = "repair canceled by a suspend (the operator's brake)";
+        let mut writes = Vec::new();
         for (instance, job) in &canceled {
             let pending: Vec<String> = self
                 .added
@@ -621,10 +629,26 @@ impl Backend<Ganeti> for Rapi {
                 .collect();
             if !pending.is_empty() {
                 let object = super::instance(instance);
-                self.tags(reqwest::Method::DELETE, &object, &pending, reason)?;
-                self.added
-                    .retain(|(i, t)| !(i == instance && pending.contains(t)));
+                let write = self.tag_write(reqwest::Method::DELETE, &object, &pending, reason);
+                writes.push((instance.clone(), pending, write));
             }
+        }
+        let jobs = self.each(&writes, |(_, _, write)| self.send_tag_write(write));
+        let mut first_error = None;
+        for ((instance, pending, write), job) in writes.into_iter().zip(jobs) {
+            match job {
+                Ok(job) => {
+                    self.record_tag_job(&write, job);
+                    self.added
+                        .retain(|(i, t)| !(*i == instance && pending.contains(t)));
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
         }
         Ok(canceled)
     }

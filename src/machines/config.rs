@@ -617,7 +617,7 @@ repair:
                 CLUSTER.replace("evict_retries: 3", "eviction_timeout_seconds: 0"),
                 "eviction_timeout_seconds",
             ),
-            // Seconds past the duration bound (issue 32): 2^64-1 read as -1, no watch.
+            // Seconds past the duration bound: 2^64-1 read as -1, no watch.
             (
                 CLUSTER.replacen(
                     "watch_seconds: 600",
@@ -650,7 +650,7 @@ repair:
     }
 
     /// Commands that cannot run are refused at load, as a missing `repair_command` is: they
-    /// failed the entry at run time and parked the machine (issue 32).
+    /// would fail the entry at run time and park the machine.
     #[test]
     fn commands_that_cannot_run_are_refused_at_load() {
         let cases: Vec<(String, &str)> = vec![

@@ -31,6 +31,63 @@ pub struct Access {
     pub key: PathBuf,
 }
 
+/// Why etcd could not be read, or a client for it not be made.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EtcdError {
+    #[error("cannot read the etcd {what} {}: {message}", path.display())]
+    File {
+        what: &'static str,
+        path: PathBuf,
+        message: String,
+    },
+    #[error("the etcd CA {} is not a PEM certificate: {message}", path.display())]
+    Ca { path: PathBuf, message: String },
+    #[error("the etcd client certificate {} and key {} are not a PEM certificate and key: {message}", cert.display(), key.display())]
+    Identity {
+        cert: PathBuf,
+        key: PathBuf,
+        message: String,
+    },
+    #[error("cannot set up the etcd client: {0}")]
+    Setup(String),
+    /// The request failed, or etcd answered with an error or with what is not its JSON.
+    #[error("{url}: {message}")]
+    Request { url: String, message: String },
+    /// etcd's answer lacks what the question is for.
+    #[error("{address}: {message}")]
+    Answer { address: String, message: String },
+    #[error("an etcd member cannot be named: {0}")]
+    Member(String),
+    #[error("the cluster configuration names no control plane, so no etcd endpoint")]
+    NoControlPlane,
+    /// No endpoint gave the member list: why each failed.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    NoEndpoint(Vec<EtcdError>),
+    #[error("the question to etcd panicked")]
+    Panicked,
+}
+
+/// Why CKE's etcd gate holds every repair step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Closed {
+    #[error("etcd cannot be read ({0})")]
+    Unreadable(EtcdError),
+    #[error(
+        "etcd is not healthy: no control plane's endpoint answered a linearizable read (no quorum?)"
+    )]
+    NoQuorum,
+    #[error(
+        "etcd member {0} is out of sync and is not a control plane of the cluster configuration"
+    )]
+    Stranger(String),
+    #[error(
+        "etcd member {0} is out of sync while its machine is reachable (sabakan does not say UNREACHABLE): not a failure a repair mends"
+    )]
+    Reachable(String),
+    #[error("only {in_sync} etcd member(s) in sync, fewer than control-plane-count − 1 = {needed}")]
+    TooFewInSync { in_sync: usize, needed: usize },
+}
+
 /// What etcd said: the cluster's revision when it answered a linearizable read (healthy), and
 /// each member by CKE's name for it (its name, else its first peer URL's host) with whether it
 /// is in sync (it answered a linearizable read of its own at that revision or later).
@@ -42,7 +99,7 @@ pub struct Status {
 
 /// Whether etcd answered at all with a quorum: CKE does nothing else while it does not (its
 /// strategy waits for etcd before any other phase, the uncordons included).
-pub fn healthy(read: &Result<Status, String>) -> bool {
+pub fn healthy(read: &Result<Status, EtcdError>) -> bool {
     read.as_ref().is_ok_and(|s| s.revision.is_some())
 }
 
@@ -52,16 +109,16 @@ pub fn healthy(read: &Result<Status, String>) -> bool {
 /// sabakan cannot reach (CKE asks whether it can SSH to the node; autorepair has only
 /// sabakan's word), `count` the constraints' `control-plane-count`.
 pub fn judge(
-    status: &Result<Status, String>,
+    status: &Result<Status, EtcdError>,
     control_planes: &BTreeSet<String>,
     unreachable: &BTreeSet<String>,
     count: usize,
-) -> Result<(), String> {
+) -> Result<(), Closed> {
     let status = status
         .as_ref()
-        .map_err(|why| format!("etcd cannot be read ({why})"))?;
+        .map_err(|why| Closed::Unreadable(why.clone()))?;
     if status.revision.is_none() {
-        return Err("etcd is not healthy: no control plane's endpoint answered a linearizable read (no quorum?)".into());
+        return Err(Closed::NoQuorum);
     }
     let mut in_sync = 0usize;
     for (name, synced) in &status.members {
@@ -70,21 +127,15 @@ pub fn judge(
             continue;
         }
         if !control_planes.contains(name) {
-            return Err(format!(
-                "etcd member {name} is out of sync and is not a control plane of the cluster configuration"
-            ));
+            return Err(Closed::Stranger(name.clone()));
         }
         if !unreachable.contains(name) {
-            return Err(format!(
-                "etcd member {name} is out of sync while its machine is reachable (sabakan does not say UNREACHABLE): not a failure a repair mends"
-            ));
+            return Err(Closed::Reachable(name.clone()));
         }
     }
     let needed = count.saturating_sub(1);
     if in_sync < needed {
-        return Err(format!(
-            "only {in_sync} etcd member(s) in sync, fewer than control-plane-count − 1 = {needed}"
-        ));
+        return Err(Closed::TooFewInSync { in_sync, needed });
     }
     Ok(())
 }
@@ -96,27 +147,29 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(access: &Access) -> Result<Client, String> {
-        let read = |what: &str, path: &PathBuf| {
+    pub fn new(access: &Access) -> Result<Client, EtcdError> {
+        let read = |what: &'static str, path: &PathBuf| {
             crate::files::read_input_bytes(path)
                 .map(|(bytes, _)| bytes)
-                .map_err(|e| format!("cannot read the etcd {what} {}: {e}", path.display()))
+                .map_err(|e| EtcdError::File {
+                    what,
+                    path: path.clone(),
+                    message: e.to_string(),
+                })
         };
         let ca = reqwest::Certificate::from_pem(&read("CA", &access.ca)?).map_err(|e| {
-            format!(
-                "the etcd CA {} is not a PEM certificate: {e}",
-                access.ca.display()
-            )
+            EtcdError::Ca {
+                path: access.ca.clone(),
+                message: e.to_string(),
+            }
         })?;
         let mut identity = read("client certificate", &access.cert)?;
         identity.push(b'\n');
         identity.extend(read("client key", &access.key)?);
-        let identity = reqwest::Identity::from_pem(&identity).map_err(|e| {
-            format!(
-                "the etcd client certificate {} and key {} are not a PEM certificate and key: {e}",
-                access.cert.display(),
-                access.key.display()
-            )
+        let identity = reqwest::Identity::from_pem(&identity).map_err(|e| EtcdError::Identity {
+            cert: access.cert.clone(),
+            key: access.key.clone(),
+            message: e.to_string(),
         })?;
         let http = reqwest::blocking::Client::builder()
             .tls_built_in_root_certs(false)
@@ -125,11 +178,11 @@ impl Client {
             .timeout(TIMEOUT)
             .connect_timeout(TIMEOUT)
             .build()
-            .map_err(|e| format!("cannot set up the etcd client: {e}"))?;
+            .map_err(|e| EtcdError::Setup(e.to_string()))?;
         Ok(Client { http })
     }
 
-    fn call(&self, address: &str, path: &str, body: &Value) -> Result<Value, String> {
+    fn call(&self, address: &str, path: &str, body: &Value) -> Result<Value, EtcdError> {
         let host = if address.contains(':') {
             format!("[{address}]")
         } else {
@@ -141,56 +194,66 @@ impl Client {
             .post(&url)
             .json(body)
             .send()
-            .map_err(|e| format!("{url}: {e}"))?;
+            .map_err(|e| EtcdError::Request {
+                url: url.clone(),
+                message: e.to_string(),
+            })?;
         let status = answer.status();
-        let value: Value = answer
-            .json()
-            .map_err(|e| format!("{url}: not etcd's JSON: {e}"))?;
+        let value: Value = answer.json().map_err(|e| EtcdError::Request {
+            url: url.clone(),
+            message: format!("not etcd's JSON: {e}"),
+        })?;
         if !status.is_success() || value.get("error").is_some() {
-            return Err(format!(
-                "{url}: {status}: {}",
-                value
-                    .get("error")
-                    .or_else(|| value.get("message"))
-                    .unwrap_or(&value)
-            ));
+            let said = value
+                .get("error")
+                .or_else(|| value.get("message"))
+                .unwrap_or(&value);
+            return Err(EtcdError::Request {
+                url,
+                message: format!("{status}: {said}"),
+            });
         }
         Ok(value)
     }
 
     /// A linearizable read through `address` alone: the revision it answers at.
-    fn revision(&self, address: &str) -> Result<i64, String> {
+    fn revision(&self, address: &str) -> Result<i64, EtcdError> {
         let v = self.call(address, "/v3/kv/range", &json!({ "key": HEALTH_KEY }))?;
         // The gateway writes int64 as a string.
         let rev = &v["header"]["revision"];
         rev.as_str()
             .and_then(|s| s.parse().ok())
             .or_else(|| rev.as_i64())
-            .ok_or_else(|| format!("{address}: no header.revision in {v}"))
+            .ok_or_else(|| EtcdError::Answer {
+                address: address.to_owned(),
+                message: format!("no header.revision in {v}"),
+            })
     }
 
-    fn members(&self, address: &str) -> Result<Vec<String>, String> {
+    fn members(&self, address: &str) -> Result<Vec<String>, EtcdError> {
         let v = self.call(address, "/v3/cluster/member/list", &json!({}))?;
-        let list = v["members"]
-            .as_array()
-            .ok_or_else(|| format!("{address}: no members in {v}"))?;
+        let list = v["members"].as_array().ok_or_else(|| EtcdError::Answer {
+            address: address.to_owned(),
+            message: format!("no members in {v}"),
+        })?;
         list.iter().map(member_name).collect()
     }
 }
 
 /// CKE's `GuessMemberName`: the member's name, else its first peer URL's host.
-fn member_name(m: &Value) -> Result<String, String> {
+fn member_name(m: &Value) -> Result<String, EtcdError> {
     if let Some(name) = m["name"].as_str().filter(|n| !n.is_empty()) {
         return Ok(name.to_owned());
     }
     let url = m["peerURLs"][0]
         .as_str()
-        .ok_or_else(|| format!("an etcd member with neither a name nor a peer URL: {m}"))?;
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("peer URL {url:?}: {e}"))?;
+        .ok_or_else(|| EtcdError::Member(format!("it has neither a name nor a peer URL: {m}")))?;
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| EtcdError::Member(format!("its peer URL {url:?}: {e}")))?;
     parsed
         .host_str()
         .map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned())
-        .ok_or_else(|| format!("peer URL {url:?} has no host"))
+        .ok_or_else(|| EtcdError::Member(format!("its peer URL {url:?} has no host")))
 }
 
 /// Reads the cluster's etcd through the control planes' endpoints, as CKE does, every
@@ -200,12 +263,12 @@ fn member_name(m: &Value) -> Result<String, String> {
 /// revision is the lowest answered, and a member is in sync when its own read answered at
 /// that revision or later (a member that is not a control plane is asked after). `Err` when no
 /// endpoint gave the member list: etcd cannot be read at all.
-pub fn read(client: &Client, control_planes: &BTreeSet<String>) -> Result<Status, String> {
+pub fn read(client: &Client, control_planes: &BTreeSet<String>) -> Result<Status, EtcdError> {
     if control_planes.is_empty() {
-        return Err("the cluster configuration names no control plane, so no etcd endpoint".into());
+        return Err(EtcdError::NoControlPlane);
     }
-    let panicked = || "the question panicked".to_owned();
-    type Answers<T> = Vec<Result<T, String>>;
+    let panicked = || EtcdError::Panicked;
+    type Answers<T> = Vec<Result<T, EtcdError>>;
     let (listed, reads): (Answers<Vec<String>>, Answers<i64>) = std::thread::scope(|s| {
         let lists: Vec<_> = control_planes
             .iter()
@@ -236,7 +299,7 @@ pub fn read(client: &Client, control_planes: &BTreeSet<String>) -> Result<Status
             Err(e) => errors.push(e),
         }
     }
-    let members = members.ok_or_else(|| errors.join("; "))?;
+    let members = members.ok_or(EtcdError::NoEndpoint(errors))?;
     let own: Vec<(&String, Option<i64>)> = control_planes
         .iter()
         .zip(reads)
@@ -301,7 +364,7 @@ mod tests {
         let stranger = [("10.0.0.1", true), ("10.0.0.2", true), ("10.0.0.9", false)];
         // (what was read, unreachable machines, control-plane-count, what the gate says)
         type Case<'a> = (
-            Result<Status, String>,
+            Result<Status, EtcdError>,
             &'a [&'a str],
             usize,
             Result<(), &'a str>,
@@ -310,10 +373,10 @@ mod tests {
             (status(Some(7), &all), &[], 3, Ok(())),
             (status(None, &all), &[], 3, Err("not healthy")),
             (
-                Err("refused".into()),
+                Err(EtcdError::Setup("refused".into())),
                 &[],
                 3,
-                Err("cannot be read (refused)"),
+                Err("cannot be read (cannot set up the etcd client: refused)"),
             ),
             // Out of sync on the failed control plane itself: what a repair mends.
             (status(Some(7), &one_behind), &["10.0.0.3"], 3, Ok(())),
@@ -348,7 +411,7 @@ mod tests {
             let got = judge(&read, &cps, &set(unreachable), count);
             match (got, want) {
                 (Ok(()), Ok(())) => {}
-                (Err(g), Err(w)) => assert!(g.contains(w), "case {i}: {g}"),
+                (Err(g), Err(w)) => assert!(g.to_string().contains(w), "case {i}: {g}"),
                 (g, w) => panic!("case {i}: got {g:?}, want {w:?}"),
             }
         }

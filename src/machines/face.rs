@@ -446,7 +446,8 @@ pub fn open(s: &MachinesFleet) -> Result<MachinesFile, BackendError> {
     file.now = s.now;
     file.variables = stored_variables(s);
     if let Some(access) = &s.etcd {
-        file.etcd = Some(super::etcd::Client::new(access).map_err(BackendError::Api)?);
+        file.etcd =
+            Some(super::etcd::Client::new(access).map_err(|e| BackendError::Api(e.to_string()))?);
     }
     Ok(file)
 }

@@ -820,7 +820,8 @@ impl SharedLabels {
         marks
     }
 
-    /// Says, once per process and change, which copies are away from the holder.
+    /// Says which copies are away from the holder, once while they are (again when that
+    /// changes or comes back).
     fn warn_split(&self) {
         let holder = self.holder.as_deref();
         let away: Vec<String> = self

@@ -115,15 +115,23 @@ impl fmt::Display for OpId {
     }
 }
 
+/// A text that names no repair entry index.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0:?} is not a repair entry index: a whole number from 1 to {MAX_INDEX}, without leading zeros"
+)]
+pub struct NotAnIndex(pub String);
+
 impl FromStr for OpId {
-    type Err = ();
-    fn from_str(s: &str) -> Result<Self, ()> {
+    type Err = NotAnIndex;
+    fn from_str(s: &str) -> Result<Self, NotAnIndex> {
+        let refused = || NotAnIndex(s.to_owned());
         if s.is_empty() || s.starts_with('0') || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(());
+            return Err(refused());
         }
         match s.parse() {
             Ok(n) if n <= MAX_INDEX => Ok(OpId(n)),
-            _ => Err(()),
+            _ => Err(refused()),
         }
     }
 }
@@ -414,7 +422,7 @@ pub struct Index<'a> {
     /// Why the cluster limiter holds every new entry this pass, if it does.
     cluster_hold: Option<String>,
     /// CKE's etcd gate: why no repair step moves this pass, if none does.
-    etcd_hold: Option<String>,
+    etcd_hold: Option<etcd::Closed>,
     /// Entries that may take a step this pass (CKE's candidates within max_concurrent_repairs).
     taken: Vec<bool>,
     /// Nodes by name and by InternalIP.
@@ -737,11 +745,10 @@ impl Family for Machines {
                     (OpState::Paused, None)
                 }
                 // As CKE: the gate holds every entry where it stands, its slot kept.
-                Status::Queued | Status::Processing if index.etcd_hold.is_some() => (
+                Status::Queued | Status::Processing if let Some(closed) = &index.etcd_hold => (
                     OpState::Running,
                     Some(format!(
-                        "the etcd gate holds every repair step (as CKE's): {}; entry #{} moves once etcd is good for repair",
-                        index.etcd_hold.as_deref().unwrap_or_default(),
+                        "the etcd gate holds every repair step (as CKE's): {closed}; entry #{} moves once etcd is good for repair",
                         e.index
                     )),
                 ),

@@ -100,7 +100,7 @@ fn control_plane(index: &Index<'_>, m: &Machine) -> bool {
 }
 
 /// Why CKE's etcd gate holds every repair step this pass (`None`: it does not, or is off).
-pub(super) fn etcd_hold(index: &Index<'_>) -> Option<String> {
+pub(super) fn etcd_hold(index: &Index<'_>) -> Option<super::etcd::Closed> {
     let read = index.snap.etcd.as_ref()?;
     let cps = index
         .settings
@@ -293,17 +293,20 @@ fn step_command(s: &config::Step) -> Command {
     }
 }
 
-pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
-    let mut out = Vec::new();
-    let object = |m: &Machine| ObjectRef::new(super::snapshot::kind::MACHINE, m.serial.clone());
-    let work = |m: &Machine, op: Op, reason: String| Work {
+/// One operation of the procedure on a machine.
+fn work(m: &Machine, op: Op, reason: String) -> Work<Machines> {
+    Work {
         target: Some(m.serial.clone()),
-        object: object(m),
+        object: ObjectRef::new(super::snapshot::kind::MACHINE, m.serial.clone()),
         op,
         reason,
-    };
-    let enabled = index.snap.queue.on();
-    let evict_timeout = index.settings.repair.eviction_timeout_seconds;
+    }
+}
+
+/// The operations of this pass: each entry's next transition (by the state it is in), then
+/// the uncordons of Nodes no entry holds.
+pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
+    let mut out = Vec::new();
     // CKE's etcd gate: no operation of the repair phase at all (not even a dequeue or a
     // finish). The uncordons below come before that phase in CKE, and go on while etcd is
     // healthy; with no healthy etcd, CKE waits for it before anything.
@@ -315,240 +318,312 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
     {
         return out;
     }
-    let gated = index.etcd_hold.is_some();
-    for (pos, m) in index.snap.machines.iter().enumerate().filter(|_| !gated) {
-        let Some(e) = m.entry() else { continue };
-        let p = e.progress;
-        let serial = m.serial.clone();
-        if p.deleted {
-            out.push(work(
-                m,
-                Op::Dequeue {
-                    serial,
-                    marks: pendings(m).map(|(t, _)| t.to_owned()).collect(),
-                },
-                format!("repair entry #{} was deleted", e.index),
-            ));
-            continue;
-        }
-        if p.status.finished() {
-            continue;
-        }
-        let op = procedure(index, &e.machine_type, &e.operation);
-        let address = m.address().unwrap_or_default().to_owned();
-        if m.healthy == Some(true) {
-            let done = p.to(Status::Succeeded, p.step, p.step_status, now);
-            let success = op.map(|o| &o.success_command).filter(|c| !c.is_empty());
-            let op = match success {
-                Some(argv) => Op::Run {
-                    serial,
-                    address,
-                    what: "the success command".into(),
-                    command: Command {
-                        argv: argv.clone(),
-                        timeout: op.map_or(30, |o| o.success_command_timeout),
-                        retries: 0,
-                        interval: 0,
-                    },
-                    before: None,
-                    after_ok: Some(done),
-                    after_failure: p.to(Status::Failed, p.step, p.step_status, now),
-                },
-                None => Op::Record {
-                    serial,
-                    progress: done,
-                    why: "the health check says healthy".into(),
-                },
-            };
-            out.push(work(
-                m,
-                op,
-                format!("repair entry #{}: the machine is healthy", e.index),
-            ));
-            continue;
-        }
-        if !index.taken[pos] {
-            continue;
-        }
-        let Some(op) = op else {
-            tracing::warn!(machine = %m.serial, entry = e.index, machine_type = %e.machine_type, operation = %e.operation,
-                "no repair operation in the configuration for this entry: skipped (it keeps a concurrency slot, as in CKE)");
-            continue;
-        };
-        let node: Option<&Node> = index.node(m);
-        let steps = &op.repair_steps;
-        // A suspend, or a policy lowered since the repair started, holds back every drain and
-        // command not yet started, as the engine pauses its own multi-step repairs (docs/design.md,
-        // rules 1-2); finishing, dequeuing and uncordoning go on.
-        let policy = index.policy(m);
-        let suspended = matches!(
-            policy,
-            Some(policy) if policy.is_suspended()
-        );
-        let Some(started) = cap(m, e.index) else {
-            tracing::warn!(machine = %m.serial, entry = e.index,
-                "no readable pending label names this repair entry: it runs no step until the label is mended or the entry is deleted (`autorepair repair delete`)");
-            continue;
-        };
-        let cap = match policy.and_then(Policy::allowed) {
-            Some(now_allowed) => started.min(now_allowed),
-            None => started,
-        };
-        let mut p = p;
-        let run = |p: Progress, m: &Machine| {
-            let step = &steps[p.step];
-            work(
-                m,
-                Op::Run {
-                    serial: m.serial.clone(),
-                    address: address.clone(),
-                    what: format!("step {} repair command", p.step + 1),
-                    command: step_command(step),
-                    before: Some(p.to(Status::Processing, p.step, StepStatus::Watching, now)),
-                    after_ok: None,
-                    after_failure: p.to(Status::Failed, p.step, StepStatus::Watching, now),
-                },
-                format!(
-                    "repair entry #{}: step {} (recorded before the command runs; never run twice)",
-                    e.index,
-                    p.step + 1
-                ),
-            )
-        };
-        let backoff = |p: Progress, why: &str| {
-            let q = backed_off(p, &m.serial, now);
-            work(
-                m,
-                Op::Record {
-                    serial: m.serial.clone(),
-                    progress: q,
-                    why: format!(
-                        "{why}; drain retried after {}",
-                        rfc3339(q.drain_backoff_expire)
-                    ),
-                },
-                format!("repair entry #{}: drain abandoned", e.index),
-            )
-        };
-        loop {
-            match p.step_status {
-                StepStatus::Waiting => {
-                    let fail = |why: String| {
-                        work(
-                            m,
-                            Op::Record {
-                                serial: m.serial.clone(),
-                                progress: p.to(Status::Failed, p.step, StepStatus::Waiting, now),
-                                why: why.clone(),
-                            },
-                            format!("repair entry #{}: {why}", e.index),
-                        )
-                    };
-                    if p.step >= steps.len() {
-                        out.push(fail(format!(
-                            "still unhealthy after the last of its {} steps",
-                            steps.len()
-                        )));
-                    } else if p.step >= cap.steps() {
-                        out.push(fail(beyond_cap(p.step, cap)));
-                    } else if !enabled || suspended || p.drain_backoff_expire > now {
-                    } else if let (true, Some(n)) = (steps[p.step].need_drain, node) {
-                        out.push(work(
-                            m,
-                            Op::Drain {
-                                serial: m.serial.clone(),
-                                node: n.name.clone(),
-                                progress: Some(p.to(
-                                    Status::Processing,
-                                    p.step,
-                                    StepStatus::Draining,
-                                    now,
-                                )),
-                            },
-                            format!(
-                                "repair entry #{}: step {} needs a drain",
-                                e.index,
-                                p.step + 1
-                            ),
-                        ));
-                    } else {
-                        out.push(run(p, m));
-                    }
-                    break;
-                }
-                StepStatus::Draining => {
-                    // Drained means cordoned too: a Node someone uncordoned since (a reboot
-                    // tool ending its own cordon, which autorepair did not claim) is drained
-                    // again, never repaired schedulable.
-                    let drained = node.is_none_or(|n| n.unschedulable && n.pods == 0);
-                    if p.step >= cap.steps() {
-                        // The policy was lowered while the step drained: its command must
-                        // not run.
-                        let why = beyond_cap(p.step, cap);
-                        out.push(work(
-                            m,
-                            Op::Record {
-                                serial: m.serial.clone(),
-                                progress: p.to(Status::Failed, p.step, StepStatus::Draining, now),
-                                why: why.clone(),
-                            },
-                            format!("repair entry #{}: {why}", e.index),
-                        ));
-                    } else if !enabled {
-                        out.push(backoff(p, "the repair queue is disabled"));
-                    } else if suspended {
-                        out.push(backoff(p, "the machine or its scope is suspended"));
-                    } else if drained {
-                        out.push(run(p, m));
-                    } else if p.last_transition + evict_timeout < now {
-                        out.push(backoff(p, "eviction_timeout_seconds passed"));
-                    } else if let Some(n) = node {
-                        out.push(work(
-                            m,
-                            Op::Drain {
-                                serial: m.serial.clone(),
-                                node: n.name.clone(),
-                                progress: None,
-                            },
-                            format!("repair entry #{}: {} pods left to evict", e.index, n.pods),
-                        ));
-                    }
-                    break;
-                }
-                StepStatus::Watching => {
-                    let watch = steps.get(p.step).and_then(|s| s.watch_seconds).unwrap_or(0) as i64;
-                    if watch != 0 && p.last_transition + watch > now {
-                        break;
-                    }
-                    p = p.to(Status::Processing, p.step + 1, StepStatus::Waiting, now);
-                    out.push(work(
-                        m,
-                        Op::Record {
-                            serial: m.serial.clone(),
-                            progress: p,
-                            why: format!("watch of step {} over, still unhealthy", p.step),
-                        },
-                        format!(
-                            "repair entry #{}: step {}'s command ran (at most once) and the machine is still unhealthy",
-                            e.index, p.step
-                        ),
-                    ));
-                }
-            }
+    if index.etcd_hold.is_none() {
+        for (pos, m) in index.snap.machines.iter().enumerate() {
+            out.extend(entry_progress(index, pos, m, now));
         }
     }
-    // Uncordon what autorepair cordoned, unless an entry still drains or watches it, or
-    // starts draining it this pass (a pass that died between recording a step's end and its
-    // drain leaves the entry waiting on its own cordon).
-    let draining: Vec<String> = out
+    let uncordons = uncordons(index, &out);
+    out.extend(uncordons);
+    out
+}
+
+/// What a machine's entry does this pass: dequeued once deleted, finished once healthy, else
+/// its steps go on while it holds a concurrency slot.
+fn entry_progress(index: &Index<'_>, pos: usize, m: &Machine, now: i64) -> Vec<Work<Machines>> {
+    let Some(e) = m.entry() else { return vec![] };
+    let p = e.progress;
+    if p.deleted {
+        let op = Op::Dequeue {
+            serial: m.serial.clone(),
+            marks: pendings(m).map(|(t, _)| t.to_owned()).collect(),
+        };
+        return vec![work(
+            m,
+            op,
+            format!("repair entry #{} was deleted", e.index),
+        )];
+    }
+    if p.status.finished() {
+        return vec![];
+    }
+    let op = procedure(index, &e.machine_type, &e.operation);
+    if m.healthy == Some(true) {
+        return vec![finish(m, e.index, p, op, now)];
+    }
+    if !index.taken[pos] {
+        return vec![];
+    }
+    let Some(op) = op else {
+        tracing::warn!(machine = %m.serial, entry = e.index, machine_type = %e.machine_type, operation = %e.operation,
+            "no repair operation in the configuration for this entry: skipped (it keeps a concurrency slot, as in CKE)");
+        return vec![];
+    };
+    // A suspend, or a policy lowered since the repair started, holds back every drain and
+    // command not yet started, as the engine pauses its own multi-step repairs (docs/design.md,
+    // rules 1-2); finishing, dequeuing and uncordoning go on.
+    let policy = index.policy(m);
+    let Some(started) = cap(m, e.index) else {
+        tracing::warn!(machine = %m.serial, entry = e.index,
+            "no readable pending label names this repair entry: it runs no step until the label is mended or the entry is deleted (`autorepair repair delete`)");
+        return vec![];
+    };
+    let steps = Steps {
+        m,
+        entry: e.index,
+        steps: &op.repair_steps,
+        node: index.node(m),
+        address: m.address().unwrap_or_default().to_owned(),
+        cap: match policy.and_then(Policy::allowed) {
+            Some(now_allowed) => started.min(now_allowed),
+            None => started,
+        },
+        enabled: index.snap.queue.on(),
+        suspended: policy.is_some_and(Policy::is_suspended),
+        evict_timeout: index.settings.repair.eviction_timeout_seconds,
+        now,
+    };
+    let mut out = Vec::new();
+    let mut p = p;
+    // A watch that is over moves the entry to its next step, which may start in the same pass.
+    loop {
+        match p.step_status {
+            StepStatus::Waiting => {
+                out.extend(steps.waiting(p));
+                return out;
+            }
+            StepStatus::Draining => {
+                out.extend(steps.draining(p));
+                return out;
+            }
+            StepStatus::Watching => match steps.watched(p) {
+                Some((next, recorded)) => {
+                    out.push(recorded);
+                    p = next;
+                }
+                None => return out,
+            },
+        }
+    }
+}
+
+/// A healthy machine's entry succeeds: through the operation's success command when it has one.
+fn finish(
+    m: &Machine,
+    entry: u64,
+    p: Progress,
+    op: Option<&Operation>,
+    now: i64,
+) -> Work<Machines> {
+    let serial = m.serial.clone();
+    let done = p.to(Status::Succeeded, p.step, p.step_status, now);
+    let success = op.map(|o| &o.success_command).filter(|c| !c.is_empty());
+    let op = match success {
+        Some(argv) => Op::Run {
+            serial,
+            address: m.address().unwrap_or_default().to_owned(),
+            what: "the success command".into(),
+            command: Command {
+                argv: argv.clone(),
+                timeout: op.map_or(30, |o| o.success_command_timeout),
+                retries: 0,
+                interval: 0,
+            },
+            before: None,
+            after_ok: Some(done),
+            after_failure: p.to(Status::Failed, p.step, p.step_status, now),
+        },
+        None => Op::Record {
+            serial,
+            progress: done,
+            why: "the health check says healthy".into(),
+        },
+    };
+    work(
+        m,
+        op,
+        format!("repair entry #{entry}: the machine is healthy"),
+    )
+}
+
+/// An unhealthy machine's entry and what its steps may do this pass.
+struct Steps<'a> {
+    m: &'a Machine,
+    entry: u64,
+    steps: &'a [config::Step],
+    node: Option<&'a Node>,
+    address: String,
+    /// The highest level the repair may still use: the one it started with, or the policy's
+    /// now if lowered since.
+    cap: Reach,
+    /// The repair queue is enabled.
+    enabled: bool,
+    suspended: bool,
+    evict_timeout: i64,
+    now: i64,
+}
+
+impl Steps<'_> {
+    fn work(&self, op: Op, reason: String) -> Work<Machines> {
+        work(self.m, op, reason)
+    }
+
+    /// The entry fails where it stands, saying why.
+    fn fail(&self, p: Progress, why: String) -> Work<Machines> {
+        let op = Op::Record {
+            serial: self.m.serial.clone(),
+            progress: p.to(Status::Failed, p.step, p.step_status, self.now),
+            why: why.clone(),
+        };
+        self.work(op, format!("repair entry #{}: {why}", self.entry))
+    }
+
+    /// The step's repair command, recorded as watched before it runs.
+    fn run(&self, p: Progress) -> Work<Machines> {
+        let now = self.now;
+        let op = Op::Run {
+            serial: self.m.serial.clone(),
+            address: self.address.clone(),
+            what: format!("step {} repair command", p.step + 1),
+            command: step_command(&self.steps[p.step]),
+            before: Some(p.to(Status::Processing, p.step, StepStatus::Watching, now)),
+            after_ok: None,
+            after_failure: p.to(Status::Failed, p.step, StepStatus::Watching, now),
+        };
+        let reason = format!(
+            "repair entry #{}: step {} (recorded before the command runs; never run twice)",
+            self.entry,
+            p.step + 1
+        );
+        self.work(op, reason)
+    }
+
+    /// The drain is abandoned for now, and retried after a back-off.
+    fn back_off(&self, p: Progress, why: &str) -> Work<Machines> {
+        let q = backed_off(p, &self.m.serial, self.now);
+        let op = Op::Record {
+            serial: self.m.serial.clone(),
+            progress: q,
+            why: format!(
+                "{why}; drain retried after {}",
+                rfc3339(q.drain_backoff_expire)
+            ),
+        };
+        self.work(op, format!("repair entry #{}: drain abandoned", self.entry))
+    }
+
+    /// A step waiting to start: it drains its Node first if it needs to, else runs.
+    fn waiting(&self, p: Progress) -> Option<Work<Machines>> {
+        if p.step >= self.steps.len() {
+            let why = format!(
+                "still unhealthy after the last of its {} steps",
+                self.steps.len()
+            );
+            return Some(self.fail(p, why));
+        }
+        if p.step >= self.cap.steps() {
+            return Some(self.fail(p, beyond_cap(p.step, self.cap)));
+        }
+        if !self.enabled || self.suspended || p.drain_backoff_expire > self.now {
+            return None;
+        }
+        let Some(n) = self.node.filter(|_| self.steps[p.step].need_drain) else {
+            return Some(self.run(p));
+        };
+        let op = Op::Drain {
+            serial: self.m.serial.clone(),
+            node: n.name.clone(),
+            progress: Some(p.to(Status::Processing, p.step, StepStatus::Draining, self.now)),
+        };
+        let reason = format!(
+            "repair entry #{}: step {} needs a drain",
+            self.entry,
+            p.step + 1
+        );
+        Some(self.work(op, reason))
+    }
+
+    /// A step whose Node drains: the command runs once it is drained; the drain is given up
+    /// (and retried later) when the queue is disabled, the machine suspended or the eviction
+    /// timeout passed.
+    fn draining(&self, p: Progress) -> Option<Work<Machines>> {
+        // Drained means cordoned too: a Node someone uncordoned since (a reboot tool ending
+        // its own cordon, which autorepair did not claim) is drained again, never repaired
+        // schedulable.
+        let drained = self.node.is_none_or(|n| n.unschedulable && n.pods == 0);
+        if p.step >= self.cap.steps() {
+            // The policy was lowered while the step drained: its command must not run.
+            return Some(self.fail(p, beyond_cap(p.step, self.cap)));
+        }
+        if !self.enabled {
+            return Some(self.back_off(p, "the repair queue is disabled"));
+        }
+        if self.suspended {
+            return Some(self.back_off(p, "the machine or its scope is suspended"));
+        }
+        if drained {
+            return Some(self.run(p));
+        }
+        if p.last_transition + self.evict_timeout < self.now {
+            return Some(self.back_off(p, "eviction_timeout_seconds passed"));
+        }
+        let n = self.node?;
+        let op = Op::Drain {
+            serial: self.m.serial.clone(),
+            node: n.name.clone(),
+            progress: None,
+        };
+        let reason = format!(
+            "repair entry #{}: {} pods left to evict",
+            self.entry, n.pods
+        );
+        Some(self.work(op, reason))
+    }
+
+    /// A step whose command ran: once its watch is over and the machine is still unhealthy,
+    /// the entry moves to the next step (returned, with the write that records it).
+    fn watched(&self, p: Progress) -> Option<(Progress, Work<Machines>)> {
+        let watch = self
+            .steps
+            .get(p.step)
+            .and_then(|s| s.watch_seconds)
+            .unwrap_or(0) as i64;
+        if watch != 0 && p.last_transition + watch > self.now {
+            return None;
+        }
+        let next = p.to(
+            Status::Processing,
+            p.step + 1,
+            StepStatus::Waiting,
+            self.now,
+        );
+        let op = Op::Record {
+            serial: self.m.serial.clone(),
+            progress: next,
+            why: format!("watch of step {} over, still unhealthy", next.step),
+        };
+        let reason = format!(
+            "repair entry #{}: step {}'s command ran (at most once) and the machine is still unhealthy",
+            self.entry, next.step
+        );
+        Some((next, self.work(op, reason)))
+    }
+}
+
+/// Uncordon what autorepair cordoned, unless an entry still drains or watches it, or starts
+/// draining it this pass (`planned`: a pass that died between recording a step's end and its
+/// drain leaves the entry waiting on its own cordon).
+fn uncordons(index: &Index<'_>, planned: &[Work<Machines>]) -> Vec<Work<Machines>> {
+    let draining: Vec<&str> = planned
         .iter()
         .filter_map(|w| match &w.op {
-            Op::Drain { node, .. } => Some(node.clone()),
+            Op::Drain { node, .. } => Some(node.as_str()),
             _ => None,
         })
         .collect();
+    let mut out = Vec::new();
     for n in &index.snap.nodes {
-        if !n.cordoned_by_us || draining.contains(&n.name) {
+        if !n.cordoned_by_us || draining.contains(&n.name.as_str()) {
             continue;
         }
         let holding = index.snap.machines.iter().find(|m| {
@@ -570,7 +645,10 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
             .find(|m| m.address().is_some_and(|a| n.is(a)));
         out.push(Work {
             target: owner.map(|m| m.serial.clone()),
-            object: owner.map_or_else(|| ObjectRef::new("node", n.name.clone()), &object),
+            object: owner.map_or_else(
+                || ObjectRef::new("node", n.name.clone()),
+                |m| ObjectRef::new(super::snapshot::kind::MACHINE, m.serial.clone()),
+            ),
             op: Op::Uncordon {
                 node: n.name.clone(),
             },

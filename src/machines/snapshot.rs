@@ -27,7 +27,7 @@ pub struct Snapshot {
     pub variables: Option<Result<crate::sabakan::client::Variables, String>>,
     /// What the cluster's etcd said, when the gate is on (`--etcd-cert`…): the planner's
     /// [`super::etcd::judge`] decides from it. `None`: the gate is off.
-    pub etcd: Option<Result<super::etcd::Status, String>>,
+    pub etcd: Option<Result<super::etcd::Status, super::etcd::EtcdError>>,
 }
 
 /// A switch of the cluster's, from its label on the cluster's holder: on when the label is

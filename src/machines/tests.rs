@@ -830,7 +830,7 @@ fn the_etcd_gate_holds_every_step_while_etcd_is_not_good_for_repair() {
     };
     // (what etcd said, how many entries' operations move, whether the Node is uncordoned,
     // what the entry's operation says)
-    type Read = Option<Result<EtcdStatus, String>>;
+    type Read = Option<Result<EtcdStatus, crate::machines::etcd::EtcdError>>;
     let cases: Vec<(Read, usize, bool, Option<&str>)> = vec![
         (None, 2, true, None),
         (Some(good), 2, true, None),
@@ -841,10 +841,13 @@ fn the_etcd_gate_holds_every_step_while_etcd_is_not_good_for_repair() {
             Some("is out of sync while its machine is reachable"),
         ),
         (
-            Some(Err("connection refused".into())),
+            Some(Err(crate::machines::etcd::EtcdError::Request {
+                url: "https://10.0.0.1:2379/v3/kv/range".into(),
+                message: "connection refused".into(),
+            })),
             0,
             false,
-            Some("etcd cannot be read (connection refused)"),
+            Some("etcd cannot be read (https://10.0.0.1:2379/v3/kv/range: connection refused)"),
         ),
     ];
     for (read, moves, uncordons, says) in cases {
@@ -1482,4 +1485,30 @@ fn an_entry_whose_pending_label_cannot_be_read_runs_no_step_and_is_not_failed() 
         mended.iter().any(|o| o.contains("step 1 repair command")),
         "{mended:?}"
     );
+}
+
+#[test]
+fn an_entry_index_is_a_whole_number_from_one_and_a_refusal_names_the_text() {
+    let max = super::MAX_INDEX.to_string();
+    let cases: [(&str, Option<u64>); 8] = [
+        ("1", Some(1)),
+        ("42", Some(42)),
+        (&max, Some(super::MAX_INDEX)),
+        ("0", None),
+        ("01", None),
+        ("", None),
+        ("-1", None),
+        ("9223372036854775808", None),
+    ];
+    for (text, expected) in cases {
+        match (text.parse::<super::OpId>(), expected) {
+            (Ok(id), Some(n)) => assert_eq!(id.0, n, "{text:?}"),
+            (Err(e), None) => {
+                let said = e.to_string();
+                assert!(said.contains(&format!("{text:?}")), "{said}");
+                assert!(said.contains("repair entry index"), "{said}");
+            }
+            (got, _) => panic!("{text:?}: {got:?}"),
+        }
+    }
 }

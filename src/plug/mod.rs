@@ -8,6 +8,9 @@
 
 pub mod claim;
 pub mod cli;
+#[cfg(any(test, feature = "testkit"))]
+pub mod generate;
+pub mod marks;
 pub mod printer;
 #[cfg(any(test, feature = "testkit"))]
 pub mod simulate;
@@ -53,6 +56,9 @@ pub trait FamilyFace: Family {
     /// How to name a fleet of this family, for the error that no fleet was named
     /// (`--cluster FILE or --rapi URL (a Ganeti cluster)`).
     const FLEET_HINT: &'static str;
+    /// `generate`'s maker of synthetic fleets of this family, if it has one.
+    #[cfg(any(test, feature = "testkit"))]
+    const GENERATOR: Option<&'static dyn generate::Generator> = None;
 
     /// The fleet this family's flags (or, asked to look there, its config keys) name, if
     /// any.
@@ -124,7 +130,7 @@ pub trait FamilyFace: Family {
     /// What in the fleet cannot be read and holds what it governs until a person mends or
     /// removes it, each said as that person acts on it. A pass counts each as an error (and
     /// exits as a partial pass): a fleet that needs a person must not look healthy; the log
-    /// says each once a process. Marks the planner reads are its lint; this is for records it
+    /// says each once while it lasts. Marks the planner reads are its lint; this is for records it
     /// cannot see as marks.
     fn damaged(_snap: &Self::Snapshot) -> Vec<String> {
         Vec::new()
@@ -322,16 +328,50 @@ pub fn fleet_lock(site: LockSite<'_>, named: Option<PathBuf>) -> Result<PathBuf,
     }
 }
 
-/// Whether `said` is new to this process: a daemon's every pass meets the same damaged record,
-/// bad mark or split label, and saying each once (again when it changes, or after a restart)
-/// says all there is to say; `status` and `tags lint` list them all at any time.
+/// Whether `said` is new: a daemon's every pass meets the same damaged record, bad mark or
+/// split label, and saying each once says all there is to say; said again when it comes back
+/// after a pass without it (mended, then damaged again), or changes, or after a restart.
+/// `status` and `tags lint` list them all at any time.
 pub fn first_time(said: &str) -> bool {
-    static SAID: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
-        std::sync::Mutex::new(None);
+    said_so_far().first_time(said)
+}
+
+/// A pass read the fleet to its end: what it did not say is gone from the fleet, and is said
+/// again should it come back.
+pub fn pass_ended() {
+    said_so_far().pass_ended();
+}
+
+fn said_so_far() -> std::sync::MutexGuard<'static, Said> {
+    static SAID: std::sync::Mutex<Said> = std::sync::Mutex::new(Said::new());
     SAID.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get_or_insert_with(Default::default)
-        .insert(said.to_owned())
+}
+
+/// What was said in the pass under way and in the one before it.
+#[derive(Debug)]
+struct Said {
+    this_pass: Option<std::collections::HashSet<String>>,
+    last_pass: Option<std::collections::HashSet<String>>,
+}
+
+impl Said {
+    const fn new() -> Said {
+        Said {
+            this_pass: None,
+            last_pass: None,
+        }
+    }
+
+    fn first_time(&mut self, said: &str) -> bool {
+        let before = self.last_pass.as_ref().is_some_and(|l| l.contains(said));
+        let now = self.this_pass.get_or_insert_with(Default::default);
+        now.insert(said.to_owned()) && !before
+    }
+
+    fn pass_ended(&mut self) {
+        self.last_pass = self.this_pass.take();
+    }
 }
 
 /// Why a family's own command failed; the face shows each as it shows its own errors.
@@ -380,6 +420,49 @@ impl From<OpenError> for Failure {
         match e {
             OpenError::Open(e) => Failure::Open(e.into()),
             OpenError::Connect(e) => Failure::Connect(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Said;
+
+    #[test]
+    fn a_warning_is_said_once_while_it_lasts_and_again_when_it_comes_back() {
+        // Each pass: what it meets, and what of it is said.
+        type Pass<'a> = &'a [(&'a str, bool)];
+        let cases: &[(&str, &[Pass])] = &[
+            (
+                "lasting",
+                &[&[("a", true)], &[("a", false)], &[("a", false)]],
+            ),
+            ("twice in a pass", &[&[("a", true), ("a", false)]]),
+            (
+                "mended, then back",
+                &[&[("a", true)], &[], &[("a", true)], &[("a", false)]],
+            ),
+            (
+                "changed",
+                &[&[("a=1", true)], &[("a=2", true)], &[("a=1", true)]],
+            ),
+            (
+                "one of two goes",
+                &[
+                    &[("a", true), ("b", true)],
+                    &[("b", false)],
+                    &[("a", true), ("b", false)],
+                ],
+            ),
+        ];
+        for (name, passes) in cases {
+            let mut said = Said::new();
+            for (n, pass) in passes.iter().enumerate() {
+                for (text, expected) in *pass {
+                    assert_eq!(said.first_time(text), *expected, "{name}: pass {n}: {text}");
+                }
+                said.pass_ended();
+            }
         }
     }
 }

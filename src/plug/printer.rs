@@ -240,13 +240,13 @@ impl<W: Write> Write for Dropping<W> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
 
     /// A writer whose bytes the test reads afterwards.
     #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Captured(Arc<Mutex<Vec<u8>>>);
 
     impl Write for Captured {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -259,12 +259,13 @@ mod tests {
     }
 
     impl Captured {
-        fn text(&self) -> String {
+        pub(crate) fn text(&self) -> String {
             String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
         }
     }
 
-    fn printer(json: bool) -> (Printer, Captured, Captured) {
+    /// A printer whose standard output and error the test reads.
+    pub(crate) fn printer(json: bool) -> (Printer, Captured, Captured) {
         let (out, err) = (Captured::default(), Captured::default());
         let p = Printer::new(
             Box::new(out.clone()),

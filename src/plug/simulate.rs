@@ -176,3 +176,51 @@ pub fn report<F: Family>(
         Exit::Partial
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sim::Stats;
+    use crate::engine::toy::Toy;
+    use crate::plug::printer::tests::printer;
+
+    /// The note comes with half of the passes halted or more, not below, and never for a run
+    /// of no pass at all.
+    #[test]
+    fn the_halted_note_comes_from_half_of_the_passes() {
+        for (passes, halted_passes, note) in [
+            (0, 0, None),
+            (10, 0, None),
+            (10, 4, None),
+            (9, 4, None),
+            (10, 5, Some("50%")),
+            (9, 5, Some("55%")),
+            (3, 2, Some("66%")),
+            (10, 10, Some("100%")),
+        ] {
+            let (mut printer, out, _) = printer(false);
+            let summary = Summary {
+                scenarios: 1,
+                stats: Stats {
+                    passes,
+                    halted_passes,
+                    ..Stats::default()
+                },
+                findings: Vec::new(),
+            };
+            report::<Toy>(&mut printer, &summary, &[]).unwrap();
+            let text = out.text();
+            let said = text
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("note: ")?
+                        .split_once(" of the passes were halted")
+                })
+                .map(|(share, _)| share);
+            assert_eq!(
+                said, note,
+                "{passes} passes, {halted_passes} halted:\n{text}"
+            );
+        }
+    }
+}

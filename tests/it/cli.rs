@@ -112,6 +112,23 @@ fn demo_copy(dir: &Path) -> PathBuf {
     path
 }
 
+/// Edits one instance's tags in a fleet file, saved whole (an editor's rename: a daemon reads
+/// the file between two passes).
+fn edit_tags(path: &Path, instance: &str, edit: impl FnOnce(&mut Vec<serde_json::Value>)) {
+    let mut fleet: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let found = fleet["instances"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|i| i["name"] == instance)
+        .unwrap_or_else(|| panic!("no instance {instance} in {}", path.display()));
+    edit(found["tags"].as_array_mut().unwrap());
+    let new = path.with_extension("new");
+    std::fs::write(&new, fleet.to_string()).unwrap();
+    std::fs::rename(&new, path).unwrap();
+}
+
 fn load(path: &Path) -> Snapshot {
     parse_fleet(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -160,6 +177,158 @@ fn tags_parse_json_has_the_documented_keys_and_exit_codes() {
     .unwrap();
     assert_eq!(first["kind"], "invalid");
     assert!(first["error"].as_str().unwrap().contains("teleport"));
+}
+
+/// `tags parse` reads the marks of the family whose fleet flag is given, Ganeti's without one:
+/// a good mark of that family is described (exit 0), a bad one is invalid (exit 1), and
+/// another family's mark is foreign to it.
+#[test]
+fn tags_parse_reads_the_marks_of_the_family_whose_fleet_flag_is_given() {
+    let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    struct Case {
+        family: &'static str,
+        flags: &'static [&'static str],
+        good: String,
+        said: String,
+        bad: String,
+        foreign: String,
+    }
+    let cases = [
+        Case {
+            family: "ganeti, by default",
+            flags: &[],
+            good: format!("{PREFIX}failover"),
+            said: "allows repairs up to failover".into(),
+            bad: format!("{PREFIX}teleport"),
+            foreign: "autorepair.io/policy=drain".into(),
+        },
+        Case {
+            family: "ganeti",
+            flags: &["--cluster", "fleet.json"],
+            good: format!("{PREFIX}pending:migrate:{id}:17:3+4"),
+            said: format!("migrate repair {id} pending since 1970-01-01T00:00:17Z, jobs [3, 4]"),
+            bad: format!("{PREFIX}pending:migrate:{id}:17:x"),
+            foreign: "autorepair.policy=step-2".into(),
+        },
+        Case {
+            family: "metal3",
+            flags: &["--kube"],
+            good: "autorepair.io/policy=power-cycle".into(),
+            said: "allows repairs up to power-cycle".into(),
+            bad: "autorepair.io/policy=teleport".into(),
+            foreign: format!("{PREFIX}failover"),
+        },
+        Case {
+            family: "metal3 (objects file)",
+            flags: &["--kube-objects", "objects.json"],
+            good: "autorepair.io/suspend=".into(),
+            said: "suspended, no end".into(),
+            bad: "autorepair.io/suspend=soon".into(),
+            foreign: "autorepair.suspend=".into(),
+        },
+        Case {
+            family: "machines",
+            flags: &["--sabakan-file", "machines.json"],
+            good: format!("autorepair.{id}=result.step-2.18.failure.7"),
+            said: format!(
+                "step-2 repair {id} ended failure at 1970-01-01T00:00:18Z, repair entries [7]"
+            ),
+            bad: "autorepair.policy=teleport".into(),
+            foreign: format!("{PREFIX}failover"),
+        },
+        Case {
+            family: "machines (sabakan)",
+            flags: &["--sabakan", "https://sabakan.example:10443"],
+            good: "autorepair.policy=step-2".into(),
+            said: "allows repairs up to step-2".into(),
+            bad: format!("autorepair.{id}=pending.step-9.17"),
+            foreign: format!("{PREFIX}suspend"),
+        },
+    ];
+    let run = |flags: &[&str], marks: &[&str]| {
+        let out = bin()
+            .args(["tags", "parse"])
+            .args(flags)
+            .args(marks)
+            .assert();
+        let output = out.get_output();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    for case in &cases {
+        let name = case.family;
+        assert_eq!(
+            run(case.flags, &[&case.good, &case.foreign]),
+            (
+                Some(0),
+                format!(
+                    "{}: {}\n{}: foreign (not an autorepair {})\n",
+                    case.good,
+                    case.said,
+                    case.foreign,
+                    if name.starts_with("ganeti") {
+                        "tag"
+                    } else if name.starts_with("metal3") {
+                        "annotation"
+                    } else {
+                        "label"
+                    }
+                )
+            ),
+            "{name}: a good mark"
+        );
+        let (code, said) = run(case.flags, &[&case.good, &case.bad]);
+        assert_eq!(code, Some(1), "{name}: a bad mark: {said}");
+        let bad = said.lines().nth(1).unwrap_or_default();
+        assert!(
+            bad.starts_with(&format!("{}: INVALID (", case.bad)),
+            "{name}: a bad mark: {said}"
+        );
+    }
+}
+
+/// `generate` is the generator's of the family whose fleet flag is given: Ganeti's without
+/// one; the families without a generator say so (exit 2) and name the flag to leave out.
+#[test]
+fn generate_is_the_flagged_familys_and_a_family_without_one_says_so() {
+    let cases: [(&[&str], Result<(), &str>); 4] = [
+        (&[], Ok(())),
+        (&["--cluster", "fleet.json"], Ok(())),
+        (
+            &["--kube"],
+            Err(
+                "autorepair: error: metal3 has no `generate`: synthetic fleets are made for ganeti only: leave out --kube",
+            ),
+        ),
+        (
+            &["--sabakan-file", "machines.json"],
+            Err(
+                "autorepair: error: machines has no `generate`: synthetic fleets are made for ganeti only: leave out --sabakan-file",
+            ),
+        ),
+    ];
+    for (flags, expected) in cases {
+        let out = bin()
+            .args(["generate", "--instances", "3"])
+            .args(flags)
+            .assert();
+        let output = out.get_output();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        match expected {
+            Ok(()) => {
+                assert_eq!(output.status.code(), Some(0), "{flags:?}: {stderr}");
+                let fleet = parse_fleet(&String::from_utf8_lossy(&output.stdout)).unwrap();
+                assert_eq!(fleet.instances.len(), 3, "{flags:?}");
+            }
+            Err(said) => {
+                assert_eq!(output.status.code(), Some(2), "{flags:?}: {stderr}");
+                assert_eq!(stderr.trim_end(), said, "{flags:?}");
+                assert!(output.stdout.is_empty(), "{flags:?}");
+            }
+        }
+    }
 }
 
 #[test]
@@ -258,21 +427,14 @@ fn a_failed_repair_is_retried_after_its_back_off_only_when_retries_allow() {
     let path = demo_copy(dir.path());
     let now: i64 = NOW.parse().unwrap();
     let failed_at = now - 300;
-    let mut fleet: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let web_b4 = fleet["instances"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|i| i["name"] == "web-b4.ams.example")
-        .unwrap();
-    web_b4["tags"].as_array_mut().unwrap().push(
-        format!(
-            "{PREFIX}result:failover:3b2c1d0e-1111-4a2b-9c3d-000000000009:{failed_at}:failure:"
+    edit_tags(&path, "web-b4.ams.example", |tags| {
+        tags.push(
+            format!(
+                "{PREFIX}result:failover:3b2c1d0e-1111-4a2b-9c3d-000000000009:{failed_at}:failure:"
+            )
+            .into(),
         )
-        .into(),
-    );
-    std::fs::write(&path, fleet.to_string()).unwrap();
+    });
     let config = dir.path().join("autorepair.toml");
     std::fs::write(
         &config,
@@ -366,26 +528,18 @@ fn with_escalate_a_failed_migrate_is_retried_as_a_failover() {
     for (escalate, policy, want) in cases {
         let dir = tempfile::tempdir().unwrap();
         let path = demo_copy(dir.path());
-        let mut fleet: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let db_b1 = fleet["instances"]
-            .as_array_mut()
-            .unwrap()
-            .iter_mut()
-            .find(|i| i["name"] == "db-b1.ams.example")
-            .unwrap();
-        let tags = db_b1["tags"].as_array_mut().unwrap();
-        tags.push(
-            format!(
-                "{PREFIX}result:migrate:3b2c1d0e-1111-4a2b-9c3d-00000000000a:{}:failure:",
-                now - 900
-            )
-            .into(),
-        );
-        if let Some(p) = policy {
-            tags.push(format!("{PREFIX}{p}").into());
-        }
-        std::fs::write(&path, fleet.to_string()).unwrap();
+        edit_tags(&path, "db-b1.ams.example", |tags| {
+            tags.push(
+                format!(
+                    "{PREFIX}result:migrate:3b2c1d0e-1111-4a2b-9c3d-00000000000a:{}:failure:",
+                    now - 900
+                )
+                .into(),
+            );
+            if let Some(p) = policy {
+                tags.push(format!("{PREFIX}{p}").into());
+            }
+        });
         let config = dir.path().join("autorepair.toml");
         std::fs::write(
             &config,
@@ -971,6 +1125,115 @@ fn logs_carry_no_colour_codes_unless_a_terminal_asks_for_them() {
     }
 }
 
+/// A short `simulate` of the Ganeti demo: 4 scenarios of 10 passes and 5 quiet ones, one
+/// watcher.
+const SIMULATE: [&str; 14] = [
+    "simulate",
+    "--cluster",
+    "fixtures/demo.json",
+    "--scenarios",
+    "4",
+    "--passes",
+    "10",
+    "--quiet-passes",
+    "5",
+    "--replicas",
+    "1",
+    "--seed",
+    "7",
+    "--now",
+];
+
+/// `simulate`'s progress is one line on standard error, rewritten in place, when that is a
+/// terminal; in a pipe (cron's mail, a CI log) there is none, and standard output carries the
+/// summary alone either way.
+#[test]
+fn simulate_shows_its_progress_on_a_terminal_only() {
+    let piped = bin()
+        .args(["--config", "/dev/null"])
+        .args(SIMULATE)
+        .arg(NOW)
+        .assert()
+        .success();
+    let summary = String::from_utf8_lossy(&piped.get_output().stdout).into_owned();
+    assert!(
+        summary.starts_with("4 scenario(s), 60 passes: "),
+        "{summary}"
+    );
+    assert_eq!(stderr_of(&piped), "");
+    // On a terminal (util-linux `script` gives the command one), standard output to a file.
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = dir.path().join("stdout");
+    let line = format!(
+        "'{}' --config /dev/null {} {NOW} >'{}'",
+        bin_path().display(),
+        SIMULATE.join(" "),
+        stdout.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .env_remove("AUTOREPAIR_CONFIG")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    // A scenario at a time (a slice of a hundredth of them, at least one), each over the last;
+    // the last ends the line (the terminal shows `\n` as `\r\n`).
+    let shown: Vec<&str> = terminal.split("\r\x1b[2K").skip(1).collect();
+    assert_eq!(
+        shown,
+        [
+            "simulate: 1 of 4 scenarios, 15 passes",
+            "simulate: 2 of 4 scenarios, 30 passes",
+            "simulate: 3 of 4 scenarios, 45 passes",
+            "simulate: 4 of 4 scenarios, 60 passes\r\n",
+        ],
+        "{terminal:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&stdout).unwrap(), summary);
+}
+
+/// `simulate`'s summary says that a mass-failure limit halted most passes when half of them or
+/// more were (few repairs then, and why), and says nothing of it otherwise. The demo has four
+/// nodes down from its first pass: a cluster limit of one halts every pass; limits no fleet of
+/// twelve nodes reaches halt none.
+#[test]
+fn simulate_says_when_a_limit_halted_most_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let note = "note: 100% of the passes were halted by a mass-failure limit of [limits]: while \
+        one holds, no repair starts, so these scenarios show few repairs. `status` on the fleet \
+        names the limit and its counts; raise it in the config to see what repairs would do\n";
+    for (limits, halted, noted) in [
+        ("max_down_nodes = 1", ", 60 halted passes", true),
+        (
+            "max_down_nodes = 1000\nmax_down_nodes_per_group = 1000",
+            ", 0 halted passes",
+            false,
+        ),
+    ] {
+        let config = dir.path().join("limits.toml");
+        std::fs::write(&config, format!("[limits]\n{limits}\n")).unwrap();
+        let out = bin()
+            .arg("--config")
+            .arg(&config)
+            .args(SIMULATE)
+            .arg(NOW)
+            .assert()
+            .success();
+        let summary = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let first = summary.lines().next().unwrap_or_default();
+        assert!(first.ends_with(halted), "{limits}: {summary}");
+        assert_eq!(summary.contains(note), noted, "{limits}: {summary}");
+        assert_eq!(
+            summary.contains("were halted"),
+            noted,
+            "{limits}: {summary}"
+        );
+    }
+}
+
 /// Reads the first line a background run prints, or gives up after a minute.
 fn first_line(child: &mut std::process::Child) -> String {
     let stdout = child.stdout.take().unwrap();
@@ -1280,19 +1543,11 @@ fn a_pass_says_what_it_wrote_and_warns_of_each_bad_tag_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = demo_copy(dir.path());
     // Two policies on one instance: a lint about the object, naming no single tag.
-    let mut fleet: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let web = fleet["instances"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|i| i["name"] == "web-a4.ams.example")
-        .unwrap();
-    for level in ["migrate", "failover"] {
-        let tag = format!("ganeti:watcher:autorepair:{level}");
-        web["tags"].as_array_mut().unwrap().push(tag.into());
-    }
-    std::fs::write(&path, fleet.to_string()).unwrap();
+    edit_tags(&path, "web-a4.ams.example", |tags| {
+        for level in ["migrate", "failover"] {
+            tags.push(format!("ganeti:watcher:autorepair:{level}").into());
+        }
+    });
     let out = bin()
         .args([
             "--config",
@@ -1330,8 +1585,60 @@ fn a_pass_says_what_it_wrote_and_warns_of_each_bad_tag_once() {
     assert_eq!(stderr.matches("2 policy tags").count(), 1, "{stderr}");
 }
 
+/// A daemon says a bad mark once while it lasts, and again when it comes back after a pass
+/// without it: mended, then damaged again, is news (a warning said once a process was not).
+#[test]
+fn a_bad_mark_is_said_again_when_it_comes_back() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let path = demo_copy(dir.path());
+    let bad = "ganeti:watcher:autorepair:suspend:notanumber";
+    let with_bad = |on: bool| {
+        edit_tags(&path, "web-a4.ams.example", |tags| {
+            tags.retain(|t| t != bad);
+            if on {
+                tags.push(bad.into());
+            }
+        })
+    };
+    with_bad(true);
+    let mut child = std::process::Command::new(bin_path())
+        .args(["--config", "/dev/null", "run", "--loop", "--interval", "1s"])
+        .args(["--passes", "4", "--now", "1800000000", "--cluster"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let said = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    // The mark in pass 1, gone in pass 2, back in passes 3 and 4: each edit is made in the
+    // pause after a pass said its line, before the next pass reads the file.
+    let edits = [(1, false), (2, true)];
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some(&(_, on)) = edits
+            .iter()
+            .find(|(n, _)| line.starts_with(&format!("pass {n}:")))
+        {
+            with_bad(on);
+        }
+    }
+    let status = child.wait().unwrap();
+    let stderr = said.join().unwrap();
+    assert!(
+        status.success() || status.code() == Some(1),
+        "{status}: {stderr}"
+    );
+    let times = stderr.lines().filter(|l| l.contains("notanumber")).count();
+    assert_eq!(
+        times, 2,
+        "said in pass 1 and again in pass 3, not in 4:\n{stderr}"
+    );
+}
+
 /// `status | head -1`: a reader that stops reading is no failure (exit 0, nothing on standard
-/// error); and `run --passes 0`, which used to make a pass, is refused.
+/// error); and `run --passes 0` is refused, not taken for one pass.
 #[test]
 fn a_closed_pipe_is_no_error_and_zero_passes_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -1743,7 +2050,7 @@ fn a_read_only_rapi_user_stops_the_pass_at_the_first_refused_write() {
         .assert()
         .code(6);
     let stderr = stderr_of(&out);
-    // Said once, as the error: not also as an ERROR log line before it (issue 32).
+    // Said once, as the error: not also as an ERROR log line before it.
     assert_eq!(stderr.matches("`write` option").count(), 1, "{stderr}");
     assert!(!stderr.contains("ERROR"), "{stderr}");
 }
@@ -1922,7 +2229,7 @@ fn status_and_explain_print_what_kubectl_users_expect() {
         (&["status", "db-a"], 2, |_, e| {
             e.contains("is not in the fleet")
         }),
-        // Not "holds no instances": it holds four (issue 32).
+        // Not "holds no instances": it holds four.
         (&["status", "node/node-a1.ams.example"], 2, |_, e| {
             e.contains("node/node-a1.ams.example is neither one of the instances nor a scope")
                 && !e.contains("holds no instances")

@@ -149,14 +149,16 @@ fn bash_completes_via(line: &str, alias: bool) -> Vec<String> {
         .collect()
 }
 
+/// The demo fleets' flags, one family each.
+const GANETI: &str = "--cluster fixtures/demo.json";
+const METAL3: &str = "--config /dev/null --kube-objects fixtures/metal3-demo.json";
+const MACHINES: &str = "--config /dev/null --sabakan-file fixtures/machines-demo.json \
+     --repair-config fixtures/machines-demo.yml --nodes fixtures/machines-demo-nodes.json";
+
 /// Verbs, levels and (from a fleet file) object names, each of every family, as bash completes
 /// them: object names in the syntax the verbs read back, filtered by what is typed.
 #[test]
 fn bash_completes_verbs_levels_and_object_names() {
-    const GANETI: &str = "--cluster fixtures/demo.json";
-    const METAL3: &str = "--config /dev/null --kube-objects fixtures/metal3-demo.json";
-    const MACHINES: &str = "--config /dev/null --sabakan-file fixtures/machines-demo.json \
-         --repair-config fixtures/machines-demo.yml --nodes fixtures/machines-demo-nodes.json";
     let web_a =
         "instance/web-a1.ams.example instance/web-a3.ams.example instance/web-a4.ams.example";
     let cases: &[(String, &str)] = &[
@@ -246,6 +248,14 @@ fn bash_completes_through_an_alias_and_leaves_out_the_lock() {
         ),
         (
             format!("autorepair run --lock-file {d}/demo"),
+            vec![format!("{d}/demo.json"), format!("{d}/demo.json.lock")],
+        ),
+        (
+            format!("autorepair status --cluster={d}/demo"),
+            vec![format!("{d}/demo.json")],
+        ),
+        (
+            format!("autorepair run --lock-file={d}/demo"),
             vec![format!("{d}/demo.json"), format!("{d}/demo.json.lock")],
         ),
     ] {
@@ -531,18 +541,240 @@ fn zsh_and_fish_leave_out_the_lock_but_for_the_lock_file() {
     );
 }
 
+/// A directory with a fleet file and its lock beside it, for the lock's cases.
+fn fleet_and_lock() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["demo.json", "demo.json.lock"] {
+        std::fs::write(dir.path().join(name), "").unwrap();
+    }
+    dir
+}
+
+/// The completion cases every shell is asked through the README's alias: a line, and the
+/// candidates for its last word (`D/` stands for [`fleet_and_lock`]'s directory). Levels are
+/// the fleet's family's alone (clap's scripts offer every family's); a fleet file's lock is
+/// offered only where a lock file is asked for, also after `--cluster=`.
+const THROUGH_AN_ALIAS: &[(&str, &str)] = &[
+    (
+        "autorepair GANETI suspend gr",
+        "group/ams-a group/ams-b group/ams-c",
+    ),
+    (
+        "autorepair GANETI explain db-a",
+        "db-a1.ams.example db-a2.ams.example db-a3.ams.example",
+    ),
+    (
+        "autorepair GANETI allow ",
+        "failover fix-storage migrate none reinstall",
+    ),
+    (
+        "autorepair GANETI request ",
+        "failover fix-storage migrate reinstall",
+    ),
+    (
+        "autorepair METAL3 allow ",
+        "drain none power-cycle reprovision",
+    ),
+    (
+        "autorepair METAL3 request ",
+        "drain power-cycle reprovision",
+    ),
+    (
+        "autorepair MACHINES allow ",
+        "check none step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8",
+    ),
+    (
+        "autorepair MACHINES request ",
+        "check step-1 step-2 step-3 step-4 step-5 step-6 step-7 step-8",
+    ),
+    ("autorepair --cluster D/de", "D/demo.json"),
+    ("autorepair status --cluster D/de", "D/demo.json"),
+    ("autorepair --cluster=D/de", "D/demo.json"),
+    (
+        "autorepair run --lock-file D/de",
+        "D/demo.json D/demo.json.lock",
+    ),
+    (
+        "autorepair run --lock-file=D/de",
+        "D/demo.json D/demo.json.lock",
+    ),
+];
+
+/// [`THROUGH_AN_ALIAS`] with its words filled in: the line, the text before the word under
+/// the cursor, and the candidates sorted.
+fn through_an_alias(dir: &Path) -> Vec<(String, String, Vec<String>)> {
+    let fill = |text: &str| {
+        text.replace("GANETI", GANETI)
+            .replace("METAL3", METAL3)
+            .replace("MACHINES", MACHINES)
+            .replace("D/", &format!("{}/", dir.display()))
+    };
+    THROUGH_AN_ALIAS
+        .iter()
+        .map(|(line, want)| {
+            let line = fill(line);
+            let before = line[..line.rfind([' ', '=']).unwrap() + 1].to_owned();
+            let mut want: Vec<String> = fill(want).split(' ').map(str::to_owned).collect();
+            want.sort();
+            (line, before, want)
+        })
+        .collect()
+}
+
+/// bash, as a person's TAB reaches it through readline, with `autorepair` an alias and not on
+/// the PATH: the script calls the binary the alias names.
+#[test]
+#[cfg_attr(
+    not(have_shells),
+    ignore = "needs zsh (to drive bash on a terminal): apt-get install zsh fish"
+)]
+fn bash_on_a_terminal_completes_through_an_alias() {
+    let dir = fleet_and_lock();
+    let cases = through_an_alias(dir.path());
+    let lines: Vec<&str> = cases.iter().map(|(line, ..)| line.as_str()).collect();
+    let got = bash_readline_completes(&Reached::Alias("alias autorepair='BIN'"), &lines);
+    assert_eq!(got.len(), cases.len(), "{got:#?}");
+    for ((line, before, want), got) in cases.iter().zip(&got) {
+        let inserted = got
+            .strip_prefix(before.as_str())
+            .unwrap_or_else(|| panic!("{line}: {got}"));
+        let mut inserted: Vec<&str> = inserted.split_whitespace().collect();
+        inserted.sort();
+        assert_eq!(inserted, *want, "{line}");
+    }
+}
+
+/// fish through its alias (a function that wraps the binary), with the binary not on the PATH.
+#[test]
+#[cfg_attr(
+    not(have_shells),
+    ignore = "needs zsh and fish: apt-get install zsh fish"
+)]
+fn fish_completes_through_an_alias() {
+    let dir = fleet_and_lock();
+    let reached = Reached::Alias("alias autorepair 'BIN'");
+    for (line, before, want) in through_an_alias(dir.path()) {
+        let probe = format!(
+            "{}; source {}; complete -C '{line}'",
+            reached.setup(),
+            committed(Shell::Fish).display()
+        );
+        let out = Command::new("fish")
+            .args(["--no-config", "-c", &probe])
+            .env("PATH", reached.path())
+            .current_dir(ROOT)
+            .output()
+            .unwrap();
+        assert!(out.stderr.is_empty(), "{line}: {out:?}");
+        // fish prints each candidate whole (with what precedes it in the word: `--cluster=`),
+        // then a tab and its description.
+        let typed = &line[before.rfind(' ').map_or(0, |at| at + 1)..before.len()];
+        let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.split('\t').next().unwrap())
+            .map(|c| c.strip_prefix(typed).unwrap_or(c).to_owned())
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{line}: {out:?}");
+    }
+}
+
+/// zsh through the alias, with the binary not on the PATH, whether zsh substitutes the alias
+/// before completing (its default) or completes the alias as a command of its own
+/// (`complete_aliases`). One TAB: a word with one candidate is completed, and one with several
+/// is left as typed but for their common part, so a level of another family's would show.
+#[test]
+#[cfg_attr(
+    not(have_shells),
+    ignore = "needs zsh and fish: apt-get install zsh fish"
+)]
+fn zsh_completes_through_an_alias() {
+    let dir = fleet_and_lock();
+    let d = dir.path().display();
+    let lines = [
+        format!("autorepair {GANETI} suspend cl"),
+        format!("autorepair {GANETI} allow re"),
+        format!("autorepair {METAL3} request re"),
+        format!("autorepair --cluster {d}/de"),
+        format!("autorepair status --cluster={d}/de"),
+        format!("autorepair --lock-file={d}/de"),
+    ];
+    let want = [
+        format!("autorepair {GANETI} suspend cluster "),
+        format!("autorepair {GANETI} allow reinstall "),
+        format!("autorepair {METAL3} request reprovision "),
+        format!("autorepair --cluster {d}/demo.json "),
+        format!("autorepair status --cluster={d}/demo.json "),
+        // Two candidates: their common part, and the word left open.
+        format!("autorepair --lock-file={d}/demo.json"),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    for setup in [
+        "alias autorepair='BIN'",
+        "setopt complete_aliases; alias autorepair='BIN'",
+    ] {
+        assert_eq!(
+            zsh_completes_via(&Reached::Alias(setup), &lines),
+            want,
+            "{setup}"
+        );
+    }
+}
+
+/// How a shell on a pseudo-terminal finds the binary under test: on the PATH by its name, or
+/// through an alias (the README's `alias autorepair=…`, `setup` the shell's own lines for it)
+/// with no `autorepair` on the PATH at all.
+enum Reached {
+    Path,
+    Alias(&'static str),
+}
+
+impl Reached {
+    /// The PATH the shell starts with.
+    fn path(&self) -> String {
+        let inherited = std::env::var("PATH").unwrap_or_default();
+        match self {
+            Reached::Path => format!("{}:{inherited}", bin_dir().display()),
+            Reached::Alias(_) => std::env::split_paths(&inherited)
+                .filter(|dir| !dir.join("autorepair").exists() && *dir != bin_dir())
+                .map(|dir| dir.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":"),
+        }
+    }
+
+    /// The shell's lines that make `autorepair` reach the binary, before the script is loaded.
+    fn setup(&self) -> String {
+        match self {
+            Reached::Path => "true".to_owned(),
+            Reached::Alias(setup) => setup.replace(
+                "BIN",
+                &assert_cmd::cargo::cargo_bin("autorepair")
+                    .display()
+                    .to_string(),
+            ),
+        }
+    }
+}
+
 /// The command line zsh makes of each of `lines` by one TAB, in an interactive zsh on a
 /// pseudo-terminal (zsh/zpty) whose completion system loads the committed script from its
-/// fpath. A key bound to a widget prints the line and clears it: nothing is ever run.
+/// fpath, with the binary on the PATH. A key bound to a widget prints the line and clears it:
+/// nothing is ever run.
 fn zsh_completes(lines: &[&str]) -> Vec<String> {
+    zsh_completes_via(&Reached::Path, lines)
+}
+
+/// As [`zsh_completes`], the binary reached as `reached` says.
+fn zsh_completes_via(reached: &Reached, lines: &[&str]) -> Vec<String> {
     let driver = r#"
 zmodload zsh/zpty
 zpty z zsh -f -i
-zpty -w z "PS1='> '; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D; bindkey -e; \
+zpty -w z "PS1='> '; $2; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D; bindkey -e; \
   show-line() { print -r -- \"LINE<\$BUFFER>\" >/dev/tty; BUFFER=; }; zle -N show-line; \
-  bindkey '^T' show-line; print READY"
-zpty -r z chunk '*READY*READY*'
-for line in "${@[2,-1]}"; do
+  bindkey '^T' show-line; print RE''ADY"
+zpty -r z chunk '*READY*'
+for line in "${@[3,-1]}"; do
   # TAB completes before zle reads ^T, which prints the line and clears it.
   zpty -w -n z "$line"$'\t\C-t'
   zpty -r z chunk '*LINE<*>*'
@@ -550,17 +782,49 @@ for line in "${@[2,-1]}"; do
 done
 zpty -d z
 "#;
-    let path = format!(
-        "{}:{}",
-        bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    // zpty waits for what it expects: `timeout` ends a zsh that never shows it.
+    let fpath = committed(Shell::Zsh)
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    on_a_terminal(driver, &[&fpath, &reached.setup()], lines, &reached.path())
+}
+
+/// What readline makes of each of `lines` in an interactive bash on a pseudo-terminal (driven
+/// by zsh/zpty) that sourced the committed script: readline's insert-completions (M-*) puts
+/// every candidate the completion function gives (or, when it gives none, bash's own file
+/// completion) into the line, and a key bound to a shell function prints the line and clears
+/// it: nothing is ever run.
+fn bash_readline_completes(reached: &Reached, lines: &[&str]) -> Vec<String> {
+    let driver = r#"
+zmodload zsh/zpty
+zpty b bash --norc --noprofile -i
+zpty -w b "PS1='> '; $2; source $1; \
+  bind -x '\"\\C-t\": printf \"LINE<%s>\\n\" \"\$READLINE_LINE\" >/dev/tty; READLINE_LINE='; \
+  echo RE''ADY"
+zpty -r b chunk '*READY*'
+for line in "${@[3,-1]}"; do
+  zpty -w -n b "$line"$'\e*\C-t'
+  zpty -r b chunk '*LINE<*>*'
+  print -r -- "$chunk" | grep -a -o 'LINE<[^>]*>'
+done
+zpty -d b
+"#;
+    let script = committed(Shell::Bash).display().to_string();
+    on_a_terminal(driver, &[&script, &reached.setup()], lines, &reached.path())
+}
+
+/// The lines a zsh `driver` script printed between `LINE<` and `>`, run from the repository
+/// with `args` then `lines` as its arguments and `path` as its PATH.
+fn on_a_terminal(driver: &str, args: &[&str], lines: &[&str], path: &str) -> Vec<String> {
+    // zpty waits for what it expects: `timeout` ends a driver that never sees it.
     let out = Command::new("timeout")
         .args(["60", "zsh", "-f", "-c", driver, "zsh"])
-        .arg(committed(Shell::Zsh).parent().unwrap())
+        .args(args)
         .args(lines)
         .env("PATH", path)
+        .env("AUTOREPAIR_RAPI_PASSWORD", "secret")
+        .env_remove("AUTOREPAIR_CONFIG")
         .current_dir(ROOT)
         .output()
         .unwrap();

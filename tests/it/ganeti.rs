@@ -1115,7 +1115,7 @@ fn a_wrong_certificate_a_closed_port_and_an_unknown_name_each_say_so() {
     }
 }
 
-/// Issue 7: one dead node is one failure domain. With the default config (no limit overridden),
+/// One dead node is one failure domain. With the default config (no limit overridden),
 /// the first pass submits a failover for every instance of the dead node at once, and a pass or
 /// two later every one of them runs on node1 with a success result.
 fn one_dead_node_is_failed_over_in_one_pass_with_the_default_config() {
@@ -1185,7 +1185,7 @@ fn one_dead_node_is_failed_over_in_one_pass_with_the_default_config() {
     }
 }
 
-/// Issue 7: a mass failure writes nothing. With `max_down_nodes_per_group = 0`, node2 going
+/// A mass failure writes nothing. With `max_down_nodes_per_group = 0`, node2 going
 /// offline trips the limit: a real pass creates no Ganeti job at all and changes no tag, and
 /// `status` names the limit. Then, with the default config, the instances with a policy are
 /// failed over and the one with no policy at all gets no tag.

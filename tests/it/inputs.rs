@@ -1,4 +1,4 @@
-//! Inputs accepted silently and messages that mislead (issue 32), through the binary: every
+//! Inputs and the messages about them, through the binary: every
 //! input the command line is given is read or refused, and every message names what the user
 //! gave and what to do.
 

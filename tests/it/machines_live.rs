@@ -283,6 +283,67 @@ fn a_pass_costs_one_request_plus_one_per_label_write_and_a_look_before_new_entri
     assert!(writes_seen > 8, "{writes_seen}");
 }
 
+/// The brake from any host, end to end: a suspend label put into sabakan by someone else
+/// after the pass read the machines (the machine's own, its rack's on another machine of the
+/// rack, the cluster's on a machine of another rack) stops the pass before its repair entry;
+/// one on another rack does not.
+#[test]
+fn a_suspend_put_into_sabakan_while_a_pass_runs_stops_its_new_entry() {
+    // (case, machine the label goes on, label, what the pass names as suspended)
+    let cases = [
+        ("own", "rack0-cs2", "autorepair.suspend", Some("rack0-cs2")),
+        ("rack", "rack0-cs1", "autorepair.rack.suspend", Some("rack")),
+        (
+            "cluster",
+            "rack1-ss1",
+            "autorepair.cluster.suspend",
+            Some("cluster"),
+        ),
+        ("other rack", "rack1-ss1", "autorepair.rack.suspend", None),
+    ];
+    for (case, on, label, halts) in cases {
+        let t = Live::new();
+        let (on, label) = (on.to_owned(), label.to_owned());
+        let first_read = std::sync::atomic::AtomicBool::new(false);
+        t.sabakan.after_each(move |request, machines| {
+            let query = request.path == "/graphql" && request.body.contains("searchMachines");
+            if query && !first_read.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let m = machines.get_mut(&on).expect("a demo machine");
+                m.labels.insert(label.clone(), String::new());
+            }
+        });
+        t.sabakan.clear_requests();
+        let (code, err) = t.pass(t.bin(), NOW);
+        let writes = t.sabakan.writes();
+        let entries = writes
+            .iter()
+            .filter(|r| r.path.ends_with("/autorepair.entry"))
+            .count();
+        match halts {
+            Some(object) => {
+                assert_eq!(entries, 0, "{case}: an entry was made: {err}");
+                let said = err
+                    .lines()
+                    .find(|l| l.contains("was suspended in the fleet while this pass ran"))
+                    .unwrap_or_else(|| panic!("{case}: no halt said (exit {code}): {err}"));
+                assert!(said.contains(object), "{case}: {said}");
+                // The look is made before the entry, the write that starts the repair: the
+                // pending label before it may be written, and the next pass, which finds the
+                // suspend where it reads, does not carry that repair on.
+                let (code, err) = t.pass(t.bin(), NOW + 60);
+                let entries = t
+                    .sabakan
+                    .writes()
+                    .iter()
+                    .filter(|r| r.path.ends_with("/autorepair.entry"))
+                    .count();
+                assert_eq!(entries, 0, "{case}: the next pass (exit {code}): {err}");
+            }
+            None => assert_eq!(entries, 1, "{case}: exit {code}: {err}"),
+        }
+    }
+}
+
 /// `simulate` on a live sabakan reads it once and writes nothing; the repairs it reports are
 /// the world's, on its copy, and none of the tour's repair commands runs.
 #[test]

@@ -669,8 +669,8 @@ fn leader_election_is_refused_where_there_is_no_lease_to_elect_with() {
     std::fs::write(&objects, Fleet::new().build().to_string()).unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(&kubeconfig, "apiVersion: v1\nkind: Config\n").unwrap();
-    // Each message asks only for what the command line lacks (issue 32: --loop given, yet
-    // "add --loop").
+    // Each message asks only for what the command line lacks (not "add --loop" when --loop
+    // is given).
     let cases: [(Vec<&str>, &str); 4] = [
         (
             vec![

@@ -1,4 +1,4 @@
-//! Numbers and flags (issue 32), through the binary: no number crashes it (every duration and
+//! Numbers and flags, through the binary: no number crashes it (every duration and
 //! time goes through one parser with bounds), a loop always waits and makes a pass, the write
 //! budget holds, read-only verbs take no lock, and a standard output that fails stops the
 //! printing only.
@@ -112,7 +112,7 @@ fn assert_refused(o: &Output, says: &[&str], what: &str) {
 #[test]
 fn every_duration_flag_takes_at_most_100_years_even_with_the_lock_held() {
     let fleets = Fleets::new();
-    // --wait used to overflow the lock's deadline while another run held the lock.
+    // --wait must not overflow the lock's deadline while another run holds the lock.
     let _held = fleets.hold_lock("demo.json");
     let fleet = fleets.ganeti().join(" ");
     let cases: [(&str, String); 6] = [

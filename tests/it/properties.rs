@@ -11,11 +11,12 @@ use autorepair::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, ObjectRef, Op, Snapshot,
 };
 use autorepair::ganeti::tags::{
-    self, MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType, Tag, TagJson, render_pending,
+    self, MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType, Tag, render_pending,
     render_policy, render_result, render_suspend,
 };
 use autorepair::ganeti::testkit::{Fleet, JobExt, job};
-use autorepair::ganeti::{Action, Next, Plan, Settings, plan_with};
+use autorepair::ganeti::{Action, Ganeti, Next, Plan, Settings, plan_with};
+use autorepair::plug::marks::{MarkJson, describe};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
@@ -89,7 +90,10 @@ fn ganeti_char(b: u8) -> bool {
 
 /// What every parse must satisfy, whatever the input.
 fn check_parse(text: &str) -> Result<(), TestCaseError> {
-    let _ = TagJson::of(text);
+    // The JSON view walks job lists with `expect`, and the line `tags parse` shows renders the
+    // tag's time: neither may panic.
+    let _ = MarkJson::<Ganeti>::line(text);
+    let _ = describe::<Ganeti>(text);
     match tags::parse(text) {
         Ok(Tag::Foreign) => prop_assert!(!text.starts_with(PREFIX), "ours parsed as foreign"),
         Ok(tag) => {
@@ -1087,8 +1091,7 @@ proptest! {
 proptest! {
     #![proptest_config(config(256))]
 
-    // Found a planner bug, since fixed (regression test: `duplicate_names_get_no_actions_even_when_results_expire`):
-    // `prune_results` runs after the duplicate-name guard.
+    // Its regression test: `duplicate_names_get_no_actions_even_when_results_expire`.
     #[test]
     fn duplicate_names_get_no_actions(
         snap in snapshot(),
@@ -1100,8 +1103,7 @@ proptest! {
         check_duplicates_untouched(&snap, &p)?;
     }
 
-    // Found a planner bug, since fixed (regression test: `jobs_of_another_instance_are_not_adopted`): jobs are adopted by
-    // repair id alone.
+    // Its regression test: `jobs_of_another_instance_are_not_adopted`.
     #[test]
     fn jobs_stay_with_their_instance(
         snap in snapshot(),
@@ -1113,9 +1115,9 @@ proptest! {
         check_jobs_stay_with_their_instance(&snap, &p)?;
     }
 
-    // Found a planner bug, since fixed (regression test: `an_older_request_does_not_start_beside_a_running_repair`,
+    // Its regression test: `an_older_request_does_not_start_beside_a_running_repair`,
     // `a_request_does_not_start_beside_an_unrecorded_running_job` and
-    // `a_failure_with_a_long_job_list_is_still_recorded`).
+    // `a_failure_with_a_long_job_list_is_still_recorded`.
     #[test]
     fn the_planner_never_starts_a_second_repair(
         snap in snapshot(),
@@ -1204,8 +1206,6 @@ fn check_case(snap: &Snapshot, limits: &Limits, now: i64) {
     }
 }
 
-// Regression: a planner bug this file found, since fixed: `Ctx::target` calls `prune_results` after the duplicate-name guard
-// cleared the target's changes, so a RemoveTags by name goes out for a duplicated name.
 /// Two instances named alike, one with a success result past `result_retention`: the planner
 /// promises to change nothing on either, yet prunes the result.
 #[test]
@@ -1228,9 +1228,6 @@ fn duplicate_names_get_no_actions_even_when_results_expire() {
     check_case(&snap, &Limits::default(), NOW);
 }
 
-// Regression: a planner bug this file found, since fixed: `merge_pending` orders repairs by `since`, and `run` serves the request
-// first; the running repair is never judged, so it neither blocks the request nor counts as
-// active against max_pending.
 /// A once-off request whose timestamp is older than a repair already running on the instance is
 /// served first, and a second repair is submitted while the first one's job still runs.
 #[test]
@@ -1246,8 +1243,6 @@ fn an_older_request_does_not_start_beside_a_running_repair() {
     check_case(&snap, &Limits::default(), NOW);
 }
 
-// Regression: a planner bug this file found, since fixed: only `fresh` checks `unfinished_by_instance`; `not_started` (requests)
-// and continuations do not.
 /// A request is served while a job of another repair, whose pending tag the snapshot does not
 /// show yet, still runs on the instance (the case `fresh` guards against for new repairs).
 #[test]
@@ -1262,8 +1257,6 @@ fn a_request_does_not_start_beside_an_unrecorded_running_job() {
     check_case(&snap, &Limits::default(), NOW);
 }
 
-// Regression: a planner bug this file found, since fixed: `Index::repair_jobs` keys jobs by repair id only and `jobs_of` adopts them
-// without looking at `Job::instance`.
 /// One request id tagged on two instances (as a tool tagging several at once might): once the
 /// first one's repair succeeded, the second adopts that job and records a success for itself,
 /// though it was never repaired and is still broken.
@@ -1284,10 +1277,6 @@ fn jobs_of_another_instance_are_not_adopted() {
     check_case(&snap, &Limits::default(), NOW);
 }
 
-// Regression: a planner bug this file found, since fixed: `resolve` returns early when the result tag does not render (over 128
-// bytes; a result tag is 7 bytes longer than the pending tag with the same jobs), leaving the
-// pending tag and recording no failure. The target is then not busy, so `fresh` starts a
-// brand-new repair beside the stale pending tag, and a failed repair never parks the target.
 /// A repair whose jobs (written by another tool, so not placed in a chain) failed must end as
 /// a recorded failure even when its pending tag is close to 128 bytes.
 #[test]

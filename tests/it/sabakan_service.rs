@@ -154,7 +154,7 @@ fn write_keeps_the_file_its_previous_version_history_and_metrics() {
     assert_eq!(read(&file), by_hand.stdout);
     assert_eq!(read(&beside(&file, ".prev")), first);
     // The change is logged with its reason and what was chosen; every candidate's score
-    // (8 KB on one line for 16 machines, issue 32) is left to the history and --json.
+    // (8 KB on one line for 16 machines) is left to the history and --json.
     let logged: Vec<&str> = r
         .stderr
         .lines()
@@ -348,7 +348,7 @@ fn disabled_and_locked_files_are_left_alone() {
         assert_eq!(r.stdout.trim(), want);
     };
     is("true");
-    // A name that is no file is a typo (issue 32): no marker is left for it.
+    // A name that is no file is a typo: no marker is left for it.
     let r = run(bin().args(["sabakan", "disable"]).arg(&file));
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(

@@ -338,68 +338,65 @@ fn a_missing_kubeconfig_is_named_without_doubled_quotes() {
     }
 }
 
-/// The README's tours, pasted as written into bash from a clone: every command found, every
-/// file found, the output the README shows under a command (its `# ` lines, `…` for what it
-/// leaves out) is what the command prints, and nothing is written into the clone (each tour
-/// works in a scratch directory). The clone here is a directory with the fixtures and the
-/// binary where a release build puts it.
+/// The tours of the README and of docs/, pasted as written into bash from a clone: every
+/// command found, every file found, the output shown under a command (its `# ` lines) or in the
+/// block right after a tour's block (its last command's) is what the command prints, `…` for
+/// what varies or is left out (see [`Step::assert_shown`] and docs/testing.md), and nothing is
+/// written into the clone (each tour works in a scratch directory). The clone here is a
+/// directory with the fixtures and the binary where a release build puts it.
 #[test]
 fn the_readme_tours_run_as_written_and_leave_the_clone_clean() {
-    let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
-    let blocks: Vec<&str> = readme
-        .split("```sh\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
+    let mut docs: Vec<String> = std::fs::read_dir(format!("{ROOT}/docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| p.ends_with(".md"))
         .collect();
-    // A tour starts where a block sets R, and goes on through the blocks until the next one
-    // that needs something this test does not have (a cluster, root).
-    let mut tours: Vec<String> = Vec::new();
-    let mut open = false;
-    for block in blocks {
-        if block.starts_with("R=${R:-$PWD}") {
-            tours.push(block.to_owned());
-            open = true;
-        } else if open
-            && ["autorepair ", "printf ", "sed "]
-                .iter()
-                .any(|p| block.starts_with(p))
-            && !block.contains("http")
-        {
-            tours.last_mut().unwrap().push_str(block);
-        } else {
-            open = false;
+    docs.sort();
+    let mut tours: Vec<(String, Vec<Step>)> = Vec::new();
+    for file in std::iter::once(format!("{ROOT}/README.md")).chain(docs) {
+        let found = tours_of(&std::fs::read_to_string(&file).unwrap());
+        if file.ends_with("README.md") {
+            assert_eq!(
+                found.len(),
+                4,
+                "README: Ganeti, metal3, machines, sabakan: {found:#?}"
+            );
+            let shown_after = found.iter().flatten().filter(|s| s.after.is_some());
+            assert_eq!(shown_after.count(), 1, "README: sabakan's update --json");
         }
+        tours.extend(found.into_iter().map(|steps| (file.clone(), steps)));
     }
-    assert_eq!(
-        tours.len(),
-        4,
-        "Ganeti, metal3, machines, sabakan: {tours:#?}"
-    );
     let clone = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(format!("{ROOT}/fixtures"), clone.path().join("fixtures")).unwrap();
     std::fs::create_dir_all(clone.path().join("target/release")).unwrap();
     std::os::unix::fs::symlink(BIN, clone.path().join("target/release/autorepair")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    for tour in &tours {
-        let steps = shown_output(tour);
+    for (file, steps) in &tours {
         let out = assert_cmd::Command::new("bash")
             .args(["--norc", "-O", "expand_aliases", "-s"])
             .current_dir(clone.path())
             .env_remove("R")
             .env("TMPDIR", tmp.path())
-            .write_stdin(marked(&steps))
+            .write_stdin(marked(steps))
             .timeout(Duration::from_secs(120))
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
+        let first = &steps[0].command;
         for fault in ["command not found", "No such file", "error:"] {
-            assert!(!err.contains(fault), "{tour}\n{err}");
+            assert!(
+                !err.contains(fault),
+                "{file}: the tour of `{first}`:\n{err}"
+            );
         }
         let printed = String::from_utf8_lossy(&out.stdout);
         let mut by_step = printed.split(STEP_MARK).skip(1);
-        for step in &steps {
+        for step in steps {
             let said = by_step.next().unwrap_or_else(|| {
-                panic!("the tour stopped before `{}`:\n{printed}", step.command)
+                panic!(
+                    "{file}: the tour stopped before `{}`:\n{printed}",
+                    step.command
+                )
             });
             step.assert_shown(said);
         }
@@ -408,27 +405,130 @@ fn the_readme_tours_run_as_written_and_leave_the_clone_clean() {
             .map(|e| e.unwrap().file_name())
             .collect();
         left.sort();
-        assert_eq!(left, ["fixtures", "target"], "{tour}");
+        assert_eq!(
+            left,
+            ["fixtures", "target"],
+            "{file}: the tour of `{first}`"
+        );
     }
+}
+
+/// A fenced code block of a Markdown text.
+#[derive(Debug)]
+struct Block {
+    /// What follows the opening fence: `sh`, `json`, or nothing.
+    lang: String,
+    body: String,
+    /// Only blank lines lie between it and the block before.
+    follows: bool,
+}
+
+fn code_blocks(text: &str) -> Vec<Block> {
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut open: Option<Block> = None;
+    let mut prose = false;
+    for line in text.lines() {
+        match open.as_mut() {
+            Some(_) if line.trim_start() == "```" => {
+                blocks.extend(open.take());
+                prose = false;
+            }
+            Some(block) => {
+                block.body.push_str(line);
+                block.body.push('\n');
+            }
+            None => match line.trim_start().strip_prefix("```") {
+                Some(lang) => {
+                    open = Some(Block {
+                        lang: lang.trim().to_owned(),
+                        body: String::new(),
+                        follows: !blocks.is_empty() && !prose,
+                    })
+                }
+                None => prose |= !line.trim().is_empty(),
+            },
+        }
+    }
+    blocks
+}
+
+/// A Markdown text's tours, as their steps. A tour starts where an `sh` block sets R, and goes
+/// on through the `sh` blocks until the next one that needs something this test does not have
+/// (a cluster, root). A block right after one of a tour's (only blank lines between) that is
+/// not `sh` shows its last command's output.
+fn tours_of(text: &str) -> Vec<Vec<Step>> {
+    let mut tours: Vec<Vec<Step>> = Vec::new();
+    let mut open = false;
+    let mut last_was_tours = false;
+    for block in code_blocks(text) {
+        let body = block.body.as_str();
+        if block.lang == "sh" {
+            if body.starts_with("R=${R:-$PWD}") {
+                tours.push(shown_output(body));
+                open = true;
+            } else if open
+                && ["autorepair ", "printf ", "sed "]
+                    .iter()
+                    .any(|p| body.starts_with(p))
+                && !body.contains("http")
+            {
+                tours.last_mut().unwrap().extend(shown_output(body));
+            } else {
+                open = false;
+            }
+            last_was_tours = open;
+        } else {
+            if last_was_tours && block.follows {
+                let step = tours.last_mut().and_then(|t| t.last_mut()).unwrap();
+                step.after = Some((block.lang.clone(), block.body.clone()));
+            }
+            last_was_tours = false;
+        }
+    }
+    tours
 }
 
 /// Printed before each command's output in a tour run by the test.
 const STEP_MARK: &str = "\n@@ step @@\n";
 
-/// A command of a tour and the lines of its output the README shows under it.
+/// A command of a tour and the output shown for it.
+#[derive(Debug)]
 struct Step {
     command: String,
+    /// The `# ` lines right under it.
     shown: Vec<String>,
+    /// The block right after its tour's block, when it is that block's last command: its
+    /// language and text.
+    after: Option<(String, String)>,
 }
 
 impl Step {
     /// Each line shown is printed, in order: `…` stands for any text, and runs of spaces are
-    /// one (the README trims tables' columns).
+    /// one (the README trims tables' columns). A `json` block after the command is a pattern
+    /// of the JSON printed ([`json_matches`]); a block in another language, lines as above.
     fn assert_shown(&self, printed: &str) {
         let squeeze = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
         let lines: Vec<String> = printed.lines().map(squeeze).collect();
+        let mut shown: Vec<&str> = self.shown.iter().map(String::as_str).collect();
+        match &self.after {
+            Some((lang, text)) if lang == "json" => {
+                let pattern: serde_json::Value = serde_json::from_str(&json_pattern(text))
+                    .unwrap_or_else(|e| panic!("`{}`: the JSON shown: {e}\n{text}", self.command));
+                let got: serde_json::Value = serde_json::from_str(printed).unwrap_or_else(|e| {
+                    panic!("`{}` printed no JSON: {e}\n{printed}", self.command)
+                });
+                if let Err(at) = json_matches(&pattern, &got, "") {
+                    panic!(
+                        "`{}`: the JSON shown differs at {at}:\n{text}\nprinted:\n{printed}",
+                        self.command
+                    );
+                }
+            }
+            Some((_, text)) => shown.extend(text.lines()),
+            None => {}
+        }
         let mut from = 0;
-        for shown in &self.shown {
+        for shown in shown {
             let parts: Vec<String> = shown
                 .split('…')
                 .map(squeeze)
@@ -450,12 +550,127 @@ impl Step {
             match found {
                 Some(at) => from += at + 1,
                 None => panic!(
-                    "README shows under `{}`:\n  {shown}\nbut it printed (from the line after the last one matched):\n{}",
+                    "shown under `{}`:\n  {shown}\nbut it printed (from the line after the last one matched):\n{}",
                     self.command,
                     lines[from..].join("\n")
                 ),
             }
         }
+    }
+}
+
+/// JSON as the docs show it, `…` made JSON: a `…` where a member or an element would be (the
+/// others the docs leave out) becomes the member `"…": "…"` or the element `"…"`; one inside a
+/// string stays there.
+fn json_pattern(shown: &str) -> String {
+    let mut out = String::new();
+    let mut nesting: Vec<char> = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in shown.chars() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+            out.push(c);
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => nesting.push(c),
+            '}' | ']' => {
+                nesting.pop();
+            }
+            '…' if nesting.last() == Some(&'{') => {
+                out.push_str("\"…\": \"…\"");
+                continue;
+            }
+            '…' => {
+                out.push_str("\"…\"");
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether `got` is what the pattern (from [`json_pattern`]) shows, or where it is not: an
+/// object with a `…` member has at least the other members shown, one without has exactly
+/// them; an array with a `…` element has the other elements in that order among its own, one
+/// without has exactly them; a string with `…` has the text around each `…` in order (the
+/// blanks next to a `…` are part of it); anything else is equal.
+fn json_matches(
+    pattern: &serde_json::Value,
+    got: &serde_json::Value,
+    at: &str,
+) -> Result<(), String> {
+    use serde_json::Value;
+    let more = Value::String("…".into());
+    match (pattern, got) {
+        (Value::Object(shown), Value::Object(got)) => {
+            let open = shown.contains_key("…");
+            if !open && shown.len() != got.len() {
+                return Err(format!(
+                    "{at}: members {:?}",
+                    got.keys().collect::<Vec<_>>()
+                ));
+            }
+            for (key, value) in shown.iter().filter(|(k, _)| *k != "…") {
+                let inner = format!("{at}/{key}");
+                json_matches(
+                    value,
+                    got.get(key).ok_or(format!("{inner}: missing"))?,
+                    &inner,
+                )?;
+            }
+            Ok(())
+        }
+        (Value::Array(shown), Value::Array(got)) => {
+            let open = shown.contains(&more);
+            let shown: Vec<&Value> = shown.iter().filter(|v| **v != more).collect();
+            if !open && shown.len() != got.len() {
+                return Err(format!("{at}: {} elements", got.len()));
+            }
+            let mut rest = got.iter().enumerate().peekable();
+            for value in shown {
+                // Where none matches, what differs in the first one left.
+                let first = rest
+                    .peek()
+                    .map(|(i, g)| json_matches(value, g, &format!("{at}/{i}")));
+                rest.find(|(i, g)| json_matches(value, g, &format!("{at}/{i}")).is_ok())
+                    .ok_or_else(|| match first {
+                        Some(Err(why)) => why,
+                        _ => format!("{at}: no element left for {value}"),
+                    })?;
+            }
+            Ok(())
+        }
+        (Value::String(shown), Value::String(got)) if shown.contains('…') => {
+            let parts: Vec<&str> = shown.split('…').collect();
+            let last = parts.len() - 1;
+            let mut rest = got.as_str();
+            for (i, part) in parts.iter().enumerate() {
+                let part = match (i, i == last) {
+                    (0, _) => part.trim_end(),
+                    (_, true) => part.trim_start(),
+                    _ => part.trim(),
+                };
+                let found = match (i, i == last) {
+                    (0, _) => rest.starts_with(part).then_some(0),
+                    (_, true) => rest.ends_with(part).then(|| rest.len() - part.len()),
+                    _ => rest.find(part),
+                };
+                let from = found.ok_or_else(|| {
+                    let start: String = got.chars().take(200).collect();
+                    format!("{at}: no {part:?} in {start:?}…")
+                })?;
+                rest = &rest[from + part.len()..];
+            }
+            Ok(())
+        }
+        _ if pattern == got => Ok(()),
+        _ => Err(format!("{at}: {got}")),
     }
 }
 
@@ -465,15 +680,17 @@ fn shown_output(tour: &str) -> Vec<Step> {
     let mut steps: Vec<Step> = Vec::new();
     let mut open: Option<String> = None;
     let mut after_command = false;
+    let step = |command: String| Step {
+        command,
+        shown: Vec::new(),
+        after: None,
+    };
     for line in tour.lines() {
         if let Some(command) = open.as_mut() {
             command.push('\n');
             command.push_str(line);
             if !line.ends_with('\\') {
-                steps.push(Step {
-                    command: open.take().unwrap_or_default(),
-                    shown: Vec::new(),
-                });
+                steps.push(step(open.take().unwrap_or_default()));
                 after_command = true;
             }
             continue;
@@ -492,10 +709,7 @@ fn shown_output(tour: &str) -> Vec<Step> {
         if line.ends_with('\\') {
             open = Some(line.to_owned());
         } else {
-            steps.push(Step {
-                command: line.to_owned(),
-                shown: Vec::new(),
-            });
+            steps.push(step(line.to_owned()));
             after_command = true;
         }
     }
@@ -514,4 +728,38 @@ fn marked(steps: &[Step]) -> String {
         ));
     }
     script
+}
+
+/// The JSON patterns mean what docs/testing.md says: `…` as a member, an element or inside a
+/// string stands for what is left out, and nothing else is.
+#[test]
+fn json_patterns_leave_out_only_what_they_say() {
+    let got = serde_json::json!({
+        "a": 1,
+        "list": [{"x": 1, "y": 2}, {"x": 3, "y": 4}, {"x": 5, "y": 6}],
+        "text": "name: t0\nnodes:\n- one\n- two\n",
+    });
+    for (shown, matches) in [
+        (
+            r#"{"a": 1, "list": [{"x": 1, "y": 2}, {"x": 3, "y": 4}, {"x": 5, "y": 6}], "text": "name: t0\nnodes:\n- one\n- two\n"}"#,
+            true,
+        ),
+        (r#"{"a": 1, …}"#, true),
+        (r#"{"a": 1}"#, false),
+        (r#"{"a": 2, …}"#, false),
+        (r#"{"b": 1, …}"#, false),
+        (r#"{"list": [{"x": 1, …}, …], …}"#, true),
+        (r#"{"list": [{"y": 4, …}, …], …}"#, true),
+        (r#"{"list": [{"x": 3, …}, {"x": 1, …}, …], …}"#, false),
+        (r#"{"list": [{"x": 1, …}], …}"#, false),
+        (r#"{"list": [{"x": 1}, …], …}"#, false),
+        (r#"{"text": "name: t0\nnodes: …", …}"#, true),
+        (r#"{"text": "… - two\n", …}"#, true),
+        (r#"{"text": "name: … - one …", …}"#, true),
+        (r#"{"text": "name: t1\nnodes: …", …}"#, false),
+        (r#"{"text": "name: t0", …}"#, false),
+    ] {
+        let pattern: serde_json::Value = serde_json::from_str(&json_pattern(shown)).unwrap();
+        assert_eq!(json_matches(&pattern, &got, "").is_ok(), matches, "{shown}");
+    }
 }

@@ -296,7 +296,7 @@ mod time_tests {
     fn a_time_given_is_rfc3339_or_seconds_within_the_calendar() {
         let cases: [(&str, Result<i64, &str>); 18] = [
             ("1800000000", Ok(1_800_000_000)),
-            // The whole range rfc3339 prints, in both forms (issue 32: a day short in RFC 3339).
+            // The whole range rfc3339 prints, in both forms (the last day is no day short in RFC 3339).
             ("253402300799", Ok(LAST_CALENDAR_SECOND)),
             ("9999-12-31T23:59:59Z", Ok(LAST_CALENDAR_SECOND)),
             ("9999-12-30T22:00:01Z", Ok(LAST_CALENDAR_SECOND - 93_598)),
@@ -339,7 +339,7 @@ mod time_tests {
             ("99999999999999999999999", None),
             ("3155760000", Some(MAX_DURATION)),
             ("100y", Some(MAX_DURATION)),
-            // Issue 32: each of these once overflowed a clock or wrapped a retention.
+            // Each of these would overflow a clock or wrap a retention unless refused.
             ("3155760001", None),
             ("18446744073709551615", None),
             ("9223372036854775807s", None),

@@ -200,17 +200,29 @@ impl Rapi {
 
     /// Reads every path, at most `PARALLEL_READS` at once; the answers in the order asked.
     pub(super) fn get_all(&self, paths: &[String]) -> Vec<Result<Value, BackendError>> {
-        let workers = paths.len().min(PARALLEL_READS);
+        self.each(paths, |p| self.get(p))
+    }
+
+    /// `request` for every item, at most `PARALLEL_READS` at once; the answers in the order
+    /// of the items. For reads, and for writes that do not depend on each other (a brake's
+    /// cancellations, each object's own tag job).
+    pub(super) fn each<T: Sync, R: Send>(
+        &self,
+        items: &[T],
+        request: impl Fn(&T) -> R + Sync,
+    ) -> Vec<R> {
+        let workers = items.len().min(PARALLEL_READS);
         if workers <= 1 {
-            return paths.iter().map(|p| self.get(p)).collect();
+            return items.iter().map(&request).collect();
         }
-        let mut answers: Vec<(usize, Result<Value, BackendError>)> = std::thread::scope(|s| {
+        let request = &request;
+        let mut answers: Vec<(usize, R)> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..workers)
                 .map(|w| {
                     s.spawn(move || {
-                        (w..paths.len())
+                        (w..items.len())
                             .step_by(workers)
-                            .map(|i| (i, self.get(&paths[i])))
+                            .map(|i| (i, request(&items[i])))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -263,9 +275,24 @@ impl Rapi {
         tags: &[String],
         reason: &str,
     ) -> Result<(), BackendError> {
-        let mut query: Vec<(&str, &str)> = tags.iter().map(|t| ("tag", t.as_str())).collect();
-        let reason = ganeti_reason(reason);
-        query.push(("reason", &reason));
+        let write = self.tag_write(method, object, tags, reason);
+        let job = self.send_tag_write(&write)?;
+        self.record_tag_job(&write, job);
+        Ok(())
+    }
+
+    /// The request that changes `object`'s tags: after the object's last tag job, and a
+    /// pending tag after the releases this pass queued.
+    pub(super) fn tag_write(
+        &self,
+        method: reqwest::Method,
+        object: &ObjectRef,
+        tags: &[String],
+        reason: &str,
+    ) -> TagWrite {
+        let mut query: Vec<(&'static str, String)> =
+            tags.iter().map(|t| ("tag", t.clone())).collect();
+        query.push(("reason", ganeti_reason(reason)));
         let mut depends: Vec<Value> = self
             .last_tag_job
             .get(object)
@@ -281,11 +308,20 @@ impl Rapi {
                     .map(|j| json!([j, ["success", "error", "canceled"]])),
             );
         }
-        let body = (!depends.is_empty()).then(|| json!({ "depends": depends }));
-        let releases = method == reqwest::Method::DELETE && queued::has_pending(tags);
-        let path = Self::object_path(object);
-        let job = self
-            .write(method, &path, &query, body.as_ref())
+        TagWrite {
+            releases: method == reqwest::Method::DELETE && queued::has_pending(tags),
+            method,
+            object: object.clone(),
+            query,
+            body: (!depends.is_empty()).then(|| json!({ "depends": depends })),
+        }
+    }
+
+    /// Sends a tag write; returns its job id.
+    pub(super) fn send_tag_write(&self, w: &TagWrite) -> Result<u64, BackendError> {
+        let query: Vec<(&str, &str)> = w.query.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let path = Self::object_path(&w.object);
+        self.write(w.method.clone(), &path, &query, w.body.as_ref())
             .map_err(|e| match e {
                 // Ganeti answers 500, not 404, for the tags of an unknown object; its error
                 // code is the only thing that tells.
@@ -295,17 +331,21 @@ impl Rapi {
                     ..
                 } if message.contains("unknown_entity") || message.contains("not found") => {
                     BackendError::NoSuchObject {
-                        object: object.clone(),
+                        object: w.object.clone(),
                     }
                 }
                 other => other,
-            })?;
-        self.last_tag_job.insert(object.clone(), job);
+            })
+    }
+
+    /// Remembers a tag job Ganeti took: the object's next tag write follows it, and the
+    /// pass's watch does not take it for someone else's.
+    pub(super) fn record_tag_job(&mut self, w: &TagWrite, job: u64) {
+        self.last_tag_job.insert(w.object.clone(), job);
         self.watch.own.insert(job);
-        if releases {
+        if w.releases {
             self.releases.push(job);
         }
-        Ok(())
     }
 
     /// The rows of a query-resource read (`/2/query/<resource>`), or `None` when the user may
@@ -420,6 +460,16 @@ impl Rapi {
 }
 
 /// One word per kind of transient failure, to warn about each once.
+/// A tag change prepared for Ganeti (see [`Rapi::tag_write`]).
+pub(super) struct TagWrite {
+    method: reqwest::Method,
+    object: ObjectRef,
+    query: Vec<(&'static str, String)>,
+    body: Option<Value>,
+    /// It removes a pending tag: a later pending tag waits for it.
+    releases: bool,
+}
+
 pub(super) fn failure_kind(e: &BackendError) -> String {
     match e {
         BackendError::Http { status, .. } => format!("HTTP {status}"),

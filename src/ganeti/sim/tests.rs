@@ -165,7 +165,7 @@ fn the_worlds_own_generated_fleets_keep_every_rule_with_the_shipped_limits() {
     }
 }
 
-/// Issue 13, seed 424661: legacy-a4's second fix-storage repair waits for resources from late
+/// Seed 424661: legacy-a4's second fix-storage repair waits for resources from late
 /// in the quiet phase; liveness must wait until it could have aged out (max_repair_age after it
 /// started) instead of calling it "never happened". Run with the limits the seed was found
 /// with (one repair at a time, no mass-failure halt), as `autorepair simulate` runs it.

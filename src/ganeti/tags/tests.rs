@@ -1,12 +1,15 @@
 use super::*;
 use serde_json::Value;
 
+/// A tag as `tags parse --json` prints it.
+type TagJson<'a> = crate::plug::marks::MarkJson<'a, crate::ganeti::Ganeti>;
+
 const VECTORS: &str = include_str!("../../../tag-grammar/vectors.jsonl");
 
 /// The JSON form of a parse without the free-text error: its `code` and what it `holds` are
 /// what the vectors pin down.
 fn parsed_as_vector_json(tag: &str) -> Value {
-    let mut value = serde_json::to_value(TagJson::of(tag)).unwrap();
+    let mut value = TagJson::value(tag).unwrap();
     let obj = value.as_object_mut().unwrap();
     obj.remove("tag");
     obj.remove("error");
@@ -145,18 +148,18 @@ fn job_lists_iterate_in_order() {
 #[test]
 fn tag_json_has_the_documented_keys() {
     let tag = format!("{PREFIX}result:reinstall:{ID}:17:enoperm:");
-    let json = serde_json::to_string(&TagJson::of(&tag)).unwrap();
+    let json = TagJson::line(&tag).unwrap();
     assert_eq!(
         json,
         format!(
             r#"{{"tag":"{tag}","kind":"result","repair":"reinstall","id":"{ID}","at":17,"result":"enoperm","jobs":[]}}"#
         )
     );
-    let json = serde_json::to_value(TagJson::of("owner:bob")).unwrap();
+    let json = TagJson::value("owner:bob").unwrap();
     assert_eq!(
         json,
         serde_json::json!({"tag":"owner:bob","kind":"foreign"})
     );
-    let json = serde_json::to_value(TagJson::of(&format!("{PREFIX}suspend"))).unwrap();
+    let json = TagJson::value(&format!("{PREFIX}suspend")).unwrap();
     assert_eq!(json["until"], Value::Null);
 }

@@ -56,7 +56,13 @@ pub(crate) struct World {
     pub faults: Faults<Fault>,
     /// Writes are refused with 403, as from an address outside sabakan's allowed networks.
     pub read_only: bool,
+    /// Called after each request is answered ([`FakeSabakan::after_each`]).
+    pub reactors: Vec<Reactor>,
 }
+
+/// Sabakan's other users, acting between two requests of the client under test: called with
+/// the request just answered, and the machines to change.
+pub type Reactor = Arc<dyn Fn(&RecordedRequest, &mut BTreeMap<String, Machine>) + Send + Sync>;
 
 impl World {
     pub fn now(&self) -> Timestamp {
@@ -82,6 +88,7 @@ impl FakeSabakan {
             requests: Vec::new(),
             faults: Faults::default(),
             read_only: false,
+            reactors: Vec::new(),
         }));
         let options = Options {
             name: "fake-sabakan",
@@ -215,6 +222,16 @@ impl FakeSabakan {
     /// networks.
     pub fn read_only(&self, yes: bool) {
         self.world().read_only = yes;
+    }
+
+    /// After each request is answered, `f` may change the machines, as another user of
+    /// sabakan would between two requests of the client under test (an operator's suspend
+    /// while a pass runs). The answer already sent is not changed; the next request sees it.
+    pub fn after_each(
+        &self,
+        f: impl Fn(&RecordedRequest, &mut BTreeMap<String, Machine>) + Send + Sync + 'static,
+    ) {
+        self.world().reactors.push(Arc::new(f));
     }
 
     /// Injects a fault. Faults are tried in the order added; a request uses up at most one.

@@ -61,16 +61,17 @@ pub(crate) async fn handle(
     };
     let raw_path = parts.uri.path().to_owned();
     let raw_query = parts.uri.query().unwrap_or_default().to_owned();
+    let recorded = RecordedRequest {
+        method: parts.method.to_string(),
+        path: raw_path.clone(),
+        query: raw_query.clone(),
+        content_type: header(header::CONTENT_TYPE.as_str()),
+        user: header("x-sabakan-user"),
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    };
     let fault = {
         let mut w = shared.lock().expect("fake-sabakan lock");
-        w.requests.push(RecordedRequest {
-            method: parts.method.to_string(),
-            path: raw_path.clone(),
-            query: raw_query.clone(),
-            content_type: header(header::CONTENT_TYPE.as_str()),
-            user: header("x-sabakan-user"),
-            body: String::from_utf8_lossy(&bytes).into_owned(),
-        });
+        w.requests.push(recorded.clone());
         w.faults
             .take(|f| f.matches(parts.method.as_str(), &raw_path))
             .map(|f| f.action)
@@ -90,6 +91,12 @@ pub(crate) async fn handle(
         }
         None => serve(&shared, &parts, &raw_path, &raw_query, &bytes),
     };
+    {
+        let mut w = shared.lock().expect("fake-sabakan lock");
+        for react in w.reactors.clone() {
+            react(&recorded, &mut w.machines);
+        }
+    }
     let Reply(status, content_type, body) = reply;
     Ok(Response::builder()
         .status(status)
