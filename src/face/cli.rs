@@ -105,8 +105,11 @@ const READ_ONLY_COMMANDS: [&str; 6] = [
 /// nothing may change it after that.
 fn without_lock_flags_where_no_lock_is_taken(mut cmd: clap::Command) -> clap::Command {
     cmd.build();
+    // `simulate` and `generate` are absent from a build without the `testkit` feature.
     for name in READ_ONLY_COMMANDS {
-        cmd = cmd.mut_subcommand(name, hide_lock_flags);
+        if cmd.find_subcommand(name).is_some() {
+            cmd = cmd.mut_subcommand(name, hide_lock_flags);
+        }
     }
     cmd
 }
@@ -679,5 +682,29 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(first_sentence(text).as_deref(), want, "{text:?}");
         }
+    }
+
+    /// A build without the `testkit` feature has no `simulate` nor `generate`: its help is
+    /// made all the same (it panicked at every start), the lock flags hidden where no lock is
+    /// taken.
+    #[test]
+    fn the_lock_flags_are_hidden_whichever_read_only_commands_the_build_has() {
+        use clap::{Arg, Command};
+        let with_lock = |name: &'static str| {
+            Command::new(name)
+                .arg(Arg::new("lock_file").long("lock-file"))
+                .arg(Arg::new("wait").long("wait"))
+        };
+        let cmd = Command::new("autorepair")
+            .subcommand(with_lock("status"))
+            .subcommand(with_lock("run"));
+        let cmd = super::without_lock_flags_where_no_lock_is_taken(cmd);
+        let hidden = |sub: &str| {
+            cmd.find_subcommand(sub)
+                .and_then(|c| c.get_arguments().find(|a| a.get_id() == "lock_file"))
+                .map(Arg::is_hide_set)
+        };
+        assert_eq!(hidden("status"), Some(true));
+        assert_eq!(hidden("run"), Some(false));
     }
 }

@@ -98,7 +98,7 @@ fn op(op: &str, repair: &str) -> Result<(), String> {
         Ok(_) => Err(format!(
             "operation {op:?} belongs to another repair than the key's"
         )),
-        Err(()) => Err(format!(
+        Err(_) => Err(format!(
             "operation {op:?} is not <step>.<repair id> with a step among {}; operations are joined by +",
             super::Step::ALL.map(|s| s.as_str()).join(", ")
         )),

@@ -105,11 +105,30 @@ impl fmt::Display for Step {
     }
 }
 
+/// A text that names no step.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a step: the steps are drain, power-cycle and delete")]
+pub struct NotAStep(pub String);
+
 impl FromStr for Step {
-    type Err = ();
-    fn from_str(s: &str) -> Result<Self, ()> {
-        Step::ALL.into_iter().find(|k| k.as_str() == s).ok_or(())
+    type Err = NotAStep;
+    fn from_str(s: &str) -> Result<Self, NotAStep> {
+        Step::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| NotAStep(s.to_owned()))
     }
+}
+
+/// A text that names no operation (`<step>.<repair id>`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotAnOperation {
+    #[error("{0:?} is not <step>.<repair id>")]
+    Shape(String),
+    #[error("operation {op:?}: {repair:?} is not a repair id (a UUID)")]
+    Repair { op: String, repair: String },
+    #[error("operation {op:?}: {step}")]
+    Step { op: String, step: NotAStep },
 }
 
 /// An operation's id: its step and the repair it belongs to (`power-cycle.<repair id>`), so
@@ -134,14 +153,22 @@ impl fmt::Display for OpId {
 }
 
 impl FromStr for OpId {
-    type Err = ();
-    fn from_str(s: &str) -> Result<Self, ()> {
-        let (step, repair) = s.split_once('.').ok_or(())?;
+    type Err = NotAnOperation;
+    fn from_str(s: &str) -> Result<Self, NotAnOperation> {
+        let (step, repair) = s
+            .split_once('.')
+            .ok_or_else(|| NotAnOperation::Shape(s.to_owned()))?;
         if !crate::engine::marks::is_uuid(repair) {
-            return Err(());
+            return Err(NotAnOperation::Repair {
+                op: s.to_owned(),
+                repair: repair.to_owned(),
+            });
         }
         Ok(OpId {
-            step: step.parse()?,
+            step: step.parse().map_err(|step| NotAnOperation::Step {
+                op: s.to_owned(),
+                step,
+            })?,
             repair: repair.to_owned(),
         })
     }

@@ -1890,3 +1890,22 @@ fn with_escalate_a_failed_power_cycle_is_retried_as_a_reprovision() {
         );
     }
 }
+
+#[test]
+fn an_operation_id_that_cannot_be_read_says_which_part_is_wrong() {
+    let uuid = "3b2c1d0e-1111-4a2b-9c3d-000000000001";
+    let cases = [
+        (format!("power-cycle.{uuid}"), Ok(super::Step::PowerCycle)),
+        (format!("delete.{uuid}"), Ok(super::Step::Delete)),
+        ("power-cycle".to_owned(), Err("is not <step>.<repair id>")),
+        ("power-cycle.x".to_owned(), Err("\"x\" is not a repair id")),
+        (format!("reboot.{uuid}"), Err("\"reboot\" is not a step")),
+    ];
+    for (text, want) in cases {
+        match (text.parse::<super::OpId>(), want) {
+            (Ok(id), Ok(step)) => assert_eq!(id.step, step, "{text}"),
+            (Err(e), Err(said)) => assert!(e.to_string().contains(said), "{text}: {e}"),
+            (got, want) => panic!("{text}: {got:?}, want {want:?}"),
+        }
+    }
+}
