@@ -365,7 +365,7 @@ _autorepair() {
 
     case "${cmd}" in
         autorepair)
-            opts="-h -V --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help --version run status report explain tags repair auto-repair suspend resume clear simulate generate sabakan snapshot allow request help"
+            opts="-h -V --config --kubeconfig --kube-context --lock-file --wait --log-json --log --rapi-user --rapi-password-file --rapi-ca --insecure --only-on-master --workload-secrets --out-of-service-taint --sabakan-ca --repair-config --constraints --nodes --etcd-ca --etcd-cert --etcd-key --cluster --rapi --kube-objects --kube --sabakan-file --sabakan --help --version run status report explain tags suspend resume clear simulate generate sabakan snapshot repair auto-repair allow request help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1589,7 +1589,7 @@ _autorepair() {
             return 0
             ;;
         autorepair__subcmd__help)
-            opts="run status report explain tags repair auto-repair suspend resume clear simulate generate sabakan snapshot allow request help"
+            opts="run status report explain tags suspend resume clear simulate generate sabakan snapshot repair auto-repair allow request help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

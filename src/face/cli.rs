@@ -1,11 +1,11 @@
 //! Command-line definitions (clap) only; the binary dispatches them.
 
-use super::registry::Registered;
+use super::registry::{OwnCommand, Registered};
 use crate::engine::text::{parse_duration, parse_interval, parse_positive_duration, parse_time};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-pub use crate::plug::cli::{AutoRepairCommand, ClockArgs, Format, RepairCommand};
+pub use crate::plug::cli::{ClockArgs, Format};
 use std::time::Duration;
 
 #[derive(Debug, Parser)]
@@ -50,6 +50,10 @@ pub fn command(families: &[&dyn Registered]) -> clap::Command {
     let (about, long_about) = (cmd.get_about().cloned(), cmd.get_long_about().cloned());
     for family in families {
         cmd = family.augment(cmd);
+    }
+    // After the face's: a family's commands are listed after those every family has.
+    for family in families {
+        cmd = family.augment_commands(cmd);
     }
     if let Some(about) = about {
         cmd = cmd.about(about);
@@ -297,7 +301,14 @@ where
             Ok(_) => clap::Error::new(clap::error::ErrorKind::DisplayHelp),
         });
     }
-    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?;
+    let own = families.iter().find_map(|f| f.own_command(&matches));
+    let cli = match own {
+        Some(command) => Cli {
+            global: <GlobalArgs as clap::FromArgMatches>::from_arg_matches(&matches)?,
+            command: Command::Family(command?),
+        },
+        None => <Cli as clap::FromArgMatches>::from_arg_matches(&matches)?,
+    };
     Ok(Parsed { cli, matches })
 }
 
@@ -397,13 +408,6 @@ pub enum Command {
     /// The tag language as a tool.
     #[command(subcommand)]
     Tags(TagsCommand),
-    /// The machines family's repair entries, in ckecli's words (with --sabakan or --sabakan-file).
-    #[command(subcommand)]
-    Repair(RepairCommand),
-    /// The machines family's trigger: its switch and its query, in ckecli's words (with
-    /// --sabakan or --sabakan-file).
-    #[command(subcommand)]
-    AutoRepair(AutoRepairCommand),
     /// Allow repairs up to TYPE on an object (replaces its other policy marks); `none` removes
     /// them, so the object inherits the policy of the next level up.
     Allow {
@@ -507,6 +511,9 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// A family's own command (`FamilyFace::Commands`), read by its family.
+    #[command(skip)]
+    Family(Box<dyn OwnCommand>),
 }
 
 /// A count of which 0 would check nothing and still report that no rule was violated.
@@ -706,5 +713,45 @@ mod tests {
         };
         assert_eq!(hidden("status"), Some(true));
         assert_eq!(hidden("run"), Some(false));
+    }
+
+    /// A family's own commands come with its registration, and only with it: the face has
+    /// none of its own (the toy family adds none, the machines family `repair` and
+    /// `auto-repair`), and a family's command is read into that family's type.
+    #[test]
+    fn a_familys_own_commands_come_with_its_registration() {
+        use crate::face::{Entry, Registered};
+        let toy: &dyn Registered = &Entry::<crate::toy::Toy>::NEW;
+        let machines: &dyn Registered = &Entry::<crate::machines::Machines>::NEW;
+        let names = |families: &[&dyn Registered]| -> Vec<String> {
+            super::command(families)
+                .get_subcommands()
+                .map(|c| c.get_name().to_owned())
+                .filter(|n| ["repair", "auto-repair"].contains(&n.as_str()))
+                .collect()
+        };
+        assert!(names(&[toy]).is_empty());
+        assert_eq!(names(&[toy, machines]), ["repair", "auto-repair"]);
+
+        let parsed = super::parse_from(
+            &[toy, machines],
+            [
+                "autorepair",
+                "--toy-room",
+                "r.json",
+                "repair",
+                "list",
+                "--json",
+            ],
+        )
+        .unwrap();
+        let super::Command::Family(own) = parsed.cli.command else {
+            panic!("not a family's command: {:?}", parsed.cli.command);
+        };
+        assert_eq!((own.name(), own.family()), ("repair", "machines"));
+        assert_eq!(own.output(), (true, None));
+        let err = super::parse_from(&[toy], ["autorepair", "--toy-room", "r.json", "repair"])
+            .unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::InvalidSubcommand);
     }
 }

@@ -323,9 +323,17 @@ fn fleet_job<F: FamilyFace>(
         FleetJob::Report { fleet, clock, html } => inspect::report(out, &fleet, clock, &html),
         FleetJob::Lint { fleet, clock } => tags::lint(out, &fleet, clock),
         FleetJob::Snapshot { fleet, output } => inspect::snapshot(out, &fleet, output.as_deref()),
-        FleetJob::Repair { fleet, lock, cmd } => {
-            Ok(F::repair(&fleet.source, out, &lock, fleet.lock_wait, cmd)?)
-        }
+        FleetJob::Own {
+            fleet,
+            lock,
+            command,
+        } => Ok(crate::plug::cli::Commands::run(
+            command,
+            &fleet.source,
+            out,
+            &lock,
+            fleet.lock_wait,
+        )?),
         FleetJob::Run { fleet, run } => run::run(out, logs, &fleet, &run),
         FleetJob::Admin {
             fleet,

@@ -12,10 +12,11 @@ use super::{Error, Exit, FleetCommand};
 use crate::config::Config;
 use crate::plug::FamilyFace;
 use crate::plug::claim::{By, Claim, Look, Shared};
+use crate::plug::cli::Commands;
 #[cfg(any(test, feature = "testkit"))]
 use crate::plug::generate::{Generate, Generator};
 use clap::parser::ValueSource;
-use clap::{ArgMatches, Args, FromArgMatches};
+use clap::{ArgMatches, Args, FromArgMatches, Subcommand};
 use std::marker::PhantomData;
 
 /// A family as the face drives it, its type erased: [`Entry`] is the one implementation.
@@ -24,6 +25,12 @@ pub trait Registered: Sync {
     fn family(&self) -> &'static str;
     /// The command line with the family's flags added.
     fn augment(&self, cmd: clap::Command) -> clap::Command;
+    /// The command line with the family's own commands added.
+    fn augment_commands(&self, cmd: clap::Command) -> clap::Command;
+    /// The family's own command the command line names, read; `None` when it names none of
+    /// the family's.
+    fn own_command(&self, matches: &ArgMatches)
+    -> Option<Result<Box<dyn OwnCommand>, clap::Error>>;
     /// The ids of the family's flags that name a fleet.
     fn fleet_flags(&self) -> &'static [&'static str];
     /// The flag of the family's that names a fleet, as written (`--cluster`), when the
@@ -54,6 +61,53 @@ pub trait Registered: Sync {
         matches: &ArgMatches,
         config: &mut Config,
     ) -> Result<Box<dyn Prepared>, SettingsError>;
+}
+
+/// A family's own command ([`FamilyFace::Commands`]), read, its family's type erased until the
+/// fleet is known: on a fleet of another family it is refused.
+pub trait OwnCommand: std::fmt::Debug + Send + Sync {
+    /// The command's name (`repair`).
+    fn name(&self) -> &str;
+    /// The family whose command it is.
+    fn family(&self) -> &'static str;
+    /// How to name a fleet of that family, for the refusal on another's.
+    fn fleet_hint(&self) -> &'static str;
+    fn now(&self) -> Option<i64>;
+    fn output(&self) -> (bool, Option<crate::plug::cli::Format>);
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+}
+
+/// [`OwnCommand`] of the family `F`.
+#[derive(Debug)]
+pub(crate) struct Owned<F: FamilyFace> {
+    pub name: String,
+    pub command: F::Commands,
+}
+
+impl<F: FamilyFace + 'static> OwnCommand for Owned<F> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn family(&self) -> &'static str {
+        F::FAMILY
+    }
+
+    fn fleet_hint(&self) -> &'static str {
+        F::FLEET_HINT
+    }
+
+    fn now(&self) -> Option<i64> {
+        Commands::now(&self.command)
+    }
+
+    fn output(&self) -> (bool, Option<crate::plug::cli::Format>) {
+        Commands::output(&self.command)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
 }
 
 /// Every key of the config file with its default: the file's own and each family's.
@@ -114,6 +168,25 @@ where
 
     fn augment(&self, cmd: clap::Command) -> clap::Command {
         F::Args::augment_args(cmd)
+    }
+
+    fn augment_commands(&self, cmd: clap::Command) -> clap::Command {
+        F::Commands::augment_subcommands(cmd)
+    }
+
+    fn own_command(
+        &self,
+        matches: &ArgMatches,
+    ) -> Option<Result<Box<dyn OwnCommand>, clap::Error>> {
+        let name = matches.subcommand_name()?;
+        if !F::Commands::has_subcommand(name) {
+            return None;
+        }
+        let name = name.to_owned();
+        Some(
+            F::Commands::from_arg_matches(matches)
+                .map(|command| Box::new(Owned::<F> { name, command }) as Box<dyn OwnCommand>),
+        )
     }
 
     fn fleet_flags(&self) -> &'static [&'static str] {

@@ -12,7 +12,8 @@ use super::cli::{
     AdminArgs, ClockArgs, Command, Format, GlobalArgs, Level, Parsed, RunArgs, TagsCommand,
 };
 use super::family::FamilyFace;
-use super::registry::{Claimed, Registered};
+use super::registry::{Claimed, Owned, Registered};
+
 use crate::engine::marks::Level as _;
 use crate::{
     admin::{self, AdminError, Verb},
@@ -176,11 +177,11 @@ pub enum FleetJob<F: FamilyFace> {
         fleet: Fleet<F>,
         output: Option<PathBuf>,
     },
-    /// `repair …`, a repair queue's entries (the machines family's).
-    Repair {
+    /// A command of the family's own (`FamilyFace::Commands`).
+    Own {
         fleet: Fleet<F>,
         lock: PathBuf,
-        cmd: crate::face::cli::RepairCommand,
+        command: F::Commands,
     },
 }
 
@@ -304,10 +305,6 @@ pub enum SettingsError {
     },
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error(
-        "`autorepair repair` works on sabakan machines: pass --sabakan URL (or --sabakan-file FILE) and --repair-config FILE"
-    )]
-    NotMachines,
     /// The command line, read into a family's flags.
     #[error("{0}")]
     Flags(String),
@@ -360,6 +357,9 @@ pub enum SettingsError {
     /// --until or --for.
     #[error(transparent)]
     Suspend(AdminError),
+    /// A command of another family's.
+    #[error(transparent)]
+    Unsupported(Box<crate::plug::Failure>),
     /// The object an admin command names.
     #[error("{0}")]
     Object(String),
@@ -436,7 +436,16 @@ impl Settings {
             }
             command => {
                 let reads = Reads::of(&command);
-                let (config, claimed) = claim_fleet(global, &matches, families, env, reads)?;
+                let (config, claimed) = claim_fleet(global, &matches, families, env, reads)
+                    .map_err(|e| match (e, &command) {
+                        // Only the family whose command it is can run it.
+                        (SettingsError::NoFleet { .. }, Command::Family(own)) => {
+                            SettingsError::NoFleet {
+                                hints: own.fleet_hint().to_owned(),
+                            }
+                        }
+                        (e, _) => e,
+                    })?;
                 Job::Fleet(claimed.job(global, &config, command, &mut output)?)
             }
         };
@@ -643,21 +652,27 @@ pub(crate) fn fleet_job<F: FamilyFace>(
             fleet,
             output: file,
         },
-        Command::Repair(cmd) => {
-            if let crate::face::cli::RepairCommand::List {
-                json,
-                output: format,
-            } = &cmd
-            {
-                shape(output, *json, *format);
+        Command::Family(own) => {
+            let (json, format) = own.output();
+            let (name, owner, fleet_hint) = (own.name().to_owned(), own.family(), own.fleet_hint());
+            let Ok(own) = own.into_any().downcast::<Owned<F>>() else {
+                return Err(SettingsError::Unsupported(Box::new(
+                    crate::plug::Failure::Unsupported {
+                        from: F::describe(&fleet.source),
+                        holds: F::HOLDS,
+                        family: F::FAMILY,
+                        command: name,
+                        works_on: format!("a fleet of the {owner} family, named by {fleet_hint}"),
+                    },
+                )));
+            };
+            shape(output, json, format);
+            let lock = lock_path::<F>(global, config, &fleet.source)?;
+            FleetJob::Own {
+                fleet,
+                lock,
+                command: own.command,
             }
-            let lock = lock_path::<F>(global, config, &fleet.source)?;
-            FleetJob::Repair { fleet, lock, cmd }
-        }
-        Command::AutoRepair(cmd) => {
-            let lock = lock_path::<F>(global, config, &fleet.source)?;
-            let cmd = crate::face::cli::RepairCommand::Auto(cmd);
-            FleetJob::Repair { fleet, lock, cmd }
         }
         Command::Tags(TagsCommand::Parse { .. }) | Command::Sabakan(_) => {
             unreachable!("resolved without a fleet")
@@ -704,13 +719,12 @@ fn refuse_output_on_input<F: FamilyFace>(
 
 /// The command's `--now`, if it takes one.
 fn command_now(command: &Command) -> Option<i64> {
-    use crate::face::cli::RepairCommand;
     match command {
         Command::Run(args) => args.clock.now,
         Command::Status { clock, .. }
         | Command::Explain { clock, .. }
-        | Command::Tags(TagsCommand::Lint { clock, .. })
-        | Command::Repair(RepairCommand::Add { clock, .. }) => clock.now,
+        | Command::Tags(TagsCommand::Lint { clock, .. }) => clock.now,
+        Command::Family(own) => own.now(),
         Command::Allow { admin, .. }
         | Command::Suspend { admin, .. }
         | Command::Resume { admin, .. }

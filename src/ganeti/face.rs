@@ -176,6 +176,7 @@ impl FamilyFace for Ganeti {
     const HOLDS: &'static str = "Ganeti instances";
     type Source = Source;
     type Args = super::section::GanetiArgs;
+    type Commands = crate::plug::cli::NoCommands;
     type Config = super::section::GanetiConfig;
     const CONFIG_KEYS: &'static [&'static str] = &["fleet_file", "rapi", "ganeti"];
     const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];

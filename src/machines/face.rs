@@ -1,8 +1,9 @@
 //! The machines family as the command line shows it: machines named `machine/SERIAL` (or the
 //! bare serial), `rack/N`, `cluster`; each with its address, sabakan state, rack, Node and
-//! repair entry; and ckecli's repair-queue verbs as `autorepair repair …`.
+//! repair entry; and the family's own commands (`super::cli`) run on its fleet.
 
 use super::admin::{self, Which};
+use super::cli::{AutoRepairCommand, MachinesCommand, RepairCommand};
 use super::config::{Constraints, Repair};
 use super::drain::{KubeNodes, NodesFile, drain_options};
 use super::file::MachinesFile;
@@ -11,7 +12,6 @@ use super::snapshot::{Machine, Switch};
 use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
 use crate::plug::claim::{Claim, Look, Shared};
-use crate::plug::cli::{AutoRepairCommand, RepairCommand};
 use crate::plug::printer::Printer;
 use crate::plug::{Exit, Failure, FamilyFace, LockPathError, LockSite, OpenError};
 use crate::sabakan::client::Variables;
@@ -94,6 +94,7 @@ impl FamilyFace for Machines {
     const HOLDS: &'static str = "sabakan machines";
     type Source = MachinesFleet;
     type Args = super::section::MachinesArgs;
+    type Commands = MachinesCommand;
     type Config = super::section::MachinesConfig;
     const CONFIG_KEYS: &'static [&'static str] = &["machines"];
     const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
@@ -173,16 +174,6 @@ impl FamilyFace for Machines {
 
     fn settings(source: &MachinesFleet, _backend: &dyn Backend<Machines>) -> Settings {
         source.settings.clone()
-    }
-
-    fn repair(
-        source: &MachinesFleet,
-        out: &mut Printer,
-        lock: &Path,
-        lock_wait: Option<std::time::Duration>,
-        cmd: RepairCommand,
-    ) -> Result<Exit, Failure> {
-        repair(out, source, lock, lock_wait, cmd)
     }
 
     /// The machines world over the machines read (sabakan or its file, read once and never
@@ -471,27 +462,29 @@ fn verb(e: admin::VerbError) -> Failure {
     }
 }
 
-/// `autorepair repair …`: the verbs that write under the fleet's lock; `list` takes none, as
-/// `status` does (a file is replaced whole, so it is read whole), and so answers while a pass
-/// runs.
+/// `autorepair repair …` and `autorepair auto-repair …`, under the fleet's lock where they
+/// write.
 fn repair(
     out: &mut Printer,
     s: &MachinesFleet,
     lock: &Path,
     lock_wait: Option<std::time::Duration>,
-    cmd: RepairCommand,
+    cmd: MachinesCommand,
 ) -> Result<Exit, Failure> {
-    let _lock = match cmd {
-        RepairCommand::List { .. }
-        | RepairCommand::IsEnabled
-        | RepairCommand::Wait { .. }
-        | RepairCommand::Auto(AutoRepairCommand::IsEnabled | AutoRepairCommand::GetVariables) => {
-            None
-        }
-        _ => Some(crate::lock::acquire_waiting(lock, lock_wait)?),
+    let _lock = if cmd.writes() {
+        Some(crate::lock::acquire_waiting(lock, lock_wait)?)
+    } else {
+        None
     };
     let mut file = open(s).map_err(|e| Failure::Open(e.into()))?;
     file.check_health = false;
+    let cmd = match cmd {
+        MachinesCommand::AutoRepair(cmd) => {
+            auto_repair(out, s, &mut file, cmd)?;
+            return Ok(Exit::Ok);
+        }
+        MachinesCommand::Repair(cmd) => cmd,
+    };
     let mut exit = Exit::Ok;
     match cmd {
         RepairCommand::Add {
@@ -618,7 +611,6 @@ fn repair(
                 file.check_health = false;
             }
         }
-        RepairCommand::Auto(cmd) => auto_repair(out, s, &mut file, cmd)?,
         RepairCommand::Enable | RepairCommand::Disable => {
             let on = matches!(cmd, RepairCommand::Enable);
             admin::switch(&mut file, labels::QUEUE, on).map_err(act)?;
@@ -709,4 +701,30 @@ fn refused(message: String) -> Failure {
         object: ObjectRef::singleton("auto-repair"),
         message,
     })
+}
+
+impl crate::plug::cli::Commands<Machines> for MachinesCommand {
+    fn now(&self) -> Option<i64> {
+        match self {
+            MachinesCommand::Repair(RepairCommand::Add { clock, .. }) => clock.now,
+            _ => None,
+        }
+    }
+
+    fn output(&self) -> (bool, Option<crate::plug::cli::Format>) {
+        match self {
+            MachinesCommand::Repair(RepairCommand::List { json, output }) => (*json, *output),
+            _ => (false, None),
+        }
+    }
+
+    fn run(
+        self,
+        source: &MachinesFleet,
+        out: &mut Printer,
+        lock: &Path,
+        lock_wait: Option<std::time::Duration>,
+    ) -> Result<Exit, Failure> {
+        repair(out, source, lock, lock_wait, self)
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod admin;
 mod brake;
+pub mod cli;
 pub mod command;
 pub mod config;
 pub mod drain;

@@ -42,6 +42,7 @@ impl FamilyFace for Metal3 {
     const HOLDS: &'static str = "Kubernetes objects";
     type Source = Source;
     type Args = super::section::Metal3Args;
+    type Commands = crate::plug::cli::NoCommands;
     type Config = super::section::Metal3Config;
     const CONFIG_KEYS: &'static [&'static str] = &["metal3"];
     const FLEET_FLAGS: &'static [&'static str] = &["kube_objects", "kube"];

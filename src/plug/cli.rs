@@ -1,7 +1,13 @@
-//! Command-line pieces the face and a family share.
+//! Command-line pieces the face and a family share: the clock and output flags, and the
+//! commands a family adds of its own.
 
-use crate::engine::text::{parse_duration, parse_positive_duration, parse_time};
-use clap::{Args, Subcommand};
+use super::printer::Printer;
+use super::{Exit, Failure, FamilyFace};
+use crate::engine::text::parse_time;
+use clap::Args;
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
 
 #[derive(Debug, Args, Clone, Copy)]
 pub struct ClockArgs {
@@ -23,93 +29,66 @@ pub enum Format {
     Name,
 }
 
-/// ckecli's repair-queue verbs, on the machines' labels.
-#[derive(Debug, Subcommand)]
-pub enum RepairCommand {
-    /// Add a repair entry for the machine with ADDRESS (its spec.ipv4[0]).
-    Add {
-        operation: String,
-        machine_type: String,
-        address: String,
-        /// The machine's serial, as ckecli takes it: refused unless the machine at ADDRESS
-        /// has it.
-        serial: Option<String>,
-        #[command(flatten)]
-        clock: ClockArgs,
-    },
-    /// List the repair entries (CKE's RepairQueueEntry fields).
-    List {
-        #[arg(long)]
-        json: bool,
-        /// json, yaml, wide (the table), or name (machine/SERIAL, one a line).
-        #[arg(
-            short = 'o',
-            long = "output",
-            value_name = "FORMAT",
-            conflicts_with = "json"
-        )]
-        output: Option<Format>,
-    },
-    /// Mark entries deleted: the next pass removes them (and uncordons their Nodes).
-    Delete {
-        /// The entry's index (as ckecli's `delete INDEX`), or its machine's address.
-        #[arg(
-            value_name = "INDEX|ADDRESS",
-            required_unless_present_any = ["finished", "unfinished"]
-        )]
-        address: Option<String>,
-        /// Every finished (succeeded or failed) entry.
-        #[arg(long, conflicts_with_all = ["address", "unfinished"])]
-        finished: bool,
-        /// Every unfinished entry.
-        #[arg(long, conflicts_with = "address")]
-        unfinished: bool,
-    },
-    /// Clear every entry's drain back-off.
-    ResetBackoff,
-    /// Let entries drain and run commands again.
-    Enable,
-    /// Stop new drains and commands; health checks and finishing go on.
-    Disable,
-    /// Print whether the queue is enabled: true or false.
-    IsEnabled,
-    /// `autorepair auto-repair …`, dispatched with the queue's verbs.
-    #[command(skip)]
-    Auto(AutoRepairCommand),
-    /// Wait until no entry is left unfinished (each succeeded, failed or removed); exit 1 if
-    /// some still are after --timeout.
-    Wait {
-        /// How long to wait at most [default: without end].
-        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-        timeout: Option<std::time::Duration>,
-        /// How often to look at the entries.
-        #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_positive_duration)]
-        interval: std::time::Duration,
-    },
+/// A family's own commands, beside those the face gives every family (the machines family's
+/// `repair …`, ckecli's verbs): added to the command line after the face's, refused on a fleet
+/// of another family, and run by the family on its fleet. A family with none says
+/// `type Commands = NoCommands;`.
+pub trait Commands<F: FamilyFace>: clap::Subcommand + fmt::Debug + Send + Sync + 'static {
+    /// The command's `--now`, which the fleet is read at.
+    fn now(&self) -> Option<i64> {
+        None
+    }
+    /// How the command asks its output printed: `--json`, or `-o`.
+    fn output(&self) -> (bool, Option<Format>) {
+        (false, None)
+    }
+    /// Runs the command on the family's fleet. `lock` is the fleet's lock file: a command that
+    /// writes takes it (waiting `lock_wait` when asked), as the admin verbs do.
+    fn run(
+        self,
+        source: &F::Source,
+        out: &mut Printer,
+        lock: &Path,
+        lock_wait: Option<Duration>,
+    ) -> Result<Exit, Failure>;
 }
 
-/// ckecli's auto-repair verbs: the switch of the trigger that creates repair entries for the
-/// machines sabakan reports broken, and the query it selects them with. CKE keeps this switch
-/// apart from the queue's: disabled, no entry is created, while entries under way and those
-/// `repair add` adds go on.
-#[derive(Debug, Subcommand)]
-pub enum AutoRepairCommand {
-    /// Let the trigger create entries again.
-    Enable,
-    /// Stop the trigger: no entry is created for a broken machine until enabled.
-    Disable,
-    /// Print whether the trigger is enabled: true or false (false too when its switch cannot
-    /// be read, which holds as disabled does).
-    IsEnabled,
-    /// Store the trigger's query: a JSON object with having and notHaving (labels, racks,
-    /// roles, states, minDaysBeforeRetire), as `ckecli auto-repair set-variables` takes. It is
-    /// kept beside the repair configuration (--repair-config FILE, in FILE.auto-repair.json)
-    /// and read every pass.
-    SetVariables {
-        #[arg(value_name = "FILE")]
-        file: std::path::PathBuf,
-    },
-    /// Print the trigger's query: the stored one, else the config's [machines.variables], else
-    /// CKE's (UNHEALTHY and UNREACHABLE machines that are not boot servers).
-    GetVariables,
+/// The commands of a family that has none of its own.
+#[derive(Debug)]
+pub enum NoCommands {}
+
+impl clap::FromArgMatches for NoCommands {
+    fn from_arg_matches(_matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand))
+    }
+
+    fn update_from_arg_matches(&mut self, _matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        match *self {}
+    }
+}
+
+impl clap::Subcommand for NoCommands {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        cmd
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        cmd
+    }
+
+    fn has_subcommand(_name: &str) -> bool {
+        false
+    }
+}
+
+impl<F: FamilyFace> Commands<F> for NoCommands {
+    fn run(
+        self,
+        _source: &F::Source,
+        _out: &mut Printer,
+        _lock: &Path,
+        _lock_wait: Option<Duration>,
+    ) -> Result<Exit, Failure> {
+        match self {}
+    }
 }

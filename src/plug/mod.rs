@@ -44,6 +44,8 @@ pub trait FamilyFace: Family {
     /// The family's own flags. Each is `global` (it may come before or after the
     /// subcommand) and has an id no other family uses.
     type Args: clap::Args + fmt::Debug;
+    /// The family's own commands, beside the face's ([`cli::NoCommands`]: none).
+    type Commands: cli::Commands<Self>;
     /// The family's part of the config file: the top-level keys [`FamilyFace::CONFIG_KEYS`]
     /// (sections or plain keys), read strictly: an unknown key in them is an error. Its
     /// default, serialised, is what the man page gives as each key's default.
@@ -158,8 +160,8 @@ pub trait FamilyFace: Family {
             from: Self::describe(source),
             holds: Self::HOLDS,
             family: Self::FAMILY,
-            command: "snapshot",
-            works_on: "Ganeti fleets",
+            command: "snapshot".into(),
+            works_on: "Ganeti fleets".into(),
         })
     }
 
@@ -176,26 +178,8 @@ pub trait FamilyFace: Family {
             from: Self::describe(source),
             holds: Self::HOLDS,
             family: Self::FAMILY,
-            command: "simulate",
-            works_on: "fleets of a family with a simulated world",
-        })
-    }
-
-    /// `repair …`: ckecli's repair-queue verbs, under the fleet's lock. A family without a
-    /// repair queue refuses.
-    fn repair(
-        source: &Self::Source,
-        _out: &mut Printer,
-        _lock: &Path,
-        _lock_wait: Option<std::time::Duration>,
-        _cmd: cli::RepairCommand,
-    ) -> Result<Exit, Failure> {
-        Err(Failure::Unsupported {
-            from: Self::describe(source),
-            holds: Self::HOLDS,
-            family: Self::FAMILY,
-            command: "repair",
-            works_on: "sabakan machines (--sabakan URL or --sabakan-file FILE, with --repair-config FILE)",
+            command: "simulate".into(),
+            works_on: "fleets of a family with a simulated world".into(),
         })
     }
 }
@@ -405,13 +389,13 @@ pub enum Failure {
     #[error("writing to standard output")]
     Output(#[from] std::io::Error),
     /// The command is another family's.
-    #[error("{from} holds {holds} (the {family} family): `{command}` works on {works_on} only")]
+    #[error("{from} holds {holds} (the {family} family): `{command}` works only on {works_on}")]
     Unsupported {
         from: String,
         holds: &'static str,
         family: &'static str,
-        command: &'static str,
-        works_on: &'static str,
+        command: String,
+        works_on: String,
     },
 }
 

@@ -48,6 +48,7 @@ impl FamilyFace for Toy {
     const HOLDS: &'static str = "boxes";
     type Source = RoomSource;
     type Args = ToyArgs;
+    type Commands = crate::plug::cli::NoCommands;
     type Config = ToyConfig;
     const CONFIG_KEYS: &'static [&'static str] = &["toy"];
     const FLEET_FLAGS: &'static [&'static str] = &["toy_room"];

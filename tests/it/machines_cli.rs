@@ -773,7 +773,7 @@ fn a_command_of_another_family_names_this_fleets_family() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(
         err.contains(
-            "holds sabakan machines (the machines family): `snapshot` works on Ganeti fleets only"
+            "holds sabakan machines (the machines family): `snapshot` works only on Ganeti fleets"
         ),
         "{err}"
     );
@@ -790,10 +790,23 @@ fn a_command_of_another_family_names_this_fleets_family() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(
         err.contains(
-            "holds Ganeti instances (the ganeti family): `repair` works on sabakan machines"
+            "holds Ganeti instances (the ganeti family): `repair` works only on a fleet of the machines family, named by --sabakan-file FILE or --sabakan URL"
         ),
         "{err}"
     );
+    // With no fleet named, the error names the flags of the command's family only.
+    let out = Command::cargo_bin("autorepair")
+        .unwrap()
+        .args(["--config", "/dev/null", "auto-repair", "is-enabled"])
+        .current_dir(t.dir.path())
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("no fleet to work on: pass --sabakan-file FILE or --sabakan URL (sabakan machines); or name one"),
+        "{err}"
+    );
+    assert!(!err.contains("--cluster"), "{err}");
 }
 
 /// A family's flags work after the command as before it, as `--cluster` always did: `status

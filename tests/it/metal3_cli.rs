@@ -123,7 +123,9 @@ fn admin_verbs_write_annotations_and_refuse_what_has_no_effect() {
             .contains("drain, power-cycle or reprovision")
     );
     let out = bin(&objects).arg("snapshot").assert().code(2);
-    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("Ganeti fleets only"));
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stderr).contains("works only on Ganeti fleets")
+    );
 }
 
 #[test]

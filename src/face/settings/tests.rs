@@ -148,7 +148,7 @@ fn fleet_of<F: FamilyFace>(job: &FleetJob<F>) -> &Fleet<F> {
         | FleetJob::Admin { fleet, .. }
         | FleetJob::Simulate { fleet, .. }
         | FleetJob::Snapshot { fleet, .. }
-        | FleetJob::Repair { fleet, .. } => fleet,
+        | FleetJob::Own { fleet, .. } => fleet,
     }
 }
 
