@@ -14,6 +14,7 @@ use crate::plug::FamilyFace;
 use crate::plug::claim::{By, Claim, Look, Shared};
 #[cfg(any(test, feature = "testkit"))]
 use crate::plug::generate::{Generate, Generator};
+use crate::plug::man::ManPage;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, FromArgMatches};
 use std::marker::PhantomData;
@@ -39,6 +40,8 @@ pub trait Registered: Sync {
     fn upgrade_config(&self, table: &mut toml::Table, path: &str);
     /// The family's config keys with their defaults.
     fn config_defaults(&self) -> serde_json::Value;
+    /// The family's text on the man page.
+    fn man(&self) -> &'static ManPage;
     /// `tags parse`: the marks described in the family's mark language.
     fn parse_marks(&self, marks: Vec<String>) -> Box<dyn FleetCommand>;
     /// `generate`: a synthetic fleet of the family; `None` when it has no generator.
@@ -168,6 +171,10 @@ where
 
     fn config_defaults(&self) -> serde_json::Value {
         serde_json::to_value(F::Config::default()).unwrap_or_default()
+    }
+
+    fn man(&self) -> &'static ManPage {
+        F::MAN
     }
 
     fn prepare(

@@ -44,6 +44,7 @@ impl FamilyFace for Metal3 {
     type Args = super::section::Metal3Args;
     type Config = super::section::Metal3Config;
     const CONFIG_KEYS: &'static [&'static str] = &["metal3"];
+    const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["kube_objects", "kube"];
     const FLEET_HINT: &'static str = "--kube-objects FILE or --kube (metal3)";
 
