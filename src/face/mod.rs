@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod complete;
 pub mod family;
+pub mod man;
 pub mod registry;
 pub mod settings;
 pub use crate::plug::printer;
@@ -246,11 +247,15 @@ impl std::fmt::Display for Chain<'_> {
 
 /// The process: the command line parsed over `families` (clap says what is wrong with it and
 /// exits 2), the command run, its failure said, and the exit status; or, asked by a shell's
-/// completion script, the object names it completes (`complete.rs`).
+/// completion script, the object names it completes (`complete.rs`); or the man page
+/// (`autorepair man`, `man.rs`).
 pub fn main(families: &[&dyn Registered]) -> std::process::ExitCode {
     let home = std::env::var("HOME").ok();
     if let Some(words) = complete::asked(std::env::args_os(), home.as_deref()) {
         return complete::run(families, words);
+    }
+    if let Some(asked) = man::asked(std::env::args_os()) {
+        return man::run(families, asked);
     }
     let parsed = match cli::parse_from(families, std::env::args_os()) {
         Ok(parsed) => parsed,

@@ -15,6 +15,7 @@ use crate::plug::claim::{By, Claim, Look, Shared};
 use crate::plug::cli::Commands;
 #[cfg(any(test, feature = "testkit"))]
 use crate::plug::generate::{Generate, Generator};
+use crate::plug::man::ManPage;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, FromArgMatches, Subcommand};
 use std::marker::PhantomData;
@@ -46,6 +47,8 @@ pub trait Registered: Sync {
     fn upgrade_config(&self, table: &mut toml::Table, path: &str);
     /// The family's config keys with their defaults.
     fn config_defaults(&self) -> serde_json::Value;
+    /// The family's text on the man page.
+    fn man(&self) -> &'static ManPage;
     /// `tags parse`: the marks described in the family's mark language.
     fn parse_marks(&self, marks: Vec<String>) -> Box<dyn FleetCommand>;
     /// `generate`: a synthetic fleet of the family; `None` when it has no generator.
@@ -241,6 +244,10 @@ where
 
     fn config_defaults(&self) -> serde_json::Value {
         serde_json::to_value(F::Config::default()).unwrap_or_default()
+    }
+
+    fn man(&self) -> &'static ManPage {
+        F::MAN
     }
 
     fn prepare(

@@ -179,6 +179,7 @@ impl FamilyFace for Ganeti {
     type Commands = crate::plug::cli::NoCommands;
     type Config = super::section::GanetiConfig;
     const CONFIG_KEYS: &'static [&'static str] = &["fleet_file", "rapi", "ganeti"];
+    const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];
     const FLEET_HINT: &'static str = "--cluster FILE or --rapi URL (Ganeti)";
     #[cfg(any(test, feature = "testkit"))]

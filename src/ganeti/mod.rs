@@ -7,6 +7,7 @@ pub mod file;
 #[cfg(any(test, feature = "testkit"))]
 pub mod generate;
 pub mod health;
+pub mod man;
 pub mod master;
 pub mod rapi;
 pub mod section;

@@ -97,6 +97,7 @@ impl FamilyFace for Machines {
     type Commands = MachinesCommand;
     type Config = super::section::MachinesConfig;
     const CONFIG_KEYS: &'static [&'static str] = &["machines"];
+    const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
     const FLEET_HINT: &'static str = "--sabakan-file FILE or --sabakan URL (sabakan machines)";
     const LEADER_GAUGE: Option<&'static str> = Some("cke_leader");

@@ -13,6 +13,7 @@ pub mod face;
 pub mod file;
 pub mod labels;
 pub mod live;
+pub mod man;
 pub mod section;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;

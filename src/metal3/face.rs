@@ -45,6 +45,7 @@ impl FamilyFace for Metal3 {
     type Commands = crate::plug::cli::NoCommands;
     type Config = super::section::Metal3Config;
     const CONFIG_KEYS: &'static [&'static str] = &["metal3"];
+    const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["kube_objects", "kube"];
     const FLEET_HINT: &'static str = "--kube-objects FILE or --kube (metal3)";
 

@@ -20,6 +20,7 @@ pub mod file;
 pub mod fixture;
 mod health;
 pub mod kube;
+pub mod man;
 pub mod marks;
 pub mod objects;
 pub mod protocol;

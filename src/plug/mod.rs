@@ -10,6 +10,7 @@ pub mod claim;
 pub mod cli;
 #[cfg(any(test, feature = "testkit"))]
 pub mod generate;
+pub mod man;
 pub mod marks;
 pub mod printer;
 #[cfg(any(test, feature = "testkit"))]
@@ -58,6 +59,9 @@ pub trait FamilyFace: Family {
     /// How to name a fleet of this family, for the error that no fleet was named
     /// (`--cluster FILE or --rapi URL (a Ganeti cluster)`).
     const FLEET_HINT: &'static str;
+    /// The family's text on the man page: its sources, objects, sections, config keys,
+    /// files and examples.
+    const MAN: &'static man::ManPage = &man::ManPage::NONE;
     /// `generate`'s maker of synthetic fleets of this family, if it has one.
     #[cfg(any(test, feature = "testkit"))]
     const GENERATOR: Option<&'static dyn generate::Generator> = None;

@@ -12,6 +12,7 @@ pub mod client;
 pub mod generator;
 pub mod k8s;
 pub mod maintain;
+pub mod man;
 pub mod model;
 pub mod render;
 pub mod service;
