@@ -6,6 +6,7 @@ pub mod admin;
 mod brake;
 pub mod command;
 pub mod config;
+pub mod document;
 pub mod drain;
 pub mod etcd;
 pub mod face;
