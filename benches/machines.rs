@@ -9,7 +9,7 @@
 
 use autorepair::engine::{Backend, Limits};
 use autorepair::machines::config::{Constraints, Repair};
-use autorepair::machines::file::MachinesFile;
+use autorepair::machines::document::Document;
 use autorepair::machines::{Settings, plan};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -84,8 +84,8 @@ fn bench(c: &mut Criterion) {
         max_domains_under_repair: 100,
         ..Limits::default()
     };
-    let mut file = MachinesFile::in_memory(fleet(), settings.repair.clone(), None)
-        .expect("an in-memory fleet");
+    let mut file =
+        Document::in_memory(fleet(), settings.repair.clone(), None).expect("an in-memory fleet");
     file.check_health = false;
     let snap = file.snapshot().expect("an in-memory snapshot");
     assert_eq!(snap.machines.len(), 10_000);

@@ -361,7 +361,7 @@ mod tests {
         sabakan.insert(testsupport::sabakan::machine("cs0"));
         sabakan.fault(testsupport::sabakan::Fault::delay(Duration::from_secs(20)).method("PUT"));
         let endpoint = crate::sabakan::client::Endpoint::new(sabakan.url());
-        let live = crate::machines::live::Live::connect(&endpoint).unwrap();
+        let live = crate::machines::live::SabakanLive::connect(&endpoint).unwrap();
         let client = crate::sabakan::client::Sabakan::new(&endpoint).unwrap();
         let lead = client.lead().clone();
         let sabakan = std::sync::Arc::new(sabakan);

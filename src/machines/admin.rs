@@ -2,8 +2,8 @@
 //! the machines' labels.
 
 use super::config::Repair;
+use super::document::Document;
 use super::entry::{Entry, Progress, Status};
-use super::file::MachinesFile;
 use super::labels::{self, CLUSTER_PREFIX, ENTRY, PROGRESS};
 use super::snapshot::{Snapshot, kind};
 use super::{Labels, OpId, Reach};
@@ -150,7 +150,7 @@ impl Which {
 /// repair that owns it (allowed every step of the operation, as a request is). A serial given
 /// must be the one of the machine at the address.
 pub fn add(
-    file: &mut MachinesFile,
+    file: &mut Document,
     repair: &Repair,
     operation: &str,
     machine_type: &str,
@@ -221,7 +221,7 @@ fn named(index: u64, address: Option<&str>) -> String {
 /// Marks entries deleted; the next pass removes them (and uncordons their Nodes). A damaged
 /// entry at the address given has no progress to mark: its entry and progress labels are
 /// removed at once (its repair's pending label stays, for the next pass to judge).
-pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, VerbError> {
+pub fn delete(file: &mut Document, which: &Which) -> Result<Deleted, VerbError> {
     let snap = file.snapshot()?;
     let mut done = Deleted::default();
     if let Which::Address(a) = which {
@@ -294,7 +294,7 @@ pub fn delete(file: &mut MachinesFile, which: &Which) -> Result<Deleted, VerbErr
 /// Clears the drain back-off of the entries it can still hold back: unfinished, not deleted,
 /// with a back-off count or expiry. A finished entry's count is what happened, and means
 /// nothing any more (ckecli zeroes it too). Returns the entries cleared, as `#index (address)`.
-pub fn reset_backoff(file: &mut MachinesFile) -> Result<Vec<String>, BackendError> {
+pub fn reset_backoff(file: &mut Document) -> Result<Vec<String>, BackendError> {
     let snap = file.snapshot()?;
     let mut cleared = Vec::new();
     for m in &snap.machines {
@@ -378,7 +378,7 @@ pub fn unfinished(snap: &Snapshot) -> Vec<String> {
 /// ([`labels::AUTO_REPAIR`]): a switch of the cluster's. Disabling sets it on the cluster's
 /// holder; enabling removes every copy, wherever it is: one left on a former holder (another
 /// machine became the holder since) still holds, and would outlive the `enable`.
-pub fn switch(file: &mut MachinesFile, name: &str, on: bool) -> Result<(), BackendError> {
+pub fn switch(file: &mut Document, name: &str, on: bool) -> Result<(), BackendError> {
     let rest = name.strip_prefix(labels::PREFIX).unwrap_or(name);
     let stored = format!("{CLUSTER_PREFIX}{rest}");
     if on {

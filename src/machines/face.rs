@@ -5,9 +5,11 @@
 use super::admin::{self, Which};
 use super::cli::{AutoRepairCommand, MachinesCommand, RepairCommand};
 use super::config::{Constraints, Repair};
+use super::document::Document;
 use super::drain::{KubeNodes, NodesFile, drain_options};
 use super::file::MachinesFile;
 use super::labels;
+use super::live::SabakanLive;
 use super::snapshot::{Machine, Switch};
 use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
@@ -416,7 +418,7 @@ const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The backend of a machines fleet: a file or sabakan, with its Nodes from a file or a
 /// cluster, on the command's clock.
-pub fn open(s: &MachinesFleet) -> Result<MachinesFile, BackendError> {
+pub fn open(s: &MachinesFleet) -> Result<Document, BackendError> {
     let repair = s.settings.repair.clone();
     let (nodes, kube) = match &s.nodes {
         NodesFrom::None => (None, None),
@@ -428,9 +430,7 @@ pub fn open(s: &MachinesFleet) -> Result<MachinesFile, BackendError> {
     };
     let mut file = match &s.from {
         MachinesFrom::File(path) => MachinesFile::open(path, repair, nodes)?,
-        MachinesFrom::Sabakan(endpoint) => {
-            MachinesFile::connect(super::live::Live::connect(endpoint)?, repair, nodes)?
-        }
+        MachinesFrom::Sabakan(endpoint) => SabakanLive::connect(endpoint)?.open(repair, nodes)?,
     };
     if let Some(k) = kube {
         file = file.with_drainer(Box::new(k));
@@ -629,7 +629,7 @@ fn repair(
 fn auto_repair(
     out: &mut Printer,
     s: &MachinesFleet,
-    file: &mut MachinesFile,
+    file: &mut Document,
     cmd: AutoRepairCommand,
 ) -> Result<(), Failure> {
     match cmd {

@@ -7,6 +7,7 @@ mod brake;
 pub mod cli;
 pub mod command;
 pub mod config;
+pub mod document;
 pub mod drain;
 pub mod etcd;
 pub mod face;

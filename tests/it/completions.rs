@@ -269,7 +269,7 @@ fn bash_completes_through_an_alias_and_leaves_out_the_lock() {
 /// URL's port off into words of its own; completion only reads (GET).
 #[test]
 fn bash_completes_object_names_of_a_cluster_over_rapi() {
-    use crate::cli::fake_rapi::{FakeRapi, cluster};
+    use crate::common::fake_rapi::{FakeRapi, cluster};
     let rapi = FakeRapi::start(Box::new(|seen| {
         let this = seen.last().unwrap();
         match cluster(&this.path) {

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_autorepair");
-/// After every timestamp in the demo fleets but the far-future suspend (as tests/it/cli.rs).
+/// After every timestamp in the demo fleets but the far-future suspend (as tests/it/common/bin.rs).
 const NOW: &str = "1795000000";
 
 /// The demo fleets, copied into a directory of the test's own.

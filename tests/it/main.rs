@@ -6,16 +6,17 @@
 #![allow(clippy::unwrap_used)]
 
 mod brake;
-mod cli;
 mod common;
 mod completions;
 mod crash;
 mod drain;
+mod face;
 mod fail_closed;
 mod fake_kube;
 mod field;
 mod files;
 mod ganeti;
+mod ganeti_cli;
 mod hostile;
 mod inputs;
 mod kept;

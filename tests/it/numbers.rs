@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_autorepair");
-/// After every timestamp in the demo fleets but the far-future suspend (as tests/it/cli.rs).
+/// After every timestamp in the demo fleets but the far-future suspend (as tests/it/common/bin.rs).
 const NOW: &str = "1795000000";
 /// 9999-12-31T23:59:59Z, the last time the tool prints as a date.
 const LAST: i64 = 253_402_300_799;

@@ -311,7 +311,7 @@ fn on_a_slow_burn_every_family_keeps_the_limits_over_time() {
 }
 
 /// The rolling failure of rule 13 on the metal3 and machines worlds (each plays its own file:
-/// the objects file, the machines file), as `cli::a_rolling_failure_is_repaired_only_as_fast_as_the_rate_window_allows`
+/// the objects file, the machines file), as `ganeti_cli::a_rolling_failure_is_repaired_only_as_fast_as_the_rate_window_allows`
 /// tells it on a Ganeti fleet file: one more domain dies every 5 minutes for an hour, under
 /// mass-failure limits too wide to notice. With `max_repair_rate = "2/1h"` exactly two are
 /// taken under repair within the hour (the first to break: one of the generated fleet's

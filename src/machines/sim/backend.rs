@@ -26,7 +26,7 @@ impl Side {
     }
 
     /// Why the machine's Node is not drained right now, if it is a Node and is not.
-    fn undrained(&self, file: &MachinesFile, address: &str) -> Option<String> {
+    fn undrained(&self, file: &Document, address: &str) -> Option<String> {
         let node = file
             .nodes
             .as_ref()?
@@ -55,11 +55,7 @@ impl Side {
         }
     }
 
-    fn context(
-        &mut self,
-        file: &mut MachinesFile,
-        op: &Op,
-    ) -> Result<Option<Context>, BackendError> {
+    fn context(&mut self, file: &mut Document, op: &Op) -> Result<Option<Context>, BackendError> {
         let Op::Run {
             serial,
             address,
@@ -91,10 +87,10 @@ impl Side {
     }
 }
 
-impl Around<Machines, MachinesFile> for Side {
+impl Around<Machines, Document> for Side {
     /// The files as the watcher reads them, with the pods on each Node, which the Nodes file
     /// does not list.
-    fn snapshot(&mut self, file: &mut MachinesFile) -> Result<Snapshot, BackendError> {
+    fn snapshot(&mut self, file: &mut Document) -> Result<Snapshot, BackendError> {
         if let Some(snap) = &self.read {
             return Ok(snap.clone());
         }
@@ -109,7 +105,7 @@ impl Around<Machines, MachinesFile> for Side {
 
     fn before(
         &mut self,
-        file: &mut MachinesFile,
+        file: &mut Document,
         write: &Write<'_, Machines>,
     ) -> Result<(), BackendError> {
         if let Write::Advance { op, .. } = write {
@@ -122,7 +118,7 @@ impl Around<Machines, MachinesFile> for Side {
 
     fn after(
         &mut self,
-        _file: &mut MachinesFile,
+        _file: &mut Document,
         write: &Write<'_, Machines>,
         made: Result<Option<&OpId>, &BackendError>,
     ) -> Result<(), BackendError> {

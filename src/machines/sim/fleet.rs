@@ -261,7 +261,7 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
             n += 1;
         }
     }
-    let mut file = MachinesFile::in_memory(
+    let mut file = Document::in_memory(
         Value::Array(machines),
         settings().repair,
         Some(NodesFile::in_memory(json!({"items": nodes}))),

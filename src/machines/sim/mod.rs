@@ -1,5 +1,5 @@
 //! The machines family as a world for the engine's chaos simulator ([`crate::engine::sim`]):
-//! the sabakan machines file in memory ([`MachinesFile`], the embedded backend itself, so that
+//! the sabakan machines document in memory ([`Document`], the backend's core itself, so that
 //! its record-then-run order is what is tested), its Nodes file, and what the file does not say,
 //! played between passes: machines break (UNHEALTHY, UNREACHABLE) and recover, are retired; a
 //! repair step's command cures a machine or not; commands fail or hang past their timeout on
@@ -20,9 +20,9 @@
 
 use super::command::{RunError, Runner};
 use super::config::{Constraints, Repair};
+use super::document::Document;
 use super::drain::{CORDON_ANNOTATION, NodesFile};
 use super::entry::{Entry, Status, StepStatus};
-use super::file::MachinesFile;
 use super::labels::{self, CLUSTER_PREFIX, Labels, RACK_PREFIX};
 use super::snapshot::{Machine, Snapshot, kind};
 use super::{Command, Machines, Op, OpId, Reach, Settings, Step};
@@ -294,7 +294,7 @@ pub struct Chaos {
 pub struct MachinesWorld {
     /// The watcher's backend: the machines file, with what the world does around each call
     /// ([`Side`]) and nothing else between them, so that every method of the file reaches it.
-    backend: RefCell<Intercepted<MachinesFile, Side>>,
+    backend: RefCell<Intercepted<Document, Side>>,
     /// The snapshot of the files, read again after any change.
     snap: OnceCell<Snapshot>,
     shared: Arc<Mutex<Shared>>,
@@ -317,7 +317,7 @@ impl MachinesWorld {
         &mut self.backend.get_mut().by
     }
 
-    fn file(&mut self) -> &mut MachinesFile {
+    fn file(&mut self) -> &mut Document {
         &mut self.backend.get_mut().inner
     }
 
@@ -347,11 +347,11 @@ impl MachinesWorld {
         self.invalidate();
         let repair = self.settings.repair.clone();
         let file = self.file();
-        let mut doc = file.document().clone();
+        let mut doc = file.json().clone();
         if let Some(list) = doc.as_array_mut() {
             edit(list);
         }
-        let mut new = MachinesFile::in_memory(doc, repair, file.nodes.take())
+        let mut new = Document::in_memory(doc, repair, file.nodes.take())
             .expect("the world's document stays a list of machines");
         new.runner = Box::new(SimRunner(self.shared.clone()));
         let file = self.file();
@@ -405,7 +405,7 @@ impl MachinesWorld {
 impl World for MachinesWorld {
     type Family = Machines;
     type Fleet = Snapshot;
-    type Backend = Intercepted<MachinesFile, Side>;
+    type Backend = Intercepted<Document, Side>;
     type Fault = Fault;
     type Rates = Rates;
     type Chaos = Chaos;
@@ -450,7 +450,7 @@ impl World for MachinesWorld {
             ..Shared::default()
         }));
         let settings = setup.clone().unwrap_or_else(settings);
-        let mut file = MachinesFile::in_memory(
+        let mut file = Document::in_memory(
             doc,
             settings.repair.clone(),
             Some(NodesFile::in_memory(nodes)),
@@ -507,7 +507,7 @@ impl World for MachinesWorld {
         })
     }
 
-    fn backend(&mut self) -> &mut Intercepted<MachinesFile, Side> {
+    fn backend(&mut self) -> &mut Intercepted<Document, Side> {
         // The watcher writes through it: what the world read before is stale after.
         self.invalidate();
         self.backend.get_mut()

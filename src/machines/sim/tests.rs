@@ -65,7 +65,7 @@ fn a_rendered_fleet_reads_back_the_same() {
 /// the file answered it.
 #[test]
 fn every_method_of_the_file_is_reached_through_the_world() {
-    type Reached = fn(&mut Intercepted<MachinesFile, Side>) -> bool;
+    type Reached = fn(&mut Intercepted<Document, Side>) -> bool;
     let machine = ObjectRef::new(kind::MACHINE, "r0-m0");
     let mark = "autorepair.policy=step-1".to_owned();
     let cases: [(&str, Reached); 2] = [
@@ -120,7 +120,7 @@ fn small(types: &[&str]) -> Snapshot {
             "status": {"addresses": [{"type": "InternalIP", "address": address}]},
         }));
     }
-    let mut file = MachinesFile::in_memory(
+    let mut file = Document::in_memory(
         Value::Array(machines),
         settings().repair,
         Some(NodesFile::in_memory(json!({"items": nodes}))),

@@ -1,6 +1,9 @@
 //! What several test files share. Each test file compiles this module and uses part of it.
 #![allow(dead_code)]
 
+pub mod bin;
+pub mod fake_rapi;
+
 use proptest::test_runner::{Config, RngSeed};
 
 /// The property tests' runner settings: `cases` unless `PROPTEST_CASES` says otherwise, and a
