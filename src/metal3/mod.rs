@@ -33,7 +33,7 @@ use crate::engine::family::{
     ScopeChain, Unrecorded, Words,
 };
 use crate::engine::marks::{Codec, Mark};
-use crate::engine::object::{ObjectRef, parse_object_ref};
+use crate::engine::object::{ObjectRef, ObjectRefError, parse_object_ref};
 use crate::engine::text::{FxMap, Text};
 use crate::engine::{Level, RepairResult};
 use marks::Annotations;
@@ -409,7 +409,7 @@ impl Default for Settings {
 /// `machine/NS/NAME`, `machineset/NS/NAME`, `machinedeployment/NS/NAME`,
 /// `controlplane/NS/NAME`, `cluster/NS/NAME`, `host/NS/NAME`, `node/NAME`, or a bare
 /// `NS/NAME` Machine.
-pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
+pub fn parse_object(text: &str) -> Result<ObjectRef, ObjectRefError> {
     const KINDS: [&str; 7] = [
         kind::MACHINE,
         kind::MACHINE_SET,
@@ -427,9 +427,13 @@ pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
     if let Some((k @ ("group" | "instance" | "rack"), _)) = text.split_once('/')
         && text.matches('/').count() == 1
     {
-        return Err(format!(
-            "{text:?}: a metal3 fleet has no {k}s: name machine/NAMESPACE/NAME, machineset/…, machinedeployment/…, controlplane/…, or cluster/NAMESPACE/NAME (for a Machine in namespace {k}, write machine/{text})"
-        ));
+        return Err(ObjectRefError::NotInFleet {
+            text: text.to_owned(),
+            kind: k.to_owned(),
+            hint: format!(
+                "a metal3 fleet has no {k}s: name machine/NAMESPACE/NAME, machineset/…, machinedeployment/…, controlplane/…, or cluster/NAMESPACE/NAME (for a Machine in namespace {k}, write machine/{text})"
+            ),
+        });
     }
     if !named_kind && text.matches('/').count() == 1 {
         return Ok(ObjectRef::new(kind::MACHINE, text));
@@ -449,10 +453,10 @@ pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
         kind::MACHINE,
     )?;
     if object.kind != kind::NODE && !object.name.contains('/') {
-        return Err(format!(
-            "{text:?}: a {} is namespaced: write {}/NAMESPACE/NAME",
-            object.kind, object.kind
-        ));
+        return Err(ObjectRefError::NeedsNamespace {
+            text: text.to_owned(),
+            kind: object.kind.into_owned(),
+        });
     }
     Ok(object)
 }
