@@ -306,6 +306,7 @@ impl Family for Ganeti {
                     ));
                 }
                 health::build_op(*k, inst, storage, ialloc, index.pool())
+                    .map_err(|e| e.to_string())
             })
             .collect()
     }
