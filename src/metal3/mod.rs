@@ -71,11 +71,15 @@ impl fmt::Display for Remedy {
     }
 }
 
+/// A word that names no [`Remedy`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown repair level {0:?}: use {names}", names = Remedy::names())]
+pub struct UnknownRemedy(pub String);
+
 impl FromStr for Remedy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Remedy::from_name(s)
-            .ok_or_else(|| format!("unknown repair level {s:?}: use {}", Remedy::names()))
+    type Err = UnknownRemedy;
+    fn from_str(s: &str) -> Result<Self, UnknownRemedy> {
+        Remedy::from_name(s).ok_or_else(|| UnknownRemedy(s.to_owned()))
     }
 }
 
@@ -773,7 +777,7 @@ impl Family for Metal3 {
                         (None, Err(why)) => format!("no BareMetalHost: {why}"),
                         (None, Ok(_)) => "no BareMetalHost".to_owned(),
                     })?;
-                    protocol::can_power_off(host)?;
+                    protocol::can_power_off(host).map_err(|e| e.to_string())?;
                     Ok(Op::PowerOff {
                         machine: m.key.clone(),
                         host: host.key.clone(),
