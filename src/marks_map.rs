@@ -52,13 +52,13 @@ impl MapSyntax {
 
     /// The mark an entry `key=value` (the whole `text`) of the family's own holds: the family
     /// has already set aside what is foreign and what the store itself would refuse. `op`
-    /// checks one operation of repair `id` (a message when it is not one).
-    pub fn parse<'a, L: Level>(
+    /// checks one operation of repair `id` (what is wrong with it when it is not one).
+    pub fn parse<'a, L: Level, E: std::fmt::Display>(
         &self,
         text: &'a str,
         key: &'a str,
         value: &'a str,
-        op: impl Fn(&str, &str) -> Result<(), String>,
+        op: impl Fn(&str, &str) -> Result<(), E>,
     ) -> Result<Mark<'a, L>, MarkError> {
         self.parse_known(text, key, value, op)
             .map_err(|e| e.governing(self.governs(key, value)))
@@ -85,12 +85,12 @@ impl MapSyntax {
         }
     }
 
-    fn parse_known<'a, L: Level>(
+    fn parse_known<'a, L: Level, E: std::fmt::Display>(
         &self,
         text: &'a str,
         key: &'a str,
         value: &'a str,
-        op: impl Fn(&str, &str) -> Result<(), String>,
+        op: impl Fn(&str, &str) -> Result<(), E>,
     ) -> Result<Mark<'a, L>, MarkError> {
         if key == self.policy_key {
             return Ok(Mark::Policy(pair_level(self.noun, value, text)?));
@@ -111,12 +111,12 @@ impl MapSyntax {
         }
     }
 
-    fn parse_repair<'a, L: Level>(
+    fn parse_repair<'a, L: Level, E: std::fmt::Display>(
         &self,
         text: &'a str,
         id: &'a str,
         value: &'a str,
-        op: impl Fn(&str, &str) -> Result<(), String>,
+        op: impl Fn(&str, &str) -> Result<(), E>,
     ) -> Result<Mark<'a, L>, MarkError> {
         if !is_uuid(id) {
             return Err(self.error(text, ErrorCode::BadId, (self.bad_id)(id)));
@@ -148,7 +148,7 @@ impl MapSyntax {
         let list = fields.get(fixed).copied().unwrap_or_default();
         let ops = || {
             for o in list.split(self.op).filter(|_| !list.is_empty()) {
-                op(o, id).map_err(|m| self.error(text, ErrorCode::BadJob, m))?;
+                op(o, id).map_err(|m| self.error(text, ErrorCode::BadJob, m.to_string()))?;
             }
             Ok::<_, MarkError>(OpList::new_unchecked(list, self.op))
         };

@@ -362,7 +362,7 @@ pub enum SettingsError {
     Unsupported(Box<crate::plug::Failure>),
     /// The object an admin command names.
     #[error("{0}")]
-    Object(String),
+    Object(crate::engine::object::ObjectRefError),
     /// The level an admin command asks for.
     #[error("{0}")]
     Level(String),

@@ -199,7 +199,7 @@ impl FamilyFace for Ganeti {
         super::section::upgrade(table, path);
     }
 
-    fn parse_object(text: &str) -> Result<ObjectRef, String> {
+    fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {
         super::parse_object(text)
     }
 

@@ -28,9 +28,9 @@ impl FleetFile {
     pub fn open(path: &Path) -> Result<Self, BackendError> {
         let crate::files::Input { text, stamp } =
             crate::files::read_input(path).map_err(|e| unreadable(path, &e, &MISSING))?;
-        let fleet = parse_fleet(&text).map_err(|message| BackendError::FleetFile {
+        let fleet = parse_fleet(&text).map_err(|e| BackendError::FleetFile {
             path: path.display().to_string(),
-            message,
+            message: e.to_string(),
         })?;
         Ok(FleetFile {
             path: Some(path.to_owned()),
@@ -277,15 +277,18 @@ pub const MISSING: FileHint = FileHint {
     make: Some("`autorepair generate --instances N --output FILE` makes a synthetic fleet"),
 };
 
+/// A fleet file that is not one: where it goes wrong (the line and column) and how.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "not a valid fleet file at line {line} column {column}: {0} (expected keys: cluster, groups, nodes, instances, jobs)",
+    line = .0.line(),
+    column = .0.column()
+)]
+pub struct FleetError(#[source] pub serde_json::Error);
+
 /// Reads a fleet file, naming what is wrong and where.
-pub fn parse_fleet(text: &str) -> Result<Snapshot, String> {
-    serde_json::from_str(text).map_err(|e| {
-        format!(
-            "not a valid fleet file at line {} column {}: {e} (expected keys: cluster, groups, nodes, instances, jobs)",
-            e.line(),
-            e.column()
-        )
-    })
+pub fn parse_fleet(text: &str) -> Result<Snapshot, FleetError> {
+    serde_json::from_str(text).map_err(FleetError)
 }
 
 type SimError = (&'static str, &'static str, &'static str);

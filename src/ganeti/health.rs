@@ -246,6 +246,16 @@ pub trait NodePicker {
     fn pick(&self, group_of: &str, exclude: &[&str], count: usize) -> Vec<String>;
 }
 
+/// Why no operation can be built for an instance: too few nodes to move it to.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("needs {needed} usable node(s) in the group of {pnode} besides its own, found {found}")]
+pub struct NoRoom {
+    /// The instance's primary node, whose group the nodes must be in.
+    pub pnode: String,
+    pub needed: usize,
+    pub found: usize,
+}
+
 /// Builds one operation for the instance as it is now. `iallocator` lets Ganeti choose nodes;
 /// without it the picker chooses. `Err` says why no operation can be built.
 pub fn build_op(
@@ -254,18 +264,18 @@ pub fn build_op(
     storage: Storage,
     iallocator: Option<&str>,
     picker: &dyn NodePicker,
-) -> Result<Op, String> {
+) -> Result<Op, NoRoom> {
     let mut exclude: Vec<&str> = vec![inst.pnode.as_str()];
     exclude.extend(inst.snodes.iter().map(String::as_str));
     let ialloc = iallocator.map(str::to_owned);
-    let pick = |count: usize| -> Result<Vec<String>, String> {
+    let pick = |count: usize| -> Result<Vec<String>, NoRoom> {
         let nodes = picker.pick(&inst.pnode, &exclude, count);
         if nodes.len() < count {
-            Err(format!(
-                "needs {count} usable node(s) in the group of {} besides its own, found {}",
-                inst.pnode,
-                nodes.len()
-            ))
+            Err(NoRoom {
+                pnode: inst.pnode.clone(),
+                needed: count,
+                found: nodes.len(),
+            })
         } else {
             Ok(nodes)
         }

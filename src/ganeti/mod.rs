@@ -21,7 +21,7 @@ pub mod testkit;
 use crate::engine::family::{
     Assessment, BackDomain, DownDomain, Family, Holder, OpState, Operation, Role, ScopeChain, Words,
 };
-use crate::engine::object::{ObjectRef, parse_object_ref};
+use crate::engine::object::{ObjectRef, ObjectRefError, parse_object_ref};
 use crate::engine::text::{FxMap, Text};
 use health::{NodePool, NodeState, node_state, storage_of};
 use serde::Serialize;
@@ -54,7 +54,7 @@ pub fn instance(name: impl Into<String>) -> ObjectRef {
 }
 
 /// `cluster`, `group/NAME`, `node/NAME`, `instance/NAME`, or a bare instance name.
-pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
+pub fn parse_object(text: &str) -> Result<ObjectRef, ObjectRefError> {
     parse_object_ref(
         text,
         &[kind::GROUP, kind::NODE, kind::INSTANCE],
@@ -307,6 +307,7 @@ impl Family for Ganeti {
                     ));
                 }
                 health::build_op(*k, inst, storage, ialloc, index.pool())
+                    .map_err(|e| e.to_string())
             })
             .collect()
     }

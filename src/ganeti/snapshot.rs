@@ -179,15 +179,23 @@ fn op_object(op: &Op) -> Unknown {
     }
 }
 
-impl TryFrom<JobFile> for Job {
-    type Error = String;
+/// A job whose `op` is no operation autorepair knows, naming the job.
+#[derive(Debug, thiserror::Error)]
+#[error("job {job}: op: {source}")]
+pub struct JobOpError {
+    pub job: u64,
+    pub source: serde_json::Error,
+}
 
-    fn try_from(f: JobFile) -> Result<Job, String> {
+impl TryFrom<JobFile> for Job {
+    type Error = JobOpError;
+
+    fn try_from(f: JobFile) -> Result<Job, JobOpError> {
         let (op, op_other) = match f.op {
             None => (None, Unknown::new()),
             Some(mut map) => {
                 let op: Op = serde_json::from_value(serde_json::Value::Object(map.clone()))
-                    .map_err(|e| format!("job {}: op: {e}", f.id))?;
+                    .map_err(|source| JobOpError { job: f.id, source })?;
                 // An operation never changes once submitted, so what it does not write back
                 // is exactly what it did not read.
                 for known in op_object(&op).keys() {

@@ -34,41 +34,73 @@ pub enum Operator {
     DoesNotExist,
 }
 
+/// A selector `LabelSelectorAsSelector` would refuse: the entry (`matchLabels key`,
+/// `matchExpressions[0].values`…) and what is wrong with it; with the config key the selector
+/// was given at, when [`LabelSelector::validate_at`] knows it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{entry}: {problem}", .key.as_ref().map(|k| format!("{k}: ")).unwrap_or_default())]
+pub struct SelectorError {
+    pub key: Option<String>,
+    pub entry: String,
+    pub problem: SelectorProblem,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorProblem {
+    #[error(transparent)]
+    Name(#[from] names::NameError),
+    #[error("for 'In', 'NotIn' operators, values set can't be empty")]
+    NoValues,
+    #[error("values set must be empty for exists and does not exist")]
+    Values,
+}
+
+/// For a caller whose own error is a message: the whole of it, key and entry included.
+impl From<SelectorError> for String {
+    fn from(e: SelectorError) -> String {
+        e.to_string()
+    }
+}
+
 impl LabelSelector {
     /// Checks it as `LabelSelectorAsSelector` does: keys and values well formed, `In` and
     /// `NotIn` with values, `Exists` and `DoesNotExist` without. The error says which entry.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SelectorError> {
         self.check()
     }
 
     /// [`Self::validate`], the error naming `key`, where the selector was given.
-    pub fn validate_at(&self, key: &str) -> Result<(), String> {
-        self.check().map_err(|e| format!("{key}: {e}"))
+    pub fn validate_at(&self, key: &str) -> Result<(), SelectorError> {
+        self.check().map_err(|e| SelectorError {
+            key: Some(key.to_owned()),
+            ..e
+        })
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), SelectorError> {
+        let bad = |entry: String, problem: SelectorProblem| SelectorError {
+            key: None,
+            entry,
+            problem,
+        };
         for (k, v) in &self.match_labels {
-            names::qualified_name(k).map_err(|e| format!("matchLabels key: {e}"))?;
-            names::label_value(v).map_err(|e| format!("matchLabels[{k:?}]: {e}"))?;
+            names::qualified_name(k).map_err(|e| bad("matchLabels key".into(), e.into()))?;
+            names::label_value(v).map_err(|e| bad(format!("matchLabels[{k:?}]"), e.into()))?;
         }
         for (i, r) in self.match_expressions.iter().enumerate() {
             let at = format!("matchExpressions[{i}]");
-            names::qualified_name(&r.key).map_err(|e| format!("{at}.key: {e}"))?;
+            names::qualified_name(&r.key).map_err(|e| bad(format!("{at}.key"), e.into()))?;
             match (r.operator, r.values.is_empty()) {
                 (Operator::In | Operator::NotIn, true) => {
-                    return Err(format!(
-                        "{at}: for 'In', 'NotIn' operators, values set can't be empty"
-                    ));
+                    return Err(bad(at, SelectorProblem::NoValues));
                 }
                 (Operator::Exists | Operator::DoesNotExist, false) => {
-                    return Err(format!(
-                        "{at}: values set must be empty for exists and does not exist"
-                    ));
+                    return Err(bad(at, SelectorProblem::Values));
                 }
                 _ => {}
             }
             for v in &r.values {
-                names::label_value(v).map_err(|e| format!("{at}.values: {e}"))?;
+                names::label_value(v).map_err(|e| bad(format!("{at}.values"), e.into()))?;
             }
         }
         Ok(())
@@ -204,9 +236,14 @@ mod tests {
         for (yaml, want) in cases {
             let s: LabelSelector = serde_yaml_ng::from_str(yaml).unwrap();
             let e = s.validate().unwrap_err();
-            assert!(e.starts_with(want), "{yaml}: {e}");
+            assert!(e.to_string().starts_with(want), "{yaml}: {e}");
             let at = s.validate_at("repair.protected_job_pods").unwrap_err();
-            assert_eq!(at, format!("repair.protected_job_pods: {e}"), "{yaml}");
+            assert_eq!(at.key.as_deref(), Some("repair.protected_job_pods"));
+            assert_eq!(
+                at.to_string(),
+                format!("repair.protected_job_pods: {e}"),
+                "{yaml}"
+            );
         }
         assert!(serde_yaml_ng::from_str::<LabelSelector>("{matchLabel: {a: b}}").is_err());
         assert!(

@@ -132,7 +132,7 @@ impl FamilyFace for Machines {
         super::limits(limits, given)
     }
 
-    fn parse_object(text: &str) -> Result<ObjectRef, String> {
+    fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {
         super::parse_object(text)
     }
 

@@ -341,7 +341,7 @@ pub fn limits(
 }
 
 /// `machine/SERIAL`, `rack/N`, `cluster`, or a bare serial.
-pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
+pub fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {
     parse_object_ref(
         text,
         &[kind::MACHINE, kind::RACK],

@@ -58,7 +58,7 @@ impl FamilyFace for Metal3 {
         super::section::claim(args, config, shared, look)
     }
 
-    fn parse_object(text: &str) -> Result<ObjectRef, String> {
+    fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {
         super::parse_object(text)
     }
 

@@ -41,19 +41,31 @@ pub const MISSING: FileHint = FileHint {
     ),
 };
 
-fn list_error(path: &Path, message: impl Into<String>) -> BackendError {
+fn list_error(path: &Path, message: impl std::fmt::Display) -> BackendError {
     BackendError::FleetFile {
         path: path.display().to_string(),
-        message: message.into(),
+        message: message.to_string(),
     }
 }
 
-/// Reads a `List` (or a single object); the message says what is wrong with it.
-pub fn parse_list(text: &str) -> Result<Value, String> {
-    let mut v: Value = serde_json::from_str(text)
-        .map_err(|e| format!("not JSON ({e}): expected the output of `kubectl get … -o json`"))?;
+/// A fleet file that is not a `v1` `List`: what it is instead.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    #[error("not JSON ({0}): expected the output of `kubectl get … -o json`")]
+    NotJson(#[source] serde_json::Error),
+    #[error("expected a JSON object (a v1 List with items)")]
+    NotAnObject,
+    #[error("it has no \"items\": expected a v1 List (kubectl get … -o json)")]
+    NoItems,
+    #[error("\"items\" is not an array")]
+    ItemsNotAnArray,
+}
+
+/// Reads a `List` (or a single object); the error says what is wrong with it.
+pub fn parse_list(text: &str) -> Result<Value, ListError> {
+    let mut v: Value = serde_json::from_str(text).map_err(ListError::NotJson)?;
     let Some(obj) = v.as_object_mut() else {
-        return Err("expected a JSON object (a v1 List with items)".into());
+        return Err(ListError::NotAnObject);
     };
     if !obj.contains_key("items") {
         if obj.contains_key("kind") && obj.contains_key("metadata") {
@@ -61,10 +73,10 @@ pub fn parse_list(text: &str) -> Result<Value, String> {
             let one = Value::Object(std::mem::take(obj));
             return Ok(json!({"apiVersion": "v1", "kind": "List", "items": [one]}));
         }
-        return Err("it has no \"items\": expected a v1 List (kubectl get … -o json)".into());
+        return Err(ListError::NoItems);
     }
     if !obj["items"].is_array() {
-        return Err("\"items\" is not an array".into());
+        return Err(ListError::ItemsNotAnArray);
     }
     Ok(v)
 }

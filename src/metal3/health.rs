@@ -76,7 +76,7 @@ pub(super) fn health(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Hea
 pub(super) fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Remedy> {
     if host.is_none() {
         let why = match &m.host_link {
-            Err(why) => why.clone(),
+            Err(why) => why.to_string(),
             Ok(_) => format!(
                 "its BareMetalHost {} is not in the objects read",
                 m.host.as_deref().unwrap_or("?")

@@ -91,17 +91,24 @@ const SYNTAX: MapSyntax = MapSyntax {
     },
 };
 
+/// An operation in a repair key's value that is not one of that repair's, naming it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum OpError {
+    #[error("operation {0:?} belongs to another repair than the key's")]
+    OtherRepair(String),
+    #[error(
+        "operation {0:?} is not <step>.<repair id> with a step among {steps}; operations are joined by +",
+        steps = super::Step::ALL.map(|s| s.as_str()).join(", ")
+    )]
+    Malformed(String),
+}
+
 /// An operation of the repair whose key holds it: `<step>.<repair id>`.
-fn op(op: &str, repair: &str) -> Result<(), String> {
+fn op(op: &str, repair: &str) -> Result<(), OpError> {
     match op.parse::<super::OpId>() {
         Ok(id) if id.repair == repair => Ok(()),
-        Ok(_) => Err(format!(
-            "operation {op:?} belongs to another repair than the key's"
-        )),
-        Err(_) => Err(format!(
-            "operation {op:?} is not <step>.<repair id> with a step among {}; operations are joined by +",
-            super::Step::ALL.map(|s| s.as_str()).join(", ")
-        )),
+        Ok(_) => Err(OpError::OtherRepair(op.to_owned())),
+        Err(_) => Err(OpError::Malformed(op.to_owned())),
     }
 }
 

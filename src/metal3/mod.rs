@@ -34,7 +34,7 @@ use crate::engine::family::{
     ScopeChain, Unrecorded, Words,
 };
 use crate::engine::marks::{Codec, Mark};
-use crate::engine::object::{ObjectRef, parse_object_ref};
+use crate::engine::object::{ObjectRef, ObjectRefError, parse_object_ref};
 use crate::engine::text::{FxMap, Text};
 use crate::engine::{Level, RepairResult};
 use marks::Annotations;
@@ -72,11 +72,15 @@ impl fmt::Display for Remedy {
     }
 }
 
+/// A word that names no [`Remedy`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown repair level {0:?}: use {names}", names = Remedy::names())]
+pub struct UnknownRemedy(pub String);
+
 impl FromStr for Remedy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Remedy::from_name(s)
-            .ok_or_else(|| format!("unknown repair level {s:?}: use {}", Remedy::names()))
+    type Err = UnknownRemedy;
+    fn from_str(s: &str) -> Result<Self, UnknownRemedy> {
+        Remedy::from_name(s).ok_or_else(|| UnknownRemedy(s.to_owned()))
     }
 }
 
@@ -410,7 +414,7 @@ impl Default for Settings {
 /// `machine/NS/NAME`, `machineset/NS/NAME`, `machinedeployment/NS/NAME`,
 /// `controlplane/NS/NAME`, `cluster/NS/NAME`, `host/NS/NAME`, `node/NAME`, or a bare
 /// `NS/NAME` Machine.
-pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
+pub fn parse_object(text: &str) -> Result<ObjectRef, ObjectRefError> {
     const KINDS: [&str; 7] = [
         kind::MACHINE,
         kind::MACHINE_SET,
@@ -428,9 +432,13 @@ pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
     if let Some((k @ ("group" | "instance" | "rack"), _)) = text.split_once('/')
         && text.matches('/').count() == 1
     {
-        return Err(format!(
-            "{text:?}: a metal3 fleet has no {k}s: name machine/NAMESPACE/NAME, machineset/…, machinedeployment/…, controlplane/…, or cluster/NAMESPACE/NAME (for a Machine in namespace {k}, write machine/{text})"
-        ));
+        return Err(ObjectRefError::NotInFleet {
+            text: text.to_owned(),
+            kind: k.to_owned(),
+            hint: format!(
+                "a metal3 fleet has no {k}s: name machine/NAMESPACE/NAME, machineset/…, machinedeployment/…, controlplane/…, or cluster/NAMESPACE/NAME (for a Machine in namespace {k}, write machine/{text})"
+            ),
+        });
     }
     if !named_kind && text.matches('/').count() == 1 {
         return Ok(ObjectRef::new(kind::MACHINE, text));
@@ -450,10 +458,10 @@ pub fn parse_object(text: &str) -> Result<ObjectRef, String> {
         kind::MACHINE,
     )?;
     if object.kind != kind::NODE && !object.name.contains('/') {
-        return Err(format!(
-            "{text:?}: a {} is namespaced: write {}/NAMESPACE/NAME",
-            object.kind, object.kind
-        ));
+        return Err(ObjectRefError::NeedsNamespace {
+            text: text.to_owned(),
+            kind: object.kind.into_owned(),
+        });
     }
     Ok(object)
 }
@@ -770,7 +778,7 @@ impl Family for Metal3 {
                         (None, Err(why)) => format!("no BareMetalHost: {why}"),
                         (None, Ok(_)) => "no BareMetalHost".to_owned(),
                     })?;
-                    protocol::can_power_off(host)?;
+                    protocol::can_power_off(host).map_err(|e| e.to_string())?;
                     Ok(Op::PowerOff {
                         machine: m.key.clone(),
                         host: host.key.clone(),

@@ -118,7 +118,7 @@ pub struct Machine {
     /// is being deleted. It is a request until [`Machine::answered`] names it.
     pub remediation: Option<String>,
     /// That remediation object's `spec.strategy`, or why it cannot be read.
-    pub strategy: Option<Result<Strategy, String>>,
+    pub strategy: Option<Result<Strategy, StrategyError>>,
     /// The remediation object a repair answered or serves, by its identity, and that repair
     /// ([`marks::ANSWERED_KEY`]).
     pub answered: Option<(Option<String>, String)>,
@@ -130,7 +130,7 @@ pub struct Machine {
     /// The BareMetalHost, `NAMESPACE/NAME`, once the link is followed.
     pub host: Option<String>,
     /// How the host link was found or why not, for `explain`.
-    pub host_link: Result<&'static str, String>,
+    pub host_link: Result<&'static str, HostLinkError>,
     /// Its controller owner (MachineSet or control plane), as `KIND/NAMESPACE/NAME`.
     pub owner: Option<ObjectRef>,
     pub cluster: Option<String>,
@@ -382,7 +382,7 @@ pub struct Remediation {
     /// What its `status` says now, as autorepair last reported it.
     pub reported: Option<Reported>,
     /// Its `spec.strategy` (copied from the template), or why it cannot be read.
-    pub strategy: Result<Strategy, String>,
+    pub strategy: Result<Strategy, StrategyError>,
 }
 
 /// A request's `spec.strategy`, as CAPM3's Metal3Remediation spells it: `type` (only
@@ -399,58 +399,74 @@ pub struct Strategy {
 /// CAPM3's webhook refuses a shorter timeout: a power cycle of a real server takes minutes.
 pub const MIN_STRATEGY_TIMEOUT: i64 = 100;
 
+/// A `spec.strategy` autorepair cannot serve as its author asked: the field and its value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StrategyError {
+    #[error("spec.strategy is {0}, not an object")]
+    NotAnObject(Value),
+    #[error("spec.strategy.type is {0}: Reboot is the only strategy (CAPM3's too)")]
+    Type(Value),
+    #[error("spec.strategy.retryLimit is {0}, not a count (0 or more)")]
+    RetryLimit(Value),
+    #[error("spec.strategy.timeoutSeconds is {0}, not a number of seconds")]
+    TimeoutSeconds(Value),
+    #[error("spec.strategy.timeout: {0}")]
+    Timeout(#[from] crate::engine::text::TimeError),
+    #[error("spec.strategy.timeout is {0}, not a duration")]
+    TimeoutNotText(Value),
+    #[error(
+        "spec.strategy gives timeoutSeconds {seconds} and timeout {duration}s: give one (timeoutSeconds is v1beta2's, timeout v1beta1's)"
+    )]
+    TwoTimeouts { seconds: i64, duration: i64 },
+    #[error("spec.strategy's timeout is {0}s, below CAPM3's minimum of {MIN_STRATEGY_TIMEOUT}s")]
+    TimeoutTooShort(i64),
+}
+
 impl Strategy {
     /// `spec.strategy` of a remediation object (`null` or absent: all defaults).
-    pub fn read(v: Option<&Value>) -> Result<Strategy, String> {
+    pub fn read(v: Option<&Value>) -> Result<Strategy, StrategyError> {
         let Some(v) = v.filter(|v| !v.is_null()) else {
             return Ok(Strategy::default());
         };
         let Some(o) = v.as_object() else {
-            return Err(format!("spec.strategy is {v}, not an object"));
+            return Err(StrategyError::NotAnObject(v.clone()));
         };
         match o.get("type") {
             None | Some(Value::Null) => {}
             Some(t) if t == "Reboot" => {}
-            Some(t) => {
-                return Err(format!(
-                    "spec.strategy.type is {t}: Reboot is the only strategy (CAPM3's too)"
-                ));
-            }
+            Some(t) => return Err(StrategyError::Type(t.clone())),
         }
-        let retry_limit =
-            match o.get("retryLimit") {
-                None | Some(Value::Null) => None,
-                Some(n) => Some(n.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(
-                    || format!("spec.strategy.retryLimit is {n}, not a count (0 or more)"),
-                )?),
-            };
+        let retry_limit = match o.get("retryLimit") {
+            None | Some(Value::Null) => None,
+            Some(n) => Some(
+                n.as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| StrategyError::RetryLimit(n.clone()))?,
+            ),
+        };
         let seconds = match o.get("timeoutSeconds") {
             None | Some(Value::Null) => None,
-            Some(n) => Some(n.as_i64().ok_or_else(|| {
-                format!("spec.strategy.timeoutSeconds is {n}, not a number of seconds")
-            })?),
+            Some(n) => Some(
+                n.as_i64()
+                    .ok_or_else(|| StrategyError::TimeoutSeconds(n.clone()))?,
+            ),
         };
         let duration = match o.get("timeout") {
             None | Some(Value::Null) => None,
             Some(Value::String(t)) => Some(
                 crate::engine::text::parse_duration(t)
-                    .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-                    .map_err(|e| format!("spec.strategy.timeout: {e}"))?,
+                    .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))?,
             ),
-            Some(t) => return Err(format!("spec.strategy.timeout is {t}, not a duration")),
+            Some(t) => return Err(StrategyError::TimeoutNotText(t.clone())),
         };
         let timeout = match (seconds, duration) {
-            (Some(a), Some(b)) if a != b => {
-                return Err(format!(
-                    "spec.strategy gives timeoutSeconds {a} and timeout {b}s: give one (timeoutSeconds is v1beta2's, timeout v1beta1's)"
-                ));
+            (Some(seconds), Some(duration)) if seconds != duration => {
+                return Err(StrategyError::TwoTimeouts { seconds, duration });
             }
             (a, b) => a.or(b),
         };
         if let Some(t) = timeout.filter(|t| *t < MIN_STRATEGY_TIMEOUT) {
-            return Err(format!(
-                "spec.strategy's timeout is {t}s, below CAPM3's minimum of {MIN_STRATEGY_TIMEOUT}s"
-            ));
+            return Err(StrategyError::TimeoutTooShort(t));
         }
         Ok(Strategy {
             retry_limit,
@@ -606,15 +622,24 @@ enum Item {
     Other,
 }
 
-fn classify(item: &Value) -> Result<Item, String> {
+/// Why an item of a kind autorepair uses cannot be read (the item is named beside it).
+#[derive(Debug, thiserror::Error)]
+enum ItemError {
+    #[error("unreadable metadata: {0}")]
+    Metadata(#[source] serde_json::Error),
+    #[error("it has no metadata.name")]
+    NoName,
+}
+
+fn classify(item: &Value) -> Result<Item, ItemError> {
     let kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
     let api = item.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let group = api.split_once('/').map_or("", |(g, _)| g);
-    let meta = || -> Result<Meta, String> {
+    let meta = || -> Result<Meta, ItemError> {
         let m: Meta = serde_json::from_value(item.get("metadata").cloned().unwrap_or_default())
-            .map_err(|e| format!("unreadable metadata: {e}"))?;
+            .map_err(ItemError::Metadata)?;
         if m.name.is_empty() {
-            return Err("it has no metadata.name".into());
+            return Err(ItemError::NoName);
         }
         Ok(m)
     };
@@ -670,7 +695,7 @@ impl Snapshot {
         let mut machine_sets: BTreeMap<String, Meta> = BTreeMap::new();
         for item in items {
             match classify(item) {
-                Err(why) => snap.problems.push((describe(item), why)),
+                Err(why) => snap.problems.push((describe(item), why.to_string())),
                 Ok(Item::Machine(meta, v)) => machines.push((meta, v)),
                 Ok(Item::Metal3Machine(meta)) => {
                     m3m.insert(key(&meta), meta);
@@ -762,6 +787,21 @@ impl Snapshot {
     }
 }
 
+/// Why a Machine's BareMetalHost is not known: the object where the link stops.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HostLinkError {
+    /// The Metal3Machine, `NAMESPACE/NAME`.
+    #[error("its Metal3Machine {0} has no {HOST_LINK_KEY} annotation yet (not provisioned?)")]
+    NotLinkedYet(String),
+    #[error("its Metal3Machine {0} is not in the objects read")]
+    Metal3MachineNotRead(String),
+    /// The infrastructure's kind.
+    #[error("its infrastructure is a {0}, not a Metal3Machine: not a metal3 machine")]
+    NotMetal3(String),
+    #[error("it has no spec.infrastructureRef")]
+    NoInfrastructureRef,
+}
+
 fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
     // The Node is in `status.nodeRef.name` in every served version.
     let node_ref = text(v, "/status/nodeRef/name");
@@ -781,16 +821,12 @@ fn machine(meta: Meta, v: &Value, m3m: &BTreeMap<String, Meta>) -> Machine {
                         link.clone(),
                         "its Metal3Machine's metal3.io/BareMetalHost annotation",
                     )),
-                    Some(None) => Err(format!(
-                        "its Metal3Machine {k} has no {HOST_LINK_KEY} annotation yet (not provisioned?)"
-                    )),
-                    None => Err(format!("its Metal3Machine {k} is not in the objects read")),
+                    Some(None) => Err(HostLinkError::NotLinkedYet(k)),
+                    None => Err(HostLinkError::Metal3MachineNotRead(k)),
                 }
             }
-            (Some(other), _) => Err(format!(
-                "its infrastructure is a {other}, not a Metal3Machine: not a metal3 machine"
-            )),
-            (None, _) => Err("it has no spec.infrastructureRef".to_owned()),
+            (Some(other), _) => Err(HostLinkError::NotMetal3(other.to_owned())),
+            (None, _) => Err(HostLinkError::NoInfrastructureRef),
         }
     };
     // CAPM3 always looks the host up in the Metal3Machine's namespace; a bare name means that too.
@@ -1070,10 +1106,17 @@ mod tests {
             let got = Strategy::read(Some(&given));
             match (&got, &want) {
                 (Ok(g), Ok(w)) => assert_eq!(g, w, "{given}"),
-                (Err(g), Err(w)) => assert!(g.contains(w), "{given}: {g}"),
+                (Err(g), Err(w)) => assert!(g.to_string().contains(w), "{given}: {g}"),
                 _ => panic!("{given}: {got:?}, want {want:?}"),
             }
         }
         assert_eq!(Strategy::read(None), Ok(Strategy::default()));
+        assert_eq!(
+            Strategy::read(Some(&json!({"timeout": "2m", "timeoutSeconds": 600}))),
+            Err(StrategyError::TwoTimeouts {
+                seconds: 600,
+                duration: 120
+            })
+        );
     }
 }

@@ -41,7 +41,7 @@
 //! gets its backed-up labels and annotations back.
 
 use super::marks::Annotations;
-use super::objects::{Host, Machine, Node};
+use super::objects::{DETACHED_KEY, Host, Machine, Node, PAUSED_KEY, REBOOT_KEY};
 use super::{Fencing, Index, Metal3, Op, OpId, Phase, Remedy, Step};
 use crate::engine::family::{OpState, Progress};
 use crate::engine::marks::{Codec, Mark};
@@ -85,53 +85,66 @@ pub const OUT_OF_SERVICE_TABLE: [(u8, u8, u8, u8, u8, &str); 8] = [
     (1, 1, 0, 0, 0, "nothing"),
 ];
 
+/// Why a host cannot be powered off now, each naming the host (`NAMESPACE/NAME`) and the
+/// annotation or field that says so.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    #[error("a power cycle is already under way on host {0} (it carries {REBOOT_KEY})")]
+    CycleUnderWay(String),
+    #[error("host {0} is paused ({PAUSED_KEY}): the baremetal-operator would not power it off")]
+    Paused(String),
+    #[error("host {0} is detached ({DETACHED_KEY}): it has no power management")]
+    Detached(String),
+    #[error(
+        "host {0} has spec.disablePowerOff: a reboot never shows it off, so it cannot be fenced"
+    )]
+    PowerOffDisabled(String),
+    #[error("host {0} has spec.online false: someone powered it off on purpose")]
+    Offline(String),
+    #[error(
+        "host {host} is in provisioning state {state:?}: reboot annotations count only on provisioned hosts"
+    )]
+    NotProvisioned { host: String, state: String },
+    #[error("host {0} reports no power state yet")]
+    NoPowerState(String),
+    #[error("host {0} is powered off, and not by autorepair: power it on, or clear the request")]
+    PoweredOff(String),
+    #[error("host {host} carries another client's reboot request ({})", others.join(", "))]
+    OtherReboots { host: String, others: Vec<String> },
+}
+
 /// Why the host cannot be powered off now, if it cannot (the power-off would never be
 /// observed, or it is not autorepair's to power off).
-pub fn can_power_off(h: &Host) -> Result<(), String> {
-    let host = &h.key;
+pub fn can_power_off(h: &Host) -> Result<(), NotReady> {
+    let host = || h.key.clone();
     if h.reboot.is_some() {
-        return Err(format!(
-            "a power cycle is already under way on host {host} (it carries {})",
-            super::objects::REBOOT_KEY
-        ));
+        return Err(NotReady::CycleUnderWay(host()));
     }
     if h.paused {
-        return Err(format!(
-            "host {host} is paused ({}): the baremetal-operator would not power it off",
-            super::objects::PAUSED_KEY
-        ));
+        return Err(NotReady::Paused(host()));
     }
     if h.detached {
-        return Err(format!(
-            "host {host} is detached ({}): it has no power management",
-            super::objects::DETACHED_KEY
-        ));
+        return Err(NotReady::Detached(host()));
     }
     if h.disable_power_off {
-        return Err(format!(
-            "host {host} has spec.disablePowerOff: a reboot never shows it off, so it cannot be fenced"
-        ));
+        return Err(NotReady::PowerOffDisabled(host()));
     }
     if !h.online {
-        return Err(format!(
-            "host {host} has spec.online false: someone powered it off on purpose"
-        ));
+        return Err(NotReady::Offline(host()));
     }
     if !matches!(h.state.as_str(), "provisioned" | "externally provisioned") {
-        return Err(format!(
-            "host {host} is in provisioning state {:?}: reboot annotations count only on provisioned hosts",
-            h.state
-        ));
+        return Err(NotReady::NotProvisioned {
+            host: host(),
+            state: h.state.clone(),
+        });
     }
     match h.powered_on {
-        None => Err(format!("host {host} reports no power state yet")),
-        Some(false) => Err(format!(
-            "host {host} is powered off, and not by autorepair: power it on, or clear the request"
-        )),
-        Some(true) if !h.other_reboots.is_empty() => Err(format!(
-            "host {host} carries another client's reboot request ({})",
-            h.other_reboots.join(", ")
-        )),
+        None => Err(NotReady::NoPowerState(host())),
+        Some(false) => Err(NotReady::PoweredOff(host())),
+        Some(true) if !h.other_reboots.is_empty() => Err(NotReady::OtherReboots {
+            host: host(),
+            others: h.other_reboots.clone(),
+        }),
         Some(true) => Ok(()),
     }
 }

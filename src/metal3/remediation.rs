@@ -402,7 +402,7 @@ pub fn report(
             ),
         ),
         _ => match index.host(m).map(protocol::can_power_off) {
-            Some(Err(why)) => waiting("HostNotReady", why),
+            Some(Err(why)) => waiting("HostNotReady", why.to_string()),
             _ if limit.is_some() => {
                 let (reason, why) = limit.expect("checked");
                 waiting(reason, format!("{why} ({explain})"))

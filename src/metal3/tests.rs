@@ -801,12 +801,17 @@ fn the_host_link_is_followed_in_both_forms() {
     assert_eq!(snap.machines[0].host.as_deref(), Some("ns/h2"));
     let unlinked = Fleet::new().machine(Machine::new("ns", "m3")).build();
     let snap = Snapshot::from_items(unlinked["items"].as_array().unwrap());
+    assert_eq!(
+        snap.machines[0].host_link,
+        Err(objects::HostLinkError::NotLinkedYet("ns/m3-m3m".into()))
+    );
     assert!(
         snap.machines[0]
             .host_link
             .as_ref()
             .unwrap_err()
-            .contains("Metal3Machine")
+            .to_string()
+            .contains("Metal3Machine ns/m3-m3m has no")
     );
 }
 

@@ -90,7 +90,7 @@ pub trait FamilyFace: Family {
 
     /// An object as an admin names it on the command line (`KIND/NAME`; a bare name is a
     /// target), or what is wrong with the text.
-    fn parse_object(text: &str) -> Result<ObjectRef, String>;
+    fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError>;
     /// Where the fleet is, for messages: a file's path, a URL, a cluster.
     fn describe(source: &Self::Source) -> String;
     /// Every file the family reads for this fleet, each with the flag that names it: no

@@ -336,30 +336,33 @@ fn pass(
 /// others: the file as it was is kept aside first (`HIST.bad-<now>`), and the new history holds
 /// its readable changes. Nothing is overwritten that was not kept: a history that cannot be
 /// read at all, or a copy that cannot be made, leaves the file as it is.
-fn record(hist: &Path, change: &Change, now: i64) -> Result<(), String> {
+fn record(hist: &Path, change: &Change, now: i64) -> Result<(), RecordError> {
     let shown = hist.display();
     let bytes = match crate::files::read_input_bytes(hist).map(|(bytes, _)| bytes) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => {
-            return Err(format!(
-                "cannot read the history {shown}: {e}; left as it is, without this change"
-            ));
+        Err(source) => {
+            return Err(RecordError::Read {
+                path: hist.to_owned(),
+                source,
+            });
         }
     };
     let (kept, bad) = service::read_history(&bytes, hist);
-    if let Some(first) = bad.first() {
+    let unreadable = bad.len();
+    if let Some(first) = bad.into_iter().next() {
         let aside = free_name(hist, now);
-        crate::files::write_atomically(&aside, &bytes).map_err(|e| {
-            format!(
-                "{first}; cannot keep a copy of it in {}: {e}; left as it is, without this change",
-                aside.display()
-            )
-        })?;
+        if let Err(source) = crate::files::write_atomically(&aside, &bytes) {
+            return Err(RecordError::KeepAside {
+                first: Box::new(first),
+                aside,
+                source,
+            });
+        }
         tracing::warn!(
             target: LOG_TARGET,
             "{first}{}; the file as it was is kept in {}, and its {} readable change(s) in {shown}",
-            match bad.len() {
+            match unreadable {
                 1 => String::new(),
                 n => format!(" (and {} more unreadable line(s))", n - 1),
             },
@@ -368,8 +371,39 @@ fn record(hist: &Path, change: &Change, now: i64) -> Result<(), String> {
         );
     }
     let text = service::push_history(kept, change);
-    crate::files::write_atomically(hist, text.as_bytes())
-        .map_err(|e| format!("cannot write the history {shown}: {e}"))
+    crate::files::write_atomically(hist, text.as_bytes()).map_err(|source| RecordError::Write {
+        path: hist.to_owned(),
+        source,
+    })
+}
+
+/// Why a change made was not added to the history: each names the file and leaves it as it
+/// was.
+#[derive(Debug, thiserror::Error)]
+enum RecordError {
+    #[error(
+        "cannot read the history {}: {source}; left as it is, without this change",
+        path.display()
+    )]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// `first` is the history's first unreadable line.
+    #[error(
+        "{first}; cannot keep a copy of it in {}: {source}; left as it is, without this change",
+        aside.display()
+    )]
+    KeepAside {
+        first: Box<service::HistoryError>,
+        aside: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write the history {}: {source}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// `HIST.bad-<now>`, or `HIST.bad-<now>-<n>` for the first n that names no file yet: the pass

@@ -72,6 +72,17 @@ impl fmt::Display for State {
 
 /// An instant with the UTC offset it was written with: CKE renders register and retire dates
 /// in the offset sabakan gave them (Go keeps a parsed time's offset).
+/// A date sabakan gave that is not an RFC 3339 date-time with an offset, naming the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StampError {
+    #[error("{text:?} is not an RFC 3339 date-time: {why}")]
+    NotADate { text: String, why: String },
+    #[error("{text:?}: {why}")]
+    BadOffset { text: String, why: String },
+    #[error("{text:?} has no UTC offset (Z or ±hh:mm)")]
+    NoOffset { text: String },
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
     pub at: Timestamp,
@@ -88,23 +99,33 @@ impl Stamp {
     }
 
     /// An RFC 3339 date-time, `Z` or a numeric offset.
-    pub fn parse(s: &str) -> Result<Stamp, String> {
-        let at: Timestamp = s
-            .parse()
-            .map_err(|e| format!("{s:?} is not an RFC 3339 date-time: {e}"))?;
+    pub fn parse(s: &str) -> Result<Stamp, StampError> {
+        let at: Timestamp = s.parse().map_err(|e: jiff::Error| StampError::NotADate {
+            text: s.to_owned(),
+            why: e.to_string(),
+        })?;
         let offset = match s.as_bytes() {
             [.., b'Z' | b'z'] => Offset::UTC,
             [.., sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
                 let digits = [*h1, *h2, *m1, *m2];
                 if !digits.iter().all(u8::is_ascii_digit) {
-                    return Err(format!("{s:?}: bad UTC offset"));
+                    return Err(StampError::BadOffset {
+                        text: s.to_owned(),
+                        why: "bad UTC offset".into(),
+                    });
                 }
                 let d = |i: usize| i32::from(digits[i] - b'0');
                 let secs = ((d(0) * 10 + d(1)) * 60 + d(2) * 10 + d(3)) * 60;
-                Offset::from_seconds(if *sign == b'-' { -secs } else { secs })
-                    .map_err(|e| format!("{s:?}: {e}"))?
+                Offset::from_seconds(if *sign == b'-' { -secs } else { secs }).map_err(|e| {
+                    StampError::BadOffset {
+                        text: s.to_owned(),
+                        why: e.to_string(),
+                    }
+                })?
             }
-            _ => return Err(format!("{s:?} has no UTC offset (Z or ±hh:mm)")),
+            _ => {
+                return Err(StampError::NoOffset { text: s.to_owned() });
+            }
         };
         Ok(Stamp { at, offset })
     }
@@ -287,21 +308,37 @@ struct RawStatus {
     timestamp: Option<String>,
 }
 
-fn machine(v: Value, now: Timestamp) -> Result<Machine, String> {
-    let raw: RawMachine = serde_json::from_value(v).map_err(|e| e.to_string())?;
+/// One machine of sabakan's answer that cannot be read, naming its serial and the field.
+#[derive(Debug, thiserror::Error)]
+enum MachineError {
+    #[error("{0}")]
+    Shape(#[from] serde_json::Error),
+    #[error(
+        "serial {serial:?}: status.state: unknown state {state:?} (one of UNINITIALIZED, \
+         HEALTHY, UNHEALTHY, UNREACHABLE, UPDATING, RETIRING, RETIRED)"
+    )]
+    UnknownState { serial: String, state: String },
+    #[error("serial {serial:?}: {field}: {source}")]
+    Date {
+        serial: String,
+        field: &'static str,
+        source: StampError,
+    },
+}
+
+fn machine(v: Value, now: Timestamp) -> Result<Machine, MachineError> {
+    let raw: RawMachine = serde_json::from_value(v)?;
     let serial = raw.spec.serial;
-    let ctx = |field: &str, e: String| format!("serial {serial:?}: {field}: {e}");
-    let state = State::parse(&raw.status.state).ok_or_else(|| {
-        ctx(
-            "status.state",
-            format!(
-                "unknown state {:?} (one of UNINITIALIZED, HEALTHY, UNHEALTHY, UNREACHABLE, \
-                 UPDATING, RETIRING, RETIRED)",
-                raw.status.state
-            ),
-        )
+    let ctx = |field: &'static str, source: StampError| MachineError::Date {
+        serial: serial.clone(),
+        field,
+        source,
+    };
+    let state = State::parse(&raw.status.state).ok_or_else(|| MachineError::UnknownState {
+        serial: serial.clone(),
+        state: raw.status.state.clone(),
     })?;
-    let date = |field: &str, s: Option<String>| match s {
+    let date = |field: &'static str, s: Option<String>| match s {
         Some(s) => Stamp::parse(&s).map_err(|e| ctx(field, e)),
         None => Ok(Stamp::zero()),
     };
@@ -567,7 +604,9 @@ mod tests {
             assert_eq!(s.rfc3339(), rfc, "{input}");
             assert_eq!(s.month(), month, "{input}");
         }
-        assert!(Stamp::parse("2024-03-31").is_err());
+        assert!(
+            matches!(Stamp::parse("2024-03-31"), Err(StampError::NotADate { text, .. }) if text == "2024-03-31")
+        );
         assert_eq!(Stamp::zero().rfc3339(), "0001-01-01T00:00:00Z");
     }
 

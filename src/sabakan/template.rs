@@ -42,10 +42,10 @@ pub struct InvalidCluster {
     pub problem: String,
 }
 
-fn invalid(key: impl Into<String>, problem: impl Into<String>) -> InvalidCluster {
+fn invalid(key: impl Into<String>, problem: impl std::fmt::Display) -> InvalidCluster {
     InvalidCluster {
         key: key.into(),
-        problem: problem.into(),
+        problem: problem.to_string(),
     }
 }
 
@@ -199,8 +199,13 @@ fn validate_cluster(view: &View, is_template: bool) -> Result<(), InvalidCluster
     Ok(())
 }
 
-fn cidr(s: &str) -> Result<(), String> {
-    let bad = || format!("{s:?} is not a CIDR subnet such as 10.68.0.0/16");
+/// A subnet that is not in CIDR notation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a CIDR subnet such as 10.68.0.0/16")]
+struct NotCidr(String);
+
+fn cidr(s: &str) -> Result<(), NotCidr> {
+    let bad = || NotCidr(s.to_owned());
     let (ip, len) = s.split_once('/').ok_or_else(bad)?;
     let ip: IpAddr = ip.parse().map_err(|_| bad())?;
     let len: u8 = len.parse().map_err(|_| bad())?;

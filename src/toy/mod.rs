@@ -71,7 +71,7 @@ impl FamilyFace for Toy {
         })
     }
 
-    fn parse_object(text: &str) -> Result<ObjectRef, String> {
+    fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {
         parse_object_ref(text, &["shelf", "box"], &["room"], "box")
     }
 

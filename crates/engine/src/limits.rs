@@ -179,6 +179,33 @@ impl Ceiling {
     }
 }
 
+/// What a rate is written as, for the end of each [`RateError`].
+const RATE_FORM: &str =
+    "give it as N/DURATION (\"2/1h\": two failure domains an hour) or P%/DURATION (\"5%/1h\")";
+
+/// Why a text is not a [`Rate`]: each names the text or the part of it that is wrong, and
+/// says what is accepted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RateError {
+    #[error("{text:?} is not a rate: {RATE_FORM}")]
+    NotARate { text: String },
+    #[error("{0}; {RATE_FORM}")]
+    Bound(#[from] BoundError),
+    #[error("{0}; {RATE_FORM}")]
+    Window(#[from] crate::text::TimeError),
+    #[error("{text:?} has a window of no time: {RATE_FORM}, with a window of a second or more")]
+    NoWindow { text: String },
+}
+
+/// A text that is neither a number of failure domains nor a share of them.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{text:?} is neither a number of failure domains (4) nor a share of them from 0% to 100% (\"40%\")"
+)]
+pub struct BoundError {
+    pub text: String,
+}
+
 /// A rate limit: at most `bound` failure domains newly taken under repair in any sliding
 /// window of `window` (the config file's `"2/1h"` or `"5%/1h"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,18 +216,16 @@ pub struct Rate {
 
 impl Rate {
     /// Reads `"N/DURATION"` or `"P%/DURATION"`; the error says what is accepted.
-    pub fn parse(text: &str) -> Result<Rate, String> {
-        let form = "give it as N/DURATION (\"2/1h\": two failure domains an hour) or P%/DURATION (\"5%/1h\")";
-        let (bound, window) = text
-            .split_once('/')
-            .ok_or_else(|| format!("{text:?} is not a rate: {form}"))?;
-        let bound = Bound::parse(bound).map_err(|e| format!("{e}; {form}"))?;
-        let window =
-            crate::text::parse_duration(window.trim()).map_err(|e| format!("{e}; {form}"))?;
+    pub fn parse(text: &str) -> Result<Rate, RateError> {
+        let (bound, window) = text.split_once('/').ok_or_else(|| RateError::NotARate {
+            text: text.to_owned(),
+        })?;
+        let bound = Bound::parse(bound)?;
+        let window = crate::text::parse_duration(window.trim())?;
         if window.as_secs() == 0 {
-            return Err(format!(
-                "{text:?} has a window of no time: {form}, with a window of a second or more"
-            ));
+            return Err(RateError::NoWindow {
+                text: text.to_owned(),
+            });
         }
         Ok(Rate { bound, window })
     }
@@ -297,12 +322,10 @@ pub enum Bound {
 
 impl Bound {
     /// Reads `"40%"` or `"4"`; the error says what is accepted.
-    pub fn parse(text: &str) -> Result<Bound, String> {
+    pub fn parse(text: &str) -> Result<Bound, BoundError> {
         let t = text.trim();
-        let bad = || {
-            format!(
-                "{text:?} is neither a number of failure domains (4) nor a share of them from 0% to 100% (\"40%\")"
-            )
+        let bad = || BoundError {
+            text: text.to_owned(),
         };
         match t.strip_suffix('%') {
             Some(p) => p
@@ -346,7 +369,7 @@ impl Bound {
             Raw::Count(n) => usize::try_from(n)
                 .map(Bound::Count)
                 .map_err(|_| bad(format!("{n} is too large"))),
-            Raw::Text(t) => Bound::parse(&t).map_err(bad),
+            Raw::Text(t) => Bound::parse(&t).map_err(|e| bad(e.to_string())),
             Raw::Other(_) => Err(bad(
                 "expected a number of failure domains (4) or a share of them (\"40%\")".into(),
             )),
@@ -545,7 +568,8 @@ mod tests {
         }
         for bad in ["", "%", "101%", "-1%", "-1", "40.5%", "4x", "forty%"] {
             let e = Bound::parse(bad).unwrap_err();
-            assert!(e.contains("0% to 100%"), "{bad}: {e}");
+            assert_eq!(e.text, bad);
+            assert!(e.to_string().contains("0% to 100%"), "{bad}: {e}");
         }
     }
 
@@ -585,7 +609,7 @@ mod tests {
             ("2/1h/1h", "N/DURATION"),
             ("2/1000y", "longer than 100 years"),
         ] {
-            let e = Rate::parse(bad).unwrap_err();
+            let e = Rate::parse(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
         }
         let read = |json: serde_json::Value| serde_json::from_value::<Limits>(json);

@@ -43,6 +43,32 @@ impl fmt::Display for ObjectRef {
     }
 }
 
+/// Why a text names no object a family's marks live on. The message names the text and shows
+/// the forms that are taken.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ObjectRefError {
+    #[error("{text:?} names no object: write e.g. {example}/NAME")]
+    NoName { text: String, example: &'static str },
+    #[error("unknown object kind {kind:?} in {text:?}: use {shapes}")]
+    UnknownKind {
+        text: String,
+        kind: String,
+        /// The forms taken, as the message lists them (`room, shelf/NAME or box/NAME`).
+        shapes: String,
+    },
+    /// The kind's objects live in namespaces, and the name gives none.
+    #[error("{text:?}: a {kind} is namespaced: write {kind}/NAMESPACE/NAME")]
+    NeedsNamespace { text: String, kind: String },
+    /// A kind this family's fleets do not have (another family's, most often); `hint` says
+    /// what this family takes instead.
+    #[error("{text:?}: {hint}")]
+    NotInFleet {
+        text: String,
+        kind: String,
+        hint: String,
+    },
+}
+
 /// Reads `KIND/NAME`, a singleton's `KIND`, or a bare name as a `default_kind` object; `kinds`
 /// are the kinds a family's marks live on, `singletons` those without a name.
 pub fn parse_object_ref(
@@ -50,16 +76,16 @@ pub fn parse_object_ref(
     kinds: &[&'static str],
     singletons: &[&'static str],
     default_kind: &'static str,
-) -> Result<ObjectRef, String> {
+) -> Result<ObjectRef, ObjectRefError> {
     if let Some(kind) = singletons.iter().find(|k| **k == text) {
         return Ok(ObjectRef::singleton(kind));
     }
     let nonempty = |n: &str| {
         if n.is_empty() {
-            Err(format!(
-                "{text:?} names no object: write e.g. {}/NAME",
-                kinds.first().copied().unwrap_or(default_kind)
-            ))
+            Err(ObjectRefError::NoName {
+                text: text.to_owned(),
+                example: kinds.first().copied().unwrap_or(default_kind),
+            })
         } else {
             Ok(n.to_owned())
         }
@@ -76,9 +102,11 @@ pub fn parse_object_ref(
                 } else {
                     format!("{} or {last}", shapes.join(", "))
                 };
-                Err(format!(
-                    "unknown object kind {kind:?} in {text:?}: use {list}"
-                ))
+                Err(ObjectRefError::UnknownKind {
+                    text: text.to_owned(),
+                    kind: kind.to_owned(),
+                    shapes: list,
+                })
             }
         },
         None => Ok(ObjectRef::new(default_kind, nonempty(text)?)),
@@ -105,10 +133,31 @@ mod tests {
             let got = parse_object_ref(text, &kinds, &["room"], "box");
             match (got, want) {
                 (Ok(o), Ok(w)) => assert_eq!(o.to_string(), *w, "{text:?}"),
-                (Err(e), Err(w)) => assert!(e.contains(w), "{text:?}: {e}"),
+                (Err(e), Err(w)) => assert!(e.to_string().contains(w), "{text:?}: {e}"),
                 (got, want) => panic!("{text:?}: got {got:?}, want {want:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_refusal_names_the_text_and_the_forms_taken() {
+        let got = parse_object_ref("crate/x", &["shelf", "box"], &["room"], "box");
+        assert_eq!(
+            got,
+            Err(ObjectRefError::UnknownKind {
+                text: "crate/x".into(),
+                kind: "crate".into(),
+                shapes: "room, shelf/NAME or box/NAME".into(),
+            })
+        );
+        let got = parse_object_ref("shelf/", &["shelf", "box"], &["room"], "box");
+        assert_eq!(
+            got,
+            Err(ObjectRefError::NoName {
+                text: "shelf/".into(),
+                example: "shelf",
+            })
+        );
     }
 
     #[test]

@@ -145,27 +145,65 @@ pub fn rfc3339(epoch: i64) -> String {
     }
 }
 
+/// Why a time or a duration given on the command line or in a file was refused; each names
+/// the text and says what is taken instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TimeError {
+    #[error(
+        "{text:?} is neither RFC 3339 (e.g. 2026-12-01T00:00:00Z, at most \
+         9999-12-31T23:59:59Z) nor Unix seconds: {why}"
+    )]
+    NotATime { text: String, why: Rfc3339Error },
+    #[error(
+        "{text:?} is outside 1970-01-01T00:00:00Z … 9999-12-31T23:59:59Z (Unix seconds 0 … \
+         {LAST_CALENDAR_SECOND}), the times a date can name: give one within"
+    )]
+    OutsideCalendar { text: String },
+    #[error("{text:?} is not a duration (e.g. 60, 90s, 5m, 2h 30m): {why}")]
+    NotADuration { text: String, why: String },
+    #[error(
+        "{text:?} is longer than 100 years ({} seconds), the longest duration autorepair \
+         takes: give a shorter one",
+        MAX_DURATION.as_secs()
+    )]
+    TooLong { text: String },
+    #[error(
+        "{text:?} is shorter than 1s, the shortest time between two passes (a loop that \
+         never waits reads and saves the fleet without pause): give 1s or more"
+    )]
+    IntervalTooShort { text: String },
+    #[error("{text:?} is less than a second, which means nothing here: give 1s or more")]
+    BelowASecond { text: String },
+}
+
+/// Why a text is not an RFC 3339 time (within [`TimeError::NotATime`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Rfc3339Error {
+    /// The parser's own account of where the text goes wrong.
+    #[error("{0}")]
+    Syntax(String),
+    #[error("it needs a time of day and an offset (Z, +01:00)")]
+    NoTimeOrOffset,
+}
+
 /// A time given on the command line or in a file: RFC 3339 (`2026-12-01T00:00:00Z`, any offset)
 /// or Unix seconds. Only times a date can name (1970 up to the end of year 9999, the range
 /// [`rfc3339`] prints as a date) are taken: whatever the tool is told, it writes no time into a
 /// mark that it, or another tool, could not show, and adding a [`parse_duration`] to one cannot
 /// overflow.
-pub fn parse_time(text: &str) -> Result<i64, String> {
+pub fn parse_time(text: &str) -> Result<i64, TimeError> {
     let epoch = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         text.parse::<i64>().unwrap_or(i64::MAX)
     } else {
-        rfc3339_epoch(text).map_err(|e| {
-            format!(
-                "{text:?} is neither RFC 3339 (e.g. 2026-12-01T00:00:00Z, at most \
-                 9999-12-31T23:59:59Z) nor Unix seconds: {e}"
-            )
+        rfc3339_epoch(text).map_err(|why| TimeError::NotATime {
+            text: text.to_owned(),
+            why,
         })?
     };
     if !(0..=LAST_CALENDAR_SECOND).contains(&epoch) {
-        return Err(format!(
-            "{text:?} is outside 1970-01-01T00:00:00Z … 9999-12-31T23:59:59Z (Unix seconds 0 … \
-             {LAST_CALENDAR_SECOND}), the times a date can name: give one within"
-        ));
+        return Err(TimeError::OutsideCalendar {
+            text: text.to_owned(),
+        });
     }
     Ok(epoch)
 }
@@ -174,10 +212,11 @@ pub fn parse_time(text: &str) -> Result<i64, String> {
 /// ends at 9999-12-30T22:00:00Z (so that every offset can show it), a day short of the last
 /// second [`rfc3339`] prints; the civil date and time reach the end of 9999, and the offset is
 /// applied here.
-fn rfc3339_epoch(text: &str) -> Result<i64, String> {
-    let pieces = jiff::fmt::temporal::Pieces::parse(text).map_err(|e| e.to_string())?;
+fn rfc3339_epoch(text: &str) -> Result<i64, Rfc3339Error> {
+    let pieces = jiff::fmt::temporal::Pieces::parse(text)
+        .map_err(|e| Rfc3339Error::Syntax(e.to_string()))?;
     let (Some(time), Some(offset)) = (pieces.time(), pieces.to_numeric_offset()) else {
-        return Err("it needs a time of day and an offset (Z, +01:00)".to_owned());
+        return Err(Rfc3339Error::NoTimeOrOffset);
     };
     let since = pieces
         .date()
@@ -195,21 +234,21 @@ pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(100
 /// A duration given on the command line or in the config file: humantime's (`90s`, `5m`,
 /// `2h 30m`, `3days`) or plain seconds (`60`), as cron and systemd users write intervals; at
 /// most [`MAX_DURATION`].
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, TimeError> {
     let duration = if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         text.parse::<u64>()
             .map(std::time::Duration::from_secs)
             .unwrap_or(std::time::Duration::MAX)
     } else {
-        humantime::parse_duration(text)
-            .map_err(|e| format!("{text:?} is not a duration (e.g. 60, 90s, 5m, 2h 30m): {e}"))?
+        humantime::parse_duration(text).map_err(|e| TimeError::NotADuration {
+            text: text.to_owned(),
+            why: e.to_string(),
+        })?
     };
     if duration > MAX_DURATION {
-        return Err(format!(
-            "{text:?} is longer than 100 years ({} seconds), the longest duration autorepair \
-             takes: give a shorter one",
-            MAX_DURATION.as_secs()
-        ));
+        return Err(TimeError::TooLong {
+            text: text.to_owned(),
+        });
     }
     Ok(duration)
 }
@@ -219,25 +258,24 @@ pub const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A loop's `--interval`: a [`parse_duration`] of at least [`MIN_INTERVAL`], since a loop that
 /// never waits reads (and saves) the fleet without pause.
-pub fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
+pub fn parse_interval(text: &str) -> Result<std::time::Duration, TimeError> {
     let interval = parse_duration(text)?;
     if interval < MIN_INTERVAL {
-        return Err(format!(
-            "{text:?} is shorter than 1s, the shortest time between two passes (a loop that \
-             never waits reads and saves the fleet without pause): give 1s or more"
-        ));
+        return Err(TimeError::IntervalTooShort {
+            text: text.to_owned(),
+        });
     }
     Ok(interval)
 }
 
 /// A [`parse_duration`] of at least a second, for a value that means nothing below it: a
 /// suspend for no time suspends nothing, and a timeout of 0 fails every request at once.
-pub fn parse_positive_duration(text: &str) -> Result<std::time::Duration, String> {
+pub fn parse_positive_duration(text: &str) -> Result<std::time::Duration, TimeError> {
     let duration = parse_duration(text)?;
     if duration < std::time::Duration::from_secs(1) {
-        return Err(format!(
-            "{text:?} is less than a second, which means nothing here: give 1s or more"
-        ));
+        return Err(TimeError::BelowASecond {
+            text: text.to_owned(),
+        });
     }
     Ok(duration)
 }
@@ -318,10 +356,17 @@ mod time_tests {
                 Err("neither RFC 3339 (e.g. 2026-12-01T00:00:00Z, at most"),
             ),
         ];
+        assert_eq!(
+            parse_time("2027-01-15T08:00:00"),
+            Err(TimeError::NotATime {
+                text: "2027-01-15T08:00:00".into(),
+                why: Rfc3339Error::NoTimeOrOffset,
+            })
+        );
         for (text, want) in cases {
             match (parse_time(text), want) {
                 (Ok(got), Ok(want)) => assert_eq!(got, want, "{text}"),
-                (Err(e), Err(want)) => assert!(e.contains(want), "{text}: {e}"),
+                (Err(e), Err(want)) => assert!(e.to_string().contains(want), "{text}: {e}"),
                 (got, want) => panic!("{text}: got {got:?}, want {want:?}"),
             }
         }
@@ -350,7 +395,11 @@ mod time_tests {
             assert_eq!(parse_duration(text).ok(), want, "{text}");
         }
         let e = parse_duration("101y").expect_err("over the bound");
-        assert!(e.contains("longer than 100 years"), "{e}");
+        assert!(
+            matches!(&e, TimeError::TooLong { text } if text == "101y"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("longer than 100 years"), "{e}");
     }
 
     #[test]

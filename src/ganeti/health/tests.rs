@@ -260,5 +260,6 @@ fn operations_use_the_iallocator_or_picked_nodes() {
     }
     let empty = Picker(vec!["p"]);
     let err = build_op(OpKind::Move, &inst("plain"), Storage::Local, None, &empty).unwrap_err();
-    assert!(err.contains("usable node"), "{err}");
+    assert_eq!((err.needed, err.found), (1, 0), "{err}");
+    assert!(err.to_string().contains("usable node"), "{err}");
 }

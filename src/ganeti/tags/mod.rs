@@ -62,17 +62,18 @@ impl fmt::Display for RepairType {
     }
 }
 
+/// A word that names no [`RepairType`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown repair type {0:?}: use fix-storage, migrate, failover or reinstall")]
+pub struct UnknownRepairType(pub String);
+
 impl FromStr for RepairType {
-    type Err = String;
+    type Err = UnknownRepairType;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         RepairType::ALL
             .into_iter()
             .find(|t| t.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown repair type {s:?}: use fix-storage, migrate, failover or reinstall"
-                )
-            })
+            .ok_or_else(|| UnknownRepairType(s.to_owned()))
     }
 }
 

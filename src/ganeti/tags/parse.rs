@@ -102,6 +102,7 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
     let fail = |code: ErrorCode, message: String| {
         TagError::new(Tags::NOUN, text, code, message).governing(governs)
     };
+    let failed = |code: ErrorCode, e: FieldError| fail(code, e.to_string());
     if text.len() > MAX_TAG_LEN {
         return Err(fail(
             ErrorCode::TooLong,
@@ -141,7 +142,7 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                             until: Some(until),
                             all,
                         })
-                        .map_err(|m| fail(ErrorCode::BadEpoch, m)),
+                        .map_err(|m| failed(ErrorCode::BadEpoch, m)),
                 },
                 _ => Err(fail(
                     ErrorCode::FieldCount,
@@ -167,11 +168,11 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                 ));
             }
             let repair =
-                repair_type(fields.get(1)).map_err(|m| fail(ErrorCode::UnknownRepair, m))?;
-            let id = uuid(fields.get(2)).map_err(|m| fail(ErrorCode::BadId, m))?;
-            let when = epoch(fields.get(3)).map_err(|m| fail(ErrorCode::BadEpoch, m))?;
+                repair_type(fields.get(1)).map_err(|m| failed(ErrorCode::UnknownRepair, m))?;
+            let id = uuid(fields.get(2)).map_err(|m| failed(ErrorCode::BadId, m))?;
+            let when = epoch(fields.get(3)).map_err(|m| failed(ErrorCode::BadEpoch, m))?;
             if is_pending {
-                let jobs = job_list(fields.get(4)).map_err(|m| fail(ErrorCode::BadJob, m))?;
+                let jobs = job_list(fields.get(4)).map_err(|m| failed(ErrorCode::BadJob, m))?;
                 Ok(Tag::Pending(Pending {
                     repair,
                     id,
@@ -179,9 +180,9 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                     ops: jobs,
                 }))
             } else {
-                let result =
-                    repair_result(fields.get(4)).map_err(|m| fail(ErrorCode::UnknownResult, m))?;
-                let jobs = job_list(fields.get(5)).map_err(|m| fail(ErrorCode::BadJob, m))?;
+                let result = repair_result(fields.get(4))
+                    .map_err(|m| failed(ErrorCode::UnknownResult, m))?;
+                let jobs = job_list(fields.get(5)).map_err(|m| failed(ErrorCode::BadJob, m))?;
                 Ok(Tag::Result(Outcome {
                     repair,
                     id,
@@ -210,13 +211,30 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
     }
 }
 
-fn repair_type(text: &str) -> Result<RepairType, String> {
-    text.parse()
+/// A field of a pending or result tag that is not what its place holds, naming the text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FieldError {
+    #[error(transparent)]
+    RepairType(#[from] super::UnknownRepairType),
+    #[error("unknown result {0:?}: use success, failure or enoperm")]
+    RepairResult(String),
+    #[error(
+        "timestamp {0:?} is not Unix seconds (digits without sign or leading zero, at most {max})",
+        max = i64::MAX
+    )]
+    Epoch(String),
+    #[error("job list {0:?} is not job ids joined by '+' (e.g. 12+13, or empty)")]
+    JobList(String),
+    #[error("repair id {0:?} is not a UUID (8-4-4-4-12 hexadecimal digits)")]
+    RepairId(String),
 }
 
-fn repair_result(text: &str) -> Result<RepairResult, String> {
-    RepairResult::from_name(text)
-        .ok_or_else(|| format!("unknown result {text:?}: use success, failure or enoperm"))
+fn repair_type(text: &str) -> Result<RepairType, FieldError> {
+    Ok(text.parse()?)
+}
+
+fn repair_result(text: &str) -> Result<RepairResult, FieldError> {
+    RepairResult::from_name(text).ok_or_else(|| FieldError::RepairResult(text.to_owned()))
 }
 
 /// `0`, or digits without a leading zero: one spelling per number, so rendering round-trips.
@@ -224,38 +242,29 @@ fn canonical_number(i: &str) -> IResult<&str, &str> {
     verify(digit1, |d: &str| d == "0" || !d.starts_with('0')).parse(i)
 }
 
-fn epoch(text: &str) -> Result<i64, String> {
+fn epoch(text: &str) -> Result<i64, FieldError> {
     all_consuming(map_res(canonical_number, str::parse::<i64>))
         .parse(text)
         .map(|(_, v)| v)
-        .map_err(|_| {
-            format!(
-                "timestamp {text:?} is not Unix seconds (digits without sign or leading zero, at most {})",
-                i64::MAX
-            )
-        })
+        .map_err(|_| FieldError::Epoch(text.to_owned()))
 }
 
 fn job_id(i: &str) -> IResult<&str, u64> {
     map_res(canonical_number, str::parse::<u64>).parse(i)
 }
 
-fn job_list(text: &str) -> Result<JobList<'_>, String> {
+fn job_list(text: &str) -> Result<JobList<'_>, FieldError> {
     all_consuming(opt((job_id, many0_count((char('+'), job_id)))))
         .parse(text)
         .map(|_| JobList::new_unchecked(text, '+'))
-        .map_err(|_| {
-            format!("job list {text:?} is not job ids joined by '+' (e.g. 12+13, or empty)")
-        })
+        .map_err(|_| FieldError::JobList(text.to_owned()))
 }
 
-fn uuid(text: &str) -> Result<&str, String> {
+fn uuid(text: &str) -> Result<&str, FieldError> {
     if crate::engine::marks::is_uuid(text) {
         Ok(text)
     } else {
-        Err(format!(
-            "repair id {text:?} is not a UUID (8-4-4-4-12 hexadecimal digits)"
-        ))
+        Err(FieldError::RepairId(text.to_owned()))
     }
 }
 
