@@ -618,7 +618,7 @@ pub fn covered<F: Family>(
 mod tests {
     use super::*;
     use crate::ganeti::snapshot::{Cluster, Group, Instance, Node, Snapshot};
-    use crate::ganeti::tags::{PREFIX, RepairType};
+    use crate::ganeti::tags::{GanetiLevel, PREFIX};
     use crate::ganeti::{Action, Ganeti};
 
     const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
@@ -723,7 +723,7 @@ mod tests {
             vec![(
                 crate::ganeti::instance("own"),
                 Policy::Allow {
-                    up_to: RepairType::Failover
+                    up_to: GanetiLevel::Failover
                 }
             )]
         );
@@ -737,17 +737,17 @@ mod tests {
         let g = crate::ganeti::group("g");
         let i = crate::ganeti::instance("i");
         let failure = format!("result:failover:{ID}:5:failure:7");
-        type Case<'a> = (ObjectRef, Verb<RepairType>, Vec<&'a str>, Vec<&'a str>);
+        type Case<'a> = (ObjectRef, Verb<GanetiLevel>, Vec<&'a str>, Vec<&'a str>);
         let cases: Vec<Case<'_>> = vec![
             (
                 g.clone(),
-                Verb::Allow(Some(RepairType::Failover)),
+                Verb::Allow(Some(GanetiLevel::Failover)),
                 vec!["failover"],
                 vec!["reinstall", "migrate"],
             ),
             (
                 g.clone(),
-                Verb::Allow(Some(RepairType::Migrate)),
+                Verb::Allow(Some(GanetiLevel::Migrate)),
                 vec![],
                 vec!["reinstall"],
             ),
@@ -808,7 +808,7 @@ mod tests {
                 &snap,
                 &i,
                 &Verb::Request {
-                    repair: RepairType::Failover,
+                    repair: GanetiLevel::Failover,
                     id: ID.into(),
                     now: 10,
                 },
@@ -939,7 +939,7 @@ mod tests {
             (
                 crate::ganeti::cluster(),
                 Verb::Request {
-                    repair: RepairType::Migrate,
+                    repair: GanetiLevel::Migrate,
                     id: ID.into(),
                     now: 1,
                 },
@@ -960,7 +960,7 @@ mod tests {
             &snap,
             &crate::ganeti::instance("i"),
             &Verb::Request {
-                repair: RepairType::Migrate,
+                repair: GanetiLevel::Migrate,
                 id: ID.into(),
                 now: 4,
             },

@@ -19,7 +19,7 @@ use crate::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, Op, OpKind, Snapshot,
 };
 use crate::ganeti::tags::{
-    PREFIX, RepairResult, RepairType, render_pending, render_policy, render_result, render_suspend,
+    GanetiLevel, PREFIX, RepairResult, render_pending, render_policy, render_result, render_suspend,
 };
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
@@ -156,11 +156,11 @@ const ROLES: &[&str] = &[
     "web", "db", "cache", "mq", "api", "batch", "ci", "mail", "dns", "log", "search", "proxy",
 ];
 
-const REPAIRS: &[(RepairType, u32)] = &[
-    (RepairType::FixStorage, 10),
-    (RepairType::Migrate, 30),
-    (RepairType::Failover, 40),
-    (RepairType::Reinstall, 20),
+const REPAIRS: &[(GanetiLevel, u32)] = &[
+    (GanetiLevel::FixStorage, 10),
+    (GanetiLevel::Migrate, 30),
+    (GanetiLevel::Failover, 40),
+    (GanetiLevel::Reinstall, 20),
 ];
 
 impl Gen<'_> {
@@ -185,7 +185,7 @@ impl Gen<'_> {
     }
 
     fn cluster(&mut self) {
-        let mut tags = vec![render_policy(RepairType::Migrate)];
+        let mut tags = vec![render_policy(GanetiLevel::Migrate)];
         if self.spec.history {
             tags.push("env:prod".into());
             tags.push("owner:infra".into());
@@ -233,7 +233,7 @@ impl Gen<'_> {
                     }
                     // Admins do tag nodes by mistake; the planner lints these.
                     if self.chance(0.003) {
-                        tags.push(render_policy(RepairType::Failover));
+                        tags.push(render_policy(GanetiLevel::Failover));
                     }
                 }
                 self.snap.nodes.push(Node {
@@ -276,10 +276,10 @@ impl Gen<'_> {
         let policy = weighted(
             &mut self.rng,
             &[
-                (Some(RepairType::Failover), 40),
-                (Some(RepairType::Reinstall), 15),
-                (Some(RepairType::Migrate), 20),
-                (Some(RepairType::FixStorage), 5),
+                (Some(GanetiLevel::Failover), 40),
+                (Some(GanetiLevel::Reinstall), 15),
+                (Some(GanetiLevel::Migrate), 20),
+                (Some(GanetiLevel::FixStorage), 5),
                 (None, 20),
             ],
         );
@@ -435,10 +435,10 @@ impl Gen<'_> {
         };
         if result == RepairResult::Failure && self.chance(0.6) {
             let op = match repair {
-                RepairType::FixStorage => replace_disks(),
-                RepairType::Migrate => migrate(),
-                RepairType::Failover => failover(),
-                RepairType::Reinstall => Op::Reinstall,
+                GanetiLevel::FixStorage => replace_disks(),
+                GanetiLevel::Migrate => migrate(),
+                GanetiLevel::Failover => failover(),
+                GanetiLevel::Reinstall => Op::Reinstall,
             };
             self.snap.jobs.push(Job {
                 id: jobs[0],
@@ -586,7 +586,7 @@ impl Gen<'_> {
             self.snap.groups.push(Group {
                 name: format!("empty{j}"),
                 uuid,
-                tags: vec![render_policy(RepairType::Reinstall)],
+                tags: vec![render_policy(GanetiLevel::Reinstall)],
                 other: Default::default(),
             });
         }
@@ -599,7 +599,7 @@ impl Gen<'_> {
         let gi = self.rng.random_range(0..self.snap.groups.len());
         let pending = {
             let id = self.uuid();
-            render_pending(RepairType::Migrate, &id, BASE_EPOCH - HOUR, &[]).expect("valid")
+            render_pending(GanetiLevel::Migrate, &id, BASE_EPOCH - HOUR, &[]).expect("valid")
         };
         self.snap.groups[gi].tags.push(pending);
         let bad = self.invalid_tag();
@@ -644,7 +644,7 @@ impl Gen<'_> {
                         let id = self.uuid();
                         let since = BASE_EPOCH - self.rng.random_range(60..DAY);
                         let job = self.job_id();
-                        render_pending(RepairType::Failover, &id, since, &[job]).expect("valid")
+                        render_pending(GanetiLevel::Failover, &id, since, &[job]).expect("valid")
                     }
                     _ => self.result_tag("pile"),
                 },

@@ -6,7 +6,7 @@
 //! instead of being reinstalled.
 
 use super::snapshot::{Instance, Node, Op, OpKind};
-use super::tags::RepairType;
+use super::tags::GanetiLevel;
 use crate::engine::text::FxMap;
 use serde::Serialize;
 
@@ -62,8 +62,8 @@ pub fn storage_of(disk_template: &str) -> Option<Storage> {
 }
 
 /// An instance's health, in the engine's terms with Ganeti's ladder.
-pub type Health = crate::engine::Health<RepairType>;
-pub type Need = crate::engine::Need<RepairType>;
+pub type Health = crate::engine::Health<GanetiLevel>;
+pub type Need = crate::engine::Need<GanetiLevel>;
 
 /// A node as the instance refers to it: present in the snapshot or not.
 pub type NodeRef<'a> = Result<&'a Node, &'a str>;
@@ -92,11 +92,11 @@ pub fn assess(inst: &Instance, primary: NodeRef, secondary: Option<NodeRef>) -> 
             Usable => Health::Healthy,
             Drained => broken(
                 format!("primary {pname} is drained"),
-                Need::Repair(RepairType::Migrate),
+                Need::Repair(GanetiLevel::Migrate),
             ),
             Offline => broken(
                 format!("primary {pname} is offline"),
-                Need::Repair(RepairType::Failover),
+                Need::Repair(GanetiLevel::Failover),
             ),
         },
         Storage::Local => match p {
@@ -104,11 +104,11 @@ pub fn assess(inst: &Instance, primary: NodeRef, secondary: Option<NodeRef>) -> 
             // Move copies the disks while the instance is down: failover-level downtime.
             Drained => broken(
                 format!("primary {pname} is drained"),
-                Need::Repair(RepairType::Failover),
+                Need::Repair(GanetiLevel::Failover),
             ),
             Offline => broken(
                 format!("primary {pname} is offline and holds the only copy of the disks"),
-                Need::Repair(RepairType::Reinstall),
+                Need::Repair(GanetiLevel::Reinstall),
             ),
         },
         Storage::Mirrored => {
@@ -130,15 +130,15 @@ pub fn assess(inst: &Instance, primary: NodeRef, secondary: Option<NodeRef>) -> 
                 (Usable, Usable) => Health::Healthy,
                 (Usable | Drained, Drained | Offline) => broken(
                     format!("secondary {sname} is {}", s.as_str()),
-                    Need::Repair(RepairType::FixStorage),
+                    Need::Repair(GanetiLevel::FixStorage),
                 ),
                 (Drained, Usable) => broken(
                     format!("primary {pname} is drained"),
-                    Need::Repair(RepairType::Migrate),
+                    Need::Repair(GanetiLevel::Migrate),
                 ),
                 (Offline, Usable) => broken(
                     format!("primary {pname} is offline"),
-                    Need::Repair(RepairType::Failover),
+                    Need::Repair(GanetiLevel::Failover),
                 ),
                 (Offline, Drained) => broken(
                     format!("primary {pname} is offline and secondary {sname} is drained"),
@@ -148,7 +148,7 @@ pub fn assess(inst: &Instance, primary: NodeRef, secondary: Option<NodeRef>) -> 
                 ),
                 (Offline, Offline) => broken(
                     format!("primary {pname} and secondary {sname} are offline"),
-                    Need::Repair(RepairType::Reinstall),
+                    Need::Repair(GanetiLevel::Reinstall),
                 ),
             }
         }
@@ -176,9 +176,9 @@ fn missing_node(name: &str, role: &str) -> Health {
 
 /// The operations of a repair, in order. Each repair type maps to one fixed chain per storage
 /// kind, so a half-submitted chain can be completed after a crash from its jobs' kinds alone.
-pub fn chain(storage: Storage, repair: RepairType) -> Option<&'static [OpKind]> {
+pub fn chain(storage: Storage, repair: GanetiLevel) -> Option<&'static [OpKind]> {
+    use GanetiLevel as R;
     use OpKind::*;
-    use RepairType as R;
     match (storage, repair) {
         (Storage::Mirrored, R::FixStorage) => Some(&[ReplaceDisks]),
         (Storage::Mirrored, R::Migrate) => Some(&[Migrate]),

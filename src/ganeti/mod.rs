@@ -27,7 +27,7 @@ use health::{NodePool, NodeState, node_state, storage_of};
 use serde::Serialize;
 use snapshot::{Instance, Job, JobStatus, Node, Op, OpKind, Snapshot};
 use std::cell::OnceCell;
-use tags::{RepairType, Tags};
+use tags::{GanetiLevel, Tags};
 
 /// The kinds of objects that carry Ganeti tags.
 pub mod kind {
@@ -73,7 +73,7 @@ pub type Action = crate::engine::Action<Ganeti>;
 pub type Blocked = crate::engine::Blocked<Ganeti>;
 pub type Next = crate::engine::Next<Ganeti>;
 pub type RepairStart = crate::engine::plan::RepairStart<Ganeti>;
-pub type Policy = crate::engine::Policy<RepairType>;
+pub type Policy = crate::engine::Policy<GanetiLevel>;
 
 /// What the planner needs besides the engine's limits.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -156,7 +156,7 @@ impl<'a> Index<'a> {
 }
 
 impl Family for Ganeti {
-    type Level = RepairType;
+    type Level = GanetiLevel;
     type Marks = Tags;
     type OpId = u64;
     type Op = Op;
@@ -286,7 +286,7 @@ impl Family for Ganeti {
         }
     }
 
-    fn chain(inst: &Instance, level: RepairType) -> Option<&'static [OpKind]> {
+    fn chain(inst: &Instance, level: GanetiLevel) -> Option<&'static [OpKind]> {
         storage_of(&inst.disk_template).and_then(|s| health::chain(s, level))
     }
 

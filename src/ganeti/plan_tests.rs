@@ -6,7 +6,7 @@ use super::testkit::{self, Fleet, JobExt};
 use super::*;
 use crate::config::Limits;
 use crate::engine::State;
-use RepairType::*;
+use GanetiLevel::*;
 
 const NOW: i64 = 1_000_000;
 const A: &str = "aaaaaaaa-0000-4000-8000-000000000001";

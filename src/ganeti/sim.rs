@@ -10,7 +10,7 @@
 use super::file::FleetFile;
 use super::health;
 use super::snapshot::{Instance, JobStatus, Node, Op, OpKind, SimOutcome, SimScript, Snapshot};
-use super::tags::RepairType;
+use super::tags::GanetiLevel;
 use super::{Ganeti, Plan, Settings};
 use crate::engine::Limits;
 use crate::engine::family::Health;
@@ -50,8 +50,8 @@ impl Default for Rates {
 }
 
 pub type Faults = sim::Faults<Rates>;
-pub type Event = sim::Event<Fault, RepairType>;
-pub type Schedule = sim::Schedule<Fault, RepairType>;
+pub type Event = sim::Event<Fault, GanetiLevel>;
+pub type Schedule = sim::Schedule<Fault, GanetiLevel>;
 
 /// One thing that happens to a Ganeti fleet.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -240,7 +240,7 @@ impl World for FleetFile {
         self.advance_jobs(now);
     }
 
-    fn health(&self, fleet: &Snapshot, inst: &Instance, _now: i64) -> Health<RepairType> {
+    fn health(&self, fleet: &Snapshot, inst: &Instance, _now: i64) -> Health<GanetiLevel> {
         health::assess_with(inst, |n| node(fleet, n))
     }
 
@@ -297,12 +297,12 @@ impl World for FleetFile {
             .collect()
     }
 
-    fn level_of(op: &Op) -> RepairType {
+    fn level_of(op: &Op) -> GanetiLevel {
         match op.kind() {
-            OpKind::ReplaceDisks => RepairType::FixStorage,
-            OpKind::Migrate => RepairType::Migrate,
-            OpKind::Failover | OpKind::Move => RepairType::Failover,
-            OpKind::RecreateDisks | OpKind::Reinstall => RepairType::Reinstall,
+            OpKind::ReplaceDisks => GanetiLevel::FixStorage,
+            OpKind::Migrate => GanetiLevel::Migrate,
+            OpKind::Failover | OpKind::Move => GanetiLevel::Failover,
+            OpKind::RecreateDisks | OpKind::Reinstall => GanetiLevel::Reinstall,
         }
     }
 }

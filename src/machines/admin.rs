@@ -6,7 +6,7 @@ use super::document::Document;
 use super::entry::{Entry, Progress, Status};
 use super::labels::{self, CLUSTER_PREFIX, ENTRY, PROGRESS};
 use super::snapshot::{Snapshot, kind};
-use super::{Labels, OpId, Reach};
+use super::{Labels, MachinesLevel, OpId};
 use crate::engine::marks::{Codec, Mark, RepairResult};
 use crate::engine::text::rfc3339;
 use crate::engine::{Backend, BackendError, ObjectRef};
@@ -190,7 +190,7 @@ pub fn add(
     let value = Entry::value(index, operation, machine_type).map_err(error)?;
     let id = uuid::Uuid::new_v4().to_string();
     let pending = Labels::render_pending(
-        Reach::for_steps(op.repair_steps.len()),
+        MachinesLevel::for_steps(op.repair_steps.len()),
         &id,
         now,
         &[OpId(index)],

@@ -24,7 +24,7 @@
 //! [`RACK_PREFIX`]). The codec calls them foreign, so the engine never edits them; only the
 //! family and its backend write them.
 
-use super::{OpId, Reach};
+use super::{MachinesLevel, OpId};
 use crate::engine::marks::{Codec, ErrorCode, Mark, MarkError, RenderError, RepairResult, is_uuid};
 use crate::marks_map::MapSyntax;
 
@@ -112,11 +112,11 @@ fn op(op: &str, _repair: &str) -> Result<(), String> {
 }
 
 impl Codec for Labels {
-    type Level = Reach;
+    type Level = MachinesLevel;
     type OpId = OpId;
     const NOUN: &'static str = "label";
 
-    fn parse(text: &str) -> Result<Mark<'_, Reach>, MarkError> {
+    fn parse(text: &str) -> Result<Mark<'_, MachinesLevel>, MarkError> {
         let (name, value) = split(text);
         if !name.starts_with(PREFIX)
             || [ENTRY, PROGRESS, QUEUE, AUTO_REPAIR, INDEX].contains(&name)
@@ -144,7 +144,7 @@ impl Codec for Labels {
         SYNTAX.parse(text, name, value, op)
     }
 
-    fn render_policy(level: Reach) -> String {
+    fn render_policy(level: MachinesLevel) -> String {
         SYNTAX.render_policy(level)
     }
 
@@ -153,7 +153,7 @@ impl Codec for Labels {
     }
 
     fn render_pending(
-        level: Reach,
+        level: MachinesLevel,
         id: &str,
         since: i64,
         ops: &[OpId],
@@ -162,7 +162,7 @@ impl Codec for Labels {
     }
 
     fn render_result(
-        level: Reach,
+        level: MachinesLevel,
         id: &str,
         at: i64,
         result: RepairResult,
@@ -185,15 +185,21 @@ mod tests {
     #[test]
     fn every_mark_round_trips_through_its_label() {
         let marks: Vec<String> = vec![
-            Labels::render_policy(Reach::step(2)),
-            Labels::render_policy(Reach::CHECK),
+            Labels::render_policy(MachinesLevel::step(2)),
+            Labels::render_policy(MachinesLevel::CHECK),
             Labels::render_suspend(None, false).unwrap(),
             Labels::render_suspend(Some(1_800_000_000), false).unwrap(),
-            Labels::render_pending(Reach::step(1), ID, 1_800_000_000, &[]).unwrap(),
-            Labels::render_pending(Reach::step(8), ID, 5, &[OpId(17)]).unwrap(),
-            Labels::render_result(Reach::step(3), ID, 7, RepairResult::Failure, &[OpId(1)])
-                .unwrap(),
-            Labels::render_result(Reach::CHECK, ID, 7, RepairResult::Enoperm, &[]).unwrap(),
+            Labels::render_pending(MachinesLevel::step(1), ID, 1_800_000_000, &[]).unwrap(),
+            Labels::render_pending(MachinesLevel::step(8), ID, 5, &[OpId(17)]).unwrap(),
+            Labels::render_result(
+                MachinesLevel::step(3),
+                ID,
+                7,
+                RepairResult::Failure,
+                &[OpId(1)],
+            )
+            .unwrap(),
+            Labels::render_result(MachinesLevel::CHECK, ID, 7, RepairResult::Enoperm, &[]).unwrap(),
         ];
         for text in &marks {
             let mark = Labels::parse(text).unwrap();
@@ -208,7 +214,7 @@ mod tests {
     #[test]
     fn the_longest_value_of_this_century_fits() {
         let text = Labels::render_result(
-            Reach::step(8),
+            MachinesLevel::step(8),
             ID,
             9_999_999_999,
             RepairResult::Failure,
@@ -219,7 +225,13 @@ mod tests {
         assert!(value.len() <= MAX_LEN, "{value}");
         let too_many = vec![OpId(999_999_999_999); 4];
         assert!(matches!(
-            Labels::render_result(Reach::step(8), ID, 1, RepairResult::Failure, &too_many),
+            Labels::render_result(
+                MachinesLevel::step(8),
+                ID,
+                1,
+                RepairResult::Failure,
+                &too_many
+            ),
             Err(RenderError::TooLong { .. })
         ));
     }
@@ -240,7 +252,7 @@ mod tests {
     #[test]
     fn render_refuses_what_sabakan_would() {
         assert!(matches!(
-            Labels::render_pending(Reach::step(1), "not-a-uuid", 1, &[]),
+            Labels::render_pending(MachinesLevel::step(1), "not-a-uuid", 1, &[]),
             Err(RenderError::BadId { .. })
         ));
         assert!(matches!(

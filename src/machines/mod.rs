@@ -29,26 +29,26 @@ use std::str::FromStr;
 /// operation (`step-8` every step, however many). A CKE step index `i` (0-based) runs at
 /// `step-(i+1)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Reach(u8);
+pub struct MachinesLevel(u8);
 
-impl Reach {
-    pub const CHECK: Reach = Reach(0);
+impl MachinesLevel {
+    pub const CHECK: MachinesLevel = MachinesLevel(0);
     /// The highest level: every step.
-    pub const ALL_STEPS: Reach = Reach(8);
+    pub const ALL_STEPS: MachinesLevel = MachinesLevel(8);
 
     /// `step-n`, for n in 1..=8; beyond 8 it is `step-8`.
-    pub fn step(n: usize) -> Reach {
-        Reach(n.min(8) as u8)
+    pub fn step(n: usize) -> MachinesLevel {
+        MachinesLevel(n.min(8) as u8)
     }
 
     /// The level a repair needs to run an operation of `steps` steps.
-    pub fn for_steps(steps: usize) -> Reach {
-        Reach::step(steps)
+    pub fn for_steps(steps: usize) -> MachinesLevel {
+        MachinesLevel::step(steps)
     }
 
     /// How many steps this level allows (`usize::MAX` for `step-8`).
     pub fn steps(self) -> usize {
-        if self == Reach::ALL_STEPS {
+        if self == MachinesLevel::ALL_STEPS {
             usize::MAX
         } else {
             usize::from(self.0)
@@ -56,17 +56,17 @@ impl Reach {
     }
 }
 
-impl Level for Reach {
+impl Level for MachinesLevel {
     const LADDER: &'static [Self] = &[
-        Reach(0),
-        Reach(1),
-        Reach(2),
-        Reach(3),
-        Reach(4),
-        Reach(5),
-        Reach(6),
-        Reach(7),
-        Reach(8),
+        MachinesLevel(0),
+        MachinesLevel(1),
+        MachinesLevel(2),
+        MachinesLevel(3),
+        MachinesLevel(4),
+        MachinesLevel(5),
+        MachinesLevel(6),
+        MachinesLevel(7),
+        MachinesLevel(8),
     ];
     fn as_str(self) -> &'static str {
         const NAMES: [&str; 9] = [
@@ -76,23 +76,23 @@ impl Level for Reach {
     }
 }
 
-impl Serialize for Reach {
+impl Serialize for MachinesLevel {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
     }
 }
 
-impl fmt::Display for Reach {
+impl fmt::Display for MachinesLevel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl FromStr for Reach {
+impl FromStr for MachinesLevel {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Reach::from_name(s)
-            .ok_or_else(|| format!("unknown repair level {s:?}: use {}", Reach::names()))
+        MachinesLevel::from_name(s)
+            .ok_or_else(|| format!("unknown repair level {s:?}: use {}", MachinesLevel::names()))
     }
 }
 
@@ -145,8 +145,7 @@ pub mod snapshot;
 
 use crate::engine::ObjectRef;
 use crate::engine::family::{
-    Assessment, BackDomain, DownDomain, Family, Holder, OpState, Operation, Progress as Work, Role,
-    ScopeChain, Words,
+    Assessment, BackDomain, DownDomain, Family, Holder, OpState, Operation, Role, ScopeChain, Words,
 };
 use crate::engine::marks::{Codec, Mark, read_all};
 use crate::engine::object::parse_object_ref;
@@ -411,7 +410,7 @@ impl fmt::Display for EntryFacts {
 }
 
 /// A scope's policy, and its `suspend --all` (which holds every machine under it).
-type ScopePolicy = (Option<Policy<Reach>>, Option<Policy<Reach>>);
+type ScopePolicy = (Option<Policy<MachinesLevel>>, Option<Policy<MachinesLevel>>);
 
 /// Per-pass lookups.
 pub struct Index<'a> {
@@ -444,12 +443,12 @@ impl<'a> Index<'a> {
     }
 
     /// The least destructive level allowed on the machine, nearest scope first.
-    fn allowed(&self, m: &'a Machine) -> Option<Reach> {
+    fn allowed(&self, m: &'a Machine) -> Option<MachinesLevel> {
         self.policy(m).and_then(Policy::allowed)
     }
 
     /// The machine's effective policy or suspend, nearest scope first.
-    pub(super) fn policy(&self, m: &'a Machine) -> Option<Policy<Reach>> {
+    pub(super) fn policy(&self, m: &'a Machine) -> Option<Policy<MachinesLevel>> {
         let own = object_policy(read_all::<Labels>(&m.marks), self.now).policy;
         let scopes = [Some(m.rack.as_str()), self.cluster_key]
             .into_iter()
@@ -469,14 +468,14 @@ impl<'a> Index<'a> {
     /// the level of a once-off request waiting on the machine (a pending repair that recorded
     /// nothing: the engine serves it next, up to its own level whatever the policy, docs/design.md,
     /// rule 1), else what its policy allows.
-    fn need(&self, m: &'a Machine, op: &config::Operation) -> Reach {
-        let full = Reach::for_steps(op.repair_steps.len());
+    fn need(&self, m: &'a Machine, op: &config::Operation) -> MachinesLevel {
+        let full = MachinesLevel::for_steps(op.repair_steps.len());
         let requested = pendings(m)
             .filter(|(_, p)| p.ops.is_empty())
             .map(|(_, p)| p.repair)
             .max();
         match requested.or_else(|| self.allowed(m)) {
-            Some(a) if a >= Reach::step(1) && full > a => a,
+            Some(a) if a >= MachinesLevel::step(1) && full > a => a,
             _ => full,
         }
     }
@@ -536,7 +535,9 @@ fn selected(q: &Variables, m: &Machine, now: i64) -> bool {
 }
 
 /// The repairs recorded as pending on a machine.
-fn pendings(m: &Machine) -> impl Iterator<Item = (&str, crate::engine::marks::Pending<'_, Reach>)> {
+fn pendings(
+    m: &Machine,
+) -> impl Iterator<Item = (&str, crate::engine::marks::Pending<'_, MachinesLevel>)> {
     m.marks.iter().filter_map(|t| match Labels::parse(t) {
         Ok(Mark::Pending(p)) => Some((t.as_str(), p)),
         _ => None,
@@ -544,7 +545,7 @@ fn pendings(m: &Machine) -> impl Iterator<Item = (&str, crate::engine::marks::Pe
 }
 
 impl Family for Machines {
-    type Level = Reach;
+    type Level = MachinesLevel;
     type Marks = Labels;
     type OpId = OpId;
     type Op = Op;
@@ -684,7 +685,7 @@ impl Family for Machines {
         }
     }
 
-    fn chain(_m: &Machine, _level: Reach) -> Option<&'static [Step]> {
+    fn chain(_m: &Machine, _level: MachinesLevel) -> Option<&'static [Step]> {
         Some(&[Step::Enqueue])
     }
 
@@ -847,7 +848,7 @@ impl Family for Machines {
         Text::Owned(name.to_owned())
     }
 
-    fn progress<'a>(index: &Index<'a>, now: i64) -> Vec<Work<Machines>> {
+    fn progress<'a>(index: &Index<'a>, now: i64) -> Vec<crate::engine::family::Progress<Machines>> {
         procedure::progress(index, now)
     }
 }

@@ -7,8 +7,8 @@
 use super::config::{self, Operation};
 use super::entry::{Progress, Status, StepStatus};
 use super::snapshot::{Machine, Node, Switch};
-use super::{Command, Index, Machines, Op, Reach, labels, operation_of, pendings};
-use crate::engine::family::{Health, Need, Progress as Work};
+use super::{Command, Index, Machines, MachinesLevel, Op, labels, operation_of, pendings};
+use crate::engine::family::{self, Health, Need};
 use crate::engine::policy::Policy;
 use crate::engine::text::rfc3339;
 use crate::engine::{Level, ObjectRef};
@@ -165,7 +165,7 @@ pub(super) fn take(index: &Index<'_>) -> Vec<bool> {
     taken
 }
 
-pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<Reach> {
+pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<MachinesLevel> {
     let state = m.info.state;
     let problem = format!("sabakan reports it {state}");
     let person = |why: String| Health::Broken {
@@ -237,7 +237,7 @@ pub(super) fn health(index: &Index<'_>, pos: usize, m: &Machine) -> Health<Reach
 /// pending repair is left (its label is damaged, or was removed by hand): such an entry runs
 /// no step at all, and is neither failed nor finished, until a person mends the label or
 /// deletes the entry (rule 11: a mark that cannot be read holds what it governs).
-fn cap(m: &Machine, entry_index: u64) -> Option<Reach> {
+fn cap(m: &Machine, entry_index: u64) -> Option<MachinesLevel> {
     let mut ps: Vec<_> = pendings(m).map(|(_, p)| p).collect();
     ps.sort_by_key(|p| {
         (
@@ -249,11 +249,11 @@ fn cap(m: &Machine, entry_index: u64) -> Option<Reach> {
 }
 
 /// Why a step (0-based) beyond the repair's cap fails the entry.
-fn beyond_cap(step: usize, cap: Reach) -> String {
+fn beyond_cap(step: usize, cap: MachinesLevel) -> String {
     format!(
         "enoperm: step {} needs {}, more than the {cap} this repair may use",
         step + 1,
-        Reach::step(step + 1).as_str()
+        MachinesLevel::step(step + 1).as_str()
     )
 }
 
@@ -294,8 +294,8 @@ fn step_command(s: &config::Step) -> Command {
 }
 
 /// One operation of the procedure on a machine.
-fn work(m: &Machine, op: Op, reason: String) -> Work<Machines> {
-    Work {
+fn work(m: &Machine, op: Op, reason: String) -> family::Progress<Machines> {
+    family::Progress {
         target: Some(m.serial.clone()),
         object: ObjectRef::new(super::snapshot::kind::MACHINE, m.serial.clone()),
         op,
@@ -305,7 +305,7 @@ fn work(m: &Machine, op: Op, reason: String) -> Work<Machines> {
 
 /// The operations of this pass: each entry's next transition (by the state it is in), then
 /// the uncordons of Nodes no entry holds.
-pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
+pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<family::Progress<Machines>> {
     let mut out = Vec::new();
     // CKE's etcd gate: no operation of the repair phase at all (not even a dequeue or a
     // finish). The uncordons below come before that phase in CKE, and go on while etcd is
@@ -330,7 +330,12 @@ pub(super) fn progress(index: &Index<'_>, now: i64) -> Vec<Work<Machines>> {
 
 /// What a machine's entry does this pass: dequeued once deleted, finished once healthy, else
 /// its steps go on while it holds a concurrency slot.
-fn entry_progress(index: &Index<'_>, pos: usize, m: &Machine, now: i64) -> Vec<Work<Machines>> {
+fn entry_progress(
+    index: &Index<'_>,
+    pos: usize,
+    m: &Machine,
+    now: i64,
+) -> Vec<family::Progress<Machines>> {
     let Some(e) = m.entry() else { return vec![] };
     let p = e.progress;
     if p.deleted {
@@ -414,7 +419,7 @@ fn finish(
     p: Progress,
     op: Option<&Operation>,
     now: i64,
-) -> Work<Machines> {
+) -> family::Progress<Machines> {
     let serial = m.serial.clone();
     let done = p.to(Status::Succeeded, p.step, p.step_status, now);
     let success = op.map(|o| &o.success_command).filter(|c| !c.is_empty());
@@ -455,7 +460,7 @@ struct Steps<'a> {
     address: String,
     /// The highest level the repair may still use: the one it started with, or the policy's
     /// now if lowered since.
-    cap: Reach,
+    cap: MachinesLevel,
     /// The repair queue is enabled.
     enabled: bool,
     suspended: bool,
@@ -464,12 +469,12 @@ struct Steps<'a> {
 }
 
 impl Steps<'_> {
-    fn work(&self, op: Op, reason: String) -> Work<Machines> {
+    fn work(&self, op: Op, reason: String) -> family::Progress<Machines> {
         work(self.m, op, reason)
     }
 
     /// The entry fails where it stands, saying why.
-    fn fail(&self, p: Progress, why: String) -> Work<Machines> {
+    fn fail(&self, p: Progress, why: String) -> family::Progress<Machines> {
         let op = Op::Record {
             serial: self.m.serial.clone(),
             progress: p.to(Status::Failed, p.step, p.step_status, self.now),
@@ -479,7 +484,7 @@ impl Steps<'_> {
     }
 
     /// The step's repair command, recorded as watched before it runs.
-    fn run(&self, p: Progress) -> Work<Machines> {
+    fn run(&self, p: Progress) -> family::Progress<Machines> {
         let now = self.now;
         let op = Op::Run {
             serial: self.m.serial.clone(),
@@ -499,7 +504,7 @@ impl Steps<'_> {
     }
 
     /// The drain is abandoned for now, and retried after a back-off.
-    fn back_off(&self, p: Progress, why: &str) -> Work<Machines> {
+    fn back_off(&self, p: Progress, why: &str) -> family::Progress<Machines> {
         let q = backed_off(p, &self.m.serial, self.now);
         let op = Op::Record {
             serial: self.m.serial.clone(),
@@ -513,7 +518,7 @@ impl Steps<'_> {
     }
 
     /// A step waiting to start: it drains its Node first if it needs to, else runs.
-    fn waiting(&self, p: Progress) -> Option<Work<Machines>> {
+    fn waiting(&self, p: Progress) -> Option<family::Progress<Machines>> {
         if p.step >= self.steps.len() {
             let why = format!(
                 "still unhealthy after the last of its {} steps",
@@ -546,7 +551,7 @@ impl Steps<'_> {
     /// A step whose Node drains: the command runs once it is drained; the drain is given up
     /// (and retried later) when the queue is disabled, the machine suspended or the eviction
     /// timeout passed.
-    fn draining(&self, p: Progress) -> Option<Work<Machines>> {
+    fn draining(&self, p: Progress) -> Option<family::Progress<Machines>> {
         // Drained means cordoned too: a Node someone uncordoned since (a reboot tool ending
         // its own cordon, which autorepair did not claim) is drained again, never repaired
         // schedulable.
@@ -582,7 +587,7 @@ impl Steps<'_> {
 
     /// A step whose command ran: once its watch is over and the machine is still unhealthy,
     /// the entry moves to the next step (returned, with the write that records it).
-    fn watched(&self, p: Progress) -> Option<(Progress, Work<Machines>)> {
+    fn watched(&self, p: Progress) -> Option<(Progress, family::Progress<Machines>)> {
         let watch = self
             .steps
             .get(p.step)
@@ -613,7 +618,10 @@ impl Steps<'_> {
 /// Uncordon what autorepair cordoned, unless an entry still drains or watches it, or starts
 /// draining it this pass (`planned`: a pass that died between recording a step's end and its
 /// drain leaves the entry waiting on its own cordon).
-fn uncordons(index: &Index<'_>, planned: &[Work<Machines>]) -> Vec<Work<Machines>> {
+fn uncordons(
+    index: &Index<'_>,
+    planned: &[family::Progress<Machines>],
+) -> Vec<family::Progress<Machines>> {
     let draining: Vec<&str> = planned
         .iter()
         .filter_map(|w| match &w.op {
@@ -643,7 +651,7 @@ fn uncordons(index: &Index<'_>, planned: &[Work<Machines>]) -> Vec<Work<Machines
             .machines
             .iter()
             .find(|m| m.address().is_some_and(|a| n.is(a)));
-        out.push(Work {
+        out.push(family::Progress {
             target: owner.map(|m| m.serial.clone()),
             object: owner.map_or_else(
                 || ObjectRef::new("node", n.name.clone()),

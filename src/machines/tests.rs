@@ -100,7 +100,7 @@ fn entry_labels(index: u64, op: &str, p: Progress) -> [(String, String); 2] {
     ]
 }
 
-fn with_entry(mut m: Machine, index: u64, p: Progress, level: Reach) -> Machine {
+fn with_entry(mut m: Machine, index: u64, p: Progress, level: MachinesLevel) -> Machine {
     let op = m.info.state.as_str().to_ascii_lowercase();
     let mut pairs: Vec<(String, String)> = m.info.labels.clone();
     pairs.extend(entry_labels(index, &op, p));
@@ -131,7 +131,7 @@ fn run_plan(snap: &Snapshot, s: &Settings) -> Plan {
     plan(snap, s, NOW, &limits, 1)
 }
 
-fn starts(p: &Plan) -> Vec<(String, Reach)> {
+fn starts(p: &Plan) -> Vec<(String, MachinesLevel)> {
     p.targets
         .iter()
         .flat_map(|t| t.actions.iter())
@@ -150,14 +150,14 @@ fn sabakan_states_start_entries_within_the_constraints() {
         name: &'static str,
         machines: Vec<Machine>,
         max: usize,
-        want: Vec<(&'static str, Reach)>,
+        want: Vec<(&'static str, MachinesLevel)>,
     }
     let cases = vec![
         Case {
             name: "unhealthy and allowed: an entry at its step count",
             machines: vec![machine("a", 1, State::Unhealthy, &[POLICY_ALL])],
             max: 5,
-            want: vec![("a", Reach::step(2))],
+            want: vec![("a", MachinesLevel::step(2))],
         },
         Case {
             name: "healthy: nothing",
@@ -195,7 +195,7 @@ fn sabakan_states_start_entries_within_the_constraints() {
                 &[("autorepair.policy", "step-1")],
             )],
             max: 5,
-            want: vec![("a", Reach::step(1))],
+            want: vec![("a", MachinesLevel::step(1))],
         },
         Case {
             name: "UNREACHABLE out of the cluster waits wait-seconds-to-repair-rebooting",
@@ -215,7 +215,7 @@ fn sabakan_states_start_entries_within_the_constraints() {
                 m
             }],
             max: 5,
-            want: vec![("a", Reach::step(1))],
+            want: vec![("a", MachinesLevel::step(1))],
         },
         Case {
             name: "UNHEALTHY never waits",
@@ -225,7 +225,7 @@ fn sabakan_states_start_entries_within_the_constraints() {
                 m
             }],
             max: 5,
-            want: vec![("a", Reach::step(2))],
+            want: vec![("a", MachinesLevel::step(2))],
         },
         Case {
             name: "a boot server is not selected",
@@ -243,7 +243,7 @@ fn sabakan_states_start_entries_within_the_constraints() {
                 machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
                 3,
                 Progress::queued(NOW).to(Status::Failed, 1, StepStatus::Waiting, NOW),
-                Reach::step(2),
+                MachinesLevel::step(2),
             )],
             max: 5,
             want: vec![],
@@ -252,7 +252,8 @@ fn sabakan_states_start_entries_within_the_constraints() {
     for c in cases {
         let snap = fleet(c.machines, &[]);
         let p = run_plan(&snap, &settings(c.max));
-        let want: Vec<(String, Reach)> = c.want.iter().map(|(n, l)| (n.to_string(), *l)).collect();
+        let want: Vec<(String, MachinesLevel)> =
+            c.want.iter().map(|(n, l)| (n.to_string(), *l)).collect();
         assert_eq!(starts(&p), want, "{}", c.name);
     }
 }
@@ -285,7 +286,7 @@ fn a_policy_of_check_writes_enoperm() {
 #[test]
 fn the_cluster_policy_applies_through_the_scope_chain() {
     let own = [("autorepair.policy", "step-1")];
-    let a_starts = vec![("a".to_string(), Reach::step(1))];
+    let a_starts = vec![("a".to_string(), MachinesLevel::step(1))];
     for (cluster, machine_labels, want) in [
         (&["autorepair.policy=step-1"][..], &[][..], a_starts.clone()),
         // The nearest policy wins: a machine's own allow beats the cluster's suspend...
@@ -310,7 +311,7 @@ fn the_cluster_policy_applies_through_the_scope_chain() {
 /// (docs/design.md, rule 1): the two-step `unhealthy` procedure runs as far as the request says.
 #[test]
 fn a_once_off_request_allows_up_to_its_own_level() {
-    let request = |level: Reach| {
+    let request = |level: MachinesLevel| {
         let mark =
             Labels::render_pending(level, "3f0c2d9e-5b7a-4c1e-9f3a-2b8d6e4a1c70", NOW - 60, &[])
                 .unwrap();
@@ -322,37 +323,37 @@ fn a_once_off_request_allows_up_to_its_own_level() {
         (
             "a policy alone caps the steps",
             vec![policy("step-1")],
-            Some(Reach::step(1)),
+            Some(MachinesLevel::step(1)),
         ),
         (
             "a request above the policy: every step it allows",
-            vec![policy("step-1"), request(Reach::step(2))],
-            Some(Reach::step(2)),
+            vec![policy("step-1"), request(MachinesLevel::step(2))],
+            Some(MachinesLevel::step(2)),
         ),
         (
             "a request above the procedure: the procedure's steps",
-            vec![policy("step-1"), request(Reach::step(8))],
-            Some(Reach::step(2)),
+            vec![policy("step-1"), request(MachinesLevel::step(8))],
+            Some(MachinesLevel::step(2)),
         ),
         (
             "a request without a policy",
-            vec![request(Reach::step(2))],
-            Some(Reach::step(2)),
+            vec![request(MachinesLevel::step(2))],
+            Some(MachinesLevel::step(2)),
         ),
         (
             "a request below the policy: its own level, never more",
-            vec![policy("step-8"), request(Reach::step(1))],
-            Some(Reach::step(1)),
+            vec![policy("step-8"), request(MachinesLevel::step(1))],
+            Some(MachinesLevel::step(1)),
         ),
         (
             // The request ends as enoperm; the policy then starts a repair of its own.
             "a request of no step at all, under a policy",
-            vec![policy("step-8"), request(Reach::CHECK)],
-            Some(Reach::step(2)),
+            vec![policy("step-8"), request(MachinesLevel::CHECK)],
+            Some(MachinesLevel::step(2)),
         ),
         (
             "a request of no step at all, alone: nothing starts",
-            vec![request(Reach::CHECK)],
+            vec![request(MachinesLevel::CHECK)],
             None,
         ),
     ] {
@@ -374,7 +375,7 @@ fn a_once_off_request_allows_up_to_its_own_level() {
 fn the_auto_repair_switch_and_stored_query_govern_only_the_trigger() {
     let request = {
         let mark = Labels::render_pending(
-            Reach::step(1),
+            MachinesLevel::step(1),
             "3f0c2d9e-5b7a-4c1e-9f3a-2b8d6e4a1c70",
             NOW - 60,
             &[],
@@ -474,7 +475,7 @@ fn entries_follow_ckes_state_machine() {
         /// Someone uncordoned the machine's Node.
         uncordoned: bool,
         enabled: bool,
-        level: Reach,
+        level: MachinesLevel,
         /// The machine's policy or suspend label.
         policy: (&'static str, &'static str),
         want: &'static [&'static str],
@@ -488,7 +489,7 @@ fn entries_follow_ckes_state_machine() {
         pods: 0,
         uncordoned: false,
         enabled: true,
-        level: Reach::step(2),
+        level: MachinesLevel::step(2),
         policy: POLICY_ALL,
         want: &[],
     };
@@ -646,7 +647,7 @@ fn entries_follow_ckes_state_machine() {
         Case {
             name: "beyond the level's cap: failed as enoperm",
             progress: watching(0, NOW - 60),
-            level: Reach::step(1),
+            level: MachinesLevel::step(1),
             want: &[
                 "record autorepair.progress=processing.1.waiting",
                 "enoperm: step 2 needs step-2",
@@ -711,19 +712,19 @@ fn max_concurrent_repairs_and_one_control_plane() {
         machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
         2,
         queued,
-        Reach::step(2),
+        MachinesLevel::step(2),
     );
     let b = with_entry(
         machine("b", 1, State::Unhealthy, &[POLICY_ALL]),
         1,
         queued,
-        Reach::step(2),
+        MachinesLevel::step(2),
     );
     let c = with_entry(
         machine("c", 2, State::Unhealthy, &[POLICY_ALL]),
         3,
         Progress::queued(NOW).to(Status::Processing, 0, StepStatus::Watching, NOW),
-        Reach::step(2),
+        MachinesLevel::step(2),
     );
     // Processing before queued, then index order: c holds the only slot (watching).
     let snap = fleet(vec![a.clone(), b.clone(), c], &[]);
@@ -735,7 +736,7 @@ fn max_concurrent_repairs_and_one_control_plane() {
             machine("c", 2, State::Unhealthy, &[("autorepair.suspend", "")]),
             3,
             Progress::queued(NOW).to(Status::Processing, 0, step_status, NOW),
-            Reach::step(2),
+            MachinesLevel::step(2),
         )
     };
     let snap = fleet(
@@ -801,7 +802,7 @@ fn the_etcd_gate_holds_every_step_while_etcd_is_not_good_for_repair() {
         machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
         1,
         Progress::queued(NOW - 100),
-        Reach::step(2),
+        MachinesLevel::step(2),
     );
     let gone = with_entry(
         machine("b", 1, State::Unhealthy, &[POLICY_ALL]),
@@ -810,7 +811,7 @@ fn the_etcd_gate_holds_every_step_while_etcd_is_not_good_for_repair() {
             deleted: true,
             ..Progress::queued(NOW - 100)
         },
-        Reach::step(2),
+        MachinesLevel::step(2),
     );
     let cp = a.address().unwrap().to_owned();
     s.repair.control_planes = Some([cp.clone()].into());
@@ -893,7 +894,7 @@ fn a_suspended_entry_holds_no_failure_domain_slot() {
             machine("a", 1, State::Unhealthy, labels),
             1,
             Progress::queued(NOW - 500).to(Status::Processing, 0, step_status, NOW - 400),
-            Reach::step(2),
+            MachinesLevel::step(2),
         )
     };
     let broken = machine("b", 2, State::Unreachable, &[POLICY_ALL]);
@@ -952,7 +953,7 @@ fn autorepairs_cordons_are_undone_when_no_entry_holds_them() {
         machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
         1,
         Progress::queued(NOW).to(Status::Failed, 0, StepStatus::Watching, NOW),
-        Reach::step(2),
+        MachinesLevel::step(2),
     );
     let mut snap = fleet(vec![m.clone()], &[]);
     snap.nodes = vec![
@@ -980,7 +981,7 @@ fn autorepairs_cordons_are_undone_when_no_entry_holds_them() {
         machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
         1,
         waiting(0),
-        Reach::step(2),
+        MachinesLevel::step(2),
     );
     let mut snap = fleet(vec![w.clone()], &[]);
     snap.nodes = vec![Node {
@@ -1013,7 +1014,7 @@ fn finished_entries_become_results() {
             machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
             4,
             Progress::queued(NOW).to(status, 0, StepStatus::Watching, NOW),
-            Reach::step(2),
+            MachinesLevel::step(2),
         );
         let p = run_plan(&fleet(vec![m], &[]), &s);
         let added: Vec<String> = p.targets[0]
@@ -1042,7 +1043,7 @@ fn a_step_recorded_as_started_is_never_run_again() {
         machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
         1,
         started,
-        Reach::step(2),
+        MachinesLevel::step(2),
     );
     let snap = fleet(vec![m], &[]);
     for later in [NOW, NOW + 59, NOW + 60, NOW + 100_000] {
@@ -1075,7 +1076,7 @@ fn planning_10000_machines() {
         let mut m = machine(&format!("s{n:05}"), (n / 20) as i64, state, &[]);
         m.info.ipv4 = vec![format!("10.{}.{}.{}", n / 62500, n / 250 % 250, n % 250)];
         if n % 331 == 5 {
-            m = with_entry(m, n as u64 + 1, waiting(0), Reach::step(2));
+            m = with_entry(m, n as u64 + 1, waiting(0), MachinesLevel::step(2));
         }
         machines.push(m);
     }
@@ -1129,7 +1130,7 @@ fn a_once_off_request_never_inherits_an_old_entry() {
     // repair with no operations, as a pass that died before recording its entry also leaves.
     // Only an unfinished entry no older than the repair is adopted.
     let request = Labels::render_pending(
-        Reach::step(2),
+        MachinesLevel::step(2),
         "6fa459ea-ee8a-3ca4-894e-db77e160355e",
         NOW - 10,
         &[],
@@ -1347,7 +1348,7 @@ fn ckes_trigger_cases_create_ckes_entries_with_the_shipped_limits() {
                 ));
                 labels.push((labels::PROGRESS.into(), Progress::queued(NOW - 100).value()));
                 let pending = Labels::render_pending(
-                    Reach::step(1),
+                    MachinesLevel::step(1),
                     "0f8fad5b-d9cb-469f-a165-70867728950e",
                     NOW - 100,
                     &[OpId(10 + i as u64)],
@@ -1449,7 +1450,7 @@ fn an_entry_whose_pending_label_cannot_be_read_runs_no_step_and_is_not_failed() 
         machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
         1,
         waiting(0),
-        Reach::step(2),
+        MachinesLevel::step(2),
     );
     let damaged = {
         let pairs: Vec<(String, String)> = ready

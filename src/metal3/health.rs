@@ -2,7 +2,7 @@
 //! [`Metal3`](super::Metal3)'s `assess` reports as a Machine's health.
 
 use super::objects::{self, Host, Machine};
-use super::{Index, Remedy};
+use super::{Index, Metal3Level};
 use crate::engine::RepairResult;
 use crate::engine::family::{Health, Need};
 use crate::engine::text::rfc3339;
@@ -32,7 +32,7 @@ impl Index<'_> {
 
 /// The Machine's health: broken when a remediation was requested, when it shows a symptom by
 /// itself ([`Index::symptom`]), or when a person asked for a repair; what it then needs.
-pub(super) fn health(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Health<Remedy> {
+pub(super) fn health(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Health<Metal3Level> {
     // A request is the health checker's (or a person's) verdict: the design's controller
     // acts on it whatever the Node looks like, and so does a once-off `autorepair request`,
     // which asks for the repair itself, not for a check (it really runs, and counts).
@@ -61,8 +61,8 @@ pub(super) fn health(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Hea
         Some(problem) => Health::Broken {
             need: match waiting {
                 // A drain asked for on a Machine that shows nothing worse: just the drain.
-                Some(Remedy::Drain) if !m.requested && index.symptom(m).is_none() => {
-                    Need::Repair(Remedy::Drain)
+                Some(Metal3Level::Drain) if !m.requested && index.symptom(m).is_none() => {
+                    Need::Repair(Metal3Level::Drain)
                 }
                 _ => need(index, m, host),
             },
@@ -73,7 +73,7 @@ pub(super) fn health(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Hea
 
 /// What a broken Machine needs: a power cycle, unless it was power-cycled within the
 /// reboot-loop window (then reprovisioning, where an owner can replace it), or it has no host.
-pub(super) fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Remedy> {
+pub(super) fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<Metal3Level> {
     if host.is_none() {
         let why = match &m.host_link {
             Err(why) => why.to_string(),
@@ -105,7 +105,7 @@ pub(super) fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<
         .filter(|at| !last_failed && index.now - at < index.settings.reboot_loop_window)
     {
         return if m.owner.is_some() {
-            Need::Repair(Remedy::Reprovision)
+            Need::Repair(Metal3Level::Reprovision)
         } else {
             Need::Person(format!(
                 "it was power-cycled at {} (within reboot_loop_window) and it has no owner to replace it: find out why it keeps failing",
@@ -113,7 +113,7 @@ pub(super) fn need(index: &Index<'_>, m: &Machine, host: Option<&Host>) -> Need<
             ))
         };
     }
-    Need::Repair(Remedy::PowerCycle)
+    Need::Repair(Metal3Level::PowerCycle)
 }
 
 #[cfg(test)]
@@ -127,7 +127,7 @@ mod tests {
     const NOW: i64 = 1_800_000_000;
 
     /// A Machine on host h1 whose Node n1 reports `ready` (status, since), if it has a Node.
-    fn health_of(node: Option<(&str, i64)>) -> Health<Remedy> {
+    fn health_of(node: Option<(&str, i64)>) -> Health<Metal3Level> {
         let mut machine = fixture::Machine::new("ns", "m1").host("h1");
         let mut fleet = Fleet::new().host(fixture::Host::new("ns", "h1"));
         if let Some((status, since)) = node {
@@ -149,10 +149,10 @@ mod tests {
             (None, None),
             (Some(("True", NOW - 10 * after)), None),
             (Some(("False", NOW - after + 1)), None),
-            (Some(("False", NOW - after)), Some(Remedy::PowerCycle)),
+            (Some(("False", NOW - after)), Some(Metal3Level::PowerCycle)),
             (
                 Some(("Unknown", NOW - 10 * after)),
-                Some(Remedy::PowerCycle),
+                Some(Metal3Level::PowerCycle),
             ),
         ];
         for (node, want) in cases {

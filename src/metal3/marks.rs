@@ -17,7 +17,7 @@
 //! One key per fact means one policy and one suspend per object: setting one replaces the other
 //! (the admin verbs do that), which is all the engine's rules need on one object.
 
-use super::Remedy;
+use super::Metal3Level;
 use crate::engine::marks::{Codec, Mark, MarkError, RenderError, RepairResult, is_uuid};
 use crate::marks_map::MapSyntax;
 
@@ -113,11 +113,11 @@ fn op(op: &str, repair: &str) -> Result<(), OpError> {
 }
 
 impl Codec for Annotations {
-    type Level = Remedy;
+    type Level = Metal3Level;
     type OpId = super::OpId;
     const NOUN: &'static str = "annotation";
 
-    fn parse(text: &str) -> Result<Mark<'_, Remedy>, MarkError> {
+    fn parse(text: &str) -> Result<Mark<'_, Metal3Level>, MarkError> {
         let (key, value) = split(text);
         if !key.starts_with(PREFIX) || RECORD_KEYS.contains(&key) {
             return Ok(Mark::Foreign);
@@ -125,7 +125,7 @@ impl Codec for Annotations {
         SYNTAX.parse(text, key, value, op)
     }
 
-    fn render_policy(level: Remedy) -> String {
+    fn render_policy(level: Metal3Level) -> String {
         SYNTAX.render_policy(level)
     }
 
@@ -134,7 +134,7 @@ impl Codec for Annotations {
     }
 
     fn render_pending(
-        level: Remedy,
+        level: Metal3Level,
         id: &str,
         since: i64,
         ops: &[super::OpId],
@@ -143,7 +143,7 @@ impl Codec for Annotations {
     }
 
     fn render_result(
-        level: Remedy,
+        level: Metal3Level,
         id: &str,
         at: i64,
         result: RepairResult,
@@ -175,13 +175,14 @@ mod tests {
     #[test]
     fn every_mark_round_trips_through_its_annotation() {
         let marks: Vec<String> = vec![
-            Annotations::render_policy(Remedy::PowerCycle),
+            Annotations::render_policy(Metal3Level::PowerCycle),
             Annotations::render_suspend(None, false).unwrap(),
             Annotations::render_suspend(Some(1_800_000_000), false).unwrap(),
-            Annotations::render_pending(Remedy::PowerCycle, ID, 1_800_000_000, &[]).unwrap(),
-            Annotations::render_pending(Remedy::Reprovision, ID, 5, &[op(Step::Delete)]).unwrap(),
+            Annotations::render_pending(Metal3Level::PowerCycle, ID, 1_800_000_000, &[]).unwrap(),
+            Annotations::render_pending(Metal3Level::Reprovision, ID, 5, &[op(Step::Delete)])
+                .unwrap(),
             Annotations::render_result(
-                Remedy::PowerCycle,
+                Metal3Level::PowerCycle,
                 ID,
                 7,
                 RepairResult::Failure,
@@ -203,7 +204,7 @@ mod tests {
     #[test]
     fn the_value_is_the_ganeti_form_without_the_id() {
         let text = Annotations::render_result(
-            Remedy::Drain,
+            Metal3Level::Drain,
             ID,
             9,
             RepairResult::Success,
@@ -297,7 +298,7 @@ mod tests {
     #[test]
     fn render_refuses_what_the_api_would() {
         assert!(matches!(
-            Annotations::render_pending(Remedy::Drain, "not-a-uuid", 1, &[]),
+            Annotations::render_pending(Metal3Level::Drain, "not-a-uuid", 1, &[]),
             Err(RenderError::BadId { .. })
         ));
         assert!(matches!(

@@ -46,7 +46,7 @@ use std::str::FromStr;
 /// The ladder, least destructive first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Remedy {
+pub enum Metal3Level {
     /// Cordon the Node and evict its Pods: workloads move away, the host keeps its power.
     Drain,
     /// Fence: host off, Node deleted, host on (the design's protocol).
@@ -55,32 +55,36 @@ pub enum Remedy {
     Reprovision,
 }
 
-impl Level for Remedy {
-    const LADDER: &'static [Self] = &[Remedy::Drain, Remedy::PowerCycle, Remedy::Reprovision];
+impl Level for Metal3Level {
+    const LADDER: &'static [Self] = &[
+        Metal3Level::Drain,
+        Metal3Level::PowerCycle,
+        Metal3Level::Reprovision,
+    ];
     fn as_str(self) -> &'static str {
         match self {
-            Remedy::Drain => "drain",
-            Remedy::PowerCycle => "power-cycle",
-            Remedy::Reprovision => "reprovision",
+            Metal3Level::Drain => "drain",
+            Metal3Level::PowerCycle => "power-cycle",
+            Metal3Level::Reprovision => "reprovision",
         }
     }
 }
 
-impl fmt::Display for Remedy {
+impl fmt::Display for Metal3Level {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// A word that names no [`Remedy`].
+/// A word that names no [`Metal3Level`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown repair level {0:?}: use {names}", names = Remedy::names())]
-pub struct UnknownRemedy(pub String);
+#[error("unknown repair level {0:?}: use {names}", names = Metal3Level::names())]
+pub struct UnknownMetal3Level(pub String);
 
-impl FromStr for Remedy {
-    type Err = UnknownRemedy;
-    fn from_str(s: &str) -> Result<Self, UnknownRemedy> {
-        Remedy::from_name(s).ok_or_else(|| UnknownRemedy(s.to_owned()))
+impl FromStr for Metal3Level {
+    type Err = UnknownMetal3Level;
+    fn from_str(s: &str) -> Result<Self, UnknownMetal3Level> {
+        Metal3Level::from_name(s).ok_or_else(|| UnknownMetal3Level(s.to_owned()))
     }
 }
 
@@ -548,7 +552,7 @@ impl<'a> Index<'a> {
     }
 
     /// The Machine's repairs under way: id, level, start and recorded operations.
-    fn pending(m: &Machine) -> Vec<crate::engine::marks::Pending<'_, Remedy>> {
+    fn pending(m: &Machine) -> Vec<crate::engine::marks::Pending<'_, Metal3Level>> {
         m.marks
             .iter()
             .filter_map(|t| match Annotations::parse(t) {
@@ -578,7 +582,7 @@ impl<'a> Index<'a> {
                 // Only a power cycle that happened: its result names the power-cycle step. A
                 // request resolved without one (nothing to do) or an enoperm powered nothing.
                 Ok(Mark::Result(r))
-                    if r.repair == Remedy::PowerCycle
+                    if r.repair == Metal3Level::PowerCycle
                         && r.result != RepairResult::Enoperm
                         && r.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle) =>
                 {
@@ -591,7 +595,7 @@ impl<'a> Index<'a> {
 
     /// The level of a once-off request (`autorepair request`) waiting on the Machine, if one
     /// does: a pending mark no operation has run for yet.
-    fn waiting_request(m: &Machine) -> Option<Remedy> {
+    fn waiting_request(m: &Machine) -> Option<Metal3Level> {
         Index::pending(m)
             .into_iter()
             .filter(|p| p.ops.is_empty())
@@ -606,7 +610,7 @@ impl<'a> Index<'a> {
         let under_way = Index::pending(m)
             .into_iter()
             .filter(|p| {
-                p.repair == Remedy::PowerCycle
+                p.repair == Metal3Level::PowerCycle
                     && p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle)
             })
             .map(|p| p.since);
@@ -619,7 +623,7 @@ impl<'a> Index<'a> {
 }
 
 impl Family for Metal3 {
-    type Level = Remedy;
+    type Level = Metal3Level;
     type Marks = Annotations;
     type OpId = OpId;
     type Op = Op;
@@ -721,7 +725,8 @@ impl Family for Metal3 {
                 ..
             }
         );
-        let granted = (m.requested && !(m.held.is_some() && person)).then_some(Remedy::PowerCycle);
+        let granted =
+            (m.requested && !(m.held.is_some() && person)).then_some(Metal3Level::PowerCycle);
         Assessment {
             health,
             scopes: ScopeChain::new(&chain),
@@ -751,11 +756,11 @@ impl Family for Metal3 {
         }
     }
 
-    fn chain(m: &Machine, level: Remedy) -> Option<&'static [Step]> {
+    fn chain(m: &Machine, level: Metal3Level) -> Option<&'static [Step]> {
         match level {
-            Remedy::Drain => Some(&[Step::Drain]),
-            Remedy::PowerCycle => Some(&[Step::PowerCycle]),
-            Remedy::Reprovision => m.owner.is_some().then_some(&[Step::Delete][..]),
+            Metal3Level::Drain => Some(&[Step::Drain]),
+            Metal3Level::PowerCycle => Some(&[Step::PowerCycle]),
+            Metal3Level::Reprovision => m.owner.is_some().then_some(&[Step::Delete][..]),
         }
     }
 
@@ -873,7 +878,7 @@ impl Family for Metal3 {
                         repair: repair.clone(),
                     },
                     repair,
-                    level: Remedy::PowerCycle,
+                    level: Metal3Level::PowerCycle,
                 }
             })
             .collect()
@@ -972,7 +977,10 @@ impl Family for Metal3 {
 
 /// Whether a pending repair is a retry the planner started after a failure at `failed_at`:
 /// its id records its start (`plan::rate`), at or after the failure.
-pub(crate) fn retry_since(p: &crate::engine::marks::Pending<'_, Remedy>, failed_at: i64) -> bool {
+pub(crate) fn retry_since(
+    p: &crate::engine::marks::Pending<'_, Metal3Level>,
+    failed_at: i64,
+) -> bool {
     crate::engine::plan::rate::read_id(p.id).is_some_and(|(start, _)| start >= failed_at)
         && p.since >= failed_at
 }

@@ -936,7 +936,7 @@ pub fn cycling(marks: &[String]) -> bool {
 
 /// The result that answered the remediation object the Machine records as answered: the one
 /// of the repair recorded with it, else the newest power-cycle or reprovision result.
-pub fn answer(m: &Machine) -> Option<crate::engine::marks::Outcome<'_, super::Remedy>> {
+pub fn answer(m: &Machine) -> Option<crate::engine::marks::Outcome<'_, super::Metal3Level>> {
     use crate::engine::marks::{Codec, Mark};
     let repair = m
         .answered
@@ -946,7 +946,7 @@ pub fn answer(m: &Machine) -> Option<crate::engine::marks::Outcome<'_, super::Re
         .marks
         .iter()
         .filter_map(|t| match marks::Annotations::parse(t) {
-            Ok(Mark::Result(r)) if r.repair >= super::Remedy::PowerCycle => Some(r),
+            Ok(Mark::Result(r)) if r.repair >= super::Metal3Level::PowerCycle => Some(r),
             _ => None,
         })
         .collect();

@@ -42,7 +42,7 @@
 
 use super::marks::Annotations;
 use super::objects::{DETACHED_KEY, Host, Machine, Node, PAUSED_KEY, REBOOT_KEY};
-use super::{Fencing, Index, Metal3, Op, OpId, Phase, Remedy, Step};
+use super::{Fencing, Index, Metal3, Metal3Level, Op, OpId, Phase, Step};
 use crate::engine::family::{OpState, Progress};
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::text::rfc3339;
@@ -159,14 +159,14 @@ pub fn phase(_m: &Machine, h: &Host, _node_exists: bool) -> Phase {
 
 /// The step of `level` the world shows started on the Machine (for a repair whose pass died
 /// before recording it).
-pub fn visible_step(index: &Index<'_>, m: &Machine, level: Remedy) -> Option<Step> {
+pub fn visible_step(index: &Index<'_>, m: &Machine, level: Metal3Level) -> Option<Step> {
     match level {
-        Remedy::PowerCycle => index
+        Metal3Level::PowerCycle => index
             .host(m)
             .is_some_and(|h| h.reboot.is_some())
             .then_some(Step::PowerCycle),
-        Remedy::Reprovision => m.deleting.then_some(Step::Delete),
-        Remedy::Drain => index
+        Metal3Level::Reprovision => m.deleting.then_some(Step::Delete),
+        Metal3Level::Drain => index
             .node(m)
             .is_some_and(|n| n.unschedulable)
             .then_some(Step::Drain),

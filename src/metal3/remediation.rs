@@ -10,7 +10,7 @@
 
 use super::health::need;
 use super::objects::{self, Conditions, Machine, Remediation, Report};
-use super::{Index, Metal3, OpId, Remedy, Step, protocol};
+use super::{Index, Metal3, Metal3Level, OpId, Step, protocol};
 use crate::engine::family::{Need, Progress};
 use crate::engine::marks::{Codec, Mark};
 use crate::engine::plan::FleetSummary;
@@ -165,7 +165,7 @@ fn answer_written(a: &crate::engine::Action<Metal3>) -> Option<String> {
     marks
         .iter()
         .find_map(|t| match super::marks::Annotations::parse(t) {
-            Ok(Mark::Result(r)) if r.repair >= Remedy::PowerCycle => Some(r.id.to_owned()),
+            Ok(Mark::Result(r)) if r.repair >= Metal3Level::PowerCycle => Some(r.id.to_owned()),
             _ => None,
         })
 }
@@ -280,7 +280,7 @@ pub fn report(
     let explain = format!("autorepair explain machine/{}", m.key);
     let cycling = Index::pending(m)
         .into_iter()
-        .filter(|p| p.repair == Remedy::PowerCycle)
+        .filter(|p| p.repair == Metal3Level::PowerCycle)
         .find(|p| p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle));
     if let Some(p) = cycling {
         let (_, phase, _) = protocol::judge(index, m, Step::PowerCycle, p.since);
@@ -303,7 +303,7 @@ pub fn report(
         let at = rfc3339(out.at);
         let cycled = out.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle);
         return match (out.result, out.repair) {
-            (RepairResult::Success, Remedy::Reprovision) => report(
+            (RepairResult::Success, Metal3Level::Reprovision) => report(
                 "Succeeded",
                 "True",
                 "Reprovisioned",
@@ -394,7 +394,7 @@ pub fn report(
     }
     match need(index, m, index.host(m)) {
         Need::Person(why) => waiting("NeedsPerson", why),
-        Need::Repair(Remedy::Reprovision) => waiting(
+        Need::Repair(Metal3Level::Reprovision) => waiting(
             "RebootLoopGuard",
             format!(
                 "power-cycled within reboot_loop_window ({}s): not again ({explain})",
@@ -416,7 +416,7 @@ pub fn report(
 }
 
 /// The suspend that holds the Machine back, nearest first as the engine reads it.
-fn suspended(index: &Index<'_>, m: &Machine) -> Option<crate::engine::Policy<Remedy>> {
+fn suspended(index: &Index<'_>, m: &Machine) -> Option<crate::engine::Policy<Metal3Level>> {
     // (its policy, its `suspend --all`)
     let of = |marks: &[String]| {
         let own = object_policy(

@@ -576,13 +576,13 @@ fn own_health_checks_repair_only_where_a_policy_allows() {
     let cases = [
         (None, None),
         (Some("drain"), None),
-        (Some("power-cycle"), Some(Remedy::PowerCycle)),
-        (Some("reprovision"), Some(Remedy::PowerCycle)),
+        (Some("power-cycle"), Some(Metal3Level::PowerCycle)),
+        (Some("reprovision"), Some(Metal3Level::PowerCycle)),
     ];
     for (policy, starts) in cases {
         let mut file = broken(policy);
         let (_, plan) = pass(&mut file, NOW);
-        let started: Vec<Remedy> = plan
+        let started: Vec<Metal3Level> = plan
             .actions()
             .filter_map(|a| match a {
                 Action::Repair(r) => Some(r.repair),
@@ -700,7 +700,10 @@ fn the_reboot_loop_guard_escalates_or_gives_up() {
     // Reprovision allowed: the Machine is deleted, its owner replaces it.
     let mut file = fleet(true, "reprovision");
     let (_, plan) = pass(&mut file, NOW);
-    assert_eq!(plan.targets[0].needed_repair, Some(Remedy::Reprovision));
+    assert_eq!(
+        plan.targets[0].needed_repair,
+        Some(Metal3Level::Reprovision)
+    );
     assert!(
         !seen(&file.snapshot().unwrap()).reboot,
         "no second power cycle"
@@ -714,8 +717,8 @@ fn the_reboot_loop_guard_escalates_or_gives_up() {
     assert_eq!(
         plan.targets[0].blocked,
         Some(crate::engine::Blocked::NotAllowed {
-            needs: Remedy::Reprovision,
-            allowed: Some(Remedy::PowerCycle)
+            needs: Metal3Level::Reprovision,
+            allowed: Some(Metal3Level::PowerCycle)
         })
     );
 
@@ -918,7 +921,7 @@ fn the_demo_fleet_tells_its_story() {
     assert!(matches!(
         plan.target("prod/workers-7d9f-b2").unwrap().next,
         crate::engine::Next::Start {
-            repair: Remedy::PowerCycle,
+            repair: Metal3Level::PowerCycle,
             ..
         }
     ));
@@ -1151,22 +1154,22 @@ fn only_power_cycles_that_happened_count_for_the_loop_guard() {
     let cases = [
         (
             format!("result:power-cycle:{}:success:", NOW - 600),
-            Remedy::PowerCycle,
+            Metal3Level::PowerCycle,
         ),
         (
             format!("result:power-cycle:{}:enoperm:", NOW - 600),
-            Remedy::PowerCycle,
+            Metal3Level::PowerCycle,
         ),
         (
             format!("result:power-cycle:{}:success:power-cycle.{id}", NOW - 600),
-            Remedy::Reprovision,
+            Metal3Level::Reprovision,
         ),
         (
             format!(
                 "result:power-cycle:{}:success:power-cycle.{id}",
                 NOW - 2 * window
             ),
-            Remedy::PowerCycle,
+            Metal3Level::PowerCycle,
         ),
     ];
     for (result, needs) in cases {
@@ -1187,7 +1190,7 @@ fn only_power_cycles_that_happened_count_for_the_loop_guard() {
         let plan = plan_of(&snap, NOW);
         assert_eq!(plan.targets[0].needed_repair, Some(needs), "{result}");
         let started = plan.actions().any(|a| matches!(a, Action::Repair(_)));
-        assert_eq!(started, needs == Remedy::PowerCycle, "{result}");
+        assert_eq!(started, needs == Metal3Level::PowerCycle, "{result}");
     }
 }
 
@@ -1296,7 +1299,7 @@ fn a_drain_with_pods_left_is_asked_again_every_pass_until_its_timeout() {
     const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
     let since = NOW - 60;
     let pending = marks::Annotations::render_pending(
-        Remedy::Drain,
+        Metal3Level::Drain,
         ID,
         since,
         &[OpId {
@@ -1859,9 +1862,9 @@ fn with_escalate_a_failed_power_cycle_is_retried_as_a_reprovision() {
     let id = "0b4f6f6e-7e2a-4c1e-9d7a-2f4b1c3d5e6f";
     // (escalate, the Machine's policy, what the retry starts)
     let cases = [
-        (true, "reprovision", Remedy::Reprovision),
-        (false, "reprovision", Remedy::PowerCycle),
-        (true, "power-cycle", Remedy::PowerCycle),
+        (true, "reprovision", Metal3Level::Reprovision),
+        (false, "reprovision", Metal3Level::PowerCycle),
+        (true, "power-cycle", Metal3Level::PowerCycle),
     ];
     for (escalate, policy, want) in cases {
         let fleet = Fleet::new()

@@ -11,7 +11,7 @@ use autorepair::ganeti::snapshot::{
     Cluster, Group, Instance, Job, JobStatus, Node, ObjectRef, Op, Snapshot,
 };
 use autorepair::ganeti::tags::{
-    self, MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType, Tag, render_pending,
+    self, GanetiLevel, MAX_TAG_LEN, PREFIX, RenderError, RepairResult, Tag, render_pending,
     render_policy, render_result, render_suspend,
 };
 use autorepair::ganeti::testkit::{Fleet, JobExt, job};
@@ -59,8 +59,8 @@ fn config(cases: u32) -> Config {
 // Tags
 // ---------------------------------------------------------------------------------------------
 
-fn repair_type() -> impl Strategy<Value = RepairType> {
-    prop::sample::select(RepairType::ALL.to_vec())
+fn repair_type() -> impl Strategy<Value = GanetiLevel> {
+    prop::sample::select(GanetiLevel::ALL.to_vec())
 }
 
 fn result_kind() -> impl Strategy<Value = RepairResult> {
@@ -1156,8 +1156,8 @@ proptest! {
         } else {
             snap.cluster.tags.push(tag);
         }
-        let needed = if offline { RepairType::Failover } else { RepairType::Migrate };
-        let allowed = policy.parse::<RepairType>().unwrap() >= needed;
+        let needed = if offline { GanetiLevel::Failover } else { GanetiLevel::Migrate };
+        let allowed = policy.parse::<GanetiLevel>().unwrap() >= needed;
         let p = plan(&snap, NOW, &Limits::default(), 1);
         let started = p.targets.iter().filter(|t| matches!(t.next, Next::Start { .. })).count();
         prop_assert_eq!(started, if allowed { count } else { 0 });
@@ -1211,7 +1211,7 @@ fn check_case(snap: &Snapshot, limits: &Limits, now: i64) {
 #[test]
 fn duplicate_names_get_no_actions_even_when_results_expire() {
     let old = render_result(
-        RepairType::Migrate,
+        GanetiLevel::Migrate,
         A,
         NOW - 30 * 86400,
         RepairResult::Success,
@@ -1232,8 +1232,8 @@ fn duplicate_names_get_no_actions_even_when_results_expire() {
 /// served first, and a second repair is submitted while the first one's job still runs.
 #[test]
 fn an_older_request_does_not_start_beside_a_running_repair() {
-    let running = render_pending(RepairType::Migrate, B, NOW - 600, &[7]).unwrap();
-    let request = render_pending(RepairType::Migrate, A, NOW - 3600, &[]).unwrap();
+    let running = render_pending(GanetiLevel::Migrate, B, NOW - 600, &[7]).unwrap();
+    let request = render_pending(GanetiLevel::Migrate, A, NOW - 3600, &[]).unwrap();
     let snap = fleet()
         .instance("i0")
         .primary("n0")
@@ -1247,7 +1247,7 @@ fn an_older_request_does_not_start_beside_a_running_repair() {
 /// show yet, still runs on the instance (the case `fresh` guards against for new repairs).
 #[test]
 fn a_request_does_not_start_beside_an_unrecorded_running_job() {
-    let request = render_pending(RepairType::Migrate, A, NOW - 3600, &[]).unwrap();
+    let request = render_pending(GanetiLevel::Migrate, A, NOW - 3600, &[]).unwrap();
     let snap = fleet()
         .instance("i0")
         .primary("n0")
@@ -1262,7 +1262,7 @@ fn a_request_does_not_start_beside_an_unrecorded_running_job() {
 /// though it was never repaired and is still broken.
 #[test]
 fn jobs_of_another_instance_are_not_adopted() {
-    let request = render_pending(RepairType::Migrate, A, NOW - 3600, &[]).unwrap();
+    let request = render_pending(GanetiLevel::Migrate, A, NOW - 3600, &[]).unwrap();
     let mut done = running_job(7, A, "i0");
     done.status = Some(JobStatus::Success);
     done.end_ts = Some(NOW - 60);
@@ -1282,7 +1282,7 @@ fn jobs_of_another_instance_are_not_adopted() {
 #[test]
 fn a_failure_with_a_long_job_list_is_still_recorded() {
     let ids = [1_000_000_001, 1_000_000_002, 1_000_000_003];
-    let pending = render_pending(RepairType::Migrate, A, NOW - 3600, &ids).unwrap();
+    let pending = render_pending(GanetiLevel::Migrate, A, NOW - 3600, &ids).unwrap();
     assert_eq!(pending.len(), 122);
     let jobs = ids
         .iter()
@@ -1304,7 +1304,7 @@ fn a_failure_with_a_long_job_list_is_still_recorded() {
         .tags([pending])
         .with(|s| s.jobs = jobs)
         .build();
-    snap.cluster.tags = vec![render_policy(RepairType::Migrate)];
+    snap.cluster.tags = vec![render_policy(GanetiLevel::Migrate)];
     let p = plan(&snap, NOW, &Limits::default(), 1);
     let failure_recorded = p.actions().any(|a| {
         matches!(a, Action::AddMarks { marks: tags, .. } if tags.iter().any(|t| {

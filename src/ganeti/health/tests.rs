@@ -1,5 +1,5 @@
 use super::*;
-use RepairType::*;
+use GanetiLevel::*;
 
 fn node(name: &str, state: &str) -> Node {
     Node {

@@ -23,68 +23,68 @@ pub const MAX_TAG_LEN: usize = 128;
 /// Repairs, ordered from least to most destructive: `a < b` means `a` risks less.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum RepairType {
+pub enum GanetiLevel {
     FixStorage,
     Migrate,
     Failover,
     Reinstall,
 }
 
-impl RepairType {
-    pub const ALL: [RepairType; 4] = [
-        RepairType::FixStorage,
-        RepairType::Migrate,
-        RepairType::Failover,
-        RepairType::Reinstall,
+impl GanetiLevel {
+    pub const ALL: [GanetiLevel; 4] = [
+        GanetiLevel::FixStorage,
+        GanetiLevel::Migrate,
+        GanetiLevel::Failover,
+        GanetiLevel::Reinstall,
     ];
 
     pub fn as_str(self) -> &'static str {
         match self {
-            RepairType::FixStorage => "fix-storage",
-            RepairType::Migrate => "migrate",
-            RepairType::Failover => "failover",
-            RepairType::Reinstall => "reinstall",
+            GanetiLevel::FixStorage => "fix-storage",
+            GanetiLevel::Migrate => "migrate",
+            GanetiLevel::Failover => "failover",
+            GanetiLevel::Reinstall => "reinstall",
         }
     }
 }
 
 /// Ganeti's ladder, in Ganeti's own names.
-impl Level for RepairType {
-    const LADDER: &'static [Self] = &RepairType::ALL;
+impl Level for GanetiLevel {
+    const LADDER: &'static [Self] = &GanetiLevel::ALL;
     fn as_str(self) -> &'static str {
-        RepairType::as_str(self)
+        GanetiLevel::as_str(self)
     }
 }
 
-impl fmt::Display for RepairType {
+impl fmt::Display for GanetiLevel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// A word that names no [`RepairType`].
+/// A word that names no [`GanetiLevel`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown repair type {0:?}: use fix-storage, migrate, failover or reinstall")]
-pub struct UnknownRepairType(pub String);
+pub struct UnknownGanetiLevel(pub String);
 
-impl FromStr for RepairType {
-    type Err = UnknownRepairType;
+impl FromStr for GanetiLevel {
+    type Err = UnknownGanetiLevel;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        RepairType::ALL
+        GanetiLevel::ALL
             .into_iter()
             .find(|t| t.as_str() == s)
-            .ok_or_else(|| UnknownRepairType(s.to_owned()))
+            .ok_or_else(|| UnknownGanetiLevel(s.to_owned()))
     }
 }
 
 /// A `+`-joined list of job ids.
 pub type JobList<'a> = crate::engine::marks::OpList<'a>;
 /// A repair under way, or requested when its job list is empty.
-pub type Pending<'a> = crate::engine::marks::Pending<'a, RepairType>;
+pub type Pending<'a> = crate::engine::marks::Pending<'a, GanetiLevel>;
 /// A repair that ended.
-pub type Outcome<'a> = crate::engine::marks::Outcome<'a, RepairType>;
+pub type Outcome<'a> = crate::engine::marks::Outcome<'a, GanetiLevel>;
 /// One parsed tag. Borrowed from the tag text.
-pub type Tag<'a> = Mark<'a, RepairType>;
+pub type Tag<'a> = Mark<'a, GanetiLevel>;
 /// A malformed autorepair tag.
 pub type TagError = MarkError;
 
@@ -92,14 +92,14 @@ pub type TagError = MarkError;
 pub struct Tags;
 
 impl Codec for Tags {
-    type Level = RepairType;
+    type Level = GanetiLevel;
     type OpId = u64;
     const NOUN: &'static str = "tag";
 
     fn parse(text: &str) -> Result<Tag<'_>, MarkError> {
         parse(text)
     }
-    fn render_policy(level: RepairType) -> String {
+    fn render_policy(level: GanetiLevel) -> String {
         render_policy(level)
     }
     fn render_suspend(until: Option<i64>, all: bool) -> Result<String, RenderError> {
@@ -110,7 +110,7 @@ impl Codec for Tags {
         }
     }
     fn render_pending(
-        level: RepairType,
+        level: GanetiLevel,
         id: &str,
         since: i64,
         ops: &[u64],
@@ -118,7 +118,7 @@ impl Codec for Tags {
         render_pending(level, id, since, ops)
     }
     fn render_result(
-        level: RepairType,
+        level: GanetiLevel,
         id: &str,
         at: i64,
         result: RepairResult,

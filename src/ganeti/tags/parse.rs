@@ -1,5 +1,5 @@
 use super::{
-    ErrorCode, JobList, MAX_TAG_LEN, Outcome, PREFIX, Pending, RepairResult, RepairType, Tag,
+    ErrorCode, GanetiLevel, JobList, MAX_TAG_LEN, Outcome, PREFIX, Pending, RepairResult, Tag,
     TagError, Tags,
 };
 use crate::engine::marks::{Codec, Governs};
@@ -96,7 +96,7 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
         "suspend-all" => Governs::Suspend { all: true },
         "pending" => Governs::Pending,
         "result" => Governs::Result,
-        word if word.parse::<RepairType>().is_ok() => Governs::Policy,
+        word if word.parse::<GanetiLevel>().is_ok() => Governs::Policy,
         _ => Governs::Unknown,
     };
     let fail = |code: ErrorCode, message: String| {
@@ -192,7 +192,7 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
                 }))
             }
         }
-        word if field_count == 1 => match word.parse::<RepairType>() {
+        word if field_count == 1 => match word.parse::<GanetiLevel>() {
             Ok(t) => Ok(Tag::Policy(t)),
             Err(_) => Err(fail(
                 ErrorCode::UnknownKind,
@@ -215,7 +215,7 @@ pub fn parse(text: &str) -> Result<Tag<'_>, TagError> {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FieldError {
     #[error(transparent)]
-    RepairType(#[from] super::UnknownRepairType),
+    GanetiLevel(#[from] super::UnknownGanetiLevel),
     #[error("unknown result {0:?}: use success, failure or enoperm")]
     RepairResult(String),
     #[error(
@@ -229,7 +229,7 @@ pub enum FieldError {
     RepairId(String),
 }
 
-fn repair_type(text: &str) -> Result<RepairType, FieldError> {
+fn repair_type(text: &str) -> Result<GanetiLevel, FieldError> {
     Ok(text.parse()?)
 }
 

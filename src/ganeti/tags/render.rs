@@ -1,9 +1,9 @@
 use super::parse::{is_ganeti_tag_text, is_uuid};
-use super::{MAX_TAG_LEN, PREFIX, RenderError, RepairResult, RepairType, Tags};
+use super::{GanetiLevel, MAX_TAG_LEN, PREFIX, RenderError, RepairResult, Tags};
 use crate::engine::marks::Codec;
 use std::fmt::Write;
 
-pub fn render_policy(repair: RepairType) -> String {
+pub fn render_policy(repair: GanetiLevel) -> String {
     format!("{PREFIX}{repair}")
 }
 
@@ -25,7 +25,7 @@ fn suspend_of_kind(kind: &str, until: Option<i64>) -> Result<String, RenderError
 }
 
 pub fn render_pending(
-    repair: RepairType,
+    repair: GanetiLevel,
     id: &str,
     since: i64,
     jobs: &[u64],
@@ -37,7 +37,7 @@ pub fn render_pending(
 }
 
 pub fn render_result(
-    repair: RepairType,
+    repair: GanetiLevel,
     id: &str,
     at: i64,
     result: RepairResult,

@@ -92,12 +92,12 @@ fn renderer_refuses_what_ganeti_would_refuse() {
     // Twelve 20-digit job ids cannot fit in 128 characters.
     let many = [u64::MAX; 12];
     assert!(matches!(
-        render_pending(RepairType::FixStorage, ID, 1, &many),
+        render_pending(GanetiLevel::FixStorage, ID, 1, &many),
         Err(RenderError::TooLong { len, .. }) if len > MAX_TAG_LEN
     ));
     assert!(matches!(
         render_result(
-            RepairType::Failover,
+            GanetiLevel::Failover,
             "not a uuid",
             1,
             RepairResult::Success,
@@ -117,7 +117,7 @@ fn the_longest_repair_record_still_fits_two_maximal_job_ids() {
     // ids and 10-digit timestamps (good until the year 2286) that must fit, or a long repair
     // could not be recorded at all.
     let worst = render_result(
-        RepairType::FixStorage,
+        GanetiLevel::FixStorage,
         ID,
         9_999_999_999,
         RepairResult::Failure,
@@ -126,7 +126,7 @@ fn the_longest_repair_record_still_fits_two_maximal_job_ids() {
     .unwrap();
     assert!(worst.len() <= MAX_TAG_LEN, "{} chars", worst.len());
     let pending = render_pending(
-        RepairType::FixStorage,
+        GanetiLevel::FixStorage,
         ID,
         9_999_999_999,
         &[99_999_999_999; 2],

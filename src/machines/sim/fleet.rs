@@ -133,10 +133,10 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
         "IPMI-2.0", "IPMI-2.0", "iDRAC-9", "iDRAC-9", "IPMI-2.0", "iDRAC-9", "IPMI-2.0", "qemu",
     ];
     let levels = [
-        Reach::CHECK,
-        Reach::step(1),
-        Reach::step(2),
-        Reach::ALL_STEPS,
+        MachinesLevel::CHECK,
+        MachinesLevel::step(1),
+        MachinesLevel::step(2),
+        MachinesLevel::ALL_STEPS,
     ];
     let policy = |rng: &mut Rng, suspend: f64, level: f64| -> Vec<(String, String)> {
         let mut out = Vec::new();
@@ -215,7 +215,7 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
                 );
                 pairs.push((labels::PROGRESS.into(), p.value()));
                 let result = Labels::render_result(
-                    Reach::step(1),
+                    MachinesLevel::step(1),
                     &id,
                     START - 3600,
                     RepairResult::Success,
@@ -229,7 +229,7 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
                 let id = sim::draw_uuid(&mut rng);
                 state = "unhealthy";
                 let result = Labels::render_result(
-                    Reach::step(2),
+                    MachinesLevel::step(2),
                     &id,
                     START - 86400,
                     RepairResult::Failure,

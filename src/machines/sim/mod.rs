@@ -25,7 +25,7 @@ use super::drain::{CORDON_ANNOTATION, NodesFile};
 use super::entry::{Entry, Status, StepStatus};
 use super::labels::{self, CLUSTER_PREFIX, Labels, RACK_PREFIX};
 use super::snapshot::{Machine, Snapshot, kind};
-use super::{Command, Machines, Op, OpId, Reach, Settings, Step};
+use super::{Command, Machines, MachinesLevel, Op, OpId, Settings, Step};
 use crate::engine::backend::{Around, Backend, BackendError, Intercepted, Write};
 use crate::engine::family::{Family, Health};
 use crate::engine::limits::Limits;
@@ -766,7 +766,7 @@ impl World for MachinesWorld {
         self.invalidate();
     }
 
-    fn health(&self, fleet: &Snapshot, m: &Machine, now: i64) -> Health<Reach> {
+    fn health(&self, fleet: &Snapshot, m: &Machine, now: i64) -> Health<MachinesLevel> {
         let index = Machines::index(fleet, &self.settings, now);
         Machines::assess(&index, m).health
     }
@@ -853,10 +853,10 @@ impl World for MachinesWorld {
         out
     }
 
-    fn level_of(_op: &Op) -> Reach {
+    fn level_of(_op: &Op) -> MachinesLevel {
         // Creating an entry runs nothing: its steps are judged one by one, each at its own
         // level, by the family's rules.
-        Reach::CHECK
+        MachinesLevel::CHECK
     }
 
     fn check_pass(

@@ -7,11 +7,11 @@ pub(super) fn broken(rule: &str, detail: String) -> Result<(), (String, String)>
 }
 
 /// The machine's effective policy, nearest first: its own labels, its rack's, the cluster's.
-pub(super) fn policy(fleet: &Snapshot, m: &Machine, now: i64) -> Option<Option<Reach>> {
+pub(super) fn policy(fleet: &Snapshot, m: &Machine, now: i64) -> Option<Option<MachinesLevel>> {
     sim::policy::<MachinesWorld>(fleet, m, now)
 }
 
-pub(super) fn pendings(m: &Machine) -> impl Iterator<Item = Pending<'_, Reach>> {
+pub(super) fn pendings(m: &Machine) -> impl Iterator<Item = Pending<'_, MachinesLevel>> {
     m.marks.iter().filter_map(|t| match Labels::parse(t) {
         Ok(Mark::Pending(p)) => Some(p),
         _ => None,
@@ -21,8 +21,8 @@ pub(super) fn pendings(m: &Machine) -> impl Iterator<Item = Pending<'_, Reach>> 
 /// The repair an entry belongs to: the one that records it; else (a pass died between creating
 /// the entry and recording it) the newest that records nothing, if the entry is unfinished and
 /// not older than that repair: a once-off request never inherits an old entry.
-pub(super) fn owner<'m>(m: &'m Machine, e: &Entry) -> Option<Pending<'m, Reach>> {
-    let all: Vec<Pending<'_, Reach>> = pendings(m).collect();
+pub(super) fn owner<'m>(m: &'m Machine, e: &Entry) -> Option<Pending<'m, MachinesLevel>> {
+    let all: Vec<Pending<'_, MachinesLevel>> = pendings(m).collect();
     let p = e.progress;
     all.iter()
         .find(|r| r.ops.iter::<OpId>().any(|o| o.0 == e.index))
@@ -188,7 +188,7 @@ impl MachinesWorld {
             let Some(m) = machine(&r.context.serial) else {
                 continue;
             };
-            let level = Reach::step(step + 1);
+            let level = MachinesLevel::step(step + 1);
             let Some(e) = m.entry() else { continue };
             let Some(repair) = owner(m, e) else {
                 return broken(

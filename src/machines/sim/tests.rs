@@ -381,14 +381,14 @@ fn forgets_started_steps(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) 
     plan_with(&blind, &settings(), limits, now, seed)
 }
 
-fn strip(marks: &mut Vec<String>, drop: impl Fn(&Mark<'_, Reach>) -> bool) {
+fn strip(marks: &mut Vec<String>, drop: impl Fn(&Mark<'_, MachinesLevel>) -> bool) {
     marks.retain(|m| !Labels::parse(m).is_ok_and(|p| drop(&p)));
 }
 
 /// Plans as if no suspend existed.
 fn ignores_suspends(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan<Machines> {
     let mut blind = snap.clone();
-    let suspend = |m: &Mark<'_, Reach>| matches!(m, Mark::Suspend { .. });
+    let suspend = |m: &Mark<'_, MachinesLevel>| matches!(m, Mark::Suspend { .. });
     blind
         .machines
         .iter_mut()
@@ -415,7 +415,7 @@ fn ignores_the_disabled_queue(
 /// Caps no step: every repair and policy reads as `step-8` once the entry exists.
 fn caps_no_step(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan<Machines> {
     let mut blind = snap.clone();
-    let all = Reach::ALL_STEPS;
+    let all = MachinesLevel::ALL_STEPS;
     for m in &mut blind.machines {
         if m.entry().is_none() {
             continue;

@@ -19,7 +19,7 @@ pub(super) fn host_of<'f>(fleet: &'f Snapshot, m: &Machine) -> Option<&'f Host> 
     fleet.hosts.iter().find(|h| h.key == key)
 }
 
-pub(super) fn pendings(m: &Machine) -> impl Iterator<Item = Pending<'_, Remedy>> {
+pub(super) fn pendings(m: &Machine) -> impl Iterator<Item = Pending<'_, Metal3Level>> {
     m.marks.iter().filter_map(|t| match Annotations::parse(t) {
         Ok(Mark::Pending(p)) => Some(p),
         _ => None,
@@ -37,13 +37,15 @@ pub(super) fn cycling(m: &Machine) -> bool {
     pendings(m).any(|p| p.ops.iter::<OpId>().any(|id| id.step == Step::PowerCycle))
 }
 
-pub(super) fn level_of(op: &Op) -> Remedy {
+pub(super) fn level_of(op: &Op) -> Metal3Level {
     match op {
         // A report changes nothing but a remediation object's status: the least level.
-        Op::Drain { .. } | Op::ReportRemediation { .. } | Op::AnswerRequest { .. } => Remedy::Drain,
+        Op::Drain { .. } | Op::ReportRemediation { .. } | Op::AnswerRequest { .. } => {
+            Metal3Level::Drain
+        }
         // Its owner replaces the Machine: what a reprovisioning does.
         Op::DeleteMachine { .. } | Op::HandOver { .. } | Op::MarkHostUnhealthy { .. } => {
-            Remedy::Reprovision
+            Metal3Level::Reprovision
         }
         Op::PowerOff { .. }
         | Op::DeleteNode { .. }
@@ -51,7 +53,7 @@ pub(super) fn level_of(op: &Op) -> Remedy {
         | Op::PowerOn { .. }
         | Op::RestoreNode { .. }
         | Op::TaintNode { .. }
-        | Op::UntaintNode { .. } => Remedy::PowerCycle,
+        | Op::UntaintNode { .. } => Metal3Level::PowerCycle,
     }
 }
 

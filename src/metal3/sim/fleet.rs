@@ -251,7 +251,11 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
     let zones = ["zone-a", "zone-b", "zone-c"];
     let mut fleet = fixture::Fleet::new();
     let prod = (targets * 3).div_ceil(4);
-    let levels = [Remedy::Drain, Remedy::PowerCycle, Remedy::Reprovision];
+    let levels = [
+        Metal3Level::Drain,
+        Metal3Level::PowerCycle,
+        Metal3Level::Reprovision,
+    ];
     // A policy, a suspend, or nothing, with the odds given for each.
     let policy = |rng: &mut Rng, suspend: f64, level: f64| -> Vec<(String, String)> {
         let mut out = Vec::new();
@@ -280,9 +284,9 @@ pub fn generate(targets: usize, seed: u64) -> Snapshot {
         }
         let cluster_policy = if rng.random_bool(0.85) {
             let l = if rng.random_bool(0.7) {
-                Remedy::PowerCycle
+                Metal3Level::PowerCycle
             } else {
-                Remedy::Reprovision
+                Metal3Level::Reprovision
             };
             vec![(crate::metal3::marks::POLICY_KEY.to_owned(), l.to_string())]
         } else {

@@ -17,7 +17,7 @@ use super::objects::{
     CAPI_PAUSED_KEY, CLUSTER_NAME_LABEL, DETACHED_KEY, Host, Machine, PAUSED_KEY, REBOOT_KEY,
     REQUEST_KEY, SKIP_REMEDIATION_KEY, Snapshot, ZONE_LABEL, kind,
 };
-use super::{Metal3, Op, OpId, Remedy, Settings, Step, protocol};
+use super::{Metal3, Metal3Level, Op, OpId, Settings, Step, protocol};
 use crate::engine::backend::{Around, BackendError, Intercepted, Write};
 use crate::engine::family::{Family, Health, OpState};
 use crate::engine::marks::{Codec, Mark, Pending, RepairResult};
@@ -605,14 +605,14 @@ impl World for Metal3World {
         self.kubelets(now, true);
     }
 
-    fn health(&self, fleet: &Snapshot, m: &Machine, now: i64) -> Health<Remedy> {
+    fn health(&self, fleet: &Snapshot, m: &Machine, now: i64) -> Health<Metal3Level> {
         let settings = settings();
         let index = Metal3::index(fleet, &settings, now);
         Metal3::assess(&index, m).health
     }
 
-    fn granted(_fleet: &Snapshot, m: &Machine) -> Option<Remedy> {
-        m.requested.then_some(Remedy::PowerCycle)
+    fn granted(_fleet: &Snapshot, m: &Machine) -> Option<Metal3Level> {
+        m.requested.then_some(Metal3Level::PowerCycle)
     }
 
     fn domain<'f>(_fleet: &'f Snapshot, m: &'f Machine) -> &'f str {
@@ -685,7 +685,7 @@ impl World for Metal3World {
         let index = Metal3::index(fleet, &settings, now);
         let mut out = Vec::new();
         for m in &fleet.machines {
-            let marks: Vec<Mark<'_, Remedy>> = m
+            let marks: Vec<Mark<'_, Metal3Level>> = m
                 .marks
                 .iter()
                 .filter_map(|t| Annotations::parse(t).ok())
@@ -742,7 +742,7 @@ impl World for Metal3World {
         out
     }
 
-    fn level_of(op: &Op) -> Remedy {
+    fn level_of(op: &Op) -> Metal3Level {
         level_of(op)
     }
 

@@ -269,8 +269,8 @@ pub(super) fn tally_calls(tally: &mut BTreeMap<&'static str, usize>, calls: &Cal
             && !r.ops.is_empty()
         {
             match (r.repair, r.result) {
-                (Remedy::PowerCycle, RepairResult::Success) => count("power cycles succeeded"),
-                (Remedy::PowerCycle, RepairResult::Failure) => count("power cycles failed"),
+                (Metal3Level::PowerCycle, RepairResult::Success) => count("power cycles succeeded"),
+                (Metal3Level::PowerCycle, RepairResult::Failure) => count("power cycles failed"),
                 _ => {}
             }
         }

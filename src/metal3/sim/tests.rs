@@ -349,14 +349,14 @@ fn admin_edits_work_on_annotations_where_a_key_holds_one_value() {
     let mut world = Metal3World::new(&snap, &(), START);
     let m1 = ObjectRef::new(kind::MACHINE, "ns/m1");
     let now = START;
-    let mut edit = |e: AdminEdit<Remedy>| {
+    let mut edit = |e: AdminEdit<Metal3Level>| {
         admin_edit(&mut world, &m1, &e, now);
         world.fleet().machines[0].marks.clone()
     };
     let policy = |l: &str| format!("autorepair.io/policy={l}");
     // The new policy takes the key; removing the old value then finds nothing to remove.
     assert_eq!(
-        edit(AdminEdit::Allow(Some(Remedy::PowerCycle))),
+        edit(AdminEdit::Allow(Some(Metal3Level::PowerCycle))),
         [policy("power-cycle"), failure.clone()]
     );
     let timed = format!("autorepair.io/suspend={}", now + 2 * PASS_SECONDS);
@@ -381,15 +381,15 @@ fn admin_edits_work_on_annotations_where_a_key_holds_one_value() {
     );
     assert_eq!(edit(AdminEdit::Clear), [policy("power-cycle")]);
     assert_eq!(edit(AdminEdit::Allow(None)), Vec::<String>::new());
-    let requested = edit(AdminEdit::Request(Remedy::PowerCycle));
+    let requested = edit(AdminEdit::Request(Metal3Level::PowerCycle));
     assert!(
         matches!(
             Annotations::parse(&requested[0]),
-            Ok(Mark::Pending(p)) if p.repair == Remedy::PowerCycle && p.ops.is_empty()
+            Ok(Mark::Pending(p)) if p.repair == Metal3Level::PowerCycle && p.ops.is_empty()
         ),
         "{requested:?}"
     );
-    assert_eq!(edit(AdminEdit::Request(Remedy::Drain)), requested);
+    assert_eq!(edit(AdminEdit::Request(Metal3Level::Drain)), requested);
 }
 
 /// Fault passes per scenario.
@@ -881,7 +881,7 @@ fn a_request_after_a_failed_power_off_does_not_keep_the_host_off() {
     // The cycle fails in pass 3 (600s after it started is not yet late).
     sched.passes[4].push(Event::Admin(
         ObjectRef::new(kind::MACHINE, "ns/m1"),
-        AdminEdit::Request(Remedy::PowerCycle),
+        AdminEdit::Request(Metal3Level::PowerCycle),
     ));
     let s = stats_of(
         &fleet,
