@@ -28,7 +28,11 @@ pub enum BackendError {
     },
     #[error("{0}")]
     Api(String),
-    /// Only for tests that kill the executor between two calls.
+    /// Only for the crash tests and the chaos simulator ([`Dying`]): the process was killed
+    /// between two calls. The executor ends the pass there and reports no error, since a
+    /// killed process reports nothing either; only those tests build it, so the product
+    /// without the `testkit` feature has no such variant.
+    #[cfg(any(test, feature = "testkit"))]
     #[error("crashed on purpose after {calls} backend calls")]
     Crashed { calls: usize },
     /// Nothing more may be written this pass (the leader election lost, a stop signal): the
@@ -388,12 +392,14 @@ impl<F: Family, B: Backend<F>, I: Around<F, B>> Backend<F> for Intercepted<B, I>
 
 /// Lets `budget` writes through, then fails every write as if the process had been killed
 /// right there. The crash tests and the chaos simulator use it, as [`Dying`].
+#[cfg(any(test, feature = "testkit"))]
 pub struct Budget {
     budget: Option<usize>,
     /// Writes made so far.
     pub calls: usize,
 }
 
+#[cfg(any(test, feature = "testkit"))]
 impl<F: Family> Interceptor<F> for Budget {
     fn before(&mut self, _: &Write<'_, F>) -> Result<(), BackendError> {
         if self.budget == Some(self.calls) {
@@ -405,8 +411,10 @@ impl<F: Family> Interceptor<F> for Budget {
 }
 
 /// A backend that dies after a number of writes ([`Budget`]).
+#[cfg(any(test, feature = "testkit"))]
 pub type Dying<B> = Intercepted<B, Budget>;
 
+#[cfg(any(test, feature = "testkit"))]
 impl<B> Dying<B> {
     /// `None` never dies.
     pub fn new(inner: B, budget: Option<usize>) -> Self {
