@@ -44,7 +44,7 @@ fn everything() -> Variables {
 impl SabakanLive {
     /// A client of sabakan at `endpoint`; nothing is read yet.
     pub fn connect(endpoint: &Endpoint) -> Result<SabakanLive, BackendError> {
-        let client = Sabakan::new(endpoint).map_err(|e| BackendError::Api(e.to_string()))?;
+        let client = Sabakan::new(endpoint).map_err(BackendError::service)?;
         let url = client.shown_url();
         Ok(SabakanLive {
             client,
@@ -169,8 +169,7 @@ impl Store for SabakanLive {
             return Ok(());
         }
         let machines = self.read().and_then(|doc| {
-            crate::sabakan::model::machines_from_value(doc, now)
-                .map_err(|e| BackendError::Api(e.to_string()))
+            crate::sabakan::model::machines_from_value(doc, now).map_err(BackendError::service)
         });
         match machines {
             Ok(machines) => self.brake.check(serial, &machines),
