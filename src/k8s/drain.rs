@@ -51,7 +51,7 @@
 //! after the whole Node. The client must not retry by
 //! itself ([`super::client::build`] turns kube's retries off): a 429 is the drain's to handle.
 
-use super::errors::{Call, from_kube, nonsense};
+use super::errors::{Call, from_kube, nonsense, refuses_field_selector};
 use super::selector::LabelSelector;
 use crate::engine::{BackendError, WriteGuard};
 use ::kube::Client;
@@ -398,13 +398,7 @@ impl Drainer {
     pub async fn pods_on(&self, node: &str) -> Result<Vec<PodFacts>, BackendError> {
         let selector = format!("spec.nodeName={node}");
         let items = match self.list("/api/v1/pods", Some(&selector), None).await {
-            Err(BackendError::Http {
-                status: 400,
-                message,
-                ..
-            }) if message.contains("field label not supported") => {
-                self.list("/api/v1/pods", None, None).await?
-            }
+            Err(e) if refuses_field_selector(&e) => self.list("/api/v1/pods", None, None).await?,
             other => other?,
         };
         Ok(items

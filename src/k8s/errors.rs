@@ -3,7 +3,7 @@
 //! mean for a Kubernetes API server.
 
 use crate::engine::{BackendError, ObjectRef};
-use crate::transport::{self, Advice};
+use crate::transport::{self, Advice, TransportError};
 use std::error::Error as StdError;
 use std::time::Duration;
 
@@ -16,7 +16,17 @@ pub const CONFLICT_HINT: &str = "not retried: the next pass re-reads it and re-p
 /// Whether an error is a write refused because its object changed since the pass read it
 /// (409 Conflict on a resourceVersion or uid precondition).
 pub fn is_conflict(e: &BackendError) -> bool {
-    matches!(e, BackendError::Http { status: 409, .. })
+    transport::http_status(e) == Some(409)
+}
+
+/// Whether an error is a list refused because the server cannot select by that field (Pods
+/// by `spec.nodeName` on some API servers): the caller lists them whole instead.
+pub fn refuses_field_selector(e: &BackendError) -> bool {
+    matches!(
+        TransportError::of(e),
+        Some(TransportError::Http { status: 400, message, .. })
+            if message.contains("field label not supported")
+    )
 }
 
 /// One request, for the messages.
@@ -112,7 +122,7 @@ fn http(status: &::kube::core::Status, call: &Call) -> BackendError {
     } else {
         status.message.clone()
     };
-    BackendError::Http {
+    TransportError::Http {
         service: SERVICE,
         method: call.method.to_owned(),
         url: call.url(),
@@ -120,6 +130,7 @@ fn http(status: &::kube::core::Status, call: &Call) -> BackendError {
         message,
         hint,
     }
+    .into()
 }
 
 /// A request that got no HTTP answer.
@@ -139,4 +150,5 @@ fn transport(e: &(dyn StdError + 'static), call: &Call) -> BackendError {
             other: "Check the address and the network path to the API server",
         },
     )
+    .into()
 }

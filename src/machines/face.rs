@@ -438,8 +438,7 @@ pub fn open(s: &MachinesFleet) -> Result<Document, BackendError> {
     file.now = s.now;
     file.variables = stored_variables(s);
     if let Some(access) = &s.etcd {
-        file.etcd =
-            Some(super::etcd::Client::new(access).map_err(|e| BackendError::Api(e.to_string()))?);
+        file.etcd = Some(super::etcd::Client::new(access).map_err(BackendError::service)?);
     }
     Ok(file)
 }

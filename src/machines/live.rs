@@ -19,6 +19,7 @@ use super::document::{Document, Store};
 use super::drain::NodesFile;
 use crate::engine::{BackendError, WriteGuard};
 use crate::sabakan::client::{ClientError, Endpoint, MachineParams, Sabakan, Variables};
+use crate::transport::TransportError;
 use serde_json::Value;
 
 /// A sabakan server, as the machines backend reads and writes it.
@@ -43,7 +44,7 @@ fn everything() -> Variables {
 impl SabakanLive {
     /// A client of sabakan at `endpoint`; nothing is read yet.
     pub fn connect(endpoint: &Endpoint) -> Result<SabakanLive, BackendError> {
-        let client = Sabakan::new(endpoint).map_err(|e| BackendError::Api(e.to_string()))?;
+        let client = Sabakan::new(endpoint).map_err(BackendError::service)?;
         let url = client.shown_url();
         Ok(SabakanLive {
             client,
@@ -109,7 +110,7 @@ impl SabakanLive {
                     url, status, body, ..
                 },
                 Some((_, _, method)),
-            ) => BackendError::Http {
+            ) => TransportError::Http {
                 service: "sabakan",
                 method: method.to_owned(),
                 url,
@@ -120,14 +121,16 @@ impl SabakanLive {
                     500.. => "; the label was not written: the next pass re-reads the machine and tries again".into(),
                     _ => String::new(),
                 },
-            },
+            }
+            .into(),
             (e @ ClientError::Fenced { .. }, _) => BackendError::Halted(format!("{about}{e}")),
-            (ClientError::Unreachable { url, problem }, _) => BackendError::Connect {
+            (ClientError::Unreachable { url, problem }, _) => TransportError::Connect {
                 service: "sabakan",
                 url,
                 cause: format!("{about}{problem}"),
                 hint: "check that sabakan runs there and that the URL is right",
-            },
+            }
+            .into(),
             (other, _) => BackendError::Api(format!("{about}{other}")),
         }
     }
@@ -166,8 +169,7 @@ impl Store for SabakanLive {
             return Ok(());
         }
         let machines = self.read().and_then(|doc| {
-            crate::sabakan::model::machines_from_value(doc, now)
-                .map_err(|e| BackendError::Api(e.to_string()))
+            crate::sabakan::model::machines_from_value(doc, now).map_err(BackendError::service)
         });
         match machines {
             Ok(machines) => self.brake.check(serial, &machines),
@@ -230,7 +232,7 @@ mod tests {
         for (e, want, transient) in cases {
             let got = live.failed(e, Some(("s1", "autorepair.progress", "PUT")));
             assert!(got.to_string().contains(want), "{got}");
-            assert_eq!(got.is_transient(), transient, "{got}");
+            assert_eq!(crate::transport::is_transient(&got), transient, "{got}");
         }
     }
 

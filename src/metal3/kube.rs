@@ -49,7 +49,7 @@ use super::{Metal3, Op, OpId, Step, marks};
 use crate::engine::{Backend, BackendError, ObjectRef, WriteGuard};
 use crate::k8s::client::{build, load, runtime};
 use crate::k8s::drain::{self, Cordon, Drainer, Outcome};
-use crate::k8s::errors::{Call, from_kube, nonsense};
+use crate::k8s::errors::{Call, from_kube, nonsense, refuses_field_selector};
 use crate::k8s::resource_name;
 use ::kube::api::{
     DeleteParams, DynamicObject, GetParams, ListParams, Patch, PatchParams, Preconditions,

@@ -28,7 +28,11 @@ pub enum BackendError {
     },
     #[error("{0}")]
     Api(String),
-    /// Only for tests that kill the executor between two calls.
+    /// Only for the crash tests and the chaos simulator ([`Dying`]): the process was killed
+    /// between two calls. The executor ends the pass there and reports no error, since a
+    /// killed process reports nothing either; only those tests build it, so the product
+    /// without the `testkit` feature has no such variant.
+    #[cfg(any(test, feature = "testkit"))]
     #[error("crashed on purpose after {calls} backend calls")]
     Crashed { calls: usize },
     /// Nothing more may be written this pass (the leader election lost, a stop signal): the
@@ -40,70 +44,33 @@ pub enum BackendError {
     /// write asked for was not made; the ones before were. The text says what to grant.
     #[error("{0}")]
     NoWriteAccess(String),
-    /// The TLS handshake failed: most often a server certificate that the configured CA file
-    /// does not vouch for. Never retried: the same certificate fails the same way.
-    #[error("TLS handshake with {service} at {url} failed: {cause}. {hint}")]
-    Tls {
-        service: &'static str,
-        url: String,
-        cause: String,
-        hint: String,
-    },
-    /// Nothing listens on the port: the daemon is down, or host or port are wrong.
-    #[error("connection to {service} at {url} refused ({cause}): nothing listens there. {hint}")]
-    Refused {
-        service: &'static str,
-        url: String,
-        cause: String,
-        hint: &'static str,
-    },
-    #[error("{service} at {url} did not answer within {after:?} ({cause}). {hint}")]
-    Timeout {
-        service: &'static str,
-        url: String,
-        after: std::time::Duration,
-        cause: String,
-        hint: &'static str,
-    },
-    #[error("cannot resolve {host}, the host of {service} URL {url} ({cause}): {hint}")]
-    Dns {
-        service: &'static str,
-        url: String,
-        host: String,
-        cause: String,
-        hint: &'static str,
-    },
-    /// Any other failure to connect or to read the answer (reset, unreachable network, …).
-    #[error("cannot talk to {service} at {url}: {cause}. {hint}")]
-    Connect {
-        service: &'static str,
-        url: String,
-        cause: String,
-        hint: &'static str,
-    },
-    /// The server answered with an HTTP error status.
-    #[error("{method} {url}: {service} answered {status}: {message}{hint}")]
-    Http {
-        service: &'static str,
-        method: String,
-        url: String,
-        status: u16,
-        message: String,
-        /// What to do, with a leading separator, or empty.
-        hint: String,
-    },
+    /// The service the backend talks to failed: it could not be reached, or it answered with
+    /// an error. The executor only reports it and goes on with the next target, so what it
+    /// was stays the backend's own type (the code that retries a request or tells a conflict
+    /// looks inside with `downcast_ref`); its message is the source's, word for word.
+    #[error(transparent)]
+    Service(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl BackendError {
-    /// Whether the same request may succeed if tried again shortly (the daemon restarting, a
-    /// slow master). A refused certificate, an unknown name or a refused user never is.
-    pub fn is_transient(&self) -> bool {
+    /// A typed failure of the service, kept as it is ([`BackendError::Service`]).
+    pub fn service(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        BackendError::Service(Box::new(e))
+    }
+
+    /// The service's failure, if this is one of type `E`.
+    pub fn service_error<E: std::error::Error + 'static>(&self) -> Option<&E> {
         match self {
-            BackendError::Refused { .. }
-            | BackendError::Timeout { .. }
-            | BackendError::Connect { .. } => true,
-            BackendError::Http { status, .. } => *status >= 500,
-            _ => false,
+            BackendError::Service(e) => e.downcast_ref(),
+            _ => None,
+        }
+    }
+
+    /// The service's failure, if this is one of type `E`, to add to what it says.
+    pub fn service_error_mut<E: std::error::Error + 'static>(&mut self) -> Option<&mut E> {
+        match self {
+            BackendError::Service(e) => e.downcast_mut(),
+            _ => None,
         }
     }
 }
@@ -425,12 +392,14 @@ impl<F: Family, B: Backend<F>, I: Around<F, B>> Backend<F> for Intercepted<B, I>
 
 /// Lets `budget` writes through, then fails every write as if the process had been killed
 /// right there. The crash tests and the chaos simulator use it, as [`Dying`].
+#[cfg(any(test, feature = "testkit"))]
 pub struct Budget {
     budget: Option<usize>,
     /// Writes made so far.
     pub calls: usize,
 }
 
+#[cfg(any(test, feature = "testkit"))]
 impl<F: Family> Interceptor<F> for Budget {
     fn before(&mut self, _: &Write<'_, F>) -> Result<(), BackendError> {
         if self.budget == Some(self.calls) {
@@ -442,8 +411,10 @@ impl<F: Family> Interceptor<F> for Budget {
 }
 
 /// A backend that dies after a number of writes ([`Budget`]).
+#[cfg(any(test, feature = "testkit"))]
 pub type Dying<B> = Intercepted<B, Budget>;
 
+#[cfg(any(test, feature = "testkit"))]
 impl<B> Dying<B> {
     /// `None` never dies.
     pub fn new(inner: B, budget: Option<usize>) -> Self {
@@ -802,6 +773,27 @@ pub(crate) mod tests {
                 "{results:?}"
             );
         }
+    }
+
+    /// A failure of the service is said as the service says it, and its type stays there for
+    /// whoever must tell one failure from another.
+    #[test]
+    fn a_service_failure_keeps_its_words_and_its_type() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("the fleet service at u refused: try later")]
+        struct Refused;
+
+        let mut e = BackendError::service(Refused);
+        assert_eq!(e.to_string(), "the fleet service at u refused: try later");
+        assert!(std::error::Error::source(&e).is_none());
+        assert!(e.service_error::<Refused>().is_some());
+        assert!(e.service_error_mut::<Refused>().is_some());
+        assert!(e.service_error::<std::io::Error>().is_none());
+        assert!(
+            BackendError::Halted("x".into())
+                .service_error::<Refused>()
+                .is_none()
+        );
     }
 
     #[test]

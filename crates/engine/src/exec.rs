@@ -51,6 +51,7 @@ pub fn execute<F: Family>(plan: &Plan<F>, backend: &mut dyn Backend<F>) -> Repor
         for action in actions {
             match apply(action, backend, &mut report) {
                 Ok(()) => report.actions_done += 1,
+                #[cfg(any(test, feature = "testkit"))]
                 Err(BackendError::Crashed { .. }) => {
                     report.crashed = true;
                     return report;

@@ -19,8 +19,10 @@ pub mod text;
 #[cfg(any(test, feature = "testkit"))]
 pub mod toy;
 
+#[cfg(any(test, feature = "testkit"))]
+pub use backend::Dying;
 pub use backend::{
-    Applied, Around, Backend, BackendError, Dying, Intercepted, Interceptor, Write, WriteGuard,
+    Applied, Around, Backend, BackendError, Intercepted, Interceptor, Write, WriteGuard,
 };
 pub use family::{Family, Health, Need, Words};
 pub use limits::Limits;

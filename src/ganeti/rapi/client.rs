@@ -3,6 +3,7 @@
 //! a snapshot makes, run concurrently.
 
 use super::*;
+use crate::transport::{self, TransportError};
 
 impl Rapi {
     pub fn connect(endpoint: &Endpoint) -> Result<Rapi, BackendError> {
@@ -77,7 +78,7 @@ impl Rapi {
     }
 
     /// Sends a request. Reads are retried with backoff when the error is transient
-    /// (`BackendError::is_transient`), within the bounds of [`RetryPolicy`]; writes only when
+    /// (`transport::is_transient`), within the bounds of [`RetryPolicy`]; writes only when
     /// nothing was sent yet, since a write that reached Ganeti may have created a job already.
     /// Each kind of failure is warned about once per connection; the error a request gives up
     /// with says how many attempts it made over how long.
@@ -125,7 +126,7 @@ impl Rapi {
                     )
                 }
             };
-            if !err.is_transient() || (sent && !idempotent) {
+            if !transport::is_transient(&err) || (sent && !idempotent) {
                 return Err(err);
             }
             if !self.may_retry(attempt, first, pause) {
@@ -322,19 +323,19 @@ impl Rapi {
         let query: Vec<(&str, &str)> = w.query.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let path = Self::object_path(&w.object);
         self.write(w.method.clone(), &path, &query, w.body.as_ref())
-            .map_err(|e| match e {
+            .map_err(|e| match TransportError::of(&e) {
                 // Ganeti answers 500, not 404, for the tags of an unknown object; its error
                 // code is the only thing that tells.
-                BackendError::Http {
+                Some(TransportError::Http {
                     status: 404 | 500,
-                    ref message,
+                    message,
                     ..
-                } if message.contains("unknown_entity") || message.contains("not found") => {
+                }) if message.contains("unknown_entity") || message.contains("not found") => {
                     BackendError::NoSuchObject {
                         object: w.object.clone(),
                     }
                 }
-                other => other,
+                _ => e,
             })
     }
 
@@ -361,7 +362,7 @@ impl Rapi {
         let path = format!("/2/query/{resource}?fields={}", fields.join(","));
         match self.get(&path) {
             Ok(q) => query_rows(q, fields, &path).map(Some),
-            Err(BackendError::Http { status: 403, .. }) => {
+            Err(e) if transport::http_status(&e) == Some(403) => {
                 // Nodes and instances are read at once: warn once.
                 if !self.query_forbidden.swap(true, Ordering::Relaxed) {
                     tracing::warn!(
@@ -471,10 +472,10 @@ pub(super) struct TagWrite {
 }
 
 pub(super) fn failure_kind(e: &BackendError) -> String {
-    match e {
-        BackendError::Http { status, .. } => format!("HTTP {status}"),
-        BackendError::Refused { .. } => "refused".into(),
-        BackendError::Timeout { .. } => "timeout".into(),
+    match TransportError::of(e) {
+        Some(TransportError::Http { status, .. }) => format!("HTTP {status}"),
+        Some(TransportError::Refused { .. }) => "refused".into(),
+        Some(TransportError::Timeout { .. }) => "timeout".into(),
         _ => "connect".into(),
     }
 }
@@ -485,11 +486,13 @@ pub(super) fn after_attempts(mut err: BackendError, attempts: u32, over: Duratio
         "{attempts} attempt{} over {over:.1?}",
         if attempts == 1 { "" } else { "s" }
     );
-    match &mut err {
-        BackendError::Refused { cause, .. }
-        | BackendError::Timeout { cause, .. }
-        | BackendError::Connect { cause, .. } => *cause = format!("{cause}; {note}"),
-        BackendError::Http { hint, .. } => *hint = format!("{hint} ({note})"),
+    match TransportError::of_mut(&mut err) {
+        Some(
+            TransportError::Refused { cause, .. }
+            | TransportError::Timeout { cause, .. }
+            | TransportError::Connect { cause, .. },
+        ) => *cause = format!("{cause}; {note}"),
+        Some(TransportError::Http { hint, .. }) => *hint = format!("{hint} ({note})"),
         _ => {}
     }
     err

@@ -3,7 +3,7 @@
 //! Ganeti's RAPI.
 
 use crate::engine::backend::BackendError;
-use crate::transport::{self, Advice, Failure};
+use crate::transport::{self, Advice, Failure, TransportError};
 use reqwest::{Method, StatusCode};
 use std::net::ToSocketAddrs;
 use std::path::Path;
@@ -43,8 +43,8 @@ pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> Backend
         // Raising rapi.timeout does not help here: say which limit it was, and tell a host
         // that cannot be reached from a daemon that accepts connections but never answers.
         let within = ctx.connect_timeout;
-        return match accepts_tcp(&url, within) {
-            true => BackendError::Connect {
+        let failed = match accepts_tcp(&url, within) {
+            true => TransportError::Connect {
                 service: SERVICE,
                 url,
                 cause: format!(
@@ -52,7 +52,7 @@ pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> Backend
                 ),
                 hint: "ganeti-rapi accepts connections but does not answer them: it is hung or overloaded. Check it on the master (/usr/lib/ganeti/daemon-util check ganeti-rapi) and restart it",
             },
-            false => BackendError::Connect {
+            false => TransportError::Connect {
                 service: SERVICE,
                 url,
                 cause: format!(
@@ -61,6 +61,7 @@ pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> Backend
                 hint: "The master is down or unreachable, or a firewall drops the packets: check the host, the address and the network path to port 5080",
             },
         };
+        return failed.into();
     }
     failed.into_error(
         url,
@@ -75,6 +76,7 @@ pub(super) fn transport(e: &reqwest::Error, url: &str, ctx: &Context) -> Backend
             other: "Check the address and the network path to the master",
         },
     )
+    .into()
 }
 
 /// Whether a TCP connection to the URL's host and port opens within `within` (at most 2 s).
@@ -139,7 +141,7 @@ pub(super) fn http(
         502..=504 => ": the RAPI daemon runs but got no answer from Ganeti's master daemons: check ganeti-luxid and ganeti-wconfd on the master".into(),
         _ => String::new(),
     };
-    BackendError::Http {
+    TransportError::Http {
         service: SERVICE,
         method: method.to_string(),
         url: url.to_owned(),
@@ -147,4 +149,5 @@ pub(super) fn http(
         message,
         hint,
     }
+    .into()
 }

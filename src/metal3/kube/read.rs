@@ -560,11 +560,7 @@ impl Inner {
         } else {
             let selector = format!("spec.nodeName={node}");
             match self.list(home, &pods, Some(&selector), Part::Whole).await {
-                Err(BackendError::Http {
-                    status: 400,
-                    message,
-                    ..
-                }) if message.contains("field label not supported") => {
+                Err(e) if refuses_field_selector(&e) => {
                     tracing::warn!(
                         ?home,
                         "the API server cannot select Pods by Node: they are listed whole"
