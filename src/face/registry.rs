@@ -8,8 +8,9 @@
 use super::cli::{Command, GlobalArgs};
 use super::printer::Printer;
 use super::settings::{Fleet, FleetJob, Logs, Output, SettingsError, fleet_job};
-use super::{Error, Exit, FleetCommand};
+use super::{Exit, FleetCommand};
 use crate::config::Config;
+use crate::plug::Error;
 use crate::plug::FamilyFace;
 use crate::plug::claim::{By, Claim, Look, Shared};
 use crate::plug::cli::Commands;
@@ -306,7 +307,7 @@ impl<F> std::fmt::Debug for ParseMarks<F> {
 
 impl<F: FamilyFace + 'static> FleetCommand for ParseMarks<F> {
     fn run(self: Box<Self>, out: &mut Printer, _logs: &Logs) -> Result<Exit, Error> {
-        Ok(crate::plug::marks::command::<F>(out, &self.marks)?)
+        crate::plug::marks::command::<F>(out, &self.marks)
     }
 
     #[cfg(test)]
@@ -336,7 +337,7 @@ impl std::fmt::Debug for Generating {
 #[cfg(any(test, feature = "testkit"))]
 impl FleetCommand for Generating {
     fn run(self: Box<Self>, out: &mut Printer, _logs: &Logs) -> Result<Exit, Error> {
-        Ok(self.generator.generate(out, &self.asked)?)
+        self.generator.generate(out, &self.asked)
     }
 
     #[cfg(test)]

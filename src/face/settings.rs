@@ -188,8 +188,9 @@ pub enum FleetJob<F: FamilyFace> {
 /// What `status` shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusView {
-    /// The targets and scopes asked for (none: the whole fleet).
-    pub objects: Vec<String>,
+    /// The targets and scopes asked for (none: the whole fleet), read on the family's syntax
+    /// before the fleet is: a typo is a usage error whatever the fleet's state.
+    pub objects: Vec<ObjectRef>,
     /// The table's header and summary (`--no-headers` drops them).
     pub headers: bool,
     /// `-o`.
@@ -358,8 +359,14 @@ pub enum SettingsError {
     #[error(transparent)]
     Suspend(AdminError),
     /// A command of another family's.
-    #[error(transparent)]
-    Unsupported(Box<crate::plug::Failure>),
+    #[error("{from} holds {holds} (the {family} family): `{command}` works only on {works_on}")]
+    Unsupported {
+        from: String,
+        holds: &'static str,
+        family: &'static str,
+        command: String,
+        works_on: String,
+    },
     /// The object an admin command names.
     #[error("{0}")]
     Object(crate::engine::object::ObjectRefError),
@@ -560,7 +567,10 @@ pub(crate) fn fleet_job<F: FamilyFace>(
                 fleet,
                 clock: clock.into(),
                 view: StatusView {
-                    objects,
+                    objects: objects
+                        .iter()
+                        .map(|o| read_object::<F>(o))
+                        .collect::<Result<_, _>>()?,
                     headers: !no_headers,
                     format,
                 },
@@ -656,15 +666,13 @@ pub(crate) fn fleet_job<F: FamilyFace>(
             let (json, format) = own.output();
             let (name, owner, fleet_hint) = (own.name().to_owned(), own.family(), own.fleet_hint());
             let Ok(own) = own.into_any().downcast::<Owned<F>>() else {
-                return Err(SettingsError::Unsupported(Box::new(
-                    crate::plug::Failure::Unsupported {
-                        from: F::describe(&fleet.source),
-                        holds: F::HOLDS,
-                        family: F::FAMILY,
-                        command: name,
-                        works_on: format!("a fleet of the {owner} family, named by {fleet_hint}"),
-                    },
-                )));
+                return Err(SettingsError::Unsupported {
+                    from: F::describe(&fleet.source),
+                    holds: F::HOLDS,
+                    family: F::FAMILY,
+                    command: name,
+                    works_on: format!("a fleet of the {owner} family, named by {fleet_hint}"),
+                });
             };
             shape(output, json, format);
             let lock = lock_path::<F>(global, config, &fleet.source)?;

@@ -143,12 +143,12 @@ impl FamilyFace for Metal3 {
         limits: &crate::engine::Limits,
         args: &crate::plug::simulate::Simulate,
         out: &mut crate::plug::printer::Printer,
-    ) -> Result<crate::plug::Exit, crate::plug::Failure> {
+    ) -> Result<crate::plug::Exit, crate::plug::Error> {
         use crate::plug::simulate::{explore, report};
         let mut backend = Self::open(source)?;
         let snap = backend
             .snapshot()
-            .map_err(|e| crate::plug::Failure::Snapshot(e.into()))?;
+            .map_err(|e| crate::plug::Error::Snapshot(e.into()))?;
         let cfg = args.engine_config(limits);
         let settings = super::sim::settings();
         let planner = |s: &super::objects::Snapshot, now: i64, seed: u64| {

@@ -3,7 +3,7 @@
 //! family's words). Built with the `testkit` feature only.
 
 use super::printer::Printer;
-use super::{Exit, Failure};
+use super::{Error, Exit};
 use crate::engine::{
     Family, Limits,
     sim::{self as engine_sim, PASS_SECONDS, Summary, World},
@@ -50,7 +50,7 @@ impl Simulate {
 }
 
 /// The log of one scenario's passes, printed under `--verbose`.
-pub fn print_log(out: &mut Printer, log: &[Vec<String>]) -> Result<(), Failure> {
+pub fn print_log(out: &mut Printer, log: &[Vec<String>]) -> Result<(), Error> {
     for (pass, lines) in log.iter().enumerate() {
         for l in lines {
             out.line(format_args!("pass {pass}: {l}"))?;
@@ -73,7 +73,7 @@ pub fn explore<W: World>(
     args: &Simulate,
     cfg: &engine_sim::SimConfig,
     planner: engine_sim::Planner<'_, W>,
-) -> Result<Summary, Failure> {
+) -> Result<Summary, Error> {
     let faults = if args.replicas > 1 {
         engine_sim::Faults::<W::Rates>::default().with_replicas()
     } else {
@@ -130,7 +130,7 @@ pub fn report<F: Family>(
     out: &mut Printer,
     summary: &Summary,
     notes: &[String],
-) -> Result<Exit, Failure> {
+) -> Result<Exit, Error> {
     out.document(
         || Report { summary, notes },
         || {
