@@ -1,5 +1,5 @@
-//! The commands that show the fleet and change nothing: `status`, `explain`, `report`,
-//! `snapshot`.
+//! The commands that show the fleet and change nothing: `status`, `explain`, `report` (and
+//! `snapshot`, the family's own: `FamilyFace::SNAPSHOT`).
 
 use super::Exit;
 use super::cli::Format;
@@ -145,13 +145,4 @@ pub fn report<F: FamilyFace>(
         path.display()
     ));
     Ok(Exit::Ok)
-}
-
-/// Saves the fleet as a fleet file, or prints it: a capability of the family.
-pub fn snapshot<F: FamilyFace>(
-    out: &mut Printer,
-    fleet: &Fleet<F>,
-    output: Option<&Path>,
-) -> Result<Exit, Error> {
-    F::snapshot(&fleet.source, out, output)
 }

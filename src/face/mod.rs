@@ -164,7 +164,11 @@ fn fleet_job<F: FamilyFace>(
         } => inspect::explain(out, &fleet, clock, &instance, names_only),
         FleetJob::Report { fleet, clock, html } => inspect::report(out, &fleet, clock, &html),
         FleetJob::Lint { fleet, clock } => tags::lint(out, &fleet, clock),
-        FleetJob::Snapshot { fleet, output } => inspect::snapshot(out, &fleet, output.as_deref()),
+        FleetJob::Snapshot {
+            fleet,
+            output,
+            snapshot,
+        } => snapshot(&fleet.source, out, output.as_deref()),
         FleetJob::Own {
             fleet,
             lock,
@@ -179,8 +183,10 @@ fn fleet_job<F: FamilyFace>(
             applied_within,
         } => admin::admin(out, logs, &fleet, &lock, &object, &verb, applied_within),
         #[cfg(any(test, feature = "testkit"))]
-        FleetJob::Simulate { fleet, simulate } => {
-            F::simulate(&fleet.source, &fleet.limits, &simulate, out)
-        }
+        FleetJob::Simulate {
+            fleet,
+            simulate,
+            simulator,
+        } => simulator(&fleet.source, &fleet.limits, &simulate, out),
     }
 }

@@ -182,6 +182,9 @@ impl FamilyFace for Ganeti {
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];
     const FLEET_HINT: &'static str = "--cluster FILE or --rapi URL (Ganeti)";
+    const SNAPSHOT: Option<crate::plug::Snapshotter<Self>> = Some(snapshot);
+    #[cfg(any(test, feature = "testkit"))]
+    const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
     #[cfg(any(test, feature = "testkit"))]
     const GENERATOR: Option<&'static dyn crate::plug::generate::Generator> =
         Some(&super::generate::Generator);
@@ -318,54 +321,6 @@ impl FamilyFace for Ganeti {
         }
     }
 
-    /// Saves the fleet as a fleet file, or prints it.
-    fn snapshot(source: &Source, out: &mut Printer, output: Option<&Path>) -> Result<Exit, Error> {
-        let mut backend = Self::open(source)?;
-        let snap = backend.snapshot().map_err(|e| Error::Read {
-            from: Self::describe(source),
-            source: e.into(),
-        })?;
-        match output {
-            Some(path) => {
-                let mut file = FleetFile::create(path, snap);
-                file.flush().map_err(|e| Error::Save(e.into()))?;
-                out.note(format_args!(
-                    "saved {} instances to {}",
-                    file.fleet().instances.len(),
-                    path.display()
-                ));
-            }
-            None => out.json_document(&snap)?,
-        }
-        Ok(Exit::Ok)
-    }
-
-    /// The Ganeti world: nodes and racks fail, jobs fail, the watcher is killed and admins
-    /// edit tags, over the fleet read; with the config's limits and iallocator.
-    #[cfg(any(test, feature = "testkit"))]
-    fn simulate(
-        source: &Source,
-        limits: &crate::engine::Limits,
-        args: &crate::plug::simulate::Simulate,
-        out: &mut Printer,
-    ) -> Result<Exit, Error> {
-        use crate::plug::simulate::{explore, report};
-        let mut backend = Self::open(source)?;
-        let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
-        // The driver the other families use, so that --replicas (and with it the master
-        // role's takeovers) reaches this world too.
-        let cfg = args.engine_config(limits);
-        let settings = super::Settings {
-            iallocator: source.iallocator.clone(),
-            ..super::Settings::default()
-        };
-        let planner = |s: &super::snapshot::Snapshot, now: i64, seed: u64| {
-            super::plan_with(s, &settings, now, &cfg.limits, seed)
-        };
-        let summary = explore::<super::file::FleetFile>(out, &snap, &(), args, &cfg, &planner)?;
-        report::<Ganeti>(out, &summary, &[])
-    }
-
     fn fact_cells(facts: &Facts) -> Vec<String> {
         vec![
             facts.primary.to_string(),
@@ -398,6 +353,54 @@ impl FamilyFace for Ganeti {
             .node(&inst.pnode)
             .map_or(NO_SCOPE, |n| index.group_name(n))
     }
+}
+
+/// Saves the fleet as a fleet file, or prints it.
+fn snapshot(source: &Source, out: &mut Printer, output: Option<&Path>) -> Result<Exit, Error> {
+    let mut backend = Ganeti::open(source)?;
+    let snap = backend.snapshot().map_err(|e| Error::Read {
+        from: Ganeti::describe(source),
+        source: e.into(),
+    })?;
+    match output {
+        Some(path) => {
+            let mut file = FleetFile::create(path, snap);
+            file.flush().map_err(|e| Error::Save(e.into()))?;
+            out.note(format_args!(
+                "saved {} instances to {}",
+                file.fleet().instances.len(),
+                path.display()
+            ));
+        }
+        None => out.json_document(&snap)?,
+    }
+    Ok(Exit::Ok)
+}
+
+/// The Ganeti world: nodes and racks fail, jobs fail, the watcher is killed and admins
+/// edit tags, over the fleet read; with the config's limits and iallocator.
+#[cfg(any(test, feature = "testkit"))]
+fn simulate(
+    source: &Source,
+    limits: &crate::engine::Limits,
+    args: &crate::plug::simulate::Simulate,
+    out: &mut Printer,
+) -> Result<Exit, Error> {
+    use crate::plug::simulate::{explore, report};
+    let mut backend = Ganeti::open(source)?;
+    let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+    // The driver the other families use, so that --replicas (and with it the master
+    // role's takeovers) reaches this world too.
+    let cfg = args.engine_config(limits);
+    let settings = super::Settings {
+        iallocator: source.iallocator.clone(),
+        ..super::Settings::default()
+    };
+    let planner = |s: &super::snapshot::Snapshot, now: i64, seed: u64| {
+        super::plan_with(s, &settings, now, &cfg.limits, seed)
+    };
+    let summary = explore::<super::file::FleetFile>(out, &snap, &(), args, &cfg, &planner)?;
+    report::<Ganeti>(out, &summary, &[])
 }
 
 #[cfg(test)]

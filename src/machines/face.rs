@@ -103,6 +103,8 @@ impl FamilyFace for Machines {
     const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
     const FLEET_HINT: &'static str = "--sabakan-file FILE or --sabakan URL (sabakan machines)";
     const LEADER_GAUGE: Option<&'static str> = Some("cke_leader");
+    #[cfg(any(test, feature = "testkit"))]
+    const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
 
     fn claim(
         args: &Self::Args,
@@ -177,36 +179,6 @@ impl FamilyFace for Machines {
 
     fn settings(source: &MachinesFleet, _backend: &dyn Backend<Machines>) -> Settings {
         source.settings.clone()
-    }
-
-    /// The machines world over the machines read (sabakan or its file, read once and never
-    /// written; the Nodes likewise), with the fleet's own repair configuration and
-    /// constraints, and the config's limits: the procedures exercised are the operator's. The
-    /// world plays every command they name, health checks included, from each machine's
-    /// script: no program runs, here or when the source is read, and drains cordon a copy of
-    /// the Nodes.
-    #[cfg(any(test, feature = "testkit"))]
-    fn simulate(
-        s: &MachinesFleet,
-        limits: &crate::engine::Limits,
-        args: &crate::plug::simulate::Simulate,
-        out: &mut Printer,
-    ) -> Result<Exit, Error> {
-        use crate::plug::simulate::{explore, report};
-        let mut source = open(s).map_err(|e| Error::Open(e.into()))?;
-        source.check_health = false;
-        let snap = source.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
-        // Dropped unflushed: nothing read is ever written back.
-        drop(source);
-        let cfg = args.engine_config(limits);
-        let planner = |snap: &super::snapshot::Snapshot, now: i64, seed: u64| {
-            super::plan(snap, &s.settings, now, &cfg.limits, seed)
-        };
-        let setup = Some(s.settings.clone());
-        let summary =
-            explore::<super::sim::MachinesWorld>(out, &snap, &setup, args, &cfg, &planner)?;
-        let notes = super::sim::unrepairable(&snap, &s.settings);
-        report::<Machines>(out, &summary, &notes)
     }
 
     /// The Kubernetes cluster the machines are Nodes of (`--kubeconfig`, which the drain
@@ -728,4 +700,33 @@ impl crate::plug::cli::Commands<Machines> for MachinesCommand {
     ) -> Result<Exit, Error> {
         repair(out, source, lock, lock_wait, self)
     }
+}
+
+/// The machines world over the machines read (sabakan or its file, read once and never
+/// written; the Nodes likewise), with the fleet's own repair configuration and
+/// constraints, and the config's limits: the procedures exercised are the operator's. The
+/// world plays every command they name, health checks included, from each machine's
+/// script: no program runs, here or when the source is read, and drains cordon a copy of
+/// the Nodes.
+#[cfg(any(test, feature = "testkit"))]
+fn simulate(
+    s: &MachinesFleet,
+    limits: &crate::engine::Limits,
+    args: &crate::plug::simulate::Simulate,
+    out: &mut Printer,
+) -> Result<Exit, Error> {
+    use crate::plug::simulate::{explore, report};
+    let mut source = open(s).map_err(|e| Error::Open(e.into()))?;
+    source.check_health = false;
+    let snap = source.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+    // Dropped unflushed: nothing read is ever written back.
+    drop(source);
+    let cfg = args.engine_config(limits);
+    let planner = |snap: &super::snapshot::Snapshot, now: i64, seed: u64| {
+        super::plan(snap, &s.settings, now, &cfg.limits, seed)
+    };
+    let setup = Some(s.settings.clone());
+    let summary = explore::<super::sim::MachinesWorld>(out, &snap, &setup, args, &cfg, &planner)?;
+    let notes = super::sim::unrepairable(&snap, &s.settings);
+    report::<Machines>(out, &summary, &notes)
 }

@@ -109,15 +109,6 @@ pub enum Error {
         kind: &'static str,
         kinds: &'static str,
     },
-    /// The command is another family's.
-    #[error("{from} holds {holds} (the {family} family): `{command}` works only on {works_on}")]
-    Unsupported {
-        from: String,
-        holds: &'static str,
-        family: &'static str,
-        command: String,
-        works_on: String,
-    },
     #[error(transparent)]
     Sabakan(CliError),
     #[error("writing to standard output")]
@@ -142,8 +133,7 @@ impl Error {
             | Error::Metrics { .. }
             | Error::Brake { .. }
             | Error::Report { .. } => Exit::Unreadable,
-            Error::Unsupported { .. }
-            | Error::Connect(_)
+            Error::Connect(_)
             | Error::Edit(_)
             | Error::Select { .. }
             | Error::NoSuchTarget { .. }

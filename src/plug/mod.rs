@@ -66,6 +66,14 @@ pub trait FamilyFace: Family {
     /// `generate`'s maker of synthetic fleets of this family, if it has one.
     #[cfg(any(test, feature = "testkit"))]
     const GENERATOR: Option<&'static dyn generate::Generator> = None;
+    /// `snapshot`, where the family can save its fleet as a file to replay offline: on a
+    /// fleet of a family without one the face refuses the command, naming the families that
+    /// have one.
+    const SNAPSHOT: Option<Snapshotter<Self>> = None;
+    /// `simulate`, where the family has a simulated world to run chaos scenarios in over its
+    /// fleet as it is, in memory: without one, refused as `snapshot` is.
+    #[cfg(any(test, feature = "testkit"))]
+    const SIMULATOR: Option<simulate::Simulator<Self>> = None;
 
     /// The fleet this family's flags (or, asked to look there, its config keys) name, if
     /// any.
@@ -154,40 +162,11 @@ pub trait FamilyFace: Family {
     fn live(_source: &Self::Source) -> Option<crate::k8s::Live> {
         None
     }
-
-    /// `snapshot`: the fleet saved as a file to replay offline. A family without one refuses.
-    fn snapshot(
-        source: &Self::Source,
-        _out: &mut Printer,
-        _output: Option<&Path>,
-    ) -> Result<Exit, Error> {
-        Err(Error::Unsupported {
-            from: Self::describe(source),
-            holds: Self::HOLDS,
-            family: Self::FAMILY,
-            command: "snapshot".into(),
-            works_on: "Ganeti fleets".into(),
-        })
-    }
-
-    /// `simulate`: many chaos scenarios over the fleet as it is, in memory, in the family's
-    /// own world. A family without one refuses.
-    #[cfg(any(test, feature = "testkit"))]
-    fn simulate(
-        source: &Self::Source,
-        _limits: &Limits,
-        _args: &simulate::Simulate,
-        _out: &mut Printer,
-    ) -> Result<Exit, Error> {
-        Err(Error::Unsupported {
-            from: Self::describe(source),
-            holds: Self::HOLDS,
-            family: Self::FAMILY,
-            command: "simulate".into(),
-            works_on: "fleets of a family with a simulated world".into(),
-        })
-    }
 }
+
+/// `snapshot`: the fleet saved as a file to replay offline (`output`), or printed.
+pub type Snapshotter<F> =
+    fn(&<F as FamilyFace>::Source, &mut Printer, Option<&Path>) -> Result<Exit, Error>;
 
 /// The target of the logs the command line's layer writes (a family's settings too): the
 /// module they came from before it was split, kept so that log filters

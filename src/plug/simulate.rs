@@ -10,6 +10,11 @@ use crate::engine::{
 };
 use serde::Serialize;
 
+/// `simulate` in a family's world: many chaos scenarios over the fleet as it is, in memory,
+/// with the config's limits.
+pub type Simulator<F> =
+    fn(&<F as super::FamilyFace>::Source, &Limits, &Simulate, &mut Printer) -> Result<Exit, Error>;
+
 /// `simulate`'s settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Simulate {
