@@ -1,6 +1,6 @@
 //! The binary-facing layer: the command line ([`cli`]), the settings stage that resolves it
 //! once ([`settings`]), the printer that owns standard output ([`printer`]), and one module per
-//! job: passes (`run`), status/explain/snapshot (`inspect`), the marks' lint (`tags`), the admin
+//! job: passes (`run`), status/explain/report (`inspect`), the marks' lint (`tags`), the admin
 //! verbs (`admin`). [`run()`] returns the exit status or a typed
 //! error; `main` only maps that to the process's exit code.
 

@@ -360,7 +360,8 @@ pub enum SettingsError {
     /// --until or --for.
     #[error(transparent)]
     Suspend(AdminError),
-    /// A command of another family's.
+    /// A command the fleet's family does not offer: another family's own, or `snapshot` or
+    /// `simulate` where the family registers none.
     #[error("{from} holds {holds} (the {family} family): `{command}` works only on {works_on}")]
     Unsupported {
         from: String,
