@@ -2,11 +2,12 @@
 //! edits (`crate::admin`), carry them out and save, then say what changed. Under the fleet's
 //! lock for a fleet file; on a live fleet without it, a suspend pulling the brake instead.
 
+use super::Exit;
 use super::family::FamilyFace;
 use super::fleet::{acquire_lock, connect, execute_and_save};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet, Logs};
-use super::{Error, Exit};
+use crate::plug::Error;
 use crate::{
     admin::{self, Verb},
     engine::{Applied, ObjectRef, Plan},

@@ -3,11 +3,12 @@
 //! between replicas, and a clean stop on SIGTERM or SIGINT (the Lease is given up).
 //! The Ganeti and file backends keep the plain sleep between passes.
 
+use super::LOG_TARGET;
 use super::settings::{Leader, Run};
-use super::{Error, LOG_TARGET};
 use crate::engine::{Backend, BackendError, Family, Intercepted, Interceptor, Write, WriteGuard};
 use crate::k8s::lease::{Elector, Term, Timing};
 use crate::k8s::watch::Watcher;
+use crate::plug::Error;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -1,12 +1,13 @@
-//! The commands that show the fleet and change nothing: `status`, `explain`, `report`,
-//! `snapshot`.
+//! The commands that show the fleet and change nothing: `status`, `explain`, `report` (and
+//! `snapshot`, the family's own: `FamilyFace::SNAPSHOT`).
 
+use super::Exit;
 use super::cli::Format;
 use super::family::FamilyFace;
 use super::fleet::{connect, plan_of, read, read_plan};
 use super::printer::Printer;
-use super::settings::{Clock, Fleet, SettingsError, StatusView};
-use super::{Error, Exit};
+use super::settings::{Clock, Fleet, StatusView};
+use crate::plug::Error;
 use crate::{
     admin, files,
     report::{self, html},
@@ -25,16 +26,12 @@ pub fn status<F: FamilyFace>(
     let settings = F::settings(&fleet.source, backend.as_ref());
     let mut plan = plan_of::<F>(fleet, &snap, &settings, now, 0);
     if !view.objects.is_empty() {
-        let objects = view
-            .objects
-            .iter()
-            .map(|o| F::parse_object(o).map_err(SettingsError::Object))
-            .collect::<Result<Vec<_>, _>>()?;
-        let chosen =
-            admin::select::<F>(&snap, &settings, now, &objects).map_err(|e| Error::Select {
+        let chosen = admin::select::<F>(&snap, &settings, now, &view.objects).map_err(|e| {
+            Error::Select {
                 from: fleet.describe(),
                 source: e,
-            })?;
+            }
+        })?;
         plan.targets.retain(|t| chosen.contains(&t.name));
         plan.counts = plan.targets.iter().fold(Default::default(), |mut n, t| {
             *n.entry(t.state).or_default() += 1;
@@ -148,13 +145,4 @@ pub fn report<F: FamilyFace>(
         path.display()
     ));
     Ok(Exit::Ok)
-}
-
-/// Saves the fleet as a fleet file, or prints it: a capability of the family.
-pub fn snapshot<F: FamilyFace>(
-    out: &mut Printer,
-    fleet: &Fleet<F>,
-    output: Option<&Path>,
-) -> Result<Exit, Error> {
-    Ok(F::snapshot(&fleet.source, out, output)?)
 }

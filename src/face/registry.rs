@@ -8,8 +8,9 @@
 use super::cli::{Command, GlobalArgs};
 use super::printer::Printer;
 use super::settings::{Fleet, FleetJob, Logs, Output, SettingsError, fleet_job};
-use super::{Error, Exit, FleetCommand};
+use super::{Exit, FleetCommand};
 use crate::config::Config;
+use crate::plug::Error;
 use crate::plug::FamilyFace;
 use crate::plug::claim::{By, Claim, Look, Shared};
 use crate::plug::cli::Commands;
@@ -57,6 +58,8 @@ pub trait Registered: Sync {
     /// Whether the family has a generator for `generate`.
     #[cfg(any(test, feature = "testkit"))]
     fn generates(&self) -> bool;
+    /// Whether the family offers `command`.
+    fn offers(&self, command: Optional) -> bool;
     /// The family's flags read from `matches` and its part of the config taken out of
     /// `config` (and checked, whether the family is used or not).
     fn prepare(
@@ -64,6 +67,45 @@ pub trait Registered: Sync {
         matches: &ArgMatches,
         config: &mut Config,
     ) -> Result<Box<dyn Prepared>, SettingsError>;
+}
+
+/// A command of the face's that only the families that register it offer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Optional {
+    /// [`FamilyFace::SNAPSHOT`].
+    Snapshot,
+    /// [`FamilyFace::SIMULATOR`].
+    #[cfg(any(test, feature = "testkit"))]
+    Simulate,
+}
+
+impl Optional {
+    /// The command as it is typed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Optional::Snapshot => "snapshot",
+            #[cfg(any(test, feature = "testkit"))]
+            Optional::Simulate => "simulate",
+        }
+    }
+}
+
+/// The fleets a command may work on, for the refusal on a fleet of a family that does not
+/// offer it: the families that do, and how to name a fleet of each
+/// ("a fleet of the ganeti or metal3 family, named by --cluster FILE …; --kube-objects FILE …").
+pub fn works_on(families: &[&dyn Registered], offers: impl Fn(&dyn Registered) -> bool) -> String {
+    let offering: Vec<&dyn Registered> = families.iter().copied().filter(|f| offers(*f)).collect();
+    let names: Vec<&str> = offering.iter().map(|f| f.family()).collect();
+    let hints: Vec<&str> = offering.iter().map(|f| f.fleet_hint()).collect();
+    match names.as_slice() {
+        [] => "a fleet of a family that offers it, and none here does".to_owned(),
+        [one] => format!("a fleet of the {one} family, named by {}", hints[0]),
+        [init @ .., last] => format!(
+            "a fleet of the {} or {last} family, named by {}",
+            init.join(", "),
+            hints.join("; ")
+        ),
+    }
 }
 
 /// A family's own command ([`FamilyFace::Commands`]), read, its family's type erased until the
@@ -151,6 +193,7 @@ pub trait Claimed {
         config: &Config,
         command: Command,
         output: &mut Output,
+        families: &[&dyn Registered],
     ) -> Result<Box<dyn FleetCommand>, SettingsError>;
 }
 
@@ -227,6 +270,14 @@ where
             generator,
             asked,
         }))
+    }
+
+    fn offers(&self, command: Optional) -> bool {
+        match command {
+            Optional::Snapshot => F::SNAPSHOT.is_some(),
+            #[cfg(any(test, feature = "testkit"))]
+            Optional::Simulate => F::SIMULATOR.is_some(),
+        }
     }
 
     fn config_keys(&self) -> &'static [&'static str] {
@@ -306,7 +357,7 @@ impl<F> std::fmt::Debug for ParseMarks<F> {
 
 impl<F: FamilyFace + 'static> FleetCommand for ParseMarks<F> {
     fn run(self: Box<Self>, out: &mut Printer, _logs: &Logs) -> Result<Exit, Error> {
-        Ok(crate::plug::marks::command::<F>(out, &self.marks)?)
+        crate::plug::marks::command::<F>(out, &self.marks)
     }
 
     #[cfg(test)]
@@ -336,7 +387,7 @@ impl std::fmt::Debug for Generating {
 #[cfg(any(test, feature = "testkit"))]
 impl FleetCommand for Generating {
     fn run(self: Box<Self>, out: &mut Printer, _logs: &Logs) -> Result<Exit, Error> {
-        Ok(self.generator.generate(out, &self.asked)?)
+        self.generator.generate(out, &self.asked)
     }
 
     #[cfg(test)]
@@ -401,6 +452,7 @@ where
         config: &Config,
         command: Command,
         output: &mut Output,
+        families: &[&dyn Registered],
     ) -> Result<Box<dyn FleetCommand>, SettingsError> {
         let source = self.0.source.map_err(SettingsError::Family)?;
         let limits = F::limits(&source, &config.limits, &config.limits_given);
@@ -410,7 +462,7 @@ where
             lock_wait: global.wait,
         };
         Ok(Box::new(fleet_job::<F>(
-            global, config, fleet, command, output,
+            global, config, fleet, command, output, families,
         )?))
     }
 }

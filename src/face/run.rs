@@ -6,7 +6,8 @@ use super::family::FamilyFace;
 use super::fleet::{Planned, acquire_lock, connect, execute_and_save, plan_read};
 use super::printer::Printer;
 use super::settings::{Fleet, Logs, Run};
-use super::{Error, Exit, LOG_TARGET};
+use super::{Exit, LOG_TARGET};
+use crate::plug::Error;
 use crate::{engine::Backend, metrics, report};
 
 pub fn run<F: FamilyFace>(
@@ -29,7 +30,7 @@ pub fn run<F: FamilyFace>(
             }
             if !d.may_act() {
                 if let Err(e) = stand_by::<F>(run, &mut standing) {
-                    tracing::error!(target: LOG_TARGET, error = %e.chain(), "standing by");
+                    tracing::error!(target: LOG_TARGET, error = %super::Chain(&e), "standing by");
                 }
                 continue;
             }
@@ -56,7 +57,7 @@ pub fn run<F: FamilyFace>(
                     })
                     .inspect(|_| crate::plug::pass_ended())
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(e),
         };
         if !matches!(&outcome, Err(e) if e.exit() == Exit::Busy) {
             kept_out = None;
@@ -71,13 +72,13 @@ pub fn run<F: FamilyFace>(
                 if code == Exit::Busy {
                     // A standby replica finds the lock taken every interval: said once, and
                     // again when what it says changes (another lock, after a pass of its own).
-                    let said = e.chain().to_string();
+                    let said = super::Chain(&e).to_string();
                     if kept_out.as_deref() != Some(said.as_str()) {
                         tracing::info!(target: LOG_TARGET, pass, "{said}; trying again every interval, said again only when this changes");
                         kept_out = Some(said);
                     }
                 } else {
-                    tracing::error!(target: LOG_TARGET, pass, error = %e.chain(), "pass failed; trying again next interval");
+                    tracing::error!(target: LOG_TARGET, pass, error = %super::Chain(&e), "pass failed; trying again next interval");
                 }
                 worst = worst.max(code);
             }

@@ -12,7 +12,7 @@ use super::cli::{
     AdminArgs, ClockArgs, Command, Format, GlobalArgs, Level, Parsed, RunArgs, TagsCommand,
 };
 use super::family::FamilyFace;
-use super::registry::{Claimed, Owned, Registered};
+use super::registry::{Claimed, Optional, Owned, Registered};
 
 use crate::engine::marks::Level as _;
 use crate::{
@@ -172,10 +172,12 @@ pub enum FleetJob<F: FamilyFace> {
     Simulate {
         fleet: Fleet<F>,
         simulate: Simulate,
+        simulator: crate::plug::simulate::Simulator<F>,
     },
     Snapshot {
         fleet: Fleet<F>,
         output: Option<PathBuf>,
+        snapshot: crate::plug::Snapshotter<F>,
     },
     /// A command of the family's own (`FamilyFace::Commands`).
     Own {
@@ -188,8 +190,9 @@ pub enum FleetJob<F: FamilyFace> {
 /// What `status` shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusView {
-    /// The targets and scopes asked for (none: the whole fleet).
-    pub objects: Vec<String>,
+    /// The targets and scopes asked for (none: the whole fleet), read on the family's syntax
+    /// before the fleet is: a typo is a usage error whatever the fleet's state.
+    pub objects: Vec<ObjectRef>,
     /// The table's header and summary (`--no-headers` drops them).
     pub headers: bool,
     /// `-o`.
@@ -357,9 +360,16 @@ pub enum SettingsError {
     /// --until or --for.
     #[error(transparent)]
     Suspend(AdminError),
-    /// A command of another family's.
-    #[error(transparent)]
-    Unsupported(Box<crate::plug::Failure>),
+    /// A command the fleet's family does not offer: another family's own, or `snapshot` or
+    /// `simulate` where the family registers none.
+    #[error("{from} holds {holds} (the {family} family): `{command}` works only on {works_on}")]
+    Unsupported {
+        from: String,
+        holds: &'static str,
+        family: &'static str,
+        command: String,
+        works_on: String,
+    },
     /// The object an admin command names.
     #[error("{0}")]
     Object(crate::engine::object::ObjectRefError),
@@ -446,7 +456,7 @@ impl Settings {
                         }
                         (e, _) => e,
                     })?;
-                Job::Fleet(claimed.job(global, &config, command, &mut output)?)
+                Job::Fleet(claimed.job(global, &config, command, &mut output, families)?)
             }
         };
         Ok(Settings { logs, output, job })
@@ -520,7 +530,19 @@ pub(crate) fn fleet_job<F: FamilyFace>(
     mut fleet: Fleet<F>,
     command: Command,
     output: &mut Output,
+    families: &[&dyn Registered],
 ) -> Result<FleetJob<F>, SettingsError> {
+    // A command the family does not offer, refused naming the families that do.
+    let unsupported =
+        |fleet: &Fleet<F>, command: &str, offers: &dyn Fn(&dyn Registered) -> bool| {
+            SettingsError::Unsupported {
+                from: fleet.describe(),
+                holds: F::HOLDS,
+                family: F::FAMILY,
+                command: command.to_owned(),
+                works_on: super::registry::works_on(families, offers),
+            }
+        };
     let admin = |fleet: Fleet<F>,
                  object: ObjectRef,
                  verb: Verb<F::Level>,
@@ -560,7 +582,10 @@ pub(crate) fn fleet_job<F: FamilyFace>(
                 fleet,
                 clock: clock.into(),
                 view: StatusView {
-                    objects,
+                    objects: objects
+                        .iter()
+                        .map(|o| read_object::<F>(o))
+                        .collect::<Result<_, _>>()?,
                     headers: !no_headers,
                     format,
                 },
@@ -644,27 +669,36 @@ pub(crate) fn fleet_job<F: FamilyFace>(
         #[cfg(any(test, feature = "testkit"))]
         Command::Simulate(args) => {
             output.json = args.json;
+            let Some(simulator) = F::SIMULATOR else {
+                return Err(unsupported(&fleet, Optional::Simulate.name(), &|f| {
+                    f.offers(Optional::Simulate)
+                }));
+            };
             let simulate = simulate_settings(&args);
             simulate_fits_calendar(&simulate, &fleet.limits)?;
-            FleetJob::Simulate { fleet, simulate }
+            FleetJob::Simulate {
+                fleet,
+                simulate,
+                simulator,
+            }
         }
-        Command::Snapshot { output: file } => FleetJob::Snapshot {
-            fleet,
-            output: file,
-        },
+        Command::Snapshot { output: file } => {
+            let Some(snapshot) = F::SNAPSHOT else {
+                return Err(unsupported(&fleet, Optional::Snapshot.name(), &|f| {
+                    f.offers(Optional::Snapshot)
+                }));
+            };
+            FleetJob::Snapshot {
+                fleet,
+                output: file,
+                snapshot,
+            }
+        }
         Command::Family(own) => {
             let (json, format) = own.output();
-            let (name, owner, fleet_hint) = (own.name().to_owned(), own.family(), own.fleet_hint());
+            let (name, owner) = (own.name().to_owned(), own.family());
             let Ok(own) = own.into_any().downcast::<Owned<F>>() else {
-                return Err(SettingsError::Unsupported(Box::new(
-                    crate::plug::Failure::Unsupported {
-                        from: F::describe(&fleet.source),
-                        holds: F::HOLDS,
-                        family: F::FAMILY,
-                        command: name,
-                        works_on: format!("a fleet of the {owner} family, named by {fleet_hint}"),
-                    },
-                )));
+                return Err(unsupported(&fleet, &name, &|f| f.family() == owner));
             };
             shape(output, json, format);
             let lock = lock_path::<F>(global, config, &fleet.source)?;

@@ -1,12 +1,13 @@
 //! `tags lint`: any family's marks on its fleet. (`tags parse`, marks given as text, is
 //! `plug::marks`, reached through the registry.)
 
+use super::Exit;
 use super::family::FamilyFace;
 use super::fleet::{connect, read_plan};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet};
-use super::{Error, Exit};
 use crate::engine::marks::Codec;
+use crate::plug::Error;
 
 /// Exit 1 if the fleet carries any invalid or conflicting autorepair mark.
 pub fn lint<F: FamilyFace>(

@@ -12,7 +12,7 @@ use crate::lock;
 use crate::plug::claim::{Claim, Look, Shared};
 use crate::plug::printer::Printer;
 use crate::plug::{
-    Exit, Failure, FamilyFace, LOG_TARGET, LockPathError, LockSite, NO_SCOPE, OpenError,
+    Error, Exit, FamilyFace, LOG_TARGET, LockPathError, LockSite, NO_SCOPE, OpenError,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -182,6 +182,9 @@ impl FamilyFace for Ganeti {
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];
     const FLEET_HINT: &'static str = "--cluster FILE or --rapi URL (Ganeti)";
+    const SNAPSHOT: Option<crate::plug::Snapshotter<Self>> = Some(snapshot);
+    #[cfg(any(test, feature = "testkit"))]
+    const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
     #[cfg(any(test, feature = "testkit"))]
     const GENERATOR: Option<&'static dyn crate::plug::generate::Generator> =
         Some(&super::generate::Generator);
@@ -255,7 +258,7 @@ impl FamilyFace for Ganeti {
 
     /// In `only_on_master` mode, only on the master; said once a pass, at INFO (a standby is
     /// the normal state of every other candidate), or at WARN when no node is master.
-    fn may_act(source: &Source) -> Result<bool, Failure> {
+    fn may_act(source: &Source) -> Result<bool, Error> {
         let Some(role) = &source.master else {
             return Ok(true);
         };
@@ -277,14 +280,14 @@ impl FamilyFace for Ganeti {
                 tracing::warn!(target: LOG_TARGET, ssconf = %role.ssconf_dir.display(), "the cluster has no master now (ssconf_master_node says NO MASTER, a failover under way or failed): no watcher acts until a node is master again");
                 Ok(false)
             }
-            Err(e) => Err(Failure::Open(Box::new(BackendError::Api(e.to_string())))),
+            Err(e) => Err(Error::Open(Box::new(BackendError::Api(e.to_string())))),
         }
     }
 
     /// A RAPI cluster's own lock is named by its uuid (one `GET /2/info`), so every URL that
     /// reaches it (its name, an IP, 127.0.0.1 on the master) finds the one lock of this host.
     /// A named lock file wins and asks nothing.
-    fn lock_taken(source: &Source, planned: &Path) -> Result<PathBuf, Failure> {
+    fn lock_taken(source: &Source, planned: &Path) -> Result<PathBuf, Error> {
         let Where::Rapi(endpoint) = &source.from else {
             return Ok(planned.to_owned());
         };
@@ -296,7 +299,7 @@ impl FamilyFace for Ganeti {
         // follows could not read the cluster anyway.
         let uuid = Rapi::connect(endpoint)
             .and_then(|rapi| rapi.cluster_uuid())
-            .map_err(|e| Failure::Read {
+            .map_err(|e| Error::Read {
                 from: format!(
                     "{} to name its lock by the cluster's uuid (GET /2/info)",
                     endpoint.url
@@ -316,60 +319,6 @@ impl FamilyFace for Ganeti {
                 .filter(|k| !backend.supports(*k))
                 .collect(),
         }
-    }
-
-    /// Saves the fleet as a fleet file, or prints it.
-    fn snapshot(
-        source: &Source,
-        out: &mut Printer,
-        output: Option<&Path>,
-    ) -> Result<Exit, Failure> {
-        let mut backend = Self::open(source)?;
-        let snap = backend.snapshot().map_err(|e| Failure::Read {
-            from: Self::describe(source),
-            source: e.into(),
-        })?;
-        match output {
-            Some(path) => {
-                let mut file = FleetFile::create(path, snap);
-                file.flush().map_err(|e| Failure::Save(e.into()))?;
-                out.note(format_args!(
-                    "saved {} instances to {}",
-                    file.fleet().instances.len(),
-                    path.display()
-                ));
-            }
-            None => out.json_document(&snap)?,
-        }
-        Ok(Exit::Ok)
-    }
-
-    /// The Ganeti world: nodes and racks fail, jobs fail, the watcher is killed and admins
-    /// edit tags, over the fleet read; with the config's limits and iallocator.
-    #[cfg(any(test, feature = "testkit"))]
-    fn simulate(
-        source: &Source,
-        limits: &crate::engine::Limits,
-        args: &crate::plug::simulate::Simulate,
-        out: &mut Printer,
-    ) -> Result<Exit, Failure> {
-        use crate::plug::simulate::{explore, report};
-        let mut backend = Self::open(source)?;
-        let snap = backend
-            .snapshot()
-            .map_err(|e| Failure::Snapshot(e.into()))?;
-        // The driver the other families use, so that --replicas (and with it the master
-        // role's takeovers) reaches this world too.
-        let cfg = args.engine_config(limits);
-        let settings = super::Settings {
-            iallocator: source.iallocator.clone(),
-            ..super::Settings::default()
-        };
-        let planner = |s: &super::snapshot::Snapshot, now: i64, seed: u64| {
-            super::plan_with(s, &settings, now, &cfg.limits, seed)
-        };
-        let summary = explore::<super::file::FleetFile>(out, &snap, &(), args, &cfg, &planner)?;
-        report::<Ganeti>(out, &summary, &[])
     }
 
     fn fact_cells(facts: &Facts) -> Vec<String> {
@@ -404,6 +353,54 @@ impl FamilyFace for Ganeti {
             .node(&inst.pnode)
             .map_or(NO_SCOPE, |n| index.group_name(n))
     }
+}
+
+/// Saves the fleet as a fleet file, or prints it.
+fn snapshot(source: &Source, out: &mut Printer, output: Option<&Path>) -> Result<Exit, Error> {
+    let mut backend = Ganeti::open(source)?;
+    let snap = backend.snapshot().map_err(|e| Error::Read {
+        from: Ganeti::describe(source),
+        source: e.into(),
+    })?;
+    match output {
+        Some(path) => {
+            let mut file = FleetFile::create(path, snap);
+            file.flush().map_err(|e| Error::Save(e.into()))?;
+            out.note(format_args!(
+                "saved {} instances to {}",
+                file.fleet().instances.len(),
+                path.display()
+            ));
+        }
+        None => out.json_document(&snap)?,
+    }
+    Ok(Exit::Ok)
+}
+
+/// The Ganeti world: nodes and racks fail, jobs fail, the watcher is killed and admins
+/// edit tags, over the fleet read; with the config's limits and iallocator.
+#[cfg(any(test, feature = "testkit"))]
+fn simulate(
+    source: &Source,
+    limits: &crate::engine::Limits,
+    args: &crate::plug::simulate::Simulate,
+    out: &mut Printer,
+) -> Result<Exit, Error> {
+    use crate::plug::simulate::{explore, report};
+    let mut backend = Ganeti::open(source)?;
+    let snap = backend.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+    // The driver the other families use, so that --replicas (and with it the master
+    // role's takeovers) reaches this world too.
+    let cfg = args.engine_config(limits);
+    let settings = super::Settings {
+        iallocator: source.iallocator.clone(),
+        ..super::Settings::default()
+    };
+    let planner = |s: &super::snapshot::Snapshot, now: i64, seed: u64| {
+        super::plan_with(s, &settings, now, &cfg.limits, seed)
+    };
+    let summary = explore::<super::file::FleetFile>(out, &snap, &(), args, &cfg, &planner)?;
+    report::<Ganeti>(out, &summary, &[])
 }
 
 #[cfg(test)]

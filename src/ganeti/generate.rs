@@ -109,10 +109,10 @@ impl crate::plug::generate::Generator for Generator {
         &self,
         out: &mut crate::plug::printer::Printer,
         asked: &crate::plug::generate::Generate,
-    ) -> Result<crate::plug::Exit, crate::plug::Failure> {
+    ) -> Result<crate::plug::Exit, crate::plug::Error> {
         use crate::engine::Backend;
         use crate::ganeti::file::FleetFile;
-        use crate::plug::{Exit, Failure};
+        use crate::plug::{Error, Exit};
         let mut spec = Spec::new(asked.targets, asked.seed);
         spec.broken_node_share = asked.broken;
         spec.contradictions = asked.contradictions;
@@ -120,7 +120,7 @@ impl crate::plug::generate::Generator for Generator {
         match &asked.output {
             Some(path) => FleetFile::create(path, fleet)
                 .flush()
-                .map_err(|e| Failure::Save(e.into()))?,
+                .map_err(|e| Error::Save(e.into()))?,
             None => out.json_line(&fleet)?,
         }
         Ok(Exit::Ok)

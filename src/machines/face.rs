@@ -15,7 +15,7 @@ use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
 use crate::plug::claim::{Claim, Look, Shared};
 use crate::plug::printer::Printer;
-use crate::plug::{Exit, Failure, FamilyFace, LockPathError, LockSite, OpenError};
+use crate::plug::{Error, Exit, FamilyFace, LockPathError, LockSite, OpenError};
 use crate::sabakan::client::Variables;
 use std::path::{Path, PathBuf};
 
@@ -103,6 +103,8 @@ impl FamilyFace for Machines {
     const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
     const FLEET_HINT: &'static str = "--sabakan-file FILE or --sabakan URL (sabakan machines)";
     const LEADER_GAUGE: Option<&'static str> = Some("cke_leader");
+    #[cfg(any(test, feature = "testkit"))]
+    const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
 
     fn claim(
         args: &Self::Args,
@@ -177,36 +179,6 @@ impl FamilyFace for Machines {
 
     fn settings(source: &MachinesFleet, _backend: &dyn Backend<Machines>) -> Settings {
         source.settings.clone()
-    }
-
-    /// The machines world over the machines read (sabakan or its file, read once and never
-    /// written; the Nodes likewise), with the fleet's own repair configuration and
-    /// constraints, and the config's limits: the procedures exercised are the operator's. The
-    /// world plays every command they name, health checks included, from each machine's
-    /// script: no program runs, here or when the source is read, and drains cordon a copy of
-    /// the Nodes.
-    #[cfg(any(test, feature = "testkit"))]
-    fn simulate(
-        s: &MachinesFleet,
-        limits: &crate::engine::Limits,
-        args: &crate::plug::simulate::Simulate,
-        out: &mut Printer,
-    ) -> Result<Exit, Failure> {
-        use crate::plug::simulate::{explore, report};
-        let mut source = open(s).map_err(|e| Failure::Open(e.into()))?;
-        source.check_health = false;
-        let snap = source.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
-        // Dropped unflushed: nothing read is ever written back.
-        drop(source);
-        let cfg = args.engine_config(limits);
-        let planner = |snap: &super::snapshot::Snapshot, now: i64, seed: u64| {
-            super::plan(snap, &s.settings, now, &cfg.limits, seed)
-        };
-        let setup = Some(s.settings.clone());
-        let summary =
-            explore::<super::sim::MachinesWorld>(out, &snap, &setup, args, &cfg, &planner)?;
-        let notes = super::sim::unrepairable(&snap, &s.settings);
-        report::<Machines>(out, &summary, &notes)
     }
 
     /// The Kubernetes cluster the machines are Nodes of (`--kubeconfig`, which the drain
@@ -443,8 +415,8 @@ pub fn open(s: &MachinesFleet) -> Result<Document, BackendError> {
     Ok(file)
 }
 
-fn act(e: BackendError) -> Failure {
-    Failure::Act {
+fn act(e: BackendError) -> Error {
+    Error::Act {
         object: ObjectRef::singleton("repair-queue"),
         message: e.to_string(),
     }
@@ -452,9 +424,9 @@ fn act(e: BackendError) -> Failure {
 
 /// A refusal is the person's to fix (exit 2, as for any admin command asked the impossible); a
 /// fleet that could not be read or written is exit 3.
-fn verb(e: admin::VerbError) -> Failure {
+fn verb(e: admin::VerbError) -> Error {
     match e {
-        admin::VerbError::Refused(message) => Failure::Edit(crate::admin::AdminError::Refused {
+        admin::VerbError::Refused(message) => Error::Edit(crate::admin::AdminError::Refused {
             object: ObjectRef::singleton("repair-queue"),
             message,
         }),
@@ -470,13 +442,13 @@ fn repair(
     lock: &Path,
     lock_wait: Option<std::time::Duration>,
     cmd: MachinesCommand,
-) -> Result<Exit, Failure> {
+) -> Result<Exit, Error> {
     let _lock = if cmd.writes() {
         Some(crate::lock::acquire_waiting(lock, lock_wait)?)
     } else {
         None
     };
-    let mut file = open(s).map_err(|e| Failure::Open(e.into()))?;
+    let mut file = open(s).map_err(|e| Error::Open(e.into()))?;
     file.check_health = false;
     let cmd = match cmd {
         MachinesCommand::AutoRepair(cmd) => {
@@ -511,7 +483,7 @@ fn repair(
         }
         RepairCommand::List { json, output } => {
             use crate::plug::cli::Format;
-            let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
+            let snap = file.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
             let rows = admin::rows(&snap);
             // Not in CKE's columns: said apart, and the verb's exit code tells a script.
             let damaged = admin::damaged(&snap);
@@ -578,14 +550,14 @@ fn repair(
             }
         }
         RepairCommand::IsEnabled => {
-            let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
+            let snap = file.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
             out.line(snap.queue.on().to_string())?;
         }
         RepairCommand::Wait { timeout, interval } => {
             let started = std::time::Instant::now();
             let mut said = Vec::new();
             loop {
-                let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
+                let snap = file.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
                 let left = admin::unfinished(&snap);
                 if left.is_empty() {
                     out.line("no repair entry is unfinished")?;
@@ -607,7 +579,7 @@ fn repair(
                 }
                 std::thread::sleep(remaining.map_or(interval, |r| r.min(interval)));
                 // Read again: a pass of another process changes the labels meanwhile.
-                file = open(s).map_err(|e| Failure::Open(e.into()))?;
+                file = open(s).map_err(|e| Error::Open(e.into()))?;
                 file.check_health = false;
             }
         }
@@ -630,7 +602,7 @@ fn auto_repair(
     s: &MachinesFleet,
     file: &mut Document,
     cmd: AutoRepairCommand,
-) -> Result<(), Failure> {
+) -> Result<(), Error> {
     match cmd {
         AutoRepairCommand::Enable | AutoRepairCommand::Disable => {
             let on = matches!(cmd, AutoRepairCommand::Enable);
@@ -642,7 +614,7 @@ fn auto_repair(
             })?;
         }
         AutoRepairCommand::IsEnabled => {
-            let snap = file.snapshot().map_err(|e| Failure::Snapshot(e.into()))?;
+            let snap = file.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
             if let Switch::Unreadable(why) = &snap.auto_repair {
                 out.note(format_args!(
                     "auto-repair's switch cannot be read ({why}): it holds as disabled"
@@ -663,7 +635,7 @@ fn auto_repair(
             let text = crate::files::read_text(&given)
                 .map_err(|e| refused(format!("cannot read {}: {e}", given.display())))?;
             Variables::parse(&text).map_err(|e| refused(format!("{}: {e}", given.display())))?;
-            crate::files::write_atomically(stored, text.as_bytes()).map_err(|e| Failure::Act {
+            crate::files::write_atomically(stored, text.as_bytes()).map_err(|e| Error::Act {
                 object: ObjectRef::singleton("auto-repair"),
                 message: format!("cannot write {}: {e}", stored.display()),
             })?;
@@ -675,7 +647,7 @@ fn auto_repair(
         AutoRepairCommand::GetVariables => match stored_query(s) {
             Some(Ok((text, _))) => out.text(text)?,
             Some(Err(why)) => {
-                return Err(Failure::Act {
+                return Err(Error::Act {
                     object: ObjectRef::singleton("auto-repair"),
                     message: format!(
                         "the stored query cannot be read ({why}); the trigger holds until `auto-repair set-variables FILE` stores a good one"
@@ -696,8 +668,8 @@ fn auto_repair(
     Ok(())
 }
 
-fn refused(message: String) -> Failure {
-    Failure::Edit(crate::admin::AdminError::Refused {
+fn refused(message: String) -> Error {
+    Error::Edit(crate::admin::AdminError::Refused {
         object: ObjectRef::singleton("auto-repair"),
         message,
     })
@@ -724,7 +696,36 @@ impl crate::plug::cli::Commands<Machines> for MachinesCommand {
         out: &mut Printer,
         lock: &Path,
         lock_wait: Option<std::time::Duration>,
-    ) -> Result<Exit, Failure> {
+    ) -> Result<Exit, Error> {
         repair(out, source, lock, lock_wait, self)
     }
+}
+
+/// The machines world over the machines read (sabakan or its file, read once and never
+/// written; the Nodes likewise), with the fleet's own repair configuration and
+/// constraints, and the config's limits: the procedures exercised are the operator's. The
+/// world plays every command they name, health checks included, from each machine's
+/// script: no program runs, here or when the source is read, and drains cordon a copy of
+/// the Nodes.
+#[cfg(any(test, feature = "testkit"))]
+fn simulate(
+    s: &MachinesFleet,
+    limits: &crate::engine::Limits,
+    args: &crate::plug::simulate::Simulate,
+    out: &mut Printer,
+) -> Result<Exit, Error> {
+    use crate::plug::simulate::{explore, report};
+    let mut source = open(s).map_err(|e| Error::Open(e.into()))?;
+    source.check_health = false;
+    let snap = source.snapshot().map_err(|e| Error::Snapshot(e.into()))?;
+    // Dropped unflushed: nothing read is ever written back.
+    drop(source);
+    let cfg = args.engine_config(limits);
+    let planner = |snap: &super::snapshot::Snapshot, now: i64, seed: u64| {
+        super::plan(snap, &s.settings, now, &cfg.limits, seed)
+    };
+    let setup = Some(s.settings.clone());
+    let summary = explore::<super::sim::MachinesWorld>(out, &snap, &setup, args, &cfg, &planner)?;
+    let notes = super::sim::unrepairable(&snap, &s.settings);
+    report::<Machines>(out, &summary, &notes)
 }

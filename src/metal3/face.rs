@@ -48,6 +48,8 @@ impl FamilyFace for Metal3 {
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["kube_objects", "kube"];
     const FLEET_HINT: &'static str = "--kube-objects FILE or --kube (metal3)";
+    #[cfg(any(test, feature = "testkit"))]
+    const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
 
     fn claim(
         args: &Self::Args,
@@ -134,30 +136,6 @@ impl FamilyFace for Metal3 {
         source.settings.clone()
     }
 
-    /// The metal3 world over the Machines, hosts and Nodes read (it plays the
-    /// baremetal-operator, the kubelets and their BMCs), judged with its own settings
-    /// (`sim::settings`: the rules assume them) and the config's limits.
-    #[cfg(any(test, feature = "testkit"))]
-    fn simulate(
-        source: &Source,
-        limits: &crate::engine::Limits,
-        args: &crate::plug::simulate::Simulate,
-        out: &mut crate::plug::printer::Printer,
-    ) -> Result<crate::plug::Exit, crate::plug::Failure> {
-        use crate::plug::simulate::{explore, report};
-        let mut backend = Self::open(source)?;
-        let snap = backend
-            .snapshot()
-            .map_err(|e| crate::plug::Failure::Snapshot(e.into()))?;
-        let cfg = args.engine_config(limits);
-        let settings = super::sim::settings();
-        let planner = |s: &super::objects::Snapshot, now: i64, seed: u64| {
-            super::plan(s, &settings, now, &cfg.limits, seed)
-        };
-        let summary = explore::<super::sim::Metal3World>(out, &snap, &(), args, &cfg, &planner)?;
-        report::<Metal3>(out, &summary, &[])
-    }
-
     fn fact_cells(facts: &Facts) -> Vec<String> {
         let or_dash = |t: Option<String>| t.unwrap_or_else(|| "-".into());
         vec![
@@ -196,4 +174,28 @@ impl FamilyFace for Metal3 {
     fn next_due(snap: &super::objects::Snapshot, settings: &Settings, now: i64) -> Option<i64> {
         super::due::next_due(snap, settings, now)
     }
+}
+
+/// The metal3 world over the Machines, hosts and Nodes read (it plays the
+/// baremetal-operator, the kubelets and their BMCs), judged with its own settings
+/// (`sim::settings`: the rules assume them) and the config's limits.
+#[cfg(any(test, feature = "testkit"))]
+fn simulate(
+    source: &Source,
+    limits: &crate::engine::Limits,
+    args: &crate::plug::simulate::Simulate,
+    out: &mut crate::plug::printer::Printer,
+) -> Result<crate::plug::Exit, crate::plug::Error> {
+    use crate::plug::simulate::{explore, report};
+    let mut backend = Metal3::open(source)?;
+    let snap = backend
+        .snapshot()
+        .map_err(|e| crate::plug::Error::Snapshot(e.into()))?;
+    let cfg = args.engine_config(limits);
+    let settings = super::sim::settings();
+    let planner = |s: &super::objects::Snapshot, now: i64, seed: u64| {
+        super::plan(s, &settings, now, &cfg.limits, seed)
+    };
+    let summary = explore::<super::sim::Metal3World>(out, &snap, &(), args, &cfg, &planner)?;
+    report::<Metal3>(out, &summary, &[])
 }

@@ -2,7 +2,7 @@
 //! commands a family adds of its own.
 
 use super::printer::Printer;
-use super::{Exit, Failure, FamilyFace};
+use super::{Error, Exit, FamilyFace};
 use crate::engine::text::parse_time;
 use clap::Args;
 use std::fmt;
@@ -50,7 +50,7 @@ pub trait Commands<F: FamilyFace>: clap::Subcommand + fmt::Debug + Send + Sync +
         out: &mut Printer,
         lock: &Path,
         lock_wait: Option<Duration>,
-    ) -> Result<Exit, Failure>;
+    ) -> Result<Exit, Error>;
 }
 
 /// The commands of a family that has none of its own.
@@ -88,7 +88,7 @@ impl<F: FamilyFace> Commands<F> for NoCommands {
         _out: &mut Printer,
         _lock: &Path,
         _lock_wait: Option<Duration>,
-    ) -> Result<Exit, Failure> {
+    ) -> Result<Exit, Error> {
         match self {}
     }
 }

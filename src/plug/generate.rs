@@ -4,7 +4,7 @@
 //! face says so.
 
 use super::printer::Printer;
-use super::{Exit, Failure};
+use super::{Error, Exit};
 use std::path::PathBuf;
 
 /// What `generate` asks for, from its flags as given.
@@ -24,5 +24,5 @@ pub struct Generate {
 
 /// A family's maker of synthetic fleets.
 pub trait Generator: Sync {
-    fn generate(&self, out: &mut Printer, asked: &Generate) -> Result<Exit, Failure>;
+    fn generate(&self, out: &mut Printer, asked: &Generate) -> Result<Exit, Error>;
 }

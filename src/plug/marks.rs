@@ -4,14 +4,14 @@
 //! [`NOUN`](Codec::NOUN)) say them, so a family offers this by being a family.
 
 use super::printer::Printer;
-use super::{Exit, Failure};
+use super::{Error, Exit};
 use crate::engine::Family;
 use crate::engine::marks::{Codec, Governs, Mark, RepairResult};
 use crate::engine::rfc3339;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// `autorepair tags parse`: each mark described; exit 1 if any mark of ours is invalid.
-pub fn command<F: Family>(out: &mut Printer, marks: &[String]) -> Result<Exit, Failure> {
+pub fn command<F: Family>(out: &mut Printer, marks: &[String]) -> Result<Exit, Error> {
     let ops_key = ops_key::<F>();
     let mut invalid = false;
     for text in marks {

@@ -8,6 +8,7 @@
 
 pub mod claim;
 pub mod cli;
+mod error;
 #[cfg(any(test, feature = "testkit"))]
 pub mod generate;
 pub mod man;
@@ -16,9 +17,9 @@ pub mod printer;
 #[cfg(any(test, feature = "testkit"))]
 pub mod simulate;
 
+pub use self::error::Error;
 use self::printer::Printer;
 use crate::{
-    admin::AdminError,
     engine::{Backend, BackendError, Family, Limits, ObjectRef, Plan},
     lock::LockError,
 };
@@ -65,6 +66,14 @@ pub trait FamilyFace: Family {
     /// `generate`'s maker of synthetic fleets of this family, if it has one.
     #[cfg(any(test, feature = "testkit"))]
     const GENERATOR: Option<&'static dyn generate::Generator> = None;
+    /// `snapshot`, where the family can save its fleet as a file to replay offline: on a
+    /// fleet of a family without one the face refuses the command, naming the families that
+    /// have one.
+    const SNAPSHOT: Option<Snapshotter<Self>> = None;
+    /// `simulate`, where the family has a simulated world to run chaos scenarios in over its
+    /// fleet as it is, in memory: without one, refused as `snapshot` is.
+    #[cfg(any(test, feature = "testkit"))]
+    const SIMULATOR: Option<simulate::Simulator<Self>> = None;
 
     /// The fleet this family's flags (or, asked to look there, its config keys) name, if
     /// any.
@@ -119,14 +128,14 @@ pub trait FamilyFace: Family {
     /// Before each pass of `run`, before its lock: whether this replica may act now. A family
     /// whose fleet itself names the one actor among several replicas (a Ganeti cluster's
     /// master) says `false` on the others, and logs why; the pass is then skipped as done.
-    fn may_act(_source: &Self::Source) -> Result<bool, Failure> {
+    fn may_act(_source: &Self::Source) -> Result<bool, Error> {
         Ok(true)
     }
     /// The lock as a run or an admin verb takes it: `planned` is what
     /// [`FamilyFace::lock_path`] named. A family whose own lock is named by what the fleet says
     /// of itself (a Ganeti cluster's uuid) asks the fleet here, as the lock is taken: a
     /// replica that stands by never asks.
-    fn lock_taken(_source: &Self::Source, planned: &Path) -> Result<PathBuf, Failure> {
+    fn lock_taken(_source: &Self::Source, planned: &Path) -> Result<PathBuf, Error> {
         Ok(planned.to_owned())
     }
     /// The family's own metrics after a pass (Prometheus text), in its users' names.
@@ -153,40 +162,11 @@ pub trait FamilyFace: Family {
     fn live(_source: &Self::Source) -> Option<crate::k8s::Live> {
         None
     }
-
-    /// `snapshot`: the fleet saved as a file to replay offline. A family without one refuses.
-    fn snapshot(
-        source: &Self::Source,
-        _out: &mut Printer,
-        _output: Option<&Path>,
-    ) -> Result<Exit, Failure> {
-        Err(Failure::Unsupported {
-            from: Self::describe(source),
-            holds: Self::HOLDS,
-            family: Self::FAMILY,
-            command: "snapshot".into(),
-            works_on: "Ganeti fleets".into(),
-        })
-    }
-
-    /// `simulate`: many chaos scenarios over the fleet as it is, in memory, in the family's
-    /// own world. A family without one refuses.
-    #[cfg(any(test, feature = "testkit"))]
-    fn simulate(
-        source: &Self::Source,
-        _limits: &Limits,
-        _args: &simulate::Simulate,
-        _out: &mut Printer,
-    ) -> Result<Exit, Failure> {
-        Err(Failure::Unsupported {
-            from: Self::describe(source),
-            holds: Self::HOLDS,
-            family: Self::FAMILY,
-            command: "simulate".into(),
-            works_on: "fleets of a family with a simulated world".into(),
-        })
-    }
 }
+
+/// `snapshot`: the fleet saved as a file to replay offline (`output`), or printed.
+pub type Snapshotter<F> =
+    fn(&<F as FamilyFace>::Source, &mut Printer, Option<&Path>) -> Result<Exit, Error>;
 
 /// The target of the logs the command line's layer writes (a family's settings too): the
 /// module they came from before it was split, kept so that log filters
@@ -359,56 +339,6 @@ impl Said {
 
     fn pass_ended(&mut self) {
         self.last_pass = self.this_pass.take();
-    }
-}
-
-/// Why a family's own command failed; the face shows each as it shows its own errors.
-#[derive(Debug, thiserror::Error)]
-pub enum Failure {
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    /// The fleet file cannot be read.
-    #[error(transparent)]
-    Open(Box<BackendError>),
-    /// No client can be made for the endpoint.
-    #[error(transparent)]
-    Connect(Box<BackendError>),
-    #[error("cannot read the fleet from {from}")]
-    Read {
-        from: String,
-        source: Box<BackendError>,
-    },
-    /// The fleet could not be read (by an admin verb).
-    #[error(transparent)]
-    Snapshot(Box<BackendError>),
-    /// The fleet could not be saved.
-    #[error(transparent)]
-    Save(Box<BackendError>),
-    /// An edit failed.
-    #[error("{object}: {message}")]
-    Act { object: ObjectRef, message: String },
-    /// An edit the fleet refuses.
-    #[error(transparent)]
-    Edit(AdminError),
-    #[error("writing to standard output")]
-    Output(#[from] std::io::Error),
-    /// The command is another family's.
-    #[error("{from} holds {holds} (the {family} family): `{command}` works only on {works_on}")]
-    Unsupported {
-        from: String,
-        holds: &'static str,
-        family: &'static str,
-        command: String,
-        works_on: String,
-    },
-}
-
-impl From<OpenError> for Failure {
-    fn from(e: OpenError) -> Failure {
-        match e {
-            OpenError::Open(e) => Failure::Open(e.into()),
-            OpenError::Connect(e) => Failure::Connect(e.into()),
-        }
     }
 }
 

@@ -3,12 +3,17 @@
 //! family's words). Built with the `testkit` feature only.
 
 use super::printer::Printer;
-use super::{Exit, Failure};
+use super::{Error, Exit};
 use crate::engine::{
     Family, Limits,
     sim::{self as engine_sim, PASS_SECONDS, Summary, World},
 };
 use serde::Serialize;
+
+/// `simulate` in a family's world: many chaos scenarios over the fleet as it is, in memory,
+/// with the config's limits.
+pub type Simulator<F> =
+    fn(&<F as super::FamilyFace>::Source, &Limits, &Simulate, &mut Printer) -> Result<Exit, Error>;
 
 /// `simulate`'s settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +55,7 @@ impl Simulate {
 }
 
 /// The log of one scenario's passes, printed under `--verbose`.
-pub fn print_log(out: &mut Printer, log: &[Vec<String>]) -> Result<(), Failure> {
+pub fn print_log(out: &mut Printer, log: &[Vec<String>]) -> Result<(), Error> {
     for (pass, lines) in log.iter().enumerate() {
         for l in lines {
             out.line(format_args!("pass {pass}: {l}"))?;
@@ -73,7 +78,7 @@ pub fn explore<W: World>(
     args: &Simulate,
     cfg: &engine_sim::SimConfig,
     planner: engine_sim::Planner<'_, W>,
-) -> Result<Summary, Failure> {
+) -> Result<Summary, Error> {
     let faults = if args.replicas > 1 {
         engine_sim::Faults::<W::Rates>::default().with_replicas()
     } else {
@@ -130,7 +135,7 @@ pub fn report<F: Family>(
     out: &mut Printer,
     summary: &Summary,
     notes: &[String],
-) -> Result<Exit, Failure> {
+) -> Result<Exit, Error> {
     out.document(
         || Report { summary, notes },
         || {

@@ -773,7 +773,7 @@ fn a_command_of_another_family_names_this_fleets_family() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(
         err.contains(
-            "holds sabakan machines (the machines family): `snapshot` works only on Ganeti fleets"
+            "holds sabakan machines (the machines family): `snapshot` works only on a fleet of the ganeti family, named by --cluster FILE or --rapi URL (Ganeti)"
         ),
         "{err}"
     );

@@ -124,7 +124,8 @@ fn admin_verbs_write_annotations_and_refuse_what_has_no_effect() {
     );
     let out = bin(&objects).arg("snapshot").assert().code(2);
     assert!(
-        String::from_utf8_lossy(&out.get_output().stderr).contains("works only on Ganeti fleets")
+        String::from_utf8_lossy(&out.get_output().stderr)
+            .contains("`snapshot` works only on a fleet of the ganeti family, named by --cluster")
     );
 }
 

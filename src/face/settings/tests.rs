@@ -808,3 +808,65 @@ fn the_machines_fleet_is_the_flags_else_the_config_section() {
     ];
     check(cases, project);
 }
+
+/// `snapshot` and `simulate` are offered by the families that register them: on a fleet of a
+/// family that registers neither, each is refused at the settings stage (exit 2), naming the
+/// registered families that offer it and how to name a fleet of each.
+#[test]
+fn a_command_only_some_families_offer_names_the_families_that_do() {
+    use crate::face::Entry;
+    use crate::toy::Toy;
+    let toy: &dyn Registered = &Entry::<Toy>::NEW;
+    let ganeti: &dyn Registered = &Entry::<Ganeti>::NEW;
+    let metal3: &dyn Registered = &Entry::<Metal3>::NEW;
+    let scratch = Scratch::new();
+    let resolve = |families: &[&dyn Registered], args: &str| {
+        let conf = scratch.dir.path().join("empty.toml");
+        std::fs::write(&conf, "").unwrap();
+        let mut argv: Vec<String> = vec!["autorepair".into()];
+        argv.extend(scratch.fill(args).split_whitespace().map(str::to_owned));
+        argv.extend(["--config".into(), conf.display().to_string()]);
+        let parsed = parse_from(families, &argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let env = Env::default();
+        let logs = Logs::resolve(&parsed.cli.global, &env, &parsed.cli.command);
+        Settings::resolve(parsed, families, logs, &env)
+    };
+    let refusal = |families: &[&dyn Registered], args: &str| {
+        let e = resolve(families, args).expect_err(args);
+        assert!(matches!(e, SettingsError::Unsupported { .. }), "{e:?}");
+        let e = crate::face::Error::from(e);
+        assert_eq!(e.exit(), crate::plug::Exit::Usage, "{args}");
+        Chain(&e)
+            .to_string()
+            .replace(&scratch.dir.path().display().to_string(), "{dir}")
+    };
+    assert_eq!(
+        refusal(&[toy, ganeti], "--toy-room {dir}/a.json snapshot"),
+        "{dir}/a.json holds boxes (the toy family): `snapshot` works only on a fleet of the \
+         ganeti family, named by --cluster FILE or --rapi URL (Ganeti)"
+    );
+    assert_eq!(
+        refusal(&[toy, ganeti, metal3], "--toy-room {dir}/a.json simulate"),
+        "{dir}/a.json holds boxes (the toy family): `simulate` works only on a fleet of the \
+         ganeti or metal3 family, named by --cluster FILE or --rapi URL (Ganeti); \
+         --kube-objects FILE or --kube (metal3)"
+    );
+    assert_eq!(
+        refusal(&[toy], "--toy-room {dir}/a.json snapshot"),
+        "{dir}/a.json holds boxes (the toy family): `snapshot` works only on a fleet of a \
+         family that offers it, and none here does"
+    );
+    // The family that offers it gets its job, with its own command in it.
+    let s = resolve(&[toy, ganeti], "--cluster {dir}/a.json snapshot").unwrap();
+    assert!(
+        matches!(family_job::<Ganeti>(&s), Some(FleetJob::Snapshot { .. })),
+        "{:?}",
+        s.job
+    );
+    let s = resolve(&[toy, metal3], "--kube-objects {dir}/a.json simulate").unwrap();
+    assert!(
+        matches!(family_job::<Metal3>(&s), Some(FleetJob::Simulate { .. })),
+        "{:?}",
+        s.job
+    );
+}
