@@ -1022,7 +1022,7 @@ mod tests {
 
     #[test]
     fn every_family_edits_its_own_marks_in_its_own_words() {
-        use crate::face::family::toy::{Toy, ToyLevel, room};
+        use crate::toy::fixture::{Toy, ToyLevel, room};
         let room = room();
         let shelf = |n: &str| ObjectRef::new("shelf", n);
         let a_box = |n: &str| ObjectRef::new("box", n);

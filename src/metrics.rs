@@ -571,7 +571,7 @@ mod tests {
 
     #[test]
     fn every_series_names_its_family_and_counters_read_it_back() {
-        let plan = crate::face::family::toy::plan();
+        let plan = crate::toy::fixture::plan();
         let done = Report::default();
         let first = render("", &plan, &done, Duration::ZERO, 1000);
         for line in first.lines().filter(|l| !l.starts_with('#')) {
@@ -592,7 +592,7 @@ mod tests {
 
     #[test]
     fn only_what_the_pass_carried_out_is_counted() {
-        let plan = crate::face::family::toy::plan();
+        let plan = crate::toy::fixture::plan();
         let count = |done: &Report<_>| {
             let text = samples("", &plan, done, Duration::ZERO, 1000);
             previous(&text, STARTED)
@@ -621,7 +621,7 @@ mod tests {
 
     #[test]
     fn a_file_that_never_saw_a_clean_pass_counts_failing_from_its_first_pass() {
-        let plan = crate::face::family::toy::plan();
+        let plan = crate::toy::fixture::plan();
         let failed = Report {
             errors: vec![("x".into(), "boom".into())],
             ..Report::default()
@@ -635,7 +635,7 @@ mod tests {
 
     #[test]
     fn labelled_counters_go_on_through_the_family_label() {
-        let plan = crate::face::family::toy::plan();
+        let plan = crate::toy::fixture::plan();
         let done = Report::default();
         let sample = "autorepair_repairs_ended_total{family=\"toy\",result=\"enoperm\"}";
         let first = render("", &plan, &done, Duration::ZERO, 1000);
@@ -661,14 +661,14 @@ mod tests {
     /// read, so that two replicas never both export the fleet.
     #[test]
     fn a_replica_standing_by_exports_its_counters_and_that_it_does_not_lead() {
-        let plan = crate::face::family::toy::plan();
+        let plan = crate::toy::fixture::plan();
         let done = Report::default();
         let led = render("", &plan, &done, Duration::from_secs(2), 1000);
         assert!(
             led.contains("autorepair_leader{family=\"toy\"} 1\n"),
             "{led}"
         );
-        let by = standing_by::<crate::face::family::toy::Toy>(&led);
+        let by = standing_by::<crate::toy::fixture::Toy>(&led);
         assert!(by.contains("autorepair_leader{family=\"toy\"} 0\n"), "{by}");
         for kept in [
             "autorepair_repairs_started_total{family=\"toy\"} 2\n",
@@ -693,7 +693,7 @@ mod tests {
 
     #[test]
     fn another_family_gets_the_same_series_in_its_own_words() {
-        let plan = crate::face::family::toy::plan();
+        let plan = crate::toy::fixture::plan();
         let text = samples("", &plan, &Report::default(), Duration::ZERO, 1000);
         for line in [
             "autorepair_targets{state=\"pending\"} 1\n",

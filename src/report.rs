@@ -340,7 +340,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::face::family::toy::{self, ID};
+    use crate::toy::fixture::{self as toy, ID};
 
     /// The engine's toy family speaks of boxes on shelves, marks and steps: every word of the
     /// output that is not the engine's own must be its.

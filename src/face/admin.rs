@@ -3,11 +3,11 @@
 //! lock for a fleet file; on a live fleet without it, a suspend pulling the brake instead.
 
 use super::Exit;
-use super::family::FamilyFace;
 use super::fleet::{acquire_lock, connect, execute_and_save};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet, Logs};
 use crate::plug::Error;
+use crate::plug::FamilyFace;
 use crate::{
     admin::{self, Verb},
     engine::{Applied, ObjectRef, Plan},

@@ -1,10 +1,10 @@
 //! The fleet as the commands reach it: opened (as the backend of its family), read, planned,
 //! acted on with its logs held until the save, and locked.
 
-use super::family::FamilyFace;
 use super::logs::Held;
 use super::settings::{Clock, Fleet, Logs};
 use crate::plug::Error;
+use crate::plug::FamilyFace;
 use crate::{
     engine::{
         self, Backend, BackendError, Plan,

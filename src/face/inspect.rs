@@ -3,11 +3,11 @@
 
 use super::Exit;
 use super::cli::Format;
-use super::family::FamilyFace;
 use super::fleet::{connect, plan_of, read, read_plan};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet, StatusView};
 use crate::plug::Error;
+use crate::plug::FamilyFace;
 use crate::{
     admin, files,
     report::{self, html},

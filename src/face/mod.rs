@@ -6,7 +6,6 @@
 
 pub mod cli;
 pub mod complete;
-pub mod family;
 pub mod man;
 pub mod registry;
 pub mod settings;
@@ -20,10 +19,10 @@ mod logs;
 mod run;
 pub mod tags;
 
-pub use self::family::FamilyFace;
 use self::printer::Printer;
 pub use self::registry::{Entry, Registered};
 use self::settings::{Env, FleetJob, Job, Logs, Settings, SettingsError};
+pub use crate::plug::FamilyFace;
 use crate::sabakan;
 
 use crate::plug::LOG_TARGET;

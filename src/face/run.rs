@@ -2,12 +2,12 @@
 //! metrics file.
 
 use super::daemon::{Daemon, Guarded, Next};
-use super::family::FamilyFace;
 use super::fleet::{Planned, acquire_lock, connect, execute_and_save, plan_read};
 use super::printer::Printer;
 use super::settings::{Fleet, Logs, Run};
 use super::{Exit, LOG_TARGET};
 use crate::plug::Error;
+use crate::plug::FamilyFace;
 use crate::{engine::Backend, metrics, report};
 
 pub fn run<F: FamilyFace>(

@@ -11,8 +11,8 @@ use super::cli::SimulateArgs;
 use super::cli::{
     AdminArgs, ClockArgs, Command, Format, GlobalArgs, Level, Parsed, RunArgs, TagsCommand,
 };
-use super::family::FamilyFace;
 use super::registry::{Claimed, Optional, Owned, Registered};
+use crate::plug::FamilyFace;
 
 use crate::engine::marks::Level as _;
 use crate::{

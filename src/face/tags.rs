@@ -2,12 +2,12 @@
 //! `plug::marks`, reached through the registry.)
 
 use super::Exit;
-use super::family::FamilyFace;
 use super::fleet::{connect, read_plan};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet};
 use crate::engine::marks::Codec;
 use crate::plug::Error;
+use crate::plug::FamilyFace;
 
 /// Exit 1 if the fleet carries any invalid or conflicting autorepair mark.
 pub fn lint<F: FamilyFace>(

@@ -649,7 +649,7 @@ fn timeline<F: FamilyFace>(out: &mut String, plan: &Plan<F>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::face::family::toy::{self, ID, Toy, ToyBox, ToyLevel};
+    use crate::toy::fixture::{self as toy, ID, Toy, ToyBox, ToyLevel};
 
     const NASTY: &str = "<script>alert('x')</script>&\"b\"";
 

@@ -8,6 +8,8 @@
 //! pass has mended its box by the next.
 
 pub mod file;
+#[cfg(test)]
+pub(crate) mod fixture;
 
 use crate::engine::object::parse_object_ref;
 pub use crate::engine::toy::*;
