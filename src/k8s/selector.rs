@@ -55,13 +55,6 @@ pub enum SelectorProblem {
     Values,
 }
 
-/// For a caller whose own error is a message: the whole of it, key and entry included.
-impl From<SelectorError> for String {
-    fn from(e: SelectorError) -> String {
-        e.to_string()
-    }
-}
-
 impl LabelSelector {
     /// Checks it as `LabelSelectorAsSelector` does: keys and values well formed, `In` and
     /// `NotIn` with values, `Exists` and `DoesNotExist` without. The error says which entry.

@@ -105,7 +105,7 @@ pub fn damaged(snap: &Snapshot) -> Vec<Damaged> {
             Some(Damaged {
                 serial: m.serial.clone(),
                 address: m.address().map(str::to_owned),
-                why: why.clone(),
+                why: why.to_string(),
             })
         })
         .collect()
@@ -187,7 +187,7 @@ pub fn add(
     }
     let serial = m.serial.clone();
     let index = file.take_index()?;
-    let value = Entry::value(index, operation, machine_type).map_err(error)?;
+    let value = Entry::value(index, operation, machine_type).map_err(|e| error(e.to_string()))?;
     let id = uuid::Uuid::new_v4().to_string();
     let pending = Labels::render_pending(
         MachinesLevel::for_steps(op.repair_steps.len()),

@@ -164,7 +164,7 @@ impl Repair {
                 err(e)
             }
         })?;
-        repair.check().map_err(err)?;
+        repair.check().map_err(|e| err(e.to_string()))?;
         repair.control_planes = control_planes(&doc).map_err(err)?;
         Ok(repair)
     }
@@ -182,36 +182,45 @@ impl Repair {
     /// CKE's validation (`validateRepair` in its cluster.go), and commands that cannot run:
     /// an empty repair or health check command, or none, failed the entry only at run time,
     /// leaving its machine parked.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), RepairCheckError> {
         for (p, procedure) in self.repair_procedures.iter().enumerate() {
             for (o, op) in procedure.repair_operations.iter().enumerate() {
                 let at = Location::of(p, &procedure.machine_types, o, Some(&op.operation));
                 if op.health_check_command.is_empty() {
-                    return Err(format!(
-                        "{at}: health_check_command is missing or empty: give the command whose output `true` says the machine is repaired"
-                    ));
+                    return Err(RepairCheckError::NoHealthCheck { at: at.to_string() });
                 }
                 for (s, step) in op.repair_steps.iter().enumerate() {
                     if step.repair_command.is_empty() {
-                        return Err(format!(
-                            "{}: repair_command is empty: give the command the step runs",
-                            at.step(s)
-                        ));
+                        return Err(RepairCheckError::NoRepairCommand {
+                            at: at.step(s).to_string(),
+                        });
                     }
                 }
             }
         }
         if self.max_concurrent_repairs == 0 {
-            return Err("repair.max_concurrent_repairs must be more than 0".into());
+            return Err(RepairCheckError::OutOfRange {
+                key: "max_concurrent_repairs",
+                bound: "more than 0",
+            });
         }
         if self.evict_retries < 0 {
-            return Err("repair.evict_retries must be 0 or more".into());
+            return Err(RepairCheckError::OutOfRange {
+                key: "evict_retries",
+                bound: "0 or more",
+            });
         }
         if self.evict_interval < 0 {
-            return Err("repair.evict_interval must be 0 or more".into());
+            return Err(RepairCheckError::OutOfRange {
+                key: "evict_interval",
+                bound: "0 or more",
+            });
         }
         if self.eviction_timeout_seconds <= 0 {
-            return Err("repair.eviction_timeout_seconds must be more than 0".into());
+            return Err(RepairCheckError::OutOfRange {
+                key: "eviction_timeout_seconds",
+                bound: "more than 0",
+            });
         }
         self.check_seconds()?;
         for (key, s) in [
@@ -228,7 +237,7 @@ impl Repair {
     /// CKE takes any number of seconds; autorepair at most a duration's bound (100 years), as
     /// for its own durations: more would overflow the clock it is added to (a watch_seconds of
     /// 2^64-1 read as -1, no watch at all).
-    fn check_seconds(&self) -> Result<(), String> {
+    fn check_seconds(&self) -> Result<(), RepairCheckError> {
         let max = crate::engine::text::MAX_DURATION.as_secs();
         let mut seconds: Vec<(String, u64)> = vec![
             (
@@ -266,9 +275,7 @@ impl Repair {
             }
         }
         match seconds.into_iter().find(|(_, n)| *n > max) {
-            Some((key, n)) => Err(format!(
-                "{key}: {n} seconds is more than 100 years ({max}), the longest duration autorepair takes: give fewer"
-            )),
+            Some((key, seconds)) => Err(RepairCheckError::TooLong { key, seconds, max }),
             None => Ok(()),
         }
     }
@@ -283,6 +290,29 @@ impl Repair {
             .iter()
             .find(|o| o.operation == operation)
     }
+}
+
+/// What is wrong in a repair configuration that CKE's validation, or a command that cannot run,
+/// would refuse.
+#[derive(Debug, thiserror::Error)]
+pub enum RepairCheckError {
+    #[error(
+        "{at}: health_check_command is missing or empty: give the command whose output `true` says the machine is repaired"
+    )]
+    NoHealthCheck { at: String },
+    #[error("{at}: repair_command is empty: give the command the step runs")]
+    NoRepairCommand { at: String },
+    #[error("repair.{key} must be {bound}")]
+    OutOfRange {
+        key: &'static str,
+        bound: &'static str,
+    },
+    #[error(
+        "{key}: {seconds} seconds is more than 100 years ({max}), the longest duration autorepair takes: give fewer"
+    )]
+    TooLong { key: String, seconds: u64, max: u64 },
+    #[error(transparent)]
+    Selector(#[from] crate::k8s::selector::SelectorError),
 }
 
 /// Where in `repair:` something is, as a person finds it: the procedure by its index and

@@ -199,14 +199,14 @@ pub struct KubeNodes {
 pub fn drain_options(
     repair: &super::config::Repair,
     timeout: std::time::Duration,
-) -> Result<crate::k8s::drain::Options, String> {
+) -> Result<crate::k8s::drain::Options, crate::k8s::selector::SelectorError> {
     use crate::k8s::drain::{Options, Protection};
     use crate::k8s::selector::LabelSelector;
     let selector = |what: &str, s: &Option<LabelSelector>| {
         s.as_ref()
             .map(|s| {
                 s.validate_at(&format!("repair: {what}"))?;
-                Ok::<_, String>(s.clone())
+                Ok(s.clone())
             })
             .transpose()
             .map(Protection::from_cke)

@@ -117,13 +117,9 @@ impl Progress {
         v
     }
 
-    pub fn parse(value: &str) -> Result<Progress, String> {
+    pub fn parse(value: &str) -> Result<Progress, EntryError> {
         let f: Vec<&str> = value.split('.').collect();
-        let bad = || {
-            format!(
-                "{PROGRESS}={value:?} is not <status>.<step>.<step status>.<epoch>.<count>.<epoch>[.deleted]"
-            )
-        };
+        let bad = || EntryError::Progress(value.to_owned());
         if !(f.len() == 6 || (f.len() == 7 && f[6] == "deleted")) {
             return Err(bad());
         }
@@ -151,6 +147,37 @@ impl Progress {
     }
 }
 
+/// Why a machine's entry labels cannot be read, or an entry cannot be written in them.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    #[error(
+        "{p}={0:?} is not <status>.<step>.<step status>.<epoch>.<count>.<epoch>[.deleted]",
+        p = PROGRESS
+    )]
+    Progress(String),
+    #[error("{p} without {e}: remove it (`autorepair repair delete ADDRESS`)", p = PROGRESS, e = ENTRY)]
+    ProgressWithoutEntry,
+    #[error("{e} without {p}", p = PROGRESS, e = ENTRY)]
+    EntryWithoutProgress,
+    #[error("{e}={0:?} is not <index>.<operation>.<machine type>", e = ENTRY)]
+    Shape(String),
+    #[error(
+        "{e}={entry:?}: the index {index:?} is not a number from 0 to {max} (CKE's indexes are int64)",
+        e = ENTRY,
+        max = super::MAX_INDEX
+    )]
+    Index { entry: String, index: String },
+    #[error(
+        "operation {operation:?} and machine type {machine_type:?} do not fit sabakan label {e} (letters, digits, _ . -, no . in the operation, at most {max} characters in all)",
+        e = ENTRY,
+        max = labels::MAX_LEN
+    )]
+    DoesNotFit {
+        operation: String,
+        machine_type: String,
+    },
+}
+
 /// What an entry repairs, fixed when it is created.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Entry {
@@ -161,7 +188,7 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn value(index: u64, operation: &str, machine_type: &str) -> Result<String, String> {
+    pub fn value(index: u64, operation: &str, machine_type: &str) -> Result<String, EntryError> {
         let v = format!("{index}.{operation}.{machine_type}");
         let ok = !operation.is_empty()
             && !operation.contains('.')
@@ -171,17 +198,17 @@ impl Entry {
         if ok {
             Ok(v)
         } else {
-            Err(format!(
-                "operation {operation:?} and machine type {machine_type:?} do not fit sabakan label {ENTRY} (letters, digits, _ . -, no . in the operation, at most {} characters in all)",
-                labels::MAX_LEN
-            ))
+            Err(EntryError::DoesNotFit {
+                operation: operation.to_owned(),
+                machine_type: machine_type.to_owned(),
+            })
         }
     }
 
     /// Reads the entry from a machine's labels; `Ok(None)` when it has none.
     pub fn from_labels<'a>(
         labels: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Result<Option<Entry>, String> {
+    ) -> Result<Option<Entry>, EntryError> {
         let (mut entry, mut progress) = (None, None);
         for (name, value) in labels {
             if name == ENTRY {
@@ -192,9 +219,7 @@ impl Entry {
         }
         let Some(entry) = entry else {
             return match progress {
-                Some(_) => Err(format!(
-                    "{PROGRESS} without {ENTRY}: remove it (`autorepair repair delete ADDRESS`)"
-                )),
+                Some(_) => Err(EntryError::ProgressWithoutEntry),
                 None => Ok(None),
             };
         };
@@ -202,23 +227,21 @@ impl Entry {
         let (index, operation, machine_type) = match (f.next(), f.next(), f.next()) {
             (Some(i), Some(o), Some(t)) => (i, o, t),
             _ => {
-                return Err(format!(
-                    "{ENTRY}={entry:?} is not <index>.<operation>.<machine type>"
-                ));
+                return Err(EntryError::Shape(entry.to_owned()));
             }
         };
         let index: u64 = match index.parse() {
             Ok(n) if n <= super::MAX_INDEX => n,
             _ => {
-                return Err(format!(
-                    "{ENTRY}={entry:?}: the index {index:?} is not a number from 0 to {} (CKE's indexes are int64)",
-                    super::MAX_INDEX
-                ));
+                return Err(EntryError::Index {
+                    entry: entry.to_owned(),
+                    index: index.to_owned(),
+                });
             }
         };
         let progress = match progress {
             Some(p) => Progress::parse(p)?,
-            None => return Err(format!("{ENTRY} without {PROGRESS}")),
+            None => return Err(EntryError::EntryWithoutProgress),
         };
         Ok(Some(Entry {
             index,
@@ -281,7 +304,9 @@ mod tests {
             ),
         ];
         for (labels, want) in cases {
-            let e = Entry::from_labels(labels.iter().copied()).unwrap_err();
+            let e = Entry::from_labels(labels.iter().copied())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{e}");
         }
         assert_eq!(Entry::from_labels([("other", "x")]).unwrap(), None);

@@ -366,10 +366,10 @@ pub fn settings(
         }
     }
     // The selectors are checked now, not at the first drain.
-    drain_options(&repair, DRAIN_TIMEOUT).map_err(|message| ConfigError {
+    drain_options(&repair, DRAIN_TIMEOUT).map_err(|e| ConfigError {
         what: REPAIR_CONFIG,
         path: repair_path.clone(),
-        message,
+        message: e.to_string(),
     })?;
     let constraints = match constraints {
         Some(p) => Constraints::parse(&read(CONSTRAINTS, p)?, &p.display().to_string())?,
@@ -396,7 +396,7 @@ pub fn open(s: &MachinesFleet) -> Result<Document, BackendError> {
         NodesFrom::None => (None, None),
         NodesFrom::File(p) => (Some(NodesFile::open(p.clone())?), None),
         NodesFrom::Kube(source) => {
-            let options = drain_options(&repair, DRAIN_TIMEOUT).map_err(BackendError::Api)?;
+            let options = drain_options(&repair, DRAIN_TIMEOUT).map_err(BackendError::service)?;
             (None, Some(KubeNodes::connect(source, options)?))
         }
     };

@@ -88,11 +88,15 @@ impl fmt::Display for MachinesLevel {
     }
 }
 
+/// A word that names no level of the machines' ladder.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown repair level {0:?}: use {names}", names = MachinesLevel::names())]
+pub struct UnknownMachinesLevel(pub String);
+
 impl FromStr for MachinesLevel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        MachinesLevel::from_name(s)
-            .ok_or_else(|| format!("unknown repair level {s:?}: use {}", MachinesLevel::names()))
+    type Err = UnknownMachinesLevel;
+    fn from_str(s: &str) -> Result<Self, UnknownMachinesLevel> {
+        MachinesLevel::from_name(s).ok_or_else(|| UnknownMachinesLevel(s.to_owned()))
     }
 }
 
@@ -698,7 +702,7 @@ impl Family for Machines {
             return Err("it already has a repair entry".into());
         }
         let operation = operation_of(m);
-        Entry::value(1, &operation, &m.info.bmc_type)?;
+        Entry::value(1, &operation, &m.info.bmc_type).map_err(|e| e.to_string())?;
         Ok(vec![Op::Enqueue {
             serial: m.serial.clone(),
             operation,

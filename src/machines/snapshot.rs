@@ -75,7 +75,7 @@ pub struct Machine {
     /// The key of its rack's scope (`rack/N`).
     pub rack: String,
     /// Its repair entry, or why the entry's labels cannot be read.
-    pub entry: Result<Option<Entry>, String>,
+    pub entry: Result<Option<Entry>, super::entry::EntryError>,
     /// The health check's verdict this pass; the backend runs it for every unfinished entry.
     pub healthy: Option<bool>,
 }
