@@ -74,6 +74,10 @@ pub trait FamilyFace: Family {
     /// fleet as it is, in memory: without one, refused as `snapshot` is.
     #[cfg(any(test, feature = "testkit"))]
     const SIMULATOR: Option<simulate::Simulator<Self>> = None;
+    /// Where the fleet itself names the one replica that acts among several (a Ganeti
+    /// cluster's master): asked before each pass and as each lock is taken. `None`: every
+    /// replica may act, under the lock [`FamilyFace::lock_path`] named.
+    const REPLICAS: Option<Replicas<Self>> = None;
 
     /// The fleet this family's flags (or, asked to look there, its config keys) name, if
     /// any.
@@ -125,19 +129,6 @@ pub trait FamilyFace: Family {
     /// the targets of each scope beside that scope's limiter verdict. [`NO_SCOPE`] when it has
     /// none.
     fn report_scope<'a>(index: &Self::Index<'a>, target: &'a Self::Target) -> &'a str;
-    /// Before each pass of `run`, before its lock: whether this replica may act now. A family
-    /// whose fleet itself names the one actor among several replicas (a Ganeti cluster's
-    /// master) says `false` on the others, and logs why; the pass is then skipped as done.
-    fn may_act(_source: &Self::Source) -> Result<bool, Error> {
-        Ok(true)
-    }
-    /// The lock as a run or an admin verb takes it: `planned` is what
-    /// [`FamilyFace::lock_path`] named. A family whose own lock is named by what the fleet says
-    /// of itself (a Ganeti cluster's uuid) asks the fleet here, as the lock is taken: a
-    /// replica that stands by never asks.
-    fn lock_taken(_source: &Self::Source, planned: &Path) -> Result<PathBuf, Error> {
-        Ok(planned.to_owned())
-    }
     /// The family's own metrics after a pass (Prometheus text), in its users' names.
     fn extra_metrics(_plan: &Plan<Self>) -> String {
         String::new()
@@ -167,6 +158,17 @@ pub trait FamilyFace: Family {
 /// `snapshot`: the fleet saved as a file to replay offline (`output`), or printed.
 pub type Snapshotter<F> =
     fn(&<F as FamilyFace>::Source, &mut Printer, Option<&Path>) -> Result<Exit, Error>;
+
+/// A family's say in which replica acts and under which lock ([`FamilyFace::REPLICAS`]).
+pub struct Replicas<F: FamilyFace> {
+    /// Before each pass of `run`, before its lock: whether this replica may act now. `false`
+    /// on a replica the fleet does not name (logging why): the pass is then skipped as done.
+    pub may_act: fn(&F::Source) -> Result<bool, Error>,
+    /// The lock as a run or an admin verb takes it, from the one [`FamilyFace::lock_path`]
+    /// planned: a lock named by what the fleet says of itself (a Ganeti cluster's uuid) is
+    /// asked of the fleet here, as it is taken, so that a replica that stands by never asks.
+    pub lock_taken: fn(&F::Source, &Path) -> Result<PathBuf, Error>,
+}
 
 /// The target of the logs the command line's layer writes (a family's settings too): the
 /// module they came from before it was split, kept so that log filters
