@@ -59,10 +59,8 @@ pub fn plan_read<F: FamilyFace>(
     let settings = F::settings(&fleet.source, backend);
     let plan = plan_of(fleet, &snap, &settings, now, seed);
     // What the family's own protocol waits for, and what the engine holds back by time.
-    let due = [F::next_due(&snap, &settings, now), plan.next_due()]
-        .into_iter()
-        .flatten()
-        .min();
+    let own = F::DAEMON.and_then(|d| (d.next_due)(&snap, &settings, now));
+    let due = [own, plan.next_due()].into_iter().flatten().min();
     super::daemon::falls_due(due.map(|at| at.saturating_sub(now)));
     Ok(Planned {
         plan,

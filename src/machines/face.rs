@@ -105,6 +105,7 @@ impl FamilyFace for Machines {
     const LEADER_GAUGE: Option<&'static str> = Some("cke_leader");
     #[cfg(any(test, feature = "testkit"))]
     const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
+    const DAEMON: Option<crate::plug::Daemon<Self>> = Some(crate::plug::Daemon::live(live));
 
     fn claim(
         args: &Self::Args,
@@ -179,20 +180,6 @@ impl FamilyFace for Machines {
 
     fn settings(source: &MachinesFleet, _backend: &dyn Backend<Machines>) -> Settings {
         source.settings.clone()
-    }
-
-    /// The Kubernetes cluster the machines are Nodes of (`--kubeconfig`, which the drain
-    /// uses): replicas elect their leader with a Lease there. Nothing is watched in it (the
-    /// machines are in sabakan).
-    fn live(source: &MachinesFleet) -> Option<crate::k8s::Live> {
-        match &source.nodes {
-            NodesFrom::Kube(from) => Some(crate::k8s::Live {
-                from: from.clone(),
-                timeout: DRAIN_TIMEOUT,
-                discover: None,
-            }),
-            NodesFrom::None | NodesFrom::File(_) => None,
-        }
     }
 
     fn fact_cells(facts: &Facts) -> Vec<String> {
@@ -307,6 +294,20 @@ impl FamilyFace for Machines {
             line.push_str(&format!(", repair entry {e}"));
         }
         line
+    }
+}
+
+/// The Kubernetes cluster the machines are Nodes of (`--kubeconfig`, which the drain
+/// uses): replicas elect their leader with a Lease there. Nothing is watched in it (the
+/// machines are in sabakan).
+fn live(source: &MachinesFleet) -> Option<crate::k8s::Live> {
+    match &source.nodes {
+        NodesFrom::Kube(from) => Some(crate::k8s::Live {
+            from: from.clone(),
+            timeout: DRAIN_TIMEOUT,
+            discover: None,
+        }),
+        NodesFrom::None | NodesFrom::File(_) => None,
     }
 }
 

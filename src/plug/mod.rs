@@ -78,6 +78,9 @@ pub trait FamilyFace: Family {
     /// cluster's master): asked before each pass and as each lock is taken. `None`: every
     /// replica may act, under the lock [`FamilyFace::lock_path`] named.
     const REPLICAS: Option<Replicas<Self>> = None;
+    /// What `run --loop` watches and when it wakes, beyond what the engine holds back by
+    /// time. `None`: nothing is watched, and no replicas elect a leader.
+    const DAEMON: Option<Daemon<Self>> = None;
 
     /// The fleet this family's flags (or, asked to look there, its config keys) name, if
     /// any.
@@ -141,18 +144,6 @@ pub trait FamilyFace: Family {
     fn damaged(_snap: &Self::Snapshot) -> Vec<String> {
         Vec::new()
     }
-    /// The earliest moment after `now` at which a time threshold falls due (a pass would then
-    /// decide something new though nothing changed): a `--loop` daemon wakes then rather than
-    /// at its next resync. `None`: nothing is due, or the family does not say.
-    fn next_due(_snap: &Self::Snapshot, _settings: &Self::Settings, _now: i64) -> Option<i64> {
-        None
-    }
-
-    /// The live Kubernetes cluster of the fleet, which `run --loop` watches for changes and
-    /// elects a leader in; `None` for a file or another kind of fleet.
-    fn live(_source: &Self::Source) -> Option<crate::k8s::Live> {
-        None
-    }
 }
 
 /// `snapshot`: the fleet saved as a file to replay offline (`output`), or printed.
@@ -168,6 +159,27 @@ pub struct Replicas<F: FamilyFace> {
     /// planned: a lock named by what the fleet says of itself (a Ganeti cluster's uuid) is
     /// asked of the fleet here, as it is taken, so that a replica that stands by never asks.
     pub lock_taken: fn(&F::Source, &Path) -> Result<PathBuf, Error>,
+}
+
+/// What a `run --loop` daemon asks of a family ([`FamilyFace::DAEMON`]).
+pub struct Daemon<F: FamilyFace> {
+    /// The live Kubernetes cluster of the fleet, which the daemon watches for changes and
+    /// elects a leader in; `None` for a file or another kind of fleet.
+    pub live: fn(&F::Source) -> Option<crate::k8s::Live>,
+    /// The earliest moment after `now` at which a time threshold of the family's own falls
+    /// due (a pass would then decide something new though nothing changed): the daemon wakes
+    /// then rather than at its next resync. `None`: nothing is due.
+    pub next_due: fn(&F::Snapshot, &F::Settings, i64) -> Option<i64>,
+}
+
+impl<F: FamilyFace> Daemon<F> {
+    /// A daemon that watches `live` and has no thresholds of its own to wake for.
+    pub const fn live(live: fn(&F::Source) -> Option<crate::k8s::Live>) -> Self {
+        Daemon {
+            live,
+            next_due: |_, _, _| None,
+        }
+    }
 }
 
 /// The target of the logs the command line's layer writes (a family's settings too): the
