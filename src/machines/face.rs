@@ -102,10 +102,13 @@ impl FamilyFace for Machines {
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
     const FLEET_HINT: &'static str = "--sabakan-file FILE or --sabakan URL (sabakan machines)";
-    const LEADER_GAUGE: Option<&'static str> = Some("cke_leader");
     #[cfg(any(test, feature = "testkit"))]
     const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
     const DAEMON: Option<crate::plug::Daemon<Self>> = Some(crate::plug::Daemon::live(live));
+    const METRICS: Option<crate::plug::Metrics<Self>> = Some(crate::plug::Metrics {
+        leader: Some("cke_leader"),
+        series: cke_metrics,
+    });
 
     fn claim(
         args: &Self::Args,
@@ -220,62 +223,6 @@ impl FamilyFace for Machines {
         &m.rack
     }
 
-    /// CKE's names (its metrics/metrics.go), prefix `cke_`, from the entries as the pass read them.
-    fn extra_metrics(plan: &crate::engine::Plan<Machines>) -> String {
-        use super::entry::Status;
-        use std::fmt::Write;
-        let mut out = String::new();
-        let first = plan.targets.first().map(|t| &t.facts);
-        let _ = writeln!(
-            out,
-            "# HELP cke_repair_queue_enabled 1 when the repair queue is enabled.\n# TYPE cke_repair_queue_enabled gauge\ncke_repair_queue_enabled {}",
-            u8::from(first.is_none_or(|f| f.queue_enabled))
-        );
-        let _ = writeln!(
-            out,
-            "# HELP cke_auto_repair_enabled 1 when auto-repair is enabled.\n# TYPE cke_auto_repair_enabled gauge\ncke_auto_repair_enabled {}",
-            u8::from(first.is_none_or(|f| f.auto_repair_enabled))
-        );
-        let entries: Vec<(String, &super::EntryFacts)> = plan
-            .targets
-            .iter()
-            .filter_map(|t| {
-                let a = t.facts.address.as_ref().map_or("", |a| a.as_str());
-                t.facts
-                    .entry
-                    .as_ref()
-                    .map(|e| (crate::metrics::label_value(a), e))
-            })
-            .collect();
-        out.push_str("# HELP cke_repair_queue_items Repair entries by status.\n# TYPE cke_repair_queue_items gauge\n");
-        for s in Status::ALL {
-            let n = entries.iter().filter(|(_, e)| e.status == s).count();
-            let _ = writeln!(out, "cke_repair_queue_items{{status=\"{s}\"}} {n}");
-        }
-        out.push_str("# HELP cke_machine_repair_status 1 for the status of each machine's repair entry.\n# TYPE cke_machine_repair_status gauge\n");
-        for (a, e) in &entries {
-            for s in Status::ALL {
-                let _ = writeln!(
-                    out,
-                    "cke_machine_repair_status{{address=\"{a}\",status=\"{s}\"}} {}",
-                    u8::from(e.status == s)
-                );
-            }
-        }
-        out.push_str("# HELP cke_repair_queue_entries One per repair entry.\n# TYPE cke_repair_queue_entries gauge\n");
-        for (a, e) in &entries {
-            let _ = writeln!(
-                out,
-                "cke_repair_queue_entries{{index=\"{}\",address=\"{a}\",operation=\"{}\",status=\"{}\",step=\"{}\"}} 1",
-                e.index,
-                crate::metrics::label_value(&e.operation.to_string()),
-                e.status,
-                e.step
-            );
-        }
-        out
-    }
-
     fn facts_line(facts: &Facts) -> String {
         let mut line = format!(
             "{} in rack {}, sabakan state {}",
@@ -295,6 +242,62 @@ impl FamilyFace for Machines {
         }
         line
     }
+}
+
+/// CKE's names (its metrics/metrics.go), prefix `cke_`, from the entries as the pass read them.
+fn cke_metrics(plan: &crate::engine::Plan<Machines>) -> String {
+    use super::entry::Status;
+    use std::fmt::Write;
+    let mut out = String::new();
+    let first = plan.targets.first().map(|t| &t.facts);
+    let _ = writeln!(
+        out,
+        "# HELP cke_repair_queue_enabled 1 when the repair queue is enabled.\n# TYPE cke_repair_queue_enabled gauge\ncke_repair_queue_enabled {}",
+        u8::from(first.is_none_or(|f| f.queue_enabled))
+    );
+    let _ = writeln!(
+        out,
+        "# HELP cke_auto_repair_enabled 1 when auto-repair is enabled.\n# TYPE cke_auto_repair_enabled gauge\ncke_auto_repair_enabled {}",
+        u8::from(first.is_none_or(|f| f.auto_repair_enabled))
+    );
+    let entries: Vec<(String, &super::EntryFacts)> = plan
+        .targets
+        .iter()
+        .filter_map(|t| {
+            let a = t.facts.address.as_ref().map_or("", |a| a.as_str());
+            t.facts
+                .entry
+                .as_ref()
+                .map(|e| (crate::metrics::label_value(a), e))
+        })
+        .collect();
+    out.push_str("# HELP cke_repair_queue_items Repair entries by status.\n# TYPE cke_repair_queue_items gauge\n");
+    for s in Status::ALL {
+        let n = entries.iter().filter(|(_, e)| e.status == s).count();
+        let _ = writeln!(out, "cke_repair_queue_items{{status=\"{s}\"}} {n}");
+    }
+    out.push_str("# HELP cke_machine_repair_status 1 for the status of each machine's repair entry.\n# TYPE cke_machine_repair_status gauge\n");
+    for (a, e) in &entries {
+        for s in Status::ALL {
+            let _ = writeln!(
+                out,
+                "cke_machine_repair_status{{address=\"{a}\",status=\"{s}\"}} {}",
+                u8::from(e.status == s)
+            );
+        }
+    }
+    out.push_str("# HELP cke_repair_queue_entries One per repair entry.\n# TYPE cke_repair_queue_entries gauge\n");
+    for (a, e) in &entries {
+        let _ = writeln!(
+            out,
+            "cke_repair_queue_entries{{index=\"{}\",address=\"{a}\",operation=\"{}\",status=\"{}\",step=\"{}\"}} 1",
+            e.index,
+            crate::metrics::label_value(&e.operation.to_string()),
+            e.status,
+            e.step
+        );
+    }
+    out
 }
 
 /// The Kubernetes cluster the machines are Nodes of (`--kubeconfig`, which the drain

@@ -36,9 +36,6 @@ pub trait FamilyFace: Family {
     const FAMILY: &'static str;
     /// What a fleet of this family holds, as a refusal names it ("Ganeti instances").
     const HOLDS: &'static str;
-    /// The name its users' tools give the gauge "this replica leads" (CKE's `cke_leader`),
-    /// written beside `autorepair_leader`; `None`: the engine's name alone.
-    const LEADER_GAUGE: Option<&'static str> = None;
 
     /// Where the family's fleet is and what the family reads beside it (its config section,
     /// its files), as the settings stage resolved them once.
@@ -81,6 +78,9 @@ pub trait FamilyFace: Family {
     /// What `run --loop` watches and when it wakes, beyond what the engine holds back by
     /// time. `None`: nothing is watched, and no replicas elect a leader.
     const DAEMON: Option<Daemon<Self>> = None;
+    /// The family's own metrics, in its users' names, beside the engine's. `None`: the
+    /// engine's alone.
+    const METRICS: Option<Metrics<Self>> = None;
 
     /// The fleet this family's flags (or, asked to look there, its config keys) name, if
     /// any.
@@ -132,10 +132,6 @@ pub trait FamilyFace: Family {
     /// the targets of each scope beside that scope's limiter verdict. [`NO_SCOPE`] when it has
     /// none.
     fn report_scope<'a>(index: &Self::Index<'a>, target: &'a Self::Target) -> &'a str;
-    /// The family's own metrics after a pass (Prometheus text), in its users' names.
-    fn extra_metrics(_plan: &Plan<Self>) -> String {
-        String::new()
-    }
     /// What in the fleet cannot be read and holds what it governs until a person mends or
     /// removes it, each said as that person acts on it. A pass counts each as an error (and
     /// exits as a partial pass): a fleet that needs a person must not look healthy; the log
@@ -180,6 +176,15 @@ impl<F: FamilyFace> Daemon<F> {
             next_due: |_, _, _| None,
         }
     }
+}
+
+/// A family's own metrics ([`FamilyFace::METRICS`]), in the names its users' tools know.
+pub struct Metrics<F: FamilyFace> {
+    /// The name its users' tools give the gauge "this replica leads" (CKE's `cke_leader`),
+    /// written beside `autorepair_leader`, also by a replica that stands by.
+    pub leader: Option<&'static str>,
+    /// Its own series after a pass (Prometheus text), from what the pass planned.
+    pub series: fn(&Plan<F>) -> String,
 }
 
 /// The target of the logs the command line's layer writes (a family's settings too): the
