@@ -170,6 +170,12 @@ pub fn endpoint(
     })
 }
 
+impl crate::plug::FamilyConfig for super::section::GanetiConfig {
+    fn upgrade(table: &mut toml::Table, path: &str) {
+        super::section::upgrade(table, path);
+    }
+}
+
 impl FamilyFace for Ganeti {
     const FACT_COLUMNS: &'static [&'static str] = &["PRIMARY", "SECONDARY", "RUN"];
     const FAMILY: &'static str = "ganeti";
@@ -200,10 +206,6 @@ impl FamilyFace for Ganeti {
         look: Look,
     ) -> Option<Claim<Source>> {
         super::section::claim(args, config, shared, look)
-    }
-
-    fn upgrade_config(table: &mut toml::Table, path: &str) {
-        super::section::upgrade(table, path);
     }
 
     fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {

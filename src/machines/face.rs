@@ -90,6 +90,17 @@ pub enum NodesFrom {
     Kube(crate::k8s::Source),
 }
 
+impl crate::plug::FamilyConfig for super::section::MachinesConfig {
+    fn check(&self) -> Result<(), String> {
+        match &self.machines.variables {
+            Some(v) => v
+                .validate()
+                .map_err(|e| format!("[machines.variables]: {e}")),
+            None => Ok(()),
+        }
+    }
+}
+
 impl FamilyFace for Machines {
     const FACT_COLUMNS: &'static [&'static str] = &["ADDRESS", "SABAKAN", "RACK", "NODE", "ENTRY"];
     const FAMILY: &'static str = "machines";
@@ -117,15 +128,6 @@ impl FamilyFace for Machines {
         look: Look,
     ) -> Option<Claim<MachinesFleet>> {
         super::section::claim(args, config, shared, look)
-    }
-
-    fn check_config(config: &Self::Config) -> Result<(), String> {
-        match &config.machines.variables {
-            Some(v) => v
-                .validate()
-                .map_err(|e| format!("[machines.variables]: {e}")),
-            None => Ok(()),
-        }
     }
 
     /// CKE's constraints are the limits; the engine's failure-domain limits apply only where

@@ -36,6 +36,8 @@ pub struct Source {
     pub settings: Settings,
 }
 
+impl crate::plug::FamilyConfig for super::section::Metal3Config {}
+
 impl FamilyFace for Metal3 {
     const FACT_COLUMNS: &'static [&'static str] = &["HOST", "POWER", "NODE", "REQUEST", "PHASE"];
     const FAMILY: &'static str = "metal3";

@@ -48,7 +48,7 @@ pub trait FamilyFace: Family {
     /// The family's part of the config file: the top-level keys [`FamilyFace::CONFIG_KEYS`]
     /// (sections or plain keys), read strictly: an unknown key in them is an error. Its
     /// default, serialised, is what the man page gives as each key's default.
-    type Config: serde::de::DeserializeOwned + serde::Serialize + Default + fmt::Debug;
+    type Config: FamilyConfig;
     /// The config file's top-level keys that are this family's.
     const CONFIG_KEYS: &'static [&'static str];
     /// The ids of the flags of [`FamilyFace::Args`] that name a fleet: of all families' such
@@ -90,14 +90,6 @@ pub trait FamilyFace: Family {
         shared: &claim::Shared,
         look: claim::Look,
     ) -> Option<claim::Claim<Self::Source>>;
-    /// Checks the family's config beyond its shape (the face reads it for every family, used
-    /// or not: a typo must not wait for the day the section is used).
-    fn check_config(_config: &Self::Config) -> Result<(), String> {
-        Ok(())
-    }
-    /// Moves keys of the config file's table that an older version read elsewhere to where
-    /// the family reads them now (warning that they moved), before anything is read.
-    fn upgrade_config(_table: &mut toml::Table, _path: &str) {}
     /// The planner's limits for this fleet, from the config's `[limits]` (`given`: the keys
     /// the file sets; the rest are defaults) and the fleet's own settings.
     fn limits(_source: &Self::Source, limits: &Limits, _given: &BTreeSet<String>) -> Limits {
@@ -145,6 +137,21 @@ pub trait FamilyFace: Family {
 /// `snapshot`: the fleet saved as a file to replay offline (`output`), or printed.
 pub type Snapshotter<F> =
     fn(&<F as FamilyFace>::Source, &mut Printer, Option<&Path>) -> Result<Exit, Error>;
+
+/// A family's part of the config file ([`FamilyFace::Config`]), and what it makes of it
+/// beyond serde's reading.
+pub trait FamilyConfig:
+    serde::de::DeserializeOwned + serde::Serialize + Default + fmt::Debug
+{
+    /// Checks the family's config beyond its shape (the face reads it for every family, used
+    /// or not: a typo must not wait for the day the section is used).
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Moves keys of the config file's table that an older version read elsewhere to where
+    /// the family reads them now (warning that they moved), before anything is read.
+    fn upgrade(_table: &mut toml::Table, _path: &str) {}
+}
 
 /// A family's say in which replica acts and under which lock ([`FamilyFace::REPLICAS`]).
 pub struct Replicas<F: FamilyFace> {
