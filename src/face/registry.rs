@@ -457,7 +457,10 @@ where
         families: &[&dyn Registered],
     ) -> Result<Box<dyn FleetCommand>, SettingsError> {
         let source = self.0.source.map_err(SettingsError::Family)?;
-        let limits = F::limits(&source, &config.limits, &config.limits_given);
+        let limits = match F::LIMITS {
+            Some(limits) => limits(&source, &config.limits, &config.limits_given),
+            None => config.limits.clone(),
+        };
         let fleet = Fleet {
             source,
             limits,

@@ -193,7 +193,7 @@ fn pass_over<F: FamilyFace>(
         out.json_line(&report::status_json(&plan))?;
     }
     // Counted as errors every pass; said once while they last (a daemon's every pass finds them).
-    let damaged = F::damaged(&snap);
+    let damaged = F::DAMAGED.map(|d| d(&snap)).unwrap_or_default();
     for d in damaged.iter().filter(|d| crate::plug::first_time(d)) {
         tracing::error!(target: LOG_TARGET, pass, "{d}");
     }

@@ -120,6 +120,8 @@ impl FamilyFace for Machines {
         leader: Some("cke_leader"),
         series: cke_metrics,
     });
+    const LIMITS: Option<crate::plug::LimitsFor<Self>> = Some(limits);
+    const DAMAGED: Option<crate::plug::DamagedIn<Self>> = Some(damaged);
 
     fn claim(
         args: &Self::Args,
@@ -128,16 +130,6 @@ impl FamilyFace for Machines {
         look: Look,
     ) -> Option<Claim<MachinesFleet>> {
         super::section::claim(args, config, shared, look)
-    }
-
-    /// CKE's constraints are the limits; the engine's failure-domain limits apply only where
-    /// the config sets them (docs/machines.md).
-    fn limits(
-        _source: &MachinesFleet,
-        limits: &crate::engine::Limits,
-        given: &std::collections::BTreeSet<String>,
-    ) -> crate::engine::Limits {
-        super::limits(limits, given)
     }
 
     fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {
@@ -198,28 +190,6 @@ impl FamilyFace for Machines {
         ]
     }
 
-    /// Repair entries whose labels cannot be read (each holds its machine), and the cluster's
-    /// switches or the trigger's stored query that cannot be read (each holds what it governs).
-    fn damaged(snap: &super::Snapshot) -> Vec<String> {
-        let mut out: Vec<String> = admin::damaged(snap)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        for (verb, switch) in [("repair", &snap.queue), ("auto-repair", &snap.auto_repair)] {
-            if let Switch::Unreadable(why) = switch {
-                out.push(format!(
-                    "unreadable switch: {why}; it holds as disabled until `autorepair {verb} enable` or `disable` sets it"
-                ));
-            }
-        }
-        if let Some(Err(why)) = &snap.variables {
-            out.push(format!(
-                "auto-repair's stored query cannot be read: {why}; no entry is created for a broken machine until `autorepair auto-repair set-variables FILE` stores a good one"
-            ));
-        }
-        out
-    }
-
     /// Its rack, as the limiter counts it.
     fn report_scope<'a>(_index: &Index<'a>, m: &'a Machine) -> &'a str {
         &m.rack
@@ -244,6 +214,38 @@ impl FamilyFace for Machines {
         }
         line
     }
+}
+
+/// Repair entries whose labels cannot be read (each holds its machine), and the cluster's
+/// switches or the trigger's stored query that cannot be read (each holds what it governs).
+fn damaged(snap: &super::Snapshot) -> Vec<String> {
+    let mut out: Vec<String> = admin::damaged(snap)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    for (verb, switch) in [("repair", &snap.queue), ("auto-repair", &snap.auto_repair)] {
+        if let Switch::Unreadable(why) = switch {
+            out.push(format!(
+                "unreadable switch: {why}; it holds as disabled until `autorepair {verb} enable` or `disable` sets it"
+            ));
+        }
+    }
+    if let Some(Err(why)) = &snap.variables {
+        out.push(format!(
+            "auto-repair's stored query cannot be read: {why}; no entry is created for a broken machine until `autorepair auto-repair set-variables FILE` stores a good one"
+        ));
+    }
+    out
+}
+
+/// CKE's constraints are the limits; the engine's failure-domain limits apply only where
+/// the config sets them (docs/machines.md).
+fn limits(
+    _source: &MachinesFleet,
+    limits: &crate::engine::Limits,
+    given: &std::collections::BTreeSet<String>,
+) -> crate::engine::Limits {
+    super::limits(limits, given)
 }
 
 /// CKE's names (its metrics/metrics.go), prefix `cke_`, from the entries as the pass read them.

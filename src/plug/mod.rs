@@ -81,6 +81,16 @@ pub trait FamilyFace: Family {
     /// The family's own metrics, in its users' names, beside the engine's. `None`: the
     /// engine's alone.
     const METRICS: Option<Metrics<Self>> = None;
+    /// The planner's limits for this fleet, from the config's `[limits]` (with the keys the
+    /// file sets: the rest are defaults) and the fleet's own settings. `None`: `[limits]` as
+    /// read.
+    const LIMITS: Option<LimitsFor<Self>> = None;
+    /// What in the fleet cannot be read and holds what it governs until a person mends or
+    /// removes it, each said as that person acts on it. A pass counts each as an error (and
+    /// exits as a partial pass): a fleet that needs a person must not look healthy; the log
+    /// says each once while it lasts. Marks the planner reads are its lint; this is for
+    /// records it cannot see as marks. `None`: the family has no such records.
+    const DAMAGED: Option<DamagedIn<Self>> = None;
 
     /// The fleet this family's flags (or, asked to look there, its config keys) name, if
     /// any.
@@ -90,11 +100,6 @@ pub trait FamilyFace: Family {
         shared: &claim::Shared,
         look: claim::Look,
     ) -> Option<claim::Claim<Self::Source>>;
-    /// The planner's limits for this fleet, from the config's `[limits]` (`given`: the keys
-    /// the file sets; the rest are defaults) and the fleet's own settings.
-    fn limits(_source: &Self::Source, limits: &Limits, _given: &BTreeSet<String>) -> Limits {
-        limits.clone()
-    }
 
     /// An object as an admin names it on the command line (`KIND/NAME`; a bare name is a
     /// target), or what is wrong with the text.
@@ -124,19 +129,18 @@ pub trait FamilyFace: Family {
     /// the targets of each scope beside that scope's limiter verdict. [`NO_SCOPE`] when it has
     /// none.
     fn report_scope<'a>(index: &Self::Index<'a>, target: &'a Self::Target) -> &'a str;
-    /// What in the fleet cannot be read and holds what it governs until a person mends or
-    /// removes it, each said as that person acts on it. A pass counts each as an error (and
-    /// exits as a partial pass): a fleet that needs a person must not look healthy; the log
-    /// says each once while it lasts. Marks the planner reads are its lint; this is for records it
-    /// cannot see as marks.
-    fn damaged(_snap: &Self::Snapshot) -> Vec<String> {
-        Vec::new()
-    }
 }
 
 /// `snapshot`: the fleet saved as a file to replay offline (`output`), or printed.
 pub type Snapshotter<F> =
     fn(&<F as FamilyFace>::Source, &mut Printer, Option<&Path>) -> Result<Exit, Error>;
+
+/// [`FamilyFace::LIMITS`]: the limits of a fleet from the config's `[limits]` and the keys it
+/// sets.
+pub type LimitsFor<F> = fn(&<F as FamilyFace>::Source, &Limits, &BTreeSet<String>) -> Limits;
+
+/// [`FamilyFace::DAMAGED`]: what in a snapshot needs a person, each said as they act on it.
+pub type DamagedIn<F> = fn(&<F as Family>::Snapshot) -> Vec<String>;
 
 /// A family's part of the config file ([`FamilyFace::Config`]), and what it makes of it
 /// beyond serde's reading.
