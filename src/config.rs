@@ -130,7 +130,7 @@ mod tests {
     use crate::ganeti::section::GanetiConfig;
     use crate::machines::section::MachinesConfig;
     use crate::metal3::section::Metal3Config;
-    use crate::plug::FamilyFace;
+    use crate::plug::{FamilyConfig, FamilyFace};
     use std::time::Duration;
 
     /// A config file's text read as the face reads it: its own keys, then each family's.
@@ -143,12 +143,12 @@ mod tests {
 
     fn read(text: &str, path: &str) -> Result<Read, ConfigError> {
         let mut own = Config::from_toml(text, path, |table, path| {
-            crate::ganeti::Ganeti::upgrade_config(table, path)
+            <GanetiConfig as FamilyConfig>::upgrade(table, path)
         })?;
         let ganeti = own.take(crate::ganeti::Ganeti::CONFIG_KEYS)?;
         let metal3 = own.take(crate::metal3::Metal3::CONFIG_KEYS)?;
         let machines: MachinesConfig = own.take(crate::machines::Machines::CONFIG_KEYS)?;
-        crate::machines::Machines::check_config(&machines).map_err(|message| ConfigError {
+        machines.check().map_err(|message| ConfigError {
             path: path.to_owned(),
             message,
         })?;

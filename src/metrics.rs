@@ -294,14 +294,16 @@ fn samples<F: FamilyFace>(
         when,
     );
     leader::<F>(&mut out, true);
-    out.push_str(&F::extra_metrics(plan));
+    if let Some(own) = F::METRICS {
+        out.push_str(&(own.series)(plan));
+    }
     out
 }
 
 /// 1 on the replica whose passes act (the only one, without an election), 0 on one that
 /// stands by: under the engine's name and the family's users' own.
 fn leader<F: FamilyFace>(out: &mut String, leads: bool) {
-    for name in std::iter::once(LEADER).chain(F::LEADER_GAUGE) {
+    for name in std::iter::once(LEADER).chain(F::METRICS.and_then(|m| m.leader)) {
         gauge(
             out,
             name,

@@ -3,7 +3,7 @@
 //! lock for a fleet file; on a live fleet without it, a suspend pulling the brake instead.
 
 use super::Exit;
-use super::fleet::{acquire_lock, connect, execute_and_save};
+use super::fleet::{acquire_lock, connect, execute_and_save, lock_taken};
 use super::printer::Printer;
 use super::settings::{Clock, Fleet, Logs};
 use crate::plug::Error;
@@ -40,7 +40,7 @@ pub fn admin<F: FamilyFace>(
     // delay the suspend's write, which a pass on any host watches for).
     let braking = live && matches!(verb, Verb::Suspend { .. } | Verb::Resume { .. });
     let (snap, brake_lock) = std::thread::scope(|s| {
-        let lock = braking.then(|| s.spawn(|| F::lock_taken(&fleet.source, lock)));
+        let lock = braking.then(|| s.spawn(|| lock_taken(fleet, lock)));
         let snap = backend.snapshot();
         let lock = lock.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         (snap, lock)

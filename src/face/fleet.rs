@@ -12,7 +12,7 @@ use crate::{
     },
     lock::{self, LockGuard},
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The fleet's backend.
 pub fn connect<F: FamilyFace>(fleet: &Fleet<F>) -> Result<Box<dyn Backend<F>>, Error> {
@@ -59,10 +59,8 @@ pub fn plan_read<F: FamilyFace>(
     let settings = F::settings(&fleet.source, backend);
     let plan = plan_of(fleet, &snap, &settings, now, seed);
     // What the family's own protocol waits for, and what the engine holds back by time.
-    let due = [F::next_due(&snap, &settings, now), plan.next_due()]
-        .into_iter()
-        .flatten()
-        .min();
+    let own = F::DAEMON.and_then(|d| (d.next_due)(&snap, &settings, now));
+    let due = [own, plan.next_due()].into_iter().flatten().min();
     super::daemon::falls_due(due.map(|at| at.saturating_sub(now)));
     Ok(Planned {
         plan,
@@ -120,10 +118,25 @@ pub fn execute_and_save<F: FamilyFace>(
     (done, saved.map(drop))
 }
 
-/// The fleet's lock (`path` as the family names it when taken: [`FamilyFace::lock_taken`]).
-/// Another run holding it is the normal cron overlap (exit 4); a lock file that cannot be
-/// opened is a configuration error (exit 2), not to be mistaken for it.
+/// Whether this replica may act now: every replica may, unless the family registered a say
+/// in it ([`FamilyFace::REPLICAS`]).
+pub fn may_act<F: FamilyFace>(fleet: &Fleet<F>) -> Result<bool, Error> {
+    F::REPLICAS.map_or(Ok(true), |r| (r.may_act)(&fleet.source))
+}
+
+/// The lock `planned` names as it is taken: itself, unless the family registered a say in it
+/// ([`FamilyFace::REPLICAS`]).
+pub fn lock_taken<F: FamilyFace>(fleet: &Fleet<F>, planned: &Path) -> Result<PathBuf, Error> {
+    F::REPLICAS.map_or_else(
+        || Ok(planned.to_owned()),
+        |r| (r.lock_taken)(&fleet.source, planned),
+    )
+}
+
+/// The fleet's lock (`path` as [`lock_taken`] names it). Another run holding it is the normal
+/// cron overlap (exit 4); a lock file that cannot be opened is a configuration error (exit 2),
+/// not to be mistaken for it.
 pub fn acquire_lock<F: FamilyFace>(fleet: &Fleet<F>, path: &Path) -> Result<LockGuard, Error> {
-    let path = F::lock_taken(&fleet.source, path)?;
+    let path = lock_taken(fleet, path)?;
     Ok(lock::acquire_waiting(&path, fleet.lock_wait)?)
 }

@@ -44,7 +44,7 @@ pub trait Registered: Sync {
     fn config_keys(&self) -> &'static [&'static str];
     /// The family's repair levels, least destructive first (for completions and help).
     fn levels(&self) -> Vec<&'static str>;
-    /// Moves keys an older version read elsewhere (see `FamilyFace::upgrade_config`).
+    /// Moves keys an older version read elsewhere (see `FamilyConfig::upgrade`).
     fn upgrade_config(&self, table: &mut toml::Table, path: &str);
     /// The family's config keys with their defaults.
     fn config_defaults(&self) -> serde_json::Value;
@@ -290,7 +290,7 @@ where
     }
 
     fn upgrade_config(&self, table: &mut toml::Table, path: &str) {
-        F::upgrade_config(table, path);
+        <F::Config as crate::plug::FamilyConfig>::upgrade(table, path);
     }
 
     fn config_defaults(&self) -> serde_json::Value {
@@ -309,9 +309,11 @@ where
         let args =
             F::Args::from_arg_matches(matches).map_err(|e| SettingsError::Flags(e.to_string()))?;
         let section: F::Config = config.take(F::CONFIG_KEYS)?;
-        F::check_config(&section).map_err(|message| crate::config::ConfigError {
-            path: config.path.clone(),
-            message,
+        crate::plug::FamilyConfig::check(&section).map_err(|message| {
+            crate::config::ConfigError {
+                path: config.path.clone(),
+                message,
+            }
         })?;
         let flags_given = flags_given::<F>(matches)
             .into_iter()
@@ -455,7 +457,10 @@ where
         families: &[&dyn Registered],
     ) -> Result<Box<dyn FleetCommand>, SettingsError> {
         let source = self.0.source.map_err(SettingsError::Family)?;
-        let limits = F::limits(&source, &config.limits, &config.limits_given);
+        let limits = match F::LIMITS {
+            Some(limits) => limits(&source, &config.limits, &config.limits_given),
+            None => config.limits.clone(),
+        };
         let fleet = Fleet {
             source,
             limits,

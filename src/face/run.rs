@@ -2,7 +2,7 @@
 //! metrics file.
 
 use super::daemon::{Daemon, Guarded, Next};
-use super::fleet::{Planned, acquire_lock, connect, execute_and_save, plan_read};
+use super::fleet::{Planned, acquire_lock, connect, execute_and_save, may_act, plan_read};
 use super::printer::Printer;
 use super::settings::{Fleet, Logs, Run};
 use super::{Exit, LOG_TARGET};
@@ -43,7 +43,7 @@ pub fn run<F: FamilyFace>(
         // always suspend (or stop) the watcher between two passes.
         // A replica that stands by (not the Ganeti master) skips the pass as done: it takes
         // no lock and reads nothing, so cron on every master candidate stays quiet.
-        let outcome = match F::may_act(&fleet.source) {
+        let outcome = match may_act(fleet) {
             Ok(false) => stand_by::<F>(run, &mut standing).map(|()| Exit::Ok),
             Ok(true) => {
                 standing = false;
@@ -193,7 +193,7 @@ fn pass_over<F: FamilyFace>(
         out.json_line(&report::status_json(&plan))?;
     }
     // Counted as errors every pass; said once while they last (a daemon's every pass finds them).
-    let damaged = F::damaged(&snap);
+    let damaged = F::DAMAGED.map(|d| d(&snap)).unwrap_or_default();
     for d in damaged.iter().filter(|d| crate::plug::first_time(d)) {
         tracing::error!(target: LOG_TARGET, pass, "{d}");
     }

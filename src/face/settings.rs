@@ -788,9 +788,14 @@ fn run_settings<F: FamilyFace>(
         every: args.loop_.then_some(args.interval),
         passes: args.passes,
         metrics_file: args.metrics_file.clone(),
-        live: F::live(&fleet.source),
+        live: live::<F>(fleet),
         leader: leader::<F>(fleet, args)?,
     })
+}
+
+/// The live cluster a `run --loop` watches, where the family has one ([`FamilyFace::DAEMON`]).
+fn live<F: FamilyFace>(fleet: &Fleet<F>) -> Option<crate::k8s::Live> {
+    F::DAEMON.and_then(|d| (d.live)(&fleet.source))
 }
 
 /// Where the service account's namespace is, in a Pod.
@@ -803,7 +808,7 @@ fn leader<F: FamilyFace>(
     if !args.leader_elect {
         return Ok(None);
     }
-    match (F::live(&fleet.source).is_some(), args.loop_) {
+    match (live::<F>(fleet).is_some(), args.loop_) {
         (true, true) => {}
         (true, false) => return Err(SettingsError::LeaderElect { add: "add --loop" }),
         (false, true) => {

@@ -170,6 +170,12 @@ pub fn endpoint(
     })
 }
 
+impl crate::plug::FamilyConfig for super::section::GanetiConfig {
+    fn upgrade(table: &mut toml::Table, path: &str) {
+        super::section::upgrade(table, path);
+    }
+}
+
 impl FamilyFace for Ganeti {
     const FACT_COLUMNS: &'static [&'static str] = &["PRIMARY", "SECONDARY", "RUN"];
     const FAMILY: &'static str = "ganeti";
@@ -183,6 +189,10 @@ impl FamilyFace for Ganeti {
     const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];
     const FLEET_HINT: &'static str = "--cluster FILE or --rapi URL (Ganeti)";
     const SNAPSHOT: Option<crate::plug::Snapshotter<Self>> = Some(snapshot);
+    const REPLICAS: Option<crate::plug::Replicas<Self>> = Some(crate::plug::Replicas {
+        may_act,
+        lock_taken,
+    });
     #[cfg(any(test, feature = "testkit"))]
     const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
     #[cfg(any(test, feature = "testkit"))]
@@ -196,10 +206,6 @@ impl FamilyFace for Ganeti {
         look: Look,
     ) -> Option<Claim<Source>> {
         super::section::claim(args, config, shared, look)
-    }
-
-    fn upgrade_config(table: &mut toml::Table, path: &str) {
-        super::section::upgrade(table, path);
     }
 
     fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {
@@ -256,59 +262,6 @@ impl FamilyFace for Ganeti {
         })
     }
 
-    /// In `only_on_master` mode, only on the master; said once a pass, at INFO (a standby is
-    /// the normal state of every other candidate), or at WARN when no node is master.
-    fn may_act(source: &Source) -> Result<bool, Error> {
-        let Some(role) = &source.master else {
-            return Ok(true);
-        };
-        match role.verdict() {
-            Ok(Verdict::Master) => {
-                if let Where::Rapi(endpoint) = &source.from
-                    && role.url_follows_the_master(&endpoint.url)
-                {
-                    static SAID: std::sync::Once = std::sync::Once::new();
-                    SAID.call_once(|| tracing::warn!(target: LOG_TARGET, url = %endpoint.url, "--rapi reaches whichever node is master (the cluster's name or master IP): a write this host sends just as a failover takes the role away can land on the new master. https://127.0.0.1:5080 reaches this host's own RAPI daemon, which the failover stops first, so nothing can"));
-                }
-                Ok(true)
-            }
-            Ok(Verdict::Standby { master }) => {
-                tracing::info!(target: LOG_TARGET, %master, "this host is not the cluster's master ({master} is): it stands by, and the watcher there acts");
-                Ok(false)
-            }
-            Ok(Verdict::NoMaster) => {
-                tracing::warn!(target: LOG_TARGET, ssconf = %role.ssconf_dir.display(), "the cluster has no master now (ssconf_master_node says NO MASTER, a failover under way or failed): no watcher acts until a node is master again");
-                Ok(false)
-            }
-            Err(e) => Err(Error::Open(Box::new(BackendError::Api(e.to_string())))),
-        }
-    }
-
-    /// A RAPI cluster's own lock is named by its uuid (one `GET /2/info`), so every URL that
-    /// reaches it (its name, an IP, 127.0.0.1 on the master) finds the one lock of this host.
-    /// A named lock file wins and asks nothing.
-    fn lock_taken(source: &Source, planned: &Path) -> Result<PathBuf, Error> {
-        let Where::Rapi(endpoint) = &source.from else {
-            return Ok(planned.to_owned());
-        };
-        if source.lock_named {
-            return Ok(planned.to_owned());
-        }
-        // No falling back to the URL's lock when the uuid cannot be read: two runs reaching
-        // the cluster by two URLs would then hold two locks and both act, and the pass that
-        // follows could not read the cluster anyway.
-        let uuid = Rapi::connect(endpoint)
-            .and_then(|rapi| rapi.cluster_uuid())
-            .map_err(|e| Error::Read {
-                from: format!(
-                    "{} to name its lock by the cluster's uuid (GET /2/info)",
-                    endpoint.url
-                ),
-                source: e.into(),
-            })?;
-        Ok(lock::for_cluster(&uuid))
-    }
-
     /// The iallocator from the config; a repair needing an operation this backend lacks
     /// (Ganeti 3.0's RAPI cannot move an instance) is left to a person.
     fn settings(source: &Source, backend: &dyn Backend<Ganeti>) -> Settings {
@@ -353,6 +306,59 @@ impl FamilyFace for Ganeti {
             .node(&inst.pnode)
             .map_or(NO_SCOPE, |n| index.group_name(n))
     }
+}
+
+/// In `only_on_master` mode, only on the master; said once a pass, at INFO (a standby is
+/// the normal state of every other candidate), or at WARN when no node is master.
+fn may_act(source: &Source) -> Result<bool, Error> {
+    let Some(role) = &source.master else {
+        return Ok(true);
+    };
+    match role.verdict() {
+        Ok(Verdict::Master) => {
+            if let Where::Rapi(endpoint) = &source.from
+                && role.url_follows_the_master(&endpoint.url)
+            {
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| tracing::warn!(target: LOG_TARGET, url = %endpoint.url, "--rapi reaches whichever node is master (the cluster's name or master IP): a write this host sends just as a failover takes the role away can land on the new master. https://127.0.0.1:5080 reaches this host's own RAPI daemon, which the failover stops first, so nothing can"));
+            }
+            Ok(true)
+        }
+        Ok(Verdict::Standby { master }) => {
+            tracing::info!(target: LOG_TARGET, %master, "this host is not the cluster's master ({master} is): it stands by, and the watcher there acts");
+            Ok(false)
+        }
+        Ok(Verdict::NoMaster) => {
+            tracing::warn!(target: LOG_TARGET, ssconf = %role.ssconf_dir.display(), "the cluster has no master now (ssconf_master_node says NO MASTER, a failover under way or failed): no watcher acts until a node is master again");
+            Ok(false)
+        }
+        Err(e) => Err(Error::Open(Box::new(BackendError::Api(e.to_string())))),
+    }
+}
+
+/// A RAPI cluster's own lock is named by its uuid (one `GET /2/info`), so every URL that
+/// reaches it (its name, an IP, 127.0.0.1 on the master) finds the one lock of this host.
+/// A named lock file wins and asks nothing.
+fn lock_taken(source: &Source, planned: &Path) -> Result<PathBuf, Error> {
+    let Where::Rapi(endpoint) = &source.from else {
+        return Ok(planned.to_owned());
+    };
+    if source.lock_named {
+        return Ok(planned.to_owned());
+    }
+    // No falling back to the URL's lock when the uuid cannot be read: two runs reaching
+    // the cluster by two URLs would then hold two locks and both act, and the pass that
+    // follows could not read the cluster anyway.
+    let uuid = Rapi::connect(endpoint)
+        .and_then(|rapi| rapi.cluster_uuid())
+        .map_err(|e| Error::Read {
+            from: format!(
+                "{} to name its lock by the cluster's uuid (GET /2/info)",
+                endpoint.url
+            ),
+            source: e.into(),
+        })?;
+    Ok(lock::for_cluster(&uuid))
 }
 
 /// Saves the fleet as a fleet file, or prints it.
@@ -441,14 +447,14 @@ mod tests {
         let planned = Path::new("/planned.lock");
         let taken: Vec<PathBuf> = [&by_ip, &by_name]
             .into_iter()
-            .map(|url| Ganeti::lock_taken(&source(url, false), planned).expect("lock"))
+            .map(|url| lock_taken(&source(url, false), planned).expect("lock"))
             .collect();
         let want = lock::for_cluster("5b5e0f0c-1c1d-4d35-9a6e-3a1f0e5d2c7b");
         assert_eq!(taken, [want.clone(), want]);
         let gets: Vec<String> = rapi.seen().iter().map(|s| s.path.clone()).collect();
         assert_eq!(gets, ["/2/info", "/2/info"]);
         assert_eq!(
-            Ganeti::lock_taken(&source(&by_ip, true), planned).expect("lock"),
+            lock_taken(&source(&by_ip, true), planned).expect("lock"),
             planned
         );
         assert_eq!(rapi.seen().len(), 2, "a named lock asks nothing");
@@ -483,8 +489,7 @@ mod tests {
         ];
         for (status, body, words, lock_helps) in cases {
             let rapi = FakeRapi::start(testsupport::rapi::fixed(status, body));
-            let err = Ganeti::lock_taken(&source(rapi.url(), false), Path::new("/x.lock"))
-                .expect_err(body);
+            let err = lock_taken(&source(rapi.url(), false), Path::new("/x.lock")).expect_err(body);
             // The error and its causes, as the command line says them.
             let mut text = err.to_string();
             let mut cause = std::error::Error::source(&err);

@@ -90,6 +90,17 @@ pub enum NodesFrom {
     Kube(crate::k8s::Source),
 }
 
+impl crate::plug::FamilyConfig for super::section::MachinesConfig {
+    fn check(&self) -> Result<(), String> {
+        match &self.machines.variables {
+            Some(v) => v
+                .validate()
+                .map_err(|e| format!("[machines.variables]: {e}")),
+            None => Ok(()),
+        }
+    }
+}
+
 impl FamilyFace for Machines {
     const FACT_COLUMNS: &'static [&'static str] = &["ADDRESS", "SABAKAN", "RACK", "NODE", "ENTRY"];
     const FAMILY: &'static str = "machines";
@@ -102,9 +113,15 @@ impl FamilyFace for Machines {
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
     const FLEET_HINT: &'static str = "--sabakan-file FILE or --sabakan URL (sabakan machines)";
-    const LEADER_GAUGE: Option<&'static str> = Some("cke_leader");
     #[cfg(any(test, feature = "testkit"))]
     const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
+    const DAEMON: Option<crate::plug::Daemon<Self>> = Some(crate::plug::Daemon::live(live));
+    const METRICS: Option<crate::plug::Metrics<Self>> = Some(crate::plug::Metrics {
+        leader: Some("cke_leader"),
+        series: cke_metrics,
+    });
+    const LIMITS: Option<crate::plug::LimitsFor<Self>> = Some(limits);
+    const DAMAGED: Option<crate::plug::DamagedIn<Self>> = Some(damaged);
 
     fn claim(
         args: &Self::Args,
@@ -113,25 +130,6 @@ impl FamilyFace for Machines {
         look: Look,
     ) -> Option<Claim<MachinesFleet>> {
         super::section::claim(args, config, shared, look)
-    }
-
-    fn check_config(config: &Self::Config) -> Result<(), String> {
-        match &config.machines.variables {
-            Some(v) => v
-                .validate()
-                .map_err(|e| format!("[machines.variables]: {e}")),
-            None => Ok(()),
-        }
-    }
-
-    /// CKE's constraints are the limits; the engine's failure-domain limits apply only where
-    /// the config sets them (docs/machines.md).
-    fn limits(
-        _source: &MachinesFleet,
-        limits: &crate::engine::Limits,
-        given: &std::collections::BTreeSet<String>,
-    ) -> crate::engine::Limits {
-        super::limits(limits, given)
     }
 
     fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {
@@ -181,20 +179,6 @@ impl FamilyFace for Machines {
         source.settings.clone()
     }
 
-    /// The Kubernetes cluster the machines are Nodes of (`--kubeconfig`, which the drain
-    /// uses): replicas elect their leader with a Lease there. Nothing is watched in it (the
-    /// machines are in sabakan).
-    fn live(source: &MachinesFleet) -> Option<crate::k8s::Live> {
-        match &source.nodes {
-            NodesFrom::Kube(from) => Some(crate::k8s::Live {
-                from: from.clone(),
-                timeout: DRAIN_TIMEOUT,
-                discover: None,
-            }),
-            NodesFrom::None | NodesFrom::File(_) => None,
-        }
-    }
-
     fn fact_cells(facts: &Facts) -> Vec<String> {
         let or_dash = |t: Option<String>| t.unwrap_or_else(|| "-".into());
         vec![
@@ -206,87 +190,9 @@ impl FamilyFace for Machines {
         ]
     }
 
-    /// Repair entries whose labels cannot be read (each holds its machine), and the cluster's
-    /// switches or the trigger's stored query that cannot be read (each holds what it governs).
-    fn damaged(snap: &super::Snapshot) -> Vec<String> {
-        let mut out: Vec<String> = admin::damaged(snap)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        for (verb, switch) in [("repair", &snap.queue), ("auto-repair", &snap.auto_repair)] {
-            if let Switch::Unreadable(why) = switch {
-                out.push(format!(
-                    "unreadable switch: {why}; it holds as disabled until `autorepair {verb} enable` or `disable` sets it"
-                ));
-            }
-        }
-        if let Some(Err(why)) = &snap.variables {
-            out.push(format!(
-                "auto-repair's stored query cannot be read: {why}; no entry is created for a broken machine until `autorepair auto-repair set-variables FILE` stores a good one"
-            ));
-        }
-        out
-    }
-
     /// Its rack, as the limiter counts it.
     fn report_scope<'a>(_index: &Index<'a>, m: &'a Machine) -> &'a str {
         &m.rack
-    }
-
-    /// CKE's names (its metrics/metrics.go), prefix `cke_`, from the entries as the pass read them.
-    fn extra_metrics(plan: &crate::engine::Plan<Machines>) -> String {
-        use super::entry::Status;
-        use std::fmt::Write;
-        let mut out = String::new();
-        let first = plan.targets.first().map(|t| &t.facts);
-        let _ = writeln!(
-            out,
-            "# HELP cke_repair_queue_enabled 1 when the repair queue is enabled.\n# TYPE cke_repair_queue_enabled gauge\ncke_repair_queue_enabled {}",
-            u8::from(first.is_none_or(|f| f.queue_enabled))
-        );
-        let _ = writeln!(
-            out,
-            "# HELP cke_auto_repair_enabled 1 when auto-repair is enabled.\n# TYPE cke_auto_repair_enabled gauge\ncke_auto_repair_enabled {}",
-            u8::from(first.is_none_or(|f| f.auto_repair_enabled))
-        );
-        let entries: Vec<(String, &super::EntryFacts)> = plan
-            .targets
-            .iter()
-            .filter_map(|t| {
-                let a = t.facts.address.as_ref().map_or("", |a| a.as_str());
-                t.facts
-                    .entry
-                    .as_ref()
-                    .map(|e| (crate::metrics::label_value(a), e))
-            })
-            .collect();
-        out.push_str("# HELP cke_repair_queue_items Repair entries by status.\n# TYPE cke_repair_queue_items gauge\n");
-        for s in Status::ALL {
-            let n = entries.iter().filter(|(_, e)| e.status == s).count();
-            let _ = writeln!(out, "cke_repair_queue_items{{status=\"{s}\"}} {n}");
-        }
-        out.push_str("# HELP cke_machine_repair_status 1 for the status of each machine's repair entry.\n# TYPE cke_machine_repair_status gauge\n");
-        for (a, e) in &entries {
-            for s in Status::ALL {
-                let _ = writeln!(
-                    out,
-                    "cke_machine_repair_status{{address=\"{a}\",status=\"{s}\"}} {}",
-                    u8::from(e.status == s)
-                );
-            }
-        }
-        out.push_str("# HELP cke_repair_queue_entries One per repair entry.\n# TYPE cke_repair_queue_entries gauge\n");
-        for (a, e) in &entries {
-            let _ = writeln!(
-                out,
-                "cke_repair_queue_entries{{index=\"{}\",address=\"{a}\",operation=\"{}\",status=\"{}\",step=\"{}\"}} 1",
-                e.index,
-                crate::metrics::label_value(&e.operation.to_string()),
-                e.status,
-                e.step
-            );
-        }
-        out
     }
 
     fn facts_line(facts: &Facts) -> String {
@@ -307,6 +213,108 @@ impl FamilyFace for Machines {
             line.push_str(&format!(", repair entry {e}"));
         }
         line
+    }
+}
+
+/// Repair entries whose labels cannot be read (each holds its machine), and the cluster's
+/// switches or the trigger's stored query that cannot be read (each holds what it governs).
+fn damaged(snap: &super::Snapshot) -> Vec<String> {
+    let mut out: Vec<String> = admin::damaged(snap)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    for (verb, switch) in [("repair", &snap.queue), ("auto-repair", &snap.auto_repair)] {
+        if let Switch::Unreadable(why) = switch {
+            out.push(format!(
+                "unreadable switch: {why}; it holds as disabled until `autorepair {verb} enable` or `disable` sets it"
+            ));
+        }
+    }
+    if let Some(Err(why)) = &snap.variables {
+        out.push(format!(
+            "auto-repair's stored query cannot be read: {why}; no entry is created for a broken machine until `autorepair auto-repair set-variables FILE` stores a good one"
+        ));
+    }
+    out
+}
+
+/// CKE's constraints are the limits; the engine's failure-domain limits apply only where
+/// the config sets them (docs/machines.md).
+fn limits(
+    _source: &MachinesFleet,
+    limits: &crate::engine::Limits,
+    given: &std::collections::BTreeSet<String>,
+) -> crate::engine::Limits {
+    super::limits(limits, given)
+}
+
+/// CKE's names (its metrics/metrics.go), prefix `cke_`, from the entries as the pass read them.
+fn cke_metrics(plan: &crate::engine::Plan<Machines>) -> String {
+    use super::entry::Status;
+    use std::fmt::Write;
+    let mut out = String::new();
+    let first = plan.targets.first().map(|t| &t.facts);
+    let _ = writeln!(
+        out,
+        "# HELP cke_repair_queue_enabled 1 when the repair queue is enabled.\n# TYPE cke_repair_queue_enabled gauge\ncke_repair_queue_enabled {}",
+        u8::from(first.is_none_or(|f| f.queue_enabled))
+    );
+    let _ = writeln!(
+        out,
+        "# HELP cke_auto_repair_enabled 1 when auto-repair is enabled.\n# TYPE cke_auto_repair_enabled gauge\ncke_auto_repair_enabled {}",
+        u8::from(first.is_none_or(|f| f.auto_repair_enabled))
+    );
+    let entries: Vec<(String, &super::EntryFacts)> = plan
+        .targets
+        .iter()
+        .filter_map(|t| {
+            let a = t.facts.address.as_ref().map_or("", |a| a.as_str());
+            t.facts
+                .entry
+                .as_ref()
+                .map(|e| (crate::metrics::label_value(a), e))
+        })
+        .collect();
+    out.push_str("# HELP cke_repair_queue_items Repair entries by status.\n# TYPE cke_repair_queue_items gauge\n");
+    for s in Status::ALL {
+        let n = entries.iter().filter(|(_, e)| e.status == s).count();
+        let _ = writeln!(out, "cke_repair_queue_items{{status=\"{s}\"}} {n}");
+    }
+    out.push_str("# HELP cke_machine_repair_status 1 for the status of each machine's repair entry.\n# TYPE cke_machine_repair_status gauge\n");
+    for (a, e) in &entries {
+        for s in Status::ALL {
+            let _ = writeln!(
+                out,
+                "cke_machine_repair_status{{address=\"{a}\",status=\"{s}\"}} {}",
+                u8::from(e.status == s)
+            );
+        }
+    }
+    out.push_str("# HELP cke_repair_queue_entries One per repair entry.\n# TYPE cke_repair_queue_entries gauge\n");
+    for (a, e) in &entries {
+        let _ = writeln!(
+            out,
+            "cke_repair_queue_entries{{index=\"{}\",address=\"{a}\",operation=\"{}\",status=\"{}\",step=\"{}\"}} 1",
+            e.index,
+            crate::metrics::label_value(&e.operation.to_string()),
+            e.status,
+            e.step
+        );
+    }
+    out
+}
+
+/// The Kubernetes cluster the machines are Nodes of (`--kubeconfig`, which the drain
+/// uses): replicas elect their leader with a Lease there. Nothing is watched in it (the
+/// machines are in sabakan).
+fn live(source: &MachinesFleet) -> Option<crate::k8s::Live> {
+    match &source.nodes {
+        NodesFrom::Kube(from) => Some(crate::k8s::Live {
+            from: from.clone(),
+            timeout: DRAIN_TIMEOUT,
+            discover: None,
+        }),
+        NodesFrom::None | NodesFrom::File(_) => None,
     }
 }
 

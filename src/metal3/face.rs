@@ -36,6 +36,8 @@ pub struct Source {
     pub settings: Settings,
 }
 
+impl crate::plug::FamilyConfig for super::section::Metal3Config {}
+
 impl FamilyFace for Metal3 {
     const FACT_COLUMNS: &'static [&'static str] = &["HOST", "POWER", "NODE", "REQUEST", "PHASE"];
     const FAMILY: &'static str = "metal3";
@@ -50,6 +52,10 @@ impl FamilyFace for Metal3 {
     const FLEET_HINT: &'static str = "--kube-objects FILE or --kube (metal3)";
     #[cfg(any(test, feature = "testkit"))]
     const SIMULATOR: Option<crate::plug::simulate::Simulator<Self>> = Some(simulate);
+    const DAEMON: Option<crate::plug::Daemon<Self>> = Some(crate::plug::Daemon {
+        live,
+        next_due: super::due::next_due,
+    });
 
     fn claim(
         args: &Self::Args,
@@ -113,24 +119,6 @@ impl FamilyFace for Metal3 {
         })
     }
 
-    /// The management cluster, where the Machines, hosts (and Nodes, unless they are in
-    /// workload clusters) are watched.
-    fn live(source: &Source) -> Option<crate::k8s::Live> {
-        match &source.from {
-            Where::Kube(Cluster { from, options }) => {
-                let options = options.clone();
-                Some(crate::k8s::Live {
-                    from: from.clone(),
-                    timeout: options.timeout,
-                    discover: Some(std::sync::Arc::new(move || {
-                        super::kube::watch::discover(options.workload)
-                    })),
-                })
-            }
-            Where::Objects(_) => None,
-        }
-    }
-
     /// The config's `[metal3]` section; every backend of this family runs every step.
     fn settings(source: &Source, _backend: &dyn Backend<Metal3>) -> Settings {
         source.settings.clone()
@@ -170,9 +158,23 @@ impl FamilyFace for Metal3 {
     fn report_scope<'a>(index: &Index<'a>, m: &'a Machine) -> &'a str {
         index.zone_name(m)
     }
+}
 
-    fn next_due(snap: &super::objects::Snapshot, settings: &Settings, now: i64) -> Option<i64> {
-        super::due::next_due(snap, settings, now)
+/// The management cluster, where the Machines, hosts (and Nodes, unless they are in
+/// workload clusters) are watched.
+fn live(source: &Source) -> Option<crate::k8s::Live> {
+    match &source.from {
+        Where::Kube(Cluster { from, options }) => {
+            let options = options.clone();
+            Some(crate::k8s::Live {
+                from: from.clone(),
+                timeout: options.timeout,
+                discover: Some(std::sync::Arc::new(move || {
+                    super::kube::watch::discover(options.workload)
+                })),
+            })
+        }
+        Where::Objects(_) => None,
     }
 }
 

@@ -36,9 +36,6 @@ pub trait FamilyFace: Family {
     const FAMILY: &'static str;
     /// What a fleet of this family holds, as a refusal names it ("Ganeti instances").
     const HOLDS: &'static str;
-    /// The name its users' tools give the gauge "this replica leads" (CKE's `cke_leader`),
-    /// written beside `autorepair_leader`; `None`: the engine's name alone.
-    const LEADER_GAUGE: Option<&'static str> = None;
 
     /// Where the family's fleet is and what the family reads beside it (its config section,
     /// its files), as the settings stage resolved them once.
@@ -51,7 +48,7 @@ pub trait FamilyFace: Family {
     /// The family's part of the config file: the top-level keys [`FamilyFace::CONFIG_KEYS`]
     /// (sections or plain keys), read strictly: an unknown key in them is an error. Its
     /// default, serialised, is what the man page gives as each key's default.
-    type Config: serde::de::DeserializeOwned + serde::Serialize + Default + fmt::Debug;
+    type Config: FamilyConfig;
     /// The config file's top-level keys that are this family's.
     const CONFIG_KEYS: &'static [&'static str];
     /// The ids of the flags of [`FamilyFace::Args`] that name a fleet: of all families' such
@@ -74,6 +71,26 @@ pub trait FamilyFace: Family {
     /// fleet as it is, in memory: without one, refused as `snapshot` is.
     #[cfg(any(test, feature = "testkit"))]
     const SIMULATOR: Option<simulate::Simulator<Self>> = None;
+    /// Where the fleet itself names the one replica that acts among several (a Ganeti
+    /// cluster's master): asked before each pass and as each lock is taken. `None`: every
+    /// replica may act, under the lock [`FamilyFace::lock_path`] named.
+    const REPLICAS: Option<Replicas<Self>> = None;
+    /// What `run --loop` watches and when it wakes, beyond what the engine holds back by
+    /// time. `None`: nothing is watched, and no replicas elect a leader.
+    const DAEMON: Option<Daemon<Self>> = None;
+    /// The family's own metrics, in its users' names, beside the engine's. `None`: the
+    /// engine's alone.
+    const METRICS: Option<Metrics<Self>> = None;
+    /// The planner's limits for this fleet, from the config's `[limits]` (with the keys the
+    /// file sets: the rest are defaults) and the fleet's own settings. `None`: `[limits]` as
+    /// read.
+    const LIMITS: Option<LimitsFor<Self>> = None;
+    /// What in the fleet cannot be read and holds what it governs until a person mends or
+    /// removes it, each said as that person acts on it. A pass counts each as an error (and
+    /// exits as a partial pass): a fleet that needs a person must not look healthy; the log
+    /// says each once while it lasts. Marks the planner reads are its lint; this is for
+    /// records it cannot see as marks. `None`: the family has no such records.
+    const DAMAGED: Option<DamagedIn<Self>> = None;
 
     /// The fleet this family's flags (or, asked to look there, its config keys) name, if
     /// any.
@@ -83,19 +100,6 @@ pub trait FamilyFace: Family {
         shared: &claim::Shared,
         look: claim::Look,
     ) -> Option<claim::Claim<Self::Source>>;
-    /// Checks the family's config beyond its shape (the face reads it for every family, used
-    /// or not: a typo must not wait for the day the section is used).
-    fn check_config(_config: &Self::Config) -> Result<(), String> {
-        Ok(())
-    }
-    /// Moves keys of the config file's table that an older version read elsewhere to where
-    /// the family reads them now (warning that they moved), before anything is read.
-    fn upgrade_config(_table: &mut toml::Table, _path: &str) {}
-    /// The planner's limits for this fleet, from the config's `[limits]` (`given`: the keys
-    /// the file sets; the rest are defaults) and the fleet's own settings.
-    fn limits(_source: &Self::Source, limits: &Limits, _given: &BTreeSet<String>) -> Limits {
-        limits.clone()
-    }
 
     /// An object as an admin names it on the command line (`KIND/NAME`; a bare name is a
     /// target), or what is wrong with the text.
@@ -125,48 +129,74 @@ pub trait FamilyFace: Family {
     /// the targets of each scope beside that scope's limiter verdict. [`NO_SCOPE`] when it has
     /// none.
     fn report_scope<'a>(index: &Self::Index<'a>, target: &'a Self::Target) -> &'a str;
-    /// Before each pass of `run`, before its lock: whether this replica may act now. A family
-    /// whose fleet itself names the one actor among several replicas (a Ganeti cluster's
-    /// master) says `false` on the others, and logs why; the pass is then skipped as done.
-    fn may_act(_source: &Self::Source) -> Result<bool, Error> {
-        Ok(true)
-    }
-    /// The lock as a run or an admin verb takes it: `planned` is what
-    /// [`FamilyFace::lock_path`] named. A family whose own lock is named by what the fleet says
-    /// of itself (a Ganeti cluster's uuid) asks the fleet here, as the lock is taken: a
-    /// replica that stands by never asks.
-    fn lock_taken(_source: &Self::Source, planned: &Path) -> Result<PathBuf, Error> {
-        Ok(planned.to_owned())
-    }
-    /// The family's own metrics after a pass (Prometheus text), in its users' names.
-    fn extra_metrics(_plan: &Plan<Self>) -> String {
-        String::new()
-    }
-    /// What in the fleet cannot be read and holds what it governs until a person mends or
-    /// removes it, each said as that person acts on it. A pass counts each as an error (and
-    /// exits as a partial pass): a fleet that needs a person must not look healthy; the log
-    /// says each once while it lasts. Marks the planner reads are its lint; this is for records it
-    /// cannot see as marks.
-    fn damaged(_snap: &Self::Snapshot) -> Vec<String> {
-        Vec::new()
-    }
-    /// The earliest moment after `now` at which a time threshold falls due (a pass would then
-    /// decide something new though nothing changed): a `--loop` daemon wakes then rather than
-    /// at its next resync. `None`: nothing is due, or the family does not say.
-    fn next_due(_snap: &Self::Snapshot, _settings: &Self::Settings, _now: i64) -> Option<i64> {
-        None
-    }
-
-    /// The live Kubernetes cluster of the fleet, which `run --loop` watches for changes and
-    /// elects a leader in; `None` for a file or another kind of fleet.
-    fn live(_source: &Self::Source) -> Option<crate::k8s::Live> {
-        None
-    }
 }
 
 /// `snapshot`: the fleet saved as a file to replay offline (`output`), or printed.
 pub type Snapshotter<F> =
     fn(&<F as FamilyFace>::Source, &mut Printer, Option<&Path>) -> Result<Exit, Error>;
+
+/// [`FamilyFace::LIMITS`]: the limits of a fleet from the config's `[limits]` and the keys it
+/// sets.
+pub type LimitsFor<F> = fn(&<F as FamilyFace>::Source, &Limits, &BTreeSet<String>) -> Limits;
+
+/// [`FamilyFace::DAMAGED`]: what in a snapshot needs a person, each said as they act on it.
+pub type DamagedIn<F> = fn(&<F as Family>::Snapshot) -> Vec<String>;
+
+/// A family's part of the config file ([`FamilyFace::Config`]), and what it makes of it
+/// beyond serde's reading.
+pub trait FamilyConfig:
+    serde::de::DeserializeOwned + serde::Serialize + Default + fmt::Debug
+{
+    /// Checks the family's config beyond its shape (the face reads it for every family, used
+    /// or not: a typo must not wait for the day the section is used).
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Moves keys of the config file's table that an older version read elsewhere to where
+    /// the family reads them now (warning that they moved), before anything is read.
+    fn upgrade(_table: &mut toml::Table, _path: &str) {}
+}
+
+/// A family's say in which replica acts and under which lock ([`FamilyFace::REPLICAS`]).
+pub struct Replicas<F: FamilyFace> {
+    /// Before each pass of `run`, before its lock: whether this replica may act now. `false`
+    /// on a replica the fleet does not name (logging why): the pass is then skipped as done.
+    pub may_act: fn(&F::Source) -> Result<bool, Error>,
+    /// The lock as a run or an admin verb takes it, from the one [`FamilyFace::lock_path`]
+    /// planned: a lock named by what the fleet says of itself (a Ganeti cluster's uuid) is
+    /// asked of the fleet here, as it is taken, so that a replica that stands by never asks.
+    pub lock_taken: fn(&F::Source, &Path) -> Result<PathBuf, Error>,
+}
+
+/// What a `run --loop` daemon asks of a family ([`FamilyFace::DAEMON`]).
+pub struct Daemon<F: FamilyFace> {
+    /// The live Kubernetes cluster of the fleet, which the daemon watches for changes and
+    /// elects a leader in; `None` for a file or another kind of fleet.
+    pub live: fn(&F::Source) -> Option<crate::k8s::Live>,
+    /// The earliest moment after `now` at which a time threshold of the family's own falls
+    /// due (a pass would then decide something new though nothing changed): the daemon wakes
+    /// then rather than at its next resync. `None`: nothing is due.
+    pub next_due: fn(&F::Snapshot, &F::Settings, i64) -> Option<i64>,
+}
+
+impl<F: FamilyFace> Daemon<F> {
+    /// A daemon that watches `live` and has no thresholds of its own to wake for.
+    pub const fn live(live: fn(&F::Source) -> Option<crate::k8s::Live>) -> Self {
+        Daemon {
+            live,
+            next_due: |_, _, _| None,
+        }
+    }
+}
+
+/// A family's own metrics ([`FamilyFace::METRICS`]), in the names its users' tools know.
+pub struct Metrics<F: FamilyFace> {
+    /// The name its users' tools give the gauge "this replica leads" (CKE's `cke_leader`),
+    /// written beside `autorepair_leader`, also by a replica that stands by.
+    pub leader: Option<&'static str>,
+    /// Its own series after a pass (Prometheus text), from what the pass planned.
+    pub series: fn(&Plan<F>) -> String,
+}
 
 /// The target of the logs the command line's layer writes (a family's settings too): the
 /// module they came from before it was split, kept so that log filters

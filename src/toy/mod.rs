@@ -44,6 +44,8 @@ pub struct ToySection {
 #[derive(Debug)]
 pub struct RoomSource(pub Option<PathBuf>);
 
+impl crate::plug::FamilyConfig for ToyConfig {}
+
 impl FamilyFace for Toy {
     const FACT_COLUMNS: &'static [&'static str] = &["SHELF"];
     const FAMILY: &'static str = "toy";
