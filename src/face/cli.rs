@@ -16,10 +16,7 @@ use std::time::Duration;
     long_about = "Repairs broken machines and VM instances automatically and safely, steered by their \
 marks.\n\n\
 Each pass reads the fleet, decides per target whether a repair is needed and allowed, starts the \
-repairs and records every step in the targets' own marks. It keeps no state of its own. Three \
-families: Ganeti instances (--rapi or --cluster; tags ganeti:watcher:autorepair:*), metal3 \
-bare-metal Machines (--kube or --kube-objects; annotations autorepair.io/*) and sabakan machines \
-repaired by CKE procedures (--sabakan or --sabakan-file; labels autorepair.*).",
+repairs and records every step in the targets' own marks. It keeps no state of its own.",
     after_help = "Exit codes: 0 ok; 1 the pass finished but some action failed (or tags parse/lint found \
 invalid tags, or simulate found a violation); 2 usage or configuration error; 3 the fleet could not \
 be read or saved (or the metrics file or report written); 4 another run holds the lock (or a killed pass's command still runs); 5 sabakan \
@@ -59,7 +56,12 @@ pub fn command(families: &[&dyn Registered]) -> clap::Command {
         cmd = cmd.about(about);
     }
     if let Some(long_about) = long_about {
-        cmd = cmd.long_about(long_about);
+        // The families, from the registry: each is chosen by the flag that names its fleet.
+        let fleets: Vec<&str> = families.iter().map(|f| f.fleet_hint()).collect();
+        cmd = cmd.long_about(format!(
+            "{long_about}\n\nA fleet is one family's, named by its flags: {}.",
+            fleets.join("; ")
+        ));
     }
     let fleet_flags: Vec<&str> = families
         .iter()
@@ -81,10 +83,20 @@ pub fn command(families: &[&dyn Registered]) -> clap::Command {
     let with_none: Vec<&'static str> = std::iter::once("none")
         .chain(levels.iter().copied())
         .collect();
+    // Each family's ladder, said in the help from the registry.
+    let ladders: Vec<String> = families
+        .iter()
+        .map(|f| format!("{}: {}", f.family(), f.levels().join(", ")))
+        .collect();
+    let level_help = format!(
+        "The family's level, or none. Least destructive first, {}.",
+        ladders.join("; ")
+    );
     // `mut_arg` puts a positional last: both keep their places (TYPE first) by index.
     cmd = cmd.mut_subcommand("allow", |s| {
         s.mut_arg("level", |a| {
             a.index(1)
+                .help(level_help)
                 .value_parser(clap::builder::TypedValueParser::map(
                     Levels(with_none),
                     |l: String| parse_level(&l),
@@ -411,8 +423,7 @@ pub enum Command {
     /// Allow repairs up to TYPE on an object (replaces its other policy marks); `none` removes
     /// them, so the object inherits the policy of the next level up.
     Allow {
-        /// The family's level, or none. Ganeti: fix-storage, migrate, failover, reinstall;
-        /// metal3: drain, power-cycle, reprovision; machines: check, step-1 … step-8.
+        /// The family's level, or none (each family's ladder is listed with `--help`).
         #[arg(value_parser = level_arg, value_name = "TYPE")]
         level: Level,
         /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
@@ -753,5 +764,37 @@ mod tests {
         let err = super::parse_from(&[toy], ["autorepair", "--toy-room", "r.json", "repair"])
             .unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::InvalidSubcommand);
+    }
+
+    /// The help says the families of the registry, and no other: the program's description
+    /// names each family's fleet flags, `allow TYPE` each family's ladder.
+    #[test]
+    fn the_help_names_the_registered_families_only() {
+        use crate::face::{Entry, Registered};
+        let toy: &dyn Registered = &Entry::<crate::toy::Toy>::NEW;
+        let mut cmd = super::command(&[toy]);
+        let about = cmd
+            .get_long_about()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(
+            about.ends_with(
+                "A fleet is one family's, named by its flags: --toy-room FILE (the toy family)."
+            ),
+            "{about}"
+        );
+        let help = cmd
+            .find_subcommand_mut("allow")
+            .and_then(|a| a.get_arguments().find(|a| a.get_id() == "level"))
+            .and_then(|a| a.get_long_help().or(a.get_help()))
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert_eq!(
+            help,
+            "The family's level, or none. Least destructive first, toy: nudge, restart, replace."
+        );
+        for word in ["Ganeti", "metal3", "sabakan", "--cluster"] {
+            assert!(!about.contains(word) && !help.contains(word), "{word}");
+        }
     }
 }
