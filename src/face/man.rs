@@ -14,6 +14,7 @@ mod text;
 use super::registry::Registered;
 use crate::plug::Exit;
 use crate::plug::man::ManPage;
+use crate::plug::printer::Printer;
 use clap::{Arg, ArgAction, Command};
 use clap_mangen::Man;
 use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
@@ -28,9 +29,19 @@ pub const VERB: &str = "man";
 /// What the roff crate writes before every piece clap_mangen renders: it defines `\*(Aq`.
 const PREAMBLE: &str = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
 
+/// More words after [`VERB`]: the page takes none.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "autorepair {VERB} takes no argument (given: {given}): it prints the man page to standard \
+     output, e.g. `autorepair {VERB} | man -l -`"
+)]
+pub struct TakesNoArgument {
+    given: String,
+}
+
 /// Whether the command line asks for the page: `Some` when its first word is [`VERB`], with
 /// the error to say when more words follow it.
-pub fn asked(argv: impl IntoIterator<Item = OsString>) -> Option<Result<(), String>> {
+pub fn asked(argv: impl IntoIterator<Item = OsString>) -> Option<Result<(), TakesNoArgument>> {
     let mut argv = argv.into_iter().skip(1);
     if argv.next()? != VERB {
         return None;
@@ -39,19 +50,20 @@ pub fn asked(argv: impl IntoIterator<Item = OsString>) -> Option<Result<(), Stri
     Some(if rest.is_empty() {
         Ok(())
     } else {
-        Err(format!(
-            "autorepair {VERB} takes no argument (given: {}): it prints the man page to \
-             standard output, e.g. `autorepair {VERB} | man -l -`",
-            rest.join(" ")
-        ))
+        Err(TakesNoArgument {
+            given: rest.join(" "),
+        })
     })
 }
 
 /// Prints the page, or says why the command line does not ask for it. As for every command,
 /// a reader that stopped reading (`autorepair man | head`) is no failure.
-pub fn run(families: &[&dyn Registered], asked: Result<(), String>) -> ExitCode {
-    if let Err(message) = asked {
-        eprintln!("autorepair: error: {message}");
+pub fn run(families: &[&dyn Registered], asked: Result<(), TakesNoArgument>) -> ExitCode {
+    // Not through the printer's standard output, which drops what it cannot write and goes
+    // on: here the page is the whole of the work, and a page not written is a failure.
+    let mut errors = Printer::standard(Default::default());
+    if let Err(e) = asked {
+        errors.error(e);
         return Exit::Usage.into();
     }
     let mut out = std::io::stdout().lock();
@@ -62,7 +74,9 @@ pub fn run(families: &[&dyn Registered], asked: Result<(), String>) -> ExitCode 
         Ok(()) => Exit::Ok.into(),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok.into(),
         Err(e) => {
-            eprintln!("autorepair: error: cannot write the man page to standard output: {e}");
+            errors.error(format_args!(
+                "cannot write the man page to standard output: {e}"
+            ));
             Exit::Usage.into()
         }
     }
@@ -426,7 +440,8 @@ mod tests {
         }
         let said = asked(words(&["autorepair", "man", "x"]))
             .unwrap()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             said.contains("given: x") && said.contains("man -l -"),
             "{said}"

@@ -5,7 +5,6 @@
 //! of contrib/ parses, and the example config lists every key. The generator's own checks
 //! (every config key described, every option the text names exists) are its unit tests.
 
-use serde_json::Value;
 use std::collections::BTreeSet;
 
 const PAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/man/autorepair.8");
@@ -84,28 +83,22 @@ fn the_verb_refuses_arguments_and_a_closed_pipe_is_no_failure() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-fn config_defaults() -> Value {
-    autorepair::face::registry::config_defaults(autorepair::FAMILIES)
-}
-
-/// Dotted paths of every leaf key of the config, in the order serde_json lists them.
-fn config_paths(value: &Value, prefix: &str, out: &mut Vec<String>) {
-    if let Value::Object(map) = value {
-        for (k, v) in map {
-            let path = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            if v.is_object() {
-                config_paths(v, &path, out);
-            } else {
-                out.push(path);
-            }
-        }
-    }
+    // A page that cannot be written is a failure: the page is the whole of the work.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(bin)
+        .arg("man")
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("autorepair: error: cannot write the man page to standard output"),
+        "{err}"
+    );
 }
 
 /// The autorepair command lines in a text: from the word `autorepair` (or a path ending in
@@ -234,8 +227,12 @@ fn the_example_config_lists_every_key() {
             }
         }
     }
-    let mut in_code = Vec::new();
-    config_paths(&config_defaults(), "", &mut in_code);
+    // Every key of the config, as the man page describes them (the unit tests of
+    // `face::man` hold those to the config's own keys).
+    let in_code: Vec<String> = autorepair::face::man::config_keys(autorepair::FAMILIES)
+        .into_iter()
+        .map(|(key, _)| key.to_owned())
+        .collect();
     let missing: Vec<&String> = in_code.iter().filter(|k| !listed.contains(*k)).collect();
     assert!(
         missing.is_empty(),
