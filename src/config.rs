@@ -127,9 +127,9 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ganeti::section::GanetiConfig;
-    use crate::machines::section::MachinesConfig;
-    use crate::metal3::section::Metal3Config;
+    use crate::ganeti::options::GanetiConfig;
+    use crate::machines::options::MachinesConfig;
+    use crate::metal3::options::Metal3Config;
     use crate::plug::{FamilyConfig, FamilyFace};
     use std::time::Duration;
 

@@ -57,7 +57,7 @@ pub fn only_on_master(
     source: &mut Source,
     run: bool,
     on: bool,
-    config: &super::section::Ganeti,
+    config: &super::options::Ganeti,
     env_dir: Option<PathBuf>,
 ) -> Result<(), OnlyOnMasterError> {
     if !(run && on) {
@@ -135,7 +135,7 @@ fn check_url(url: &str) -> Result<(), EndpointError> {
 pub fn endpoint(
     url: String,
     flags: RapiFlags,
-    config: &super::section::Rapi,
+    config: &super::options::Rapi,
     env_password: Option<&str>,
 ) -> Result<Endpoint, EndpointError> {
     check_url(&url)?;
@@ -170,9 +170,9 @@ pub fn endpoint(
     })
 }
 
-impl crate::plug::FamilyConfig for super::section::GanetiConfig {
+impl crate::plug::FamilyConfig for super::options::GanetiConfig {
     fn upgrade(table: &mut toml::Table, path: &str) {
-        super::section::upgrade(table, path);
+        super::options::upgrade(table, path);
     }
 }
 
@@ -181,9 +181,9 @@ impl FamilyFace for Ganeti {
     const FAMILY: &'static str = "ganeti";
     const HOLDS: &'static str = "Ganeti instances";
     type Source = Source;
-    type Args = super::section::GanetiArgs;
+    type Args = super::options::GanetiArgs;
     type Commands = crate::plug::cli::NoCommands;
-    type Config = super::section::GanetiConfig;
+    type Config = super::options::GanetiConfig;
     const CONFIG_KEYS: &'static [&'static str] = &["fleet_file", "rapi", "ganeti"];
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];
@@ -205,7 +205,7 @@ impl FamilyFace for Ganeti {
         shared: &Shared,
         look: Look,
     ) -> Option<Claim<Source>> {
-        super::section::claim(args, config, shared, look)
+        super::options::claim(args, config, shared, look)
     }
 
     fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {

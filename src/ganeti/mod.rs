@@ -9,8 +9,8 @@ pub mod generate;
 pub mod health;
 pub mod man;
 pub mod master;
+pub mod options;
 pub mod rapi;
-pub mod section;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
 pub mod snapshot;

@@ -90,7 +90,7 @@ pub enum NodesFrom {
     Kube(crate::k8s::Source),
 }
 
-impl crate::plug::FamilyConfig for super::section::MachinesConfig {
+impl crate::plug::FamilyConfig for super::options::MachinesConfig {
     fn check(&self) -> Result<(), String> {
         match &self.machines.variables {
             Some(v) => v
@@ -106,9 +106,9 @@ impl FamilyFace for Machines {
     const FAMILY: &'static str = "machines";
     const HOLDS: &'static str = "sabakan machines";
     type Source = MachinesFleet;
-    type Args = super::section::MachinesArgs;
+    type Args = super::options::MachinesArgs;
     type Commands = MachinesCommand;
-    type Config = super::section::MachinesConfig;
+    type Config = super::options::MachinesConfig;
     const CONFIG_KEYS: &'static [&'static str] = &["machines"];
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
@@ -129,7 +129,7 @@ impl FamilyFace for Machines {
         shared: &Shared,
         look: Look,
     ) -> Option<Claim<MachinesFleet>> {
-        super::section::claim(args, config, shared, look)
+        super::options::claim(args, config, shared, look)
     }
 
     fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {

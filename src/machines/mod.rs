@@ -15,7 +15,7 @@ pub mod file;
 pub mod labels;
 pub mod live;
 pub mod man;
-pub mod section;
+pub mod options;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
 

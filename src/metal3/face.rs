@@ -36,16 +36,16 @@ pub struct Source {
     pub settings: Settings,
 }
 
-impl crate::plug::FamilyConfig for super::section::Metal3Config {}
+impl crate::plug::FamilyConfig for super::options::Metal3Config {}
 
 impl FamilyFace for Metal3 {
     const FACT_COLUMNS: &'static [&'static str] = &["HOST", "POWER", "NODE", "REQUEST", "PHASE"];
     const FAMILY: &'static str = "metal3";
     const HOLDS: &'static str = "Kubernetes objects";
     type Source = Source;
-    type Args = super::section::Metal3Args;
+    type Args = super::options::Metal3Args;
     type Commands = crate::plug::cli::NoCommands;
-    type Config = super::section::Metal3Config;
+    type Config = super::options::Metal3Config;
     const CONFIG_KEYS: &'static [&'static str] = &["metal3"];
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
     const FLEET_FLAGS: &'static [&'static str] = &["kube_objects", "kube"];
@@ -63,7 +63,7 @@ impl FamilyFace for Metal3 {
         shared: &Shared,
         look: Look,
     ) -> Option<Claim<Source>> {
-        super::section::claim(args, config, shared, look)
+        super::options::claim(args, config, shared, look)
     }
 
     fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {

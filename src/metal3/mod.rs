@@ -23,9 +23,9 @@ pub mod kube;
 pub mod man;
 pub mod marks;
 pub mod objects;
+pub mod options;
 pub mod protocol;
 pub mod remediation;
-pub mod section;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
 
