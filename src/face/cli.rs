@@ -12,8 +12,8 @@ use std::time::Duration;
 #[command(
     name = "autorepair",
     version,
-    about = "Repairs broken machines and VM instances automatically and safely, steered by their marks",
-    long_about = "Repairs broken machines and VM instances automatically and safely, steered by their \
+    about = "Repairs broken servers and VM instances automatically and safely, steered by their marks",
+    long_about = "Repairs broken servers and VM instances automatically and safely, steered by their \
 marks.\n\n\
 Each pass reads the fleet, decides per target whether a repair is needed and allowed, starts the \
 repairs and records every step in the targets' own marks. It keeps no state of its own.",
@@ -63,6 +63,8 @@ pub fn command(families: &[&dyn Registered]) -> clap::Command {
             fleets.join("; ")
         ));
     }
+    // Every other text that differs by family, in the words of the registered ones.
+    cmd = super::words::patch(cmd, families);
     let fleet_flags: Vec<&str> = families
         .iter()
         .flat_map(|f| f.fleet_flags())
@@ -332,19 +334,14 @@ pub struct GlobalArgs {
     /// Config file [default: /etc/autorepair/autorepair.toml, if it exists].
     #[arg(long, global = true, value_name = "FILE", env = "AUTOREPAIR_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Kubeconfig of the management cluster, with --kube [default: $KUBECONFIG, ~/.kube/config;
-    /// in a Pod without either: its service account]. With a machines fleet: the Kubernetes
-    /// cluster whose Nodes the machines are, drained through the Eviction API (TLS verified;
-    /// the credentials stay in the file).
+    /// Kubeconfig of the fleet's Kubernetes cluster (each family's, from the registry:
+    /// `face::words`).
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Context of the kubeconfig to use, with --kube or --kubeconfig [default: its current
-    /// context].
+    /// Context of the kubeconfig to use (see --kubeconfig) [default: its current context].
     #[arg(long, global = true, value_name = "NAME")]
     pub kube_context: Option<String>,
-    /// Lock file [default: one per fleet: FLEET.lock next to a fleet file; under /run/lock,
-    /// autorepair-ganeti-UUID.lock for a Ganeti cluster (by its identity, whatever URL reaches
-    /// it), autorepair-HOST:PORT.lock for sabakan, autorepair-kube.lock for --kube].
+    /// Lock file [default: one per fleet] (each family's, from the registry: `face::words`).
     #[arg(long, global = true, value_name = "FILE")]
     pub lock_file: Option<PathBuf>,
     /// When another run or admin command holds the fleet's lock, wait for it this long
@@ -366,9 +363,8 @@ pub enum Command {
     Run(RunArgs),
     /// Show every target's state, effective policy and where it came from.
     Status {
-        /// Only these: targets (a full name, KIND/NAME, or a short name that names one target
-        /// as gnt-* expands it: `web1` for `web1.example.org`), or scopes (every target under
-        /// `group/NAME`, `rack/N`, `cluster`…) [default: the whole fleet].
+        /// Only these targets and scopes [default: the whole fleet] (the families' kinds, from
+        /// the registry: `face::words`).
         #[arg(value_name = "OBJECT")]
         objects: Vec<String>,
         /// One JSON document: {"targets":[…],"counts":{…},"fleet":{…},"lint":[…]}.
@@ -401,7 +397,7 @@ pub enum Command {
     },
     /// Show the reasoning for one target.
     Explain {
-        /// The target: an instance's full name, a Machine's NS/NAME, a machine's serial.
+        /// The target (the families' words, from the registry: `face::words`).
         target: String,
         /// The target's plan as JSON.
         #[arg(long)]
@@ -426,16 +422,14 @@ pub enum Command {
         /// The family's level, or none (each family's ladder is listed with `--help`).
         #[arg(value_parser = level_arg, value_name = "TYPE")]
         level: Level,
-        /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
-        /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
+        /// cluster, a scope or a target (the families' kinds, from the registry: `face::words`).
         object: String,
         #[command(flatten)]
         admin: AdminArgs,
     },
     /// Stop repairs from starting on an object, forever or for a while.
     Suspend {
-        /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
-        /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
+        /// cluster, a scope or a target (the families' kinds, from the registry: `face::words`).
         object: String,
         /// Until this time (in the future), RFC 3339 or Unix seconds.
         #[arg(long, value_name = "TIME", conflicts_with = "for_", value_parser = parse_time)]
@@ -453,8 +447,7 @@ pub enum Command {
     },
     /// Remove an object's suspend marks (with --all, its `suspend --all` marks only).
     Resume {
-        /// cluster, a scope (Ganeti group/NAME, rack/N, machineset/NS/NAME…) or a target
-        /// (instance/NAME, machine/NS/NAME, machine/SERIAL; a bare name is a target).
+        /// cluster, a scope or a target (the families' kinds, from the registry: `face::words`).
         object: String,
         /// Undo exactly a `suspend --all` of the object: the policies below apply again.
         #[arg(long)]
@@ -467,33 +460,24 @@ pub enum Command {
         /// The most destructive repair allowed (a level of the target's family, as for allow).
         #[arg(value_name = "TYPE")]
         repair: String,
-        /// The target: an instance's full name, a Machine's NS/NAME, a machine's serial.
+        /// The target (the families' words, from the registry: `face::words`).
         target: String,
         #[command(flatten)]
         admin: AdminArgs,
     },
     /// Remove a target's failure results after a person investigated, so repairs may start again.
     Clear {
-        /// The target: an instance's full name, a Machine's NS/NAME, a machine's serial.
+        /// The target (the families' words, from the registry: `face::words`).
         target: String,
         #[command(flatten)]
         admin: AdminArgs,
     },
-    /// What-if under chaos: many passes over the fleet (in memory: the file is not changed) while
-    /// nodes and racks fail, jobs fail, the watcher is killed and admins edit tags; the safety
-    /// rules are checked after every pass. Exit 1 on a violation, with the seed and a minimal history.
-    /// With --kube-objects (or --kube) the metal3 world: kubelets die, health checks request
-    /// remediation, BMCs break, zones go dark, Nodes are deleted. With --sabakan-file (or
-    /// --sabakan) the machines world, with the fleet's own repair procedures and constraints:
-    /// machines break, commands fail or hang, drains are refused; no command of the procedures
-    /// runs (the simulator plays them) and nothing is written. --replicas N (default 3) runs N
-    /// watchers, coordinated as the family's replicas are (a Kubernetes Lease; Ganeti's master
-    /// role): the acting one is also paused past its lease, cut off from the coordination and
-    /// made to hand over, another takes over, and no write may come from one that does not lead.
+    /// What-if under chaos: many passes over the fleet in memory (each family's world, from the
+    /// registry: `face::words`).
     #[cfg(any(test, feature = "testkit"))]
     Simulate(SimulateArgs),
-    /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs. A
-    /// Ganeti fleet file, to use with --cluster: the other families have no generator.
+    /// Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs (the
+    /// families that have a generator, from the registry: `face::words`).
     #[cfg(any(test, feature = "testkit"))]
     Generate {
         #[arg(long, value_name = "N")]
@@ -515,8 +499,8 @@ pub enum Command {
     /// check the template, generate a configuration, or maintain one.
     #[command(subcommand)]
     Sabakan(crate::sabakan::cli::SabakanCommand),
-    /// Save the fleet (e.g. a real cluster read over RAPI) as a fleet file, to replay it offline
-    /// with --cluster and --dry-run.
+    /// Save the fleet as a fleet file, to replay it offline (the families that can, from the
+    /// registry: `face::words`).
     Snapshot {
         /// Write here (atomically) instead of to standard output.
         #[arg(long, short, value_name = "FILE")]
@@ -573,25 +557,16 @@ pub struct RunArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub clock: ClockArgs,
-    /// Keep making passes, --interval apart (the lock is let go in between). With --kube the
-    /// next pass starts as soon as a watched object changes (within about a second), and at
-    /// least every --interval (a full resync). With a Kubernetes cluster (--kube; a machines
-    /// fleet's --kubeconfig) SIGTERM stops the loop once the write under way is done;
-    /// elsewhere it ends the process at once: each write is whole, and the next pass (another
-    /// replica's) carries on from the marks. A repair command under way is waited for first
-    /// (within its timeout) and recorded, and no other is started; a second signal stops it.
+    /// Keep making passes, --interval apart (the families' watches, from the registry:
+    /// `face::words`).
     #[arg(long = "loop")]
     pub loop_: bool,
-    /// Time between passes with --loop; with --kube the longest time between two passes. At
-    /// least 1s.
+    /// Time between passes with --loop (the families' watches, from the registry:
+    /// `face::words`).
     #[arg(long, default_value = "5m", value_parser = parse_interval, value_name = "DURATION")]
     pub interval: Duration,
-    /// With --loop on a live Kubernetes cluster (--kube; or --kubeconfig, the Nodes' cluster
-    /// of a machines fleet): act only while holding a coordination.k8s.io/v1 Lease there, so
-    /// that of several replicas one acts (the Lease is checked before every write and every
-    /// repair command); the others stand by and take over once its Lease runs out
-    /// (15 s after its last renewal) or is given up (on SIGTERM). The identity is $POD_NAME,
-    /// else the host name, with a random suffix.
+    /// With --loop on a live Kubernetes cluster, act only while holding a Lease there (the
+    /// families' clusters, from the registry: `face::words`).
     #[arg(long)]
     pub leader_elect: bool,
     /// The Lease of --leader-elect [default: namespace $POD_NAMESPACE, else the service
@@ -617,9 +592,8 @@ pub struct RunArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum TagsCommand {
-    /// Parse tags given as arguments; exit 1 if any autorepair tag is invalid. They are read
-    /// as the marks of the family whose fleet flag is given (NAME=VALUE annotations with --kube
-    /// or --kube-objects, labels with --sabakan or --sabakan-file), else as Ganeti tags.
+    /// Parse tags given as arguments; exit 1 if any autorepair tag is invalid (each family's
+    /// marks, from the registry: `face::words`).
     Parse {
         /// One JSON object per tag and line.
         #[arg(long)]
@@ -662,8 +636,8 @@ fn level_arg(s: &str) -> Result<Level, String> {
 pub struct AdminArgs {
     #[command(flatten)]
     pub clock: ClockArgs,
-    /// How long to wait until the fleet shows the change (Ganeti applies a tag change as a
-    /// job, after the jobs queued before it); 0 returns once the change is sent.
+    /// How long to wait until the fleet shows the change (how each family applies it, from the
+    /// registry: `face::words`).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub timeout: Duration,
 }
@@ -766,35 +740,202 @@ mod tests {
         assert_eq!(err.kind(), clap::error::ErrorKind::InvalidSubcommand);
     }
 
-    /// The help says the families of the registry, and no other: the program's description
-    /// names each family's fleet flags, `allow TYPE` each family's ladder.
+    /// Every command's `--help` over `families`, with the words that name the command (`tags
+    /// parse`); the root's is `""`. `sabakan` is shared tooling, not a family: its commands
+    /// keep their own words, and its line in the list of commands is left out.
+    fn every_help(families: &[&dyn crate::face::Registered]) -> Vec<(String, String)> {
+        fn walk(cmd: &mut clap::Command, words: &str, out: &mut Vec<(String, String)>) {
+            let help = cmd.render_long_help().to_string();
+            let mut kept = Vec::new();
+            let mut in_sabakan = false;
+            for line in help.lines() {
+                // A command's line, and the lines its text wraps onto, indented further.
+                if line.starts_with("  ") && !line.starts_with("   ") {
+                    in_sabakan = line.trim_start().starts_with("sabakan ");
+                } else if !line.starts_with("   ") {
+                    in_sabakan = false;
+                }
+                if !in_sabakan {
+                    kept.push(line);
+                }
+            }
+            out.push((words.to_owned(), kept.join("\n")));
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .map(|s| s.get_name().to_owned())
+                .filter(|n| n != "sabakan")
+                .collect();
+            for name in names {
+                if let Some(sub) = cmd.find_subcommand_mut(&name) {
+                    walk(sub, format!("{words} {name}").trim(), out);
+                }
+            }
+        }
+        let mut cmd = super::command(families);
+        cmd.build();
+        let mut out = Vec::new();
+        walk(&mut cmd, "", &mut out);
+        out
+    }
+
+    /// The help says the families of the registry, and no other: every command's, on a
+    /// registry of the toy family alone, names none of the families the program ships with.
     #[test]
     fn the_help_names_the_registered_families_only() {
         use crate::face::{Entry, Registered};
         let toy: &dyn Registered = &Entry::<crate::toy::Toy>::NEW;
-        let mut cmd = super::command(&[toy]);
-        let about = cmd
-            .get_long_about()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let helps = every_help(&[toy]);
+        let named: Vec<String> = helps.iter().map(|(w, _)| w.clone()).collect();
+        for command in [
+            "",
+            "run",
+            "status",
+            "allow",
+            "tags parse",
+            "simulate",
+            "snapshot",
+        ] {
+            assert!(
+                named.iter().any(|n| n == command),
+                "{command:?} in {named:?}"
+            );
+        }
+        for (command, help) in &helps {
+            let words = super::super::words::family_words(help);
+            assert!(
+                words.is_empty(),
+                "`autorepair {command} --help` names {words:?}:\n{help}"
+            );
+        }
+        let root = &helps[0].1;
         assert!(
-            about.ends_with(
+            root.contains(
                 "A fleet is one family's, named by its flags: --toy-room FILE (the toy family)."
             ),
-            "{about}"
+            "{root}"
         );
-        let help = cmd
-            .find_subcommand_mut("allow")
-            .and_then(|a| a.get_arguments().find(|a| a.get_id() == "level"))
-            .and_then(|a| a.get_long_help().or(a.get_help()))
+        let allow = &helps.iter().find(|(c, _)| c == "allow").unwrap().1;
+        assert!(
+            allow.contains("toy: nudge, restart, replace") && allow.contains("shelf/NAME (toy)"),
+            "{allow}"
+        );
+    }
+
+    /// Over every family, each help that differs by family says each family's piece.
+    #[test]
+    fn the_help_says_each_registered_familys_words() {
+        let mut cmd = super::command(crate::FAMILIES);
+        cmd.build();
+        // The command (its words), the argument (`None`: the command's own text), and what
+        // the text must say.
+        let objects: &[&str] = &[
+            "group/NAME (ganeti)",
+            "machineset/NS/NAME",
+            "rack/N (machines)",
+            "instance/NAME (ganeti)",
+            "machine/NS/NAME (metal3)",
+            "machine/SERIAL (machines)",
+        ];
+        let targets: &[&str] = &[
+            "an instance's full name",
+            "a Machine's NS/NAME",
+            "a machine's serial",
+        ];
+        let applies: &[&str] = &["Ganeti applies a tag change as a job"];
+        let table: &[(&str, Option<&str>, &[&str])] = &[
+            ("allow", Some("object"), objects),
+            ("suspend", Some("object"), objects),
+            ("resume", Some("object"), objects),
+            ("status", Some("objects"), objects),
+            ("explain", Some("target"), targets),
+            ("request", Some("target"), targets),
+            ("clear", Some("target"), targets),
+            ("allow", Some("timeout"), applies),
+            ("suspend", Some("timeout"), applies),
+            ("resume", Some("timeout"), applies),
+            ("request", Some("timeout"), applies),
+            ("clear", Some("timeout"), applies),
+            (
+                "",
+                Some("kubeconfig"),
+                &[
+                    "the management cluster of --kube (metal3)",
+                    "a machines fleet (--sabakan, --sabakan-file)",
+                ],
+            ),
+            (
+                "",
+                Some("lock_file"),
+                &[
+                    "autorepair-ganeti-UUID.lock for a Ganeti cluster",
+                    "autorepair-kube.lock for --kube",
+                    "autorepair-HOST:PORT.lock for sabakan",
+                ],
+            ),
+            (
+                "run",
+                Some("loop_"),
+                &["watched (--kube)", "(see --leader-elect)"],
+            ),
+            ("run", Some("interval"), &["watched (--kube)"]),
+            (
+                "run",
+                Some("leader_elect"),
+                &["--kube (metal3); --kubeconfig (the Nodes of a machines fleet)"],
+            ),
+            (
+                "tags parse",
+                None,
+                &[
+                    "Ganeti tags with --cluster or --rapi",
+                    "NAME=VALUE annotations with --kube-objects or --kube",
+                    "labels with --sabakan-file or --sabakan",
+                    "else as Ganeti tags",
+                ],
+            ),
+            (
+                "simulate",
+                None,
+                &[
+                    "With --cluster or --rapi the Ganeti world",
+                    "With --kube-objects or --kube the metal3 world",
+                    "With --sabakan-file or --sabakan the machines world",
+                    "(Ganeti's master role; a Kubernetes Lease)",
+                ],
+            ),
+            (
+                "generate",
+                None,
+                &[
+                    "A ganeti fleet file, to use with --cluster: the other families have no generator",
+                ],
+            ),
+            (
+                "snapshot",
+                None,
+                &["For a ganeti fleet, replayed with --cluster"],
+            ),
+        ];
+        for (command, arg, pieces) in table {
+            let mut at = &cmd;
+            for word in command.split_whitespace() {
+                at = at.find_subcommand(word).unwrap();
+            }
+            let text = match arg {
+                Some(id) => at
+                    .get_arguments()
+                    .find(|a| a.get_id() == *id)
+                    .and_then(|a| a.get_long_help().or(a.get_help())),
+                None => at.get_long_about().or(at.get_about()),
+            }
             .map(ToString::to_string)
             .unwrap_or_default();
-        assert_eq!(
-            help,
-            "The family's level, or none. Least destructive first, toy: nudge, restart, replace."
-        );
-        for word in ["Ganeti", "metal3", "sabakan", "--cluster"] {
-            assert!(!about.contains(word) && !help.contains(word), "{word}");
+            for piece in *pieces {
+                assert!(
+                    text.contains(piece),
+                    "{command} {arg:?}: {piece:?} not in {text:?}"
+                );
+            }
         }
     }
 }

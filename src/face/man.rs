@@ -139,11 +139,7 @@ pub fn page(families: &[&dyn Registered]) -> String {
         pages.iter().map(|p| p.environment),
         text::ENVIRONMENT_TAIL,
     )));
-    out.push_str(&escape(&around(
-        text::FILES_HEAD,
-        pages.iter().map(|p| p.files),
-        text::FILES_TAIL,
-    )));
+    out.push_str(&escape(&files(&pages)));
     out.push_str(&escape(&examples(families)));
     out.push_str(&see_also(&pages));
     out
@@ -191,10 +187,22 @@ pub fn config_keys(families: &[&dyn Registered]) -> Vec<(&'static str, &'static 
 
 /// Every hand-written text on the page, for the checks that read them all.
 pub fn texts(families: &[&dyn Registered]) -> Vec<&'static str> {
+    let mut all = own_texts();
+    all.extend([crate::sabakan::man::SECTION, crate::sabakan::man::EXAMPLES]);
+    for family in families {
+        all.extend(family.man().texts());
+    }
+    all
+}
+
+/// The face's own text, the same whatever the families.
+fn own_texts() -> Vec<&'static str> {
     let mut all = vec![
         text::DESCRIPTION_HEAD,
         text::DESCRIPTION_MARKS,
         text::DESCRIPTION_MID,
+        text::DESCRIPTION_SOURCES,
+        text::DESCRIPTION_REPLICAS,
         text::DESCRIPTION_TAIL,
         text::GLOBAL_OPTIONS_INTRO,
         text::COMMANDS_HEAD,
@@ -205,16 +213,13 @@ pub fn texts(families: &[&dyn Registered]) -> Vec<&'static str> {
         text::ENVIRONMENT_HEAD,
         text::ENVIRONMENT_TAIL,
         text::FILES_HEAD,
+        text::FILES_LOCK,
+        text::FILES_LOCK_TAIL,
         text::FILES_TAIL,
         text::EXAMPLES_HEAD,
         text::EXAMPLES_TAIL,
-        crate::sabakan::man::SECTION,
-        crate::sabakan::man::EXAMPLES,
     ];
     all.extend(text::CONFIG_KEYS.iter().map(|(_, text)| *text));
-    for family in families {
-        all.extend(family.man().texts());
-    }
     all
 }
 
@@ -240,8 +245,38 @@ fn description(pages: &[&ManPage]) -> String {
     out.push_str(text::DESCRIPTION_MARKS);
     out.push_str(&joined(pages.iter().map(|p| p.marks), ", "));
     out.push_str(text::DESCRIPTION_MID);
+    out.push_str(&lines(pages.iter().map(|p| p.steering)));
+    out.push_str(text::DESCRIPTION_SOURCES);
     out.extend(pages.iter().map(|p| p.sources));
+    out.push_str(text::DESCRIPTION_REPLICAS);
+    out.push_str(&lines(pages.iter().map(|p| p.replicas)));
     out.push_str(text::DESCRIPTION_TAIL);
+    out
+}
+
+/// The families' non-empty `pieces`, each on lines of its own.
+fn lines<'a>(pieces: impl Iterator<Item = &'a str>) -> String {
+    pieces
+        .filter(|p| !p.is_empty())
+        .map(|p| format!("{p}\n"))
+        .collect()
+}
+
+/// FILES: the face's files around the families', the lock's item naming each family's lock.
+fn files(pages: &[&ManPage]) -> String {
+    let mut out = text::FILES_HEAD.to_owned();
+    for path in pages.iter().map(|p| p.lock_path).filter(|p| !p.is_empty()) {
+        out.push_str(", ");
+        out.push_str(path);
+    }
+    out.push_str(text::FILES_LOCK);
+    for lock in pages.iter().map(|p| p.lock).filter(|l| !l.is_empty()) {
+        out.push_str("; ");
+        out.push_str(lock);
+    }
+    out.push_str(text::FILES_LOCK_TAIL);
+    out.extend(pages.iter().map(|p| p.files));
+    out.push_str(text::FILES_TAIL);
     out
 }
 
@@ -409,6 +444,13 @@ fn configuration(families: &[&dyn Registered]) -> String {
         let default = lookup(&defaults, path).map_or("?".to_owned(), toml_value);
         out.push_str(".TP\n");
         out.push_str(&roff_text([bold(key), roman(" = "), italic(default)]));
+        // What a family adds to a key of the face's.
+        let notes = families
+            .iter()
+            .flat_map(|f| f.man().notes.iter())
+            .filter(|(noted, _)| *noted == path)
+            .map(|(_, note)| format!(" {note}"));
+        let text: String = std::iter::once(text.to_owned()).chain(notes).collect();
         out.push_str(&escape(&format!("{text}\n")));
     }
     out
@@ -524,6 +566,29 @@ mod tests {
             assert!(
                 crate::config::OWN_KEYS.contains(&top(key).as_str()),
                 "src/face/man/text.rs describes {key}, which is a family's"
+            );
+        }
+        // A family's notes are on the face's keys.
+        for family in families {
+            for (key, _) in family.man().notes {
+                assert!(
+                    text::CONFIG_KEYS.iter().any(|(own, _)| own == key),
+                    "family {} notes {key}, which is no key of the face's",
+                    family.family()
+                );
+            }
+        }
+    }
+
+    /// The face's own text names no family: what only a family can say is its piece
+    /// ([`ManPage`]), placed by the page.
+    #[test]
+    fn the_faces_own_text_names_no_family() {
+        for text in own_texts() {
+            let words = super::super::words::family_words(text);
+            assert!(
+                words.is_empty(),
+                "src/face/man/text.rs names {words:?} in {text:?}: say it in the family's ManPage"
             );
         }
     }

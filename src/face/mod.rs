@@ -18,6 +18,7 @@ mod inspect;
 mod logs;
 mod run;
 pub mod tags;
+mod words;
 
 use self::printer::Printer;
 pub use self::registry::{Entry, Registered};

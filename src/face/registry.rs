@@ -16,6 +16,7 @@ use crate::plug::claim::{By, Claim, Look, Shared};
 use crate::plug::cli::Commands;
 #[cfg(any(test, feature = "testkit"))]
 use crate::plug::generate::{Generate, Generator};
+use crate::plug::help::Help;
 use crate::plug::man::ManPage;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, FromArgMatches, Subcommand};
@@ -50,6 +51,11 @@ pub trait Registered: Sync {
     fn config_defaults(&self) -> serde_json::Value;
     /// The family's text on the man page.
     fn man(&self) -> &'static ManPage;
+    /// The family's words in the help and errors.
+    fn help(&self) -> &'static Help;
+    /// The flags of the family's that name a fleet, as written (`--cluster`), in the order
+    /// of [`Registered::fleet_flags`].
+    fn fleet_flags_written(&self) -> Vec<String>;
     /// `tags parse`: the marks described in the family's mark language.
     fn parse_marks(&self, marks: Vec<String>) -> Box<dyn FleetCommand>;
     /// `generate`: a synthetic fleet of the family; `None` when it has no generator.
@@ -299,6 +305,22 @@ where
 
     fn man(&self) -> &'static ManPage {
         F::MAN
+    }
+
+    fn help(&self) -> &'static Help {
+        F::HELP
+    }
+
+    fn fleet_flags_written(&self) -> Vec<String> {
+        let cmd = F::Args::augment_args(clap::Command::new(F::FAMILY));
+        F::FLEET_FLAGS
+            .iter()
+            .filter_map(|id| cmd.get_arguments().find(|a| a.get_id() == id))
+            .map(|a| match a.get_long() {
+                Some(long) => format!("--{long}"),
+                None => a.get_id().to_string(),
+            })
+            .collect()
     }
 
     fn prepare(

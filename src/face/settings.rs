@@ -284,7 +284,7 @@ pub struct Run {
     pub live: Option<crate::k8s::Live>,
 }
 
-/// Leader election between replicas of `run --loop --kube`.
+/// Leader election between replicas of `run --loop` on a live Kubernetes cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leader {
     pub lease: crate::k8s::lease::LeaseName,
@@ -320,10 +320,9 @@ pub enum SettingsError {
         family: &'static str,
         hint: &'static str,
     },
-    #[error(
-        "--kubeconfig and --kube-context name the cluster of --kube (metal3) or the Nodes of a machines fleet (--sabakan, --sabakan-file): add one of them"
-    )]
-    KubeconfigAlone,
+    /// `names`: the clusters they name, as the registered families read one.
+    #[error("--kubeconfig and --kube-context name {names}")]
+    KubeconfigAlone { names: String },
     #[error("the config names two fleets ({first}, and {second}): keep one, or choose with a flag")]
     TwoConfigFleets {
         first: &'static str,
@@ -348,7 +347,7 @@ pub enum SettingsError {
     #[error(
         "--leader-elect elects among replicas of `run --loop` with a Lease in a Kubernetes cluster: {add}"
     )]
-    LeaderElect { add: &'static str },
+    LeaderElect { add: String },
     #[error("--lease {0:?}: give the Lease as NAMESPACE/NAME, e.g. --lease autorepair/autorepair")]
     Lease(String),
     /// The fleet file to take the lock beside is missing or unreadable.
@@ -561,7 +560,7 @@ pub(crate) fn fleet_job<F: FamilyFace>(
     Ok(match command {
         Command::Run(args) => {
             output.json = args.json;
-            let run = run_settings(global, config, &fleet, &args)?;
+            let run = run_settings(global, config, &fleet, &args, families)?;
             if let Some(n) = args.max_pending {
                 fleet.limits.max_pending = Some(n);
             }
@@ -775,6 +774,7 @@ fn run_settings<F: FamilyFace>(
     config: &Config,
     fleet: &Fleet<F>,
     args: &RunArgs,
+    families: &[&dyn Registered],
 ) -> Result<Run, SettingsError> {
     let lock = if args.dry_run {
         None
@@ -789,7 +789,7 @@ fn run_settings<F: FamilyFace>(
         passes: args.passes,
         metrics_file: args.metrics_file.clone(),
         live: live::<F>(fleet),
-        leader: leader::<F>(fleet, args)?,
+        leader: leader::<F>(fleet, args, families)?,
     })
 }
 
@@ -804,21 +804,21 @@ const POD_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/
 fn leader<F: FamilyFace>(
     fleet: &Fleet<F>,
     args: &RunArgs,
+    families: &[&dyn Registered],
 ) -> Result<Option<Leader>, SettingsError> {
     if !args.leader_elect {
         return Ok(None);
     }
     match (live::<F>(fleet).is_some(), args.loop_) {
         (true, true) => {}
-        (true, false) => return Err(SettingsError::LeaderElect { add: "add --loop" }),
-        (false, true) => {
+        (true, false) => {
             return Err(SettingsError::LeaderElect {
-                add: "add --kube (metal3) or --kubeconfig (the Nodes of a machines fleet); a file or Ganeti fleet has no Lease to elect with",
+                add: "add --loop".to_owned(),
             });
         }
-        (false, false) => {
+        (false, loop_given) => {
             return Err(SettingsError::LeaderElect {
-                add: "add --loop, and --kube (metal3) or --kubeconfig (the Nodes of a machines fleet); a file or Ganeti fleet has no Lease to elect with",
+                add: super::words::leader_elect_lacks(families, !loop_given),
             });
         }
     }
@@ -984,7 +984,9 @@ fn claim(
         }
     }
     if !chosen.uses_kubeconfig() && (global.kubeconfig.is_some() || global.kube_context.is_some()) {
-        return Err(SettingsError::KubeconfigAlone);
+        return Err(SettingsError::KubeconfigAlone {
+            names: super::words::kubeconfig_alone(families),
+        });
     }
     Ok(chosen)
 }

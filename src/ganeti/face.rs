@@ -186,6 +186,20 @@ impl FamilyFace for Ganeti {
     type Config = super::options::GanetiConfig;
     const CONFIG_KEYS: &'static [&'static str] = &["fleet_file", "rapi", "ganeti"];
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
+    const HELP: &'static crate::plug::help::Help = &crate::plug::help::Help {
+        scopes: &["group/NAME"],
+        targets: &["instance/NAME"],
+        target: "an instance's full name",
+        marks: "Ganeti tags",
+        lock: Some(
+            "autorepair-ganeti-UUID.lock for a Ganeti cluster (by its identity, whatever URL reaches it)",
+        ),
+        replicas: "Ganeti's master role",
+        world: "With --cluster or --rapi the Ganeti world: nodes and racks fail, jobs fail.",
+        fleet_file: Some("--cluster"),
+        applies: "Ganeti applies a tag change as a job, after the jobs queued before it.",
+        ..crate::plug::help::Help::NONE
+    };
     const FLEET_FLAGS: &'static [&'static str] = &["cluster", "rapi"];
     const FLEET_HINT: &'static str = "--cluster FILE or --rapi URL (Ganeti)";
     const SNAPSHOT: Option<crate::plug::Snapshotter<Self>> = Some(snapshot);

@@ -11,6 +11,25 @@ groups and the cluster",
     objects: r"Ganeti: \fBcluster\fR, \fBgroup/\fR\fINAME\fR, \fBinstance/\fR\fINAME\fR (tags on
 nodes have no effect, and the commands refuse them).",
     ladder: r"Ganeti \fBfix-storage\fR, \fBmigrate\fR, \fBfailover\fR, \fBreinstall\fR",
+    steering: r"Ganeti's marks are its tags (see \fBTAG LANGUAGE\fR), the ones Ganeti's own
+\fBharep\fR(1) reads; do not run both on one cluster.",
+    replicas: r"Ganeti: run it next to \fBganeti-watcher\fR(8); replicas elect by the cluster
+master role (\fBrun --only-on-master\fR on every master candidate); a fleet file has nothing to
+elect with.",
+    lock_path: r"\fB/run/lock/autorepair-ganeti-\fR\fIUUID\fB.lock\fR",
+    lock: r"for a Ganeti cluster over RAPI in \fB/run/lock\fR,
+named after the cluster's uuid, which one \fBGET /2/info\fR reads as the lock is taken (so every
+URL of one cluster finds the same lock; a run that cannot read it fails rather than guess)",
+    notes: &[
+        (
+            "limits.max_writes_per_pass",
+            r"On a Ganeti cluster each submitted operation is one job.",
+        ),
+        (
+            "limits.storm_cooldown",
+            r"Ganeti records a node's last change, not its return: any change of a node counts.",
+        ),
+    ],
     sections: &[TAG_LANGUAGE, STATES, REPAIRS, SAFETY],
     config_keys: CONFIG_KEYS,
     environment: ENVIRONMENT,
@@ -32,7 +51,8 @@ live cluster through Ganeti's remote API, with the user and password of a RAPI u
 Reading (\fBstatus\fR, \fBsnapshot\fR, \fBexplain\fR, \fBreport\fR, \fBrun --dry-run\fR) needs the \fBread\fR option,
 for the query resource \fB/2/query/instance\fR; a user with no option is refused it (403) and
 reads the slow \fB/2/instances?bulk=1\fR instead. Writing tags and submitting repairs (\fBrun\fR,
-\fBsuspend\fR, \fBresume\fR, \fBallow\fR, \fBrequest\fR, \fBclear\fR) needs the \fBwrite\fR option.
+\fBsuspend\fR, \fBresume\fR, \fBallow\fR, \fBrequest\fR, \fBclear\fR) needs the \fBwrite\fR option:
+without it a pass stops at its first write (exit status 6).
 Ganeti's certificate is given with \fB--rapi-ca\fR and pinned.
 .TP
 .B Ganeti fleet file

@@ -111,6 +111,25 @@ impl FamilyFace for Machines {
     type Config = super::options::MachinesConfig;
     const CONFIG_KEYS: &'static [&'static str] = &["machines"];
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
+    const HELP: &'static crate::plug::help::Help = &crate::plug::help::Help {
+        scopes: &["rack/N"],
+        targets: &["machine/SERIAL"],
+        target: "a machine's serial",
+        marks: "labels",
+        lock: Some("autorepair-HOST:PORT.lock for sabakan"),
+        kubeconfig: Some(
+            "the cluster of the Nodes of a machines fleet (--sabakan, --sabakan-file)",
+        ),
+        live: Some("--kubeconfig (the Nodes of a machines fleet)"),
+        watched: None,
+        replicas: "a Kubernetes Lease",
+        world: "With --sabakan-file or --sabakan the machines world, with the fleet's own repair \
+                procedures and constraints: machines break, commands fail or hang, drains are \
+                refused; no command of the procedures runs (the simulator plays them) and \
+                nothing is written.",
+        fleet_file: Some("--sabakan-file"),
+        applies: "",
+    };
     const FLEET_FLAGS: &'static [&'static str] = &["sabakan_file", "sabakan"];
     const FLEET_HINT: &'static str = "--sabakan-file FILE or --sabakan URL (sabakan machines)";
     #[cfg(any(test, feature = "testkit"))]

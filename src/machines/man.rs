@@ -12,6 +12,16 @@ pub const PAGE: ManPage = ManPage {
 \fBmachine/\fR\fISERIAL\fR.",
     ladder: r"machines \fBcheck\fR, \fBstep-1\fR …
 \fBstep-8\fR",
+    steering: "",
+    replicas: r"machines: replicas elect with a Kubernetes Lease in the Nodes' cluster
+(\fBrun --loop --leader-elect\fR with \fB--kubeconfig\fR); without \fB--kubeconfig\fR a machines
+fleet has nothing to elect with.",
+    lock_path: r"\fB/run/lock/autorepair-\fR\fIHOST\fB:\fR\fIPORT\fB.lock\fR",
+    lock: r"for a sabakan server, after the host and port of its URL (443 if it has none)",
+    notes: &[(
+        "limits.max_domains_under_repair",
+        r"For the machines family these three limits apply only when set: unset, CKE's constraints are the limits (docs/machines.md).",
+    )],
     sections: &[],
     config_keys: CONFIG_KEYS,
     environment: "",

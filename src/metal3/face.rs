@@ -48,6 +48,26 @@ impl FamilyFace for Metal3 {
     type Config = super::options::Metal3Config;
     const CONFIG_KEYS: &'static [&'static str] = &["metal3"];
     const MAN: &'static crate::plug::man::ManPage = &super::man::PAGE;
+    const HELP: &'static crate::plug::help::Help = &crate::plug::help::Help {
+        scopes: &[
+            "cluster/NS/NAME",
+            "machinedeployment/NS/NAME",
+            "machineset/NS/NAME",
+            "controlplane/NS/NAME",
+        ],
+        targets: &["machine/NS/NAME"],
+        target: "a Machine's NS/NAME",
+        marks: "NAME=VALUE annotations",
+        lock: Some("autorepair-kube.lock for --kube"),
+        kubeconfig: Some("the management cluster of --kube (metal3)"),
+        live: Some("--kube (metal3)"),
+        watched: Some("--kube"),
+        replicas: "a Kubernetes Lease",
+        world: "With --kube-objects or --kube the metal3 world: kubelets die, health checks \
+                request remediation, BMCs break, zones go dark, Nodes are deleted.",
+        fleet_file: Some("--kube-objects"),
+        applies: "",
+    };
     const FLEET_FLAGS: &'static [&'static str] = &["kube_objects", "kube"];
     const FLEET_HINT: &'static str = "--kube-objects FILE or --kube (metal3)";
     #[cfg(any(test, feature = "testkit"))]

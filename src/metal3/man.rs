@@ -11,6 +11,15 @@ pub const PAGE: ManPage = ManPage {
 \fBmachine/\fR\fINS\fR\fB/\fR\fINAME\fR.",
     ladder: r"metal3
 \fBdrain\fR, \fBpower-cycle\fR, \fBreprovision\fR",
+    steering: "",
+    replicas: r"metal3: replicas elect with a Kubernetes Lease (\fBrun --loop
+--leader-elect\fR); an objects file has nothing to elect with.",
+    lock_path: r"\fB/run/lock/autorepair-kube.lock\fR",
+    lock: r"for a management cluster (\fB--kube\fR), \fBautorepair-kube.lock\fR, one per host",
+    notes: &[(
+        "limits.retries",
+        r"A Cluster API remediation request's own \fBretryLimit\fR wins over it.",
+    )],
     sections: &[],
     config_keys: CONFIG_KEYS,
     environment: "",

@@ -26,6 +26,23 @@ pub struct ManPage {
     /// Its repair levels, least destructive first, after the family's name
     /// ("Ganeti \fBfix-storage\fR, …"); joined with "; ".
     pub ladder: &'static str,
+    /// What steers it beyond the marks every family has, as sentences after the description's
+    /// paragraph on the admin commands ("Ganeti's marks are its tags, …"); joined with a line
+    /// break.
+    pub steering: &'static str,
+    /// How it runs beside its fleet's own tools and how its replicas elect the one that acts,
+    /// as sentences that start with the family's name ("metal3: replicas elect with a
+    /// Kubernetes Lease …"); joined with a line break.
+    pub replicas: &'static str,
+    /// The path of its lock when no lock is named and the fleet is no file, for the tag of
+    /// FILES' lock item (\fB/run/lock/autorepair-kube.lock\fR); joined with ", ".
+    pub lock_path: &'static str,
+    /// How that lock is named, as a clause of FILES' lock item ("for a sabakan server, after
+    /// the host and port of its URL"); joined with "; ".
+    pub lock: &'static str,
+    /// What it adds to the description of a config key of the face's (`limits.retries`), as
+    /// sentences placed after it.
+    pub notes: &'static [(&'static str, &'static str)],
     /// Its own sections, each whole from its `.SH` line, placed after the commands.
     pub sections: &'static [&'static str],
     /// Its config keys, dotted (`rapi.url`), each with its description, in the order the
@@ -50,6 +67,11 @@ impl ManPage {
         sources: "",
         objects: "",
         ladder: "",
+        steering: "",
+        replicas: "",
+        lock_path: "",
+        lock: "",
+        notes: &[],
         sections: &[],
         config_keys: &[],
         environment: "",
@@ -66,12 +88,17 @@ impl ManPage {
             self.sources,
             self.objects,
             self.ladder,
+            self.steering,
+            self.replicas,
+            self.lock_path,
+            self.lock,
             self.environment,
             self.files,
             self.examples,
         ];
         all.extend(self.sections.iter().copied());
         all.extend(self.config_keys.iter().map(|(_, text)| *text));
+        all.extend(self.notes.iter().map(|(_, text)| *text));
         all
     }
 }

@@ -11,6 +11,7 @@ pub mod cli;
 mod error;
 #[cfg(any(test, feature = "testkit"))]
 pub mod generate;
+pub mod help;
 pub mod man;
 pub mod marks;
 pub mod printer;
@@ -60,6 +61,9 @@ pub trait FamilyFace: Family {
     /// The family's text on the man page: its sources, objects, sections, config keys,
     /// files and examples.
     const MAN: &'static man::ManPage = &man::ManPage::NONE;
+    /// The family's words in the command line's help and errors: its objects, its lock, its
+    /// Kubernetes cluster, its simulated world.
+    const HELP: &'static help::Help = &help::Help::NONE;
     /// `generate`'s maker of synthetic fleets of this family, if it has one.
     #[cfg(any(test, feature = "testkit"))]
     const GENERATOR: Option<&'static dyn generate::Generator> = None;

@@ -57,6 +57,14 @@ impl FamilyFace for Toy {
     const CONFIG_KEYS: &'static [&'static str] = &["toy"];
     const FLEET_FLAGS: &'static [&'static str] = &["toy_room"];
     const FLEET_HINT: &'static str = "--toy-room FILE (the toy family)";
+    const HELP: &'static crate::plug::help::Help = &crate::plug::help::Help {
+        scopes: &["shelf/NAME"],
+        targets: &["box/NAME"],
+        target: "a box's name",
+        marks: "toy marks",
+        fleet_file: Some("--toy-room"),
+        ..crate::plug::help::Help::NONE
+    };
 
     fn claim(
         args: &ToyArgs,

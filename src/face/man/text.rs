@@ -14,25 +14,26 @@ pub const DESCRIPTION_MID: &str = r". Everything
 autorepair knows between passes is in those marks: it can be killed at any moment, and the next
 pass carries on where it stopped, with no repair started twice.
 .PP
-Administrators steer it with marks on the cluster, the scopes and the targets (see \fBTAG
-LANGUAGE\fR for Ganeti's); the admin commands (\fBallow\fR, \fBsuspend\fR, \fBresume\fR,
-\fBrequest\fR, \fBclear\fR) write those marks for them, and other tools may write a request
-themselves. The Ganeti tags are the ones Ganeti's own \fBharep\fR(1) reads; do not run both on
-one cluster.
-.PP
+Administrators steer it with marks on the cluster, the scopes and the targets; the admin
+commands (\fBallow\fR, \fBsuspend\fR, \fBresume\fR, \fBrequest\fR, \fBclear\fR) write those marks
+for them, and other tools may write a request themselves.
+";
+
+/// After the families' steering, up to their sources.
+pub const DESCRIPTION_SOURCES: &str = r".PP
 The fleet comes from one of these sources, each a flag of its own (or a key of the config file):
 ";
 
-/// After the families' sources.
-pub const DESCRIPTION_TAIL: &str = r".PP
-Run \fBautorepair run\fR every few minutes from \fBcron\fR(8) or a systemd timer (for Ganeti,
-next to \fBganeti-watcher\fR(8)), or keep one \fBautorepair run --loop\fR running. On one host,
-the lock keeps passes apart. Several replicas elect the one that acts on what the family already
-has: Ganeti's cluster master role (\fBrun --only-on-master\fR on every master candidate), a
-Kubernetes Lease for metal3 and machines (\fBrun --loop --leader-elect\fR). A Ganeti fleet file,
-a metal3 objects file or a machines fleet without \fB--kubeconfig\fR has nothing to elect with:
-run it on one host only.
-\fBautorepair run --dry-run\fR, \fBstatus\fR and \fBexplain\fR show what it would do and why,
+/// After the families' sources, up to their replicas.
+pub const DESCRIPTION_REPLICAS: &str = r".PP
+Run \fBautorepair run\fR every few minutes from \fBcron\fR(8) or a systemd timer, or keep one
+\fBautorepair run --loop\fR running. On one host, the lock keeps passes apart. Several replicas
+elect the one that acts on what the family already has; a fleet that has nothing to elect with
+is run on one host only.
+";
+
+/// After the families' replicas.
+pub const DESCRIPTION_TAIL: &str = r"\fBautorepair run --dry-run\fR, \fBstatus\fR and \fBexplain\fR show what it would do and why,
 and change nothing; \fBreport --html\fR writes the same as one page a person can look at.
 ";
 
@@ -86,7 +87,7 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "limits.max_domains_under_repair",
-        r"Repairs run for at most this many failure domains (down nodes) at once; all the repairs of one domain start together. 0 starts nothing new. For the machines family these three limits apply only when set: unset, CKE's constraints are the limits (docs/machines.md).",
+        r"Repairs run for at most this many failure domains (down nodes) at once; all the repairs of one domain start together. 0 starts nothing new.",
     ),
     (
         "limits.max_pending",
@@ -98,7 +99,7 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "limits.max_writes_per_pass",
-        r"At most this many writes per pass, tag changes and submitted operations (each one a Ganeti job); the rest waits for the next pass. An instance's writes go together or wait together, in this order: repairs under way (their bookkeeping and next jobs), repair starts (four writes or more each: the pending tag, the jobs, the tag that records them, the removal of what they supersede), the rest, then the tags of the cluster and its groups. One exception, so that no repair under way stays pending forever: the first repair under way goes through whole even when its writes alone are more. So \fB0\fR starts no repair and changes nothing else, while repairs under way carry on, one per pass.",
+        r"At most this many writes per pass, tag changes and submitted operations; the rest waits for the next pass. An instance's writes go together or wait together, in this order: repairs under way (their bookkeeping and next jobs), repair starts (four writes or more each: the pending tag, the jobs, the tag that records them, the removal of what they supersede), the rest, then the tags of the cluster and its groups. One exception, so that no repair under way stays pending forever: the first repair under way goes through whole even when its writes alone are more. So \fB0\fR starts no repair and changes nothing else, while repairs under way carry on, one per pass.",
     ),
     (
         "limits.result_retention",
@@ -118,7 +119,7 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "limits.retries",
-        r"A failed repair is repaired again up to this many times before its failures park the instance for a person; \fB0\fR parks it at the first failure. A Cluster API remediation request's own \fBretryLimit\fR wins over it.",
+        r"A failed repair is repaired again up to this many times before its failures park the instance for a person; \fB0\fR parks it at the first failure.",
     ),
     (
         "limits.retry_backoff",
@@ -142,7 +143,7 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "limits.storm_cooldown",
-        r#"Optional: after a mass failure (more nodes down than \fBmax_down_nodes_per_group\fR in a group, or \fBmax_down_nodes\fR in the cluster), no new repair starts there until this long after it ended (\fB"30min"\fR). Read from the fleet: a node that came back within it counts as down until its return (Ganeti records a node's last change, not its return: any change of a node counts)."#,
+        r#"Optional: after a mass failure (more nodes down than \fBmax_down_nodes_per_group\fR in a group, or \fBmax_down_nodes\fR in the cluster), no new repair starts there until this long after it ended (\fB"30min"\fR). Read from the fleet: a node that came back within it counts as down until its return."#,
     ),
 ];
 
@@ -156,19 +157,19 @@ Success.
 The pass finished, but some action failed (the others were carried out); or \fBtags parse\fR or
 \fBtags lint\fR found invalid tags; or \fBsimulate\fR found a violated rule; or
 \fBsabakan validate-template\fR found the template invalid, or \fBsabakan generate\fR or
-\fBupdate\fR cannot produce a configuration without a person (not enough healthy machines, or
-the etcd safety rule).
+\fBupdate\fR cannot produce a configuration without a person (not enough healthy candidates in
+sabakan, or the etcd safety rule).
 .TP
 .B 2
 Usage or configuration error: a bad option or argument, an unreadable or invalid config file, no
-fleet to work on, no RAPI user or password, an unusable certificate file, an unknown instance or
+fleet to work on, no user or password for the fleet's service, an unusable certificate file, an unknown instance or
 object, or an admin command that does not apply (e.g. \fBresume\fR on an object that is not
 suspended).
 .TP
 .B 3
-The fleet could not be read or saved (the cluster did not answer or refused, the fleet file is
-unreadable), or the metrics file or the report could not be written; or sabakan (\fB--sabakan\fR) did not
-answer, or answered with an error.
+The fleet could not be read or saved (the cluster or service did not answer or refused, the fleet
+file is unreadable), or the metrics file or the report could not be written; or the sabakan that
+\fBautorepair sabakan\fR asks did not answer, or answered with an error.
 .TP
 .B 4
 Another run or an admin command holds the lock, or a command a killed pass started still runs (recorded in LOCK.command beside the lock); this one did not act. Harmless for a periodic
@@ -179,8 +180,8 @@ run: the next one carries on.
 unchanged. A failed apply command is 1, the file left as last applied.
 .TP
 .B 6
-The fleet refused a write for want of write access (a RAPI user without the \fBwrite\fR option
-in \fB/var/lib/ganeti/rapi/users\fR): the pass stopped at its first write, since every other
+The fleet refused a write for want of write access (credentials that may read but not write):
+the pass stopped at its first write, since every other
 one would be refused alike. Nothing after it was sent.
 .PP
 \fBrun --loop\fR outlives a cluster that does not answer for a while: a pass that fails, or
@@ -207,18 +208,21 @@ Any non-empty value turns colour off in the logs. Without it, logs are coloured 
 standard error is a terminal (never on their way to syslog or the journal).
 ";
 
-/// Before the families' files.
+/// Before the families' lock paths.
 pub const FILES_HEAD: &str = r".SH FILES
 .TP
 .B /etc/autorepair/autorepair.toml
 The config file, read when it exists and \fB--config\fR is not given (see \fBCONFIGURATION\fR).
 .TP
-\fIFLEET\fB.lock\fR, \fB/run/lock/autorepair-ganeti-\fR\fIUUID\fB.lock\fR, \fB/run/lock/autorepair-\fR\fIHOST\fB:\fR\fIPORT\fB.lock\fR
+\fIFLEET\fB.lock\fR";
+
+/// After the families' lock paths, up to how they name them.
+pub const FILES_LOCK: &str = r"
 The lock file, one per fleet, unless \fB--lock-file\fR or \fBlock_file\fR name another: next to
-the fleet file \fIFLEET\fR (symlinks resolved); for a Ganeti cluster over RAPI in \fB/run/lock\fR,
-named after the cluster's uuid, which one \fBGET /2/info\fR reads as the lock is taken (so every
-URL of one cluster finds the same lock; a run that cannot read it fails rather than guess); for
-a sabakan server, after the host and port of its URL (443 if it has none). Clusters watched from
+the fleet file \fIFLEET\fR (symlinks resolved)";
+
+/// After how the families name their locks, before the families' files.
+pub const FILES_LOCK_TAIL: &str = r". Clusters watched from
 one host never block each other; two runs on one cluster on one host never act at once. \fBrun\fR holds it while a pass
 acts, never while \fB--loop\fR sleeps, so an admin command always gets through between two
 passes; the admin commands hold it while they edit. The kernel releases it when the process
@@ -233,12 +237,11 @@ collector reads that directory.
 .TP
 \fB/usr/share/bash-completion/completions/autorepair\fR, \fB/usr/share/zsh/vendor-completions/_autorepair\fR, \fB/usr/share/fish/vendor_completions.d/autorepair.fish\fR
 Shell completion (\fBcontrib/completions/\fR in the source): the commands, flags and repair
-levels, and the names of the fleet's objects as the commands take them (\fBcluster\fR,
-\fBgroup/\fR\fINAME\fR, \fBinstance/\fR\fINAME\fR, \fBmachine/\fR\fINS\fB/\fR\fINAME\fR,
-\fBrack/\fR\fIN\fR...; targets only where a command takes only a target). For the names the script
-asks autorepair itself, which reads the fleet the words typed so far name (the family flags,
-\fB--config\fR, the config file) as the command would: a fleet file always, a live fleet (RAPI,
-Kubernetes, sabakan) only if it answers within 2 seconds. It writes nothing, takes no lock and
+levels, and the names of the fleet's objects as the commands take them (\fBcluster\fR and the
+scopes and targets of \fBCOMMANDS\fR; targets only where a command takes only a target). For the
+names the script asks autorepair itself, which reads the fleet the words typed so far name (the
+family flags, \fB--config\fR, the config file) as the command would: a fleet file always, a live
+fleet only if it answers within 2 seconds. It writes nothing, takes no lock and
 prints nothing when the fleet cannot be read.
 ";
 

@@ -870,3 +870,76 @@ fn a_command_only_some_families_offer_names_the_families_that_do() {
         s.job
     );
 }
+
+/// --kubeconfig on a fleet whose family reads none, and --leader-elect without a Lease to
+/// elect with, are refused naming the registered families' Kubernetes clusters: over the toy
+/// family alone, no other family; over every family, each one's flag.
+#[test]
+fn the_kubernetes_refusals_name_the_registered_families_clusters() {
+    use crate::face::Entry;
+    let toy: &dyn Registered = &Entry::<crate::toy::Toy>::NEW;
+    let scratch = Scratch::new();
+    let refusal = |families: &[&dyn Registered], args: &str| {
+        let conf = scratch.dir.path().join("empty.toml");
+        std::fs::write(&conf, "").unwrap();
+        let mut argv: Vec<String> = vec!["autorepair".into()];
+        argv.extend(scratch.fill(args).split_whitespace().map(str::to_owned));
+        argv.extend(["--config".into(), conf.display().to_string()]);
+        let parsed = parse_from(families, &argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let env = Env::default();
+        let logs = Logs::resolve(&parsed.cli.global, &env, &parsed.cli.command);
+        let e = Settings::resolve(parsed, families, logs, &env).expect_err(args);
+        assert!(
+            matches!(
+                e,
+                SettingsError::KubeconfigAlone { .. } | SettingsError::LeaderElect { .. }
+            ),
+            "{args}: {e:?}"
+        );
+        e.to_string()
+    };
+    let toy_only: &[&dyn Registered] = &[toy];
+    let cases: &[(&[&dyn Registered], &str, &str)] = &[
+        (
+            toy_only,
+            "--toy-room {dir}/a.json --kubeconfig {dir}/kc status",
+            "--kubeconfig and --kube-context name a Kubernetes cluster, and no family here reads \
+             one: leave them out",
+        ),
+        (
+            toy_only,
+            "--toy-room {dir}/a.json run --loop --leader-elect",
+            "--leader-elect elects among replicas of `run --loop` with a Lease in a Kubernetes \
+             cluster: no family here has a Lease to elect with: leave --leader-elect out",
+        ),
+        (
+            FAMILIES,
+            "--cluster {dir}/a.json --kube-context c status",
+            "--kubeconfig and --kube-context name the management cluster of --kube (metal3), or \
+             the cluster of the Nodes of a machines fleet (--sabakan, --sabakan-file): add one \
+             of them",
+        ),
+        (
+            FAMILIES,
+            "--cluster {dir}/a.json run --loop --leader-elect",
+            "--leader-elect elects among replicas of `run --loop` with a Lease in a Kubernetes \
+             cluster: add --kube (metal3) or --kubeconfig (the Nodes of a machines fleet); a \
+             fleet file or a ganeti fleet has no Lease to elect with",
+        ),
+        (
+            FAMILIES,
+            "--cluster {dir}/a.json run --leader-elect",
+            "--leader-elect elects among replicas of `run --loop` with a Lease in a Kubernetes \
+             cluster: add --loop, and --kube (metal3) or --kubeconfig (the Nodes of a machines \
+             fleet); a fleet file or a ganeti fleet has no Lease to elect with",
+        ),
+    ];
+    for (families, args, want) in cases {
+        let said = refusal(families, args);
+        assert_eq!(said, *want, "{args}");
+        if families.len() == 1 {
+            let words = crate::face::words::family_words(&said);
+            assert!(words.is_empty(), "{args}: names {words:?}");
+        }
+    }
+}
