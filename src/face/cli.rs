@@ -513,12 +513,21 @@ pub enum Command {
 
 /// A count of which 0 would check nothing and still report that no rule was violated.
 #[cfg(any(test, feature = "testkit"))]
-fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("at least 1 (no scenario would check nothing)".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
+fn at_least_one(text: &str) -> Result<usize, CountError> {
+    match text.parse::<usize>()? {
+        0 => Err(CountError::Zero),
+        n => Ok(n),
     }
+}
+
+/// Why a count is refused (clap names the flag and the value given before it).
+#[cfg(any(test, feature = "testkit"))]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum CountError {
+    #[error("at least 1 (no scenario would check nothing)")]
+    Zero,
+    #[error(transparent)]
+    NotACount(#[from] std::num::ParseIntError),
 }
 
 #[cfg(any(test, feature = "testkit"))]
@@ -627,7 +636,9 @@ fn parse_level(s: &str) -> Level {
     }
 }
 
-fn level_arg(s: &str) -> Result<Level, String> {
+/// Any text is a level here: the settings stage reads it on the fleet's family's ladder, whose
+/// error lists it.
+fn level_arg(s: &str) -> Result<Level, std::convert::Infallible> {
     Ok(parse_level(s))
 }
 
@@ -673,6 +684,21 @@ mod tests {
         ];
         for (text, want) in cases {
             assert_eq!(first_sentence(text).as_deref(), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_count_of_scenarios_is_at_least_one() {
+        use super::{CountError, at_least_one};
+        assert_eq!(at_least_one("3"), Ok(3));
+        let cases = [
+            ("0", "at least 1 (no scenario would check nothing)"),
+            ("x", "invalid digit found in string"),
+            ("-1", "invalid digit found in string"),
+        ];
+        for (given, said) in cases {
+            let refused: CountError = at_least_one(given).unwrap_err();
+            assert_eq!(refused.to_string(), said, "{given:?}");
         }
     }
 
