@@ -169,7 +169,7 @@ fn lock_file_help(families: &[&dyn Registered]) -> String {
     } else {
         format!("; under /run/lock, {live}")
     };
-    format!("Lock file [default: one per fleet: FLEET.lock next to a fleet file{under_run}].")
+    format!("Lock file [default: one per fleet]. FLEET.lock next to a fleet file{under_run}.")
 }
 
 /// Each family's scopes, then its targets, as KIND/NAME.
