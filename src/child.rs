@@ -201,6 +201,14 @@ impl Identity {
         Ok(Identity::stat(pid)?.map(|(_, id)| id))
     }
 
+    /// A child of this process just started, as its record holds it: [`Self::of_child`],
+    /// which must find it.
+    pub fn of_started(pid: u32) -> Result<Identity, RecordError> {
+        Identity::of_child(pid)
+            .map_err(RecordError::Proc)?
+            .ok_or(RecordError::NoProcEntry)
+    }
+
     /// Whether `pid` runs, and its identity.
     fn stat(pid: u32) -> std::io::Result<Option<(bool, Identity)>> {
         let stat = match crate::files::read_text(format!("/proc/{pid}/stat")) {
@@ -368,22 +376,43 @@ pub fn record_beside(lock: &Path) -> Result<Recording, EarlierCommand> {
 
 /// Records the child `pid` (started as `what`) where [`record_beside`] said, if a pass asked.
 /// Returns the record to remove once the child has ended.
-pub fn record_child(pid: u32, what: &str) -> Result<Option<PathBuf>, String> {
+pub fn record_child(pid: u32, what: &str) -> Result<Option<PathBuf>, RecordError> {
     let Some(record) = record_slot().clone() else {
         return Ok(None);
     };
-    let id = Identity::of_child(pid)
-        .map_err(|e| e.to_string())?
-        .ok_or("it has no /proc entry")?;
+    let id = Identity::of_started(pid)?;
     // One line: a name with a newline in it must not make the record unreadable.
     let what: String = what
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let text = format!("{}{what}\n", id.to_record());
-    crate::files::write_atomically(&record, text.as_bytes())
-        .map_err(|e| format!("cannot record it in {}: {e}", record.display()))?;
+    write_record(&record, &format!("{}{what}\n", id.to_record()))?;
     Ok(Some(record))
+}
+
+/// Why a child just started cannot be recorded: it is then killed at once
+/// ([`run_recorded`]), since a pass killed later would leave it running unknown.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// Its `/proc/PID/stat` cannot be read or makes no sense (the error names the file when
+    /// it read it).
+    #[error("{0}")]
+    Proc(std::io::Error),
+    #[error("it has no /proc entry")]
+    NoProcEntry,
+    #[error("cannot record it in {}: {error}", path.display())]
+    Write {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+/// Writes `text` as the record `path` of a child just started.
+pub fn write_record(path: &Path, text: &str) -> Result<(), RecordError> {
+    crate::files::write_atomically(path, text.as_bytes()).map_err(|error| RecordError::Write {
+        path: path.to_owned(),
+        error,
+    })
 }
 
 /// Removes the record of a child that has ended.

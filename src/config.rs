@@ -47,7 +47,27 @@ pub use crate::engine::Limits;
 #[error("config file {path}: {message}")]
 pub struct ConfigError {
     pub path: String,
-    pub message: String,
+    pub message: ConfigProblem,
+}
+
+/// What is wrong in the config file, naming the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigProblem {
+    /// Not TOML, or a key whose value has the wrong shape: toml's own message names the key
+    /// and the line.
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    /// A top-level key that neither the file nor any family reads.
+    #[error("unknown key `{key}`: the file may have {}", known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))]
+    UnknownKey { key: String, known: Vec<String> },
+    /// A key that reads, but whose value a family's check refuses: `section` is the table it
+    /// is in (`machines.variables`), `key` the key within it.
+    #[error("[{section}] {key}: {problem}")]
+    BadValue {
+        section: &'static str,
+        key: String,
+        problem: String,
+    },
 }
 
 impl Config {
@@ -59,13 +79,11 @@ impl Config {
         path: &str,
         upgrade: impl Fn(&mut toml::Table, &str),
     ) -> Result<Config, ConfigError> {
-        let fail = |message: String| ConfigError {
+        let fail = |e: toml::de::Error| ConfigError {
             path: path.to_owned(),
-            message,
+            message: e.into(),
         };
-        let mut table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| fail(e.to_string()))?;
+        let mut table: toml::Table = text.parse().map_err(fail)?;
         let limits_given = match table.get("limits") {
             Some(toml::Value::Table(limits)) => limits.keys().cloned().collect(),
             _ => Default::default(),
@@ -77,7 +95,7 @@ impl Config {
                 own.insert((*key).to_owned(), v);
             }
         }
-        let own = Own::deserialize(toml::Value::Table(own)).map_err(|e| fail(e.to_string()))?;
+        let own = Own::deserialize(toml::Value::Table(own)).map_err(fail)?;
         Ok(Config {
             lock_file: own.lock_file,
             limits: own.limits,
@@ -101,7 +119,7 @@ impl Config {
         }
         T::deserialize(toml::Value::Table(part)).map_err(|e| ConfigError {
             path: self.path.clone(),
-            message: e.to_string(),
+            message: e.into(),
         })
     }
 
@@ -111,14 +129,10 @@ impl Config {
             None => Ok(()),
             Some(key) => Err(ConfigError {
                 path: self.path.clone(),
-                message: format!(
-                    "unknown key `{key}`: the file may have {}",
-                    known
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                message: ConfigProblem::UnknownKey {
+                    key: key.clone(),
+                    known: known.iter().map(|k| (*k).to_owned()).collect(),
+                },
             }),
         }
     }
@@ -278,11 +292,43 @@ mod tests {
             ),
             (
                 "[machines.variables]\nhaving = { states = [\"broken\"] }\n",
-                "having.states: \"broken\"",
+                "[machines.variables] having.states: \"broken\" is not a state",
             ),
         ] {
             let e = read(text, "/etc/a.toml").err().expect(text).to_string();
             assert!(e.contains("/etc/a.toml") && e.contains(want), "{want}: {e}");
+        }
+    }
+
+    /// Each kind of problem is told apart, naming the key: the shape's (toml's), a key no one
+    /// reads, a value a family's check refuses.
+    #[test]
+    fn each_problem_names_its_key() {
+        for (text, key) in [
+            ("lock_file = 3\n", "lock_file"),
+            ("[machines]\nsabakan_url = \"x\"\n", "sabakan_url"),
+            ("nonsense = 1\n", "nonsense"),
+            (
+                "[machines.variables]\nnotHaving = { states = [\"broken\"] }\n",
+                "notHaving.states",
+            ),
+        ] {
+            let e = read(text, "/etc/a.toml").err().expect(text);
+            assert_eq!(e.path, "/etc/a.toml");
+            match e.message {
+                ConfigProblem::Toml(t) => assert!(t.to_string().contains(key), "{key}: {t}"),
+                ConfigProblem::UnknownKey { key: got, known } => {
+                    assert_eq!((got.as_str(), known), (key, vec!["any".to_owned()]));
+                }
+                ConfigProblem::BadValue {
+                    section,
+                    key: got,
+                    problem,
+                } => {
+                    assert_eq!((section, got.as_str()), ("machines.variables", key));
+                    assert!(problem.contains("\"broken\""), "{problem}");
+                }
+            }
         }
     }
 

@@ -25,7 +25,10 @@ pub enum RunError {
     #[error("{program} was not started: a stop signal came")]
     Stopped { program: String },
     #[error("{program} was stopped at once: {why}")]
-    Unrecorded { program: String, why: String },
+    Unrecorded {
+        program: String,
+        why: super::RecordError,
+    },
 }
 
 /// What one attempt printed.
@@ -129,7 +132,7 @@ pub fn run_recorded(
     argv: &[String],
     address: &str,
     timeout: u64,
-    started: impl FnOnce(u32) -> Result<(), String>,
+    started: impl FnOnce(u32) -> Result<(), super::RecordError>,
 ) -> Result<Output, RunError> {
     let (program, args) = argv.split_first().ok_or(RunError::Empty)?;
     let Some(running) = super::Running::starting() else {
@@ -181,6 +184,7 @@ pub fn run_recorded(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::child::{RecordError, write_record};
 
     fn script(name: &str) -> String {
         format!("{}/fixtures/machines/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -257,6 +261,47 @@ mod tests {
         );
         // What it printed never arrived: read as nothing (a health check fails safe).
         assert!(matches!(&got, Ok(o) if o.stdout.is_empty()), "{got:?}");
+    }
+
+    /// A child that cannot be recorded is stopped at once, saying why.
+    #[test]
+    fn a_child_that_cannot_be_recorded_is_stopped_saying_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let unwritable = dir.path().join("missing/record");
+        let cmd = argv(&[&script("log-args"), log.to_str().unwrap()]);
+        let no_proc = run_recorded(&cmd, "a", 5, |_| Err(RecordError::NoProcEntry));
+        assert!(
+            matches!(
+                &no_proc,
+                Err(RunError::Unrecorded {
+                    why: RecordError::NoProcEntry,
+                    ..
+                })
+            ),
+            "{no_proc:?}"
+        );
+        let write = run_recorded(&cmd, "a", 5, |pid| {
+            write_record(&unwritable, &pid.to_string())
+        });
+        match &write {
+            Err(RunError::Unrecorded {
+                program,
+                why: RecordError::Write { path, .. },
+            }) => {
+                assert_eq!((program, path), (&cmd[0], &unwritable));
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = write.unwrap_err().to_string();
+        assert!(e.contains(&unwritable.display().to_string()), "{e}");
+        // Recorded, it runs.
+        let recorded = dir.path().join("record");
+        run_recorded(&cmd, "a", 5, |pid| {
+            write_record(&recorded, &pid.to_string())
+        })
+        .unwrap();
+        assert!(recorded.exists());
     }
 
     #[test]

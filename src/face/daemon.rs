@@ -302,10 +302,20 @@ mod tests {
         name: &'static str,
         write: GuardedWrite,
         /// The same write straight through the seam's client, no guard asked.
-        raw: Box<dyn FnMut() -> Result<(), String>>,
+        raw: Box<dyn FnMut() -> Result<(), RawRefusal>>,
         /// Where that client reads the deadline of the write it sends.
         lead: crate::fence::Lead,
         received: Box<dyn Fn() -> usize>,
+    }
+
+    /// Why a seam's client refused its unguarded write: the fence's own refusal, or anything
+    /// else (its message, for the assertion's).
+    #[derive(Debug, thiserror::Error)]
+    enum RawRefusal {
+        #[error(transparent)]
+        NotSent(crate::fence::TooLate),
+        #[error("{0}")]
+        Other(String),
     }
 
     fn kube_seam(kube: &Arc<FakeKube>) -> Seam {
@@ -347,7 +357,19 @@ mod tests {
                     .unwrap();
                 rt.block_on(client.request_text(req))
                     .map(drop)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| {
+                        // kube's error holds the fence's as a cause.
+                        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+                        while let Some(c) = cause {
+                            if let Some(crate::k8s::client::FenceError::NotSent(late)) =
+                                c.downcast_ref()
+                            {
+                                return RawRefusal::NotSent(*late);
+                            }
+                            cause = c.source();
+                        }
+                        RawRefusal::Other(e.to_string())
+                    })
             }),
             received: Box::new(move || {
                 let w = writes.writes();
@@ -378,7 +400,12 @@ mod tests {
             raw: Box::new(move || {
                 client
                     .put_label("cs0", "autorepair.progress", "y")
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| match e {
+                        crate::sabakan::client::ClientError::Fenced { fenced, .. } => {
+                            RawRefusal::NotSent(fenced)
+                        }
+                        e => RawRefusal::Other(e.to_string()),
+                    })
             }),
             received: Box::new(move || writes.writes().len()),
             lead,
@@ -458,7 +485,11 @@ mod tests {
             // The client holding the deadline a guard gave, the guard not asked again.
             crate::fence::leading(Arc::new(move || Ok(Some(until))), &seam.lead)().unwrap();
             let raw = (seam.raw)().expect_err(seam.name);
-            assert!(raw.contains("not sent"), "{}: {raw}", seam.name);
+            assert!(
+                matches!(raw, RawRefusal::NotSent(late) if late.left < crate::fence::MARGIN),
+                "{}: {raw}",
+                seam.name
+            );
             assert_eq!((seam.received)(), 1, "{}: a write sent too late", seam.name);
         }
     }

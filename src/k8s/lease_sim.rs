@@ -5,8 +5,12 @@
 //! a write is [`Standing::check`], the one [`super::lease::Term::check`] asks in production.
 
 use super::lease::{LeaseName, Observed, Standing, Timing, may_take};
-use crate::engine::sim::Coordination;
+use crate::engine::BackendError;
+use crate::engine::sim::{Coordination, NotHeld};
 use std::time::Duration;
+
+/// How the oracle's findings name the record it reads who leads from.
+const RECORD: &str = "the Lease";
 
 /// The simulator's clock (seconds) as the election's time.
 fn time(at: i64) -> Duration {
@@ -137,16 +141,14 @@ impl Coordination for LeaseReplicas {
         self.replicas[r].standing.term()
     }
 
-    fn check(&self, r: usize, term: u64, at: i64) -> Result<(), String> {
+    fn check(&self, r: usize, term: u64, at: i64) -> Result<(), BackendError> {
         let x = &self.replicas[r];
-        x.standing
-            .check(term, time(at), &x.identity, &self.lease)
-            .map_err(|e| e.to_string())
+        x.standing.check(term, time(at), &x.identity, &self.lease)
     }
 
     /// The Lease names the replica, and its last renewal is within the renew deadline: after
     /// that the others may be about to take it.
-    fn truth(&self, r: usize, at: i64) -> Result<(), String> {
+    fn truth(&self, r: usize, at: i64) -> Result<(), NotHeld> {
         let me = &self.replicas[r].identity;
         match &self.record {
             Some(rec) if &rec.holder == me => {
@@ -154,16 +156,17 @@ impl Coordination for LeaseReplicas {
                 if at < deadline {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "its last renewal of the Lease was {} s ago, past the renew deadline",
-                        at - rec.renew
-                    ))
+                    Err(NotHeld::Lapsed {
+                        record: RECORD,
+                        ago: at - rec.renew,
+                    })
                 }
             }
-            Some(rec) if !rec.holder.is_empty() => {
-                Err(format!("the Lease names {} as its holder", rec.holder))
-            }
-            _ => Err("the Lease names no holder".into()),
+            Some(rec) if !rec.holder.is_empty() => Err(NotHeld::HeldByAnother {
+                record: RECORD,
+                holder: rec.holder.clone(),
+            }),
+            _ => Err(NotHeld::NoHolder { record: RECORD }),
         }
     }
 
@@ -264,6 +267,7 @@ mod tests {
         c.cut(0, T0);
         let mut stopped = None;
         let mut taken = None;
+        let mut lapsed = false;
         for t in T0..T0 + 40 {
             c.run_until(t);
             if stopped.is_none() && c.check(0, term, t).is_err() {
@@ -276,7 +280,15 @@ mod tests {
             if c.check(0, term, t).is_ok() {
                 assert_eq!(c.truth(0, t), Ok(()), "second {}", t - T0);
             }
+            // Until the other takes over, the Lease still names the cut-off leader, which last
+            // renewed it too long ago.
+            if taken.is_none()
+                && matches!(c.truth(0, t), Err(NotHeld::Lapsed { ago, .. }) if ago >= 10)
+            {
+                lapsed = true;
+            }
         }
+        assert!(lapsed, "the oracle finds the cut-off leader's hold lapsed");
         let (stopped, taken) = (stopped.expect("stops"), taken.expect("taken over"));
         assert!(
             stopped <= T0 + 10 && taken >= stopped + 5,
@@ -294,10 +306,20 @@ mod tests {
         assert_eq!(c.acting(T0 + 45), vec![1]);
         c.thaw(0, T0 + 45);
         c.run_until(T0 + 46);
-        assert!(c.check(0, term, T0 + 46).is_err());
-        assert!(c.truth(0, T0 + 46).is_err());
+        assert!(matches!(
+            c.check(0, term, T0 + 46),
+            Err(BackendError::Halted(_))
+        ));
+        assert!(matches!(
+            c.truth(0, T0 + 46),
+            Err(NotHeld::HeldByAnother { holder, .. }) if holder == c.name(1)
+        ));
         // Replica 1 leads; it stops cleanly, replica 0 takes over within a round.
         assert!(c.hand_over(1, T0 + 50));
+        assert_eq!(
+            c.truth(0, T0 + 50),
+            Err(NotHeld::NoHolder { record: RECORD })
+        );
         let first = leaders(&mut c, T0 + 50, T0 + 60)
             .into_iter()
             .find(|(_, a)| a == &vec![0])

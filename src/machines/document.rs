@@ -105,7 +105,8 @@ pub struct Document {
     pub etcd: Option<super::etcd::Client>,
     /// The trigger's query stored by `autorepair auto-repair set-variables` (read as the
     /// fleet is opened), or why it cannot be read.
-    pub variables: Option<Result<crate::sabakan::client::Variables, String>>,
+    pub variables:
+        Option<Result<crate::sabakan::client::Variables, super::snapshot::StoredQueryError>>,
     /// Asked before every label write and every repair command (`Backend::guard_writes`: a
     /// replica that lost its Lease stops there, inside a call too).
     guard: Option<WriteGuard>,

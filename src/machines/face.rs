@@ -10,7 +10,7 @@ use super::drain::{KubeNodes, NodesFile, drain_options};
 use super::file::MachinesFile;
 use super::labels;
 use super::live::SabakanLive;
-use super::snapshot::{Machine, Switch};
+use super::snapshot::{Machine, StoredQueryError, Switch};
 use super::{Facts, Index, Machines, Settings};
 use crate::engine::{Backend, BackendError, ObjectRef};
 use crate::plug::claim::{Claim, Look, Shared};
@@ -50,28 +50,41 @@ pub fn variables_beside(repair: &Path) -> PathBuf {
 
 /// The trigger's query as stored beside the repair configuration: `None` when nothing is;
 /// else the query, or why it cannot be used (which holds the trigger, rule 11).
-fn stored_variables(s: &MachinesFleet) -> Option<Result<Variables, String>> {
+fn stored_variables(s: &MachinesFleet) -> Option<Result<Variables, StoredQueryError>> {
     stored_query(s).map(|r| r.map(|(_, query)| query))
 }
 
 /// [`stored_variables`], with the file's text as stored.
-fn stored_query(s: &MachinesFleet) -> Option<Result<(String, Variables), String>> {
-    let path = s.variables_file.as_deref()?;
-    let text = match crate::files::read_text(path) {
+fn stored_query(s: &MachinesFleet) -> Option<Result<(String, Variables), StoredQueryError>> {
+    read_stored(s.variables_file.as_deref()?, s.config_variables)
+}
+
+/// The query stored in `path` (see [`stored_query`]); `config_variables`: the config sets one.
+fn read_stored(
+    path: &Path,
+    config_variables: bool,
+) -> Option<Result<(String, Variables), StoredQueryError>> {
+    let path = path.to_owned();
+    let text = match crate::files::read_text(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
+        Err(e) => {
+            return Some(Err(StoredQueryError::Unreadable {
+                path,
+                error: e.into(),
+            }));
+        }
     };
-    if s.config_variables {
-        return Some(Err(format!(
-            "both the config's [machines.variables] and {} set it: remove one",
-            path.display()
-        )));
+    if config_variables {
+        return Some(Err(StoredQueryError::AlsoInConfig { path }));
     }
     Some(
         Variables::parse(&text)
             .map(|query| (text, query))
-            .map_err(|e| format!("{}: {e}", path.display())),
+            .map_err(|e| StoredQueryError::NotAQuery {
+                path,
+                error: e.into(),
+            }),
     )
 }
 
@@ -91,11 +104,15 @@ pub enum NodesFrom {
 }
 
 impl crate::plug::FamilyConfig for super::options::MachinesConfig {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), crate::config::ConfigProblem> {
         match &self.machines.variables {
             Some(v) => v
                 .validate()
-                .map_err(|e| format!("[machines.variables]: {e}")),
+                .map_err(|e| crate::config::ConfigProblem::BadValue {
+                    section: "machines.variables",
+                    key: e.key.to_owned(),
+                    problem: e.to_string(),
+                }),
             None => Ok(()),
         }
     }
@@ -755,4 +772,49 @@ fn simulate(
     let summary = explore::<super::sim::MachinesWorld>(out, &snap, &setup, args, &cfg, &planner)?;
     let notes = super::sim::unrepairable(&snap, &s.settings);
     report::<Machines>(out, &summary, &notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stored query: none, the query, or why it cannot be used, naming the file.
+    #[test]
+    fn a_stored_query_that_cannot_be_used_says_why_naming_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.json");
+        std::fs::write(&good, r#"{"having":{"racks":[2]}}"#).unwrap();
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, r#"{"having":{"states":["broken"]}}"#).unwrap();
+        let missing = dir.path().join("missing.json");
+        // (file, the config sets a query too, what is read)
+        let cases: [(&Path, bool, &str); 5] = [
+            (&missing, false, "none"),
+            (&good, false, "query"),
+            (dir.path(), false, "unreadable"),
+            (&good, true, "also in config"),
+            (&bad, false, "not a query"),
+        ];
+        for (path, config_variables, want) in cases {
+            let got = read_stored(path, config_variables);
+            let named = |p: &Path| p == path;
+            let kind = match &got {
+                None => "none",
+                Some(Ok((text, query))) => {
+                    assert_eq!(&Variables::parse(text).unwrap(), query);
+                    "query"
+                }
+                Some(Err(StoredQueryError::Unreadable { path, .. })) if named(path) => "unreadable",
+                Some(Err(StoredQueryError::AlsoInConfig { path })) if named(path) => {
+                    "also in config"
+                }
+                Some(Err(StoredQueryError::NotAQuery { path, .. })) if named(path) => "not a query",
+                Some(Err(e)) => panic!("{want}: {e:?} names another file"),
+            };
+            assert_eq!(kind, want, "{}", path.display());
+            if let Some(Err(e)) = got {
+                assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+            }
+        }
+    }
 }

@@ -101,13 +101,18 @@ const SYNTAX: MapSyntax = MapSyntax {
     unknown_key: |key| format!("{key:?} is not an autorepair label"),
 };
 
+/// An operation in a repair label's value that is no repair entry's index, naming it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "operation {0:?} is not a repair entry's index (digits, no leading zero); operations are joined by _"
+)]
+struct NotAnOp(String);
+
 /// An operation: a repair entry's index.
-fn op(op: &str, _repair: &str) -> Result<(), String> {
+fn op(op: &str, _repair: &str) -> Result<(), NotAnOp> {
     match op.parse::<OpId>() {
         Ok(_) => Ok(()),
-        Err(_) => Err(format!(
-            "operation {op:?} is not a repair entry's index (digits, no leading zero); operations are joined by _"
-        )),
+        Err(_) => Err(NotAnOp(op.to_owned())),
     }
 }
 
@@ -208,6 +213,26 @@ mod tests {
             let (name, value) = split(text);
             assert!(is_label_text(name), "{name}");
             assert!(is_label_value(value), "{value}");
+        }
+    }
+
+    /// An operation is an entry's index; anything else is refused naming it.
+    #[test]
+    fn an_operation_is_an_entry_index() {
+        for (text, refused) in [
+            ("1", false),
+            ("17", false),
+            ("0", true),
+            ("017", true),
+            ("x", true),
+            ("", true),
+        ] {
+            let want = if refused {
+                Err(NotAnOp(text.to_owned()))
+            } else {
+                Ok(())
+            };
+            assert_eq!(op(text, ID), want, "{text:?}");
         }
     }
 

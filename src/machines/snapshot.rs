@@ -4,6 +4,8 @@
 use super::entry::Entry;
 use crate::engine::ObjectRef;
 use crate::sabakan::Machine as SabakanMachine;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 pub mod kind {
     pub const MACHINE: &str = "machine";
@@ -24,10 +26,30 @@ pub struct Snapshot {
     pub auto_repair: Switch,
     /// The trigger's query as `autorepair auto-repair set-variables` stored it, or why the
     /// stored file cannot be read (then the trigger creates nothing). `None`: nothing stored.
-    pub variables: Option<Result<crate::sabakan::client::Variables, String>>,
+    pub variables: Option<Result<crate::sabakan::client::Variables, StoredQueryError>>,
     /// What the cluster's etcd said, when the gate is on (`--etcd-cert`…): the planner's
     /// [`super::etcd::judge`] decides from it. `None`: the gate is off.
     pub etcd: Option<Result<super::etcd::Status, super::etcd::EtcdError>>,
+}
+
+/// Why the trigger's query that `autorepair auto-repair set-variables` stored cannot be used
+/// (the trigger then holds, rule 11); each names the stored file. Cloned with every snapshot,
+/// hence the shared sources.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum StoredQueryError {
+    #[error("{}: {error}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        error: Arc<std::io::Error>,
+    },
+    /// The config's `[machines.variables]` sets the query too: two answers.
+    #[error("both the config's [machines.variables] and {} set it: remove one", path.display())]
+    AlsoInConfig { path: PathBuf },
+    #[error("{}: {error}", path.display())]
+    NotAQuery {
+        path: PathBuf,
+        error: Arc<crate::sabakan::client::ClientError>,
+    },
 }
 
 /// A switch of the cluster's, from its label on the cluster's holder: on when the label is

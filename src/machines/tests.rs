@@ -2,7 +2,7 @@
 
 use super::config::{Constraints, Repair};
 use super::entry::{Entry, Progress, Status, StepStatus};
-use super::snapshot::{Machine, Node, Scope, Snapshot, kind};
+use super::snapshot::{Machine, Node, Scope, Snapshot, StoredQueryError, kind};
 use super::*;
 use crate::engine::{Action, Limits};
 use crate::sabakan::{Stamp, State};
@@ -387,7 +387,12 @@ fn the_auto_repair_switch_and_stored_query_govern_only_the_trigger() {
     let rack_two_only = Variables::parse(r#"{"having":{"racks":[2]}}"#).unwrap();
     let unreadable = || Switch::Unreadable("\"enabeld\" on machine x".into());
     // (case, switch, stored query, a request waiting, an entry created)
-    type Stored = Option<Result<Variables, String>>;
+    type Stored = Option<Result<Variables, StoredQueryError>>;
+    let unusable = || {
+        Some(Err(StoredQueryError::AlsoInConfig {
+            path: "repair.yml.auto-repair.json".into(),
+        }))
+    };
     let cases: [(&str, Switch, Stored, bool, bool); 9] = [
         ("on, CKE's query", Switch::On, None, false, true),
         ("off", Switch::Off, None, false, false),
@@ -417,14 +422,14 @@ fn the_auto_repair_switch_and_stored_query_govern_only_the_trigger() {
         (
             "a stored query unreadable",
             Switch::On,
-            Some(Err("bad".into())),
+            unusable(),
             false,
             false,
         ),
         (
             "a stored query unreadable, a request waits",
             Switch::On,
-            Some(Err("bad".into())),
+            unusable(),
             true,
             true,
         ),

@@ -153,7 +153,7 @@ pub trait FamilyConfig:
 {
     /// Checks the family's config beyond its shape (the face reads it for every family, used
     /// or not: a typo must not wait for the day the section is used).
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), crate::config::ConfigProblem> {
         Ok(())
     }
     /// Moves keys of the config file's table that an older version read elsewhere to where

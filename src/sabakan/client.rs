@@ -94,24 +94,39 @@ impl Variables {
             return Err(bad("not a JSON object".into()));
         }
         let v: Variables = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
-        v.validate()?;
+        v.validate()
+            .map_err(|e| ClientError::Variables(format!("{}: {e}", e.key)))?;
         Ok(v)
     }
 
     /// What the schema checks beyond the shape: states are sabakan's.
-    pub fn validate(&self) -> Result<(), ClientError> {
-        for (which, p) in [("having", &self.having), ("notHaving", &self.not_having)] {
+    pub fn validate(&self) -> Result<(), NotAState> {
+        for (key, p) in [
+            ("having.states", &self.having),
+            ("notHaving.states", &self.not_having),
+        ] {
             for s in p.iter().flat_map(|p| p.states.iter().flatten()) {
                 if !State::ALL.iter().any(|st| st.as_str() == s) {
-                    return Err(ClientError::Variables(format!(
-                        "{which}.states: {s:?} is not a state; use UNINITIALIZED, HEALTHY, \
-                         UNHEALTHY, UNREACHABLE, UPDATING, RETIRING or RETIRED"
-                    )));
+                    return Err(NotAState {
+                        key,
+                        state: s.clone(),
+                    });
                 }
             }
         }
         Ok(())
     }
+}
+
+/// A state in the variables' `having` or `notHaving` (`key`) that is not one of sabakan's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{state:?} is not a state; use UNINITIALIZED, HEALTHY, UNHEALTHY, UNREACHABLE, UPDATING, \
+     RETIRING or RETIRED"
+)]
+pub struct NotAState {
+    pub key: &'static str,
+    pub state: String,
 }
 
 impl Variables {
@@ -656,6 +671,33 @@ mod tests {
         for (text, want) in cases {
             let e = Variables::parse(text).unwrap_err().to_string();
             assert!(e.contains(want), "{e:?} lacks {want:?}");
+        }
+    }
+
+    /// The check beyond the shape names the key and the state, for the config's message.
+    #[test]
+    fn a_state_that_is_not_sabakans_is_refused_by_its_key() {
+        for (text, want) in [
+            (r#"{"having":{"states":["HEALTHY"]}}"#, None),
+            (
+                r#"{"having":{"states":["HEALTHY","broken"]}}"#,
+                Some(("having.states", "broken")),
+            ),
+            (
+                r#"{"notHaving":{"states":["retired"]}}"#,
+                Some(("notHaving.states", "retired")),
+            ),
+        ] {
+            let v: Variables = serde_json::from_str(text).unwrap();
+            let got = v.validate().err();
+            assert_eq!(
+                got,
+                want.map(|(key, state)| NotAState {
+                    key,
+                    state: state.into()
+                }),
+                "{text}"
+            );
         }
     }
 }

@@ -488,11 +488,8 @@ fn apply(file: &Path, staged: &Path, m: &super::cli::MaintainArgs) -> Result<Str
     let record = service::applying_path(file)
         .map_err(|e| io_error("cannot find the directory of", file, e))?;
     let keep = |pid: u32| {
-        let id = crate::child::Identity::of_child(pid)
-            .map_err(|e| e.to_string())?
-            .ok_or("it has no /proc entry")?;
-        crate::files::write_atomically(&record, id.to_record().as_bytes())
-            .map_err(|e| format!("cannot record it in {}: {e}", record.display()))
+        let id = crate::child::Identity::of_started(pid)?;
+        crate::child::write_record(&record, &id.to_record())
     };
     let ran = crate::child::run_recorded(&m.apply, &path, timeout, keep);
     if let Err(e) = std::fs::remove_file(&record)

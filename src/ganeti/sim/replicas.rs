@@ -4,7 +4,8 @@
 //! which a failover rewrites on every node it reaches; a replica's check before a write is
 //! production's ([`master::decide`] on that copy, refused as [`master::refusal`] says).
 
-use crate::engine::sim::Coordination;
+use crate::engine::BackendError;
+use crate::engine::sim::{Coordination, NotHeld};
 use crate::ganeti::master::{self, SSCONF_DIR};
 use std::path::PathBuf;
 
@@ -85,23 +86,25 @@ impl Coordination for MasterRole {
         0
     }
 
-    fn check(&self, r: usize, _term: u64, _at: i64) -> Result<(), String> {
+    /// Refused as production's write guard refuses ([`master::OnlyOnMaster`]).
+    fn check(&self, r: usize, _term: u64, _at: i64) -> Result<(), BackendError> {
         let verdict = master::decide(
             &self.ssconf[r],
             &self.node_list,
             std::slice::from_ref(&self.nodes[r]),
         );
-        master::refusal(verdict, &self.master_file).map_or(Ok(()), Err)
+        master::refusal(verdict, &self.master_file)
+            .map_or(Ok(()), |why| Err(BackendError::Halted(why)))
     }
 
-    fn truth(&self, r: usize, _at: i64) -> Result<(), String> {
+    fn truth(&self, r: usize, _at: i64) -> Result<(), NotHeld> {
         if r == self.master {
             Ok(())
         } else {
-            Err(format!(
-                "{} is the cluster's master",
-                self.nodes[self.master]
-            ))
+            Err(NotHeld::RoleOfAnother {
+                role: "the cluster's master",
+                holder: self.nodes[self.master].clone(),
+            })
         }
     }
 
@@ -153,7 +156,17 @@ mod tests {
         assert_eq!(m.acting(0), vec![1]);
         assert_eq!(m.truth(1, 0), Ok(()));
         let refused = m.check(0, 0, 0).unwrap_err();
-        assert!(refused.contains("node2.example.test is"), "{refused}");
+        assert!(
+            matches!(&refused, BackendError::Halted(why) if why.contains("node2.example.test is")),
+            "{refused}"
+        );
+        assert_eq!(
+            m.truth(0, 0),
+            Err(NotHeld::RoleOfAnother {
+                role: "the cluster's master",
+                holder: "node2.example.test".into()
+            })
+        );
         // Node 3 did not hear of it, and still thinks node1 is master: it does not act.
         assert!(m.check(2, 0, 0).is_err());
         m.cut(1, 0);

@@ -44,7 +44,9 @@ use std::fmt;
 pub use admin::{AdminEdit, Damage, apply as admin_edit};
 pub use explore::*;
 pub use oracle::{object_policy, policy};
-pub use replicas::{Coordination, PAUSE_SECONDS, Replicas, TAKEOVER_SECONDS, WRITE_SECONDS};
+pub use replicas::{
+    Coordination, NotHeld, PAUSE_SECONDS, Replicas, TAKEOVER_SECONDS, WRITE_SECONDS,
+};
 pub use run::*;
 pub use schedule::*;
 pub use world::*;

@@ -52,11 +52,12 @@ pub trait Coordination {
     /// What a pass that `r` plans now carries into its checks (the leadership term).
     fn term(&self, r: usize) -> u64;
     /// Production's check before a write of replica `r`, for a pass planned in `term`: the
-    /// refusal's text when it may not write.
-    fn check(&self, r: usize, term: u64, at: i64) -> Result<(), String>;
+    /// error production's write guard returns when it may not write (normally
+    /// [`BackendError::Halted`]).
+    fn check(&self, r: usize, term: u64, at: i64) -> Result<(), BackendError>;
     /// The oracle's truth, from the coordination service's own record: whether `r` holds
     /// the coordination at `at`; else who or what does.
-    fn truth(&self, r: usize, at: i64) -> Result<(), String>;
+    fn truth(&self, r: usize, at: i64) -> Result<(), NotHeld>;
     /// The replica's process is killed (SIGKILL): it stops at once and forgets everything.
     fn kill(&mut self, r: usize, at: i64);
     /// The replica stops (SIGSTOP) without knowing it, until [`Self::thaw`].
@@ -69,6 +70,29 @@ pub trait Coordination {
     fn hand_over(&mut self, r: usize, at: i64) -> bool;
     /// A new pass: killed replicas have been started again, cut-off ones reconnected.
     fn restart(&mut self, at: i64);
+}
+
+/// Why a replica did not hold the coordination at a write, by the coordination service's own
+/// record: the oracle's finding, which the report says after "while". `record` and `role` are
+/// the family's words for what it coordinates by ("the Lease", "the cluster's master").
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotHeld {
+    /// The record (a lease) names another replica as its holder.
+    #[error("{record} names {holder} as its holder")]
+    HeldByAnother {
+        record: &'static str,
+        holder: String,
+    },
+    /// The record names nobody: it was given up, or never taken.
+    #[error("{record} names no holder")]
+    NoHolder { record: &'static str },
+    /// The record still names this replica, but it last renewed it `ago` seconds ago, past
+    /// the renew deadline: the others may be about to take it.
+    #[error("its last renewal of {record} was {ago} s ago, past the renew deadline")]
+    Lapsed { record: &'static str, ago: i64 },
+    /// The role (a cluster's master) is another's, by the coordination's own account.
+    #[error("{holder} is {role}")]
+    RoleOfAnother { role: &'static str, holder: String },
 }
 
 /// What a write returned, for a resumed pass to replay instead of writing again.
@@ -229,10 +253,7 @@ impl<F: Family> Interceptor<F> for Guard<'_> {
         }
         self.coord
             .check(self.replica, self.term, *self.clock)
-            .map_err(|why| {
-                self.refused = Some(why.clone());
-                BackendError::Halted(why)
-            })
+            .inspect_err(|why| self.refused = Some(why.to_string()))
     }
 
     fn after(&mut self, write: &Write<'_, F>, _: Option<&F::OpId>) {
@@ -259,6 +280,43 @@ impl<F: Family> Interceptor<F> for Guard<'_> {
 mod tests {
     use super::*;
     use crate::backend::tests::{EVERY_CALL, Probe, call_every_method};
+
+    /// The report says the finding after "while": each kind reads as a clause naming the
+    /// record or the role and who holds it.
+    #[test]
+    fn each_finding_reads_as_a_clause_naming_the_record_and_the_holder() {
+        for (finding, text) in [
+            (
+                NotHeld::HeldByAnother {
+                    record: "the record",
+                    holder: "b".into(),
+                },
+                "the record names b as its holder",
+            ),
+            (
+                NotHeld::NoHolder {
+                    record: "the record",
+                },
+                "the record names no holder",
+            ),
+            (
+                NotHeld::Lapsed {
+                    record: "the record",
+                    ago: 12,
+                },
+                "its last renewal of the record was 12 s ago, past the renew deadline",
+            ),
+            (
+                NotHeld::RoleOfAnother {
+                    role: "the leader",
+                    holder: "b".into(),
+                },
+                "b is the leader",
+            ),
+        ] {
+            assert_eq!(finding.to_string(), text);
+        }
+    }
 
     #[test]
     fn a_replay_with_nothing_to_replay_hands_every_call_to_its_backend_once() {

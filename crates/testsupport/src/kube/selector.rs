@@ -6,6 +6,25 @@ use kube::core::{Expression, Selector, SelectorExt};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// A selector the fake apiserver refuses (400), in the apiserver's words: the message is the
+/// response's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorError {
+    #[error("unbalanced parentheses in {0:?}")]
+    Unbalanced(String),
+    #[error("unable to parse requirement: {0:?}")]
+    Requirement(String),
+    #[error("invalid selector: '{0}'; can't understand '{0}'")]
+    NoOperator(String),
+    /// A field the resource is not indexed by.
+    #[error("field label not supported: {0}")]
+    FieldNotSupported(String),
+    #[error("matchLabels[{0:?}] is not a string")]
+    NotAString(String),
+    #[error("{0:?} is not a valid label selector operator")]
+    Operator(String),
+}
+
 /// A parsed `labelSelector`: every requirement must hold, matched by kube's own [`Selector`]
 /// (kube has no parser of the query text: that is this module's).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -13,7 +32,7 @@ pub struct LabelSelector(Selector);
 
 impl LabelSelector {
     /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, SelectorError> {
         let mut reqs = Vec::new();
         for part in split_top(s)? {
             let part = part.trim();
@@ -38,7 +57,7 @@ impl LabelSelector {
 }
 
 /// Splits on commas outside parentheses.
-fn split_top(s: &str) -> Result<Vec<&str>, String> {
+fn split_top(s: &str) -> Result<Vec<&str>, SelectorError> {
     let mut out = Vec::new();
     let (mut depth, mut start) = (0i32, 0);
     for (i, c) in s.char_indices() {
@@ -52,18 +71,18 @@ fn split_top(s: &str) -> Result<Vec<&str>, String> {
             _ => {}
         }
         if depth < 0 {
-            return Err(format!("unbalanced parentheses in {s:?}"));
+            return Err(SelectorError::Unbalanced(s.to_owned()));
         }
     }
     if depth != 0 {
-        return Err(format!("unbalanced parentheses in {s:?}"));
+        return Err(SelectorError::Unbalanced(s.to_owned()));
     }
     out.push(&s[start..]);
     Ok(out)
 }
 
-fn parse_req(part: &str) -> Result<Expression, String> {
-    let bad = || format!("unable to parse requirement: {part:?}");
+fn parse_req(part: &str) -> Result<Expression, SelectorError> {
+    let bad = || SelectorError::Requirement(part.to_owned());
     if let Some(k) = part.strip_prefix('!') {
         return Ok(Expression::DoesNotExist(key(k.trim()).ok_or_else(bad)?));
     }
@@ -143,18 +162,18 @@ fn extra_fields(res: &Resource) -> &'static [(&'static str, &'static str)] {
 
 impl FieldSelector {
     /// Parses a selector of `metadata.name` and `metadata.namespace` only.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, SelectorError> {
         Self::parse_with(s, &[])
     }
 
     /// Parses a selector for `res`: Pods also by `spec.nodeName`, `status.phase` and a few
     /// more, Nodes by `spec.unschedulable`, Namespaces by `status.phase`, Secrets by `type`,
     /// Events by `involvedObject.*`, `reason` and `type`.
-    pub fn parse_for(s: &str, res: &Resource) -> Result<Self, String> {
+    pub fn parse_for(s: &str, res: &Resource) -> Result<Self, SelectorError> {
         Self::parse_with(s, extra_fields(res))
     }
 
-    fn parse_with(s: &str, extra: &[(&str, &str)]) -> Result<Self, String> {
+    fn parse_with(s: &str, extra: &[(&str, &str)]) -> Result<Self, SelectorError> {
         let mut out = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (field, eq, value) = if let Some((f, v)) = part.split_once("!=") {
@@ -162,16 +181,14 @@ impl FieldSelector {
             } else if let Some((f, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
                 (f, true, v)
             } else {
-                return Err(format!(
-                    "invalid selector: '{part}'; can't understand '{part}'"
-                ));
+                return Err(SelectorError::NoOperator(part.to_owned()));
             };
             let field = field.trim();
             let known = field == "metadata.name"
                 || field == "metadata.namespace"
                 || extra.iter().any(|(f, _)| *f == field);
             if !known {
-                return Err(format!("field label not supported: {field}"));
+                return Err(SelectorError::FieldNotSupported(field.to_owned()));
             }
             out.push((field.to_string(), eq, value.trim().to_string()));
         }
@@ -196,13 +213,13 @@ impl FieldSelector {
 
 /// A `metav1.LabelSelector` object (`matchLabels` and `matchExpressions`), as Deployments,
 /// PodDisruptionBudgets and Services carry it, as a [`LabelSelector`].
-pub fn label_selector_object(v: &Value) -> Result<LabelSelector, String> {
+pub fn label_selector_object(v: &Value) -> Result<LabelSelector, SelectorError> {
     let mut reqs = Vec::new();
     if let Some(m) = v.get("matchLabels").and_then(Value::as_object) {
         for (k, val) in m {
             let val = val
                 .as_str()
-                .ok_or_else(|| format!("matchLabels[{k:?}] is not a string"))?;
+                .ok_or_else(|| SelectorError::NotAString(k.clone()))?;
             reqs.push(Expression::Equal(k.clone(), val.to_string()));
         }
     }
@@ -224,7 +241,7 @@ pub fn label_selector_object(v: &Value) -> Result<LabelSelector, String> {
             "NotIn" => Expression::NotIn(key, values),
             "Exists" => Expression::Exists(key),
             "DoesNotExist" => Expression::DoesNotExist(key),
-            other => return Err(format!("{other:?} is not a valid label selector operator")),
+            other => return Err(SelectorError::Operator(other.to_owned())),
         });
     }
     Ok(LabelSelector(reqs.into_iter().collect()))
@@ -271,9 +288,20 @@ mod tests {
 
     #[test]
     fn bad_label_selectors() {
-        for sel in ["role in (a", "role in a)", "=x", "role between (a)", "a b"] {
-            assert!(LabelSelector::parse(sel).is_err(), "{sel}");
+        use SelectorError::*;
+        for (sel, want) in [
+            ("role in (a", Unbalanced("role in (a".into())),
+            ("role in a)", Unbalanced("role in a)".into())),
+            ("=x", Requirement("=x".into())),
+            ("role between (a)", Requirement("role between (a)".into())),
+            ("a b", Requirement("a b".into())),
+        ] {
+            assert_eq!(LabelSelector::parse(sel), Err(want), "{sel}");
         }
+        assert_eq!(
+            Requirement("=x".into()).to_string(),
+            "unable to parse requirement: \"=x\""
+        );
     }
 
     #[test]
@@ -294,8 +322,19 @@ mod tests {
                 "{sel}"
             );
         }
-        assert!(FieldSelector::parse("spec.nodeName=x").is_err());
-        assert!(FieldSelector::parse("metadata.name").is_err());
+        assert_eq!(
+            FieldSelector::parse("spec.nodeName=x"),
+            Err(SelectorError::FieldNotSupported("spec.nodeName".into()))
+        );
+        let no_operator = FieldSelector::parse("metadata.name").unwrap_err();
+        assert_eq!(
+            no_operator,
+            SelectorError::NoOperator("metadata.name".into())
+        );
+        assert_eq!(
+            no_operator.to_string(),
+            "invalid selector: 'metadata.name'; can't understand 'metadata.name'"
+        );
     }
 
     #[test]
@@ -329,13 +368,10 @@ mod tests {
             ("spec.nodeName=n1", &MACHINE),
             ("spec.unschedulable=true", &POD),
         ] {
-            assert_eq!(
-                FieldSelector::parse_for(sel, res).unwrap_err(),
-                format!(
-                    "field label not supported: {}",
-                    sel.split('=').next().unwrap()
-                ),
-            );
+            let e = FieldSelector::parse_for(sel, res).unwrap_err();
+            let field = sel.split('=').next().unwrap();
+            assert_eq!(e, SelectorError::FieldNotSupported(field.into()));
+            assert_eq!(e.to_string(), format!("field label not supported: {field}"));
         }
     }
 
@@ -370,6 +406,18 @@ mod tests {
         for (sel, want) in cases {
             let got = label_selector_object(&sel).ok().map(|s| s.matches(&o));
             assert_eq!(got, want, "{sel}");
+        }
+        for (sel, want) in [
+            (
+                json!({ "matchExpressions": [{ "key": "x", "operator": "Near" }] }),
+                SelectorError::Operator("Near".into()),
+            ),
+            (
+                json!({ "matchLabels": { "app": 1 } }),
+                SelectorError::NotAString("app".into()),
+            ),
+        ] {
+            assert_eq!(label_selector_object(&sel), Err(want), "{sel}");
         }
     }
 }

@@ -566,9 +566,9 @@ fn selectors(
     res: &Resource,
 ) -> Result<(LabelSelector, FieldSelector), ApiError> {
     let labels = LabelSelector::parse(q.get("labelSelector").map_or("", String::as_str))
-        .map_err(ApiError::bad_request)?;
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let fields = FieldSelector::parse_for(q.get("fieldSelector").map_or("", String::as_str), res)
-        .map_err(ApiError::bad_request)?;
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     Ok((labels, fields))
 }
 

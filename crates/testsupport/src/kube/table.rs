@@ -334,8 +334,24 @@ enum Step {
     Filter(Vec<String>, String),
 }
 
+/// A printer column's JSONPath outside the subset (`text` is the whole path).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum PathError {
+    #[error("empty field in {text:?}")]
+    EmptyField { text: String },
+    #[error("unclosed [ in {text:?}")]
+    Unclosed { text: String },
+    #[error("filter without == in {text:?}")]
+    FilterWithoutEq { text: String },
+    #[error("unsupported [{inner}] in {text:?}")]
+    Bracket { inner: String, text: String },
+    #[error("unsupported JSONPath {text:?}")]
+    Unsupported { text: String },
+}
+
 impl JsonPath {
-    fn parse(text: &str) -> Result<JsonPath, String> {
+    fn parse(text: &str) -> Result<JsonPath, PathError> {
+        let whole = || text.to_owned();
         let t = text.trim();
         let t = t
             .strip_prefix('{')
@@ -347,14 +363,14 @@ impl JsonPath {
             if let Some(r) = rest.strip_prefix('.') {
                 let end = r.find(['.', '[']).unwrap_or(r.len());
                 if end == 0 {
-                    return Err(format!("empty field in {text:?}"));
+                    return Err(PathError::EmptyField { text: whole() });
                 }
                 steps.push(Step::Field(r[..end].to_string()));
                 rest = &r[end..];
             } else if let Some(r) = rest.strip_prefix('[') {
                 let end = r
                     .find(']')
-                    .ok_or_else(|| format!("unclosed [ in {text:?}"))?;
+                    .ok_or_else(|| PathError::Unclosed { text: whole() })?;
                 let inner = &r[..end];
                 rest = &r[end + 1..];
                 if inner == "*" {
@@ -365,15 +381,18 @@ impl JsonPath {
                 {
                     let (field, value) = f
                         .split_once("==")
-                        .ok_or_else(|| format!("filter without == in {text:?}"))?;
+                        .ok_or_else(|| PathError::FilterWithoutEq { text: whole() })?;
                     let value = value.trim().trim_matches(|c| c == '"' || c == '\'');
                     let field = field.trim().split('.').map(str::to_string).collect();
                     steps.push(Step::Filter(field, value.to_string()));
                 } else {
-                    return Err(format!("unsupported [{inner}] in {text:?}"));
+                    return Err(PathError::Bracket {
+                        inner: inner.to_owned(),
+                        text: whole(),
+                    });
                 }
             } else {
-                return Err(format!("unsupported JSONPath {text:?}"));
+                return Err(PathError::Unsupported { text: whole() });
             }
         }
         Ok(JsonPath(steps))
@@ -863,7 +882,36 @@ mod tests {
             let p = JsonPath::parse(path).unwrap();
             assert_eq!(p.first(&m).cloned(), want, "{path}");
         }
-        assert!(JsonPath::parse(".a[?(@.x>1)]").is_err());
+        for (path, want) in [
+            (
+                ".a[?(@.x>1)]",
+                PathError::FilterWithoutEq {
+                    text: ".a[?(@.x>1)]".into(),
+                },
+            ),
+            (
+                ".a..b",
+                PathError::EmptyField {
+                    text: ".a..b".into(),
+                },
+            ),
+            (
+                ".a[0",
+                PathError::Unclosed {
+                    text: ".a[0".into(),
+                },
+            ),
+            (
+                ".a[x]",
+                PathError::Bracket {
+                    inner: "x".into(),
+                    text: ".a[x]".into(),
+                },
+            ),
+            ("a", PathError::Unsupported { text: "a".into() }),
+        ] {
+            assert_eq!(JsonPath::parse(path), Err(want), "{path}");
+        }
     }
 
     #[test]

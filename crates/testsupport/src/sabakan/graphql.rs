@@ -106,6 +106,7 @@ enum Tok {
     Str(String),
 }
 
+// The lexer's and the parser's errors stay text: each is graphql-go's message, sent verbatim.
 fn lex(src: &str) -> Result<Vec<Tok>, String> {
     let chars: Vec<char> = src.chars().collect();
     let mut i = 0;
@@ -491,6 +492,7 @@ type Vars = HashMap<String, (Type, Option<Value>)>;
 
 /// Coerces an input value to `ty`: a variable's JSON (`literal` false: enums arrive as
 /// strings) or a literal of the document (enums must be enum tokens).
+// Validation errors (here and in validate_selection) stay text too: graphql-go's, sent verbatim.
 fn coerce(v: &Lit, ty: &Type, vars: &Vars, literal: bool, at: &str) -> Result<Value, String> {
     if let Lit::Var(name) = v {
         let (vty, val) = vars
