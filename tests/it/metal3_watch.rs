@@ -557,109 +557,131 @@ fn writes_by(kube: &FakeKube, name: &str, from: usize) -> Vec<String> {
 /// (each on a cluster of its own). Only the leader passes; the other takes over and repairs
 /// the Machine asked for; the host is power-cycled once; and the old leader sends no write
 /// after its renew deadline (for a paused one: after it is woken).
-#[test]
-fn of_two_replicas_only_the_leader_passes_and_the_other_takes_over_whatever_befalls_it() {
+///
+/// One test per disruption, so that they wait on their Leases side by side.
+fn of_two_replicas_only_the_leader_passes_and_the_other_takes_over(disruption: Disruption) {
     use Disruption::*;
-    for disruption in [
-        Signal("TERM"),
-        Signal("KILL"),
-        Pause,
-        Partition { hang: false },
-        Partition { hang: true },
-    ] {
-        let kube = one_machine();
-        let dir = tempfile::tempdir().unwrap();
-        let lease = ["--leader-elect", "--lease", "ns/autorepair"];
-        let mut a = Replica::start(&kube, dir.path(), "a", &lease);
-        assert!(a.wait_passes(1, Duration::from_secs(20)), "a never led");
-        let b = Replica::start(&kube, dir.path(), "b", &lease);
-        watches_settled(&kube);
-        std::thread::sleep(Duration::from_secs(1));
-        assert!(
-            b.passes().is_empty(),
-            "b passed while a led: {:?}",
-            b.passes()
-        );
-        assert!(
-            holder(&kube).is_some_and(|h| h.starts_with("a_")),
-            "{:?}",
-            holder(&kube)
-        );
-        let at = Instant::now();
-        match disruption {
-            Signal("TERM") => {
-                assert!(a.stop(Duration::from_secs(10)).is_some_and(|s| s.success()));
-            }
-            Signal(sig) => a.signal(sig),
-            Pause => a.signal("STOP"),
-            Partition { hang } => {
-                let cut = if hang {
-                    Fault::delay(Duration::from_secs(600))
-                } else {
-                    Fault::status(500)
-                };
-                kube.fault(
-                    cut.on_object(&LEASE, "ns", "autorepair")
-                        .from_client(&token("a"))
-                        .times(usize::MAX),
-                );
-                // Before its renew deadline a may still act; the request comes after it.
-                std::thread::sleep(RENEW_DEADLINE);
-            }
+    let kube = one_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let lease = ["--leader-elect", "--lease", "ns/autorepair"];
+    let mut a = Replica::start(&kube, dir.path(), "a", &lease);
+    assert!(a.wait_passes(1, Duration::from_secs(20)), "a never led");
+    let b = Replica::start(&kube, dir.path(), "b", &lease);
+    watches_settled(&kube);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        b.passes().is_empty(),
+        "b passed while a led: {:?}",
+        b.passes()
+    );
+    assert!(
+        holder(&kube).is_some_and(|h| h.starts_with("a_")),
+        "{:?}",
+        holder(&kube)
+    );
+    let at = Instant::now();
+    match disruption {
+        Signal("TERM") => {
+            assert!(a.stop(Duration::from_secs(10)).is_some_and(|s| s.success()));
         }
-        let deadline = kube.requests().len();
-        request(&kube);
-        assert!(
-            b.wait_passes(1, Duration::from_secs(30)),
-            "{disruption:?}: b never took over"
-        );
-        let took = b.passes()[0].0 - at;
-        let until = Instant::now() + Duration::from_secs(10);
-        while !host_rebooting(&kube) {
-            assert!(
-                Instant::now() < until,
-                "{disruption:?}: the host was never power-cycled"
+        Signal(sig) => a.signal(sig),
+        Pause => a.signal("STOP"),
+        Partition { hang } => {
+            let cut = if hang {
+                Fault::delay(Duration::from_secs(600))
+            } else {
+                Fault::status(500)
+            };
+            kube.fault(
+                cut.on_object(&LEASE, "ns", "autorepair")
+                    .from_client(&token("a"))
+                    .times(usize::MAX),
             );
-            std::thread::sleep(Duration::from_millis(50));
+            // Before its renew deadline a may still act; the request comes after it.
+            std::thread::sleep(RENEW_DEADLINE);
         }
-        if let Signal("TERM") = disruption {
-            // A clean stop gives the Lease up: b leads within seconds.
-            assert!(took < Duration::from_secs(4), "{took:?}");
-        }
-        assert!(
-            holder(&kube).is_some_and(|h| h.starts_with("b_")),
-            "{disruption:?}: {:?}",
-            holder(&kube)
-        );
-        if let Pause = disruption {
-            a.signal("CONT");
-        }
-        // Time for a woken or cut-off a to write, if it were to.
-        std::thread::sleep(Duration::from_secs(3));
-        // The oracle tells the replicas apart: a's Lease writes (its create at least) came
-        // with its token.
-        assert!(
-            kube.writes()
-                .iter()
-                .any(|w| w.token == token("a") && w.path.contains("/leases")),
-            "{disruption:?}: the requests carry no token"
-        );
-        let late = writes_by(&kube, "a", deadline);
-        assert!(
-            late.is_empty(),
-            "{disruption:?}: a wrote after it lost the Lease: {late:#?}"
-        );
-        let power_cycles = kube
-            .writes()
-            .into_iter()
-            .filter(|w| w.path.ends_with("/baremetalhosts/h1") && w.body.contains(REBOOT_KEY))
-            .count();
-        assert_eq!(
-            power_cycles, 1,
-            "{disruption:?}: the host's power cycle was asked for twice"
-        );
-        eprintln!("{disruption:?}: takeover (disruption to b's first pass) {took:?}");
     }
+    let deadline = kube.requests().len();
+    request(&kube);
+    assert!(
+        b.wait_passes(1, Duration::from_secs(30)),
+        "{disruption:?}: b never took over"
+    );
+    let took = b.passes()[0].0 - at;
+    let until = Instant::now() + Duration::from_secs(10);
+    while !host_rebooting(&kube) {
+        assert!(
+            Instant::now() < until,
+            "{disruption:?}: the host was never power-cycled"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if let Signal("TERM") = disruption {
+        // A clean stop gives the Lease up: b leads within seconds.
+        assert!(took < Duration::from_secs(4), "{took:?}");
+    }
+    assert!(
+        holder(&kube).is_some_and(|h| h.starts_with("b_")),
+        "{disruption:?}: {:?}",
+        holder(&kube)
+    );
+    if let Pause = disruption {
+        a.signal("CONT");
+    }
+    // Time for a woken or cut-off a to write, if it were to.
+    std::thread::sleep(Duration::from_secs(3));
+    // The oracle tells the replicas apart: a's Lease writes (its create at least) came
+    // with its token.
+    assert!(
+        kube.writes()
+            .iter()
+            .any(|w| w.token == token("a") && w.path.contains("/leases")),
+        "{disruption:?}: the requests carry no token"
+    );
+    let late = writes_by(&kube, "a", deadline);
+    assert!(
+        late.is_empty(),
+        "{disruption:?}: a wrote after it lost the Lease: {late:#?}"
+    );
+    let power_cycles = kube
+        .writes()
+        .into_iter()
+        .filter(|w| w.path.ends_with("/baremetalhosts/h1") && w.body.contains(REBOOT_KEY))
+        .count();
+    assert_eq!(
+        power_cycles, 1,
+        "{disruption:?}: the host's power cycle was asked for twice"
+    );
+    eprintln!("{disruption:?}: takeover (disruption to b's first pass) {took:?}");
+}
+
+#[test]
+fn the_other_replica_takes_over_from_a_leader_stopped_by_sigterm() {
+    of_two_replicas_only_the_leader_passes_and_the_other_takes_over(Disruption::Signal("TERM"));
+}
+
+#[test]
+fn the_other_replica_takes_over_from_a_leader_killed_by_sigkill() {
+    of_two_replicas_only_the_leader_passes_and_the_other_takes_over(Disruption::Signal("KILL"));
+}
+
+#[test]
+fn the_other_replica_takes_over_from_a_leader_paused_past_its_lease() {
+    of_two_replicas_only_the_leader_passes_and_the_other_takes_over(Disruption::Pause);
+}
+
+#[test]
+fn the_other_replica_takes_over_from_a_leader_whose_renewals_fail() {
+    of_two_replicas_only_the_leader_passes_and_the_other_takes_over(Disruption::Partition {
+        hang: false,
+    });
+}
+
+#[test]
+fn the_other_replica_takes_over_from_a_leader_whose_renewals_hang() {
+    of_two_replicas_only_the_leader_passes_and_the_other_takes_over(Disruption::Partition {
+        hang: true,
+    });
 }
 
 #[test]

@@ -108,7 +108,9 @@ eviction_timeout_seconds: 900
 
 /// The settings the world is judged with: the planner under test must plan with them.
 pub fn settings() -> Settings {
-    Settings {
+    // Parsed once: planners call this on every simulated pass, and parsing the YAML was an
+    // eighth of a scenario's time in an unoptimised build.
+    static SETTINGS: std::sync::LazyLock<Settings> = std::sync::LazyLock::new(|| Settings {
         repair: Repair::parse(CONFIG, "the machines world").expect("the world's config parses"),
         constraints: Constraints {
             maximum_repair_queue_entries: 6,
@@ -116,7 +118,8 @@ pub fn settings() -> Settings {
             ..Constraints::default()
         },
         query: Settings::default_query(),
-    }
+    });
+    SETTINGS.clone()
 }
 
 /// The scenarios' configuration: the engine's limits the planner under test must plan with

@@ -321,32 +321,43 @@ impl Metal3World {
             want.push((node.clone(), h.powered_on == Some(true) && alive, zone));
         }
         let present: BTreeSet<String> = snap.nodes.iter().map(|n| n.name.clone()).collect();
+        // Only what changes is written: writing invalidates the world's snapshot, and reading
+        // it again from the objects was most of a scenario's time.
+        let items = fleet::items(&self.backend.inner);
+        let mut readiness: BTreeMap<String, bool> = BTreeMap::new();
+        want.retain(|(node, ready, _)| {
+            if !present.contains(node) {
+                return register && *ready;
+            }
+            let Some(item) = items.iter().find(|i| is(i, "Node", node)) else {
+                return false;
+            };
+            let is_ready = readiness.entry(node.clone()).or_insert_with(|| {
+                item["status"]["conditions"]
+                    .as_array()
+                    .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+                    .is_some_and(|c| c["status"] == "True")
+            });
+            std::mem::replace(is_ready, *ready) != *ready
+        });
+        if want.is_empty() {
+            return;
+        }
         let items = self.items_mut();
         for (node, ready, zone) in want {
             if !present.contains(&node) {
-                if register && ready {
-                    let mut n = fixture::Node::new(&node).ready("True", &rfc3339(now));
-                    if let Some(z) = &zone {
-                        n = n.label(ZONE_LABEL, z);
-                    }
-                    let list = fixture::Fleet::new().node(n).build();
-                    // A Node registers anew: made now.
-                    items.extend(list["items"].as_array().into_iter().flatten().map(|i| {
-                        let mut i = i.clone();
-                        i["metadata"]["creationTimestamp"] = json!(rfc3339(now));
-                        i
-                    }));
+                let mut n = fixture::Node::new(&node).ready("True", &rfc3339(now));
+                if let Some(z) = &zone {
+                    n = n.label(ZONE_LABEL, z);
                 }
-                continue;
-            }
-            let Some(item) = items.iter_mut().find(|i| is(i, "Node", &node)) else {
-                continue;
-            };
-            let is_ready = item["status"]["conditions"]
-                .as_array()
-                .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
-                .is_some_and(|c| c["status"] == "True");
-            if is_ready != ready {
+                let list = fixture::Fleet::new().node(n).build();
+                // A Node registers anew: made now.
+                items.extend(list["items"].as_array().into_iter().flatten().map(|i| {
+                    let mut i = i.clone();
+                    i["metadata"]["creationTimestamp"] = json!(rfc3339(now));
+                    i
+                }));
+            } else if let Some(item) = items.iter_mut().find(|i| is(i, "Node", &node)) {
                 set_ready(item, ready, now);
             }
         }

@@ -166,51 +166,94 @@ fn not_ours<W: World>(mark: &str) -> bool {
     matches!(parse::<W>(mark), None | Some(Mark::Foreign))
 }
 
-/// The marks autorepair does not own, per object.
-fn foreign_marks<W: World>(fleet: &W::Fleet) -> BTreeMap<String, Vec<&str>> {
-    marks_where::<W>(fleet, not_ours::<W>)
-}
-
-/// The failure results, per object.
-fn failure_marks<W: World>(fleet: &W::Fleet) -> BTreeMap<String, Vec<&str>> {
-    marks_where::<W>(
-        fleet,
-        |m| matches!(parse::<W>(m), Some(Mark::Result(r)) if r.result == RepairResult::Failure),
-    )
-}
-
-fn marks_where<W: World>(
-    fleet: &W::Fleet,
-    keep: impl Fn(&str) -> bool,
-) -> BTreeMap<String, Vec<&str>> {
+/// The marks autorepair does not own and the failure results, per object.
+fn foreign_and_failure_marks<W: World>(fleet: &W::Fleet) -> [BTreeMap<String, Vec<&str>>; 2] {
+    let [mut foreign, mut failures] = [BTreeMap::new(), BTreeMap::new()];
     // An object with none of the marks kept is left out: one that comes or goes (a Node
     // deleted and made again) without any changes none.
-    W::marked_objects(fleet)
-        .into_iter()
-        .filter_map(|(key, marks)| {
-            let mut kept: Vec<&str> = marks
-                .iter()
-                .map(String::as_str)
-                .filter(|m| keep(m))
-                .collect();
-            kept.sort_unstable();
-            (!kept.is_empty()).then_some((key, kept))
-        })
-        .collect()
+    for (key, marks) in W::marked_objects(fleet) {
+        let (mut f, mut r): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+        for m in marks.iter().map(String::as_str) {
+            match parse::<W>(m) {
+                None | Some(Mark::Foreign) => f.push(m),
+                Some(Mark::Result(x)) if x.result == RepairResult::Failure => r.push(m),
+                Some(_) => {}
+            }
+        }
+        for (mut kept, into) in [(f, &mut foreign), (r, &mut failures)] {
+            if !kept.is_empty() {
+                kept.sort_unstable();
+                into.insert(key.clone(), kept);
+            }
+        }
+    }
+    [foreign, failures]
 }
 
-/// The first object whose marks of `after` miss one of `before`'s, and the mark.
-fn lost<'f>(
-    before: &BTreeMap<String, Vec<&'f str>>,
-    after: &BTreeMap<String, Vec<&str>>,
-) -> Option<(String, &'f str)> {
-    before.iter().find_map(|(k, marks)| {
-        let now = after.get(k);
-        marks
-            .iter()
-            .find(|m| now.is_none_or(|a| !a.contains(m)))
-            .map(|m| (k.clone(), *m))
-    })
+fn sorted(marks: &[String]) -> Vec<&str> {
+    let mut v: Vec<&str> = marks.iter().map(String::as_str).collect();
+    v.sort_unstable();
+    v
+}
+
+/// What a pass changed of one object's marks, counting repeats.
+#[derive(Default)]
+struct Changed<'b, 'a> {
+    /// In order; with whether no copy of it is left.
+    gone: Vec<(&'b str, bool)>,
+    came: Vec<&'a str>,
+}
+
+/// The marks each object has on one side of the pass only: all that rule 4 and the failure
+/// results need to read, since an unchanged mark can have changed neither. Reading every mark
+/// of both fleets instead was most of a large fleet's check.
+fn changed_marks<'b, 'a, W: World>(
+    before: &'b W::Fleet,
+    after: &'a W::Fleet,
+) -> BTreeMap<String, Changed<'b, 'a>> {
+    let mut after_by_key: BTreeMap<String, &'a [String]> =
+        W::marked_objects(after).into_iter().collect();
+    let mut out = BTreeMap::new();
+    for (key, b) in W::marked_objects(before) {
+        let a = after_by_key.remove(&key).unwrap_or(&[]);
+        if b == a {
+            continue;
+        }
+        let (b, a) = (sorted(b), sorted(a));
+        let mut changed = Changed::default();
+        let (mut i, mut j) = (0, 0);
+        loop {
+            match (b.get(i), a.get(j)) {
+                (Some(x), Some(y)) if x == y => (i, j) = (i + 1, j + 1),
+                (Some(x), Some(y)) if x > y => {
+                    changed.came.push(y);
+                    j += 1;
+                }
+                (Some(x), _) => {
+                    changed.gone.push((x, a.binary_search(x).is_err()));
+                    i += 1;
+                }
+                (None, Some(y)) => {
+                    changed.came.push(y);
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        if !changed.gone.is_empty() || !changed.came.is_empty() {
+            out.insert(key, changed);
+        }
+    }
+    for (key, a) in after_by_key.into_iter().filter(|(_, a)| !a.is_empty()) {
+        out.insert(
+            key,
+            Changed {
+                gone: Vec::new(),
+                came: a.iter().map(String::as_str).collect(),
+            },
+        );
+    }
+    out
 }
 
 /// The rule broken, and the details.
@@ -521,13 +564,23 @@ fn engine_rules<W: World>(
         .filter_map(|o| target::<W>(before, o.target?))
         .map(|t| W::domain(before, t))
         .collect();
+    // The repairs whose pending mark records operations, read once for all the questions
+    // below: reading every mark again for each of them was most of a large fleet's check.
+    let recorded = std::cell::OnceCell::new();
     let had_ops = |id: &str| {
         ops_before.iter().any(|o| o.repair == Some(id))
-            || <F<W>>::targets(before).iter().any(|t| {
-                <F<W>>::marks(t).iter().any(
-                    |m| matches!(parse::<W>(m), Some(Mark::Pending(p)) if p.id == id && !p.ops.is_empty()),
-                )
-            })
+            || recorded
+                .get_or_init(|| {
+                    <F<W>>::targets(before)
+                        .iter()
+                        .flat_map(<F<W>>::marks)
+                        .filter_map(|m| match parse::<W>(m) {
+                            Some(Mark::Pending(p)) if !p.ops.is_empty() => Some(p.id),
+                            _ => None,
+                        })
+                        .collect::<HashSet<&str>>()
+                })
+                .contains(id)
     };
     let opened: BTreeSet<&str> = log
         .submitted
@@ -569,8 +622,13 @@ fn engine_rules<W: World>(
         }
     }
     // Rule 4.
-    let (foreign_before, foreign_after) = (foreign_marks::<W>(before), foreign_marks::<W>(after));
-    if foreign_before != foreign_after {
+    let changed = changed_marks::<W>(before, after);
+    let foreign_changed = changed.values().any(|c| {
+        c.gone.iter().any(|(m, _)| not_ours::<W>(m)) || c.came.iter().any(|m| not_ours::<W>(m))
+    });
+    if foreign_changed {
+        let [foreign_before, _] = foreign_and_failure_marks::<W>(before);
+        let [foreign_after, _] = foreign_and_failure_marks::<W>(after);
         let differs = |a: &BTreeMap<String, Vec<&str>>, b: &BTreeMap<String, Vec<&str>>| {
             a.iter()
                 .find(|(k, v)| b.get(*k) != Some(v))
@@ -601,7 +659,14 @@ fn engine_rules<W: World>(
             );
         }
     }
-    if let Some((object, mark)) = lost(&failure_marks::<W>(before), &failure_marks::<W>(after)) {
+    let lost = changed.iter().find_map(|(object, c)| {
+        c.gone.iter().find_map(|(m, none_left)| {
+            (*none_left
+                && matches!(parse::<W>(m), Some(Mark::Result(r)) if r.result == RepairResult::Failure))
+            .then_some((object, m))
+        })
+    });
+    if let Some((object, mark)) = lost {
         return fail(
             "failure result removed by the watcher",
             format!("{object}: {mark} is gone"),
@@ -733,4 +798,103 @@ fn engine_liveness<W: World>(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::toy::ToyWorld;
+
+    /// One object's marks before and after a pass, and what it changed of them.
+    struct Case {
+        before: &'static [&'static str],
+        after: &'static [&'static str],
+        gone: &'static [(&'static str, bool)],
+        came: &'static [&'static str],
+    }
+
+    /// The marks a pass changed, as the rules read them: repeats counted, order ignored, an
+    /// object that went or came changed in all its marks, and a mark gone "with none left"
+    /// only when no copy of it stays.
+    #[test]
+    fn changed_marks_are_what_one_side_has_more_of() {
+        let cases = [
+            Case {
+                before: &["a", "b"],
+                after: &["b", "a"],
+                gone: &[],
+                came: &[],
+            },
+            Case {
+                before: &["a", "b", "b", "c"],
+                after: &["c", "b", "d"],
+                gone: &[("a", true), ("b", false)],
+                came: &["d"],
+            },
+            Case {
+                before: &["x"],
+                after: &[],
+                gone: &[("x", true)],
+                came: &[],
+            },
+            Case {
+                before: &[],
+                after: &["y", "y"],
+                gone: &[],
+                came: &["y", "y"],
+            },
+            Case {
+                before: &["z", "z"],
+                after: &["z"],
+                gone: &[("z", false)],
+                came: &[],
+            },
+        ];
+        for case in cases {
+            let mut room = <ToyWorld as World>::generate(8, 1);
+            for b in &mut room.boxes {
+                b.marks.clear();
+            }
+            let mut changed = room.clone();
+            room.boxes[0].marks = case.before.iter().map(|m| m.to_string()).collect();
+            changed.boxes[0].marks = case.after.iter().map(|m| m.to_string()).collect();
+            let diff = changed_marks::<ToyWorld>(&room, &changed);
+            let key = format!("box/{}#0", room.boxes[0].name);
+            for (k, c) in &diff {
+                let (gone, came) = if *k == key {
+                    (case.gone, case.came)
+                } else {
+                    (&[][..], &[][..])
+                };
+                assert_eq!(
+                    (c.gone.as_slice(), c.came.as_slice()),
+                    (gone, came),
+                    "{k}: {:?} -> {:?}",
+                    case.before,
+                    case.after
+                );
+            }
+            let expected = !case.gone.is_empty() || !case.came.is_empty();
+            assert_eq!(
+                diff.contains_key(&key),
+                expected,
+                "{:?} -> {:?}",
+                case.before,
+                case.after
+            );
+        }
+        // A target that is gone took all its marks; one that came brought all its own.
+        let room = <ToyWorld as World>::generate(8, 1);
+        let mut fewer = room.clone();
+        let went = fewer.boxes.pop().expect("a generated room has boxes");
+        let key = format!("box/{}#{}", went.name, room.boxes.len() - 1);
+        let diff = changed_marks::<ToyWorld>(&room, &fewer);
+        assert_eq!(
+            diff.get(&key).map(|c| c.gone.len()),
+            Some(went.marks.len()),
+            "{key}"
+        );
+        let diff = changed_marks::<ToyWorld>(&fewer, &room);
+        assert_eq!(diff.get(&key).map(|c| c.came.len()), Some(went.marks.len()));
+    }
 }
