@@ -211,10 +211,13 @@ fn changed_marks<'b, 'a, W: World>(
     before: &'b W::Fleet,
     after: &'a W::Fleet,
 ) -> BTreeMap<String, Changed<'b, 'a>> {
+    // By key, as the rules compare them: where a key repeats, its last object's marks.
+    let before_by_key: BTreeMap<String, &'b [String]> =
+        W::marked_objects(before).into_iter().collect();
     let mut after_by_key: BTreeMap<String, &'a [String]> =
         W::marked_objects(after).into_iter().collect();
     let mut out = BTreeMap::new();
-    for (key, b) in W::marked_objects(before) {
+    for (key, b) in before_by_key {
         let a = after_by_key.remove(&key).unwrap_or(&[]);
         if b == a {
             continue;
