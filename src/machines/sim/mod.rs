@@ -32,7 +32,7 @@ use crate::engine::limits::Limits;
 use crate::engine::marks::{Codec, Mark, Pending, RepairResult};
 pub use crate::engine::sim::START;
 use crate::engine::sim::{
-    self, CallLog, DownFact, OpFact, OpRun, PASS_SECONDS, Rng, SimConfig, World,
+    self, Broken, CallLog, DownFact, OpFact, OpRun, PASS_SECONDS, Rng, SimConfig, World,
 };
 use crate::engine::text::rfc3339;
 use crate::sabakan::State;
@@ -867,7 +867,7 @@ impl World for MachinesWorld {
         before: &Snapshot,
         calls: &CallLog<Machines>,
         now: i64,
-    ) -> Result<(), (String, String)> {
+    ) -> Result<(), Broken> {
         let runs = {
             let mut s = lock(&self.shared);
             for (k, n) in std::mem::take(&mut s.tally) {
@@ -892,7 +892,7 @@ impl World for MachinesWorld {
         self.check_rules(before, calls, &runs, now)
     }
 
-    fn check_end(&self, now: i64) -> Result<(), (String, String)> {
+    fn check_end(&self, now: i64) -> Result<(), Broken> {
         let fleet = self.fleet();
         // The engine's liveness judges machines still broken; an entry must also end on a
         // machine that is healthy again (its health check finishes it), unless a suspend

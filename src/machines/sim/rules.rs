@@ -2,8 +2,8 @@
 
 use super::*;
 
-pub(super) fn broken(rule: &str, detail: String) -> Result<(), (String, String)> {
-    Err((rule.to_owned(), detail))
+pub(super) fn broken(rule: &str, detail: String) -> Result<(), Broken> {
+    Err(Broken::new(rule, detail))
 }
 
 /// The machine's effective policy, nearest first: its own labels, its rack's, the cluster's.
@@ -85,7 +85,7 @@ impl MachinesWorld {
         calls: &CallLog<Machines>,
         runs: &[Ran],
         now: i64,
-    ) -> Result<(), (String, String)> {
+    ) -> Result<(), Broken> {
         let max_entries = self.settings.constraints.maximum_repair_queue_entries;
         let recorded = before
             .machines

@@ -22,7 +22,7 @@ use crate::engine::backend::{Around, BackendError, Intercepted, Write};
 use crate::engine::family::{Family, Health, OpState};
 use crate::engine::marks::{Codec, Mark, Pending, RepairResult};
 pub use crate::engine::sim::START;
-use crate::engine::sim::{CallLog, DownFact, OpFact, OpRun, PASS_SECONDS, Rng, World};
+use crate::engine::sim::{Broken, CallLog, DownFact, OpFact, OpRun, PASS_SECONDS, Rng, World};
 use rand::{Rng as _, SeedableRng};
 use serde::Serialize;
 use serde_json::{Map, Value, json};

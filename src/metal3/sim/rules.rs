@@ -60,10 +60,8 @@ pub(super) const ORPHANED_PASSES: u32 = 4;
 /// the protocol's steps after it.
 pub(super) const LATE_PASSES: u32 = 5;
 
-pub(super) type Broken = (String, String);
-
 pub(super) fn broken(rule: &str, detail: String) -> Result<(), Broken> {
-    Err((rule.to_owned(), detail))
+    Err(Broken::new(rule, detail))
 }
 
 impl Rules {

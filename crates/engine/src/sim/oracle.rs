@@ -4,7 +4,7 @@
 //! world's own facts, with simpler rules than the planner's, so that a planner bug is not
 //! repeated here.
 
-use super::{CallLog, OpRun, PASS_SECONDS, Planner, SimConfig, Violation, World};
+use super::{Broken, CallLog, OpRun, PASS_SECONDS, Planner, SimConfig, Violation, World};
 use crate::family::{Family, Health, Need};
 use crate::limits::Limits;
 use crate::marks::{Codec, Governs, Mark, RepairResult};
@@ -259,9 +259,6 @@ fn changed_marks<'b, 'a, W: World>(
     out
 }
 
-/// The rule broken, and the details.
-type Broken = (String, String);
-
 /// Rule 13's storm cool-down as the world went through it, pass by pass: the truth the
 /// planner can only estimate from the times domains came back. A scope's storm is more down
 /// domains than its limit at a pass. The world is seen only at each pass's start, and a
@@ -351,8 +348,8 @@ fn cooldown_rule<W: World>(
             .iter()
             .any(|m| matches!(parse::<W>(m), Some(Mark::Pending(p)) if p.id == id));
         if !under_way && storms.holds(W::limit_scope(before, t), now) {
-            return Err((
-                "repair started in a storm's cool-down".to_owned(),
+            return Err(Broken::new(
+                "repair started in a storm's cool-down",
                 format!(
                     "{} {} ({}) on {}",
                     <F<W>>::WORDS.op,
@@ -392,7 +389,7 @@ fn engine_rules<W: World>(
 ) -> Result<(), Broken> {
     let words = <F<W>>::WORDS;
     let noun = <F<W> as Family>::Marks::NOUN;
-    let fail = |rule: &str, detail: String| Err((rule.to_owned(), detail));
+    let fail = |rule: &str, detail: String| Err(Broken::new(rule, detail));
     let repair_of = |reason: &'_ str| -> String {
         reason
             .strip_prefix(REASON_PREFIX)
@@ -699,12 +696,8 @@ pub(super) fn liveness<W: World>(
     pass: usize,
 ) -> Option<Violation> {
     let now = cfg.start + pass as i64 * PASS_SECONDS;
-    engine_liveness::<W>(world, world.fleet(), cfg, planner, pass, now).or_else(|| {
-        world
-            .check_end(now)
-            .err()
-            .map(|(rule, detail)| Violation { rule, pass, detail })
-    })
+    engine_liveness::<W>(world, world.fleet(), cfg, planner, pass, now)
+        .or_else(|| world.check_end(now).err().map(|broken| broken.at(pass)))
 }
 
 fn engine_liveness<W: World>(

@@ -228,11 +228,11 @@ pub fn run_with<W: World>(
         };
         stats.passes += 1;
         log.push(lines);
-        if let Err((rule, detail)) = checked {
+        if let Err(broken) = checked {
             stats.world = world.tally().into_iter().collect();
             return Outcome {
                 stats,
-                violation: Some(Violation { rule, pass, detail }),
+                violation: Some(broken.at(pass)),
                 log,
             };
         }
@@ -513,7 +513,7 @@ impl<W: World> Stage<'_, '_, W> {
         // reported as that, the more telling finding.
         self.check(world, planned, &calls)?;
         if let Some(what) = guard.unled {
-            return Err((NOT_LEADING.into(), what));
+            return Err(Broken::new(NOT_LEADING, what));
         }
         Ok(stretch)
     }
@@ -547,9 +547,6 @@ impl<W: World> Stage<'_, '_, W> {
         }
     }
 }
-
-/// The rule broken, and the details.
-type Broken = (String, String);
 
 /// The oracle's rule for a write by a replica that did not hold the coordination then.
 pub const NOT_LEADING: &str = "write by a replica that was not leading";

@@ -3,6 +3,33 @@
 
 use super::*;
 
+/// A safety rule an oracle found broken after a pass, with what broke it; the pass it was
+/// found in makes it a [`Violation`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Broken {
+    /// Which rule (short name, in the family's words).
+    pub rule: String,
+    pub detail: String,
+}
+
+impl Broken {
+    pub fn new(rule: impl Into<String>, detail: impl Into<String>) -> Self {
+        Broken {
+            rule: rule.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// The finding as reported, found in `pass`.
+    pub fn at(self, pass: usize) -> Violation {
+        Violation {
+            rule: self.rule,
+            pass,
+            detail: self.detail,
+        }
+    }
+}
+
 /// A policy a generated fleet gives an object ([`draw_policy`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DrawnPolicy<L> {
@@ -152,17 +179,17 @@ pub trait World: Sized {
     /// The family's own safety rules, checked after every pass once the engine's hold:
     /// `before` is the fleet the watcher read, [`World::fleet`] the world right after it acted
     /// (before time passed), `calls` what it did. The world may remember what it needs across
-    /// passes (when the watcher powered what off). Returns the rule broken and the details.
+    /// passes (when the watcher powered what off).
     fn check_pass(
         &mut self,
         _before: &Self::Fleet,
         _calls: &CallLog<Self::Family>,
         _now: i64,
-    ) -> Result<(), (String, String)> {
+    ) -> Result<(), Broken> {
         Ok(())
     }
     /// The family's own rules once the quiet passes are over (what must have settled by then).
-    fn check_end(&self, _now: i64) -> Result<(), (String, String)> {
+    fn check_end(&self, _now: i64) -> Result<(), Broken> {
         Ok(())
     }
     /// Counts of what happened in the world during a run, added to [`Stats::world`] so that
