@@ -320,7 +320,7 @@ fn the_real_planner_keeps_every_rule_over_many_seeds_and_fleets() {
 }
 
 /// A planner broken on purpose, given the limits it is told to plan with.
-type Broken = fn(&Limits, &Snapshot, i64, u64) -> Plan<Machines>;
+type BrokenPlanner = fn(&Limits, &Snapshot, i64, u64) -> Plan<Machines>;
 
 fn with_settings(
     limits: &Limits,
@@ -495,7 +495,7 @@ fn broken_planners_are_caught_each_by_its_rule() {
     // A small fleet where much happens to every machine.
     let fleet = generate(12, 5);
     let faults = busy();
-    let cases: [(&str, Broken, &[&str]); 11] = [
+    let cases: [(&str, BrokenPlanner, &[&str]); 11] = [
         (
             "no concurrency limit",
             no_concurrency_limit,

@@ -478,7 +478,7 @@ fn the_out_of_service_taint_keeps_every_rule_too() {
 }
 
 /// A planner broken on purpose, given the limits it is told to plan with.
-type Broken = fn(&Limits, &Snapshot, i64, u64) -> Plan<Metal3>;
+type BrokenPlanner = fn(&Limits, &Snapshot, i64, u64) -> Plan<Metal3>;
 
 /// Never carries on a power cycle it started: hosts stay off.
 fn drops_the_protocol(limits: &Limits, snap: &Snapshot, now: i64, seed: u64) -> Plan<Metal3> {
@@ -735,7 +735,7 @@ fn broken_planners_are_caught_each_by_its_rule() {
         world: rates,
         ..Faults::default()
     };
-    let cases: [(&str, Broken, &[&str]); 13] = [
+    let cases: [(&str, BrokenPlanner, &[&str]); 13] = [
         (
             "ignores Cluster API's holds",
             ignores_cluster_api,

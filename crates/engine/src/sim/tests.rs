@@ -79,7 +79,7 @@ fn strip(room: &mut ToyRoom, drop: impl Fn(&Mark<'_, ToyLevel>) -> bool) {
 
 /// A planner broken on purpose: the limits it is told to plan with, the fleet, the clock and
 /// the seed.
-type Broken = fn(&Limits, &ToyRoom, i64, u64) -> Plan<Toy>;
+type BrokenPlanner = fn(&Limits, &ToyRoom, i64, u64) -> Plan<Toy>;
 
 /// Plans as if no suspend mark existed.
 fn ignores_suspend(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
@@ -376,7 +376,7 @@ fn broken_planners_are_caught_with_a_minimal_history_that_reproduces_it() {
         ..cfg()
     };
     let tight = cfg();
-    let cases: [(Broken, &SimConfig, &[&str]); 8] = [
+    let cases: [(BrokenPlanner, &SimConfig, &[&str]); 8] = [
         (ignores_suspend, &roomy, &["repair on a suspended target"]),
         (exceeds_policy, &roomy, &["repair above the allowed level"]),
         (forgets_steps, &roomy, &["step submitted twice"]),
