@@ -297,11 +297,17 @@ fn tags_parse_about(families: &[&dyn Registered]) -> String {
 }
 
 /// The families that offer `command`, with the flag of their fleet files.
-fn with_fleet_files(
+/// The families `offers` keeps, with their fleet files' flags, in `sentence` ("For a {names}
+/// fleet, replayed with {flags}"), then `others` when some family is left out; `none` when
+/// no family is kept.
+fn offered_by(
     families: &[&dyn Registered],
     offers: impl Fn(&dyn Registered) -> bool,
-) -> (Vec<&'static str>, Vec<&'static str>) {
-    families
+    sentence: impl Fn(&str, &str) -> String,
+    others: &str,
+    none: &str,
+) -> String {
+    let (names, flags): (Vec<&str>, Vec<&str>) = families
         .iter()
         .filter(|f| offers(**f))
         .map(|f| {
@@ -310,25 +316,26 @@ fn with_fleet_files(
                 f.help().fleet_file.unwrap_or("its fleet file's flag"),
             )
         })
-        .unzip()
+        .unzip();
+    match names.len() {
+        0 => none.to_owned(),
+        n => format!(
+            "{}{}.",
+            sentence(&names.join(" or "), &flags.join(" or ")),
+            if n < families.len() { others } else { "" }
+        ),
+    }
 }
 
 fn snapshot_about(families: &[&dyn Registered]) -> String {
     use super::registry::Optional;
-    let (names, flags) = with_fleet_files(families, |f| f.offers(Optional::Snapshot));
-    let which = match names.len() {
-        0 => "No family here saves its fleet.".to_owned(),
-        n => format!(
-            "For a {} fleet, replayed with {}{}.",
-            names.join(" or "),
-            flags.join(" or "),
-            if n < families.len() {
-                "; the other families have no snapshot"
-            } else {
-                ""
-            }
-        ),
-    };
+    let which = offered_by(
+        families,
+        |f| f.offers(Optional::Snapshot),
+        |names, flags| format!("For a {names} fleet, replayed with {flags}"),
+        "; the other families have no snapshot",
+        "No family here saves its fleet.",
+    );
     format!(
         "Save the fleet (e.g. one read live) as a fleet file, to replay it offline with its \
          family's file flag and --dry-run. {which}"
@@ -337,20 +344,13 @@ fn snapshot_about(families: &[&dyn Registered]) -> String {
 
 #[cfg(any(test, feature = "testkit"))]
 fn generate_about(families: &[&dyn Registered]) -> String {
-    let (names, flags) = with_fleet_files(families, |f| f.generates());
-    let which = match names.len() {
-        0 => "No family here has a generator.".to_owned(),
-        n => format!(
-            "A {} fleet file, to use with {}{}.",
-            names.join(" or "),
-            flags.join(" or "),
-            if n < families.len() {
-                ": the other families have no generator"
-            } else {
-                ""
-            }
-        ),
-    };
+    let which = offered_by(
+        families,
+        |f| f.generates(),
+        |names, flags| format!("A {names} fleet file, to use with {flags}"),
+        ": the other families have no generator",
+        "No family here has a generator.",
+    );
     format!(
         "Print a synthetic fleet file (deterministic by seed) for benchmarks and what-ifs. {which}"
     )

@@ -40,14 +40,25 @@ impl Scratch {
 
     /// Resolves `args` (after `autorepair`) with `config` as the config file's text.
     fn resolve(&self, args: &str, config: &str, env: &Env) -> Result<Settings, SettingsError> {
+        self.resolve_over(FAMILIES, args, config, env)
+    }
+
+    /// [`Scratch::resolve`] with only `families` registered.
+    fn resolve_over(
+        &self,
+        families: &[&dyn Registered],
+        args: &str,
+        config: &str,
+        env: &Env,
+    ) -> Result<Settings, SettingsError> {
         let conf = self.dir.path().join("autorepair.toml");
         std::fs::write(&conf, self.fill(config)).unwrap();
         let mut argv: Vec<String> = vec!["autorepair".into()];
         argv.extend(self.fill(args).split_whitespace().map(str::to_owned));
         argv.extend(["--config".into(), conf.display().to_string()]);
-        let parsed = parse_from(FAMILIES, &argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let parsed = parse_from(families, &argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
         let logs = Logs::resolve(&parsed.cli.global, env, &parsed.cli.command);
-        Settings::resolve(parsed, FAMILIES, logs, env)
+        Settings::resolve(parsed, families, logs, env)
     }
 }
 
@@ -821,15 +832,7 @@ fn a_command_only_some_families_offer_names_the_families_that_do() {
     let metal3: &dyn Registered = &Entry::<Metal3>::NEW;
     let scratch = Scratch::new();
     let resolve = |families: &[&dyn Registered], args: &str| {
-        let conf = scratch.dir.path().join("empty.toml");
-        std::fs::write(&conf, "").unwrap();
-        let mut argv: Vec<String> = vec!["autorepair".into()];
-        argv.extend(scratch.fill(args).split_whitespace().map(str::to_owned));
-        argv.extend(["--config".into(), conf.display().to_string()]);
-        let parsed = parse_from(families, &argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-        let env = Env::default();
-        let logs = Logs::resolve(&parsed.cli.global, &env, &parsed.cli.command);
-        Settings::resolve(parsed, families, logs, &env)
+        scratch.resolve_over(families, args, "", &Env::default())
     };
     let refusal = |families: &[&dyn Registered], args: &str| {
         let e = resolve(families, args).expect_err(args);
@@ -880,15 +883,9 @@ fn the_kubernetes_refusals_name_the_registered_families_clusters() {
     let toy: &dyn Registered = &Entry::<crate::toy::Toy>::NEW;
     let scratch = Scratch::new();
     let refusal = |families: &[&dyn Registered], args: &str| {
-        let conf = scratch.dir.path().join("empty.toml");
-        std::fs::write(&conf, "").unwrap();
-        let mut argv: Vec<String> = vec!["autorepair".into()];
-        argv.extend(scratch.fill(args).split_whitespace().map(str::to_owned));
-        argv.extend(["--config".into(), conf.display().to_string()]);
-        let parsed = parse_from(families, &argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-        let env = Env::default();
-        let logs = Logs::resolve(&parsed.cli.global, &env, &parsed.cli.command);
-        let e = Settings::resolve(parsed, families, logs, &env).expect_err(args);
+        let e = scratch
+            .resolve_over(families, args, "", &Env::default())
+            .expect_err(args);
         assert!(
             matches!(
                 e,
