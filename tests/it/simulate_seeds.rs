@@ -186,6 +186,27 @@ fn the_metal3_planner_keeps_every_rule_on_this_commits_seeds() {
     assert_replicas_exercised("metal3", &summary.stats, [350, 24, 24, 190, 42]);
 }
 
+/// One scenario of the metal3 world with three replicas: the fleet `Metal3World` generates for
+/// `fleet_seed`, the schedule of `seed`, the real planner under `limits`.
+fn one_metal3_scenario(
+    fleet_seed: u64,
+    seed: u64,
+    limits: &Limits,
+) -> autorepair::engine::sim::Outcome {
+    let fleet = Metal3World::generate(24, fleet_seed);
+    let cfg = metal3_config(limits);
+    let settings = autorepair::metal3::sim::settings();
+    let planner =
+        |snap: &_, now, seed| autorepair::metal3::plan(snap, &settings, now, limits, seed);
+    let sched = autorepair::engine::sim::schedule::<Metal3World>(
+        &fleet,
+        30,
+        seed,
+        &EngineFaults::default().with_replicas(),
+    );
+    autorepair::engine::sim::run::<Metal3World>(&fleet, &sched, &cfg, &planner)
+}
+
 /// A retry (rule 13) killed between its power-off and the record of it, on a Machine whose
 /// earlier power cycle failed: the next leader adopts the power-off as the retry's, rather
 /// than withdraw it as the failed cycle's leftover (powering the host on) and then power it
@@ -193,24 +214,13 @@ fn the_metal3_planner_keeps_every_rule_on_this_commits_seeds() {
 /// replica paused after two writes of the retry's start).
 #[test]
 fn a_retry_killed_between_its_power_off_and_its_record_is_adopted() {
-    let fleet = Metal3World::generate(24, 77);
     // The limits the scenario was found with: one retry, no rate window.
     let limits = Limits {
         retries: 1,
         retry_backoff: Duration::from_secs(600),
         ..metal3_limits()
     };
-    let cfg = metal3_config(&limits);
-    let settings = autorepair::metal3::sim::settings();
-    let planner =
-        |snap: &_, now, seed| autorepair::metal3::plan(snap, &settings, now, &limits, seed);
-    let sched = autorepair::engine::sim::schedule::<Metal3World>(
-        &fleet,
-        30,
-        91,
-        &EngineFaults::default().with_replicas(),
-    );
-    let out = autorepair::engine::sim::run::<Metal3World>(&fleet, &sched, &cfg, &planner);
+    let out = one_metal3_scenario(77, 91, &limits);
     assert_eq!(out.violation, None);
     // The scenario is the one described: the retry's start was cut short, and adopted.
     let passes: Vec<String> = out.log.iter().take(5).flatten().cloned().collect();
@@ -410,18 +420,6 @@ fn a_rolling_failure_is_repaired_only_as_fast_as_the_rate_window_allows_in_every
 #[test]
 #[ignore = "known defect, open: a request killed between its power-off and its record powers the host off twice"]
 fn a_request_killed_between_its_power_off_and_its_record_is_not_powered_off_twice() {
-    let fleet = Metal3World::generate(24, 1_754_630_417);
-    let limits = over_time(metal3_limits());
-    let cfg = metal3_config(&limits);
-    let settings = autorepair::metal3::sim::settings();
-    let planner =
-        |snap: &_, now, seed| autorepair::metal3::plan(snap, &settings, now, &limits, seed);
-    let sched = autorepair::engine::sim::schedule::<Metal3World>(
-        &fleet,
-        30,
-        1_754_630_455,
-        &EngineFaults::default().with_replicas(),
-    );
-    let out = autorepair::engine::sim::run::<Metal3World>(&fleet, &sched, &cfg, &planner);
+    let out = one_metal3_scenario(1_754_630_417, 1_754_630_455, &over_time(metal3_limits()));
     assert_eq!(out.violation, None);
 }
