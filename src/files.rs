@@ -98,6 +98,28 @@ pub fn read_input(path: &Path) -> std::io::Result<Input> {
     Ok(Input { text, stamp })
 }
 
+/// [`read_text`] of an optional file: `None` only when nothing is at `path`. A symlink whose
+/// target is gone is an error, not an absent file: the file it stood for governs something
+/// (a stored query, the config), and reading its absence as "none" would let go of what that
+/// file held.
+pub fn read_optional_text(path: impl AsRef<Path>) -> std::io::Result<Option<String>> {
+    let path = path.as_ref();
+    match read_text(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::read_link(path) {
+            Ok(target) => Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!(
+                    "it is a symlink to {}, which does not exist: restore the file, or remove the link",
+                    target.display()
+                ),
+            )),
+            Err(_) => Ok(None),
+        },
+        Err(e) => Err(e),
+    }
+}
+
 /// [`read_input`]'s text alone, for a file read once and never written back.
 pub fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
     read_input(path.as_ref()).map(|input| input.text)
@@ -965,5 +987,33 @@ mod tests {
             (after.ino(), after.mtime_nsec()),
             (before.ino(), before.mtime_nsec())
         );
+    }
+
+    /// An optional file: absent is `None`; a link to nothing is an error naming its target;
+    /// anything else reads as [`read_text`] reads it.
+    #[test]
+    fn an_optional_file_is_absent_only_when_nothing_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("file"), "text").unwrap();
+        std::os::unix::fs::symlink("gone", d.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("file", d.join("link")).unwrap();
+        let cases: [(&str, Result<Option<&str>, &str>); 4] = [
+            ("missing", Ok(None)),
+            ("file", Ok(Some("text"))),
+            ("link", Ok(Some("text"))),
+            (
+                "dangling",
+                Err("it is a symlink to gone, which does not exist"),
+            ),
+        ];
+        for (name, want) in cases {
+            let got = read_optional_text(d.join(name));
+            match (&got, want) {
+                (Ok(text), Ok(want)) => assert_eq!(text.as_deref(), want, "{name}"),
+                (Err(e), Err(want)) => assert!(e.to_string().starts_with(want), "{name}: {e}"),
+                _ => panic!("{name}: {got:?}, want {want:?}"),
+            }
+        }
     }
 }

@@ -921,13 +921,18 @@ pub(crate) fn load_config(
             f.upgrade_config(table, path);
         }
     };
-    match crate::files::read_text(&path) {
-        Ok(text) => Ok(Config::from_toml(
+    let read = if required {
+        crate::files::read_text(&path).map(Some)
+    } else {
+        crate::files::read_optional_text(&path)
+    };
+    match read {
+        Ok(Some(text)) => Ok(Config::from_toml(
             &text,
             &path.display().to_string(),
             upgrade,
         )?),
-        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(Config {
+        Ok(None) => Ok(Config {
             path: path.display().to_string(),
             ..Config::default()
         }),

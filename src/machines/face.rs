@@ -65,9 +65,9 @@ fn read_stored(
     config_variables: bool,
 ) -> Option<Result<(String, Variables), StoredQueryError>> {
     let path = path.to_owned();
-    let text = match crate::files::read_text(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+    let text = match crate::files::read_optional_text(&path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return None,
         Err(e) => {
             return Some(Err(StoredQueryError::Unreadable {
                 path,
@@ -787,9 +787,14 @@ mod tests {
         let bad = dir.path().join("bad.json");
         std::fs::write(&bad, r#"{"having":{"states":["broken"]}}"#).unwrap();
         let missing = dir.path().join("missing.json");
+        // A link whose file is gone stood for a query: it holds the trigger like any unreadable
+        // one, not read as "nothing stored" (which would run CKE's default query instead).
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink(dir.path().join("gone.json"), &dangling).unwrap();
         // (file, the config sets a query too, what is read)
-        let cases: [(&Path, bool, &str); 5] = [
+        let cases: [(&Path, bool, &str); 6] = [
             (&missing, false, "none"),
+            (&dangling, false, "unreadable"),
             (&good, false, "query"),
             (dir.path(), false, "unreadable"),
             (&good, true, "also in config"),
