@@ -813,8 +813,7 @@ impl Family for Metal3 {
             // operations while the world shows the step: it belongs to the newest such repair.
             // A repair that began before the newest failure did not start this step: what the
             // world shows there is the failed repair's leftover (a power-off still to
-            // withdraw), no one else's. One the planner began after it is a retry (rule 13):
-            // its id says so; a person's request waiting there has started nothing.
+            // withdraw), no one else's. One begun since may have (`begun_since`).
             let newest_failure = m
                 .marks
                 .iter()
@@ -825,7 +824,7 @@ impl Family for Metal3 {
                 .max();
             let adopter = pending
                 .iter()
-                .filter(|p| p.ops.is_empty() && newest_failure.is_none_or(|f| retry_since(p, f)))
+                .filter(|p| p.ops.is_empty() && newest_failure.is_none_or(|f| begun_since(p, f)))
                 .max_by_key(|p| p.since);
             for p in &pending {
                 let mut steps: Vec<Step> = p
@@ -975,14 +974,18 @@ impl Family for Metal3 {
     }
 }
 
-/// Whether a pending repair is a retry the planner started after a failure at `failed_at`:
-/// its id records its start (`plan::rate`), at or after the failure.
-pub(crate) fn retry_since(
+/// Whether a pending repair began at or after a failure at `failed_at`, and so may own a
+/// power-off that no mark records: a retry, or a request, started by a pass that died before
+/// recording its step. Such a repair's mark says when it started; a request still waiting
+/// says when it was made, and the two cannot be told apart, so both count. Counting a waiting
+/// request costs little: it follows the failed cycle's leftover power-off to that step's
+/// timeout, and its result says the host did not power off. Not counting a started one would
+/// power its host on under it and off again, the one thing a power cycle must never do.
+pub(crate) fn begun_since(
     p: &crate::engine::marks::Pending<'_, Metal3Level>,
     failed_at: i64,
 ) -> bool {
-    crate::engine::plan::rate::read_id(p.id).is_some_and(|(start, _)| start >= failed_at)
-        && p.since >= failed_at
+    p.since >= failed_at
 }
 
 fn power_word(host: Option<&Host>) -> &'static str {

@@ -581,14 +581,14 @@ pub fn fence_settling(index: &Index<'_>, n: &Node) -> Option<String> {
 
 /// When the Machine's power cycle ended as a failure and no power cycle of autorepair's is
 /// recorded under way on it: the host's reboot annotation is a leftover to withdraw. Not when
-/// the planner started a repair after that failure (a retry): its power-off may be this very annotation,
-/// written by a pass that died before recording it, and withdrawing it would power the host
-/// on for the retry to power it off again.
+/// a repair began after that failure (`begun_since`): its power-off may be this very
+/// annotation, written by a pass that died before recording it, and withdrawing it would
+/// power the host on for that repair to power it off again.
 fn withdrawn_power_off(m: &Machine) -> Option<i64> {
     if cycling(m) {
         return None;
     }
     let (at, _) = Index::last_cycle(m).filter(|(_, result)| *result == RepairResult::Failure)?;
-    let retrying = Index::pending(m).iter().any(|p| super::retry_since(p, at));
+    let retrying = Index::pending(m).iter().any(|p| super::begun_since(p, at));
     (!retrying).then_some(at)
 }

@@ -406,20 +406,31 @@ fn a_rolling_failure_is_repaired_only_as_fast_as_the_rate_window_allows_in_every
     }
 }
 
-/// A person's request whose first power-off was cut short before its record (the acting replica
-/// killed after two writes) is not adopted as the request's started step: the next leader
-/// withdraws the power-off as the leftover of the Machine's earlier failed cycle (powering the
-/// host on), and the pass after powers it off again under the same repair. Found by CI's
-/// per-commit seeds (fleet 1754630417, seed 1754630455); `operations` and
-/// `withdrawn_power_off` tell a retry's power-off from a leftover by the retry's id, which a
-/// request's id does not carry. Open: the fix must tell a request's power-off from a leftover
-/// without powering off a host twice or keeping one off, and a request that waits on a Machine
-/// the failure parks (`metal3::sim::tests::a_request_after_a_failed_power_off_…`) must still
-/// not adopt the leftover: taking every request begun since the failure as the step's owner
-/// fixes this scenario and breaks that one.
+/// A person's request whose first power-off was cut short before its record (the acting
+/// replica killed after two writes), on a Machine whose earlier power cycle failed: the next
+/// leader takes the power-off as the request's step, rather than withdraw it as the failed
+/// cycle's leftover (powering the host on) and power it off again under the same repair.
+/// Found by CI's per-commit seeds (fleet 1754630417, seed 1754630455).
 #[test]
-#[ignore = "known defect, open: a request killed between its power-off and its record powers the host off twice"]
 fn a_request_killed_between_its_power_off_and_its_record_is_not_powered_off_twice() {
     let out = one_metal3_scenario(1_754_630_417, 1_754_630_455, &over_time(metal3_limits()));
     assert_eq!(out.violation, None);
+    // The scenario is the one described: the request's start was cut short after its
+    // power-off, and the next leader recorded that power-off under the request's start time.
+    let said = out
+        .log
+        .iter()
+        .take(10)
+        .flatten()
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n");
+    for line in [
+        "admin on machine/prod/prod-m04: Request(Reprovision)",
+        "replica-0 submits operation power-cycle.b14d46b1-c913-50fa-a61f-8bc320fa6d10",
+        "replica-1 adds machine/prod/prod-m04: autorepair.io/repair.b14d46b1-c913-50fa-a61f-8bc320fa6d10=pending:power-cycle:1800001500:power-cycle.",
+        "=result:power-cycle:1800002700:success:power-cycle.b14d46b1",
+    ] {
+        assert!(said.contains(line), "{line}\n{said}");
+    }
 }
