@@ -99,23 +99,22 @@ pub fn read_input(path: &Path) -> std::io::Result<Input> {
 }
 
 /// [`read_text`] of an optional file: `None` only when nothing is at `path`. A symlink whose
-/// target is gone is an error, not an absent file: the file it stood for governs something
-/// (a stored query, the config), and reading its absence as "none" would let go of what that
-/// file held.
+/// target is gone is an error (see [`dangling_link`]), not an absent file.
 pub fn read_optional_text(path: impl AsRef<Path>) -> std::io::Result<Option<String>> {
-    let path = path.as_ref();
     match read_text(path) {
         Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::read_link(path) {
-            Ok(target) => Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!(
-                    "it is a symlink to {}, which does not exist: restore the file, or remove the link",
-                    target.display()
-                ),
-            )),
-            Err(_) => Ok(None),
-        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether anything is at `path`, a symlink whose target is gone included; an error when that
+/// cannot be told. For a marker whose presence means "hold back" (a disabled integration), a
+/// link that lost its target still holds back, where `Path::exists` would say nothing is there.
+pub fn something_at(path: &Path) -> std::io::Result<bool> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
 }
@@ -171,7 +170,8 @@ fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags((OFlags::NONBLOCK | OFlags::CLOEXEC).bits() as i32)
-        .open(path)?;
+        .open(path)
+        .map_err(|e| dangling_link(path, e))?;
     let meta = file.metadata()?;
     let kind = meta.file_type();
     // /dev/null reads as empty at once: `--config /dev/null` is how one says "no file".
@@ -182,6 +182,25 @@ fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     // Reads of a regular file never block; clear the flag all the same, for what follows.
     rustix::fs::fcntl_setfl(&file, OFlags::empty())?;
     Ok(file)
+}
+
+/// A symlink whose target is gone is not an absent file, and its error is not `NotFound`: the
+/// file it stood for governs something (a stored query, the config, a record), and every
+/// reader that takes "not found" for "none" would let go of what that file held.
+fn dangling_link(path: &Path, e: std::io::Error) -> std::io::Error {
+    if e.kind() != std::io::ErrorKind::NotFound {
+        return e;
+    }
+    match std::fs::read_link(path) {
+        Ok(target) => std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "it is a symlink to {}, which does not exist: restore the file, or remove the link",
+                target.display()
+            ),
+        ),
+        Err(_) => e,
+    }
 }
 
 fn not_regular(kind: std::fs::FileType) -> std::io::Error {
@@ -1014,6 +1033,18 @@ mod tests {
                 (Err(e), Err(want)) => assert!(e.to_string().starts_with(want), "{name}: {e}"),
                 _ => panic!("{name}: {got:?}, want {want:?}"),
             }
+        }
+        // Every reader sees the link to nothing as there and unreadable, never as "not found",
+        // which callers take for "none".
+        let kind = read_text(d.join("dangling")).unwrap_err().kind();
+        assert_ne!(kind, std::io::ErrorKind::NotFound);
+        for (name, there) in [
+            ("missing", false),
+            ("file", true),
+            ("link", true),
+            ("dangling", true),
+        ] {
+            assert_eq!(something_at(&d.join(name)).unwrap(), there, "{name}");
         }
     }
 }

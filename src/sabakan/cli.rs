@@ -283,7 +283,7 @@ fn command(cmd: SabakanCommand, out: &mut impl Write) -> Result<Done, CliError> 
         SabakanCommand::Enable { file } => super::maintain::enable(&file, true)?,
         SabakanCommand::Disable { file } => super::maintain::enable(&file, false)?,
         SabakanCommand::IsEnabled { file } => {
-            format!("{}\n", !super::maintain::disabled(&file))
+            format!("{}\n", !super::maintain::disabled(&file)?)
         }
         SabakanCommand::ValidateTemplate { template } => {
             let text =

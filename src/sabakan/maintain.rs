@@ -20,9 +20,18 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> CliError {
     fail(Failure::Usage, format!("{what} {}: {e}", path.display()))
 }
 
-/// Whether the integration of `file` is disabled (`sabakan disable FILE`).
-pub fn disabled(file: &Path) -> bool {
-    beside(file, DISABLED).exists()
+/// Whether the integration of `file` is disabled (`sabakan disable FILE`): anything at the
+/// marker's path disables it, a link to nothing included. What cannot be checked is an error,
+/// not "enabled".
+pub fn disabled(file: &Path) -> Result<bool, CliError> {
+    let marker = beside(file, DISABLED);
+    crate::files::something_at(&marker).map_err(|e| {
+        io_error(
+            "cannot tell whether the integration is disabled: cannot read",
+            &marker,
+            e,
+        )
+    })
 }
 
 /// `sabakan enable|disable FILE`.
@@ -76,9 +85,9 @@ pub fn set_variables(file: &Path, variables: &Path) -> Result<String, CliError> 
 /// `sabakan get-variables FILE`.
 pub fn get_variables(file: &Path) -> Result<String, CliError> {
     let stored = beside(file, VARIABLES);
-    match crate::files::read_text(&stored) {
-        Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(format!(
+    match crate::files::read_optional_text(&stored) {
+        Ok(Some(text)) => Ok(text),
+        Ok(None) => Ok(format!(
             "no variables stored ({}): the query's defaults, which leave out boot and RETIRED machines\n",
             stored.display()
         )),
@@ -113,8 +122,10 @@ pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<Done, CliError> {
     let file = args.maintain.write.as_deref().expect("called with --write");
     let mut source = args.source.clone();
     if source.variables.is_none() && source.sabakan.is_some() {
+        // A stored query that is there but unreadable (a link to nothing) is read, and
+        // refused with its name, rather than replaced by the query's defaults.
         let stored = beside(file, VARIABLES);
-        if stored.exists() {
+        if crate::files::something_at(&stored).map_err(|e| io_error("cannot read", &stored, e))? {
             source.variables = Some(stored);
         }
     }
@@ -213,7 +224,7 @@ fn pass(
 ) -> Result<Done, CliError> {
     let m = &args.maintain;
     let shown = file.display();
-    if disabled(file) {
+    if disabled(file)? {
         tracing::info!(target: LOG_TARGET, "sabakan integration of {shown} is disabled (`autorepair sabakan enable {shown}`): left as it is");
         super::cli::print(out, &format!("{shown}: disabled, left as it is\n"))?;
         return Ok(Done::Unchanged);

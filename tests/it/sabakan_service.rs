@@ -422,6 +422,49 @@ fn live_argv(file: &Path, url: &str, template: &Path) -> Vec<std::ffi::OsString>
     v
 }
 
+/// What `update --write` keeps beside its file holds back or governs, so a link to nothing in
+/// its place is not "nothing there": a disable marker still disables, and a stored query is
+/// refused with its name instead of the query's defaults taking over.
+#[test]
+fn a_link_to_nothing_beside_the_maintained_file_fails_closed() {
+    let s = fake();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cluster.yml");
+    std::fs::write(&file, "name: kept\n").unwrap();
+    let gone = dir.path().join("gone");
+
+    std::os::unix::fs::symlink(&gone, beside(&file, ".disabled")).unwrap();
+    let r = run(bin().args(["sabakan", "is-enabled"]).arg(&file));
+    assert_eq!((r.code, r.stdout.trim()), (0, "false"), "{}", r.stderr);
+    let r = run(&mut live_args(&file, s.url()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("disabled"), "{}", r.stdout);
+    assert_eq!(read(&file), "name: kept\n");
+    std::fs::remove_file(beside(&file, ".disabled")).unwrap();
+
+    let stored = beside(&file, ".variables.json");
+    std::os::unix::fs::symlink(&gone, &stored).unwrap();
+    let asked = s.requests().len();
+    for (what, mut command) in [
+        ("update --write", live_args(&file, s.url())),
+        ("get-variables", {
+            let mut c = bin();
+            c.args(["sabakan", "get-variables"]).arg(&file);
+            c
+        }),
+    ] {
+        let r = run(&mut command);
+        assert_eq!(r.code, 2, "{what}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains(".variables.json") && r.stderr.contains("does not exist"),
+            "{what}: {}",
+            r.stderr
+        );
+    }
+    assert_eq!(s.requests().len(), asked, "no query with the defaults");
+    assert_eq!(read(&file), "name: kept\n");
+}
+
 #[test]
 fn stored_variables_are_the_query_of_the_maintained_file() {
     let s = fake();
