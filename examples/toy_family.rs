@@ -1,7 +1,8 @@
-//! autorepair with one family more: the engine's toy family (`autorepair::toy`: boxes on
-//! shelves in a room), registered the way docs/architecture.md's recipe says, by its one line
-//! in the list of families the face is given. `tests/it/toy_family.rs` drives this program
-//! through its command line:
+//! autorepair with one family more: the toy family (`autorepair::toy`, whose folder `src/toy/`
+//! holds both its sides: boxes on shelves in a room), registered as a real family is, by its
+//! one `Entry` line in the list of families the face is given (docs/architecture.md, "Adding
+//! a family"). A real family's line is in `autorepair::FAMILIES`; this program is that list and
+//! the toy's line. `tests/it/toy_family.rs` drives it through its command line:
 //!
 //! ```text
 //! cargo run --example toy_family -- --toy-room ROOM.json status

@@ -342,7 +342,7 @@ mod tests {
     use super::*;
     use crate::toy::fixture::{self as toy, ID};
 
-    /// The engine's toy family speaks of boxes on shelves, marks and steps: every word of the
+    /// The toy family speaks of boxes on shelves, marks and steps: every word of the
     /// output that is not the engine's own must be its.
     fn assert_no_ganeti_words(text: &str) {
         for word in ["instance", "node", "job", "tag problem", "tags:", "primary"] {
@@ -389,7 +389,7 @@ under repair: s1
         assert!(
             unreadable.contains("  - policy: suspended: unreadable policy mark")
                 && unreadable.ends_with(
-                    "  mark problem: box/b5: bogus:1:2: field count; until it is fixed it allows no repair on what the policy of box/b5 governs; `autorepair allow LEVEL box/b5` replaces it\n"
+                    "  mark problem: box/b5: bogus:1:2: 3 fields: a policy has one, a suspend one or two, a pending mark five, a result six; until it is fixed it allows no repair on what the policy of box/b5 governs; `autorepair allow LEVEL box/b5` replaces it\n"
                 ),
             "{unreadable}"
         );

@@ -186,8 +186,8 @@ pub fn report<F: Family>(
 mod tests {
     use super::*;
     use crate::engine::sim::Stats;
-    use crate::engine::toy::Toy;
     use crate::plug::printer::tests::printer;
+    use crate::toy::Toy;
 
     /// The note comes with half of the passes halted or more, not below, and never for a run
     /// of no pass at all.

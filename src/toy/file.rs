@@ -2,7 +2,7 @@
 //! step a pass submits has run by the end of that pass (the box is mended, the step
 //! succeeded), so a pass, `status` and the next pass show a whole repair.
 
-use super::{Toy, ToyBox, ToyLevel, ToyOp, ToyRoom, ToyShelf};
+use super::{Toy, ToyBox, ToyLevel, ToyRoom, ToyShelf, ToyStep, kind};
 use crate::engine::{Backend, BackendError, ObjectRef, family::OpState, marks::Level};
 use crate::plug::{FileHint, unreadable};
 use serde::{Deserialize, Serialize};
@@ -104,11 +104,11 @@ impl RoomFile {
                 })
             })
             .collect::<Result<Vec<_>, BackendError>>()?;
-        let ops = room
+        let steps = room
             .steps
             .into_iter()
             .map(|s| {
-                Ok(ToyOp {
+                Ok(ToyStep {
                     id: s.id,
                     step: level(path, &s.step)?,
                     state: match s.state.as_str() {
@@ -122,7 +122,7 @@ impl RoomFile {
                 })
             })
             .collect::<Result<Vec<_>, BackendError>>()?;
-        let next_id = ops.iter().map(|o| o.id).max().unwrap_or(0) + 1;
+        let next_id = steps.iter().map(|s| s.id).max().unwrap_or(0) + 1;
         Ok(RoomFile {
             path: path.to_owned(),
             room: ToyRoom {
@@ -138,7 +138,7 @@ impl RoomFile {
                     })
                     .collect(),
                 boxes,
-                ops,
+                steps,
             },
             next_id,
             dirty: false,
@@ -149,8 +149,8 @@ impl RoomFile {
     fn marks_of(&mut self, object: &ObjectRef) -> Result<&mut Vec<String>, BackendError> {
         let room = &mut self.room;
         let found = match &*object.kind {
-            "room" => Some(&mut room.marks),
-            "shelf" => room
+            kind::ROOM => Some(&mut room.marks),
+            kind::SHELF => room
                 .shelves
                 .iter_mut()
                 .find(|s| s.name == object.name)
@@ -191,7 +191,7 @@ impl RoomFile {
                 })
                 .collect(),
             steps: room
-                .ops
+                .steps
                 .iter()
                 .map(|o| Step {
                     id: o.id,
@@ -259,7 +259,7 @@ impl Backend<Toy> for RoomFile {
     ) -> Result<u32, BackendError> {
         let id = self.next_id;
         self.next_id += 1;
-        self.room.ops.push(ToyOp {
+        self.room.steps.push(ToyStep {
             id,
             target: target.to_owned(),
             // The repair the step belongs to, as every backend reads it back from its reason.
@@ -277,7 +277,11 @@ impl Backend<Toy> for RoomFile {
     /// The steps submitted run: each mends its box.
     fn finish_pass(&mut self, now: i64) -> Result<(), BackendError> {
         let room = &mut self.room;
-        for op in room.ops.iter_mut().filter(|o| o.state == OpState::Running) {
+        for op in room
+            .steps
+            .iter_mut()
+            .filter(|o| o.state == OpState::Running)
+        {
             op.state = OpState::Succeeded;
             op.ended = Some(now);
             if let Some(b) = room.boxes.iter_mut().find(|b| b.name == op.target) {

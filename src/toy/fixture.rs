@@ -43,7 +43,7 @@ pub(crate) fn room() -> ToyRoom {
             ),
             a_box("b5", "s1", None, &["bogus:1:2".into()]),
         ],
-        // No operations: the toy's operation type changes with the simulator's needs.
+        // No steps: nothing is under way.
         ..ToyRoom::default()
     }
 }

@@ -1,137 +1,239 @@
-//! The engine's toy family (boxes on shelves in a room) as a family of the command line: the
-//! worked example of docs/architecture.md's recipe for adding a family, and the family the
-//! generic output is tested on (it shares no word with the real ones).
+//! The toy family: boxes on shelves in a room. It is the worked example of docs/architecture.md's
+//! recipe for adding a family, small enough to read in one sitting, and the family the generic
+//! output is tested on (it shares no word with the families of the product).
+//!
+//! Its folder holds what any family's does:
+//! - this file, the engine's side: its ladder [`ToyLevel`], its mark codec [`ToyMarks`], and
+//!   [`Toy`], which implements [`Family`] over its snapshot;
+//! - [`room`], the snapshot: the room, its shelves, boxes and steps;
+//! - [`file`], the backend: a room file (`--toy-room FILE`, JSON), where a step submitted by one
+//!   pass has mended its box by the next;
+//! - [`face`], the command line's side: its flag, its config section and its `FamilyFace`.
 //!
 //! It is registered by no line of [`crate::FAMILIES`]: `examples/toy_family.rs` is a program
 //! that adds that one line, and `tests/it/toy_family.rs` drives it through its command line.
-//! Its fleet is a room file (`--toy-room FILE`, JSON, [`file`]), where a step submitted by one
-//! pass has mended its box by the next.
 
+pub mod face;
 pub mod file;
 #[cfg(test)]
 pub(crate) mod fixture;
+pub mod room;
 
-use crate::engine::object::parse_object_ref;
-pub use crate::engine::toy::*;
-use crate::engine::{Backend, ObjectRef};
-use crate::plug::claim::{By, Claim, Look, Shared};
-use crate::plug::{FamilyFace, LockPathError, LockSite, OpenError};
-use std::path::PathBuf;
+use crate::engine::family::{
+    Assessment, BackDomain, DownDomain, Family, Holder, Need, Operation, Role, ScopeChain, Words,
+};
+use crate::engine::marks::PlainMarks;
+use crate::engine::{Health, Level, ObjectRef, Text};
+pub use face::{RoomSource, ToyArgs, ToyConfig, ToySection};
+pub use room::{ToyBox, ToyRoom, ToyShelf, ToyStep, kind};
+use serde::Serialize;
+use std::fmt;
 
-/// The toy family's one flag.
-#[derive(Debug, Default, clap::Args)]
-#[command(next_help_heading = "toy fleet")]
-pub struct ToyArgs {
-    /// A room file (JSON: marks, shelves, boxes, steps) to work on: the toy family.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub toy_room: Option<PathBuf>,
+/// The toy family, as the engine sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Toy;
+
+/// The toy's repairs, least destructive first: a nudge, a restart, a replacement (onto another
+/// shelf). A policy allowing `restart` allows `nudge` too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToyLevel {
+    Nudge,
+    Restart,
+    Replace,
 }
 
-/// The toy family's key of the config file: `[toy] room = FILE`.
-#[derive(Debug, Default, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ToyConfig {
-    pub toy: ToySection,
+impl Level for ToyLevel {
+    const LADDER: &'static [Self] = &[Self::Nudge, Self::Restart, Self::Replace];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Nudge => "nudge",
+            Self::Restart => "restart",
+            Self::Replace => "replace",
+        }
+    }
 }
 
-#[derive(Debug, Default, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ToySection {
-    pub room: Option<PathBuf>,
+impl fmt::Display for ToyLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
-/// A room: its file, or none (the generic output's tests plan rooms made in memory).
-#[derive(Debug)]
-pub struct RoomSource(pub Option<PathBuf>);
+/// A room file holds marks as plain strings, so the toy stores the mark model as it is spelled
+/// (`restart`, `suspend:1800000000`, `pending:…`) with the engine's plain codec. A mark starting
+/// with `x-` is someone else's; step ids are numbers, joined by `+`.
+pub type ToyMarks = PlainMarks<ToyLevel, u32>;
 
-impl crate::plug::FamilyConfig for ToyConfig {}
+/// What the toy's plans show besides the engine's fields: a `SHELF` column in `status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ToyFacts {
+    pub shelf: String,
+}
 
-impl FamilyFace for Toy {
-    const FACT_COLUMNS: &'static [&'static str] = &["SHELF"];
-    const FAMILY: &'static str = "toy";
-    const HOLDS: &'static str = "boxes";
-    type Source = RoomSource;
-    type Args = ToyArgs;
-    type Commands = crate::plug::cli::NoCommands;
-    type Config = ToyConfig;
-    const CONFIG_KEYS: &'static [&'static str] = &["toy"];
-    const FLEET_FLAGS: &'static [&'static str] = &["toy_room"];
-    const FLEET_HINT: &'static str = "--toy-room FILE (the toy family)";
-    const HELP: &'static crate::plug::help::Help = &crate::plug::help::Help {
-        scopes: &["shelf/NAME"],
-        targets: &["box/NAME"],
-        target: "a box's name",
-        marks: "toy marks",
-        fleet_file: Some("--toy-room"),
-        ..crate::plug::help::Help::NONE
+/// The room's scope key: the scope of the room's policy, and the limiter scope of every box, so
+/// that a mass failure on any shelf halts repairs in the whole room.
+const ROOM_KEY: &str = "";
+
+/// The toy's health table: a box that needs a repair is broken, and needs just that.
+fn health(b: &ToyBox) -> Health<ToyLevel> {
+    b.needs.map_or(Health::Healthy, |level| Health::Broken {
+        problem: "broken".into(),
+        need: Need::Repair(level),
+    })
+}
+
+impl Family for Toy {
+    type Level = ToyLevel;
+    type Marks = ToyMarks;
+    type OpId = u32;
+    // A step is named by its level and does only that: the step, the operation and its kind
+    // are one type.
+    type Op = ToyLevel;
+    type Step = ToyLevel;
+    type OpStatus = ();
+    type Facts = ToyFacts;
+    type Snapshot = ToyRoom;
+    type Target = ToyBox;
+    type Settings = ();
+    // A room is small: the planner looks things up in the room itself.
+    type Index<'a> = &'a ToyRoom;
+
+    const WORDS: Words = Words {
+        target: kind::BOX,
+        targets: "boxes",
+        domain: kind::SHELF,
+        domains: "shelves",
+        fleet: kind::ROOM,
+        domain_scope: kind::ROOM,
+        scopes: "its shelf or the room",
+        op: "step",
+        ops: "steps",
+        op_vanished: "is gone",
     };
 
-    fn claim(
-        args: &ToyArgs,
-        config: &ToyConfig,
-        _shared: &Shared,
-        look: Look,
-    ) -> Option<Claim<RoomSource>> {
-        let (room, by) = match look {
-            Look::Flags => (args.toy_room.clone(), By::Flag),
-            Look::Config => (config.toy.room.clone(), By::Config("[toy] room")),
+    fn index<'a>(room: &'a ToyRoom, _: &'a (), _now: i64) -> &'a ToyRoom {
+        room
+    }
+
+    /// The room and its shelves: scopes, whose marks govern the boxes under them.
+    fn holders(room: &ToyRoom) -> Vec<Holder<'_>> {
+        let whole = Holder {
+            object: ObjectRef::singleton(kind::ROOM),
+            marks: &room.marks,
+            role: Role::Scope {
+                key: ROOM_KEY,
+                halt_key: None,
+            },
         };
-        room.map(|room| Claim {
-            source: Ok(RoomSource(Some(room))),
-            by,
-            uses_kubeconfig: false,
+        let shelves = room.shelves.iter().map(|shelf| Holder {
+            object: ObjectRef::new(kind::SHELF, shelf.name.clone()),
+            marks: &shelf.marks,
+            role: Role::Scope {
+                key: &shelf.name,
+                halt_key: Some(ROOM_KEY),
+            },
+        });
+        std::iter::once(whole).chain(shelves).collect()
+    }
+
+    fn targets(room: &ToyRoom) -> &[ToyBox] {
+        &room.boxes
+    }
+
+    fn name(b: &ToyBox) -> &str {
+        &b.name
+    }
+
+    fn marks(b: &ToyBox) -> &[String] {
+        &b.marks
+    }
+
+    fn assess<'a>(_: &&'a ToyRoom, b: &'a ToyBox) -> Assessment<'a, Toy> {
+        Assessment {
+            health: health(b),
+            // Nearest first: its shelf's policy, then the room's.
+            scopes: ScopeChain::new(&[&b.shelf, ROOM_KEY]),
+            halt_key: Some(ROOM_KEY),
+            // A broken box is blamed on its shelf, as if the shelf had broken it: the limiter
+            // counts failures by shelf.
+            domain: b.needs.is_some().then_some(b.shelf.as_str()),
+            home: &b.shelf,
+            granted: None,
+            retries: None,
+            facts: ToyFacts {
+                shelf: b.shelf.clone(),
+            },
+        }
+    }
+
+    /// Each repair is the one step of its name.
+    fn chain(_: &ToyBox, level: ToyLevel) -> Option<&'static [ToyLevel]> {
+        Some(match level {
+            ToyLevel::Nudge => &[ToyLevel::Nudge],
+            ToyLevel::Restart => &[ToyLevel::Restart],
+            ToyLevel::Replace => &[ToyLevel::Replace],
         })
     }
 
-    fn parse_object(text: &str) -> Result<ObjectRef, crate::engine::object::ObjectRefError> {
-        parse_object_ref(text, &["shelf", "box"], &["room"], "box")
+    fn build_ops<'a>(
+        _: &&'a ToyRoom,
+        _: &'a ToyBox,
+        steps: &[ToyLevel],
+    ) -> Result<Vec<ToyLevel>, String> {
+        Ok(steps.to_vec())
     }
 
-    fn input_files(source: &RoomSource) -> Vec<(&'static str, PathBuf)> {
-        source.0.iter().map(|p| ("--toy-room", p.clone())).collect()
+    fn step_of(op: &ToyLevel) -> ToyLevel {
+        *op
     }
 
-    fn describe(source: &RoomSource) -> String {
-        match &source.0 {
-            Some(path) => path.display().to_string(),
-            None => "the toy room".into(),
-        }
+    fn operations<'a>(room: &Self::Index<'a>) -> Vec<Operation<'a, Toy>> {
+        room.steps.iter().map(operation).collect()
     }
 
-    fn buffers_writes(_: &RoomSource) -> bool {
-        true
+    fn down_domains<'a>(room: &Self::Index<'a>) -> Vec<DownDomain<'a>> {
+        let down = room.shelves.iter().filter(|shelf| shelf.down);
+        down.map(|shelf| DownDomain {
+            name: &shelf.name,
+            scope_key: ROOM_KEY,
+            scope_name: kind::ROOM,
+            state: "down",
+        })
+        .collect()
     }
 
-    fn lock_path(source: &RoomSource, named: Option<PathBuf>) -> Result<PathBuf, LockPathError> {
-        let site = match &source.0 {
-            Some(room) => LockSite::File(room, &file::MISSING),
-            None => LockSite::Path("toy.lock".into()),
-        };
-        crate::plug::fleet_lock(site, named)
+    fn back_domains<'a>(room: &Self::Index<'a>, since: i64) -> Vec<BackDomain<'a>> {
+        let up = room.shelves.iter().filter(|shelf| !shelf.down);
+        up.filter_map(|shelf| {
+            let at = shelf.back_at.filter(|at| *at >= since)?;
+            Some(BackDomain {
+                name: &shelf.name,
+                scope_key: ROOM_KEY,
+                scope_name: kind::ROOM,
+                at,
+            })
+        })
+        .collect()
     }
 
-    fn open(source: &RoomSource) -> Result<Box<dyn Backend<Toy>>, OpenError> {
-        match &source.0 {
-            Some(room) => Ok(Box::new(
-                file::RoomFile::open(room).map_err(OpenError::Open)?,
-            )),
-            None => Err(OpenError::Open(crate::engine::BackendError::Api(
-                "the toy room is made in memory".into(),
-            ))),
-        }
+    fn domain_text(_: &&ToyRoom, name: &str) -> Text {
+        Text::Owned(name.to_owned())
     }
+}
 
-    fn settings(_: &RoomSource, _: &dyn Backend<Toy>) {}
-
-    fn fact_cells(facts: &ToyFacts) -> Vec<String> {
-        vec![facts.shelf.clone()]
-    }
-
-    fn facts_line(facts: &ToyFacts) -> String {
-        format!("on shelf {}", facts.shelf)
-    }
-
-    fn report_scope<'a>(_: &&'a ToyRoom, _: &'a ToyBox) -> &'a str {
-        "room"
+/// A step as the engine judges operations: the room file records how it stands.
+fn operation(step: &ToyStep) -> Operation<'_, Toy> {
+    Operation {
+        id: step.id,
+        seq: u64::from(step.id),
+        state: step.state,
+        status: None,
+        repair: Some(&step.repair),
+        target: Some(&step.target),
+        step: Some(step.step),
+        ended: step.ended,
+        why: None,
     }
 }

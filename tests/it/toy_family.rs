@@ -1,5 +1,5 @@
 //! The recipe of docs/architecture.md ("Adding a family"), followed: `examples/toy_family.rs`
-//! is autorepair with the engine's toy family added by one line, and these tests drive it
+//! is autorepair with the toy family (src/toy) added by one line, and these tests drive it
 //! through its command line as a user would: its flag before or after the command, its config
 //! section, a pass that repairs, the admin verbs, and the face's rules between families.
 

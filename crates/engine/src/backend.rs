@@ -484,7 +484,7 @@ impl<F: Family, B: Backend<F> + ?Sized> Backend<F> for &mut B {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::toy::{Toy, ToyLevel, ToyRoom};
+    use crate::fixture::{Fixture, FixtureLevel, FixtureRoom};
 
     /// Notes every call that reaches it, by method name.
     #[derive(Default)]
@@ -492,10 +492,10 @@ pub(crate) mod tests {
         pub(crate) calls: Vec<&'static str>,
     }
 
-    impl Backend<Toy> for Probe {
-        fn snapshot(&mut self) -> Result<ToyRoom, BackendError> {
+    impl Backend<Fixture> for Probe {
+        fn snapshot(&mut self) -> Result<FixtureRoom, BackendError> {
             self.calls.push("snapshot");
-            Ok(ToyRoom::default())
+            Ok(FixtureRoom::default())
         }
         fn add_marks(&mut self, _: &ObjectRef, _: &[String], _: &str) -> Result<(), BackendError> {
             self.calls.push("add_marks");
@@ -513,21 +513,26 @@ pub(crate) mod tests {
         fn submit(
             &mut self,
             _: &str,
-            _: &ToyLevel,
+            _: &FixtureLevel,
             _: &str,
             _: Option<&u32>,
         ) -> Result<u32, BackendError> {
             self.calls.push("submit");
             Ok(7)
         }
-        fn advance(&mut self, _: &ObjectRef, _: &ToyLevel, _: &str) -> Result<(), BackendError> {
+        fn advance(
+            &mut self,
+            _: &ObjectRef,
+            _: &FixtureLevel,
+            _: &str,
+        ) -> Result<(), BackendError> {
             self.calls.push("advance");
             Ok(())
         }
-        fn can_follow(&self, _: &ToyLevel) -> bool {
+        fn can_follow(&self, _: &FixtureLevel) -> bool {
             false
         }
-        fn supports(&self, _: ToyLevel) -> bool {
+        fn supports(&self, _: FixtureLevel) -> bool {
             false
         }
         fn finish_pass(&mut self, _: i64) -> Result<(), BackendError> {
@@ -562,14 +567,14 @@ pub(crate) mod tests {
 
     /// Calls every method of the trait once, defaulted ones too; the answers of the two
     /// queries are returned so that a wrapper answering with the trait's default shows.
-    pub(crate) fn call_every_method(b: &mut dyn Backend<Toy>) -> (bool, bool) {
+    pub(crate) fn call_every_method(b: &mut dyn Backend<Fixture>) -> (bool, bool) {
         let o = ObjectRef::new("box", "b1");
         let marks = ["m".to_owned()];
         b.snapshot().unwrap();
         b.add_marks(&o, &marks, "r").unwrap();
         b.remove_marks(&o, &marks, "r").unwrap();
-        assert_eq!(b.submit("b1", &ToyLevel::Nudge, "r", None).unwrap(), 7);
-        b.advance(&o, &ToyLevel::Nudge, "r").unwrap();
+        assert_eq!(b.submit("b1", &FixtureLevel::Nudge, "r", None).unwrap(), 7);
+        b.advance(&o, &FixtureLevel::Nudge, "r").unwrap();
         b.finish_pass(0).unwrap();
         b.flush().unwrap();
         assert_eq!(
@@ -582,7 +587,10 @@ pub(crate) mod tests {
             [("b1".to_owned(), 7)]
         );
         assert_eq!(b.suspended_meanwhile().as_deref(), Some("box/b1"));
-        (b.can_follow(&ToyLevel::Nudge), b.supports(ToyLevel::Nudge))
+        (
+            b.can_follow(&FixtureLevel::Nudge),
+            b.supports(FixtureLevel::Nudge),
+        )
     }
 
     pub(crate) const EVERY_CALL: [&str; 10] = [
@@ -629,7 +637,7 @@ pub(crate) mod tests {
         made: Vec<String>,
     }
 
-    fn kind(w: &Write<'_, Toy>) -> String {
+    fn kind(w: &Write<'_, Fixture>) -> String {
         match w {
             Write::AddMarks { marks, .. } => format!("add {}", marks.join(",")),
             Write::RemoveMarks { marks, .. } => format!("remove {}", marks.join(",")),
@@ -638,15 +646,15 @@ pub(crate) mod tests {
         }
     }
 
-    impl Interceptor<Toy> for Brake {
-        fn before(&mut self, w: &Write<'_, Toy>) -> Result<(), BackendError> {
+    impl Interceptor<Fixture> for Brake {
+        fn before(&mut self, w: &Write<'_, Fixture>) -> Result<(), BackendError> {
             self.seen.push(kind(w));
             if self.refuse {
                 return Err(BackendError::Halted("braked".into()));
             }
             Ok(())
         }
-        fn after(&mut self, w: &Write<'_, Toy>, id: Option<&u32>) {
+        fn after(&mut self, w: &Write<'_, Fixture>, id: Option<&u32>) {
             self.made.push(format!("{} -> {id:?}", kind(w)));
         }
     }
@@ -664,8 +672,9 @@ pub(crate) mod tests {
             let results = [
                 b.add_marks(&o, &m, "r"),
                 b.remove_marks(&o, &m, "r"),
-                b.submit("b1", &ToyLevel::Replace, "r", None).map(|_| ()),
-                b.advance(&o, &ToyLevel::Nudge, "r"),
+                b.submit("b1", &FixtureLevel::Replace, "r", None)
+                    .map(|_| ()),
+                b.advance(&o, &FixtureLevel::Nudge, "r"),
             ];
             let writes = ["add m", "remove m", "submit replace", "advance nudge"];
             assert_eq!(b.by.seen, writes);
@@ -697,7 +706,7 @@ pub(crate) mod tests {
     /// An [`Around`] with every hook left as it is.
     struct Passive;
 
-    impl Around<Toy, Probe> for Passive {}
+    impl Around<Fixture, Probe> for Passive {}
 
     /// Sees the backend it wraps: reads the fleet its own way, counts the calls the inner
     /// backend had before each write, and fails every write the inner backend made.
@@ -708,19 +717,23 @@ pub(crate) mod tests {
         fail_made: bool,
     }
 
-    impl Around<Toy, Probe> for World {
-        fn snapshot(&mut self, inner: &mut Probe) -> Result<ToyRoom, BackendError> {
+    impl Around<Fixture, Probe> for World {
+        fn snapshot(&mut self, inner: &mut Probe) -> Result<FixtureRoom, BackendError> {
             inner.calls.push("world snapshot");
-            Ok(ToyRoom::default())
+            Ok(FixtureRoom::default())
         }
-        fn before(&mut self, inner: &mut Probe, _: &Write<'_, Toy>) -> Result<(), BackendError> {
+        fn before(
+            &mut self,
+            inner: &mut Probe,
+            _: &Write<'_, Fixture>,
+        ) -> Result<(), BackendError> {
             self.calls_before.push(inner.calls.len());
             Ok(())
         }
         fn after(
             &mut self,
             _: &mut Probe,
-            w: &Write<'_, Toy>,
+            w: &Write<'_, Fixture>,
             made: Result<Option<&u32>, &BackendError>,
         ) -> Result<(), BackendError> {
             self.outcomes.push(format!(
@@ -748,8 +761,9 @@ pub(crate) mod tests {
             b.snapshot().unwrap();
             let results = [
                 b.add_marks(&o, &m, "r"),
-                b.submit("b1", &ToyLevel::Replace, "r", None).map(|_| ()),
-                b.advance(&o, &ToyLevel::Nudge, "r"),
+                b.submit("b1", &FixtureLevel::Replace, "r", None)
+                    .map(|_| ()),
+                b.advance(&o, &FixtureLevel::Nudge, "r"),
             ];
             assert_eq!(
                 b.inner.calls,
@@ -801,8 +815,8 @@ pub(crate) mod tests {
         let o = ObjectRef::new("box", "b1");
         let mut b = Dying::new(Probe::default(), Some(2));
         b.add_marks(&o, &[], "r").unwrap();
-        b.submit("b1", &ToyLevel::Nudge, "r", None).unwrap();
-        let died = b.advance(&o, &ToyLevel::Nudge, "r");
+        b.submit("b1", &FixtureLevel::Nudge, "r", None).unwrap();
+        let died = b.advance(&o, &FixtureLevel::Nudge, "r");
         assert!(
             matches!(died, Err(BackendError::Crashed { calls: 2 })),
             "{died:?}"

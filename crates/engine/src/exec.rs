@@ -174,17 +174,17 @@ fn repair<F: Family>(
 mod tests {
     use super::*;
     use crate::ObjectRef;
+    use crate::fixture::FixtureLevel;
+    use crate::fixture::{Fixture, FixtureBox, FixtureRoom, FixtureShelf};
     use crate::plan::Plan;
-    use crate::toy::ToyLevel;
-    use crate::toy::{Toy, ToyBox, ToyRoom, ToyShelf};
 
     /// Refuses every write the way a backend whose credentials may only read does.
     struct ReadOnly {
         writes: usize,
     }
 
-    impl Backend<Toy> for ReadOnly {
-        fn snapshot(&mut self) -> Result<ToyRoom, BackendError> {
+    impl Backend<Fixture> for ReadOnly {
+        fn snapshot(&mut self) -> Result<FixtureRoom, BackendError> {
             unreachable!("the executor reads nothing")
         }
         fn add_marks(&mut self, _: &ObjectRef, _: &[String], _: &str) -> Result<(), BackendError> {
@@ -202,7 +202,7 @@ mod tests {
         fn submit(
             &mut self,
             _: &str,
-            _: &ToyLevel,
+            _: &FixtureLevel,
             _: &str,
             _: Option<&u32>,
         ) -> Result<u32, BackendError> {
@@ -215,24 +215,24 @@ mod tests {
     fn a_backend_that_may_not_write_stops_the_pass_at_its_first_write_with_one_error() {
         let limits = crate::limits::Limits::default();
         // A room allowing restarts whose shelf fell with two boxes on it.
-        let a_box = |name: &str| ToyBox {
+        let a_box = |name: &str| FixtureBox {
             name: name.into(),
             shelf: "s1".into(),
             marks: vec![],
-            needs: Some(ToyLevel::Restart),
+            needs: Some(FixtureLevel::Restart),
         };
-        let room = ToyRoom {
+        let room = FixtureRoom {
             marks: vec!["restart".into()],
-            shelves: vec![ToyShelf {
+            shelves: vec![FixtureShelf {
                 name: "s1".into(),
                 marks: vec![],
                 down: true,
                 back_at: None,
             }],
             boxes: vec![a_box("b1"), a_box("b2")],
-            ..ToyRoom::default()
+            ..FixtureRoom::default()
         };
-        let plan = crate::plan::<Toy>(&room, &(), 1000, &limits, 1);
+        let plan = crate::plan::<Fixture>(&room, &(), 1000, &limits, 1);
         let with_writes = plan
             .targets
             .iter()
@@ -280,8 +280,8 @@ mod tests {
         }
     }
 
-    impl Backend<Toy> for Log {
-        fn snapshot(&mut self) -> Result<ToyRoom, BackendError> {
+    impl Backend<Fixture> for Log {
+        fn snapshot(&mut self) -> Result<FixtureRoom, BackendError> {
             unreachable!("the executor reads nothing")
         }
         fn add_marks(&mut self, o: &ObjectRef, m: &[String], _: &str) -> Result<(), BackendError> {
@@ -298,7 +298,7 @@ mod tests {
         fn submit(
             &mut self,
             t: &str,
-            op: &ToyLevel,
+            op: &FixtureLevel,
             r: &str,
             after: Option<&u32>,
         ) -> Result<u32, BackendError> {
@@ -307,7 +307,7 @@ mod tests {
             self.next_id = id;
             Ok(id)
         }
-        fn can_follow(&self, _: &ToyLevel) -> bool {
+        fn can_follow(&self, _: &FixtureLevel) -> bool {
             !self.no_chaining
         }
     }
@@ -321,33 +321,33 @@ mod tests {
 
     /// Two broken boxes on one shelf under a room that allows restarts: both start a repair.
     /// `b2` was asked for by a once-off request (a pending mark without operations).
-    fn two_repairs() -> Plan<Toy> {
+    fn two_repairs() -> Plan<Fixture> {
         two_repairs_b1_marked(vec![])
     }
 
-    fn two_repairs_b1_marked(b1: Vec<String>) -> Plan<Toy> {
+    fn two_repairs_b1_marked(b1: Vec<String>) -> Plan<Fixture> {
         let request = format!("pending:restart:{REQUEST_ID}:{}:", NOW - 60);
-        let a_box = |name: &str, marks: Vec<String>| ToyBox {
+        let a_box = |name: &str, marks: Vec<String>| FixtureBox {
             name: name.into(),
             shelf: "s1".into(),
             marks,
-            needs: Some(ToyLevel::Restart),
+            needs: Some(FixtureLevel::Restart),
         };
-        let room = ToyRoom {
+        let room = FixtureRoom {
             marks: vec!["restart".into()],
-            shelves: vec![ToyShelf {
+            shelves: vec![FixtureShelf {
                 name: "s1".into(),
                 marks: vec![],
                 down: false,
                 back_at: None,
             }],
             boxes: vec![a_box("b1", b1), a_box("b2", vec![request])],
-            ..ToyRoom::default()
+            ..FixtureRoom::default()
         };
-        crate::plan::<Toy>(&room, &(), NOW, &crate::limits::Limits::default(), 1)
+        crate::plan::<Fixture>(&room, &(), NOW, &crate::limits::Limits::default(), 1)
     }
 
-    fn b1_id(plan: &Plan<Toy>) -> String {
+    fn b1_id(plan: &Plan<Fixture>) -> String {
         match plan.targets[0].actions.first() {
             Some(Action::Repair(r)) => r.id.clone(),
             other => panic!("a repair for b1 first, not {other:?}"),
@@ -355,7 +355,7 @@ mod tests {
     }
 
     /// What the executor wrote, with b1's new repair id as `ID` and b2's request as `REQ`.
-    fn written(plan: &Plan<Toy>, log: &Log) -> Vec<String> {
+    fn written(plan: &Plan<Fixture>, log: &Log) -> Vec<String> {
         let id = b1_id(plan);
         log.lines
             .iter()
@@ -484,7 +484,11 @@ mod tests {
         let mut plan = two_repairs();
         plan.targets.truncate(1);
         if let Action::Repair(r) = &mut plan.targets[0].actions[0] {
-            r.ops = vec![ToyLevel::Nudge, ToyLevel::Restart, ToyLevel::Replace];
+            r.ops = vec![
+                FixtureLevel::Nudge,
+                FixtureLevel::Restart,
+                FixtureLevel::Replace,
+            ];
         }
         let t = NOW;
         for (no_chaining, want) in [

@@ -3,11 +3,15 @@
 //! failure domains, the planner, and the crash-safe executor. It names no family and does no
 //! I/O of its own: a family brings its snapshot, health table, ladder, chains, codec and backend
 //! through [`Family`] and [`Backend`]. Behind the `testkit` feature, `sim` is the chaos
-//! simulator and its oracle, for any family that makes its fleet a `sim::World`.
+//! simulator and its oracle, for any family that makes its fleet a `sim::World`. The engine's
+//! own unit tests run on a family of their own, `fixture` (and `sim::fixture`, its world),
+//! compiled for those tests only.
 
 pub mod backend;
 pub mod exec;
 pub mod family;
+#[cfg(test)]
+mod fixture;
 pub mod limits;
 pub mod marks;
 pub mod object;
@@ -16,8 +20,6 @@ pub mod policy;
 #[cfg(any(test, feature = "testkit"))]
 pub mod sim;
 pub mod text;
-#[cfg(any(test, feature = "testkit"))]
-pub mod toy;
 
 #[cfg(any(test, feature = "testkit"))]
 pub use backend::Dying;

@@ -452,3 +452,220 @@ pub fn is_uuid(text: &str) -> bool {
             _ => c.is_ascii_hexdigit(),
         })
 }
+
+/// The mark model written as the model itself spells it, with no prefix: `restart`,
+/// `suspend`, `suspend-all:<epoch>`, `pending:<level>:<id>:<epoch>:<ops>` and
+/// `result:<level>:<id>:<epoch>:<result>:<ops>`, the operation ids joined by `+`. For a store of
+/// plain strings with no syntax of its own (a JSON file, a fleet in memory). A mark that starts
+/// with `x-` is someone else's; every other one is ours, so a damaged one fails closed.
+pub struct PlainMarks<L, I>(std::marker::PhantomData<fn() -> (L, I)>);
+
+impl<L: Level, I: std::str::FromStr + fmt::Display> PlainMarks<L, I> {
+    fn error(mark: &str, code: ErrorCode, message: String) -> MarkError {
+        // What a damaged mark governs, from its kind alone; a word of no kind reads as a policy.
+        let governs = match mark.split(':').next().unwrap_or_default() {
+            "suspend" => Governs::Suspend { all: false },
+            "suspend-all" => Governs::Suspend { all: true },
+            "pending" => Governs::Pending,
+            "result" => Governs::Result,
+            _ => Governs::Policy,
+        };
+        MarkError::new("mark", mark, code, message).governing(governs)
+    }
+
+    fn level(mark: &str, name: &str) -> Result<L, MarkError> {
+        L::from_name(name).ok_or_else(|| {
+            let message = format!("unknown repair level {name:?}: use {}", L::names());
+            Self::error(mark, ErrorCode::UnknownRepair, message)
+        })
+    }
+
+    fn epoch(mark: &str, text: &str) -> Result<i64, MarkError> {
+        text.parse::<i64>().ok().filter(|t| *t >= 0).ok_or_else(|| {
+            let message = format!("{text:?} is not a Unix time in seconds (e.g. 1800000000)");
+            Self::error(mark, ErrorCode::BadEpoch, message)
+        })
+    }
+
+    fn id<'a>(mark: &str, id: &'a str) -> Result<&'a str, MarkError> {
+        if is_uuid(id) {
+            return Ok(id);
+        }
+        let message = format!("repair id {id:?} is not a UUID (8-4-4-4-12 hexadecimal digits)");
+        Err(Self::error(mark, ErrorCode::BadId, message))
+    }
+
+    fn ops<'a>(mark: &str, ops: &'a str) -> Result<OpList<'a>, MarkError> {
+        let list = OpList::new_unchecked(ops, '+');
+        if list.texts().all(|o| o.parse::<I>().is_ok()) {
+            return Ok(list);
+        }
+        let message = format!("operations {ops:?} are not operation ids joined by `+`");
+        Err(Self::error(mark, ErrorCode::BadJob, message))
+    }
+
+    fn join(ops: &[I]) -> String {
+        let ids: Vec<String> = ops.iter().map(I::to_string).collect();
+        ids.join("+")
+    }
+}
+
+impl<L: Level, I: std::str::FromStr + fmt::Display> Codec for PlainMarks<L, I> {
+    type Level = L;
+    type OpId = I;
+    const NOUN: &'static str = "mark";
+
+    fn parse(text: &str) -> Result<Mark<'_, L>, MarkError> {
+        if text.starts_with("x-") {
+            return Ok(Mark::Foreign);
+        }
+        let fields: Vec<&str> = text.split(':').collect();
+        match fields.as_slice() {
+            [kind @ ("suspend" | "suspend-all")] | [kind @ ("suspend" | "suspend-all"), ""] => {
+                Ok(Mark::Suspend {
+                    until: None,
+                    all: *kind == "suspend-all",
+                })
+            }
+            [kind @ ("suspend" | "suspend-all"), t] => Ok(Mark::Suspend {
+                until: Some(Self::epoch(text, t)?),
+                all: *kind == "suspend-all",
+            }),
+            ["pending", l, i, s, o] => Ok(Mark::Pending(Pending {
+                ops: Self::ops(text, o)?,
+                repair: Self::level(text, l)?,
+                id: Self::id(text, i)?,
+                since: Self::epoch(text, s)?,
+            })),
+            ["result", l, i, a, r, o] => Ok(Mark::Result(Outcome {
+                ops: Self::ops(text, o)?,
+                repair: Self::level(text, l)?,
+                id: Self::id(text, i)?,
+                at: Self::epoch(text, a)?,
+                result: RepairResult::from_name(r).ok_or_else(|| {
+                    let message = format!("unknown result {r:?}: use enoperm, success or failure");
+                    Self::error(text, ErrorCode::UnknownResult, message)
+                })?,
+            })),
+            [word] => L::from_name(word).map(Mark::Policy).ok_or_else(|| {
+                let message = format!(
+                    "unknown mark: use a repair level ({}), suspend, suspend-all, pending or result",
+                    L::names()
+                );
+                Self::error(text, ErrorCode::UnknownKind, message)
+            }),
+            _ => {
+                let message = format!(
+                    "{} fields: a policy has one, a suspend one or two, a pending mark five, a result six",
+                    fields.len()
+                );
+                Err(Self::error(text, ErrorCode::FieldCount, message))
+            }
+        }
+    }
+
+    fn render_policy(level: L) -> String {
+        level.to_string()
+    }
+
+    fn render_suspend(until: Option<i64>, all: bool) -> Result<String, RenderError> {
+        let kind = if all { "suspend-all" } else { "suspend" };
+        Ok(until.map_or(kind.into(), |t| format!("{kind}:{t}")))
+    }
+
+    fn render_pending(level: L, id: &str, since: i64, ops: &[I]) -> Result<String, RenderError> {
+        Ok(format!("pending:{level}:{id}:{since}:{}", Self::join(ops)))
+    }
+
+    fn render_result(
+        level: L,
+        id: &str,
+        at: i64,
+        result: RepairResult,
+        ops: &[I],
+    ) -> Result<String, RenderError> {
+        let ops = Self::join(ops);
+        Ok(format!("result:{level}:{id}:{at}:{result}:{ops}"))
+    }
+
+    fn is_repair_id(id: &str) -> bool {
+        is_uuid(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::FixtureMarks as Plain;
+
+    const ID: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+    /// Every kind of plain mark renders back to its text; what is not one is foreign or an
+    /// error that says what it would govern.
+    #[test]
+    fn plain_marks_read_back_as_written_and_fail_closed() {
+        let ours = [
+            "restart".to_owned(),
+            "suspend".to_owned(),
+            "suspend-all:5".to_owned(),
+            format!("pending:nudge:{ID}:100:"),
+            format!("pending:replace:{ID}:100:3+4"),
+            format!("result:restart:{ID}:200:failure:7"),
+        ];
+        for text in &ours {
+            let mark = Plain::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(Plain::render(&mark), Some(Ok(text.clone())), "{text}");
+        }
+        // `suspend:` is a suspend without a time, written back without the colon.
+        assert_eq!(
+            Plain::parse("suspend:"),
+            Ok(Mark::Suspend {
+                until: None,
+                all: false
+            })
+        );
+        assert_eq!(Plain::parse("x-owner:bob:1"), Ok(Mark::Foreign));
+        let broken = [
+            ("restrat", ErrorCode::UnknownKind, Governs::Policy),
+            ("bogus:1:2", ErrorCode::FieldCount, Governs::Policy),
+            (
+                "suspend:soon",
+                ErrorCode::BadEpoch,
+                Governs::Suspend { all: false },
+            ),
+            (
+                "suspend-all:-1",
+                ErrorCode::BadEpoch,
+                Governs::Suspend { all: true },
+            ),
+            (
+                "pending:restart:not-an-id:1:",
+                ErrorCode::BadId,
+                Governs::Pending,
+            ),
+            (
+                "pending:repair:x:1:",
+                ErrorCode::UnknownRepair,
+                Governs::Pending,
+            ),
+            (
+                "pending:restart:x:1:a+b",
+                ErrorCode::BadJob,
+                Governs::Pending,
+            ),
+            (
+                "result:restart:x:1:maybe:",
+                ErrorCode::BadId,
+                Governs::Result,
+            ),
+        ];
+        for (text, code, governs) in broken {
+            let e = Plain::parse(text).expect_err(text);
+            assert_eq!((e.code, e.governs), (code, governs), "{text}: {e}");
+            assert!(e.to_string().contains(text), "{text}: {e}");
+        }
+        let e = Plain::parse(&format!("result:restart:{ID}:1:maybe:")).expect_err("maybe");
+        assert_eq!(e.code, ErrorCode::UnknownResult, "{e}");
+        assert!(e.message.contains("enoperm, success or failure"), "{e}");
+    }
+}

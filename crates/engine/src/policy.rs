@@ -143,13 +143,16 @@ pub fn effective<P>(chain: impl IntoIterator<Item = Option<P>>) -> Option<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::{Fixture, FixtureLevel::*, FixtureMarks};
     use crate::marks::Codec;
-    use crate::toy::{Toy, ToyLevel::*, ToyMarks};
 
-    fn policy_of(marks: &[&str], now: i64) -> (Option<Policy<crate::toy::ToyLevel>>, Vec<String>) {
+    fn policy_of(
+        marks: &[&str],
+        now: i64,
+    ) -> (Option<Policy<crate::fixture::FixtureLevel>>, Vec<String>) {
         let parsed = marks
             .iter()
-            .filter_map(|t| ToyMarks::parse(t).ok().map(|p| (*t, p)));
+            .filter_map(|t| FixtureMarks::parse(t).ok().map(|p| (*t, p)));
         let p = object_policy(parsed, now);
         (
             p.policy,
@@ -160,7 +163,7 @@ mod tests {
     #[test]
     fn a_suspend_all_suspends_the_object_and_says_so_apart() {
         let now = 1000;
-        type Of = Option<Policy<crate::toy::ToyLevel>>;
+        type Of = Option<Policy<crate::fixture::FixtureLevel>>;
         // (marks, the object's policy, its suspend-all alone)
         let cases: &[(&[&str], Of, Of)] = &[
             (
@@ -183,7 +186,7 @@ mod tests {
         for (marks, policy, over_all) in cases {
             let parsed = marks
                 .iter()
-                .filter_map(|t| ToyMarks::parse(t).ok().map(|p| (*t, p)));
+                .filter_map(|t| FixtureMarks::parse(t).ok().map(|p| (*t, p)));
             let p = object_policy(parsed, now);
             assert_eq!((p.policy, p.over_all), (*policy, *over_all), "{marks:?}");
         }
@@ -191,7 +194,7 @@ mod tests {
 
     #[test]
     fn one_object_table() {
-        let _ = Toy;
+        let _ = Fixture;
         let now = 1000;
         let cases: &[(&[&str], Option<Policy<_>>, &[&str])] = &[
             (&[], None, &[]),

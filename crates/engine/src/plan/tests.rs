@@ -1,17 +1,18 @@
-//! The planner on the toy family: boxes on shelves in one room. Each case is a room, limits
-//! and what the planner must make of every box: its state, what it does next, why it waits.
+//! The planner on the engine's test family ([`crate::fixture`]): boxes on shelves in one room.
+//! Each case is a room, limits and what the planner must make of every box: its state, what it
+//! does next, why it waits.
 
 use super::*;
 use crate::family::OpState;
-use crate::toy::{Toy, ToyBox, ToyLevel, ToyOp, ToyRoom, ToyShelf};
-use ToyLevel::{Nudge, Restart};
+use crate::fixture::{Fixture, FixtureBox, FixtureLevel, FixtureOp, FixtureRoom, FixtureShelf};
+use FixtureLevel::{Nudge, Restart};
 
 const NOW: i64 = 1_800_000_000;
 const ID: &str = "0b4f6f6e-7e2a-4c1e-9d7a-2f4b1c3d5e6f";
 const OTHER_ID: &str = "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d";
 
-fn boxed(name: &str, shelf: &str, marks: &[&str], needs: Option<ToyLevel>) -> ToyBox {
-    ToyBox {
+fn boxed(name: &str, shelf: &str, marks: &[&str], needs: Option<FixtureLevel>) -> FixtureBox {
+    FixtureBox {
         name: name.into(),
         shelf: shelf.into(),
         marks: marks.iter().map(|m| (*m).to_owned()).collect(),
@@ -19,16 +20,16 @@ fn boxed(name: &str, shelf: &str, marks: &[&str], needs: Option<ToyLevel>) -> To
     }
 }
 
-fn room(marks: &[&str], down: &[&str], boxes: Vec<ToyBox>) -> ToyRoom {
+fn room(marks: &[&str], down: &[&str], boxes: Vec<FixtureBox>) -> FixtureRoom {
     let mut shelves: Vec<String> = boxes.iter().map(|b| b.shelf.clone()).collect();
     shelves.extend(down.iter().map(|d| (*d).to_owned()));
     shelves.sort();
     shelves.dedup();
-    ToyRoom {
+    FixtureRoom {
         marks: marks.iter().map(|m| (*m).to_owned()).collect(),
         shelves: shelves
             .into_iter()
-            .map(|name| ToyShelf {
+            .map(|name| FixtureShelf {
                 down: down.contains(&name.as_str()),
                 back_at: None,
                 name,
@@ -40,8 +41,8 @@ fn room(marks: &[&str], down: &[&str], boxes: Vec<ToyBox>) -> ToyRoom {
     }
 }
 
-fn op(id: u32, target: &str, repair: &str, state: OpState) -> ToyOp {
-    ToyOp {
+fn op(id: u32, target: &str, repair: &str, state: OpState) -> FixtureOp {
+    FixtureOp {
         id,
         target: target.into(),
         repair: repair.into(),
@@ -52,7 +53,7 @@ fn op(id: u32, target: &str, repair: &str, state: OpState) -> ToyOp {
 }
 
 /// What the planner made of one box, in a line: `state next blocked`.
-fn outcome(t: &TargetPlan<Toy>) -> String {
+fn outcome(t: &TargetPlan<Fixture>) -> String {
     let next = match &t.next {
         Next::Nothing => "nothing".to_owned(),
         Next::Start { repair, .. } => format!("start {repair}"),
@@ -67,17 +68,17 @@ fn outcome(t: &TargetPlan<Toy>) -> String {
     format!("{}: {} {next}{blocked}", t.name, t.state.as_str())
 }
 
-fn outcomes(p: &Plan<Toy>) -> Vec<String> {
+fn outcomes(p: &Plan<Fixture>) -> Vec<String> {
     p.targets.iter().map(outcome).collect()
 }
 
-fn plan_with(room: &ToyRoom, limits: &Limits) -> Plan<Toy> {
-    plan::<Toy>(room, &(), NOW, limits, 1)
+fn plan_with(room: &FixtureRoom, limits: &Limits) -> Plan<Fixture> {
+    plan::<Fixture>(room, &(), NOW, limits, 1)
 }
 
 /// The plan in lines: every box's outcome, then every action, with a repair id the pass made
 /// up as `NEW` (the ids follow the seed: [`a_new_repair_writes_its_pending_mark_first_and_its_ids_follow_the_seed`]).
-fn lines(p: &Plan<Toy>) -> Vec<String> {
+fn lines(p: &Plan<Fixture>) -> Vec<String> {
     let mut out = outcomes(p);
     out.extend(p.actions().map(|a| new_ids_as_new(&format!("  {a}"))));
     out
@@ -100,8 +101,13 @@ fn new_ids_as_new(line: &str) -> String {
     out
 }
 
-fn one(marks: &[&str], own: &[&str], needs: Option<ToyLevel>, ops: Vec<ToyOp>) -> ToyRoom {
-    ToyRoom {
+fn one(
+    marks: &[&str],
+    own: &[&str],
+    needs: Option<FixtureLevel>,
+    ops: Vec<FixtureOp>,
+) -> FixtureRoom {
+    FixtureRoom {
         ops,
         ..room(marks, &[], vec![boxed("b1", "s1", own, needs)])
     }
@@ -127,7 +133,7 @@ fn each_state_of_one_box_is_planned_as_the_mark_language_says() {
             format!("  box/b1: remove {pending} ({why})"),
         ]
     };
-    let cases: Vec<(&str, ToyRoom, Vec<String>)> = vec![
+    let cases: Vec<(&str, FixtureRoom, Vec<String>)> = vec![
         (
             "a healthy box is left alone",
             one(&["replace"], &[], None, vec![]),
@@ -446,7 +452,7 @@ fn failed_repairs_are_retried_after_a_doubling_back_off_up_to_retries() {
         result(2, 4500, "failure"),
         result(3, 300, "failure"),
     );
-    let cases: Vec<(&str, ToyRoom, Vec<String>)> = vec![
+    let cases: Vec<(&str, FixtureRoom, Vec<String>)> = vec![
         (
             "a failed step is written as a failure, and the box waits for the back-off",
             one(
@@ -758,8 +764,8 @@ fn a_rate_window_counts_domains_newly_under_repair_and_says_when_room_comes_back
         )
     };
     // (case, limits, boxes, what b1 and b2 do)
-    type Case = (&'static str, Limits, Vec<ToyBox>, [String; 2]);
-    let with = |mut boxes: Vec<ToyBox>, more: Vec<ToyBox>| {
+    type Case = (&'static str, Limits, Vec<FixtureBox>, [String; 2]);
+    let with = |mut boxes: Vec<FixtureBox>, more: Vec<FixtureBox>| {
         boxes.extend(more);
         boxes
     };
@@ -883,7 +889,7 @@ fn a_rate_window_counts_domains_newly_under_repair_and_says_when_room_comes_back
         ),
     ];
     for (case, limits, boxes, want) in cases {
-        let r = ToyRoom {
+        let r = FixtureRoom {
             ..room(&["replace"], &[], boxes)
         };
         let p = plan_with(&r, &limits);
@@ -939,7 +945,7 @@ fn a_rate_window_counts_domains_newly_under_repair_and_says_when_room_comes_back
     );
 }
 
-fn two_broken(shelf2: &str) -> ToyRoom {
+fn two_broken(shelf2: &str) -> FixtureRoom {
     room(
         &["replace"],
         &[],
@@ -961,7 +967,7 @@ fn the_limits_hold_repairs_back_by_failure_domain_and_fleet() {
         "b1: needs-repair start restart",
         "b2: needs-repair start nudge",
     ];
-    let cases: Vec<(&str, ToyRoom, Limits, [&str; 2])> = vec![
+    let cases: Vec<(&str, FixtureRoom, Limits, [&str; 2])> = vec![
         (
             "one domain: all its repairs start together",
             two_broken("s1"),
@@ -1036,7 +1042,7 @@ fn the_limits_hold_repairs_back_by_failure_domain_and_fleet() {
 fn a_pass_writes_at_most_max_writes_per_pass_but_for_the_first_repair_under_way() {
     // b1's step succeeded: recording it is the bookkeeping of a repair under way.
     let pending = format!("pending:restart:{ID}:{}:5", NOW - 600);
-    let under_way = ToyRoom {
+    let under_way = FixtureRoom {
         ops: vec![op(5, "b1", ID, OpState::Succeeded)],
         ..room(
             &["replace"],
@@ -1059,7 +1065,7 @@ fn a_pass_writes_at_most_max_writes_per_pass_but_for_the_first_repair_under_way(
     );
     let b1_records = "b1: pending update".to_owned();
     // (room, max_writes_per_pass, outcomes, writes): a start makes 4 writes, the bookkeeping 2.
-    let cases: Vec<(&ToyRoom, usize, [&str; 2], usize)> = vec![
+    let cases: Vec<(&FixtureRoom, usize, [&str; 2], usize)> = vec![
         (&starts, 0, [b1_waits.as_str(), b2_waits.as_str()], 0),
         (&starts, 1, [b1_waits.as_str(), b2_waits.as_str()], 0),
         (&starts, 2, [b1_waits.as_str(), b2_waits.as_str()], 0),
@@ -1117,7 +1123,7 @@ fn more_domains_down_than_allowed_is_a_mass_failure_that_starts_nothing() {
 #[test]
 fn a_limit_given_as_a_share_counts_the_domains_of_its_scope_and_rounds_down() {
     use crate::limits::Share;
-    let boxes = |shelves: &[&str]| -> Vec<ToyBox> {
+    let boxes = |shelves: &[&str]| -> Vec<FixtureBox> {
         shelves
             .iter()
             .enumerate()
@@ -1243,7 +1249,7 @@ fn a_limit_given_as_a_share_counts_the_domains_of_its_scope_and_rounds_down() {
 fn a_new_repair_writes_its_pending_mark_first_and_its_ids_follow_the_seed() {
     let r = one(&["restart"], &[], Some(Restart), vec![]);
     let start = |seed| {
-        let p = plan::<Toy>(&r, &(), NOW, &Limits::default(), seed);
+        let p = plan::<Fixture>(&r, &(), NOW, &Limits::default(), seed);
         match p.actions().next() {
             Some(Action::Repair(s)) => s.clone(),
             other => panic!("a repair start, not {other:?}"),
@@ -1278,7 +1284,7 @@ fn an_unreadable_mark_holds_what_it_would_govern() {
         &'a str,
         Vec<String>,
         Vec<String>,
-        Vec<ToyOp>,
+        Vec<FixtureOp>,
         Vec<String>,
         &'a str,
     );
@@ -1399,7 +1405,7 @@ fn an_unreadable_pending_mark_takes_a_slot_only_while_an_operation_runs() {
             "b2: needs-repair wait (no free slot (max_domains_under_repair))",
         ),
     ] {
-        let r = ToyRoom {
+        let r = FixtureRoom {
             ops: if running {
                 vec![op(1, "b1", ID, OpState::Running)]
             } else {
@@ -1433,7 +1439,7 @@ fn an_unreadable_pending_mark_takes_a_slot_only_while_an_operation_runs() {
 #[test]
 fn a_recorded_operation_the_backend_does_not_know_has_vanished() {
     let pending = format!("pending:restart:{ID}:{}:5", NOW - 600);
-    let unknown = ToyOp {
+    let unknown = FixtureOp {
         repair: String::new(),
         ..op(5, "b1", ID, OpState::Unknown)
     };

@@ -19,14 +19,14 @@
 
 mod admin;
 mod explore;
+#[cfg(test)]
+pub(crate) mod fixture;
 mod oracle;
 mod replicas;
 mod run;
 mod schedule;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-pub(crate) mod toy;
 mod world;
 
 use super::backend::{Backend, Dying, Intercepted, Interceptor, Write};

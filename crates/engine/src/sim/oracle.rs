@@ -783,7 +783,8 @@ fn engine_liveness<W: World>(
             ops.iter().any(|o| o.id == *id && o.run == OpRun::Running)
         };
         // A suspend pauses what is left of a repair whose steps the watcher drives itself
-        // (the machines family's entries): that is the person's hold, not a stuck repair.
+        // (a family's repair entry, which the watcher's passes advance): that is the person's
+        // hold, not a stuck repair.
         if t.state == State::Pending
             && policy != Some(None)
             && t.pending
@@ -799,7 +800,7 @@ fn engine_liveness<W: World>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::toy::ToyWorld;
+    use crate::sim::fixture::FixtureWorld;
 
     /// One object's marks before and after a pass, and what it changed of them.
     struct Case {
@@ -847,14 +848,14 @@ mod tests {
             },
         ];
         for case in cases {
-            let mut room = <ToyWorld as World>::generate(8, 1);
+            let mut room = <FixtureWorld as World>::generate(8, 1);
             for b in &mut room.boxes {
                 b.marks.clear();
             }
             let mut changed = room.clone();
             room.boxes[0].marks = case.before.iter().map(|m| m.to_string()).collect();
             changed.boxes[0].marks = case.after.iter().map(|m| m.to_string()).collect();
-            let diff = changed_marks::<ToyWorld>(&room, &changed);
+            let diff = changed_marks::<FixtureWorld>(&room, &changed);
             let key = format!("box/{}#0", room.boxes[0].name);
             for (k, c) in &diff {
                 let (gone, came) = if *k == key {
@@ -880,17 +881,17 @@ mod tests {
             );
         }
         // A target that is gone took all its marks; one that came brought all its own.
-        let room = <ToyWorld as World>::generate(8, 1);
+        let room = <FixtureWorld as World>::generate(8, 1);
         let mut fewer = room.clone();
         let went = fewer.boxes.pop().expect("a generated room has boxes");
         let key = format!("box/{}#{}", went.name, room.boxes.len() - 1);
-        let diff = changed_marks::<ToyWorld>(&room, &fewer);
+        let diff = changed_marks::<FixtureWorld>(&room, &fewer);
         assert_eq!(
             diff.get(&key).map(|c| c.gone.len()),
             Some(went.marks.len()),
             "{key}"
         );
-        let diff = changed_marks::<ToyWorld>(&fewer, &room);
+        let diff = changed_marks::<FixtureWorld>(&fewer, &room);
         assert_eq!(diff.get(&key).map(|c| c.came.len()), Some(went.marks.len()));
     }
 }

@@ -1,12 +1,13 @@
-//! The simulator and its oracle on the toy family: the real planner keeps every rule over many
-//! seeds and fleets, and planners broken in the ways the rules forbid are caught.
+//! The simulator and its oracle on the engine's test family ([`crate::fixture`]): the real
+//! planner keeps every rule over many seeds and fleets, and planners broken in the ways the
+//! rules forbid are caught.
 
-use super::toy::{ToyFault, ToyWorld};
+use super::fixture::{FixtureFault, FixtureWorld};
 use super::*;
 use crate::family::Health;
+use crate::fixture::{Fixture, FixtureLevel, FixtureMarks, FixtureRoom};
 use crate::marks::{Codec, Governs};
 use crate::plan::{Action, plan};
-use crate::toy::{Toy, ToyLevel, ToyMarks, ToyRoom};
 use std::time::Duration;
 
 fn cfg() -> SimConfig {
@@ -25,17 +26,17 @@ fn cfg() -> SimConfig {
     }
 }
 
-fn real(room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
-    plan::<Toy>(room, &(), now, &cfg().limits, seed)
+fn real(room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
+    plan::<Fixture>(room, &(), now, &cfg().limits, seed)
 }
 
-fn explore_toy(
-    fleet: &ToyRoom,
+fn explore_fixture(
+    fleet: &FixtureRoom,
     seed: u64,
     scenarios: usize,
-    planner: Planner<'_, ToyWorld>,
+    planner: Planner<'_, FixtureWorld>,
 ) -> Summary {
-    explore::<ToyWorld>(
+    explore::<FixtureWorld>(
         fleet,
         40,
         seed,
@@ -50,8 +51,8 @@ fn explore_toy(
 fn the_real_planner_keeps_every_rule_over_many_seeds_and_fleets() {
     let mut total = Stats::default();
     for fleet_seed in 1..=4 {
-        let fleet = ToyWorld::generate(40, fleet_seed);
-        let summary = explore_toy(&fleet, fleet_seed * 1000, 40, &real);
+        let fleet = FixtureWorld::generate(40, fleet_seed);
+        let summary = explore_fixture(&fleet, fleet_seed * 1000, 40, &real);
         if let Some(f) = summary.findings.first() {
             panic!("fleet {fleet_seed}: {f}");
         }
@@ -69,9 +70,9 @@ fn the_real_planner_keeps_every_rule_over_many_seeds_and_fleets() {
     );
 }
 
-fn strip(room: &mut ToyRoom, drop: impl Fn(&Mark<'_, ToyLevel>) -> bool) {
+fn strip(room: &mut FixtureRoom, drop: impl Fn(&Mark<'_, FixtureLevel>) -> bool) {
     let keep =
-        |marks: &mut Vec<String>| marks.retain(|m| !ToyMarks::parse(m).is_ok_and(|p| drop(&p)));
+        |marks: &mut Vec<String>| marks.retain(|m| !FixtureMarks::parse(m).is_ok_and(|p| drop(&p)));
     keep(&mut room.marks);
     room.shelves.iter_mut().for_each(|s| keep(&mut s.marks));
     room.boxes.iter_mut().for_each(|b| keep(&mut b.marks));
@@ -79,62 +80,62 @@ fn strip(room: &mut ToyRoom, drop: impl Fn(&Mark<'_, ToyLevel>) -> bool) {
 
 /// A planner broken on purpose: the limits it is told to plan with, the fleet, the clock and
 /// the seed.
-type BrokenPlanner = fn(&Limits, &ToyRoom, i64, u64) -> Plan<Toy>;
+type BrokenPlanner = fn(&Limits, &FixtureRoom, i64, u64) -> Plan<Fixture>;
 
 /// Plans as if no suspend mark existed.
-fn ignores_suspend(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn ignores_suspend(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
     let mut blind = room.clone();
     strip(&mut blind, |m| matches!(m, Mark::Suspend { .. }));
-    plan::<Toy>(&blind, &(), now, limits, seed)
+    plan::<Fixture>(&blind, &(), now, limits, seed)
 }
 
 /// Reads every policy as allowing the most destructive level.
-fn exceeds_policy(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn exceeds_policy(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
     let mut blind = room.clone();
     let widen = |marks: &mut Vec<String>| {
         for m in marks.iter_mut() {
-            if matches!(ToyMarks::parse(m), Ok(Mark::Policy(_))) {
-                *m = ToyMarks::render_policy(ToyLevel::Replace);
+            if matches!(FixtureMarks::parse(m), Ok(Mark::Policy(_))) {
+                *m = FixtureMarks::render_policy(FixtureLevel::Replace);
             }
         }
     };
     widen(&mut blind.marks);
     blind.shelves.iter_mut().for_each(|s| widen(&mut s.marks));
     blind.boxes.iter_mut().for_each(|b| widen(&mut b.marks));
-    plan::<Toy>(&blind, &(), now, limits, seed)
+    plan::<Fixture>(&blind, &(), now, limits, seed)
 }
 
 /// Does not see the steps under way, so it starts them again.
-fn forgets_steps(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn forgets_steps(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
     let mut blind = room.clone();
     blind.ops.clear();
-    plan::<Toy>(&blind, &(), now, limits, seed)
+    plan::<Fixture>(&blind, &(), now, limits, seed)
 }
 
 /// Sees no down shelf: starts repairs through a mass failure.
-fn ignores_mass_failure(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn ignores_mass_failure(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
     let blind = Limits {
         max_down_nodes: usize::MAX,
         max_down_nodes_per_group: usize::MAX,
         ..limits.clone()
     };
-    plan::<Toy>(room, &(), now, &blind, seed)
+    plan::<Fixture>(room, &(), now, &blind, seed)
 }
 
 /// Tidies up what is not its own to remove.
 fn removes(
     limits: &Limits,
-    room: &ToyRoom,
+    room: &FixtureRoom,
     now: i64,
     seed: u64,
-    what: fn(&Mark<'_, ToyLevel>) -> bool,
-) -> Plan<Toy> {
-    let mut p = plan::<Toy>(room, &(), now, limits, seed);
+    what: fn(&Mark<'_, FixtureLevel>) -> bool,
+) -> Plan<Fixture> {
+    let mut p = plan::<Fixture>(room, &(), now, limits, seed);
     for (t, b) in p.targets.iter_mut().zip(&room.boxes) {
         let marks: Vec<String> = b
             .marks
             .iter()
-            .filter(|m| ToyMarks::parse(m).is_ok_and(|p| what(&p)))
+            .filter(|m| FixtureMarks::parse(m).is_ok_and(|p| what(&p)))
             .cloned()
             .collect();
         if !marks.is_empty() {
@@ -148,11 +149,11 @@ fn removes(
     p
 }
 
-fn removes_foreign(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn removes_foreign(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
     removes(limits, room, now, seed, |m| matches!(m, Mark::Foreign))
 }
 
-fn removes_failures(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn removes_failures(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
     removes(
         limits,
         room,
@@ -163,8 +164,8 @@ fn removes_failures(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Pla
 }
 
 /// Keeps its books but never starts a repair.
-fn never_repairs(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
-    let mut p = plan::<Toy>(room, &(), now, limits, seed);
+fn never_repairs(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
+    let mut p = plan::<Fixture>(room, &(), now, limits, seed);
     for t in &mut p.targets {
         t.actions.retain(|a| !matches!(a, Action::Repair(_)));
     }
@@ -172,31 +173,36 @@ fn never_repairs(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<T
 }
 
 /// Starts repairs in every failure domain at once.
-fn ignores_domain_slots(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn ignores_domain_slots(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
     let blind = Limits {
         max_domains_under_repair: usize::MAX,
         ..limits.clone()
     };
-    plan::<Toy>(room, &(), now, &blind, seed)
+    plan::<Fixture>(room, &(), now, &blind, seed)
 }
 
 /// Retries at once and without end, whatever the limits say.
-fn retries_without_bound(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn retries_without_bound(
+    limits: &Limits,
+    room: &FixtureRoom,
+    now: i64,
+    seed: u64,
+) -> Plan<Fixture> {
     let blind = Limits {
         retries: u32::MAX,
         retry_backoff: Duration::ZERO,
         ..limits.clone()
     };
-    plan::<Toy>(room, &(), now, &blind, seed)
+    plan::<Fixture>(room, &(), now, &blind, seed)
 }
 
 /// Ignores the rate window.
-fn ignores_rate(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn ignores_rate(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
     let blind = Limits {
         max_repair_rate: None,
         ..limits.clone()
     };
-    plan::<Toy>(room, &(), now, &blind, seed)
+    plan::<Fixture>(room, &(), now, &blind, seed)
 }
 
 /// Rule 13's rate window: over many seeds the real planner never takes more failure domains
@@ -212,15 +218,15 @@ fn with_a_rate_window_the_real_planner_keeps_it() {
         },
         ..cfg()
     };
-    let fleet = ToyWorld::generate(40, 7);
-    let real = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &rated.limits, seed);
-    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &rated, &Faults::default(), &real);
+    let fleet = FixtureWorld::generate(40, 7);
+    let real = |room: &FixtureRoom, now, seed| plan::<Fixture>(room, &(), now, &rated.limits, seed);
+    let summary = explore::<FixtureWorld>(&fleet, 40, 1, 50, &rated, &Faults::default(), &real);
     if let Some(f) = summary.findings.first() {
         panic!("{f}");
     }
     assert!(summary.stats.jobs_submitted > 50, "{:?}", summary.stats);
-    let broken = |room: &ToyRoom, now, seed| ignores_rate(&rated.limits, room, now, seed);
-    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &rated, &Faults::default(), &broken);
+    let broken = |room: &FixtureRoom, now, seed| ignores_rate(&rated.limits, room, now, seed);
+    let summary = explore::<FixtureWorld>(&fleet, 40, 1, 50, &rated, &Faults::default(), &broken);
     let f = summary
         .findings
         .first()
@@ -244,16 +250,18 @@ fn with_retries_the_real_planner_retries_within_its_bounds() {
         },
         ..cfg()
     };
-    let fleet = ToyWorld::generate(40, 7);
-    let real = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &retrying.limits, seed);
-    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &retrying, &Faults::default(), &real);
+    let fleet = FixtureWorld::generate(40, 7);
+    let real =
+        |room: &FixtureRoom, now, seed| plan::<Fixture>(room, &(), now, &retrying.limits, seed);
+    let summary = explore::<FixtureWorld>(&fleet, 40, 1, 50, &retrying, &Faults::default(), &real);
     if let Some(f) = summary.findings.first() {
         panic!("{f}");
     }
     assert!(summary.stats.repairs_failed > 5, "{:?}", summary.stats);
     let broken =
-        |room: &ToyRoom, now, seed| retries_without_bound(&retrying.limits, room, now, seed);
-    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &retrying, &Faults::default(), &broken);
+        |room: &FixtureRoom, now, seed| retries_without_bound(&retrying.limits, room, now, seed);
+    let summary =
+        explore::<FixtureWorld>(&fleet, 40, 1, 50, &retrying, &Faults::default(), &broken);
     let f = summary
         .findings
         .first()
@@ -281,9 +289,10 @@ fn after_a_storm_the_real_planner_waits_out_the_cooldown_and_a_blind_one_is_caug
         },
         ..cfg()
     };
-    let fleet = ToyWorld::generate(40, 7);
-    let real = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &cooling.limits, seed);
-    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &cooling, &Faults::default(), &real);
+    let fleet = FixtureWorld::generate(40, 7);
+    let real =
+        |room: &FixtureRoom, now, seed| plan::<Fixture>(room, &(), now, &cooling.limits, seed);
+    let summary = explore::<FixtureWorld>(&fleet, 40, 1, 50, &cooling, &Faults::default(), &real);
     if let Some(f) = summary.findings.first() {
         panic!("{f}");
     }
@@ -292,8 +301,9 @@ fn after_a_storm_the_real_planner_waits_out_the_cooldown_and_a_blind_one_is_caug
         storm_cooldown: None,
         ..cooling.limits.clone()
     };
-    let blind = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &blind_limits, seed);
-    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &cooling, &Faults::default(), &blind);
+    let blind =
+        |room: &FixtureRoom, now, seed| plan::<Fixture>(room, &(), now, &blind_limits, seed);
+    let summary = explore::<FixtureWorld>(&fleet, 40, 1, 50, &cooling, &Faults::default(), &blind);
     let f = summary
         .findings
         .first()
@@ -322,28 +332,30 @@ fn on_a_slow_burn_the_real_planner_keeps_the_limits_over_time_and_a_blind_one_is
         },
         ..cfg()
     };
-    let fleet = ToyWorld::generate(40, 7);
-    let real = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &burning.limits, seed);
+    let fleet = FixtureWorld::generate(40, 7);
+    let real =
+        |room: &FixtureRoom, now, seed| plan::<Fixture>(room, &(), now, &burning.limits, seed);
     let blind_limits = Limits {
         max_repair_rate: None,
         ..burning.limits.clone()
     };
-    let blind = |room: &ToyRoom, now, seed| plan::<Toy>(room, &(), now, &blind_limits, seed);
+    let blind =
+        |room: &FixtureRoom, now, seed| plan::<Fixture>(room, &(), now, &blind_limits, seed);
     let mut total = Stats::default();
     let mut caught = 0;
     for seed in 0..20 {
-        let burn = slow_burn::<ToyWorld>(&fleet, 60, 3, seed, &Faults::default());
+        let burn = slow_burn::<FixtureWorld>(&fleet, 60, 3, seed, &Faults::default());
         let downs = burn
             .passes
             .iter()
             .flatten()
-            .filter(|e| matches!(e, Event::Fault(ToyFault::ShelfDown(_))))
+            .filter(|e| matches!(e, Event::Fault(FixtureFault::ShelfDown(_))))
             .count();
         assert!(downs >= 10, "seed {seed}: only {downs} shelves failed");
-        let out = run::<ToyWorld>(&fleet, &burn, &burning, &real);
+        let out = run::<FixtureWorld>(&fleet, &burn, &burning, &real);
         assert_eq!(out.violation, None, "seed {seed}: {:?}", out.log);
         total.add(&out.stats);
-        let blind_out = run::<ToyWorld>(&fleet, &burn, &burning, &blind);
+        let blind_out = run::<FixtureWorld>(&fleet, &burn, &burning, &blind);
         if let Some(v) = blind_out.violation {
             assert_eq!(
                 v.rule, "more failure domains newly under repair than max_repair_rate",
@@ -365,7 +377,7 @@ fn on_a_slow_burn_the_real_planner_keeps_the_limits_over_time_and_a_blind_one_is
 
 #[test]
 fn broken_planners_are_caught_with_a_minimal_history_that_reproduces_it() {
-    let fleet = ToyWorld::generate(40, 7);
+    let fleet = FixtureWorld::generate(40, 7);
     // Room for every domain at once, so that the other broken planners act as much as they
     // can and are caught by their own rule.
     let roomy = SimConfig {
@@ -406,8 +418,8 @@ fn broken_planners_are_caught_with_a_minimal_history_that_reproduces_it() {
         ),
     ];
     for (broken, cfg, rules) in cases {
-        let planner = |room: &ToyRoom, now, seed| broken(&cfg.limits, room, now, seed);
-        let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, cfg, &Faults::default(), &planner);
+        let planner = |room: &FixtureRoom, now, seed| broken(&cfg.limits, room, now, seed);
+        let summary = explore::<FixtureWorld>(&fleet, 40, 1, 50, cfg, &Faults::default(), &planner);
         let f = summary
             .findings
             .first()
@@ -415,9 +427,9 @@ fn broken_planners_are_caught_with_a_minimal_history_that_reproduces_it() {
         assert!(rules.contains(&f.violation.rule.as_str()), "{rules:?}: {f}");
         assert!(f.to_string().contains(&format!("seed {}", f.seed)), "{f}");
         // The minimal schedule reproduces the same rule on its own, and is short.
-        let full = schedule::<ToyWorld>(&fleet, 40, f.seed, &Faults::default());
-        let small = minimize::<ToyWorld>(&fleet, &full, cfg, &planner, &f.violation.rule);
-        let again = run::<ToyWorld>(&fleet, &small, cfg, &planner).violation;
+        let full = schedule::<FixtureWorld>(&fleet, 40, f.seed, &Faults::default());
+        let small = minimize::<FixtureWorld>(&fleet, &full, cfg, &planner, &f.violation.rule);
+        let again = run::<FixtureWorld>(&fleet, &small, cfg, &planner).violation;
         assert_eq!(again.as_ref(), Some(&f.violation), "{f}");
         let events: usize = small.passes.iter().map(Vec::len).sum();
         assert_eq!(events, f.history.len(), "{f}");
@@ -427,12 +439,12 @@ fn broken_planners_are_caught_with_a_minimal_history_that_reproduces_it() {
 
 #[test]
 fn a_mass_failure_halts_the_watcher_and_it_says_so() {
-    let fleet = ToyWorld::generate(40, 3);
-    let sched: ScheduleOf<ToyWorld> = Schedule {
+    let fleet = FixtureWorld::generate(40, 3);
+    let sched: ScheduleOf<FixtureWorld> = Schedule {
         passes: vec![
             ["s0", "s1", "s2", "s3"]
                 .iter()
-                .map(|s| Event::Fault(ToyFault::ShelfDown((*s).into())))
+                .map(|s| Event::Fault(FixtureFault::ShelfDown((*s).into())))
                 .collect(),
         ],
     };
@@ -440,7 +452,7 @@ fn a_mass_failure_halts_the_watcher_and_it_says_so() {
         quiet_passes: 3,
         ..cfg()
     };
-    let out = run::<ToyWorld>(&fleet, &sched, &cfg, &real);
+    let out = run::<FixtureWorld>(&fleet, &sched, &cfg, &real);
     assert!(out.violation.is_none(), "{:?}", out.violation);
     assert_eq!(out.stats.jobs_submitted, 0);
     assert_eq!(out.stats.halted_passes, 4);
@@ -448,26 +460,30 @@ fn a_mass_failure_halts_the_watcher_and_it_says_so() {
 
 #[test]
 fn admin_edits_follow_the_ladder_and_refuse_what_the_verbs_refuse() {
-    let mut room = ToyWorld::generate(8, 1);
+    let mut room = FixtureWorld::generate(8, 1);
     room.shelves[0].marks = vec!["restart".into(), "replace".into(), "x-keep".into()];
     let failure = "result:nudge:0f8fad5b-d9cb-469f-a165-70867728950e:5:failure:7";
     room.boxes[0].marks = vec![failure.into()];
     let shelf = ObjectRef::new("shelf", "s0");
     let b = ObjectRef::new("box", "b000");
     let now = 1000;
-    let mut world = ToyWorld::new(&room, &(), START);
-    let marks = |w: &ToyWorld, o: &ObjectRef| -> Vec<String> {
+    let mut world = FixtureWorld::new(&room, &(), START);
+    let marks = |w: &FixtureWorld, o: &ObjectRef| -> Vec<String> {
         match o.kind.as_ref() {
             "shelf" => w.fleet().shelves[0].marks.clone(),
             _ => w.fleet().boxes[0].marks.clone(),
         }
     };
-    let edit = |w: &mut ToyWorld, o: &ObjectRef, e: AdminEdit<ToyLevel>| {
+    let edit = |w: &mut FixtureWorld, o: &ObjectRef, e: AdminEdit<FixtureLevel>| {
         admin::apply(w, o, &e, now);
         marks(w, o)
     };
     assert_eq!(
-        edit(&mut world, &shelf, AdminEdit::Allow(Some(ToyLevel::Nudge))),
+        edit(
+            &mut world,
+            &shelf,
+            AdminEdit::Allow(Some(FixtureLevel::Nudge))
+        ),
         ["x-keep", "nudge"]
     );
     assert_eq!(
@@ -492,47 +508,47 @@ fn admin_edits_follow_the_ladder_and_refuse_what_the_verbs_refuse() {
     // Requests and clears are for targets only.
     assert_eq!(edit(&mut world, &shelf, AdminEdit::Clear), ["x-keep"]);
     assert_eq!(
-        edit(&mut world, &shelf, AdminEdit::Request(ToyLevel::Nudge)),
+        edit(&mut world, &shelf, AdminEdit::Request(FixtureLevel::Nudge)),
         ["x-keep"]
     );
     assert_eq!(edit(&mut world, &b, AdminEdit::Clear), Vec::<String>::new());
-    let requested = edit(&mut world, &b, AdminEdit::Request(ToyLevel::Restart));
+    let requested = edit(&mut world, &b, AdminEdit::Request(FixtureLevel::Restart));
     assert!(
         matches!(
-            ToyMarks::parse(&requested[0]),
-            Ok(Mark::Pending(p)) if p.repair == ToyLevel::Restart && p.since == now && p.ops.is_empty()
+            FixtureMarks::parse(&requested[0]),
+            Ok(Mark::Pending(p)) if p.repair == FixtureLevel::Restart && p.since == now && p.ops.is_empty()
         ),
         "{requested:?}"
     );
     // A second request waits for the first.
     assert_eq!(
-        edit(&mut world, &b, AdminEdit::Request(ToyLevel::Nudge)),
+        edit(&mut world, &b, AdminEdit::Request(FixtureLevel::Nudge)),
         requested
     );
 }
 
 #[test]
-fn the_toy_world_repairs_what_it_is_asked_to() {
+fn the_fixture_world_repairs_what_it_is_asked_to() {
     // A shelf goes down under a room that allows replacing: its boxes are moved and mended.
-    let mut room = ToyWorld::generate(16, 2);
+    let mut room = FixtureWorld::generate(16, 2);
     room.marks = vec!["replace".into()];
     room.shelves.iter_mut().for_each(|s| s.marks.clear());
     room.boxes.iter_mut().for_each(|b| {
         b.marks.clear();
         b.needs = None;
     });
-    let sched: ScheduleOf<ToyWorld> = Schedule {
-        passes: vec![vec![Event::Fault(ToyFault::ShelfDown("s0".into()))]],
+    let sched: ScheduleOf<FixtureWorld> = Schedule {
+        passes: vec![vec![Event::Fault(FixtureFault::ShelfDown("s0".into()))]],
     };
     let cfg = SimConfig {
         quiet_passes: 10,
         ..cfg()
     };
-    let out = run::<ToyWorld>(&room, &sched, &cfg, &real);
+    let out = run::<FixtureWorld>(&room, &sched, &cfg, &real);
     assert!(out.violation.is_none(), "{:?}", out.violation);
     assert_eq!(out.stats.repairs_succeeded, 8, "{:?}", out.log);
-    let mut world = ToyWorld::new(&room, &(), START);
-    world.apply(&ToyFault::ShelfDown("s0".into()), START);
+    let mut world = FixtureWorld::new(&room, &(), START);
+    world.apply(&FixtureFault::ShelfDown("s0".into()), START);
     let broken = world
         .fleet()
         .boxes
@@ -543,19 +559,19 @@ fn the_toy_world_repairs_what_it_is_asked_to() {
 }
 
 /// Plans as if no unreadable mark of ours existed (as a reader that drops a parse error would).
-fn ignores_unreadable(limits: &Limits, room: &ToyRoom, now: i64, seed: u64) -> Plan<Toy> {
+fn ignores_unreadable(limits: &Limits, room: &FixtureRoom, now: i64, seed: u64) -> Plan<Fixture> {
     let mut blind = room.clone();
-    let keep = |marks: &mut Vec<String>| marks.retain(|m| ToyMarks::parse(m).is_ok());
+    let keep = |marks: &mut Vec<String>| marks.retain(|m| FixtureMarks::parse(m).is_ok());
     keep(&mut blind.marks);
     blind.shelves.iter_mut().for_each(|s| keep(&mut s.marks));
     blind.boxes.iter_mut().for_each(|b| keep(&mut b.marks));
-    plan::<Toy>(&blind, &(), now, limits, seed)
+    plan::<Fixture>(&blind, &(), now, limits, seed)
 }
 
 #[test]
 fn the_world_draws_unreadable_marks_and_a_planner_blind_to_them_is_caught() {
-    let room = ToyWorld::generate(8, 1);
-    let mut world = ToyWorld::new(&room, &(), START);
+    let room = FixtureWorld::generate(8, 1);
+    let mut world = FixtureWorld::new(&room, &(), START);
     let target = ObjectRef::new("box", "b000");
     let scope = ObjectRef::new("shelf", "s0");
     for kind in [Damage::Suspend, Damage::Pending, Damage::Policy] {
@@ -565,7 +581,7 @@ fn the_world_draws_unreadable_marks_and_a_planner_blind_to_them_is_caught() {
     let unreadable = |marks: &[String]| -> Vec<Governs> {
         marks
             .iter()
-            .filter_map(|m| ToyMarks::parse(m).err().map(|e| e.governs))
+            .filter_map(|m| FixtureMarks::parse(m).err().map(|e| e.governs))
             .collect()
     };
     assert_eq!(
@@ -586,14 +602,14 @@ fn the_world_draws_unreadable_marks_and_a_planner_blind_to_them_is_caught() {
         world.fleet().shelves[0].marks
     );
     // The default faults draw them, and the oracle holds the planner to rule 11.
-    let fleet = ToyWorld::generate(40, 7);
+    let fleet = FixtureWorld::generate(40, 7);
     let faults = Faults {
         damage: 0.5,
         ..Faults::default()
     };
     let c = cfg();
-    let blind = |room: &ToyRoom, now, seed| ignores_unreadable(&c.limits, room, now, seed);
-    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &c, &faults, &blind);
+    let blind = |room: &FixtureRoom, now, seed| ignores_unreadable(&c.limits, room, now, seed);
+    let summary = explore::<FixtureWorld>(&fleet, 40, 1, 50, &c, &faults, &blind);
     let f = summary
         .findings
         .first()
@@ -602,7 +618,7 @@ fn the_world_draws_unreadable_marks_and_a_planner_blind_to_them_is_caught() {
         f.violation.rule, "repair on a target held by an unreadable mark",
         "{f}"
     );
-    let summary = explore::<ToyWorld>(&fleet, 40, 1, 50, &c, &faults, &|room, now, seed| {
+    let summary = explore::<FixtureWorld>(&fleet, 40, 1, 50, &c, &faults, &|room, now, seed| {
         real(room, now, seed)
     });
     assert!(

@@ -1,14 +1,14 @@
-//! The toy family ([`crate::toy`]) as a world: shelves go down (their boxes then need
+//! The engine's test family ([`crate::fixture`]) as a world: shelves go down (their boxes then need
 //! replacing onto a shelf that is up), boxes break, steps fail, lack room or vanish. The
 //! smallest world, and the proof that the simulator and its oracle are the engine's.
 
 use super::{DownFact, OpFact, OpRun, Rng, World};
 use crate::backend::{Backend, BackendError};
 use crate::family::{Health, Need, OpState};
+use crate::fixture::{Fixture, FixtureBox, FixtureLevel, FixtureOp, FixtureRoom, FixtureShelf};
 use crate::marks::Level;
 use crate::object::ObjectRef;
 use crate::plan::repair_of_reason;
-use crate::toy::{Toy, ToyBox, ToyLevel, ToyOp, ToyRoom, ToyShelf};
 use rand::{Rng as _, SeedableRng};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -16,7 +16,7 @@ use std::fmt;
 
 /// How a step ends, when not in success.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum ToyOutcome {
+pub enum FixtureOutcome {
     Fail,
     /// No shelf has room: the repair retries later.
     NoRoom,
@@ -25,28 +25,28 @@ pub enum ToyOutcome {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub enum ToyFault {
+pub enum FixtureFault {
     /// Every box on it then needs replacing.
     ShelfDown(String),
     ShelfUp(String),
-    Breaks(String, ToyLevel),
+    Breaks(String, FixtureLevel),
     /// The box's next step ends this way.
-    Outcome(String, ToyOutcome),
+    Outcome(String, FixtureOutcome),
 }
 
-impl fmt::Display for ToyFault {
+impl fmt::Display for FixtureFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ToyFault::ShelfDown(s) => write!(f, "shelf {s} goes down"),
-            ToyFault::ShelfUp(s) => write!(f, "shelf {s} is back"),
-            ToyFault::Breaks(b, l) => write!(f, "box {b} breaks: it needs {l}"),
-            ToyFault::Outcome(b, o) => write!(f, "the next step on box {b} ends {o:?}"),
+            FixtureFault::ShelfDown(s) => write!(f, "shelf {s} goes down"),
+            FixtureFault::ShelfUp(s) => write!(f, "shelf {s} is back"),
+            FixtureFault::Breaks(b, l) => write!(f, "box {b} breaks: it needs {l}"),
+            FixtureFault::Outcome(b, o) => write!(f, "the next step on box {b} ends {o:?}"),
         }
     }
 }
 
 #[derive(Clone, Debug)]
-pub struct ToyRates {
+pub struct FixtureRates {
     pub shelf_down: f64,
     pub shelf_up: f64,
     pub breaks: f64,
@@ -54,9 +54,9 @@ pub struct ToyRates {
     pub no_room: f64,
 }
 
-impl Default for ToyRates {
+impl Default for FixtureRates {
     fn default() -> Self {
-        ToyRates {
+        FixtureRates {
             shelf_down: 0.1,
             shelf_up: 0.2,
             breaks: 0.3,
@@ -66,21 +66,21 @@ impl Default for ToyRates {
     }
 }
 
-pub struct ToyChaos {
-    rates: ToyRates,
+pub struct FixtureChaos {
+    rates: FixtureRates,
     shelves: Vec<String>,
     boxes: Vec<String>,
 }
 
 /// The room, with what is scripted for the boxes' next steps and how long each step runs.
-pub struct ToyWorld {
-    room: ToyRoom,
-    script: BTreeMap<String, Vec<ToyOutcome>>,
+pub struct FixtureWorld {
+    room: FixtureRoom,
+    script: BTreeMap<String, Vec<FixtureOutcome>>,
     /// Passes each running step still takes, and the step it must follow.
     running: BTreeMap<u32, (u32, Option<u32>)>,
 }
 
-impl ToyWorld {
+impl FixtureWorld {
     fn marks_mut(&mut self, object: &ObjectRef) -> Result<&mut Vec<String>, BackendError> {
         let room = &mut self.room;
         let marks = match object.kind.as_ref() {
@@ -112,12 +112,12 @@ impl ToyWorld {
             .get_mut(&target)
             .and_then(|s| (!s.is_empty()).then(|| s.remove(0)));
         let state = match outcome {
-            Some(ToyOutcome::Vanish) => {
+            Some(FixtureOutcome::Vanish) => {
                 self.room.ops.remove(pos);
                 return;
             }
-            Some(ToyOutcome::Fail) => OpState::Failed,
-            Some(ToyOutcome::NoRoom) => OpState::LacksResources,
+            Some(FixtureOutcome::Fail) => OpState::Failed,
+            Some(FixtureOutcome::NoRoom) => OpState::LacksResources,
             None => self.take_effect(&target, self.room.ops[pos].step),
         };
         let op = &mut self.room.ops[pos];
@@ -127,12 +127,12 @@ impl ToyWorld {
 
     /// A replacement moves the box to the first shelf that is up; every step mends what it is
     /// strong enough for.
-    fn take_effect(&mut self, target: &str, step: ToyLevel) -> OpState {
+    fn take_effect(&mut self, target: &str, step: FixtureLevel) -> OpState {
         let room = &mut self.room;
         let Some(b) = room.boxes.iter_mut().find(|b| b.name == target) else {
             return OpState::Failed;
         };
-        if step == ToyLevel::Replace {
+        if step == FixtureLevel::Replace {
             match room.shelves.iter().find(|s| !s.down && s.name != b.shelf) {
                 Some(s) => b.shelf = s.name.clone(),
                 None => return OpState::LacksResources,
@@ -145,8 +145,8 @@ impl ToyWorld {
     }
 }
 
-impl Backend<Toy> for ToyWorld {
-    fn snapshot(&mut self) -> Result<ToyRoom, BackendError> {
+impl Backend<Fixture> for FixtureWorld {
+    fn snapshot(&mut self) -> Result<FixtureRoom, BackendError> {
         Ok(self.room.clone())
     }
 
@@ -173,7 +173,7 @@ impl Backend<Toy> for ToyWorld {
     fn submit(
         &mut self,
         target: &str,
-        op: &ToyLevel,
+        op: &FixtureLevel,
         reason: &str,
         after: Option<&u32>,
     ) -> Result<u32, BackendError> {
@@ -183,7 +183,7 @@ impl Backend<Toy> for ToyWorld {
             });
         }
         let id = self.room.ops.iter().map(|o| o.id).max().unwrap_or(0) + 1;
-        self.room.ops.push(ToyOp {
+        self.room.ops.push(FixtureOp {
             id,
             target: target.to_owned(),
             repair: repair_of_reason(reason).unwrap_or(reason).to_owned(),
@@ -197,21 +197,21 @@ impl Backend<Toy> for ToyWorld {
     }
 }
 
-fn shelf<'f>(room: &'f ToyRoom, name: &str) -> Option<&'f ToyShelf> {
+fn shelf<'f>(room: &'f FixtureRoom, name: &str) -> Option<&'f FixtureShelf> {
     room.shelves.iter().find(|s| s.name == name)
 }
 
-impl World for ToyWorld {
-    type Family = Toy;
-    type Fleet = ToyRoom;
-    type Backend = ToyWorld;
-    type Fault = ToyFault;
-    type Rates = ToyRates;
-    type Chaos = ToyChaos;
+impl World for FixtureWorld {
+    type Family = Fixture;
+    type Fleet = FixtureRoom;
+    type Backend = FixtureWorld;
+    type Fault = FixtureFault;
+    type Rates = FixtureRates;
+    type Chaos = FixtureChaos;
     type Setup = ();
 
-    fn new(room: &ToyRoom, _: &(), _start: i64) -> Self {
-        ToyWorld {
+    fn new(room: &FixtureRoom, _: &(), _start: i64) -> Self {
+        FixtureWorld {
             room: room.clone(),
             script: BTreeMap::new(),
             running: room
@@ -225,7 +225,7 @@ impl World for ToyWorld {
 
     /// `targets` boxes over one shelf per eight boxes; the room allows restarts, some shelves
     /// and boxes say more, less or suspend, and foreign marks (`x-…`) are everywhere.
-    fn generate(targets: usize, seed: u64) -> ToyRoom {
+    fn generate(targets: usize, seed: u64) -> FixtureRoom {
         let mut rng = Rng::seed_from_u64(seed);
         let shelves = (targets / 8).max(2);
         let policy = |rng: &mut Rng, suspend: f64| -> Vec<String> {
@@ -234,7 +234,7 @@ impl World for ToyWorld {
             if roll < suspend {
                 marks.push("suspend".to_owned());
             } else if roll < 0.35 {
-                let l = ToyLevel::LADDER[rng.random_range(0..ToyLevel::LADDER.len())];
+                let l = FixtureLevel::LADDER[rng.random_range(0..FixtureLevel::LADDER.len())];
                 marks.push(l.to_string());
             }
             if rng.random_bool(0.3) {
@@ -242,13 +242,13 @@ impl World for ToyWorld {
             }
             marks
         };
-        let mut room = ToyRoom {
+        let mut room = FixtureRoom {
             marks: vec!["restart".to_owned(), "x-site:lab".to_owned()],
-            ..ToyRoom::default()
+            ..FixtureRoom::default()
         };
         for k in 0..shelves {
             let marks = policy(&mut rng, 0.1);
-            room.shelves.push(ToyShelf {
+            room.shelves.push(FixtureShelf {
                 name: format!("s{k}"),
                 marks,
                 down: false,
@@ -259,8 +259,8 @@ impl World for ToyWorld {
             let marks = policy(&mut rng, 0.05);
             let needs = rng
                 .random_bool(0.1)
-                .then(|| ToyLevel::LADDER[rng.random_range(0..ToyLevel::LADDER.len())]);
-            room.boxes.push(ToyBox {
+                .then(|| FixtureLevel::LADDER[rng.random_range(0..FixtureLevel::LADDER.len())]);
+            room.boxes.push(FixtureBox {
                 name: format!("b{i:03}"),
                 shelf: format!("s{}", i % shelves),
                 marks,
@@ -270,89 +270,92 @@ impl World for ToyWorld {
         room
     }
 
-    fn fleet(&self) -> &ToyRoom {
+    fn fleet(&self) -> &FixtureRoom {
         &self.room
     }
 
-    fn backend(&mut self) -> &mut ToyWorld {
+    fn backend(&mut self) -> &mut FixtureWorld {
         self
     }
 
-    fn domain_faults(room: &ToyRoom) -> Vec<(ToyFault, ToyFault)> {
+    fn domain_faults(room: &FixtureRoom) -> Vec<(FixtureFault, FixtureFault)> {
         room.shelves
             .iter()
             .map(|s| {
                 (
-                    ToyFault::ShelfDown(s.name.clone()),
-                    ToyFault::ShelfUp(s.name.clone()),
+                    FixtureFault::ShelfDown(s.name.clone()),
+                    FixtureFault::ShelfUp(s.name.clone()),
                 )
             })
             .collect()
     }
 
-    fn chaos(room: &ToyRoom, rates: &ToyRates) -> ToyChaos {
-        ToyChaos {
+    fn chaos(room: &FixtureRoom, rates: &FixtureRates) -> FixtureChaos {
+        FixtureChaos {
             rates: rates.clone(),
             shelves: room.shelves.iter().map(|s| s.name.clone()).collect(),
             boxes: room.boxes.iter().map(|b| b.name.clone()).collect(),
         }
     }
 
-    fn draw(c: &mut ToyChaos, rng: &mut Rng) -> Vec<ToyFault> {
+    fn draw(c: &mut FixtureChaos, rng: &mut Rng) -> Vec<FixtureFault> {
         let pick = |rng: &mut Rng, list: &[String]| list[rng.random_range(0..list.len())].clone();
         let r = &c.rates;
         let mut out = Vec::new();
         if !c.shelves.is_empty() {
             if rng.random_bool(r.shelf_down) {
-                out.push(ToyFault::ShelfDown(pick(rng, &c.shelves)));
+                out.push(FixtureFault::ShelfDown(pick(rng, &c.shelves)));
             }
             if rng.random_bool(r.shelf_up) {
-                out.push(ToyFault::ShelfUp(pick(rng, &c.shelves)));
+                out.push(FixtureFault::ShelfUp(pick(rng, &c.shelves)));
             }
         }
         if !c.boxes.is_empty() {
             if rng.random_bool(r.breaks) {
-                let l = ToyLevel::LADDER[rng.random_range(0..ToyLevel::LADDER.len())];
-                out.push(ToyFault::Breaks(pick(rng, &c.boxes), l));
+                let l = FixtureLevel::LADDER[rng.random_range(0..FixtureLevel::LADDER.len())];
+                out.push(FixtureFault::Breaks(pick(rng, &c.boxes), l));
             }
             if rng.random_bool(r.step_failure) {
                 let o = if rng.random_bool(0.2) {
-                    ToyOutcome::Vanish
+                    FixtureOutcome::Vanish
                 } else {
-                    ToyOutcome::Fail
+                    FixtureOutcome::Fail
                 };
-                out.push(ToyFault::Outcome(pick(rng, &c.boxes), o));
+                out.push(FixtureFault::Outcome(pick(rng, &c.boxes), o));
             }
             if rng.random_bool(r.no_room) {
-                out.push(ToyFault::Outcome(pick(rng, &c.boxes), ToyOutcome::NoRoom));
+                out.push(FixtureFault::Outcome(
+                    pick(rng, &c.boxes),
+                    FixtureOutcome::NoRoom,
+                ));
             }
         }
         out
     }
 
-    fn apply(&mut self, fault: &ToyFault, now: i64) {
+    fn apply(&mut self, fault: &FixtureFault, now: i64) {
         let room = &mut self.room;
         match fault {
-            ToyFault::ShelfDown(s) => {
+            FixtureFault::ShelfDown(s) => {
                 for shelf in room.shelves.iter_mut().filter(|x| x.name == *s) {
                     shelf.down = true;
                 }
                 for b in room.boxes.iter_mut().filter(|b| b.shelf == *s) {
-                    b.needs = Some(ToyLevel::Replace);
+                    b.needs = Some(FixtureLevel::Replace);
                 }
             }
-            ToyFault::ShelfUp(s) => {
+            FixtureFault::ShelfUp(s) => {
                 for shelf in room.shelves.iter_mut().filter(|x| x.name == *s && x.down) {
                     shelf.down = false;
                     shelf.back_at = Some(now);
                 }
             }
-            ToyFault::Breaks(name, l) => {
+            FixtureFault::Breaks(name, l) => {
                 if let Some(b) = room.boxes.iter_mut().find(|b| b.name == *name) {
                     b.needs = Some(b.needs.map_or(*l, |n| n.max(*l)));
                 }
             }
-            ToyFault::Outcome(name, o) => self.script.entry(name.clone()).or_default().push(*o),
+            FixtureFault::Outcome(name, o) => self.script.entry(name.clone()).or_default().push(*o),
         }
     }
 
@@ -383,7 +386,7 @@ impl World for ToyWorld {
         }
     }
 
-    fn health(&self, _: &ToyRoom, b: &ToyBox, _now: i64) -> Health<ToyLevel> {
+    fn health(&self, _: &FixtureRoom, b: &FixtureBox, _now: i64) -> Health<FixtureLevel> {
         match b.needs {
             None => Health::Healthy,
             Some(l) => Health::Broken {
@@ -393,15 +396,15 @@ impl World for ToyWorld {
         }
     }
 
-    fn domain<'f>(_: &'f ToyRoom, b: &'f ToyBox) -> &'f str {
+    fn domain<'f>(_: &'f FixtureRoom, b: &'f FixtureBox) -> &'f str {
         &b.shelf
     }
 
-    fn limit_scope<'f>(_: &'f ToyRoom, _: &'f ToyBox) -> Option<&'f str> {
+    fn limit_scope<'f>(_: &'f FixtureRoom, _: &'f FixtureBox) -> Option<&'f str> {
         Some("room")
     }
 
-    fn down_domains(room: &ToyRoom, _now: i64) -> Vec<DownFact<'_>> {
+    fn down_domains(room: &FixtureRoom, _now: i64) -> Vec<DownFact<'_>> {
         room.shelves
             .iter()
             .filter(|s| s.down)
@@ -412,7 +415,7 @@ impl World for ToyWorld {
             .collect()
     }
 
-    fn scope_marks<'f>(room: &'f ToyRoom, b: &'f ToyBox) -> Vec<&'f [String]> {
+    fn scope_marks<'f>(room: &'f FixtureRoom, b: &'f FixtureBox) -> Vec<&'f [String]> {
         shelf(room, &b.shelf)
             .map(|s| s.marks.as_slice())
             .into_iter()
@@ -420,7 +423,7 @@ impl World for ToyWorld {
             .collect()
     }
 
-    fn ops(room: &ToyRoom, _now: i64) -> Vec<OpFact<'_, Toy>> {
+    fn ops(room: &FixtureRoom, _now: i64) -> Vec<OpFact<'_, Fixture>> {
         room.ops
             .iter()
             .map(|o| OpFact {
@@ -439,7 +442,7 @@ impl World for ToyWorld {
             .collect()
     }
 
-    fn level_of(op: &ToyLevel) -> ToyLevel {
+    fn level_of(op: &FixtureLevel) -> FixtureLevel {
         *op
     }
 }
