@@ -5671,7 +5671,7 @@ else
     complete -F _autorepair -o bashdefault -o default autorepair
 fi
 
-# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+# Object names, as kubectl completes them (`autorepair suspend <TAB>`: the fleet's objects): asked
 # of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
 # only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
 # any failure. Everything else completes as above.
@@ -5692,9 +5692,9 @@ _autorepair_objects() {
         COMPREPLY=("${objects[@]}")
         return 0
     fi
-    # `--cluster=FILE`: bash makes the `=` a word of its own, and clap's script completes
+    # `--FLAG=FILE`: bash makes the `=` a word of its own, and clap's script completes
     # nothing after it (bash's file completion would then offer the lock too): the value
-    # completes as it does after `--cluster FILE`.
+    # completes as it does after `--FLAG FILE`.
     local option="$3"
     if [[ ${option} == = && ${COMP_CWORD} -ge 2 ]]; then
         option=${COMP_WORDS[COMP_CWORD-2]}

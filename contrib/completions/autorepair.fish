@@ -1375,7 +1375,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand help; and __fish_s
 complete -c autorepair -n "__fish_autorepair_using_subcommand help; and __fish_seen_subcommand_from auto-repair" -f -a "set-variables" -d 'Store the trigger\'s query: a JSON object with having and notHaving (labels, racks, roles, states, minDaysBeforeRetire), as `ckecli auto-repair set-variables` takes'
 complete -c autorepair -n "__fish_autorepair_using_subcommand help; and __fish_seen_subcommand_from auto-repair" -f -a "get-variables" -d 'Print the trigger\'s query: the stored one, else the config\'s [machines.variables], else CKE\'s (UNHEALTHY and UNREACHABLE machines that are not boot servers)'
 
-# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+# Object names, as kubectl completes them (`autorepair suspend <TAB>`: the fleet's objects): asked
 # of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
 # only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
 # any failure.
@@ -1390,7 +1390,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand status explain all
 # Files, but a fleet file's lock (FILE.lock beside FILE), offered only where a lock file is
 # asked for.
 function __fish_autorepair_files
-    # `--cluster=FILE`: the file is what follows the `=` (fish puts the option back before
+    # `--FLAG=FILE`: the file is what follows the `=` (fish puts the option back before
     # each candidate).
     __fish_complete_path (string replace -r -- '^--[^=]*=' '' (commandline -ct)) | string match -rv '\.lock(\t.*)?$'
 end

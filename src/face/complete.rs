@@ -41,7 +41,7 @@ const CURSOR: &str = "\u{1}autorepair-completion-cursor";
 pub enum Takes {
     /// A target only (`explain`, `request`, `clear`).
     Target,
-    /// A target or a scope (`cluster`, `group/NAME`…).
+    /// A target or a scope that holds targets.
     Object,
     /// A repair level of the fleet's family (`request`).
     Level,
@@ -250,8 +250,8 @@ fn last_value_is(matches: &clap::ArgMatches, id: &str, word: &str) -> bool {
 }
 
 /// The objects that begin with `typed`, written as the command line reads them back
-/// (`instance/NAME`, `group/NAME`, `machine/NS/NAME`); when none does, the targets whose bare
-/// name does (`web<TAB>` for `web1.example.org`). Sorted, each once.
+/// (`KIND/NAME`); when none does, the targets whose bare name does (`web<TAB>` for
+/// `web1.example.org`). Sorted, each once.
 pub fn matching(found: &Nameable, takes: Takes, typed: &str) -> Vec<String> {
     let scopes: &[_] = match takes {
         Takes::Target | Takes::Level | Takes::LevelOrNone => &[],
@@ -318,7 +318,7 @@ pub fn script(shell: Shell, generated: &str) -> String {
                 })
                 .collect::<String>();
             // clap's conditions match no line while an option before the verb waits for its
-            // value (their argparse refuses `--cluster` without one), and fish then offers
+            // value (their argparse refuses a fleet flag without one), and fish then offers
             // every file: these options' values complete as the lines above would.
             format!(
                 "{files}{FISH_HOOK}\nfunction __fish_autorepair_file_before_verb\n    contains -- (commandline -opc)[-1] {}\nend\n\ncomplete -c autorepair -n __fish_autorepair_file_before_verb -f -a \"(__fish_autorepair_files)\"\n",
@@ -332,7 +332,7 @@ pub fn script(shell: Shell, generated: &str) -> String {
 const ZSH_DISPATCH: &str = "if [ \"$funcstack[1]\" = \"_autorepair\" ]; then";
 
 const BASH_HOOK: &str = r#"
-# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+# Object names, as kubectl completes them (`autorepair suspend <TAB>`: the fleet's objects): asked
 # of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
 # only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
 # any failure. Everything else completes as above.
@@ -353,9 +353,9 @@ _autorepair_objects() {
         COMPREPLY=("${objects[@]}")
         return 0
     fi
-    # `--cluster=FILE`: bash makes the `=` a word of its own, and clap's script completes
+    # `--FLAG=FILE`: bash makes the `=` a word of its own, and clap's script completes
     # nothing after it (bash's file completion would then offer the lock too): the value
-    # completes as it does after `--cluster FILE`.
+    # completes as it does after `--FLAG FILE`.
     local option="$3"
     if [[ ${option} == = && ${COMP_CWORD} -ge 2 ]]; then
         option=${COMP_WORDS[COMP_CWORD-2]}
@@ -377,7 +377,7 @@ else
 fi
 "#;
 
-const ZSH_HOOK: &str = r#"# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+const ZSH_HOOK: &str = r#"# Object names, as kubectl completes them (`autorepair suspend <TAB>`: the fleet's objects): asked
 # of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
 # only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
 # any failure. Everything else completes as above.
@@ -410,7 +410,7 @@ fi
 "#;
 
 const FISH_HOOK: &str = r#"
-# Object names, as kubectl completes them (`autorepair suspend gro<TAB>` -> group/...): asked
+# Object names, as kubectl completes them (`autorepair suspend <TAB>`: the fleet's objects): asked
 # of autorepair itself, which reads the fleet the words typed name (a fleet file; a live fleet
 # only if it answers within 2 seconds), writes nothing, takes no lock and prints nothing on
 # any failure.
@@ -425,7 +425,7 @@ complete -c autorepair -n "__fish_autorepair_using_subcommand status explain all
 # Files, but a fleet file's lock (FILE.lock beside FILE), offered only where a lock file is
 # asked for.
 function __fish_autorepair_files
-    # `--cluster=FILE`: the file is what follows the `=` (fish puts the option back before
+    # `--FLAG=FILE`: the file is what follows the `=` (fish puts the option back before
     # each candidate).
     __fish_complete_path (string replace -r -- '^--[^=]*=' '' (commandline -ct)) | string match -rv '\.lock(\t.*)?$'
 end
