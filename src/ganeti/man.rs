@@ -96,7 +96,8 @@ the instance is suspended or failed).
 On an instance: repair \fIID\fR ended at \fIEPOCH\fR. \fIOUTCOME\fR is \fBsuccess\fR,
 \fBfailure\fR, or \fBenoperm\fR: the instance needs a \fITYPE\fR repair that its policy does not
 allow (written once, not every pass). Success and enoperm results are removed after
-\fBresult_retention\fR or beyond \fBmax_results\fR; a failure result stays until a person runs
+\fBresult_retention\fR (or the longest rate window, when longer) or beyond
+\fBmax_results\fR; a failure result stays until a person runs
 \fBautorepair clear\fR.
 .PP
 A Ganeti tag is at most 128 characters of letters, digits and \fB_ . + * / : @ -\fR.

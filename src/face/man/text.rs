@@ -103,7 +103,7 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "limits.result_retention",
-        r"Success and enoperm results older than this are removed. Failure results never are.",
+        r"Success and enoperm results older than this are removed, unless a rate window (\fBmax_repair_rate\fR, \fBmax_repair_rate_per_group\fR) still counts them. Failure results never are.",
     ),
     (
         "limits.max_results",

@@ -1336,10 +1336,20 @@ impl<'c, 'a, F: Family> TargetWork<'c, 'a, F> {
 
     /// Drops success and enoperm results past the retention period or beyond the newest
     /// `max_results`. Failures stay until a person clears them, and the enoperm that still
-    /// describes the target stays so it is not written again.
+    /// describes the target stays so it is not written again. A result a rate window still
+    /// counts stays past the retention period: pruned, its repair would drop out of the
+    /// window's count, and the next pass could start one more than the rate allows.
     fn prune_results(&mut self) {
         let limits = self.ctx.limits;
-        let oldest_kept = self.ctx.now - limits.result_retention.as_secs() as i64;
+        let retained = limits.result_retention.as_secs();
+        let counted = [limits.max_repair_rate, limits.max_repair_rate_per_group]
+            .iter()
+            .flatten()
+            .map(|r| r.window.as_secs())
+            .max()
+            .unwrap_or(0);
+        let kept_for = i64::try_from(retained.max(counted)).unwrap_or(i64::MAX);
+        let oldest_kept = self.ctx.now.saturating_sub(kept_for);
         let current_enoperm = self.health.needed_repair().and_then(|t| {
             self.results
                 .iter()

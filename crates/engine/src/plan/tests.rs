@@ -732,6 +732,67 @@ fn a_storms_end_is_the_newest_return_before_which_more_were_down_than_the_limit(
     }
 }
 
+/// A rate window longer than `result_retention` still counts every repair it spans: the
+/// results it counts are kept past the retention, and pruned once they leave the window.
+/// Pruned earlier, the next pass would not see the repair and start another within the window.
+#[test]
+fn a_result_a_rate_window_counts_outlives_result_retention() {
+    const DAY: i64 = 86_400;
+    let ended = |days: i64| {
+        let id = rate::make_id(NOW - days * DAY - 60, "s9", [9; 6]);
+        format!("result:restart:{id}:{}:success:4", NOW - days * DAY)
+    };
+    let rate = |r: Option<&str>| r.map(|r| crate::limits::Rate::parse(r).unwrap());
+    let limits = |fleet: Option<&str>, group: Option<&str>| Limits {
+        max_domains_under_repair: 10,
+        max_repair_rate: rate(fleet),
+        max_repair_rate_per_group: rate(group),
+        result_retention: std::time::Duration::from_secs(7 * DAY as u64),
+        ..Limits::default()
+    };
+    // (case, max_repair_rate, max_repair_rate_per_group, days since the repair ended, whether
+    // this pass removes its result)
+    let cases = [
+        ("no rate: retention alone", None, None, 10, true),
+        ("inside a 30-day window", Some("1/30d"), None, 10, false),
+        ("inside a per-group window", None, Some("1/30d"), 10, false),
+        (
+            "the longer window counts",
+            Some("1/1d"),
+            Some("1/30d"),
+            10,
+            false,
+        ),
+        ("out of the window too", Some("1/30d"), None, 31, true),
+        ("inside retention", Some("1/1d"), None, 3, false),
+    ];
+    for (case, fleet, group, days, removed) in cases {
+        let r = room(
+            &["replace"],
+            &[],
+            vec![boxed("b9", "s9", &[&ended(days)], None)],
+        );
+        let said = lines(&plan_with(&r, &limits(fleet, group))).join("\n");
+        assert_eq!(
+            said.contains("older than result_retention"),
+            removed,
+            "{case}: {said}"
+        );
+    }
+    // The repair it records still holds the next one back, pass after pass.
+    let r = room(
+        &["replace"],
+        &[],
+        vec![
+            boxed("b9", "s9", &[&ended(10)], None),
+            boxed("b1", "s1", &[], Some(Restart)),
+        ],
+    );
+    let p = plan_with(&r, &limits(Some("1/30d"), None));
+    let b1 = outcome(p.target("b1").unwrap());
+    assert!(b1.contains("repair rate of room spent"), "{b1}");
+}
+
 /// Rule 13's rate windows: at most N failure domains newly taken under repair in any window,
 /// counted from the ids of the repairs the boxes' marks record; a domain already counted is
 /// never held back, and what is held says when room comes back.
