@@ -581,14 +581,17 @@ pub fn fence_settling(index: &Index<'_>, n: &Node) -> Option<String> {
 
 /// When the Machine's power cycle ended as a failure and no power cycle of autorepair's is
 /// recorded under way on it: the host's reboot annotation is a leftover to withdraw. Not when
-/// a repair began after that failure (`begun_since`): its power-off may be this very
-/// annotation, written by a pass that died before recording it, and withdrawing it would
-/// power the host on for that repair to power it off again.
+/// a repair began after that failure (`begun_since`) and records no step yet: its power-off
+/// may be this very annotation, written by a pass that died before recording it, and
+/// withdrawing it would power the host on for that repair to power it off again. (A repair
+/// whose one step is recorded ran that step, and a power cycle's would be under way.)
 fn withdrawn_power_off(m: &Machine) -> Option<i64> {
     if cycling(m) {
         return None;
     }
     let (at, _) = Index::last_cycle(m).filter(|(_, result)| *result == RepairResult::Failure)?;
-    let retrying = Index::pending(m).iter().any(|p| super::begun_since(p, at));
+    let retrying = Index::pending(m)
+        .iter()
+        .any(|p| p.ops.is_empty() && super::begun_since(p, at));
     (!retrying).then_some(at)
 }

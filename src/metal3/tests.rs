@@ -1917,3 +1917,54 @@ fn an_operation_id_that_cannot_be_read_says_which_part_is_wrong() {
         }
     }
 }
+
+/// A failed power cycle's key is withdrawn unless a repair begun since the failure may have
+/// written it before dying: a power cycle with no operation recorded yet. A repair whose
+/// recorded step is another (a drain) never powers off, so it owns no key.
+#[test]
+fn a_failed_cycles_key_is_withdrawn_unless_a_repair_begun_since_may_own_it() {
+    let failed = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let other = "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d";
+    let failure = format!(
+        "result:power-cycle:{}:failure:power-cycle.{failed}",
+        NOW - 600
+    );
+    // (case, the other repair's pending mark, whether the key is withdrawn)
+    let cases = [
+        ("nothing else", None, true),
+        (
+            "a power cycle begun since, unrecorded",
+            Some(format!("pending:power-cycle:{}:", NOW - 300)),
+            false,
+        ),
+        (
+            "a power cycle begun before the failure",
+            Some(format!("pending:power-cycle:{}:", NOW - 900)),
+            true,
+        ),
+        (
+            "a drain begun since, its step recorded",
+            Some(format!("pending:drain:{}:drain.{other}", NOW - 300)),
+            true,
+        ),
+    ];
+    for (case, pending, withdrawn) in cases {
+        let mut m = Machine::new("ns", "m1")
+            .node("n1")
+            .host("h1")
+            .annotate(&format!("autorepair.io/repair.{failed}"), &failure);
+        if let Some(p) = &pending {
+            m = m.annotate(&format!("autorepair.io/repair.{other}"), p);
+        }
+        let list = Fleet::new()
+            .machine(m)
+            .host(Host::new("ns", "h1").rebooting())
+            .node(Node::new("n1"))
+            .build();
+        let snap = ObjectsFile::in_memory(list).snapshot().unwrap();
+        let plan = plan_of(&snap, NOW);
+        let actions: Vec<String> = plan.actions().map(|a| a.to_string()).collect();
+        let powers_on = actions.iter().any(|a| a.contains("powers it on"));
+        assert_eq!(powers_on, withdrawn, "{case}: {actions:#?}");
+    }
+}
