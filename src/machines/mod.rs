@@ -832,7 +832,15 @@ impl Family for Machines {
             .snap
             .machines
             .iter()
-            .filter(|m| m.info.state == State::Healthy)
+            // A machine leaves the down set by coming back healthy or by leaving service
+            // (retiring, then retired): either ends its part in a storm, and a storm that
+            // ended must be followed by its cool-down.
+            .filter(|m| {
+                matches!(
+                    m.info.state,
+                    State::Healthy | State::Retiring | State::Retired
+                )
+            })
             .filter_map(|m| {
                 // sabakan gives the seconds since the state last changed; rounded down, the
                 // return is later, which holds longer, never shorter.

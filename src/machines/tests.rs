@@ -1518,3 +1518,47 @@ fn an_entry_index_is_a_whole_number_from_one_and_a_refusal_names_the_text() {
         }
     }
 }
+
+/// A machine that leaves service (retiring, then retired) leaves the down set as one that comes
+/// back healthy does, at the time sabakan gives for its state: a storm it ends is followed by
+/// the cool-down. Counted as nothing, the storm would seem never to have happened.
+#[test]
+fn a_retirement_ends_a_storm_as_a_return_does() {
+    let limits = Limits {
+        max_domains_under_repair: 10,
+        max_down_nodes: 2,
+        storm_cooldown: Some(std::time::Duration::from_secs(1800)),
+        ..Limits::default()
+    };
+    // (the third machine's state, seconds since it changed, whether the two down are held)
+    let cases = [
+        (State::Healthy, 60.0, true),
+        (State::Retiring, 60.0, true),
+        (State::Retired, 60.0, true),
+        (State::Retiring, 10_000.0, false),
+        (State::Updating, 60.0, false),
+    ];
+    for (state, ago, held) in cases {
+        let mut third = machine("c", 1, state, &[POLICY_ALL]);
+        third.info.duration = ago;
+        let snap = fleet(
+            vec![
+                machine("a", 1, State::Unhealthy, &[POLICY_ALL]),
+                machine("b", 1, State::Unhealthy, &[POLICY_ALL]),
+                third,
+            ],
+            &[],
+        );
+        let p = plan(&snap, &settings(10), NOW, &limits, 1);
+        let notes: Vec<String> = p
+            .targets
+            .iter()
+            .flat_map(|t| t.notes.iter().map(|n| n.to_string()))
+            .collect();
+        assert_eq!(
+            starts(&p).is_empty(),
+            held,
+            "{state:?} {ago}s ago: {notes:#?}"
+        );
+    }
+}
