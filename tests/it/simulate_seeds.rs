@@ -162,7 +162,14 @@ fn a_storm_ended_by_a_retirement_is_followed_by_its_cool_down() {
     };
     let out = autorepair::engine::sim::run::<MachinesWorld>(&fleet, &sched, &cfg, &planner);
     assert_eq!(out.violation, None);
-    let said = out.log.iter().take(19).flatten().cloned().collect::<Vec<_>>().join("\n");
+    let said = out
+        .log
+        .iter()
+        .take(19)
+        .flatten()
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(said.contains("machine r1-m3 is retired"), "{said}");
 }
 
